@@ -1,0 +1,3 @@
+from onnxviz.cli import main
+
+raise SystemExit(main())

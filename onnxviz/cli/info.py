@@ -1,0 +1,52 @@
+"""``onnxviz info FILE [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from onnxviz.model.document import Document
+from onnxviz.model.summary import human_bytes, model_info
+
+
+def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    parser.description = "Print a model's signature, size and operator counts."
+    parser.add_argument("file", help="an .onnx model file")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return run
+
+
+def run(args: argparse.Namespace) -> int:
+    doc = Document.open(args.file)
+    info = model_info(doc.model, doc.index)
+    if args.json:
+        print(json.dumps(info, indent=2, ensure_ascii=False))
+    else:
+        print(format_text(doc.name, info))
+    return 0
+
+
+def _sig(v: dict[str, Any]) -> str:
+    shape = "?" if v["shape"] is None else "[" + ", ".join("?" if d is None else str(d) for d in v["shape"]) + "]"
+    return f"  {v['name']}: {v['dtype'] or '?'} {shape}"
+
+
+def format_text(name: str, info: dict[str, Any]) -> str:
+    producer = " ".join(x for x in (info["producer"]["name"], info["producer"]["version"]) if x) or "(unknown)"
+    lines = [
+        f"{name}",
+        f"IR version:  {info['ir_version']}",
+        "opsets:      " + ", ".join(f"{d} {v}" for d, v in info["opsets"].items()),
+        f"producer:    {producer}",
+        f"nodes:       {info['nodes']} ({info['nodes_total']} including subgraphs and functions)",
+        f"parameters:  {info['parameters']:,} ({human_bytes(info['parameter_bytes'])})",
+        "inputs:", *[_sig(v) for v in info["inputs"]],
+        "outputs:", *[_sig(v) for v in info["outputs"]],
+        "operators:",
+        *[f"  {op:<24} {n}" for op, n in info["op_types"].items()],
+    ]
+    if info["metadata"]:
+        lines += ["metadata:", *[f"  {k}: {v}" for k, v in info["metadata"].items()]]
+    return "\n".join(lines)

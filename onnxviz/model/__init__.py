@@ -1,0 +1,1 @@
+"""The model layer: everything that is not a widget. Never imports Qt."""

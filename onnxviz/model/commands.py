@@ -1,0 +1,61 @@
+"""Undoable commands and the undo stack, plain Python so edits are testable headless."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onnxviz.model.document import Document
+
+
+class Command(ABC):
+    """One user-visible edit. ``apply`` must validate before it mutates, so a
+    failing edit raises :class:`~onnxviz.model.errors.EditError` and leaves
+    the model untouched; ``revert`` restores the exact previous bytes."""
+
+    label: str = "Edit"
+
+    @abstractmethod
+    def apply(self, doc: Document) -> None: ...
+
+    @abstractmethod
+    def revert(self, doc: Document) -> None: ...
+
+
+class UndoStack:
+    """Commands done so far and those undone; ``clean_index`` marks the saved state."""
+
+    def __init__(self) -> None:
+        self.commands: list[Command] = []
+        self.index = 0           # commands[:index] are applied
+        self.clean_index: int | None = 0
+
+    @property
+    def can_undo(self) -> bool:
+        return self.index > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self.index < len(self.commands)
+
+    @property
+    def is_clean(self) -> bool:
+        return self.clean_index == self.index
+
+    def undo_label(self) -> str:
+        return self.commands[self.index - 1].label if self.can_undo else ""
+
+    def redo_label(self) -> str:
+        return self.commands[self.index].label if self.can_redo else ""
+
+    def pushed(self, command: Command) -> None:
+        """Record a command that was just applied; drops the redo tail."""
+        if self.clean_index is not None and self.clean_index > self.index:
+            self.clean_index = None  # the saved state can no longer be reached
+        del self.commands[self.index:]
+        self.commands.append(command)
+        self.index += 1
+
+    def set_clean(self) -> None:
+        self.clean_index = self.index

@@ -1,0 +1,35 @@
+"""The project's own error type: a one-sentence message for the user plus details."""
+
+from __future__ import annotations
+
+
+class OnnxvizError(Exception):
+    """An error the user should see as one clear sentence.
+
+    ``message`` is what a dialog or the command line prints; ``details`` is the
+    longer explanation (or the underlying exception text) shown on request.
+    """
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class LoadError(OnnxvizError):
+    """The file could not be read as an ONNX model."""
+
+
+class EditError(OnnxvizError):
+    """An edit was refused; the document is unchanged."""
+
+
+class SaveError(OnnxvizError):
+    """Saving failed; the file on disk is unchanged."""
+
+
+class Cancelled(Exception):
+    """Raised inside long work when the user cancelled it."""

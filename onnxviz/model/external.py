@@ -1,0 +1,116 @@
+"""External tensor data: safe path resolution and lazy, memory-mapped reads.
+
+A tensor's ``external_data`` names a ``location`` relative to the model's
+folder plus an optional ``offset`` and ``length``. Nothing outside the model's
+folder is ever opened: absolute paths, ``..`` and symlinks that lead out are
+refused before any file is touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto
+
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.problems import Problem, Severity
+
+
+@dataclass(frozen=True)
+class ExternalRef:
+    location: str
+    offset: int
+    length: int | None  # None: to the end of the file
+
+
+def is_external(tensor: TensorProto) -> bool:
+    return tensor.data_location == TensorProto.EXTERNAL
+
+
+def external_ref(tensor: TensorProto) -> ExternalRef:
+    info = {e.key: e.value for e in tensor.external_data}
+    try:
+        offset = int(info.get("offset", "0") or 0)
+        length = int(info["length"]) if info.get("length") else None
+    except ValueError as exc:
+        raise OnnxvizError(f"tensor '{tensor.name}' has a non-numeric external offset or length.") from exc
+    if offset < 0 or (length is not None and length < 0):
+        raise OnnxvizError(f"tensor '{tensor.name}' has a negative external offset or length.")
+    return ExternalRef(info.get("location", ""), offset, length)
+
+
+def resolve_location(base_dir: Path, location: str, tensor_name: str = "") -> Path:
+    """The real path of ``location`` inside ``base_dir``; raises OnnxvizError if it leaves it."""
+    who = f"tensor '{tensor_name}'" if tensor_name else "external data"
+    if not location:
+        raise OnnxvizError(f"{who} is stored externally but names no file.")
+    if "\x00" in location:
+        raise OnnxvizError(f"{who} names an invalid path.")
+    rel = Path(location)
+    if rel.is_absolute() or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise OnnxvizError(f"{who} points to an absolute path '{location}'; refused, only files in the model's folder are read.")
+    if ".." in rel.parts or ".." in location.replace("\\", "/").split("/"):
+        raise OnnxvizError(f"{who} points outside the model's folder ('{location}'); refused.")
+    base = base_dir.resolve()
+    target = (base / rel).resolve()
+    if not target.is_relative_to(base):
+        raise OnnxvizError(f"{who} file '{location}' is a link that leads outside the model's folder; refused.")
+    if not target.exists():
+        raise OnnxvizError(f"{who} is stored in '{location}', which does not exist next to the model.")
+    if not target.is_file():
+        raise OnnxvizError(f"{who} is stored in '{location}', which is not a regular file.")
+    return target
+
+
+def iter_all_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
+    """Every TensorProto in the model (initializers and tensor attributes, subgraphs and functions)."""
+    from onnx.external_data_helper import _get_all_tensors
+
+    yield from _get_all_tensors(model)
+
+
+def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> list[Problem]:
+    """One problem per external tensor whose data cannot be read safely."""
+    problems: list[Problem] = []
+    for t in iter_all_tensors(model):
+        if not is_external(t):
+            continue
+        try:
+            if base_dir is None:
+                raise OnnxvizError(f"tensor '{t.name}' is stored externally, but the model has no folder.")
+            ref = external_ref(t)
+            path = resolve_location(base_dir, ref.location, t.name)
+            size = path.stat().st_size
+            end = ref.offset + (ref.length or 0)
+            if ref.offset > size or end > size:
+                raise OnnxvizError(
+                    f"tensor '{t.name}' needs bytes {ref.offset}..{end} of '{ref.location}', "
+                    f"which has only {size} bytes.")
+        except OnnxvizError as exc:
+            problems.append(Problem(Severity.ERROR, exc.message, source="load", value=t.name))
+    return problems
+
+
+def read_external_bytes(tensor: TensorProto, base_dir: Path) -> memoryview:
+    """The tensor's raw bytes, memory-mapped (nothing is copied until used)."""
+    import mmap
+
+    ref = external_ref(tensor)
+    path = resolve_location(base_dir, ref.location, tensor.name)
+    size = path.stat().st_size
+    length = size - ref.offset if ref.length is None else ref.length
+    if ref.offset + length > size:
+        raise OnnxvizError(f"tensor '{tensor.name}': external file '{ref.location}' is shorter than its offset and length.")
+    if length == 0:
+        return memoryview(b"")
+    with open(path, "rb") as f:
+        fd = os.dup(f.fileno())
+    try:
+        mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    return memoryview(mm)[ref.offset:ref.offset + length]

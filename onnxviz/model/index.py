@@ -1,0 +1,388 @@
+"""Producers, consumers, definitions and structural problems of every graph in a model.
+
+Every graph in a model is addressed by a *scope* string:
+
+* ``""`` - the main graph;
+* ``"<parent>/<node>.<attr>"`` - the body held by attribute ``attr`` of the
+  node at position ``node`` in scope ``<parent>`` (``"<node>.<attr>[k]"`` for
+  the k-th graph of a GRAPHS attribute), e.g. ``"12.then_branch"`` or
+  ``"12.then_branch/3.body"``;
+* ``"fn:<domain>:<name>:<overload>"`` - the body of a model-local function.
+
+Building the index never modifies the model and never raises on broken
+graphs: what is wrong is recorded as :class:`~onnxviz.model.problems.Problem`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto
+
+from onnxviz.model.problems import Problem, Severity
+
+GRAPH_INPUT = -1
+INITIALIZER = -2
+OUTER_SCOPE = -3
+
+
+def function_scope(domain: str, name: str, overload: str = "") -> str:
+    return f"fn:{domain}:{name}:{overload}"
+
+
+def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
+    step = f"{node}.{attr}" if k is None else f"{node}.{attr}[{k}]"
+    return f"{parent}/{step}" if parent else step
+
+
+def subgraphs_of(node: NodeProto) -> Iterator[tuple[str, int | None, GraphProto]]:
+    """(attribute name, index in a GRAPHS list or None, graph) for each body a node holds."""
+    for attr in node.attribute:
+        if attr.type == AttributeProto.GRAPH or (attr.type == 0 and attr.HasField("g")):
+            yield attr.name, None, attr.g
+        elif attr.type == AttributeProto.GRAPHS:
+            for k, g in enumerate(attr.graphs):
+                yield attr.name, k, g
+
+
+@dataclass
+class GraphIndex:
+    """The index of one graph (or function body)."""
+
+    scope: str
+    nodes: Sequence[NodeProto]
+    input_names: list[str]
+    output_names: list[str]
+    initializer_names: list[str]
+    parent: GraphIndex | None = None
+    graph: GraphProto | None = None
+    function: FunctionProto | None = None
+    producer: dict[str, int] = field(default_factory=dict)
+    consumers: dict[str, list[int]] = field(default_factory=dict)
+    declared: dict[str, TypeProto] = field(default_factory=dict)
+    outer_reads: set[str] = field(default_factory=set)
+    children: list[tuple[int, str, str]] = field(default_factory=list)  # (node, attr label, scope)
+    problems: list[Problem] = field(default_factory=list)
+    unsorted: bool = False
+    cyclic_nodes: list[int] = field(default_factory=list)
+
+    def defines(self, name: str) -> bool:
+        """True if ``name`` is defined in this graph or an enclosing one."""
+        scope: GraphIndex | None = self
+        while scope is not None:
+            if name in scope.producer:
+                return True
+            scope = scope.parent
+        return False
+
+    def producer_of(self, name: str) -> int:
+        """Node position producing ``name``; GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, or -4 if undefined."""
+        return self.producer.get(name, OUTER_SCOPE if self.parent and self.parent.defines(name) else -4)
+
+    def consumers_of(self, name: str) -> list[int]:
+        return self.consumers.get(name, [])
+
+    def node_label(self, i: int) -> str:
+        node = self.nodes[i]
+        return node.name or f"{node.op_type}#{i}"
+
+
+class ModelIndex:
+    """The index of a whole model: main graph, every subgraph and every local function."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self.graphs: dict[str, GraphIndex] = {}
+        self.inferred: dict[str, dict[str, TypeProto]] = {}
+        self.functions: dict[tuple[str, str, str], FunctionProto] = {}
+        self._extra_problems: list[Problem] = []
+        for fn in model.functions:
+            key = (fn.domain, fn.name, getattr(fn, "overload", ""))
+            if key in self.functions:
+                self._extra_problems.append(Problem(
+                    Severity.ERROR, f"local function {fn.domain}:{fn.name} is defined twice",
+                    scope=function_scope(*key)))
+            self.functions[key] = fn
+        self.main = self._index_graph("", model.graph, None)
+        for key, fn in self.functions.items():
+            self._index_function(key, fn)
+        self._check_function_recursion()
+
+    # -- queries ---------------------------------------------------------------------
+    @property
+    def problems(self) -> list[Problem]:
+        out = list(self._extra_problems)
+        for g in self.graphs.values():
+            out.extend(g.problems)
+        return out
+
+    def node_count(self) -> int:
+        """Nodes in every graph, subgraph and function body."""
+        return sum(len(g.nodes) for g in self.graphs.values())
+
+    def type_of(self, scope: str, name: str) -> tuple[TypeProto | None, bool]:
+        """(type, inferred?) of a value: the declared type if the file has one, else the inferred."""
+        g: GraphIndex | None = self.graphs.get(scope)
+        while g is not None:
+            if name in g.declared:
+                return g.declared[name], False
+            t = self.inferred.get(g.scope, {}).get(name)
+            if t is not None:
+                return t, True
+            if name in g.producer:
+                return None, False
+            g = g.parent
+        return None, False
+
+    def set_inferred(self, inferred: dict[str, dict[str, TypeProto]]) -> None:
+        self.inferred = inferred
+
+    def function_for(self, node: NodeProto) -> FunctionProto | None:
+        return self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
+
+    # -- building ----------------------------------------------------------------------
+    def _index_graph(self, scope: str, graph: GraphProto, parent: GraphIndex | None) -> GraphIndex:
+        g = GraphIndex(
+            scope=scope, nodes=graph.node, graph=graph, parent=parent,
+            input_names=[v.name for v in graph.input],
+            output_names=[v.name for v in graph.output],
+            initializer_names=[t.name for t in graph.initializer],
+        )
+        for v in graph.input:
+            if v.HasField("type"):
+                g.declared[v.name] = v.type
+        for v in graph.value_info:
+            if v.HasField("type"):
+                g.declared.setdefault(v.name, v.type)
+        for v in graph.output:
+            if v.HasField("type"):
+                g.declared.setdefault(v.name, v.type)
+        self._define_terminals(g, [t.name for t in graph.sparse_initializer])
+        self._index_nodes(g)
+        return g
+
+    def _index_function(self, key: tuple[str, str, str], fn: FunctionProto) -> None:
+        g = GraphIndex(
+            scope=function_scope(*key), nodes=fn.node, function=fn,
+            input_names=list(fn.input), output_names=list(fn.output), initializer_names=[],
+        )
+        self._define_terminals(g, [])
+        self._index_nodes(g)
+
+    def _define_terminals(self, g: GraphIndex, sparse_names: list[str]) -> None:
+        producer = g.producer
+        for name, what in self._dupes(g.input_names):
+            g.problems.append(Problem(Severity.ERROR, f"graph input '{name}' is declared {what}",
+                                      scope=g.scope, value=name))
+        for name in g.input_names:
+            producer[name] = GRAPH_INPUT
+        for name, what in self._dupes(g.initializer_names + sparse_names):
+            g.problems.append(Problem(Severity.ERROR, f"initializer '{name}' is defined {what}",
+                                      scope=g.scope, value=name))
+        for name in g.initializer_names + sparse_names:
+            producer.setdefault(name, INITIALIZER)
+        for name, what in self._dupes(g.output_names):
+            g.problems.append(Problem(Severity.ERROR, f"graph output '{name}' is listed {what}",
+                                      scope=g.scope, value=name))
+
+    @staticmethod
+    def _dupes(names: Iterable[str]) -> list[tuple[str, str]]:
+        counts = Counter(names)
+        return [(n, f"{c} times") for n, c in counts.items() if c > 1 and n]
+
+    def _index_nodes(self, g: GraphIndex) -> None:
+        self.graphs[g.scope] = g
+        producer, consumers = g.producer, g.consumers
+        dup_outputs: list[tuple[int, str]] = []
+        holders: list[int] = []
+        for i, node in enumerate(g.nodes):
+            for name in node.input:
+                if name:
+                    lst = consumers.get(name)
+                    if lst is None:
+                        consumers[name] = [i]
+                    else:
+                        lst.append(i)
+            for name in node.output:
+                if name:
+                    if name in producer:
+                        dup_outputs.append((i, name))
+                    else:
+                        producer[name] = i
+            if node.attribute:
+                holders.append(i)
+        for i, name in dup_outputs:
+            g.problems.append(Problem(
+                Severity.ERROR, f"value '{name}' is defined more than once (SSA violation)",
+                scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
+        self._check_uses(g)
+        for i in holders:
+            self._index_children(g, i)
+
+    def _index_children(self, g: GraphIndex, i: int) -> None:
+        for attr, k, body in subgraphs_of(g.nodes[i]):
+            scope = child_scope(g.scope, i, attr, k)
+            child = self._index_graph(scope, body, g)
+            label = attr if k is None else f"{attr}[{k}]"
+            g.children.append((i, label, scope))
+            # names the body reads from outside count as uses by the holding node
+            for name in child.outer_reads:
+                if name in g.producer and g.producer[name] >= i and g.producer[name] >= 0:
+                    g.problems.append(Problem(
+                        Severity.ERROR,
+                        f"subgraph {label} of {g.node_label(i)} reads '{name}', defined later",
+                        scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
+                g.consumers.setdefault(name, [])
+                if i not in g.consumers[name]:
+                    g.consumers[name].append(i)
+                if name not in g.producer:
+                    g.outer_reads.add(name)
+
+    def _check_uses(self, g: GraphIndex) -> None:
+        producer = g.producer
+        parent = g.parent
+        for i, node in enumerate(g.nodes):
+            for name in node.input:
+                if not name:
+                    continue
+                p = producer.get(name)
+                if p is None:
+                    if parent is not None and parent.defines(name):
+                        g.outer_reads.add(name)
+                        continue
+                    g.problems.append(Problem(
+                        Severity.ERROR, f"input '{name}' of {g.node_label(i)} is not defined by anything",
+                        scope=g.scope, node=i, node_name=node.name, value=name))
+                elif p >= i:
+                    g.unsorted = True
+        for name in g.output_names:
+            if name and name not in producer and not (parent and parent.defines(name)):
+                g.problems.append(Problem(
+                    Severity.ERROR, f"graph output '{name}' is not produced by anything",
+                    scope=g.scope, value=name))
+        if g.unsorted:
+            self._check_order(g)
+
+    def _check_order(self, g: GraphIndex) -> None:
+        order, cyclic = topological_order(g.nodes, g.producer)
+        g.cyclic_nodes = cyclic
+        for i in cyclic:
+            g.problems.append(Problem(
+                Severity.ERROR, f"{g.node_label(i)} is part of a cycle",
+                scope=g.scope, node=i, node_name=g.nodes[i].name))
+        if not cyclic:
+            g.problems.append(Problem(
+                Severity.WARNING, "nodes are not in topological order",
+                scope=g.scope, node=order[0] if order else -1))
+
+    def _check_function_recursion(self) -> None:
+        calls: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
+        for key, fn in self.functions.items():
+            calls[key] = {k for n in fn.node
+                          if (k := (n.domain, n.op_type, getattr(n, "overload", ""))) in self.functions}
+        for key in calls:
+            seen: set[tuple[str, str, str]] = set()
+            stack = list(calls[key])
+            while stack:
+                k = stack.pop()
+                if k == key:
+                    self._extra_problems.append(Problem(
+                        Severity.ERROR, f"local function {key[0]}:{key[1]} calls itself (recursion)",
+                        scope=function_scope(*key)))
+                    break
+                if k not in seen:
+                    seen.add(k)
+                    stack.extend(calls.get(k, ()))
+
+
+def topological_order(nodes: Sequence[NodeProto], producer: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Kahn's algorithm over node positions.
+
+    Returns (order, cyclic): ``order`` lists every node not on a cycle in a valid
+    order (ties keep file order); ``cyclic`` lists the nodes that are on or
+    behind a cycle. Always terminates.
+    """
+    import heapq
+
+    n = len(nodes)
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, node in enumerate(nodes):
+        deps = {producer[x] for x in node.input if x and producer.get(x, -1) >= 0}
+        deps.discard(i)
+        for d in deps:
+            succ[d].append(i)
+        indeg[i] = len(deps)
+        if any(producer.get(x, -1) == i for x in node.input if x):
+            indeg[i] += 1  # a node reading its own output is a cycle of one
+    heap = [i for i in range(n) if indeg[i] == 0]
+    heapq.heapify(heap)
+    order: list[int] = []
+    while heap:
+        i = heapq.heappop(heap)
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                heapq.heappush(heap, j)
+    placed = set(order)
+    return order, [i for i in range(n) if i not in placed]
+
+
+def shape_text(t: TypeProto | None) -> str:
+    """Short text of a type's shape: ``1x3x224x224``, ``batchx?x768``, ``?`` (unknown rank), ``scalar``."""
+    if t is None:
+        return ""
+    which = t.WhichOneof("value")
+    if which == "tensor_type" or which == "sparse_tensor_type":
+        tt: Any = getattr(t, which)
+        if not tt.HasField("shape"):
+            return "?"
+        dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        return "x".join(dims) if dims else "scalar"
+    if which == "sequence_type":
+        return f"seq({shape_text(t.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"opt({shape_text(t.optional_type.elem_type)})"
+    if which == "map_type":
+        return "map"
+    return ""
+
+
+def dtype_text(t: TypeProto | None) -> str:
+    """Element type name such as ``float32``, ``int64``; '' when unknown."""
+    if t is None:
+        return ""
+    which = t.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(t, which).elem_type
+        return tensor_dtype_name(elem)
+    if which == "sequence_type":
+        return f"seq({dtype_text(t.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"optional({dtype_text(t.optional_type.elem_type)})"
+    if which == "map_type":
+        return f"map({tensor_dtype_name(t.map_type.key_type)}, {dtype_text(t.map_type.value_type)})"
+    return ""
+
+
+def tensor_dtype_name(elem_type: int) -> str:
+    try:
+        name = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:
+        return f"unknown({elem_type})"
+    return {"FLOAT": "float32", "DOUBLE": "float64", "FLOAT16": "float16"}.get(name, name.lower())
+
+
+def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
+    """Shape as a JSON-friendly list (ints, dim_param strings, None for unknown); None if rank unknown."""
+    if t is None or t.WhichOneof("value") not in ("tensor_type", "sparse_tensor_type"):
+        return None
+    tt: Any = getattr(t, t.WhichOneof("value"))
+    if not tt.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]

@@ -1,0 +1,37 @@
+"""Problems found in a model, each attached to the node or value concerned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding. ``scope`` names the graph ("" for the main graph, see
+    :mod:`onnxviz.model.index`); ``node`` is the node's position in that
+    scope (-1 if none) and ``node_name`` its name; ``value`` a value name."""
+
+    severity: Severity
+    message: str
+    source: str = "index"          # "index", "checker", "shape_inference", "load", "validation"
+    scope: str = ""
+    node: int = -1
+    node_name: str = ""
+    value: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "severity": self.severity.value,
+            "message": self.message,
+            "source": self.source,
+            "scope": self.scope,
+            "node": self.node_name or (f"#{self.node}" if self.node >= 0 else None),
+            "value": self.value or None,
+        }

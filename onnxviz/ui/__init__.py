@@ -1,0 +1,1 @@
+"""PySide6 widgets. Thin: they read the model layer and follow its notifications."""

@@ -1,0 +1,73 @@
+"""The command line: info and check, text and JSON, and their exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from onnx import TensorProto, helper
+
+from onnxviz.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_json_keys(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
+    code, out, _ = _run(capsys, "info", str(example_path), "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["opsets"] == {"ai.onnx": 18}
+    assert info["inputs"] == [{"name": "image", "dtype": "float32", "shape": ["batch", 3, 32, 32]}]
+    assert info["outputs"][0]["shape"] == ["batch", 10]
+    assert info["nodes"] == info["nodes_total"] == 24
+    assert info["op_types"]["MatMul"] == 6
+    assert info["parameters"] == 6351 and info["parameter_bytes"] == (6351 - 4) * 4 + 4 * 8  # 4 int64 values
+    assert info["metadata"] == {"author": "onnxviz", "license": "Apache-2.0"}
+    assert info["producer"]["name"] == "onnxviz-examples"
+
+
+def test_info_text(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
+    code, out, _ = _run(capsys, "info", str(example_path))
+    assert code == 0
+    assert "image: float32 [batch, 3, 32, 32]" in out
+    assert "Conv" in out
+
+
+def test_check_valid_and_invalid(capsys: pytest.CaptureFixture[str], example_path: Path, tmp_path: Path) -> None:
+    code, out, _ = _run(capsys, "check", str(example_path), "--json")
+    assert code == 0 and json.loads(out) == {"valid": True, "problems": []}
+    graph = helper.make_graph([helper.make_node("Relu", ["nope"], ["y"], name="r")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(helper.make_model(graph).SerializeToString())
+    code, out, _ = _run(capsys, "check", str(bad), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["valid"] is False
+    assert any(p["node"] == "r" and p["value"] == "nope" for p in report["problems"])
+
+
+def test_unreadable_file_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "empty.onnx"
+    path.write_bytes(b"")
+    for cmd in ("info", "check"):
+        code, out, err = _run(capsys, cmd, str(path))
+        assert code == 2
+        assert err.startswith("onnxviz: error: ") and err.count("\n") == 1
+        assert "Traceback" not in err
+
+
+def test_console_entry_point_runs_as_module(example_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "onnxviz", "info", str(example_path), "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["nodes"] == 24
