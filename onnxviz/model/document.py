@@ -18,6 +18,7 @@ from onnxviz.model.index import ModelIndex
 from onnxviz.model.loading import read_model_file
 from onnxviz.model.problems import Problem
 from onnxviz.model.selection import Selection
+from onnxviz.model.validation import ValidationResult
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Document:
         self.load_problems: list[Problem] = check_external_data(model, self.base_dir)
         self.validation_problems: list[Problem] = []
         self._index: ModelIndex | None = None
+        self.generation = 0  # bumped by every change; background results for older ones are stale
 
     # -- opening -------------------------------------------------------------------
     @classmethod
@@ -109,8 +111,18 @@ class Document:
         return not self.undo_stack.is_clean
 
     def _after_change(self, change: Change) -> None:
+        self.generation += 1
         self.invalidate()
         self.changed.emit(change)
+
+    def apply_validation(self, result: ValidationResult) -> bool:
+        """Take a background validation result; ignored (False) if the model changed since."""
+        if result.generation != self.generation:
+            return False
+        self.index.set_inferred(result.inference.types)
+        self.validation_problems = result.problems
+        self.changed.emit(Change("Validation", "validated"))
+        return True
 
     # -- saving --------------------------------------------------------------------
     def serialize(self) -> bytes:

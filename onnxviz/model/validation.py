@@ -89,3 +89,23 @@ def _first_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # onnx prefixes messages with "[ShapeInferenceError]" and similar; keep the useful line
     return lines[-1] if len(lines) > 1 and len(lines[0]) < 12 else lines[0]
+
+
+@dataclass
+class ValidationResult:
+    """Everything one background validation pass found, for one model state."""
+
+    generation: int
+    inference: InferenceResult
+    problems: list[Problem]
+
+
+def validate(model: onnx.ModelProto, index: ModelIndex | None, generation: int) -> ValidationResult:
+    """Shape inference (kept apart from declared types) plus checker problems; never raises."""
+    inference = infer_types(model)
+    problems = check_model(model, index)
+    if problems and index is None:
+        problems = check_model(model, ModelIndex(model))  # rare: attach messages to nodes
+    if inference.problem is not None and not any(p.source == "shape_inference" for p in problems):
+        problems.append(inference.problem)
+    return ValidationResult(generation, inference, problems)

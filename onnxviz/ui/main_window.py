@@ -6,6 +6,7 @@ Features plug in through ``install(window)`` functions in their own modules
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -15,6 +16,10 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QWi
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.validation import ValidationService
+
+# Each feature module has ``install(window)``; they run in this order.
+FEATURES = ("canvas", "panels", "edit", "run")
 
 
 class MainWindow(QMainWindow):
@@ -34,6 +39,9 @@ class MainWindow(QMainWindow):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setCentralWidget(self.placeholder)
         self._build_menus()
+        self.validation = ValidationService(parent=self)
+        for name in FEATURES:
+            importlib.import_module(f"onnxviz.ui.{name}.feature").install(self)
         self.statusBar().showMessage("Ready")
 
     # -- menus ---------------------------------------------------------------------
@@ -90,6 +98,7 @@ class MainWindow(QMainWindow):
             doc.changed.connect(self._on_model_changed)
             self.placeholder.setText(f"{doc.name}: {len(doc.model.graph.node)} nodes")
         self._update_title()
+        self.validation.set_document(doc)
         self.document_changed.emit(doc)
 
     def _on_model_changed(self, change: Change) -> None:

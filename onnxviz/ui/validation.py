@@ -1,0 +1,60 @@
+"""Background validation after load and after every edit: debounced, stale results dropped."""
+
+from __future__ import annotations
+
+import copy
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from onnxviz.model.document import Change, Document
+from onnxviz.model.validation import ValidationResult, validate
+from onnxviz.ui.tasks import Task
+
+
+class ValidationService(QObject):
+    """Runs :func:`onnxviz.model.validation.validate` off the GUI thread for the current document."""
+
+    started = Signal()
+    finished = Signal(object)  # ValidationResult that was applied
+
+    def __init__(self, debounce_ms: int = 50, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.doc: Document | None = None
+        self._task: Task | None = None
+        self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
+        self._timer.timeout.connect(self._start)
+
+    def set_document(self, doc: Document | None) -> None:
+        if self.doc is not None:
+            self.doc.changed.disconnect(self._on_changed)
+        self.doc = doc
+        if doc is not None:
+            doc.changed.connect(self._on_changed)
+            self._timer.start()
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("edit", "undo", "redo", "reload"):
+            self._timer.start()
+
+    def _start(self) -> None:
+        doc = self.doc
+        if doc is None:
+            return
+        if self._task is not None:
+            self._task.cancel()
+        # the worker gets its own copy: the GUI thread may edit the document meanwhile
+        model = copy.deepcopy(doc.model)
+        generation = doc.generation
+        task = Task(lambda progress, token: validate(model, None, generation), "Validating")
+        task.finished.connect(self._on_result)
+        self._task = task
+        self.started.emit()
+        task.start()
+
+    def _on_result(self, result: ValidationResult) -> None:
+        if self.doc is not None and self.doc.apply_validation(result):
+            self.finished.emit(result)
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done or self._timer.isActive()
