@@ -1,0 +1,148 @@
+"""Protobuf text (what ``protoc --decode=onnx.ModelProto`` prints) of a node, a value or the model.
+
+Text is built from trimmed copies: tensor payloads are capped at a few bytes,
+big graphs keep their first nodes only, and the text itself is cut at a
+character limit, each with a ``#`` comment saying what was left out. The
+document's protos are only read, never changed, so this can run off the GUI thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+from google.protobuf import text_format
+from google.protobuf.message import Message
+
+from onnxviz.model.external import iter_all_tensors
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.progress import CancelToken
+
+MAX_TENSOR_BYTES = 64
+MAX_NODES = 2000
+MAX_CHARS = 1_000_000
+_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+@dataclass(frozen=True)
+class RawText:
+    text: str
+    truncated: bool
+
+
+def _copy_except(src: Message, dst: Message, skip: set[str]) -> None:
+    """Copy every set field of ``src`` into ``dst`` except those named in ``skip``."""
+    for fd, value in src.ListFields():
+        if fd.name in skip:
+            continue
+        target = getattr(dst, fd.name)
+        if hasattr(target, "extend"):  # repeated field, scalar or message
+            target.extend(value)
+        elif fd.message_type is not None:
+            target.CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
+
+
+def _cap_tensor(t: onnx.TensorProto, max_bytes: int) -> bool:
+    """Shorten the payload of a tensor copy in place; True if something was cut."""
+    cut = False
+    if len(t.raw_data) > max_bytes:
+        t.raw_data = t.raw_data[:max_bytes]
+        cut = True
+    for name in _TYPED_FIELDS:
+        field = getattr(t, name)
+        if len(field) > max_bytes // 4:
+            del field[max(max_bytes // 4, 1):]
+            cut = True
+    return cut
+
+
+def _capped_tensor(t: onnx.TensorProto, max_bytes: int) -> tuple[onnx.TensorProto, bool]:
+    copy = onnx.TensorProto()
+    _copy_except(t, copy, {"raw_data", *_TYPED_FIELDS})
+    copy.raw_data = t.raw_data[:max_bytes + 1] if t.HasField("raw_data") else b""
+    if not t.HasField("raw_data"):
+        copy.ClearField("raw_data")
+    for name in _TYPED_FIELDS:
+        getattr(copy, name).extend(getattr(t, name)[:max_bytes // 4 + 1])
+    return copy, _cap_tensor(copy, max_bytes)
+
+
+def _cap_all(holder: onnx.ModelProto, max_bytes: int) -> bool:
+    """Cap every tensor inside a model copy (initializers, attributes, subgraphs, functions)."""
+    cut = False
+    for t in iter_all_tensors(holder):
+        cut |= _cap_tensor(t, max_bytes)
+    return cut
+
+
+def _finish(text: str, notes: list[str], max_chars: int) -> RawText:
+    truncated = bool(notes)
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit("\n", 1)[0] + "\n"
+        notes.append(f"text cut after {max_chars:,} characters")
+        truncated = True
+    header = "".join(f"# {n}\n" for n in notes)
+    return RawText(header + text, truncated)
+
+
+def model_text(model: onnx.ModelProto, max_nodes: int = MAX_NODES, max_tensor_bytes: int = MAX_TENSOR_BYTES,
+               max_chars: int = MAX_CHARS, cancel: CancelToken | None = None) -> RawText:
+    """The whole model as protobuf text, trimmed so it stays readable and quick to build."""
+    shell = onnx.ModelProto()
+    _copy_except(model, shell, {"graph"})
+    _copy_except(model.graph, shell.graph, {"initializer", "node"})
+    notes: list[str] = []
+    for node in model.graph.node[:max_nodes]:
+        shell.graph.node.add().CopyFrom(node)
+    if len(model.graph.node) > max_nodes:
+        notes.append(f"showing the first {max_nodes:,} of {len(model.graph.node):,} nodes")
+    if cancel is not None:
+        cancel.check()
+    cut = False
+    for t in model.graph.initializer:
+        copy, was_cut = _capped_tensor(t, max_tensor_bytes)
+        shell.graph.initializer.append(copy)
+        cut |= was_cut
+    cut |= _cap_all(shell, max_tensor_bytes)
+    if cut:
+        notes.append(f"tensor data is cut to {max_tensor_bytes} bytes per tensor")
+    if cancel is not None:
+        cancel.check()
+    return _finish(text_format.MessageToString(shell), notes, max_chars)
+
+
+def node_text(node: onnx.NodeProto, max_tensor_bytes: int = MAX_TENSOR_BYTES,
+              max_chars: int = MAX_CHARS) -> RawText:
+    holder = onnx.ModelProto()
+    holder.graph.node.add().CopyFrom(node)
+    notes = [f"tensor data is cut to {max_tensor_bytes} bytes per tensor"] \
+        if _cap_all(holder, max_tensor_bytes) else []
+    return _finish(text_format.MessageToString(holder.graph.node[0]), notes, max_chars)
+
+
+def value_text(index: ModelIndex, scope: str, name: str, max_tensor_bytes: int = MAX_TENSOR_BYTES) -> RawText:
+    """Every proto that describes value ``name`` in ``scope``: its ValueInfos, inferred type, initializer."""
+    g = index.graphs.get(scope)
+    parts: list[str] = []
+    truncated = False
+    graph = g.graph if g is not None else None
+    if graph is not None:
+        for label, infos in (("input", graph.input), ("value_info", graph.value_info), ("output", graph.output)):
+            for v in infos:
+                if v.name == name:
+                    parts.append(f"# graph.{label}\n{text_format.MessageToString(v)}")
+        for t in graph.initializer:
+            if t.name == name:
+                copy, cut = _capped_tensor(t, max_tensor_bytes)
+                truncated |= cut
+                note = f" (data cut to {max_tensor_bytes} bytes)" if cut else ""
+                parts.append(f"# graph.initializer{note}\n{text_format.MessageToString(copy)}")
+    inferred = index.inferred.get(scope, {}).get(name)
+    if inferred is not None:
+        info = onnx.helper.make_value_info(name, inferred)
+        parts.append(f"# inferred by shape inference\n{text_format.MessageToString(info)}")
+    if not parts:
+        parts.append(f"# '{name}' has no ValueInfo in the file and no inferred type\n")
+    return RawText("\n".join(parts), truncated)

@@ -1,0 +1,68 @@
+"""MAC/FLOP estimates for the common ops, from declared, inferred and initializer shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxviz.model.flops import graph_costs, human_count, summarize
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.validation import infer_types
+from tests.conftest import LIGHT_MODELS
+
+
+def _index(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],
+           outputs: list[onnx.ValueInfoProto]) -> ModelIndex:
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 23)])
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    return index
+
+
+def test_conv_gemm_matmul_and_elementwise() -> None:
+    w = numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w")
+    b = numpy_helper.from_array(np.zeros(8, np.float32), "b")
+    fc = numpy_helper.from_array(np.zeros((8 * 30 * 30, 10), np.float32), "fc")
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Flatten", ["r"], ["f"], name="flat"),
+        helper.make_node("MatMul", ["f", "fc"], ["y"], name="mm"),
+        helper.make_node("Gemm", ["f", "fc"], ["z"], name="gemm", transB=0),
+    ]
+    index = _index(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 32, 32])], [w, b, fc],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                    helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    conv, relu, flat, mm, gemm = graph_costs(index)
+    out = 2 * 8 * 30 * 30
+    assert conv.macs == out * 3 * 9 and conv.flops == 2 * conv.macs + out
+    assert (relu.macs, relu.flops) == (0, out)
+    assert (flat.macs, flat.flops) == (0, 0)
+    assert mm.macs == 2 * 10 * 8 * 30 * 30 and gemm.macs == mm.macs
+    total = summarize(graph_costs(index))
+    assert total.unknown_nodes == 0 and total.macs == conv.macs + mm.macs + gemm.macs
+
+
+def test_attention_and_unknown_shapes() -> None:
+    q = helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 4, 16, 8])
+    k = helper.make_tensor_value_info("k", TensorProto.FLOAT, [1, 4, 32, 8])
+    v = helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 4, 32, 8])
+    u = helper.make_tensor_value_info("u", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Attention", ["q", "k", "v"], ["o"], name="attn"),
+             helper.make_node("Relu", ["u"], ["ru"], name="unknown")]
+    index = _index(nodes, [q, k, v, u], [], [helper.make_tensor_value_info("o", TensorProto.FLOAT, None),
+                                             helper.make_tensor_value_info("ru", TensorProto.FLOAT, None)])
+    attn, unknown = graph_costs(index)
+    assert attn.macs == 4 * 16 * 32 * (8 + 8)
+    assert unknown.flops is None and summarize([attn, unknown]).unknown_nodes == 1
+
+
+def test_resnet50_is_about_four_giga_macs() -> None:
+    model = onnx.load(LIGHT_MODELS / "light_resnet50.onnx")
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    total = summarize(graph_costs(index))
+    assert 4.0e9 < total.macs < 4.2e9
+    assert human_count(total.macs).endswith("G") and human_count(None) == "?"
