@@ -1,18 +1,129 @@
-"""``onnxviz run FILE ...`` (built by the runner issue)."""
+"""``onnxviz run FILE ...``: run on CPU in the worker process, print the outputs' statistics."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from onnxviz.model.errors import OnnxvizError
+import numpy as np
+
+from onnxviz.model.document import Document
+from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
+from onnxviz.model.runner.inputs import (
+    InputSpec,
+    build_feeds,
+    input_specs,
+    parse_dims,
+    read_array_file,
+    read_inputs_file,
+    symbolic_dims,
+)
+from onnxviz.model.runner.store import ValueRecord
+
+ENGINE_NAMES = {"ort": ENGINE_ORT, "reference": ENGINE_REFERENCE}
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    parser.description = "Run a model on CPU and print its outputs' statistics."
-    parser.add_argument("file")
+    parser.description = ("Run a model on CPU (onnxruntime, or the ONNX reference evaluator) in a separate "
+                          "process and print its outputs' statistics. Inputs not given are random (seeded).")
+    parser.add_argument("file", help="an .onnx model file")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=PATH",
+                        help="an input from .npy, .npz or TensorProto .pb (repeatable)")
+    parser.add_argument("--inputs", metavar="PATH.npz", help="an .npz of arrays named after the graph inputs")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                        help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--dump", metavar="DIR", help="write every captured value as .npy plus DIR/index.json")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--optimized", action="store_true",
+                        help="enable onnxruntime graph optimizations (values may not match nodes one to one)")
+    parser.add_argument("--engine", choices=sorted(ENGINE_NAMES), default="ort",
+                        help="the engine tried first (onnxruntime falls back to the reference evaluator)")
+    parser.add_argument("--profile", action="store_true", help="record per-node run times (onnxruntime)")
     return run
 
 
 def run(args: argparse.Namespace) -> int:
-    raise OnnxvizError("run is not available yet.")
+    doc = Document.open(args.file)
+    specs = input_specs(doc.model)
+    given = _given_inputs(args)
+    dims = parse_dims(args.dim)
+    _note_default_dims(specs, given, dims)
+    feeds = build_feeds(specs, given, dims, "random", args.seed)
+    options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
+                         capture=bool(args.dump) or args.profile)
+    dump = Path(args.dump) if args.dump else None
+    if dump is not None and dump.exists() and not dump.is_dir():
+        raise RunError(f"{dump} exists and is not a folder.")
+    result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
+    try:
+        if args.json:
+            print(json.dumps(_json(doc.name, result, options, dump), indent=2, ensure_ascii=False))
+        else:
+            print(_text(doc.name, result, options, dump))
+    finally:
+        result.cleanup()
+    return 0
+
+
+def _given_inputs(args: argparse.Namespace) -> dict[str, np.ndarray]:
+    given = read_inputs_file(args.inputs) if args.inputs else {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise RunError(f"'{item}' is not NAME=PATH.")
+        given[name] = read_array_file(path, name)
+    return given
+
+
+def _note_default_dims(specs: list[InputSpec], given: dict[str, np.ndarray], dims: dict[str, int]) -> None:
+    generated = [s for s in specs if s.name not in given]
+    unset = [d for d in symbolic_dims(generated) if d not in dims]
+    if unset:
+        names = ", ".join(f"'{d}'" for d in unset)
+        print(f"onnxviz: note: dimension {names} set to 1 (use --dim {unset[0]}=N)", file=sys.stderr)
+
+
+def _how(result: RunResult, options: RunOptions) -> str:
+    level = "on" if options.optimized else "off"
+    ms = 1000 * result.timings.get("run_s", 0.0)
+    return f"ran on {result.engine} (graph optimizations {level}) in {ms:.1f} ms"
+
+
+def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) -> str:
+    lines = [f"{name}: {_how(result, options)}"]
+    lines += [f"note: {n}" for n in result.notes]
+    for out in result.outputs:
+        r = result.values.get(out)
+        lines.append(f"  {out}: " + (_stats_text(r) if r else "not produced"))
+    if dump is not None:
+        lines.append(f"{len(result.values)} values written to {dump} (index.json)")
+    return "\n".join(lines)
+
+
+def _stats_text(r: ValueRecord) -> str:
+    s = r.stats
+    head = f"{s.dtype} [{', '.join(str(d) for d in r.shape)}]"
+    if s.minimum is None:
+        return head
+    bad = f"  NaN {s.nan_count}  Inf {s.inf_count}" if r.nonfinite else ""
+    return f"{head}  min {s.minimum:.6g}  max {s.maximum:.6g}  mean {s.mean:.6g}  std {s.std:.6g}{bad}"
+
+
+def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None) -> dict[str, Any]:
+    def entry(out: str) -> dict[str, Any]:
+        r = result.values.get(out)
+        if r is None:
+            return {"name": out, "produced": False}
+        s = r.stats
+        return {"name": out, "dtype": s.dtype, "shape": list(r.shape), "engine": r.engine,
+                "min": s.minimum, "max": s.maximum, "mean": s.mean, "std": s.std,
+                "nan": s.nan_count, "inf": s.inf_count}
+
+    return {"model": name, "engine": result.engine, "optimized": options.optimized, "notes": result.notes,
+            "timings": result.timings, "outputs": [entry(o) for o in result.outputs],
+            "dump": str(dump) if dump else None, "values": len(result.values)}

@@ -1,0 +1,59 @@
+"""Run a model on CPU in a worker process and keep every intermediate value.
+
+* :func:`check_runnable` refuses a structurally broken model with the reason;
+* :mod:`.inputs` describes graph inputs and makes or reads arrays for them;
+* :func:`run_model` runs in a separate process (:mod:`.worker`) through the
+  in-process :func:`~.capture.capture` and returns a :class:`~.store.RunResult`
+  whose values live on disk;
+* :mod:`.compare` compares two results value by value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.problems import Severity
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.runner.protocol import (
+    DEFAULT_OPTIONS,
+    ENGINE_ORT,
+    ENGINE_REFERENCE,
+    ENGINES,
+    RunError,
+    RunOptions,
+)
+from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
+from onnxviz.model.runner.worker import WorkerRun, run_in_worker
+
+__all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "MEASURES", "RunError", "RunOptions", "RunResult",
+           "ValueRecord", "WorkerRun", "check_runnable", "run_model"]
+
+
+def check_runnable(model: onnx.ModelProto, index: ModelIndex | None = None) -> None:
+    """Raise RunError naming the first structural error (undefined input, cycle, ...)."""
+    errors = [p for p in (index or ModelIndex(model)).problems if p.severity == Severity.ERROR]
+    if not errors:
+        if not model.graph.output:
+            raise RunError("the model cannot run: its graph has no outputs.")
+        return
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    raise RunError(f"the model cannot run: {errors[0].message}{more}.")
+
+
+def run_model(model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
+              *, index: ModelIndex | None = None, base_dir: Path | None = None, out_dir: Path | None = None,
+              progress: ProgressFn = no_progress, token: CancelToken | None = None,
+              on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
+    """Check, then run ``model`` (a ModelProto, or the path of a file) in a worker process."""
+    if isinstance(model, Path):
+        proto = onnx.load(str(model), load_external_data=False)
+        check_runnable(proto, index)
+    else:
+        check_runnable(model, index)
+    return run_in_worker(model, feeds, options, base_dir=base_dir, out_dir=out_dir, progress=progress,
+                         token=token, on_start=on_start)

@@ -1,0 +1,243 @@
+"""Run a model in this process and keep the value of every node output.
+
+onnxruntime runs a copy of the model in which every intermediate value is also
+a graph output; when it cannot (unsupported operator, a failing node), the
+whole model runs on ``onnx.reference.ReferenceEvaluator`` instead. Every value
+records the engine that produced it. The worker process calls :func:`capture`;
+so do tests that need many quick runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.runner.protocol import (
+    DEFAULT_OPTIONS,
+    ENGINE_ORT,
+    ENGINE_REFERENCE,
+    ENGINES,
+    RunError,
+    RunOptions,
+)
+
+ENGINE_INPUT = "input"
+
+
+@dataclass
+class Captured:
+    """Values by name in the order they were produced (graph inputs first)."""
+
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    engines: dict[str, str] = field(default_factory=dict)
+    producers: dict[str, int] = field(default_factory=dict)  # value -> node position; -1 for inputs
+    outputs: list[str] = field(default_factory=list)
+    engine: str = ""
+    notes: list[str] = field(default_factory=list)
+    node_times_us: dict[int, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
+            progress: ProgressFn = no_progress, scratch_dir: Path | None = None) -> Captured:
+    """Run ``model`` on ``feeds``; raises RunError when no engine can run it."""
+    if options.engine not in ENGINES:
+        raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
+    prepared, names = prepare_model(model, options.capture)
+    result = Captured(outputs=[o.name for o in model.graph.output])
+    for name, array in feeds.items():
+        result.values[name] = np.asarray(array)
+        result.engines[name] = ENGINE_INPUT
+        result.producers[name] = -1
+    failure = ""
+    if options.engine == ENGINE_ORT:
+        try:
+            _run_ort(prepared, names, feeds, options, progress, result, scratch_dir)
+            return _finish(model, result)
+        except RunError as exc:
+            failure = f"onnxruntime could not run the model ({exc.message})"
+            result.notes.append(f"{failure}; the reference evaluator produced every value.")
+    try:
+        _run_reference(model, feeds, options, progress, result)
+    except RunError as exc:
+        reason = f"the reference evaluator failed ({exc.message})"
+        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details) from exc
+    return _finish(model, result)
+
+
+def prepare_model(model: onnx.ModelProto, capture_all: bool) -> tuple[onnx.ModelProto, dict[str, int]]:
+    """A copy whose graph outputs include every node output and whose nodes have unique names.
+
+    Returns the copy and the map node name -> position (for the profiler's events).
+    """
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    graph = copy.graph
+    names: dict[str, int] = {}
+    for i, node in enumerate(graph.node):
+        if not node.name or node.name in names:
+            node.name = f"{node.name or node.op_type}__onnxviz{i}"
+        names[node.name] = i
+    if capture_all:
+        declared = {v.name: v for v in graph.value_info}
+        present = {o.name for o in graph.output} | {i.name for i in graph.input}
+        for node in graph.node:
+            for name in node.output:
+                if name and name not in present:
+                    present.add(name)
+                    graph.output.append(declared.get(name) or onnx.ValueInfoProto(name=name))
+    return copy, names
+
+
+def _message(exc: BaseException) -> str:
+    """The readable part of an engine's error: no C++ file names or signatures."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    located = re.search(r"/onnxruntime_src/\S+:\d+ (.*)", text)
+    if located:
+        text = located.group(1)
+        pieces = text.split(") ")
+        for k in range(1, len(pieces)):
+            if "::" not in ") ".join(pieces[k:]):
+                text = ") ".join(pieces[k:])
+                break
+    return text[:300].rstrip(". ")
+
+
+def _session_options(options: RunOptions, scratch_dir: Path | None):  # noqa: ANN202 - ort type
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if options.optimized
+                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    so.log_severity_level = 4
+    if options.threads:
+        so.intra_op_num_threads = options.threads
+    if options.profile:
+        so.enable_profiling = True
+        so.profile_file_prefix = str((scratch_dir or Path(".")) / "onnxviz_profile")
+    return so
+
+
+def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[str, np.ndarray],
+             options: RunOptions, progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
+    import onnxruntime as ort
+
+    progress(0.1, "Creating the onnxruntime session")
+    t0 = time.perf_counter()
+    try:
+        session = ort.InferenceSession(prepared.SerializeToString(), _session_options(options, scratch_dir),
+                                       providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
+        raise RunError(f"session creation failed: {_message(exc)}", str(exc)) from exc
+    t1 = time.perf_counter()
+    progress(0.3, "Running on onnxruntime")
+    wanted = {i.name for i in session.get_inputs()}
+    try:
+        arrays = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+    except Exception as exc:  # noqa: BLE001
+        raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
+    t2 = time.perf_counter()
+    result.timings.update(session_s=t1 - t0, run_s=t2 - t1)
+    producers = _producers(prepared)
+    skipped = 0
+    for out, array in zip(session.get_outputs(), arrays, strict=True):
+        if not isinstance(array, np.ndarray):
+            skipped += 1
+            continue
+        result.values[out.name] = _as_onnx_dtype(array, out.type)
+        result.engines[out.name] = ENGINE_ORT
+        result.producers[out.name] = producers.get(out.name, -1)
+    if skipped:
+        result.notes.append(f"{skipped} sequence or map values were not captured (only tensors are).")
+    result.engine = ENGINE_ORT
+    if options.profile:
+        result.node_times_us = _node_times(session.end_profiling(), names)
+
+
+def _as_onnx_dtype(array: np.ndarray, ort_type: str) -> np.ndarray:
+    """onnxruntime hands float8/int4 tensors back as raw bytes; view them as ml_dtypes types."""
+    import ml_dtypes
+
+    special = {"tensor(float8e4m3fn)": ml_dtypes.float8_e4m3fn, "tensor(float8e4m3fnuz)": ml_dtypes.float8_e4m3fnuz,
+               "tensor(float8e5m2)": ml_dtypes.float8_e5m2, "tensor(float8e5m2fnuz)": ml_dtypes.float8_e5m2fnuz,
+               "tensor(bfloat16)": ml_dtypes.bfloat16}
+    target = special.get(ort_type)
+    if target is not None and array.dtype.itemsize == np.dtype(target).itemsize and array.dtype != target:
+        return array.view(target)
+    return array
+
+
+def _node_times(profile_path: str, names: dict[str, int]) -> dict[int, float]:
+    """Microseconds per node position from onnxruntime's profile (kernel time events)."""
+    times: dict[int, float] = {}
+    try:
+        with open(profile_path, encoding="utf-8") as f:
+            events = json.load(f)
+    except (OSError, ValueError):
+        return times
+    finally:
+        if os.path.exists(profile_path):
+            os.unlink(profile_path)
+    for event in events:
+        name = event.get("name", "")
+        if event.get("cat") != "Node" or not name.endswith("_kernel_time"):
+            continue
+        i = names.get(name[: -len("_kernel_time")])
+        if i is not None:
+            times[i] = times.get(i, 0.0) + float(event.get("dur", 0))
+    return times
+
+
+def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
+                   progress: ProgressFn, result: Captured) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    progress(0.3, "Running on the reference evaluator")
+    t0 = time.perf_counter()
+    try:
+        evaluator = ReferenceEvaluator(model)
+        wanted = set(evaluator.input_names)
+        feeds = {k: v for k, v in feeds.items() if k in wanted}
+        if options.capture:
+            produced = evaluator.run(None, feeds, intermediate=True)
+        else:
+            produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
+    except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything
+        raise RunError(_message(exc), str(exc)) from exc
+    result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
+    producers = _producers(model)
+    for name, value in produced.items():
+        if name not in producers and name not in result.outputs:
+            continue  # initializers and constants
+        if isinstance(value, np.generic):
+            value = np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            continue
+        result.values[name] = value
+        result.engines[name] = ENGINE_REFERENCE
+        result.producers[name] = producers.get(name, -1)
+    result.engine = ENGINE_REFERENCE
+
+
+def _producers(model: onnx.ModelProto) -> dict[str, int]:
+    return {name: i for i, node in enumerate(model.graph.node) for name in node.output if name}
+
+
+def _finish(model: onnx.ModelProto, result: Captured) -> Captured:
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+           for node in model.graph.node for a in node.attribute):
+        result.notes.append("values inside If/Loop/Scan bodies are not captured; their node outputs are.")
+    missing = [o for o in result.outputs if o and o not in result.values]
+    if missing:
+        result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")
+    return result

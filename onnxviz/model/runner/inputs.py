@@ -1,0 +1,215 @@
+"""Graph inputs: what a model expects, and arrays to feed it (generated or read from files)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from onnxviz.model.runner.protocol import RunError
+
+SOURCES = ("random", "uniform", "zeros", "ones")
+"""Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;
+integers get small non-negative values and booleans a fair coin for both."""
+
+DEFAULT_DIM = 1
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One graph input that is not an initializer. ``shape`` holds ints, the
+    names of symbolic dimensions, or None (unknown); None when the rank is unknown."""
+
+    name: str
+    elem_type: int
+    shape: tuple[int | str | None, ...] | None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np_dtype(self.elem_type)
+
+    @property
+    def symbols(self) -> list[str]:
+        return [d for d in self.shape or () if isinstance(d, str)]
+
+    def concrete_shape(self, dims: Mapping[str, int]) -> tuple[int, ...]:
+        """The shape with symbolic dims from ``dims`` and unknown ones set to 1."""
+        out = []
+        for d in self.shape or ():
+            if isinstance(d, int) and d > 0:
+                out.append(d)
+            elif isinstance(d, str):
+                out.append(int(dims.get(d, DEFAULT_DIM)))
+            else:
+                out.append(DEFAULT_DIM)
+        return tuple(out)
+
+    @property
+    def shape_text(self) -> str:
+        if self.shape is None:
+            return "?"
+        return "x".join("?" if d is None else str(d) for d in self.shape) or "scalar"
+
+    @property
+    def looks_like_image(self) -> bool:
+        """4-D with 1 or 3 channels first (NCHW) or last (NHWC)."""
+        s = self.shape
+        return s is not None and len(s) == 4 and (s[1] in (1, 3) or s[3] in (1, 3))
+
+
+def np_dtype(elem_type: int) -> np.dtype:
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise RunError(f"inputs of element type {elem_type} cannot be generated.") from exc
+
+
+def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
+    """The graph inputs a user must provide (initializers with defaults excluded)."""
+    initializers = {t.name for t in model.graph.initializer}
+    specs = []
+    for v in model.graph.input:
+        if v.name in initializers:
+            continue
+        tt = v.type.tensor_type
+        if v.type.WhichOneof("value") != "tensor_type":
+            raise RunError(f"input '{v.name}' is not a tensor; only tensor inputs can be fed.")
+        shape = None
+        if tt.HasField("shape"):
+            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
+        specs.append(InputSpec(v.name, tt.elem_type, shape))
+    return specs
+
+
+def symbolic_dims(specs: list[InputSpec]) -> list[str]:
+    """Every symbolic dimension name, in first-seen order."""
+    seen: dict[str, None] = {}
+    for s in specs:
+        for d in s.symbols:
+            seen.setdefault(d)
+    return list(seen)
+
+
+def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 0) -> np.ndarray:
+    """A generated array for ``spec``: see :data:`SOURCES`."""
+    if source not in SOURCES:
+        raise RunError(f"unknown input source '{source}'; use one of {', '.join(SOURCES)}.")
+    shape = spec.concrete_shape(dims)
+    dtype = spec.dtype
+    if source == "zeros":
+        return np.zeros(shape, dtype)
+    if source == "ones":
+        return np.ones(shape, dtype)
+    rng = np.random.default_rng([seed, _stable_hash(spec.name)])
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0, 10, size=shape).astype(dtype)
+    if dtype.kind in "OSU":
+        return np.full(shape, "a", dtype=object)
+    values = rng.standard_normal(shape) if source == "random" else rng.random(shape)
+    if dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    return values.astype(dtype)
+
+
+def _stable_hash(name: str) -> int:
+    return sum((i + 1) * b for i, b in enumerate(name.encode())) % (2**31)
+
+
+def read_array_file(path: str | Path, name: str = "") -> np.ndarray:
+    """One array from .npy, a single-array or named .npz, or a TensorProto .pb."""
+    p = Path(path)
+    try:
+        if p.suffix.lower() == ".pb":
+            tensor = onnx.TensorProto()
+            tensor.ParseFromString(p.read_bytes())
+            return numpy_helper.to_array(tensor)
+        loaded = np.load(p, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return loaded
+        with loaded:
+            if name in loaded.files:
+                return loaded[name]
+            if len(loaded.files) == 1:
+                return loaded[loaded.files[0]]
+            raise RunError(f"{p.name} holds {len(loaded.files)} arrays but none named '{name}'.")
+    except RunError:
+        raise
+    except FileNotFoundError as exc:
+        raise RunError(f"{p} does not exist.", str(exc)) from exc
+    except (OSError, ValueError, EOFError) as exc:
+        raise RunError(f"{p.name} could not be read as an array: {exc}.", str(exc)) from exc
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends
+        raise RunError(f"{p.name} is not a valid tensor file.", str(exc)) from exc
+
+
+def read_inputs_file(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an .npz (named after graph inputs)."""
+    p = Path(path)
+    try:
+        with np.load(p, allow_pickle=False) as loaded:
+            if isinstance(loaded, np.ndarray):
+                raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+            return {k: loaded[k] for k in loaded.files}
+    except FileNotFoundError as exc:
+        raise RunError(f"{p} does not exist.", str(exc)) from exc
+    except (OSError, ValueError, EOFError) as exc:
+        raise RunError(f"{p.name} could not be read as an .npz of inputs.", str(exc)) from exc
+
+
+def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
+    np.savez(Path(path), **dict(feeds))
+
+
+def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
+    """``array`` cast to the input's dtype; raises RunError if its shape cannot fit."""
+    a = np.asarray(array)
+    if spec.shape is not None:
+        if a.ndim != len(spec.shape):
+            raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimensions "
+                           f"({spec.shape_text}) but the array has shape {_shape(a)}.")
+        for axis, (want, got) in enumerate(zip(spec.shape, a.shape, strict=True)):
+            if isinstance(want, int) and want > 0 and want != got:
+                raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
+                               f"({spec.shape_text}) but the array has shape {_shape(a)}.")
+    if a.dtype != spec.dtype:
+        if a.dtype.kind in "OSU" or spec.dtype.kind in "OSU":
+            raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {a.dtype}.")
+        a = a.astype(spec.dtype)
+    return a
+
+
+def _shape(a: np.ndarray) -> str:
+    return "x".join(str(d) for d in a.shape) or "scalar"
+
+
+def parse_dims(items: list[str]) -> dict[str, int]:
+    """``["batch=4", "seq=128"]`` -> {"batch": 4, "seq": 128}."""
+    dims = {}
+    for item in items:
+        m = re.fullmatch(r"\s*([^=\s]+)\s*=\s*(\d+)\s*", item)
+        if not m or int(m.group(2)) < 1:
+            raise RunError(f"'{item}' is not NAME=SIZE with a positive size.")
+        dims[m.group(1)] = int(m.group(2))
+    return dims
+
+
+def build_feeds(specs: list[InputSpec], given: Mapping[str, np.ndarray], dims: Mapping[str, int],
+                source: str = "random", seed: int = 0) -> dict[str, np.ndarray]:
+    """Given arrays (checked and cast) and generated ones for the rest."""
+    known = {s.name for s in specs}
+    extra = sorted(set(given) - known)
+    if extra:
+        raise RunError(f"the model has no input named '{extra[0]}'; its inputs are: "
+                       f"{', '.join(sorted(known)) or 'none'}.")
+    feeds = {}
+    for spec in specs:
+        feeds[spec.name] = conform(spec, given[spec.name]) if spec.name in given else generate(
+            spec, source, dims, seed)
+    return feeds

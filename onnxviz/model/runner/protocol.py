@@ -1,0 +1,45 @@
+"""What a run is asked to do and what it reports back: plain, picklable data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onnxviz.model.errors import OnnxvizError
+
+ENGINE_ORT = "onnxruntime"
+ENGINE_REFERENCE = "reference"
+ENGINES = (ENGINE_ORT, ENGINE_REFERENCE)
+
+
+class RunError(OnnxvizError):
+    """The model could not be run (refused, unsupported, or the runtime failed)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """``engine``: the engine tried first (onnxruntime falls back to the reference
+    evaluator when it cannot run the model). ``optimized``: use onnxruntime's
+    graph optimizations (values then may not match the nodes one to one).
+    ``profile``: record per-node run times. ``capture``: keep every intermediate
+    value, not only the graph outputs."""
+
+    engine: str = ENGINE_ORT
+    optimized: bool = False
+    profile: bool = False
+    capture: bool = True
+    threads: int = 0  # onnxruntime intra-op threads; 0 lets it choose
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything the worker process needs, as files in ``work_dir``."""
+
+    model_path: Path           # serialized model (the document's current state)
+    feeds_path: Path           # .npz of the graph inputs
+    out_dir: Path              # where values and index.json are written
+    base_dir: Path | None      # the model's folder, for external data
+    options: RunOptions = field(default_factory=RunOptions)
+
+
+DEFAULT_OPTIONS = RunOptions()

@@ -1,0 +1,199 @@
+"""Runs a model in a separate process, so a crash, abort or out-of-memory in the
+runtime only ends that process. The parent gets progress and a RunResult.
+
+The model and the inputs travel as files in a private folder, the values come
+back as .npy files in the same folder (see :mod:`onnxviz.model.runner.store`);
+only progress messages and errors go through the pipe.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import shutil
+import signal
+import tempfile
+import traceback
+from collections.abc import Callable, Mapping
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, RunError, RunOptions, RunRequest
+from onnxviz.model.runner.store import RunResult
+
+STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
+POLL_S = 0.05
+
+
+# -- in the worker process -----------------------------------------------------------
+def worker_main(conn: Connection, request: RunRequest) -> None:
+    """Entry point of the worker process: run, write the values, report."""
+    from onnxviz.model.runner.capture import capture
+    from onnxviz.model.runner.store import write_result
+
+    def progress(fraction: float, text: str) -> None:
+        conn.send(("progress", fraction, text))
+
+    try:
+        request.out_dir.mkdir(parents=True, exist_ok=True)
+        model = _load_model(request)
+        feeds = _load_feeds(request.feeds_path, model)
+        captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
+        write_result(captured, model, request.out_dir, progress)
+        conn.send(("done",))
+    except OnnxvizError as exc:
+        conn.send(("error", exc.message, exc.details))
+    except MemoryError:
+        conn.send(("error", "the run ran out of memory.", ""))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as one sentence
+        conn.send(("error", f"the run failed ({type(exc).__name__}: {exc}).", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _load_model(request: RunRequest) -> onnx.ModelProto:
+    model = onnx.load(str(request.model_path), load_external_data=False)
+    if request.base_dir is not None and any(
+            t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+        onnx.load_external_data_for_model(model, str(request.base_dir))
+    return model
+
+
+def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """The inputs, cast to this model's input types (e.g. for its float16 variant)."""
+    from onnxviz.model.runner.inputs import input_specs
+
+    specs = {s.name: s for s in input_specs(model)}
+    with np.load(path, allow_pickle=True) as saved:  # written by the parent, never by a user
+        feeds = {k: saved[k] for k in saved.files}
+    for name, array in feeds.items():
+        spec = specs.get(name)
+        if spec is not None and array.dtype != spec.dtype and array.dtype.kind in "biuf" \
+                and spec.dtype.kind in "biufV":
+            feeds[name] = array.astype(spec.dtype)
+    return feeds
+
+
+# -- in the parent -----------------------------------------------------------------------
+class WorkerRun:
+    """One run in one process: :meth:`start`, then :meth:`wait` (or :meth:`stop`)."""
+
+    def __init__(self, model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray],
+                 options: RunOptions = DEFAULT_OPTIONS, base_dir: Path | None = None,
+                 out_dir: Path | None = None) -> None:
+        self.work_dir = Path(tempfile.mkdtemp(prefix="onnxviz-run-"))
+        self._owns_out = out_dir is None
+        self.out_dir = self.work_dir if out_dir is None else Path(out_dir)
+        if isinstance(model, Path):
+            model_path, base_dir = model, base_dir or model.parent
+        else:
+            model_path = self.work_dir / "model.onnx"
+            model_path.write_bytes(model.SerializeToString())
+        feeds_path = self.work_dir / "inputs.npz"
+        np.savez(feeds_path, **dict(feeds))
+        self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options)
+        self._process: mp.process.BaseProcess | None = None
+        self._conn: Connection | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> WorkerRun:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=worker_main, args=(child, self.request), daemon=True,
+                                    name="onnxviz-run")
+        self._process.start()
+        child.close()
+        self._conn = parent
+        return self
+
+    def wait(self, progress: ProgressFn = no_progress, token: CancelToken | None = None) -> RunResult:
+        """Block until the worker is done; raises RunError on failure, Cancelled on cancel."""
+        assert self._process is not None and self._conn is not None, "start() first"
+        ok = False
+        try:
+            result = self._receive(progress, token)
+            ok = True
+            return result
+        finally:
+            self.stop()
+            self._tidy(keep_output=ok)
+
+    def _receive(self, progress: ProgressFn, token: CancelToken | None) -> RunResult:
+        assert self._process is not None and self._conn is not None
+        while True:
+            if token is not None:
+                token.check()
+            if self._conn.poll(POLL_S):
+                try:
+                    message = self._conn.recv()
+                except (EOFError, OSError):
+                    raise RunError(_exit_text(self._process)) from None
+                if message[0] == "progress":
+                    progress(float(message[1]), str(message[2]))
+                elif message[0] == "done":
+                    return RunResult.load(self.out_dir, owns_directory=self._owns_out)
+                else:
+                    raise RunError(message[1], message[2])
+            elif not self._process.is_alive() and not self._conn.poll(0):
+                raise RunError(_exit_text(self._process))
+
+    def stop(self) -> None:
+        """End the process now: terminate, then kill if it does not go (well within 1 s)."""
+        p = self._process
+        if p is None:
+            return
+        if p.is_alive():
+            p.terminate()
+            p.join(STOP_GRACE_S)
+        if p.is_alive():
+            p.kill()
+            p.join(STOP_GRACE_S)
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _tidy(self, keep_output: bool) -> None:
+        """Remove the private folder, except the values of a successful run that live in it."""
+        if keep_output and self._owns_out:
+            for name in ("model.onnx", "inputs.npz"):
+                (self.work_dir / name).unlink(missing_ok=True)
+        else:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+def _exit_text(process: mp.process.BaseProcess) -> str:
+    process.join(STOP_GRACE_S)
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory, or ended from outside)" if name == "SIGKILL" else ""
+        return f"the runtime process crashed with {name}{hint}; your model is unchanged."
+    return f"the runtime process ended unexpectedly (exit code {code}); your model is unchanged."
+
+
+def run_in_worker(model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray],
+                  options: RunOptions = DEFAULT_OPTIONS, *, base_dir: Path | None = None,
+                  out_dir: Path | None = None, progress: ProgressFn = no_progress,
+                  token: CancelToken | None = None,
+                  on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
+    """Run in a new worker process and wait for it (see :class:`WorkerRun`)."""
+    run = WorkerRun(model, feeds, options, base_dir, out_dir)
+    try:
+        progress(0.0, "Starting the runtime process")
+    except Cancelled:
+        shutil.rmtree(run.work_dir, ignore_errors=True)
+        raise
+    run.start()
+    if on_start is not None:
+        on_start(run)
+    return run.wait(progress, token)

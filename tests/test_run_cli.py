@@ -1,0 +1,97 @@
+"""``onnxviz run``: statistics of the outputs, --dump with index.json, inputs from files, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, numpy_helper
+
+from onnxviz.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
+    code, out, err = _run(capsys, "run", str(example_path))
+    assert code == 0
+    assert "ran on onnxruntime (graph optimizations off)" in out
+    assert "probabilities: float32 [1, 10]  min " in out
+    assert "dimension 'batch' set to 1 (use --dim batch=N)" in err
+
+
+def test_run_dump_writes_index_and_npy(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                       tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    code, out, _ = _run(capsys, "run", str(example_path), "--dim", "batch=3", "--seed", "7",
+                        "--dump", str(dump), "--json")
+    assert code == 0
+    printed = json.loads(out)
+    assert printed["outputs"][0]["shape"] == [3, 10] and printed["values"] == 25
+    index = json.loads((dump / "index.json").read_text())
+    conv = index["values"]["stem.conv"]
+    assert conv["op_type"] == "Conv" and conv["node"] == 0 and conv["engine"] == "onnxruntime"
+    assert conv["shape"] == [3, 16, 16, 16] and conv["stats"]["dtype"] == "float32"
+    array = np.load(dump / conv["file"])
+    assert array.shape == (3, 16, 16, 16)
+    assert conv["stats"]["maximum"] == pytest.approx(float(array.max()))
+    probs = np.load(dump / index["values"]["probabilities"]["file"])
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_run_uses_given_inputs_same_as_npz(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                           tmp_path: Path) -> None:
+    image = np.random.default_rng(1).random((2, 3, 32, 32), dtype=np.float32)
+    np.save(tmp_path / "image.npy", image)
+    np.savez(tmp_path / "inputs.npz", image=image)
+    (tmp_path / "image.pb").write_bytes(numpy_helper.from_array(image).SerializeToString())
+    outs = []
+    for args in (["--input", f"image={tmp_path / 'image.npy'}"], ["--inputs", str(tmp_path / "inputs.npz")],
+                 ["--input", f"image={tmp_path / 'image.pb'}", "--engine", "reference"]):
+        code, out, err = _run(capsys, "run", str(example_path), "--json", *args)
+        assert code == 0 and "set to 1" not in err
+        outs.append(json.loads(out)["outputs"][0])
+    assert outs[0]["shape"] == [2, 10]
+    assert outs[0]["max"] == outs[1]["max"] == pytest.approx(outs[2]["max"], rel=1e-5)
+    assert outs[2]["engine"] == "reference"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--input", "nope=x.npy"], "x.npy does not exist"),
+    (["--dim", "batch=zero"], "'batch=zero' is not NAME=SIZE"),
+    (["--input", "image"], "'image' is not NAME=PATH"),
+])
+def test_run_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                        args: list[str], message: str) -> None:
+    code, _, err = _run(capsys, "run", str(example_path), *args)
+    assert code == 2
+    assert message in err and err.count("\n") == 1 and err.startswith("onnxviz: error: ")
+
+
+def test_run_refuses_invalid_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from onnx import helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["ghost"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(helper.make_model(graph, ir_version=8).SerializeToString())
+    code, _, err = _run(capsys, "run", str(path))
+    assert code == 2
+    assert "cannot run: input 'ghost' of relu is not defined by anything" in err
+
+
+def test_run_wrong_input_shape(capsys: pytest.CaptureFixture[str], example_path: Path, tmp_path: Path) -> None:
+    np.save(tmp_path / "small.npy", np.zeros((1, 3, 8, 8), np.float32))
+    code, _, err = _run(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'small.npy'}")
+    assert code == 2
+    assert "input 'image' expects size 32 on axis 2" in err

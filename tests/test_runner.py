@@ -1,0 +1,216 @@
+"""The runner: capture of every value, engine fallback, the worker process, crashes and cancel."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxviz.model.errors import Cancelled
+from onnxviz.model.progress import CancelToken
+from onnxviz.model.runner import RunError, RunOptions, WorkerRun, check_runnable, run_model
+from onnxviz.model.runner.capture import capture
+from onnxviz.model.runner.inputs import build_feeds, input_specs
+from tests.conftest import LIGHT_MODELS, NODE_TESTS, corpus_models
+
+# Known disagreements between an engine and the conformance data: random operators, and
+# onnxruntime / reference-evaluator deviations that plain (uncaptured) runs show as well.
+KNOWN_DEVIATIONS = (
+    "test_bernoulli", "test_training_dropout", "test_maxunpool_export_with_output_shape",
+    "test_resize_downsample_scales_cubic_align_corners", "test_resize_downsample_scales_linear_align_corners",
+    "test_attention_4d_with_past_and_present_qk_matmul_bias_3d_mask_causal",
+    "test_attention_4d_with_past_and_present_qk_matmul_bias_4d_mask_causal",
+    "test_range_bfloat16_type_positive_delta_expanded", "test_range_float16_type_positive_delta_expanded",
+    "test_range_float_type_positive_delta_expanded", "test_range_int32_type_negative_delta_expanded",
+)
+
+
+def _read_pb(path: Path) -> np.ndarray:
+    tensor = TensorProto()
+    tensor.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(tensor)
+
+
+def _numbered(folder: Path, prefix: str) -> list[Path]:
+    return sorted(folder.glob(f"{prefix}_*.pb"), key=lambda f: int(f.stem.split("_")[1]))
+
+
+def _matches(got: np.ndarray, expected: np.ndarray) -> bool:
+    if got.shape != expected.shape:
+        return False
+    if expected.dtype.kind in "OSU":
+        return bool(np.array_equal(got.astype(object), expected.astype(object)))
+    e, g = expected.astype(np.float64), got.astype(np.float64)
+    finite = np.abs(e[np.isfinite(e)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return bool(np.allclose(g, e, rtol=1e-3, atol=1e-4 * scale, equal_nan=True))
+
+
+def _corpus_case(model_path: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarray], list[np.ndarray]] | None:
+    data = model_path.parent / "test_data_set_0"
+    model = onnx.load(str(model_path))
+    initializers = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in initializers]
+    files = _numbered(data, "input")
+    if not data.is_dir() or len(files) != len(names):
+        return None
+    try:
+        feeds = {n: _read_pb(f) for n, f in zip(names, files, strict=True)}
+        expected = [_read_pb(f) for f in _numbered(data, "output")]
+    except Exception:  # noqa: BLE001 - sequences/optionals in the test data: not tensors
+        return None
+    return model, feeds, expected
+
+
+@pytest.mark.slow
+def test_corpus_outputs_match_expected() -> None:
+    """Every conformance model an engine can run gives the expected outputs through capture()."""
+    assert NODE_TESTS.is_dir()
+    ran, unsupported, wrong = 0, [], []
+    for model_path in corpus_models():
+        case = _corpus_case(model_path)
+        if case is None:
+            continue
+        model, feeds, expected = case
+        try:
+            captured = capture(model, feeds)
+        except RunError:
+            unsupported.append(model_path.parent.name)
+            continue
+        ran += 1
+        for out, exp in zip(model.graph.output, expected, strict=False):
+            got = captured.values.get(out.name)
+            if got is None or not _matches(got, exp):
+                if not model_path.parent.name.startswith(KNOWN_DEVIATIONS):
+                    wrong.append(f"{model_path.parent.name} ({captured.engine})")
+                break
+    assert wrong == []
+    assert ran > 1500 and len(unsupported) < 50, (ran, unsupported)
+
+
+@pytest.mark.parametrize("path", [
+    Path(__file__).resolve().parents[1] / "resources" / "examples" / "example.onnx",
+    LIGHT_MODELS / "light_resnet50.onnx", LIGHT_MODELS / "light_inception_v2.onnx",
+])
+def test_captured_outputs_equal_plain_onnxruntime(path: Path) -> None:
+    model = onnx.load(str(path))
+    feeds = build_feeds(input_specs(model), {}, {"batch": 2}, seed=3)
+    captured = capture(model, feeds)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    plain = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    for out, value in zip(plain.get_outputs(), plain.run(None, feeds), strict=True):
+        np.testing.assert_array_equal(captured.values[out.name], value)
+    produced = {name for node in model.graph.node for name in node.output if name}
+    assert produced <= set(captured.values)
+    assert captured.engine == "onnxruntime"
+
+
+def _nan_model() -> onnx.ModelProto:
+    """abs -> neg -> sub 1 -> sqrt (first NaN) -> mul 2 (NaN too) -> output."""
+    nodes = [
+        helper.make_node("Abs", ["x"], ["a"], name="abs"),
+        helper.make_node("Neg", ["a"], ["b"], name="neg"),
+        helper.make_node("Sub", ["b", "one"], ["c"], name="sub"),
+        helper.make_node("Sqrt", ["c"], ["d"], name="sqrt"),
+        helper.make_node("Mul", ["d", "two"], ["y"], name="mul"),
+    ]
+    graph = helper.make_graph(nodes, "nan", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                              [numpy_helper.from_array(np.array(1, np.float32), "one"),
+                               numpy_helper.from_array(np.array(2, np.float32), "two")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_worker_run_records_every_value_and_finds_first_nan(tmp_path: Path) -> None:
+    model = _nan_model()
+    feeds = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    result = run_model(model, feeds, RunOptions(profile=True), out_dir=tmp_path / "run")
+    assert set(result.values) == {"x", "a", "b", "c", "d", "y"}
+    assert result.values["x"].engine == "input" and result.values["d"].engine == "onnxruntime"
+    first = result.first_nonfinite()
+    assert first is not None and first.name == "d" and first.node_name == "sqrt"
+    assert result.measure("nonfinite") == {0: 0.0, 1: 0.0, 2: 0.0, 3: 1.0, 4: 1.0}
+    np.testing.assert_array_equal(result.array("c"), -np.arange(6, dtype=np.float32).reshape(2, 3) - 1)
+    assert set(result.node_times_us) == {0, 1, 2, 3, 4}
+    assert (tmp_path / "run" / "index.json").is_file()
+
+
+def test_reference_engine_and_fallback_record_their_engine() -> None:
+    model = _nan_model()
+    feeds = {"x": np.ones((2, 3), np.float32)}
+    reference = capture(model, feeds, RunOptions(engine="reference"))
+    assert reference.engine == "reference" and reference.engines["d"] == "reference"
+    model.graph.node[1].op_type = "Negative"  # not in onnxruntime, so both engines are tried
+    with pytest.raises(RunError) as info:
+        capture(model, feeds)
+    assert "onnxruntime" in info.value.message and "reference evaluator" in info.value.message
+
+
+def test_refuses_invalid_model_before_starting() -> None:
+    model = _nan_model()
+    model.graph.node[2].input[0] = "missing"
+    with pytest.raises(RunError, match="cannot run: input 'missing' of sub is not defined"):
+        check_runnable(model)
+    with pytest.raises(RunError, match="not defined"):
+        run_model(model, {"x": np.ones((2, 3), np.float32)})
+
+
+def test_custom_op_failure_is_one_message_not_a_crash() -> None:
+    model = _nan_model()
+    model.graph.node[3].domain = "my.custom"
+    model.opset_import.append(helper.make_opsetid("my.custom", 1))
+    with pytest.raises(RunError) as info:
+        run_model(model, {"x": np.ones((2, 3), np.float32)})
+    assert "Sqrt" in info.value.message and "\n" not in info.value.message
+
+
+def test_killed_worker_is_reported_as_a_crash() -> None:
+    model = _slow_model()
+    with pytest.raises(RunError, match="crashed with SIGKILL"):
+        run_model(model, _slow_feeds(), on_start=lambda run: os.kill(run.pid, signal.SIGKILL))
+
+
+def _slow_model(n: int = 40, size: int = 1024) -> onnx.ModelProto:
+    nodes = [helper.make_node("MatMul", [f"h{i}", "w"], [f"h{i + 1}"]) for i in range(n)]
+    graph = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [size, size]),
+                                              helper.make_tensor_value_info("w", TensorProto.FLOAT, [size, size])],
+                              [helper.make_tensor_value_info(f"h{n}", TensorProto.FLOAT, [size, size])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _slow_feeds(size: int = 1024) -> dict[str, np.ndarray]:
+    return {"h0": np.ones((size, size), np.float32), "w": np.full((size, size), 1e-3, np.float32)}
+
+
+def test_cancel_ends_the_process_within_a_second() -> None:
+    token = CancelToken()
+    run = WorkerRun(_slow_model(), _slow_feeds(), RunOptions()).start()
+    running = threading.Event()
+
+    def progress(_fraction: float, text: str) -> None:
+        if "Running" in text:
+            running.set()
+
+    cancelled_at: list[float] = []
+
+    def cancel_when_running() -> None:
+        running.wait(30)
+        time.sleep(0.1)  # let onnxruntime get busy inside run()
+        cancelled_at.append(time.perf_counter())
+        token.cancel()
+
+    threading.Thread(target=cancel_when_running, daemon=True).start()
+    with pytest.raises(Cancelled):
+        run.wait(progress, token)
+    assert time.perf_counter() - cancelled_at[0] < 1.0
+    assert run._process is not None and not run._process.is_alive()
+    assert not run.work_dir.exists()
