@@ -59,3 +59,9 @@ class UndoStack:
 
     def set_clean(self) -> None:
         self.clean_index = self.index
+
+    def clear(self) -> None:
+        """Forget every command (the document was replaced as a whole)."""
+        self.commands.clear()
+        self.index = 0
+        self.clean_index = 0

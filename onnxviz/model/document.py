@@ -11,14 +11,21 @@ from pathlib import Path
 import onnx
 
 from onnxviz.model.commands import Command, UndoStack
+from onnxviz.model.edit_api import EditingMixin
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
-from onnxviz.model.external import check_external_data, external_ref, is_external, iter_all_tensors, resolve_location
+from onnxviz.model.external import (
+    check_external_data,
+    external_ref,
+    is_external,
+    iter_all_tensors,
+    resolve_location,
+)
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.loading import read_model_file
-from onnxviz.model.problems import Problem
+from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
-from onnxviz.model.validation import ValidationResult
+from onnxviz.model.validation import ValidationResult, validate
 
 
 @dataclass(frozen=True)
@@ -29,8 +36,12 @@ class Change:
     kind: str  # "edit", "undo", "redo", "reload", "saved", "validated"
 
 
-class Document:
-    """An open model. ``model`` is the document of record; ``index`` is derived from it."""
+class Document(EditingMixin):
+    """An open model. ``model`` is the document of record; ``index`` is derived from it.
+
+    Edit it through the methods of :class:`~onnxviz.model.edit_api.EditingMixin`
+    (each one undoable); ``node_ids`` holds a stable id per main-graph node.
+    """
 
     def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None) -> None:
         self.model = model
@@ -42,7 +53,15 @@ class Document:
         self.load_problems: list[Problem] = check_external_data(model, self.base_dir)
         self.validation_problems: list[Problem] = []
         self._index: ModelIndex | None = None
+        self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
+        self._next_node_id = len(model.graph.node)
+        self.node_ids: list[str] = [f"#{i}" for i in range(self._next_node_id)]
+
+    def new_node_id(self) -> str:
+        """A node id never used before in this document."""
+        self._next_node_id += 1
+        return f"#{self._next_node_id - 1}"
 
     # -- opening -------------------------------------------------------------------
     @classmethod
@@ -65,17 +84,33 @@ class Document:
     def index(self) -> ModelIndex:
         if self._index is None:
             self._index = ModelIndex(self.model)
+            self._index.set_inferred(self._inferred)
         return self._index
 
     @property
     def problems(self) -> list[Problem]:
         return self.load_problems + self.index.problems + self.validation_problems
 
+    def problem_summary(self) -> str:
+        """One sentence for the status bar or a save prompt, e.g. "2 errors, 1 warning"; '' if none."""
+        problems = self.problems
+        parts = []
+        for sev, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning")):
+            n = sum(p.severity == sev for p in problems)
+            if n:
+                parts.append(f"{n} {word}{'s' if n > 1 else ''}")
+        return ", ".join(parts)
+
+    def check(self) -> list[Problem]:
+        """Validate now (checker, shape inference, schema checks) and return all problems."""
+        self.apply_validation(validate(self.model, self.index, self.generation))
+        return self.problems
+
     def invalidate(self) -> None:
         """Drop derived data after the model changed."""
-        inferred = self._index.inferred if self._index is not None else {}
-        self._index = None
-        self.index.set_inferred(inferred)
+        if self._index is not None:
+            self._inferred = self._index.inferred  # kept until the next validation replaces them
+        self._index = None  # rebuilt when next asked for
 
     # -- editing -------------------------------------------------------------------
     def execute(self, command: Command) -> None:
@@ -119,7 +154,9 @@ class Document:
         """Take a background validation result; ignored (False) if the model changed since."""
         if result.generation != self.generation:
             return False
-        self.index.set_inferred(result.inference.types)
+        self._inferred = result.inference.types
+        if self._index is not None:
+            self._index.set_inferred(self._inferred)
         self.validation_problems = result.problems
         self.changed.emit(Change("Validation", "validated"))
         return True
@@ -134,26 +171,58 @@ class Document:
         except ValueError as exc:  # e.g. over 2 GiB
             raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", str(exc)) from exc
 
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write atomically to ``path`` (default: where it came from).
+    def save(self, path: str | os.PathLike[str] | None = None, external: str = "keep") -> Path:
+        """Write atomically to ``path`` (default: where it came from); returns the path written.
 
-        External data files are copied next to the new file when saving to
-        another folder, so the saved model is complete.
+        ``external="keep"`` keeps external data files (copied next to the new
+        file when saving to another folder, so the saved model is complete);
+        ``"embed"`` stores every tensor inside the .onnx file. Saving a model
+        that has problems is allowed: check :attr:`problems` or
+        :meth:`problem_summary` first to warn the user. Raises SaveError with a
+        clear message; on failure the file on disk is unchanged.
         """
+        if external not in ("keep", "embed"):
+            raise SaveError(f"external must be 'keep' or 'embed', not {external!r}.")
         target = Path(path).absolute() if path is not None else self.path
         if target is None:
             raise SaveError("this model has no file name yet; use Save As.")
         if target.is_dir():
             raise SaveError(f"{target} is a folder; choose a file name.")
-        data = self.serialize()
-        if self.base_dir is not None and target.parent.resolve() != self.base_dir.resolve():
+        if external == "embed" and self._has_external():
+            data = self._embedded_bytes()
+        else:
+            data = self.serialize()
+        if (external == "keep" and self.base_dir is not None
+                and target.parent.resolve() != self.base_dir.resolve()):
             self._copy_external_data(target.parent)
         atomic_write(target, data)
+        if external == "embed" and self._has_external():
+            self._embed_in_memory()
         self.path = target
         self._original = data
         self.undo_stack.set_clean()
         self.changed.emit(Change("Save", "saved"))
         return target
+
+    def _has_external(self) -> bool:
+        return any(is_external(t) for t in iter_all_tensors(self.model))
+
+    def _embedded_bytes(self) -> bytes:
+        model = onnx.ModelProto()
+        model.CopyFrom(self.model)
+        _load_external_into(model, self.base_dir)
+        try:
+            return model.SerializeToString()
+        except ValueError as exc:
+            raise SaveError("the model is too large to embed its weights (over 2 GiB); keep them external.",
+                            str(exc)) from exc
+
+    def _embed_in_memory(self) -> None:
+        """After an embedded save the document is the saved file: no data files, no undo history
+        (undoing would bring back references to files the new model does not have)."""
+        _load_external_into(self.model, self.base_dir)
+        self.undo_stack.clear()
+        self.load_problems = check_external_data(self.model, self.base_dir)
 
     def _copy_external_data(self, new_dir: Path) -> None:
         assert self.base_dir is not None
@@ -169,6 +238,23 @@ class Document:
             except OSError as exc:
                 raise SaveError(f"external data '{location}' could not be copied: {exc.strerror or exc}.",
                                 str(exc)) from exc
+
+
+def _load_external_into(model: onnx.ModelProto, base_dir: Path | None) -> None:
+    from onnxviz.model.errors import OnnxvizError
+    from onnxviz.model.external import read_external_bytes
+
+    for t in iter_all_tensors(model):
+        if not is_external(t):
+            continue
+        if base_dir is None:
+            raise SaveError(f"tensor '{t.name}' is stored externally, but the model has no folder.")
+        try:
+            t.raw_data = bytes(read_external_bytes(t, base_dir))
+        except OnnxvizError as exc:
+            raise SaveError(f"weights could not be embedded: {exc.message}", exc.details) from exc
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
 
 
 _PARANOID = False  # tests switch this on to assert failing edits leave the bytes unchanged

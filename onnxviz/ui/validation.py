@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.document import Change, Document
@@ -17,7 +15,7 @@ class ValidationService(QObject):
     started = Signal()
     finished = Signal(object)  # ValidationResult that was applied
 
-    def __init__(self, debounce_ms: int = 50, parent: QObject | None = None) -> None:
+    def __init__(self, debounce_ms: int = 30, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.doc: Document | None = None
         self._task: Task | None = None
@@ -42,10 +40,14 @@ class ValidationService(QObject):
             return
         if self._task is not None:
             self._task.cancel()
-        # the worker gets its own copy: the GUI thread may edit the document meanwhile
-        model = copy.deepcopy(doc.model)
+        # the worker gets its own bytes (fast to make, and what onnx wants anyway):
+        # the GUI thread may edit the document meanwhile
+        try:
+            data = doc.model.SerializeToString()
+        except ValueError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
+            return
         generation = doc.generation
-        task = Task(lambda progress, token: validate(model, None, generation), "Validating")
+        task = Task(lambda progress, token: validate(data, None, generation), "Validating")
         task.finished.connect(self._on_result)
         self._task = task
         self.started.emit()
@@ -54,6 +56,11 @@ class ValidationService(QObject):
     def _on_result(self, result: ValidationResult) -> None:
         if self.doc is not None and self.doc.apply_validation(result):
             self.finished.emit(result)
+
+    @property
+    def task(self) -> Task | None:
+        """The running (or last) validation task, e.g. to show its progress."""
+        return self._task
 
     @property
     def busy(self) -> bool:

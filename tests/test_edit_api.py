@@ -1,0 +1,282 @@
+"""Every edit kind from Python: it changes what it says, undo restores the bytes, redo re-applies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxviz
+from onnxviz.model import document as document_module
+from onnxviz.model.document import Document
+from onnxviz.model.errors import EditError
+
+
+@pytest.fixture(autouse=True)
+def paranoid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Failing edits must leave the model byte-identical (Document.execute asserts it)."""
+    monkeypatch.setattr(document_module, "_PARANOID", True)
+
+
+@pytest.fixture
+def doc(example_path: Path) -> Document:
+    return onnxviz.open(example_path)
+
+
+def node(doc: Document, name: str) -> onnx.NodeProto:
+    return next(n for n in doc.model.graph.node if n.name == name)
+
+
+def roundtrip(doc: Document, edit: Callable[[], object]) -> None:
+    """Run ``edit``; it must change the model; undo restores it exactly; redo reproduces the edit."""
+    before, was_dirty = doc.model.SerializeToString(), doc.is_dirty
+    edit()
+    after = doc.model.SerializeToString()
+    assert after != before
+    assert doc.is_dirty
+    doc.undo()
+    assert doc.model.SerializeToString() == before
+    assert doc.is_dirty == was_dirty
+    doc.redo()
+    assert doc.model.SerializeToString() == after
+
+
+def refused(doc: Document, edit: Callable[[], object], phrase: str) -> None:
+    before = doc.model.SerializeToString()
+    with pytest.raises(EditError) as info:
+        edit()
+    assert phrase in info.value.message
+    assert "\n" not in info.value.message
+    assert doc.model.SerializeToString() == before
+    assert not doc.undo_stack.commands or doc.undo_stack.undo_label() != ""
+
+
+CONV = "/stem/conv/Conv"
+
+
+# -- attributes ------------------------------------------------------------------------------
+def test_set_attribute_keeps_its_position_and_label(doc: Document) -> None:
+    names = [a.name for a in node(doc, CONV).attribute]
+    roundtrip(doc, lambda: doc.set_attribute(CONV, "strides", [1, 1]))
+    assert [a.name for a in node(doc, CONV).attribute] == names
+    assert helper.get_attribute_value(next(a for a in node(doc, CONV).attribute if a.name == "strides")) == [1, 1]
+    assert doc.undo_stack.undo_label() == f"Set {CONV}.strides"
+
+
+def test_attribute_values_are_checked_against_the_schema(doc: Document) -> None:
+    refused(doc, lambda: doc.set_attribute(CONV, "strides", "wide"), "expects a list of integers")
+    refused(doc, lambda: doc.set_attribute(CONV, "group", 1.5), "expects an integer")
+    refused(doc, lambda: doc.set_attribute(CONV, "colour", 1), "Conv has no attribute 'colour'")
+    refused(doc, lambda: doc.set_attribute("nope", "group", 1), "there is no node 'nope'")
+
+
+def test_add_attribute_with_schema_default_and_remove(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.add_attribute(CONV, "group"))
+    assert helper.get_attribute_value(node(doc, CONV).attribute[-1]) == 1
+    refused(doc, lambda: doc.add_attribute(CONV, "group"), "already has attribute 'group'")
+    roundtrip(doc, lambda: doc.remove_attribute(CONV, "pads"))
+    assert "pads" not in [a.name for a in node(doc, CONV).attribute]
+
+
+def test_tensor_attribute_from_array(tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Constant", [], ["c"], name="k",
+                                                value=numpy_helper.from_array(np.zeros(2, np.float32)))],
+                              "g", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])])
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    roundtrip(d, lambda: d.set_attribute("k", "value", np.arange(3, dtype=np.float32)))
+    assert numpy_helper.to_array(d.model.graph.node[0].attribute[0].t).tolist() == [0, 1, 2]
+
+
+# -- nodes -----------------------------------------------------------------------------------
+def test_rename_node_and_refuse_taken_name(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.rename_node(CONV, "stem_conv"))
+    assert doc.locate("stem_conv") == ("", 0)
+    refused(doc, lambda: doc.rename_node("stem_conv", "/res/Add"), "already exists")
+
+
+def test_change_op_type_flags_attributes_the_new_schema_does_not_allow(doc: Document) -> None:
+    relu = "/stem/relu/Relu"
+    roundtrip(doc, lambda: doc.set_op_type(relu, "Sigmoid"))
+    assert node(doc, relu).op_type == "Sigmoid"
+    doc.set_op_type(CONV, "Relu")
+    problems = [p for p in doc.check() if p.node_name == CONV]
+    assert any("has no attribute 'strides'" in p.message for p in problems)
+    refused(doc, lambda: doc.set_op_type(relu, "NoSuchOp"), "no operator NoSuchOp")
+
+
+def test_remove_node_plain_and_reconnected(doc: Document) -> None:
+    relu = "/res/relu1/Relu"
+    ids = list(doc.node_ids)
+    roundtrip(doc, lambda: doc.remove_node(relu, reconnect=True))
+    assert relu not in [n.name for n in doc.model.graph.node]
+    conv2 = node(doc, "/res/conv2/Conv")
+    assert conv2.input[0] == "res.conv1"  # its consumer now reads the Relu's input
+    assert doc.node_ids == ids[:5] + ids[6:]
+    assert doc.check() == []
+    doc.undo()
+    roundtrip(doc, lambda: doc.remove_node(relu))
+    assert any("res.relu1" in p.message for p in doc.problems)
+
+
+def test_reconnect_refused_when_shapes_differ(doc: Document) -> None:
+    doc.check()
+    refused(doc, lambda: doc.remove_node("/stem/pool/MaxPool", reconnect=True), "input is")
+
+
+def test_insert_node_after_its_inputs_and_on_an_edge(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.insert_node("Relu", ["stem.pool"], ["extra"], name="extra_relu"))
+    names = [n.name for n in doc.model.graph.node]
+    assert names.index("extra_relu") == names.index("/stem/pool/MaxPool") + 1
+    refused(doc, lambda: doc.insert_node("Relu", ["nothing"], ["y2"]), "input 'nothing' is not defined")
+    refused(doc, lambda: doc.insert_node("Relu", ["stem.pool"], ["extra"]), "already exists")
+    refused(doc, lambda: doc.insert_node("Relu", ["stem.pool"], ["z"], attributes={"alpha": 1.0}),
+            "Relu has no attribute 'alpha'")
+    before = [list(n.input) for n in doc.model.graph.node if "stem.pool" in n.input]
+    roundtrip(doc, lambda: doc.insert_on_value("stem.pool", "LeakyRelu", attributes={"alpha": 0.2}))
+    assert all("stem.pool" not in n.input for n in doc.model.graph.node if n.op_type != "LeakyRelu")
+    assert len(before) == sum("stem.pool_leakyrelu" in n.input for n in doc.model.graph.node)
+    assert doc.check() == []
+
+
+def test_stable_ids_for_unnamed_nodes(tmp_path: Path) -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["a"], ["b"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    d.insert_on_value("x", "Neg", name="")
+    assert d.node_ids == ["#2", "#0", "#1"]
+    d.rename_node("#1", "second")
+    assert d.model.graph.node[2].name == "second"
+    d.undo()
+    d.undo()
+    assert d.node_ids == ["#0", "#1"]
+
+
+def test_set_input_rewires_and_refuses_cycles(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.set_input("/res/Add", 1, "stem.pool"))
+    assert list(node(doc, "/res/Add").input)[1] == "stem.pool"
+    refused(doc, lambda: doc.set_input(CONV, 0, "res.out"), "depend on itself")
+    refused(doc, lambda: doc.set_input(CONV, 0, "nothing"), "no value 'nothing'")
+
+
+# -- values and graph inputs/outputs -------------------------------------------------------------
+def test_rename_value_everywhere() -> None:
+    then_g = helper.make_graph([helper.make_node("Relu", ["a"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["a"], ["a_out"])], "else", [],
+                               [helper.make_tensor_value_info("a_out", TensorProto.FLOAT, [2])])
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])])
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    roundtrip(d, lambda: d.rename_value("a", "b"))
+    text = d.model.SerializeToString()
+    assert b"\n\x01a" not in text  # no input/output/name field still says "a"
+    assert d.model.graph.node[1].attribute[0].g.node[0].input[0] == "b"
+    assert d.model.graph.output[1].name == "b"
+    assert d.check() == []
+    refused(d, lambda: d.rename_value("b", "x"), "a value named 'x' already exists")
+    assert d.undo_stack.undo_label() == "Rename value a -> b"
+
+
+def test_graph_inputs_outputs_and_types(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.add_input("mask", "int64", ["batch", 4]))
+    refused(doc, lambda: doc.add_input("image"), "already exists")
+    roundtrip(doc, lambda: doc.remove_input("mask"))
+    roundtrip(doc, lambda: doc.add_output("stem.pool"))
+    out = doc.model.graph.output[-1]
+    assert out.name == "stem.pool" and out.type.tensor_type.elem_type == TensorProto.FLOAT
+    refused(doc, lambda: doc.add_output("stem.pool"), "already a graph output")
+    roundtrip(doc, lambda: doc.remove_output("stem.pool"))
+    roundtrip(doc, lambda: doc.set_value_type("image", shape=[1, 3, 32, 32]))  # fix the batch to 1
+    dims = doc.model.graph.input[0].type.tensor_type.shape.dim
+    assert dims[0].dim_value == 1 and dims[3].dim_value == 32
+    assert doc.check() == []
+    roundtrip(doc, lambda: doc.set_value_type("image", dtype="float16", shape=[None, 3, 32, 32]))
+    assert doc.model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT16
+    assert not doc.model.graph.input[0].type.tensor_type.shape.dim[0].HasField("dim_value")
+    refused(doc, lambda: doc.set_value_type("image", dtype="complex1024"), "not an element type")
+
+
+# -- weights -------------------------------------------------------------------------------------
+def test_replace_initializer_and_mismatch_explained(doc: Document) -> None:
+    w = doc.model.graph.initializer[0]
+    old = numpy_helper.to_array(w)
+    roundtrip(doc, lambda: doc.replace_initializer(w.name, old + 1))
+    assert np.array_equal(numpy_helper.to_array(doc.model.graph.initializer[0]), old + 1)
+    refused(doc, lambda: doc.replace_initializer(w.name, old.astype(np.float64)), "float")
+    refused(doc, lambda: doc.replace_initializer(w.name, old[:1]), "consumers expect")
+
+
+def test_constant_and_initializer_convert_both_ways(doc: Document) -> None:
+    name = doc.model.graph.initializer[0].name
+    made: list[str] = []
+    roundtrip(doc, lambda: made.append(doc.initializer_to_constant(name)))
+    assert doc.model.graph.node[0].op_type == "Constant"
+    assert name not in [t.name for t in doc.model.graph.initializer]
+    assert doc.check() == []
+    roundtrip(doc, lambda: doc.constant_to_initializer(made[-1]))
+    assert doc.model.graph.initializer[-1].name == name
+    refused(doc, lambda: doc.constant_to_initializer(CONV), "not a Constant")
+
+
+# -- model ---------------------------------------------------------------------------------------
+def test_model_information_and_metadata(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.set_model_info(producer_name="me", producer_version="2", model_version=7,
+                                              domain="org.example", doc_string="hello"))
+    assert (doc.model.producer_name, doc.model.model_version) == ("me", 7)
+    roundtrip(doc, lambda: doc.set_metadata("licence", "MIT"))
+    assert {p.key: p.value for p in doc.model.metadata_props}["licence"] == "MIT"
+    roundtrip(doc, lambda: doc.set_metadata("licence", "BSD"))
+    roundtrip(doc, lambda: doc.remove_metadata("licence"))
+    refused(doc, lambda: doc.remove_metadata("nothing"), "no metadata entry")
+    roundtrip(doc, lambda: doc.set_doc_string(CONV, "the stem"))
+    refused(doc, lambda: doc.set_model_info(model_version="x"), "whole number")
+
+
+def test_convert_opset_is_one_step(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.convert_opset(17))
+    assert [o.version for o in doc.model.opset_import if o.domain == ""] == [17]
+    assert len(doc.undo_stack.commands) == 1
+    refused(doc, lambda: doc.convert_opset(999), "does not exist")
+
+
+# -- clean-up --------------------------------------------------------------------------------------
+def test_remove_unused_nodes_and_initializers(doc: Document) -> None:
+    doc.insert_node("Relu", ["stem.pool"], ["dead1"])
+    doc.insert_node("Neg", ["dead1"], ["dead2"])
+    n = len(doc.model.graph.node)
+    roundtrip(doc, lambda: doc.remove_unused())
+    assert len(doc.model.graph.node) == n - 2
+    assert doc.remove_unused() == (0, 0)
+
+
+def test_sort_topologically(doc: Document) -> None:
+    last = doc.model.graph.node[-1].name
+    doc.insert_node("Relu", ["probabilities"], ["after"], name="tail")
+    first = doc.locate("tail")[1]
+    from onnxviz.model.edits import EditCommand, Reorder
+
+    n = len(doc.model.graph.node)
+    order = [first] + [i for i in range(n) if i != first]
+    doc.execute(EditCommand("shuffle", [Reorder(("graph", "node"), order)]))
+    assert doc.index.main.unsorted
+    roundtrip(doc, lambda: doc.sort_topologically())
+    assert not doc.index.main.unsorted
+    assert doc.model.graph.node[-1].name == "tail" and doc.model.graph.node[-2].name == last
+
+
+def test_extract_subgraph(doc: Document) -> None:
+    part = doc.extract(["stem.pool"], ["res.out"])
+    assert [i.name for i in part.graph.input] == ["stem.pool"]
+    onnx.checker.check_model(part)
+    assert not doc.is_dirty
+    with pytest.raises(EditError):
+        doc.extract(["stem.pool"], ["nothing"])
