@@ -69,6 +69,7 @@ class GraphIndex:
     problems: list[Problem] = field(default_factory=list)
     unsorted: bool = False
     cyclic_nodes: list[int] = field(default_factory=list)
+    attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
 
     def defines(self, name: str) -> bool:
         """True if ``name`` is defined in this graph or an enclosing one."""
@@ -111,6 +112,14 @@ class ModelIndex:
         for key, fn in self.functions.items():
             self._index_function(key, fn)
         self._check_function_recursion()
+        self._check_model()
+
+    def _check_model(self) -> None:
+        from onnxviz.model.model_checks import model_problems, name_problems
+
+        self._extra_problems += model_problems(self)
+        for g in self.graphs.values():
+            self._extra_problems += name_problems(g)
 
     # -- queries ---------------------------------------------------------------------
     @property
@@ -198,7 +207,7 @@ class ModelIndex:
         self.graphs[g.scope] = g
         producer, consumers = g.producer, g.consumers
         dup_outputs: list[tuple[int, str]] = []
-        holders: list[int] = []
+        holders = g.attribute_holders
         for i, node in enumerate(g.nodes):
             for name in node.input:
                 if name:
@@ -386,3 +395,20 @@ def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
     if not tt.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+
+
+def display_name(name: str | bytes, limit: int | None = 200) -> str:
+    """``name`` made safe to show: invisible, control and bidi-override characters escaped
+    (``\\u202e``), invalid UTF-8 shown as ``\\xff``, and at most ``limit`` characters kept."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "backslashreplace")
+    if limit is not None and len(name) > limit:
+        name = f"{name[:limit]}... (+{len(name) - limit:,} characters)"
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else _escape_char(c) for c in name)
+
+
+def _escape_char(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

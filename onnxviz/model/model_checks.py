@@ -1,0 +1,261 @@
+"""Checks the index runs beyond graph structure: versions, opset imports, operator
+schemas, attribute types, tensors and names. Each finding is a Problem that names
+its node or value; nothing here raises on a broken model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import onnx
+from onnx import AttributeProto, NodeProto, TensorProto
+
+from onnxviz.model.opschema import normalize_domain, schema_for
+from onnxviz.model.problems import Problem, Severity
+
+if TYPE_CHECKING:
+    from onnxviz.model.index import GraphIndex, ModelIndex
+
+# Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
+KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
+_RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to measure it
+_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+@lru_cache(maxsize=1)
+def newest_opsets() -> dict[str, int]:
+    """The newest opset version this onnx knows, per (normalized) domain."""
+    newest: dict[str, int] = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        d = normalize_domain(s.domain)
+        newest[d] = max(newest.get(d, 0), s.since_version)
+    newest[""] = max(newest.get("", 0), onnx.defs.onnx_opset_version())
+    return newest
+
+
+def model_problems(index: ModelIndex) -> list[Problem]:
+    """Every problem of this module for the whole model."""
+    model = index.model
+    problems = version_problems(model)
+    imports = {normalize_domain(o.domain): int(o.version) for o in model.opset_import}
+    local = {normalize_domain(d) for d, _, _ in index.functions}
+    for g in index.graphs.values():
+        scope_imports = imports
+        if g.function is not None:
+            scope_imports = {normalize_domain(o.domain): int(o.version) for o in g.function.opset_import} or imports
+        problems += node_problems(g, scope_imports, local, index)
+        problems += tensor_problems(g)
+    return problems
+
+
+def version_problems(model: onnx.ModelProto) -> list[Problem]:
+    out: list[Problem] = []
+    if model.ir_version > onnx.IR_VERSION:
+        out.append(Problem(Severity.WARNING, f"IR version {model.ir_version} is newer than this onnx "
+                           f"({onnx.__version__}) understands (up to {onnx.IR_VERSION}); checks may be wrong"))
+    if model.ir_version <= 0:
+        out.append(Problem(Severity.ERROR, "the model has no IR version"))
+    newest = newest_opsets()
+    for o in model.opset_import:
+        d = normalize_domain(o.domain)
+        if d in newest and o.version > newest[d]:
+            out.append(Problem(Severity.WARNING, f"opset {o.domain or 'ai.onnx'} {o.version} is newer than this "
+                               f"onnx knows (up to {newest[d]}); its operators cannot be checked"))
+    return out
+
+
+def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str],
+                  index: ModelIndex) -> list[Problem]:
+    out: list[Problem] = []
+    newest = newest_opsets()
+    bad: dict[tuple[str, str], str] = {}
+    for domain, op_type in {(n.domain, n.op_type) for n in g.nodes}:
+        message = _op_problem(domain, op_type, imports, local_domains, index, newest)
+        if message:
+            bad[(domain, op_type)] = message
+    if bad:
+        out += [_at(g, i, bad[k]) for i, n in enumerate(g.nodes) if (k := (n.domain, n.op_type)) in bad]
+    in_function = g.scope.startswith("fn:")
+    for i in g.attribute_holders:
+        out += _attribute_problems(g, i, imports, in_function)
+    return out
+
+
+def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domains: set[str],
+                index: ModelIndex, newest: dict[str, int]) -> str:
+    d = normalize_domain(domain)
+    if isinstance(domain, bytes) or isinstance(op_type, bytes):
+        return f"op_type or domain {op_type!r} / {domain!r} is not valid UTF-8"
+    if any(k[0] == domain and k[1] == op_type for k in index.functions):
+        return ""  # a model-local function
+    if d not in imports:
+        if d in local_domains:
+            return ""
+        return f"uses domain '{domain or 'ai.onnx'}', which the model does not import (no opset_import)"
+    if d not in KNOWN_DOMAINS or imports[d] > newest.get(d, 0):
+        return ""  # a custom domain, or an opset too new to check: nothing to compare against
+    if schema_for(op_type, d, imports[d]) is not None:
+        return ""
+    if schema_for(op_type, d, None) is not None:
+        return f"operator {op_type} does not exist in opset {domain or 'ai.onnx'} {imports[d]}"
+    return f"unknown operator '{op_type}' in domain {domain or 'ai.onnx'}"
+
+
+def _attribute_problems(g: GraphIndex, i: int, imports: dict[str, int], in_function: bool) -> list[Problem]:
+    node: NodeProto = g.nodes[i]
+    d = normalize_domain(node.domain)
+    schema = schema_for(node.op_type, d, imports[d]) if d in KNOWN_DOMAINS and d in imports else None
+    out: list[Problem] = []
+    for attr in node.attribute:
+        if attr.ref_attr_name:
+            if not in_function:
+                out.append(_at(g, i, f"attribute '{attr.name}' refers to a function attribute "
+                                     f"('{attr.ref_attr_name}') outside a function"))
+            continue
+        if attr.type == AttributeProto.UNDEFINED:
+            out.append(_at(g, i, f"attribute '{attr.name}' has no type"))
+            continue
+        if schema is None:
+            continue
+        spec = schema.attributes.get(attr.name)
+        if spec is None:
+            out.append(_at(g, i, f"{node.op_type} has no attribute '{attr.name}'", Severity.WARNING))
+        elif int(spec.type.value) != attr.type:
+            out.append(_at(g, i, f"attribute '{attr.name}' is {_attr_type_name(attr.type)}, "
+                                 f"but {node.op_type} expects {spec.type.name}"))
+    return out
+
+
+def _attr_type_name(t: int) -> str:
+    try:
+        return AttributeProto.AttributeType.Name(t)
+    except ValueError:
+        return f"type {t}"
+
+
+def _at(g: GraphIndex, i: int, message: str, severity: Severity = Severity.ERROR) -> Problem:
+    return Problem(severity, f"{g.node_label(i)}: {message}", scope=g.scope, node=i, node_name=g.nodes[i].name)
+
+
+# -- tensors ------------------------------------------------------------------------------
+
+def _graph_tensors(g: GraphIndex) -> Iterator[tuple[TensorProto, int]]:
+    """(tensor, holding node or -1) for initializers and tensor attributes of this graph."""
+    if g.graph is not None:
+        for t in g.graph.initializer:
+            yield t, -1
+        for st in g.graph.sparse_initializer:
+            yield st.values, -1
+    for i in g.attribute_holders:
+        for attr in g.nodes[i].attribute:
+            if attr.type == AttributeProto.TENSOR:
+                yield attr.t, i
+            elif attr.type == AttributeProto.TENSORS:
+                for t in attr.tensors:
+                    yield t, i
+
+
+def tensor_problems(g: GraphIndex) -> list[Problem]:
+    out: list[Problem] = []
+    for t, holder in _graph_tensors(g):
+        if _looks_sound(t):
+            continue
+        message = tensor_problem(t)
+        if message:
+            node_name = g.nodes[holder].name if holder >= 0 else ""
+            out.append(Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name,
+                               value=t.name))
+    return out
+
+
+def _looks_sound(t: TensorProto) -> bool:
+    """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
+    itemsize = _ITEMSIZE.get(t.data_type)
+    if not itemsize or not t.HasField("raw_data"):
+        return False
+    dims = t.dims
+    numel = math.prod(dims)
+    if numel < 0 or (dims and min(dims) < 0):
+        return False
+    size = t.ByteSize()
+    # raw_data of exactly numel*itemsize bytes, and the other fields too small to hold typed data
+    return 0 <= size - numel * itemsize <= 32 + len(t.name) + 11 * len(dims) and \
+        (size > _RAW_LENGTH_EXACT_LIMIT or len(t.raw_data) == numel * itemsize)
+
+
+def tensor_problem(t: TensorProto) -> str:
+    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never copies big data."""
+    dims = t.dims
+    if dims and min(dims) < 0:
+        return f"{_who(t)} has a negative dimension {list(dims)}"
+    itemsize = _itemsize(t.data_type)
+    if itemsize is None:
+        return f"{_who(t)} has " + ("no data type" if t.data_type == 0 else f"an unknown data type {t.data_type}")
+    if t.data_location == TensorProto.EXTERNAL:
+        return ""  # checked against the file by onnxviz.model.external
+    numel = math.prod(dims)
+    if t.HasField("raw_data"):
+        return _raw_problem(t, numel, itemsize)
+    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in _TYPED_FIELDS):
+        return ""  # typed entry counts are checked when the tensor is read
+    return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
+
+
+def _who(t: TensorProto) -> str:
+    return f"tensor '{t.name}'" if t.name else "an unnamed tensor"
+
+
+@lru_cache(maxsize=256)
+def _itemsize(data_type: int) -> float | None:
+    """Bytes per element in raw_data (fractions for sub-byte types); 0 if not fixed; None if unknown."""
+    from onnxviz.model.tensors import packed_nbytes
+
+    if data_type == TensorProto.UNDEFINED or data_type not in TensorProto.DataType.values():
+        return None
+    if data_type == TensorProto.STRING:
+        return 0
+    try:
+        one = onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except Exception:  # noqa: BLE001 - a type numpy cannot represent: nothing to compare
+        return 0
+    return packed_nbytes(data_type, 1 << 20, one) / (1 << 20)
+
+
+# whole-byte element sizes for the fast path (sub-byte and string types take the slow one)
+_ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
+
+
+def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
+    if t.data_type == TensorProto.STRING:
+        return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
+    size = t.ByteSize()  # an upper bound of len(raw_data), computed without copying it
+    have = len(t.raw_data) if size <= _RAW_LENGTH_EXACT_LIMIT else None
+    # the other fields take a few bytes; much more means typed data was set as well
+    if have is None or size - have > 64 + 2 * len(t.name) + 11 * len(t.dims):
+        typed = [f for f in _TYPED_FIELDS if len(getattr(t, f))]
+        if typed:
+            return f"{_who(t)} sets both raw_data and {typed[0]}"
+    if not itemsize:
+        return ""
+    need = math.ceil(numel * itemsize)
+    if (have is not None and have != need) or (have is None and size < need):
+        shown = f"{have:,}" if have is not None else f"fewer than {size:,}"
+        return f"{_who(t)} has {shown} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
+    return ""
+
+
+# -- names --------------------------------------------------------------------------------
+
+def name_problems(g: GraphIndex) -> list[Problem]:
+    """Value names that protobuf handed back as bytes because they are not valid UTF-8."""
+    try:
+        "".join(g.producer)
+        "".join(g.consumers)
+        return []  # every name is a str (the fast, common case)
+    except TypeError:
+        bad = [n for n in (*g.producer, *g.consumers) if isinstance(n, bytes)]
+    return [Problem(Severity.ERROR, f"value name {n!r} is not valid UTF-8", scope=g.scope,
+                    value=n.decode("utf-8", "backslashreplace")) for n in dict.fromkeys(bad)]

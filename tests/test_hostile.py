@@ -1,0 +1,174 @@
+"""Hostile, broken and extreme files: a specific one-sentence answer, never a crash or a leak."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import hostile
+import onnx
+import pytest
+from conftest import REPO
+
+from onnxviz.model.document import Document
+from onnxviz.model.errors import LoadError, OnnxvizError
+from onnxviz.model.index import display_name
+from onnxviz.model.loading import TextFormatError, read_model_file, read_text_model_file
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[hostile.Case, Path]]:
+    return hostile.build_all(tmp_path_factory.mktemp("hostile"))
+
+
+def _is_one_sentence(message: str) -> bool:
+    return "\n" not in message and message.endswith(".") and "Traceback" not in message and len(message) < 400
+
+
+@pytest.mark.parametrize("case", hostile.REFUSED, ids=lambda c: c.name)
+def test_refused_with_a_specific_sentence(case: hostile.Case, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    _, path = cases[case.name]
+    with pytest.raises(LoadError) as info:
+        Document.open(path)
+    assert case.refused in info.value.message.lower()
+    assert _is_one_sentence(info.value.message)
+    assert isinstance(info.value, TextFormatError) == case.text_format
+
+
+@pytest.mark.parametrize("case", hostile.OPENS, ids=lambda c: c.name)
+def test_broken_model_opens_and_shows_its_problem(case: hostile.Case,
+                                                  cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    _, path = cases[case.name]
+    doc = Document.open(path)
+    messages = [p.message.lower() for p in doc.problems]
+    if case.problem:
+        assert any(case.problem in m for m in messages), messages
+    else:
+        assert not [p for p in doc.problems if p.source in ("index", "load")], messages
+    for p in doc.problems:  # every problem says where: a node, a value, or the model itself
+        assert p.node >= 0 or p.value or p.scope or p.source == "index"
+
+
+def test_text_formats_open_as_text(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    for name in ("onnx_text", "protobuf_text"):
+        model = read_text_model_file(cases[name][1])
+        assert [n.op_type for n in model.graph.node] == ["Add", "Relu"]
+        onnx.checker.check_model(model)
+
+
+def test_text_format_that_does_not_parse_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text("<ir_version: 8, opset_import: [\"\" : 18]>\ng (float[1] x) => (float[1] y) { y = Relu(x ")
+    with pytest.raises(TextFormatError):
+        read_model_file(path)
+    with pytest.raises(LoadError, match="could not be parsed as a text-format model"):
+        read_text_model_file(path)
+
+
+def test_truncation_anywhere_is_a_clear_error(tmp_path: Path) -> None:
+    data = hostile.valid_model().SerializeToString()
+    path = tmp_path / "cut.onnx"
+    for cut in range(1, len(data), 37):
+        path.write_bytes(data[:cut])
+        try:
+            model, _ = read_model_file(path)
+        except LoadError as exc:
+            assert _is_one_sentence(exc.message)
+        else:  # cut at a field boundary: parses, and the index copes with what is left
+            Document(model).problems  # noqa: B018
+
+
+def test_size_limit_uses_stat_not_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.onnx"
+    path.write_bytes(hostile.valid_model().SerializeToString())
+    monkeypatch.setattr("onnxviz.model.loading.MAX_PROTO_BYTES", 100)
+    with pytest.raises(LoadError, match="larger than"):
+        read_model_file(path)
+
+
+def test_unreadable_file_says_permission(tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() == 0:
+        path = tmp_path / "dir.onnx"
+        path.mkdir()
+        with pytest.raises(LoadError, match="folder"):
+            read_model_file(path)
+        return
+    path = tmp_path / "locked.onnx"
+    path.write_bytes(b"x")
+    path.chmod(0)
+    with pytest.raises(LoadError, match="cannot be read"):
+        read_model_file(path)
+
+
+# -- names ----------------------------------------------------------------------------------------
+
+def test_display_name_makes_hostile_names_visible() -> None:
+    assert display_name("evil\u202etxt.exe") == "evil\\u202etxt.exe"
+    assert display_name("a\nb\x00c") == "a\\x0ab\\x00c"
+    assert display_name(b"host\xffle") == "host\\xffle"
+    long = display_name("n" * 100_000)
+    assert len(long) < 300 and "+99,800 characters" in long
+    assert display_name("conv1/weight") == "conv1/weight"
+    assert display_name("日本語") == "日本語"
+
+
+def test_invalid_utf8_name_is_flagged_and_model_still_serializes(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    doc = Document.open(cases["invalid_utf8_name"][1])
+    [problem] = [p for p in doc.problems if "utf-8" in p.message.lower()]
+    assert problem.value == "host\\xffle"
+    assert doc.serialize() == cases["invalid_utf8_name"][1].read_bytes()
+
+
+def test_node_with_100k_inputs_indexes(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    doc = Document.open(cases["node_100k_inputs"][1])
+    assert set(doc.index.main.consumers_of("x")) == {0}
+    assert doc.index.problems == []
+
+
+# -- external data: nothing outside the model's folder is ever opened ---------------------------------
+
+_touched: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _touched is not None and event in ("open", "os.open", "mmap.__new__", "os.listdir", "os.scandir"):
+        if args and isinstance(args[0], str | bytes | Path):
+            _touched.append(str(args[0]))
+
+
+@pytest.fixture
+def touched_paths() -> Iterator[list[str]]:
+    """Every path opened while the fixture is active (a Python audit hook, like strace)."""
+    global _touched
+    if not getattr(sys, "_onnxviz_audit_installed", False):
+        sys.addaudithook(_audit)
+        sys._onnxviz_audit_installed = True  # type: ignore[attr-defined]
+    _touched = []
+    try:
+        yield _touched
+    finally:
+        _touched = None
+
+
+@pytest.mark.parametrize("case", [c for c in hostile.EXTERNAL], ids=lambda c: c.name)
+def test_external_data_never_reads_outside_the_model_folder(
+        case: hostile.Case, cases: dict[str, tuple[hostile.Case, Path]], touched_paths: list[str]) -> None:
+    from onnxviz.model.tensors import tensor_array, tensor_stats
+
+    _, path = cases[case.name]
+    doc = Document.open(path)
+    [problem] = doc.load_problems
+    assert problem.value == "w" and case.problem in problem.message.lower()
+    assert len(doc.model.graph.node) == 2  # the rest of the model is there
+    tensor = doc.model.graph.initializer[0]
+    for read in (tensor_array, tensor_stats):
+        with pytest.raises(OnnxvizError):
+            read(tensor, doc.base_dir)
+    model_dir = path.parent.resolve()
+    allowed = [model_dir, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), REPO]
+    outside = [p for p in touched_paths if not any(Path(p).resolve().is_relative_to(r) for r in allowed)]
+    assert str(path) in touched_paths  # the hook does see file opens
+    assert outside == []
