@@ -57,6 +57,12 @@ def test_text_formats_open_as_text(cases: dict[str, tuple[hostile.Case, Path]]) 
         onnx.checker.check_model(model)
 
 
+def test_document_opens_text_format_on_request(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    doc = Document.open(cases["onnx_text"][1], text_format=True)
+    assert len(doc.model.graph.node) == 2 and doc.path is None  # saving will not overwrite the text file
+    assert [p for p in doc.problems if p.severity == "error"] == []
+
+
 def test_text_format_that_does_not_parse_says_why(tmp_path: Path) -> None:
     path = tmp_path / "bad.txt"
     path.write_text("<ir_version: 8, opset_import: [\"\" : 18]>\ng (float[1] x) => (float[1] y) { y = Relu(x ")

@@ -22,7 +22,7 @@ from onnxviz.model.external import (
     resolve_location,
 )
 from onnxviz.model.index import ModelIndex
-from onnxviz.model.loading import read_model_file
+from onnxviz.model.loading import read_model_file, read_text_model_file
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
 from onnxviz.model.validation import ValidationResult, validate
@@ -65,9 +65,15 @@ class Document(EditingMixin):
 
     # -- opening -------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Document:
-        """Read ``path``; raises :class:`~onnxviz.model.errors.LoadError` with a clear message."""
+    def open(cls, path: str | os.PathLike[str], text_format: bool = False) -> Document:
+        """Read ``path``; raises :class:`~onnxviz.model.errors.LoadError` with a clear message.
+
+        ``text_format=True`` parses a text-format model (after a ``TextFormatError``); the
+        document then has no path, so saving asks for a new binary file instead of overwriting the text.
+        """
         p = Path(path)
+        if text_format:
+            return cls(read_text_model_file(p))
         model, data = read_model_file(p)
         return cls(model, p.absolute(), data)
 
