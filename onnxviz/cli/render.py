@@ -1,19 +1,77 @@
-"""``onnxviz render FILE -o OUT.png|OUT.svg`` (drawn by the canvas issue)."""
+"""``onnxviz render FILE -o OUT.png|OUT.svg``: the whole graph drawn headless, as the window draws it."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from onnxviz.model.errors import OnnxvizError
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    parser.description = "Lay out and draw the whole top-level graph to PNG or SVG."
-    parser.add_argument("file")
-    parser.add_argument("-o", "--output", required=True)
+    parser.description = ("Lay out and draw the whole top-level graph (or --scope) to PNG or SVG. "
+                          "Big graphs start with their name-scope groups collapsed; --expand-all opens them.")
+    parser.add_argument("file", help="an .onnx model")
+    parser.add_argument("-o", "--output", required=True, help="OUT.png or OUT.svg")
+    parser.add_argument("--expand-all", action="store_true", help="draw every node (no collapsed groups)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="pixels per layout unit for PNG (default 1; reduced for huge graphs)")
+    parser.add_argument("--scope", default="", help="a subgraph scope such as '12.then_branch' (default: main graph)")
+    parser.add_argument("--names", action="store_true", help="show node names instead of op types")
+    parser.add_argument("--no-shapes", action="store_true", help="skip shape inference for edge labels")
     return run
 
 
 def run(args: argparse.Namespace) -> int:
-    raise OnnxvizError("render is not available yet.")
+    if not args.scale > 0:
+        raise OnnxvizError("--scale must be a positive number.")
+    out = Path(args.output)
+    if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg", ".bmp", ".webp"):
+        raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
+    ensure_gui_app()
+    from onnxviz.model.document import Document
+    from onnxviz.ui.canvas.drawable import Drawable
+    from onnxviz.ui.canvas.export import export_image, image_scale
+    from onnxviz.ui.canvas.painting import PaintOptions
+
+    doc = Document.open(args.file)
+    index = doc.index
+    if args.scope not in index.graphs:
+        known = ", ".join(repr(s) for s in list(index.graphs)[:6])
+        raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
+    if not args.no_shapes:
+        from onnxviz.model.validation import infer_types
+
+        index.set_inferred(infer_types(doc.model).types)
+    scene = lay_out(index, args.scope, args.expand_all)
+    drawable = Drawable(scene)
+    export_image(drawable, out, scale=args.scale, options=PaintOptions(show_names=args.names))
+    scale = image_scale(drawable, args.scale)
+    note = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
+    print(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")
+    return 0
+
+
+def lay_out(index: object, scope: str, expand_all: bool) -> object:
+    from onnxviz.model.layout import GraphLayout
+
+    layout = GraphLayout(index, scope)  # type: ignore[arg-type]
+    if expand_all:
+        layout = GraphLayout(index, scope, expanded=layout.tree.paths)  # type: ignore[arg-type]
+    return layout.build()
+
+
+def ensure_gui_app() -> object:
+    """The QGuiApplication fonts and painting need; offscreen when there is no display."""
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication.instance()
+    if app is None:
+        headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
+        if headless:
+            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        app = QGuiApplication(sys.argv[:1])
+    return app

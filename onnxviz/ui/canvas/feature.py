@@ -1,12 +1,86 @@
-"""Plugs this feature into the main window (docks, actions, signal connections)."""
+"""Makes the graph canvas the main window's central widget and adds its View menu actions."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.ui.canvas.canvas import GraphCanvas
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
 def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist."""
+    """Called once by the main window after its menus exist; sets ``window.canvas``."""
+    placeholder = window.takeCentralWidget()
+    canvas = GraphCanvas(window)
+    if placeholder is not None:
+        canvas.set_placeholder(placeholder)
+    window.setCentralWidget(canvas)
+    window.canvas = canvas  # type: ignore[attr-defined]
+    window.document_changed.connect(canvas.set_document)
+    window.model_changed.connect(canvas.on_model_changed)
+    _add_actions(window, canvas)
+
+
+def _action(window: MainWindow, text: str, slot: object, shortcut: QKeySequence | str | None = None,
+            tip: str = "") -> QAction:
+    action = QAction(text, window)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+    action.triggered.connect(slot)
+    return action
+
+
+def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
+    view = canvas.view
+    menu = window.view_menu
+    fit = _action(window, "&Fit Graph", canvas.fit, "Ctrl+0", "Show the whole graph")
+    actual = _action(window, "&Actual Size", lambda: view.set_scale(1.0), "Ctrl+1", "Zoom to 1:1")
+    zoom_in = _action(window, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn)
+    zoom_out = _action(window, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut)
+    find = _action(window, "&Find...", canvas.open_search, QKeySequence.StandardKey.Find,
+                   "Find nodes, op types, values and initializers")
+    up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
+    names = _action(window, "Show Node &Names", canvas.set_show_names, None, "Show node names under op types")
+    names.setCheckable(True)
+    minimap = _action(window, "Show &Minimap", lambda on: canvas.set_minimap_enabled(on), None)
+    minimap.setCheckable(True)
+    minimap.setChecked(True)
+    export_action = _action(window, "&Export Image...", lambda: export_dialog(window, canvas), "Ctrl+E",
+                            "Save the whole graph as PNG or SVG")
+    for action in (fit, actual, zoom_in, zoom_out):
+        menu.addAction(action)
+    menu.addSeparator()
+    for action in (find, up, names, minimap):
+        menu.addAction(action)
+    menu.addSeparator()
+    menu.addAction(export_action)
+    canvas.actions_by_name = {"fit": fit, "actual": actual, "zoom_in": zoom_in, "zoom_out": zoom_out,
+                              "find": find, "up": up, "names": names, "minimap": minimap,
+                              "export": export_action}
+    canvas.add_tool_buttons([(zoom_out, "−"), (zoom_in, "+"), (actual, "1:1"), (fit, "Fit"), (find, "Find")])
+
+
+def export_dialog(window: MainWindow, canvas: GraphCanvas) -> None:
+    if canvas.drawable is None:
+        QMessageBox.information(window, "Export Image", "Open a model first.")
+        return
+    stem = window.doc.path.stem if window.doc is not None and window.doc.path else "graph"
+    path, _ = QFileDialog.getSaveFileName(window, "Export Image", f"{stem}.png",
+                                          "PNG image (*.png);;SVG drawing (*.svg)")
+    if not path:
+        return
+    try:
+        canvas.export_image(path)
+    except OnnxvizError as exc:
+        QMessageBox.warning(window, "Export Image", exc.message)
+        return
+    window.statusBar().showMessage(f"Exported {path}", 5000)

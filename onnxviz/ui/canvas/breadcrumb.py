@@ -1,0 +1,79 @@
+"""The bar above the canvas that shows which graph or subgraph is displayed and leads back."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from onnxviz.model.index import ModelIndex
+
+
+def parent_scope(scope: str) -> str:
+    """The enclosing graph scope of a subgraph scope ('' for top-level ones and functions)."""
+    return scope.rsplit("/", 1)[0] if "/" in scope else ""
+
+
+def scope_label(index: ModelIndex | None, scope: str) -> str:
+    """Short name of a scope: 'main graph', 'If cond (then_branch)', 'MyFunc (function)'."""
+    if not scope:
+        return "main graph"
+    if scope.startswith("fn:"):
+        _, domain, name, _ = (scope.split(":") + ["", "", "", ""])[:4]
+        return f"{name} (function)"
+    step = scope.rsplit("/", 1)[-1]
+    node_text, _, attr = step.partition(".")
+    label = f"node {node_text}"
+    graph = index.graphs.get(parent_scope(scope)) if index is not None else None
+    if graph is not None and node_text.isdigit() and int(node_text) < len(graph.nodes):
+        node = graph.nodes[int(node_text)]
+        label = f"{node.op_type} {node.name}".strip() if node.name else f"{node.op_type} #{node_text}"
+    return f"{label} ({attr})"
+
+
+def scope_trail(scope: str) -> list[str]:
+    """Scopes from the main graph down to ``scope`` for a subgraph scope."""
+    if not scope:
+        return [""]
+    if scope.startswith("fn:"):
+        return ["", scope]
+    parts = scope.split("/")
+    return [""] + ["/".join(parts[: k + 1]) for k in range(len(parts))]
+
+
+class Breadcrumb(QWidget):
+    """Buttons for each level of the trail; clicking one emits ``scope_clicked``."""
+
+    scope_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._layout = QHBoxLayout(self)
+        self._layout.setContentsMargins(6, 0, 6, 0)
+        self._layout.setSpacing(2)
+        self.buttons: list[QToolButton] = []
+
+    def set_trail(self, index: ModelIndex | None, trail: list[str]) -> None:
+        while self._layout.count():
+            item = self._layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.buttons = []
+        for k, scope in enumerate(trail):
+            if k:
+                sep = QLabel("›")
+                sep.setStyleSheet("color: #8a929b; font-size: 14px;")
+                self._layout.addWidget(sep)
+            button = QToolButton()
+            button.setText(scope_label(index, scope))
+            button.setAutoRaise(True)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            if k == len(trail) - 1:
+                button.setStyleSheet("QToolButton { font-weight: bold; border: none; }")
+                button.setToolTip(scope or "the model's main graph")
+            else:
+                button.setStyleSheet("QToolButton { color: #1a73e8; }")
+                button.setToolTip(f"Back to {scope_label(index, scope)}")
+                button.clicked.connect(lambda _=False, s=scope: self.scope_clicked.emit(s))
+            self.buttons.append(button)
+            self._layout.addWidget(button)
+        self._layout.addStretch(1)

@@ -1,0 +1,640 @@
+"""The graph canvas: the main window's central widget.
+
+Public API (used by other features through ``window.canvas``):
+
+* ``scope`` - the scope shown (``""`` main graph, ``"12.then_branch"``, ``"fn:dom:name:"``);
+* ``show_scope(scope)`` - lay out and show another graph of the model;
+* ``reveal_node(scope, node)`` - show ``scope``, expand the groups hiding ``node``, select and centre it;
+* ``fit()`` - show the whole graph;
+* ``set_node_badges({(scope, node): "error" | "warning"})`` - small marks on boxes (or their group box);
+* ``set_overlay({(scope, node): value}, title, flagged=None)`` / ``clear_overlay()`` - colour op boxes by value;
+* ``export_image(path)`` - the whole graph to PNG or SVG;
+* signals ``scene_ready()`` (a newly built scene has been painted) and ``scope_changed(str)``.
+
+Layout runs off the GUI thread (:class:`~onnxviz.ui.tasks.Task`) with progress and cancel
+shown in a bar over the canvas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QTimer, Signal
+from PySide6.QtGui import QAction, QCursor, QResizeEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.document import Change, Document
+from onnxviz.model.index import function_scope
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.scene import BoxKind, Scene
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui.canvas import export
+from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
+from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.marks import group_box_of, overlay_colours, worst_badges
+from onnxviz.ui.canvas.minimap import Minimap
+from onnxviz.ui.canvas.search import SearchHit, SearchPanel
+from onnxviz.ui.canvas.view import GraphView
+from onnxviz.ui.tasks import Task
+
+LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene
+
+
+def default_layout_factory(index: Any, scope: str, expanded: Any) -> Any:
+    from onnxviz.model.layout import GraphLayout
+
+    return GraphLayout(index, scope, expanded)
+
+
+@dataclass
+class _Job:
+    label: str
+    make_layout: Callable[[], Any] | None   # None: reuse the current layout object
+    work: LayoutWork
+    then: Callable[[], None] | None
+    keep_view: bool
+
+
+class GraphCanvas(QWidget):
+    """Breadcrumb, the graph view with its minimap, a find box and a layout progress bar."""
+
+    scene_ready = Signal()
+    scope_changed = Signal(str)
+    layout_failed = Signal(str)
+
+    layout_factory: Callable[[Any, str, Any], Any] = staticmethod(default_layout_factory)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc: Document | None = None
+        self.layout_obj: Any = None
+        self.drawable: Drawable | None = None
+        self._scope = ""
+        self._trail: list[str] = [""]
+        self._layout_index: Any = None
+        self._task: Task | None = None
+        self._pending: list[_Job] = []
+        self._ready_pending = False
+        self._group_selected = -1
+        self._badges: dict[tuple[str, int], str] = {}
+        self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None] | None = None
+        self._build()
+
+    # -- construction ----------------------------------------------------------------------
+    def _build(self) -> None:
+        self.breadcrumb = Breadcrumb()
+        self.breadcrumb.scope_clicked.connect(self.show_scope)
+        self.view = GraphView()
+        self.minimap = Minimap(self.view, self)
+        self.minimap.hide()
+        self.search_panel = SearchPanel(self)
+        self.search_panel.hide()
+        self.search_panel.activated.connect(self.jump_to)
+        self.progress_bar = _ProgressBar(self)
+        self.progress_bar.cancel.clicked.connect(self.cancel_layout)
+        self.progress_bar.hide()
+        self.toolbar = QHBoxLayout()
+        self.toolbar.setContentsMargins(0, 2, 6, 2)
+        self.toolbar.addWidget(self.breadcrumb, 1)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.view)
+        self.placeholder: QWidget | None = None
+        self.actions_by_name: dict[str, QAction] = {}
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addLayout(self.toolbar)
+        box.addWidget(self.pages, 1)
+        self._minimap_enabled = True
+        v = self.view
+        v.box_clicked.connect(self._on_box_clicked)
+        v.edge_clicked.connect(self._on_edge_clicked)
+        v.empty_clicked.connect(self._on_empty_clicked)
+        v.box_double_clicked.connect(self._on_box_double_clicked)
+        v.box_toggled.connect(self._toggle_group_box)
+        v.frame_toggled.connect(self._collapse_frame)
+        v.step_requested.connect(self.step)
+        v.painted.connect(self._on_painted)
+
+    def set_placeholder(self, widget: QWidget) -> None:
+        """What to show while no document is open."""
+        self.placeholder = widget
+        self.pages.addWidget(widget)
+        self.pages.setCurrentWidget(widget)
+
+    def add_tool_buttons(self, actions: list[tuple[QAction, str]]) -> None:
+        """Compact buttons at the right of the breadcrumb bar: (action, short text)."""
+        for action, text in actions:
+            button = QToolButton()
+            button.setDefaultAction(action)
+            button.setText(text)
+            button.setToolTip(f"{action.text().replace('&', '')} ({action.shortcut().toString()})")
+            button.setAutoRaise(True)
+            button.setMinimumWidth(30)
+            self.toolbar.addWidget(button)
+
+    def set_minimap_enabled(self, on: bool) -> None:
+        self._minimap_enabled = on
+        self.minimap.setVisible(on and self.drawable is not None and self.drawable.scene.n_boxes > 0)
+
+    # -- public API ------------------------------------------------------------------------
+    @property
+    def scope(self) -> str:
+        """The scope currently shown."""
+        return self._scope
+
+    def set_document(self, doc: Document | None) -> None:
+        """Show ``doc``'s main graph (laid out in the background); None clears the canvas."""
+        if self.doc is not None:
+            self.doc.selection.changed.disconnect(self._on_selection)
+        self.doc = doc
+        self._badges, self._overlay, self.view.legend = {}, None, None
+        self.search_panel.set_index(doc.index if doc is not None else None)
+        self.pages.setCurrentWidget(self.view if doc is not None or self.placeholder is None else self.placeholder)
+        if doc is None:
+            self.cancel_layout()
+            self.layout_obj, self.drawable = None, None
+            self.view.set_drawable(None)
+            self._set_scope("", [""])
+            return
+        doc.selection.changed.connect(self._on_selection)
+        self._load_scope("", [""], expanded=None, keep_view=False)
+
+    def show_scope(self, scope: str, then: Callable[[], None] | None = None) -> None:
+        """Lay out and show graph ``scope`` of the document."""
+        if self.doc is None or scope not in self.doc.index.graphs:
+            return
+        if scope == self._scope and self.layout_obj is not None:
+            if then is not None:
+                then()
+            return
+        trail = self._trail[: self._trail.index(scope) + 1] if scope in self._trail else scope_trail(scope)
+        self._load_scope(scope, trail, expanded=None, keep_view=False, then=then)
+
+    def enter_scope(self, scope: str) -> None:
+        """Like :meth:`show_scope`, remembering where we came from for the breadcrumb."""
+        if self.doc is None or scope not in self.doc.index.graphs:
+            return
+        trail = self._trail + [scope] if scope.startswith("fn:") else scope_trail(scope)
+        self._load_scope(scope, trail, expanded=None, keep_view=False)
+
+    def leave_scope(self) -> None:
+        """Back to the enclosing graph."""
+        if len(self._trail) > 1:
+            self.show_scope(self._trail[-2])
+
+    def reveal_node(self, scope: str, node: int) -> None:
+        """Show ``scope``, expand the groups hiding ``node``, then select it and bring it into view."""
+        if self.doc is None or scope not in self.doc.index.graphs:
+            return
+
+        def select() -> None:
+            assert self.doc is not None
+            self.doc.selection.select_node(scope, node)
+            self._follow_selection(center=True)
+
+        def reveal() -> None:
+            if self.drawable is not None and node in self.drawable.node_box:
+                select()
+            else:
+                self._submit(_Job("Expanding", None, lambda lay, p, t: lay.reveal(node), select, True))
+
+        self.show_scope(scope, then=reveal)
+
+    def fit(self) -> None:
+        self.view.fit()
+
+    def set_node_badges(self, badges: dict[tuple[str, int], str]) -> None:
+        """Mark nodes with a small red ("error") or orange ("warning") badge."""
+        self._badges = dict(badges)
+        self._apply_marks()
+
+    def set_overlay(self, values: dict[tuple[str, int], float] | None, title: str,
+                    flagged: tuple[str, int] | None = None) -> None:
+        """Colour every op box by its value (with a legend); ``flagged`` gets a strong marker."""
+        if values is None:
+            self.clear_overlay()
+            return
+        self._overlay = (dict(values), title, flagged)
+        self._apply_marks()
+        if flagged is not None and flagged[0] == self._scope and self.drawable is not None:
+            box = self._box_for_node(flagged[1])
+            if box >= 0:
+                self.view.ensure_visible(self._box_rect(box), min_scale=self.view.scale)
+
+    def clear_overlay(self) -> None:
+        self._overlay = None
+        self._apply_marks()
+
+    def export_image(self, path: str) -> None:
+        """Draw the whole shown graph (not only the viewport) to ``path`` (.png or .svg)."""
+        if self.drawable is None:
+            from onnxviz.model.errors import OnnxvizError
+
+            raise OnnxvizError("there is no graph to export.")
+        options = self.view.options
+        plain = type(options)(show_names=options.show_names, badges=options.badges, overlay=options.overlay,
+                              flagged_box=options.flagged_box)
+        export.export_image(self.drawable, Path(path), options=plain)
+
+    def set_show_names(self, on: bool) -> None:
+        self.view.options.show_names = on
+        self.view.update()
+
+    def open_search(self) -> None:
+        self._place_overlays()
+        self.search_panel.open()
+
+    def expand_group(self, path: str) -> None:
+        self._submit(_Job("Expanding", None, lambda lay, p, t: lay.expand(path), None, True))
+
+    def collapse_group(self, path: str) -> None:
+        self._submit(_Job("Collapsing", None, lambda lay, p, t: lay.collapse(path), None, True))
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None or bool(self._pending)
+
+    # -- layout jobs -----------------------------------------------------------------------
+    def _load_scope(self, scope: str, trail: list[str], expanded: Any, keep_view: bool,
+                    then: Callable[[], None] | None = None) -> None:
+        assert self.doc is not None
+        index = self.doc.index
+        factory = type(self).layout_factory
+
+        def finish() -> None:
+            self._layout_index = index
+            self._set_scope(scope, trail)
+            if then is not None:
+                then()
+
+        self._submit(_Job("Laying out graph", lambda: factory(index, scope, expanded),
+                          lambda lay, p, t: lay.build(p, t), finish, keep_view))
+
+    def rebuild(self) -> None:
+        """Lay the shown graph out again (after an edit), keeping expanded groups and the view."""
+        if self.doc is None:
+            return
+        scope = self._scope if self._scope in self.doc.index.graphs else ""
+        expanded = self.layout_obj.expanded if self.layout_obj is not None and scope == self._scope else None
+        trail = self._trail if scope == self._scope else [""]
+        self._load_scope(scope, trail, expanded, keep_view=True)
+
+    def relabel(self) -> None:
+        """Edge labels again, now that inferred shapes arrived."""
+        if self.layout_obj is None or self.doc is None or self._layout_index is not self.doc.index:
+            return
+        if self.busy:
+            return
+        self._show(Drawable(self.layout_obj.relabel()), keep_view=True, announce=False)
+
+    def cancel_layout(self) -> None:
+        self._pending = []
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        self.progress_bar.hide()
+
+    def _submit(self, job: _Job) -> None:
+        if job.make_layout is not None:          # a fresh layout replaces whatever is running
+            self.cancel_layout()
+        elif self._task is not None:             # edits of the current layout wait their turn
+            self._pending.append(job)
+            return
+        elif self.layout_obj is None:
+            return
+        self._start(job)
+
+    def _start(self, job: _Job) -> None:
+        current = self.layout_obj
+
+        def work(progress: ProgressFn, token: CancelToken) -> tuple[Any, Drawable]:
+            layout = job.make_layout() if job.make_layout is not None else current
+            scene = job.work(layout, progress, token)
+            token.check()
+            return layout, Drawable(scene)
+
+        task = Task(work, job.label)
+        task.progress.connect(self.progress_bar.set_progress)
+        task.finished.connect(lambda result: self._job_done(task, job, result))
+        task.failed.connect(lambda exc, tb: self._job_failed(task, exc))
+        task.cancelled.connect(lambda: self._job_ended(task))
+        self._task = task
+        QTimer.singleShot(300, lambda: self._show_progress(task))
+        task.start()
+
+    def _show_progress(self, task: Task) -> None:
+        if self._task is task:
+            self.progress_bar.start(task.label)
+            self._place_overlays()
+
+    def _job_done(self, task: Task, job: _Job, result: tuple[Any, Drawable]) -> None:
+        if self._task is not task:
+            return
+        self.layout_obj, drawable = result
+        self._show(drawable, keep_view=job.keep_view, announce=True)
+        if job.then is not None:
+            job.then()
+        self._job_ended(task)
+
+    def _job_failed(self, task: Task, exc: object) -> None:
+        message = getattr(exc, "message", None) or f"the graph could not be laid out: {exc}."
+        self._status(message)
+        self._job_ended(task)
+        self.layout_failed.emit(message)
+
+    def _job_ended(self, task: Task) -> None:
+        if self._task is not task:
+            return
+        self._task = None
+        self.progress_bar.hide()
+        if self._pending:
+            self._start(self._pending.pop(0))
+
+    def _show(self, drawable: Drawable, keep_view: bool, announce: bool) -> None:
+        self.drawable = drawable
+        self._group_selected = -1
+        self.view.set_drawable(drawable, keep_view=keep_view)
+        self._apply_marks()
+        self._follow_selection(center=False)
+        self._place_overlays()
+        if announce:
+            self._ready_pending = True
+            if not self.view.isVisible():
+                QTimer.singleShot(0, self._on_painted)
+
+    def _on_painted(self) -> None:
+        if self._ready_pending:
+            self._ready_pending = False
+            QTimer.singleShot(0, self.scene_ready.emit)
+
+    def _set_scope(self, scope: str, trail: list[str]) -> None:
+        changed = scope != self._scope
+        self._scope, self._trail = scope, trail
+        self.breadcrumb.set_trail(self.doc.index if self.doc is not None else None, trail)
+        if changed:
+            self.scope_changed.emit(scope)
+
+    # -- clicks ---------------------------------------------------------------------------
+    def _on_box_clicked(self, box: int) -> None:
+        if self.doc is None or self.drawable is None:
+            return
+        ref = self.drawable.scene.box_ref[box]
+        if ref.kind == BoxKind.OP:
+            self.doc.selection.select_node(self._scope, ref.node)
+        elif ref.kind == BoxKind.GROUP:
+            self.doc.selection.clear(self._scope)
+            self._group_selected = box
+            self._follow_selection(center=False)
+        else:
+            self.doc.selection.select_value(self._scope, ref.value)
+
+    def _on_edge_clicked(self, edge: int) -> None:
+        if self.doc is not None and self.drawable is not None:
+            self.doc.selection.select_value(self._scope, self.drawable.scene.edge_value[edge])
+
+    def _on_empty_clicked(self) -> None:
+        if self.doc is not None:
+            self._group_selected = -1
+            self.doc.selection.clear(self._scope)
+            self._follow_selection(center=False)
+
+    def _on_box_double_clicked(self, box: int) -> None:
+        if self.doc is None or self.drawable is None:
+            return
+        ref = self.drawable.scene.box_ref[box]
+        if ref.kind == BoxKind.GROUP:
+            self.expand_group(ref.group)
+        elif ref.kind == BoxKind.OP:
+            targets = self.subgraphs_of(ref.node)
+            if len(targets) == 1:
+                self.enter_scope(targets[0][1])
+            elif targets:
+                self._choose_subgraph(targets)
+
+    def subgraphs_of(self, node: int) -> list[tuple[str, str]]:
+        """(label, scope) of each graph a node of the shown scope leads into: bodies and local functions."""
+        if self.doc is None:
+            return []
+        index = self.doc.index
+        g = index.graphs.get(self._scope)
+        if g is None or not 0 <= node < len(g.nodes):
+            return []
+        out = [(label, scope) for i, label, scope in g.children if i == node]
+        fn = index.function_for(g.nodes[node])
+        if fn is not None:
+            out.append((f"function {fn.name}", function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))))
+        return out
+
+    def _choose_subgraph(self, targets: list[tuple[str, str]]) -> None:
+        menu = QMenu(self)
+        for label, scope in targets:
+            menu.addAction(f"Enter {label}", lambda s=scope: self.enter_scope(s))
+        menu.popup(QCursor.pos())
+
+    def _toggle_group_box(self, box: int) -> None:
+        if self.drawable is not None:
+            self.expand_group(self.drawable.scene.box_ref[box].group)
+
+    def _collapse_frame(self, frame: int) -> None:
+        if self.drawable is not None:
+            self.collapse_group(self.drawable.scene.group_path[frame])
+
+    # -- selection -------------------------------------------------------------------------
+    def _on_selection(self, state: SelectionState) -> None:
+        if self.doc is None:
+            return
+        if state.scope != self._scope and not state.is_empty and state.scope in self.doc.index.graphs:
+            self.show_scope(state.scope, then=lambda: self._follow_selection(center=True))
+            return
+        self._group_selected = -1
+        self._follow_selection(center=True)
+
+    def selected_box(self) -> int:
+        """Row of the box showing the selected node (or its group box), or -1."""
+        if self.doc is None or self.drawable is None:
+            return -1
+        state = self.doc.selection.state
+        if state.scope != self._scope:
+            return -1
+        if state.node >= 0:
+            return self._box_for_node(state.node)
+        if state.value:
+            return self.drawable.value_box.get(state.value, -1)
+        return self._group_selected
+
+    def _follow_selection(self, center: bool) -> None:
+        d, opts = self.drawable, self.view.options
+        if d is None or self.doc is None:
+            return
+        box = self.selected_box()
+        state = self.doc.selection.state
+        opts.selected_box = box
+        if state.value and state.scope == self._scope:
+            edges = np.flatnonzero(np.array([v == state.value for v in d.scene.edge_value], bool))
+            opts.selected_edges, opts.neighbour_boxes = edges, np.zeros(0, np.int64)
+        elif box >= 0:
+            producers, consumers = d.neighbours(box)
+            opts.selected_edges = d.edges_of_box(box)
+            opts.neighbour_boxes = np.concatenate([producers, consumers])
+        else:
+            opts.selected_edges = opts.neighbour_boxes = np.zeros(0, np.int64)
+        if center:
+            target = self._box_rect(box) if box >= 0 else self._edges_rect(opts.selected_edges)
+            if target is not None:
+                self.view.ensure_visible(target, min_scale=min(self.view.scale, 0.6))
+        self.view.update()
+
+    def step(self, direction: str) -> None:
+        """Move the selection: up = a producer, down = a consumer, left/right = neighbour in the same row."""
+        d = self.drawable
+        box = self.selected_box()
+        if d is None or box < 0:
+            return
+        producers, consumers = d.neighbours(box)
+        if direction in ("up", "down"):
+            candidates = producers if direction == "up" else consumers
+            if not len(candidates):
+                return
+            cx = d.x0[box] + d.scene.box_w[box] / 2
+            target = int(candidates[np.argmin(np.abs(d.x0[candidates] + d.scene.box_w[candidates] / 2 - cx))])
+        else:
+            same_row = np.flatnonzero(np.abs(d.y0 - d.y0[box]) < max(float(d.scene.box_h[box]) / 2, 1.0))
+            dx = d.x0[same_row] - d.x0[box]
+            side = same_row[dx < 0] if direction == "left" else same_row[dx > 0]
+            if not len(side):
+                return
+            target = int(side[np.argmin(np.abs(d.x0[side] - d.x0[box]))])
+        self._on_box_clicked(target)
+        self._follow_selection(center=True)
+
+    # -- badges and overlay ------------------------------------------------------------------
+    def _box_for_node(self, node: int) -> int:
+        d = self.drawable
+        if d is None:
+            return -1
+        box = d.node_box.get(node, -1)
+        if box < 0 and self.layout_obj is not None:
+            box = group_box_of(d, self.layout_obj, node)
+        return box
+
+    def _apply_marks(self) -> None:
+        opts = self.view.options
+        d = self.drawable
+        opts.badges, opts.overlay, opts.flagged_box = {}, None, -1
+        self.view.legend = None
+        if d is not None:
+            opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
+            if self._overlay is not None:
+                values, title, flagged = self._overlay
+                opts.overlay, legend = overlay_colours(d, values, self._scope, self._box_for_node)
+                self.view.legend = (title, *legend)
+                if flagged is not None and flagged[0] == self._scope:
+                    opts.flagged_box = self._box_for_node(flagged[1])
+        self.view.update()
+
+    # -- search ------------------------------------------------------------------------------
+    def jump_to(self, hit: SearchHit) -> None:
+        """Show and select a search result (a node, or a value via its producer)."""
+        if self.doc is None:
+            return
+        if hit.node >= 0:
+            self.reveal_node(hit.scope, hit.node)
+            return
+        g = self.doc.index.graphs.get(hit.scope)
+        producer = g.producer.get(hit.value, -1) if g is not None else -1
+        if producer >= 0:
+            self.reveal_node(hit.scope, producer)
+            return
+        doc = self.doc
+        self.show_scope(hit.scope, then=lambda: doc.selection.select_value(hit.scope, hit.value))
+
+    # -- geometry helpers ----------------------------------------------------------------------
+    def _box_rect(self, box: int) -> QRectF:
+        d = self.drawable
+        assert d is not None
+        return QRectF(float(d.x0[box]), float(d.y0[box]), float(d.scene.box_w[box]), float(d.scene.box_h[box]))
+
+    def _edges_rect(self, edges: np.ndarray) -> QRectF | None:
+        d = self.drawable
+        if d is None or not len(edges):
+            return None
+        pts = np.concatenate([d.scene.edge_polyline(int(e)) for e in edges[:50]])
+        x0, y0 = pts.min(axis=0)
+        x1, y1 = pts.max(axis=0)
+        return QRectF(float(x0), float(y0), float(x1 - x0), float(y1 - y0))
+
+    def _place_overlays(self) -> None:
+        geo = QRect(self.view.mapTo(self, QPoint(0, 0)), self.view.size())
+        self.search_panel.move(geo.right() - self.search_panel.width() - 12, geo.top() + 12)
+        self.progress_bar.setGeometry(geo.left() + geo.width() // 2 - 180, geo.top() + 12, 360, 40)
+        self.minimap.reposition()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._place_overlays()
+
+    def _status(self, message: str) -> None:
+        window = self.window()
+        if hasattr(window, "statusBar"):
+            window.statusBar().showMessage(message, 8000)
+
+    def go_up(self) -> None:
+        parent = parent_scope(self._scope)
+        self.leave_scope() if len(self._trail) > 1 else self.show_scope(parent)
+
+    def on_model_changed(self, change: Change) -> None:
+        if change.kind in ("edit", "undo", "redo", "reload"):
+            self.rebuild()
+        elif change.kind == "validated":
+            self.relabel()
+
+    def map_box_to_global(self, box: int) -> QPoint:
+        """Screen position of a box's centre (for tests and context menus)."""
+        c = self.view.map_from_scene(self._box_rect(box).center())
+        return self.view.mapToGlobal(QPointF(c).toPoint())
+
+
+class _ProgressBar(QWidget):
+    """'Laying out graph... [=====] Cancel' floating over the top of the canvas."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("background: white; border-radius: 6px;")
+        self.label = QLabel("")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setFixedHeight(8)
+        self.cancel = QPushButton("Cancel")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 4, 6, 4)
+        row.addWidget(self.label)
+        row.addWidget(self.bar, 1)
+        row.addWidget(self.cancel)
+
+    def start(self, label: str) -> None:
+        self.label.setText(label + "...")
+        self.bar.setValue(0)
+        self.show()
+        self.raise_()
+
+    def set_progress(self, fraction: float, text: str) -> None:
+        self.bar.setValue(int(fraction * 1000))
+        if text:
+            self.label.setText(text)

@@ -1,0 +1,114 @@
+"""Per-scene arrays the painter and the hit-tester need, derived once from a Scene.
+
+Pure numpy (no Qt), so it can be built off the GUI thread right after the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from onnxviz.model.scene import BoxKind, Scene
+
+
+@dataclass
+class Drawable:
+    """A :class:`Scene` plus derived arrays: box extents, edge segments, lookup tables."""
+
+    scene: Scene
+    x0: np.ndarray = field(init=False)
+    y0: np.ndarray = field(init=False)
+    x1: np.ndarray = field(init=False)
+    y1: np.ndarray = field(init=False)
+    seg: np.ndarray = field(init=False)        # (m, 4) x0, y0, x1, y1 of every edge segment
+    seg_edge: np.ndarray = field(init=False)   # (m,) edge of each segment
+    node_box: dict[int, int] = field(init=False)    # node position -> OP box row
+    group_box: dict[str, int] = field(init=False)   # group path -> collapsed GROUP box row
+    value_box: dict[str, int] = field(init=False)   # terminal value name -> INPUT/OUTPUT box row
+    bounds: tuple[float, float, float, float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        s = self.scene
+        self.x0 = s.box_x.astype(np.float32, copy=False)
+        self.y0 = s.box_y.astype(np.float32, copy=False)
+        self.x1 = self.x0 + s.box_w
+        self.y1 = self.y0 + s.box_h
+        self.seg, self.seg_edge = _segments(s)
+        self.node_box, self.group_box, self.value_box = {}, {}, {}
+        for i, ref in enumerate(s.box_ref):
+            if ref.kind == BoxKind.OP:
+                self.node_box[ref.node] = i
+            elif ref.kind == BoxKind.GROUP:
+                self.group_box[ref.group] = i
+            else:
+                self.value_box.setdefault(ref.value, i)
+        self.bounds = s.bounds()
+
+    def visible_boxes(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        """Rows of the boxes intersecting the rectangle."""
+        mask = (self.x1 >= x0) & (self.x0 <= x1) & (self.y1 >= y0) & (self.y0 <= y1)
+        return np.flatnonzero(mask)
+
+    def visible_segments(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        s = self.seg
+        mask = ((np.maximum(s[:, 0], s[:, 2]) >= x0) & (np.minimum(s[:, 0], s[:, 2]) <= x1)
+                & (np.maximum(s[:, 1], s[:, 3]) >= y0) & (np.minimum(s[:, 1], s[:, 3]) <= y1))
+        return np.flatnonzero(mask)
+
+    def box_at(self, x: float, y: float) -> int:
+        """Row of the topmost box containing the point, or -1."""
+        hits = np.flatnonzero((self.x0 <= x) & (x <= self.x1) & (self.y0 <= y) & (y <= self.y1))
+        return int(hits[-1]) if len(hits) else -1
+
+    def edge_at(self, x: float, y: float, tolerance: float) -> int:
+        """The edge passing nearest the point within ``tolerance`` scene units, or -1."""
+        rows = self.visible_segments(x - tolerance, y - tolerance, x + tolerance, y + tolerance)
+        if not len(rows):
+            return -1
+        s = self.seg[rows].astype(np.float64)
+        d = _point_segment_distance(x, y, s)
+        best = int(np.argmin(d))
+        return int(self.seg_edge[rows[best]]) if d[best] <= tolerance else -1
+
+    def group_frame_at(self, x: float, y: float) -> int:
+        """Row in ``group_rect`` of the innermost expanded group frame under the point, or -1."""
+        g = self.scene.group_rect
+        if not len(g):
+            return -1
+        inside = (g[:, 0] <= x) & (x <= g[:, 0] + g[:, 2]) & (g[:, 1] <= y) & (y <= g[:, 1] + g[:, 3])
+        rows = np.flatnonzero(inside)
+        if not len(rows):
+            return -1
+        return int(rows[np.argmax(self.scene.group_depth[rows])])
+
+    def edges_of_box(self, box: int) -> np.ndarray:
+        s = self.scene
+        return np.flatnonzero((s.edge_src == box) | (s.edge_dst == box))
+
+    def neighbours(self, box: int) -> tuple[np.ndarray, np.ndarray]:
+        """(producers, consumers) box rows of a box."""
+        s = self.scene
+        return np.unique(s.edge_src[s.edge_dst == box]), np.unique(s.edge_dst[s.edge_src == box])
+
+
+def _segments(s: Scene) -> tuple[np.ndarray, np.ndarray]:
+    pts = s.edge_points.astype(np.float32, copy=False)
+    offsets = s.edge_offsets.astype(np.int64, copy=False)
+    if len(pts) < 2 or s.n_edges == 0:
+        return np.zeros((0, 4), np.float32), np.zeros(0, np.int32)
+    valid = np.ones(len(pts) - 1, bool)
+    ends = offsets[1:-1] - 1          # the last point of each edge but the final one
+    valid[ends[(ends >= 0) & (ends < len(valid))]] = False
+    counts = np.diff(offsets)
+    owner = np.repeat(np.arange(s.n_edges, dtype=np.int32), counts)[:-1]
+    seg = np.concatenate([pts[:-1], pts[1:]], axis=1)[valid]
+    return np.ascontiguousarray(seg), owner[valid]
+
+
+def _point_segment_distance(x: float, y: float, s: np.ndarray) -> np.ndarray:
+    dx, dy = s[:, 2] - s[:, 0], s[:, 3] - s[:, 1]
+    length2 = dx * dx + dy * dy
+    t = np.clip(((x - s[:, 0]) * dx + (y - s[:, 1]) * dy) / np.maximum(length2, 1e-12), 0.0, 1.0)
+    px, py = s[:, 0] + t * dx - x, s[:, 1] + t * dy - y
+    return np.sqrt(px * px + py * py)

@@ -1,0 +1,354 @@
+"""Draws a :class:`Drawable` with a QPainter: the one drawing routine of the window,
+``onnxviz render`` and image export.
+
+Nothing here creates per-node objects that outlive a paint: visible boxes and
+edge segments are culled with numpy and, when zoomed out, drawn as batched
+``drawRects``/``drawLines`` calls per colour. Text is only drawn when it is
+legible (level of detail by zoom factor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from pyqtgraph.Qt.internals import PrimitiveArray
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+
+from onnxviz.model.scene import BoxKind
+from onnxviz.ui.canvas import style
+from onnxviz.ui.canvas.drawable import Drawable
+
+
+@dataclass
+class PaintOptions:
+    """What to draw on top of the scene itself; box and edge numbers are rows of the scene."""
+
+    show_names: bool = False
+    selected_box: int = -1
+    selected_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    neighbour_boxes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    badges: dict[int, str] = field(default_factory=dict)          # box -> "error" / "warning"
+    overlay: np.ndarray | None = None                              # (n_boxes, 4) uint8 RGBA, alpha 0 = none
+    flagged_box: int = -1
+
+
+class ScenePainter:
+    """Holds reusable primitive buffers; call :meth:`paint` for each frame."""
+
+    def __init__(self) -> None:
+        self._rects = PrimitiveArray(QRectF, 4)
+        self._lines = PrimitiveArray(QLineF, 4)
+
+    def paint(self, p: QPainter, d: Drawable, view: QRectF, scale: float, opts: PaintOptions) -> None:
+        """Draw the part of ``d`` inside ``view`` (scene coordinates); the painter maps scene to device."""
+        x0, y0, x1, y1 = view.left(), view.top(), view.right(), view.bottom()
+        boxes = d.visible_boxes(x0, y0, x1, y1)
+        segs = d.visible_segments(x0, y0, x1, y1)
+        detailed = scale >= style.TEXT_SCALE
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
+        p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        self._paint_frames(p, d, view, scale)
+        if detailed:
+            self._paint_edges_detailed(p, d, segs, scale, opts)
+            for b in boxes:
+                _paint_box(p, d, int(b), scale, opts)
+            if scale >= style.LABEL_SCALE:
+                _paint_edge_labels(p, d, segs)
+        else:
+            self._paint_edges_far(p, d, segs, opts)
+            self._paint_boxes_far(p, d, boxes, opts, scale)
+        self._paint_marks(p, d, boxes, scale, opts)
+
+    # -- far away: batches -----------------------------------------------------------
+    def _paint_edges_far(self, p: QPainter, d: Drawable, segs: np.ndarray, opts: PaintOptions) -> None:
+        if len(segs) == 0 or len(segs) > style.MAX_EDGE_SEGMENTS_FAR:
+            return
+        self._draw_lines(p, d.seg[segs], QPen(style.EDGE, 0))
+        if len(opts.selected_edges):
+            chosen = segs[np.isin(d.seg_edge[segs], opts.selected_edges)]
+            self._draw_lines(p, d.seg[chosen], QPen(style.SELECTION, 0))
+
+    def _paint_boxes_far(self, p: QPainter, d: Drawable, boxes: np.ndarray, opts: PaintOptions,
+                         scale: float) -> None:
+        if len(boxes) == 0:
+            return
+        p.setPen(Qt.PenStyle.NoPen)
+        # boxes at least one device pixel big, so that nothing vanishes when zoomed out
+        min_size = 1.2 / max(scale, 1e-9)
+        if opts.overlay is not None:
+            keys = _colour_keys(opts.overlay[boxes])
+        else:
+            keys = d.scene.box_category[boxes].astype(np.int64)
+        for key in np.unique(keys):
+            chosen = boxes[keys == key]
+            colour = _key_colour(int(key), opts.overlay is not None)
+            p.setBrush(colour)
+            self._draw_rects(p, d, chosen, min_size)
+
+    def _draw_rects(self, p: QPainter, d: Drawable, rows: np.ndarray, min_size: float) -> None:
+        self._rects.resize(len(rows))
+        a = self._rects.ndarray()
+        a[:, 0] = d.x0[rows]
+        a[:, 1] = d.y0[rows]
+        a[:, 2] = np.maximum(d.scene.box_w[rows], min_size)
+        a[:, 3] = np.maximum(d.scene.box_h[rows], min_size)
+        p.drawRects(*self._rects.drawargs())
+
+    def _draw_lines(self, p: QPainter, seg: np.ndarray, pen: QPen) -> None:
+        if len(seg) == 0:
+            return
+        pen.setCosmetic(True)
+        p.setPen(pen)
+        self._lines.resize(len(seg))
+        self._lines.ndarray()[:] = seg
+        p.drawLines(*self._lines.drawargs())
+
+    # -- close up ----------------------------------------------------------------------
+    def _paint_edges_detailed(self, p: QPainter, d: Drawable, segs: np.ndarray, scale: float,
+                              opts: PaintOptions) -> None:
+        edges = np.unique(d.seg_edge[segs])
+        selected = np.isin(edges, opts.selected_edges)
+        for chosen, colour, width in ((edges[~selected], style.EDGE, 1.2), (edges[selected], style.SELECTION, 2.4)):
+            if not len(chosen):
+                continue
+            path = QPainterPath()
+            heads = QPainterPath()
+            for e in chosen:
+                pts = d.scene.edge_polyline(int(e))
+                if len(pts) < 2:
+                    continue
+                _add_polyline(path, pts)
+                if scale >= style.ARROW_SCALE:
+                    _add_arrow(heads, pts, 4.0 + width)
+            p.setPen(QPen(colour, width))
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawPath(path)
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colour)
+            p.drawPath(heads)
+
+    # -- group frames ------------------------------------------------------------------
+    def _paint_frames(self, p: QPainter, d: Drawable, view: QRectF, scale: float) -> None:
+        g = d.scene.group_rect
+        if not len(g):
+            return
+        rows = np.flatnonzero((g[:, 0] + g[:, 2] >= view.left()) & (g[:, 0] <= view.right())
+                              & (g[:, 1] + g[:, 3] >= view.top()) & (g[:, 1] <= view.bottom()))
+        p.setBrush(style.FRAME_FILL)
+        p.setPen(QPen(style.FRAME_BORDER, 1.0))
+        radius = 8.0
+        for r in rows[np.argsort(d.scene.group_depth[rows], kind="stable")]:
+            x, y, w, h = (float(v) for v in g[r])
+            p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
+        if scale < style.FRAME_LABEL_SCALE:
+            return
+        p.setFont(style.font(style.FRAME_PT, bold=True))
+        for r in rows:
+            x, y, w, _ = (float(v) for v in g[r])
+            label = d.scene.group_path[r].rsplit("/", 1)[-1] or d.scene.group_path[r]
+            p.setPen(style.FRAME_TEXT)
+            p.drawText(QRectF(x + 10, y + 2, max(w - 34, 1), style.FRAME_PT + 8),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                       _elide(p, label, max(w - 34, 1)))
+            _draw_toggle(p, toggle_rect(d, frame=int(r)), expanded=True)
+
+    # -- selection, badges, overlay markers ---------------------------------------------
+    def _paint_marks(self, p: QPainter, d: Drawable, boxes: np.ndarray, scale: float, opts: PaintOptions) -> None:
+        px = 1.0 / max(scale, 1e-9)   # one device pixel in scene units
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for b in opts.neighbour_boxes:
+            _outline(p, d, int(b), QPen(style.NEIGHBOUR, 2.0 * px), 2.0 * px)
+        if opts.selected_box >= 0:
+            _outline(p, d, opts.selected_box, QPen(style.SELECTION, max(2.5, 3.0 * px)), 3.0 * px)
+        if opts.flagged_box >= 0:
+            _outline(p, d, opts.flagged_box, QPen(style.FLAG, max(3.0, 4.0 * px)), 6.0 * px)
+        visible = set(boxes.tolist()) if opts.badges else set()
+        radius = max(5.0, 4.0 * px)
+        for b, severity in opts.badges.items():
+            if b in visible:
+                p.setPen(QPen(QColor("white"), max(1.2, px)))
+                p.setBrush(style.SEVERITY_COLOURS.get(severity, style.SEVERITY_COLOURS["warning"]))
+                p.drawEllipse(QPointF(float(d.x1[b]), float(d.y0[b])), radius, radius)
+
+
+# -- one box close up ------------------------------------------------------------------------
+def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOptions) -> None:
+    s = d.scene
+    rect = QRectF(float(d.x0[b]), float(d.y0[b]), float(s.box_w[b]), float(s.box_h[b]))
+    kind = int(s.box_kind[b])
+    if kind in (BoxKind.INPUT, BoxKind.OUTPUT):
+        p.setPen(QPen(style.TERMINAL_BORDER, 1.2))
+        p.setBrush(style.TERMINAL_FILL)
+        p.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+        p.setPen(style.TEXT)
+        p.setFont(style.font(style.TITLE_PT, bold=True))
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _elide(p, s.box_title[b], rect.width() - 12))
+        return
+    if kind == BoxKind.GROUP:
+        _paint_group_box(p, d, b, rect, scale)
+        return
+    _paint_op_box(p, d, b, rect, scale, opts)
+
+
+def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, opts: PaintOptions) -> None:
+    s = d.scene
+    header = style.category_colour(int(s.box_category[b]))
+    if opts.overlay is not None and opts.overlay[b, 3] > 0:
+        header = QColor(*[int(v) for v in opts.overlay[b]])
+    title = (s.box_name[b] or s.box_title[b]) if opts.show_names else s.box_title[b]
+    lines = s.box_lines[b] if scale >= style.BODY_SCALE else []
+    header_h = style.HEADER_H
+    if not s.box_lines[b] or header_h > rect.height() - 6:
+        header_h = rect.height()   # nothing below the header: the whole box is the header
+    if header_h < rect.height():
+        p.setPen(QPen(style.BOX_BORDER, 1.0))
+        p.setBrush(style.BOX_BODY)
+        p.drawRoundedRect(rect, 4, 4)
+    head = QPainterPath()
+    head.setFillRule(Qt.FillRule.WindingFill)
+    head.addRoundedRect(QRectF(rect.x(), rect.y(), rect.width(), header_h), 4, 4)
+    if header_h < rect.height():  # square off the header's lower corners
+        head.addRect(QRectF(rect.x(), rect.y() + header_h / 2, rect.width(), header_h / 2))
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(header)
+    p.drawPath(head)
+    text_colour = style.TEXT if header.lightness() > 150 else style.HEADER_TEXT
+    p.setPen(text_colour)
+    p.setFont(style.font(style.TITLE_PT, bold=True))
+    title_rect = QRectF(rect.x() + 4, rect.y(), rect.width() - 8, min(header_h, style.HEADER_H))
+    p.drawText(title_rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, title_rect.width()))
+    if lines:
+        _paint_lines(p, lines, QRectF(rect.x() + 7, rect.y() + header_h + 2, rect.width() - 12,
+                                      rect.height() - header_h - 2))
+
+
+def _paint_lines(p: QPainter, lines: list[str], area: QRectF) -> None:
+    p.setFont(style.font(style.BODY_PT))
+    p.setPen(style.TEXT_DIM)
+    step = style.LINE_H
+    for k, line in enumerate(lines):
+        y = area.y() + k * step
+        if y + step > area.bottom() + 2:
+            break
+        p.drawText(QRectF(area.x(), y, area.width(), step), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   _elide(p, line, area.width()))
+
+
+def _paint_group_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float) -> None:
+    s = d.scene
+    p.setPen(QPen(style.GROUP_BORDER, 1.2, Qt.PenStyle.DashLine))
+    p.setBrush(style.GROUP_FILL)
+    p.drawRoundedRect(rect, 6, 6)
+    # a second, offset outline suggests a stack of nodes
+    p.setPen(QPen(style.GROUP_BORDER, 1.0))
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawLine(QPointF(rect.left() + 4, rect.bottom() + 3), QPointF(rect.right() - 4, rect.bottom() + 3))
+    p.setPen(style.TEXT)
+    p.setFont(style.font(style.TITLE_PT, bold=True))
+    title = QRectF(rect.x() + 8, rect.y(), rect.width() - 32, style.HEADER_H + 2)
+    p.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+               _elide(p, s.box_title[b], title.width()))
+    _draw_toggle(p, toggle_rect(d, box=b), expanded=False)
+    if scale >= style.BODY_SCALE and s.box_lines[b]:
+        _paint_lines(p, s.box_lines[b], QRectF(rect.x() + 8, title.bottom() + 1, rect.width() - 14,
+                                               rect.bottom() - title.bottom() - 2))
+
+
+def _draw_toggle(p: QPainter, r: QRectF, expanded: bool) -> None:
+    """The +/- button of a group: '+' expands a collapsed group, '-' collapses a frame."""
+    p.setPen(QPen(style.GROUP_BORDER, 1.0))
+    p.setBrush(QColor("white"))
+    p.drawRoundedRect(r, 3, 3)
+    p.setPen(QPen(style.FRAME_TEXT, 1.6))
+    c = r.center()
+    p.drawLine(QPointF(r.left() + 3.5, c.y()), QPointF(r.right() - 3.5, c.y()))
+    if not expanded:
+        p.drawLine(QPointF(c.x(), r.top() + 3.5), QPointF(c.x(), r.bottom() - 3.5))
+
+
+def toggle_rect(d: Drawable, box: int = -1, frame: int = -1) -> QRectF:
+    """Where the +/- button of a collapsed group box or an expanded group frame is drawn."""
+    if box >= 0:
+        return QRectF(float(d.x1[box]) - 18, float(d.y0[box]) + 4, 13, 13)
+    x, y, w, _ = (float(v) for v in d.scene.group_rect[frame])
+    return QRectF(x + w - 20, y + 5, 13, 13)
+
+
+def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
+    s = d.scene
+    edges = np.unique(d.seg_edge[segs])
+    declared, inferred = style.font(style.LABEL_PT), style.font(style.LABEL_PT, italic=True)
+    seen: set[tuple[int, str]] = set()
+    for e in edges:
+        label = s.edge_label[e]
+        key = (int(s.edge_src[e]), s.edge_value[e])
+        if not label or key in seen:   # one label per value leaving a box
+            continue
+        seen.add(key)
+        pts = s.edge_polyline(int(e))
+        if len(pts) < 2:
+            continue
+        is_inferred = bool(s.edge_inferred[e])
+        p.setFont(inferred if is_inferred else declared)
+        p.setPen(style.EDGE_LABEL_INFERRED if is_inferred else style.EDGE_LABEL)
+        x, y = float(pts[0][0]), float(pts[0][1])
+        p.drawText(QRectF(x + 4, y + 1, 200, style.LABEL_PT + 4),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, label)
+
+
+def _outline(p: QPainter, d: Drawable, b: int, pen: QPen, margin: float) -> None:
+    if not 0 <= b < d.scene.n_boxes:
+        return
+    p.setPen(pen)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    rect = QRectF(float(d.x0[b]), float(d.y0[b]), float(d.scene.box_w[b]), float(d.scene.box_h[b]))
+    p.drawRoundedRect(rect.adjusted(-margin, -margin, margin, margin), 5, 5)
+
+
+def _add_polyline(path: QPainterPath, pts: np.ndarray) -> None:
+    """A polyline with its corners rounded off by quadratic curves through the bend points."""
+    path.moveTo(float(pts[0][0]), float(pts[0][1]))
+    if len(pts) == 2:
+        path.lineTo(float(pts[1][0]), float(pts[1][1]))
+        return
+    for k in range(1, len(pts) - 1):
+        mid = (pts[k] + pts[k + 1]) / 2 if k < len(pts) - 2 else pts[k + 1]
+        path.quadTo(float(pts[k][0]), float(pts[k][1]), float(mid[0]), float(mid[1]))
+
+
+def _add_arrow(path: QPainterPath, pts: np.ndarray, size: float) -> None:
+    tip = pts[-1].astype(np.float64)
+    direction = tip - pts[-2]
+    length = float(np.hypot(*direction))
+    if length < 1e-6:
+        return
+    ux, uy = direction / length
+    bx, by = tip[0] - ux * size * 1.6, tip[1] - uy * size * 1.6
+    path.addPolygon(QPolygonF([QPointF(tip[0], tip[1]), QPointF(bx - uy * size * 0.7, by + ux * size * 0.7),
+                               QPointF(bx + uy * size * 0.7, by - ux * size * 0.7)]))
+    path.closeSubpath()
+
+
+def _elide(p: QPainter, text: str, width: float) -> str:
+    return QFontMetricsF(p.font()).elidedText(text, Qt.TextElideMode.ElideRight, max(width, 1.0))
+
+
+# -- overlay colours, quantized so far-away boxes can be batched per colour --------------------
+_NO_OVERLAY = -1
+
+
+def _colour_keys(rgba: np.ndarray) -> np.ndarray:
+    q = (rgba[:, :3].astype(np.int64) >> 3)
+    keys = (q[:, 0] << 10) | (q[:, 1] << 5) | q[:, 2]
+    keys[rgba[:, 3] == 0] = _NO_OVERLAY
+    return keys
+
+
+def _key_colour(key: int, overlay: bool) -> QBrush:
+    if not overlay:
+        return QBrush(style.category_colour(key, far=True))
+    if key == _NO_OVERLAY:
+        return QBrush(QColor("#d5d9de"))
+    return QBrush(QColor(((key >> 10) & 31) << 3 | 4, ((key >> 5) & 31) << 3 | 4, (key & 31) << 3 | 4))

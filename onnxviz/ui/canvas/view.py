@@ -1,0 +1,290 @@
+"""The widget that shows a Drawable: zoom, pan, hit-testing and painting from arrays."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QKeyEvent,
+    QLinearGradient,
+    QMouseEvent,
+    QNativeGestureEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QWidget
+
+from onnxviz.ui.canvas import style
+from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
+
+MIN_SCALE, MAX_SCALE = 1e-4, 8.0
+FIT_MARGIN = 24.0
+HOME_SCALE = 0.8  # opening zoom when the whole graph would be too small to read
+CLICK_SLOP = 4  # pixels the mouse may move for a press/release to count as a click
+
+
+class GraphView(QWidget):
+    """Draws a :class:`Drawable` under a scale + centre transform; emits what the user clicks."""
+
+    box_clicked = Signal(int)
+    edge_clicked = Signal(int)
+    empty_clicked = Signal()
+    box_double_clicked = Signal(int)
+    frame_toggled = Signal(int)        # row of an expanded group frame whose '-' was clicked
+    box_toggled = Signal(int)          # collapsed GROUP box whose '+' was clicked
+    step_requested = Signal(str)       # "up" / "down" / "left" / "right"
+    view_changed = Signal()
+    painted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.drawable: Drawable | None = None
+        self.options = PaintOptions()
+        self.legend: tuple[str, float, float, np.ndarray] | None = None  # title, min, max, (k, 4) colours
+        self.scale = 1.0
+        self.center = QPointF(0, 0)
+        self._painter = ScenePainter()
+        self._press: QPoint | None = None
+        self._press_center = QPointF()
+        self._dragging = False
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMouseTracking(False)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
+        self.grabGesture(Qt.GestureType.PinchGesture)
+        self.setMinimumSize(200, 150)
+
+    # -- transform -----------------------------------------------------------------------
+    def set_drawable(self, drawable: Drawable | None, keep_view: bool = False) -> None:
+        self.drawable = drawable
+        if not keep_view:
+            self.home()
+        self.update()
+        self.view_changed.emit()
+
+    def home(self) -> None:
+        """The opening view: everything if that is legible, else the top of the graph at a readable zoom."""
+        self.fit()
+        if self.drawable is None or self.scale >= HOME_SCALE:
+            return
+        x, y, w, _ = self.drawable.bounds
+        self.scale = HOME_SCALE
+        half_w, half_h = self.width() / 2 / self.scale, self.height() / 2 / self.scale
+        inputs = self.drawable.x0[self.drawable.scene.box_kind == 1]
+        cx = x + w / 2 if w <= 2 * half_w or not len(inputs) else float(inputs.min()) + half_w - FIT_MARGIN
+        self.center = QPointF(cx, y - FIT_MARGIN / self.scale + half_h)
+        self.update()
+        self.view_changed.emit()
+
+    def map_to_scene(self, pos: QPointF) -> QPointF:
+        return QPointF(self.center.x() + (pos.x() - self.width() / 2) / self.scale,
+                       self.center.y() + (pos.y() - self.height() / 2) / self.scale)
+
+    def map_from_scene(self, pos: QPointF) -> QPointF:
+        return QPointF((pos.x() - self.center.x()) * self.scale + self.width() / 2,
+                       (pos.y() - self.center.y()) * self.scale + self.height() / 2)
+
+    def visible_scene_rect(self) -> QRectF:
+        w, h = self.width() / self.scale, self.height() / self.scale
+        return QRectF(self.center.x() - w / 2, self.center.y() - h / 2, w, h)
+
+    def fit(self) -> None:
+        """Show the whole graph (never magnified beyond 1:1)."""
+        if self.drawable is None or self.drawable.scene.n_boxes == 0:
+            self.scale, self.center = 1.0, QPointF(0, 0)
+        else:
+            self.fit_rect(QRectF(*self.drawable.bounds), max_scale=1.0)
+        self.update()
+        self.view_changed.emit()
+
+    def fit_rect(self, rect: QRectF, max_scale: float = MAX_SCALE) -> None:
+        sx = max(self.width() - 2 * FIT_MARGIN, 10) / max(rect.width(), 1.0)
+        sy = max(self.height() - 2 * FIT_MARGIN, 10) / max(rect.height(), 1.0)
+        self.scale = float(np.clip(min(sx, sy, max_scale), MIN_SCALE, MAX_SCALE))
+        self.center = rect.center()
+
+    def set_scale(self, scale: float, anchor: QPointF | None = None) -> None:
+        """Zoom to ``scale``, keeping the scene point under ``anchor`` (widget coordinates) in place."""
+        anchor = anchor if anchor is not None else QPointF(self.width() / 2, self.height() / 2)
+        fixed = self.map_to_scene(anchor)
+        self.scale = float(np.clip(scale, MIN_SCALE, MAX_SCALE))
+        self.center = QPointF(fixed.x() - (anchor.x() - self.width() / 2) / self.scale,
+                              fixed.y() - (anchor.y() - self.height() / 2) / self.scale)
+        self.update()
+        self.view_changed.emit()
+
+    def zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        self.set_scale(self.scale * factor, anchor)
+
+    def center_on(self, point: QPointF) -> None:
+        self.center = QPointF(point)
+        self.update()
+        self.view_changed.emit()
+
+    def ensure_visible(self, rect: QRectF, min_scale: float = style.TEXT_SCALE) -> None:
+        """Bring ``rect`` into view, zooming in far enough to read it if needed."""
+        if self.scale < min_scale:
+            self.scale = min_scale
+        if not self.visible_scene_rect().adjusted(20, 20, -20, -20).contains(rect):
+            self.center = rect.center()
+        self.update()
+        self.view_changed.emit()
+
+    # -- painting ------------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        p = QPainter(self)
+        p.fillRect(self.rect(), style.BACKGROUND)
+        if self.drawable is not None:
+            p.save()
+            p.translate(self.width() / 2, self.height() / 2)
+            p.scale(self.scale, self.scale)
+            p.translate(-self.center.x(), -self.center.y())
+            self._painter.paint(p, self.drawable, self.visible_scene_rect(), self.scale, self.options)
+            p.restore()
+        if self.legend is not None:
+            paint_legend(p, QRectF(12, 12, 220, 48), *self.legend)
+        p.end()
+        self.painted.emit()
+
+    # -- mouse -----------------------------------------------------------------------------
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        delta = event.angleDelta().y() or event.angleDelta().x()
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and not event.pixelDelta().isNull():
+            self._pan_pixels(QPointF(event.pixelDelta()))
+        elif delta:
+            self.zoom_by(math.pow(1.0015, delta), event.position())
+        event.accept()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.NativeGesture and isinstance(event, QNativeGestureEvent):
+            if event.gestureType() == Qt.NativeGestureType.ZoomNativeGesture:
+                self.zoom_by(1.0 + event.value(), event.position())
+                return True
+        if event.type() == QEvent.Type.Gesture:
+            pinch = event.gesture(Qt.GestureType.PinchGesture)  # type: ignore[attr-defined]
+            if pinch is not None:
+                self.zoom_by(pinch.scaleFactor(), self.mapFromGlobal(pinch.centerPoint().toPoint()).toPointF())
+                return True
+        return super().event(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.MiddleButton):
+            self._press = event.position().toPoint()
+            self._press_center = QPointF(self.center)
+            self._dragging = False
+        self.setFocus()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._press is None:
+            return
+        moved = event.position().toPoint() - self._press
+        if not self._dragging and moved.manhattanLength() > CLICK_SLOP:
+            self._dragging = True
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+        if self._dragging:
+            self.center = QPointF(self._press_center.x() - moved.x() / self.scale,
+                                  self._press_center.y() - moved.y() / self.scale)
+            self.update()
+            self.view_changed.emit()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._press is not None and not self._dragging and event.button() == Qt.MouseButton.LeftButton:
+            self._click(self.map_to_scene(event.position()))
+        self._press = None
+        self._dragging = False
+        self.unsetCursor()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self.drawable is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        pos = self.map_to_scene(event.position())
+        box = self.drawable.box_at(pos.x(), pos.y())
+        if box >= 0:
+            self.box_double_clicked.emit(box)
+            return
+        frame = self.drawable.group_frame_at(pos.x(), pos.y())
+        if frame >= 0:
+            self.frame_toggled.emit(frame)
+
+    def _click(self, pos: QPointF) -> None:
+        d = self.drawable
+        if d is None:
+            return
+        box = d.box_at(pos.x(), pos.y())
+        if box >= 0:
+            if toggle_rect(d, box=box).adjusted(-3, -3, 3, 3).contains(pos) and self._is_group(box):
+                self.box_toggled.emit(box)
+            else:
+                self.box_clicked.emit(box)
+            return
+        frame = d.group_frame_at(pos.x(), pos.y())
+        if frame >= 0 and toggle_rect(d, frame=frame).adjusted(-3, -3, 3, 3).contains(pos):
+            self.frame_toggled.emit(frame)
+            return
+        edge = d.edge_at(pos.x(), pos.y(), max(4.0 / self.scale, 2.0))
+        if edge >= 0:
+            self.edge_clicked.emit(edge)
+        else:
+            self.empty_clicked.emit()
+
+    def _is_group(self, box: int) -> bool:
+        from onnxviz.model.scene import BoxKind
+
+        return self.drawable is not None and int(self.drawable.scene.box_kind[box]) == BoxKind.GROUP
+
+    def _pan_pixels(self, delta: QPointF) -> None:
+        self.center = QPointF(self.center.x() - delta.x() / self.scale, self.center.y() - delta.y() / self.scale)
+        self.update()
+        self.view_changed.emit()
+
+    # -- keyboard --------------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        key = event.key()
+        steps = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left", Qt.Key.Key_Right: "right"}
+        if key in steps and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.step_requested.emit(steps[key])
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom_by(0.8)
+        elif key in steps:  # Ctrl+arrows pan
+            dx = {"left": -1, "right": 1}.get(steps[key], 0) * self.width() / 4
+            dy = {"up": -1, "down": 1}.get(steps[key], 0) * self.height() / 4
+            self._pan_pixels(QPointF(-dx, -dy))
+        else:
+            super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.view_changed.emit()
+
+
+def paint_legend(p: QPainter, rect: QRectF, title: str, vmin: float, vmax: float, colours: np.ndarray) -> None:
+    """A colour bar with its title and range, for overlays."""
+    p.save()
+    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    p.setPen(QPen(QColor("#c3c9d0"), 1))
+    p.setBrush(QColor(255, 255, 255, 235))
+    p.drawRoundedRect(rect, 6, 6)
+    p.setFont(style.font(11, bold=True))
+    p.setPen(style.TEXT)
+    inner = rect.adjusted(10, 4, -10, -4)
+    p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, title)
+    bar = QRectF(inner.x(), inner.y() + 18, inner.width(), 9)
+    gradient = QLinearGradient(bar.topLeft(), bar.topRight())
+    for k, c in enumerate(colours):
+        gradient.setColorAt(k / max(len(colours) - 1, 1), QColor(*[int(v) for v in c]))
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(gradient)
+    p.drawRect(bar)
+    p.setFont(style.font(10))
+    p.setPen(style.TEXT_DIM)
+    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignLeft, f"{vmin:.4g}")
+    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignRight, f"{vmax:.4g}")
+    p.restore()

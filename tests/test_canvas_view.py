@@ -1,0 +1,164 @@
+"""The graph view on a hand-made scene: painting, level of detail, zoom, pan, hit-testing, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.scene import BoxKind, BoxRef, Category, Scene
+from onnxviz.ui.canvas import style
+from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.export import export_image
+from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
+from onnxviz.ui.canvas.view import GraphView
+
+
+def chain_scene(n: int = 4, with_group: bool = True) -> Scene:
+    """input -> Conv -> Relu -> ... -> output, plus a collapsed group box beside the chain."""
+    kinds = [BoxKind.INPUT] + [BoxKind.OP] * n + [BoxKind.OUTPUT]
+    refs = [BoxRef(BoxKind.INPUT, value="x")] + [BoxRef(BoxKind.OP, node=i) for i in range(n)]
+    refs.append(BoxRef(BoxKind.OUTPUT, value="y"))
+    cats = [Category.TERMINAL] + [Category.CONV if i % 2 == 0 else Category.ACTIVATION for i in range(n)]
+    cats.append(Category.TERMINAL)
+    titles = ["x"] + ["Conv" if i % 2 == 0 else "Relu" for i in range(n)] + ["y"]
+    if with_group:
+        kinds.append(BoxKind.GROUP)
+        refs.append(BoxRef(BoxKind.GROUP, group="encoder"))
+        cats.append(Category.GROUP)
+        titles.append("encoder")
+    count = len(kinds)
+    ys = np.arange(count, dtype=np.float32) * 80
+    xs = np.zeros(count, np.float32)
+    if with_group:
+        xs[-1], ys[-1] = 200, 80
+    points, offsets = [], [0]
+    for i in range(n + 1):
+        points += [(60.0, ys[i] + 40), (60.0, ys[i + 1])]
+        offsets.append(len(points))
+    return Scene(
+        box_x=xs, box_y=ys, box_w=np.full(count, 120, np.float32), box_h=np.full(count, 40, np.float32),
+        box_kind=np.array(kinds, np.int8), box_category=np.array(cats, np.int8), box_title=titles,
+        box_name=[""] + [f"node{i}" for i in range(n)] + [""] * (count - n - 1),
+        box_lines=[[] for _ in range(count)], box_ref=refs,
+        edge_src=np.arange(n + 1, dtype=np.int32), edge_dst=np.arange(1, n + 2, dtype=np.int32),
+        edge_value=["x"] + [f"v{i}" for i in range(n)], edge_label=["1x3x8x8"] * (n + 1),
+        edge_inferred=np.array([False] + [True] * n), edge_offsets=np.array(offsets, np.int64),
+        edge_points=np.array(points, np.float32),
+    )
+
+
+def render(d: Drawable, scale: float, size: int = 400) -> QImage:
+    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(style.BACKGROUND)
+    p = QPainter(image)
+    p.scale(scale, scale)
+    ScenePainter().paint(p, d, QRectF(0, 0, size / scale, size / scale), scale, PaintOptions())
+    p.end()
+    return image
+
+
+def colours(image: QImage) -> set[int]:
+    ptr = image.constBits()
+    arr = np.frombuffer(ptr, np.uint32, image.width() * image.height())
+    return set(np.unique(arr).tolist())
+
+
+def test_drawable_segments_and_hit_testing(qapp: object) -> None:
+    d = Drawable(chain_scene(3))
+    assert d.seg.shape == (4, 4)          # one segment per two-point edge
+    assert d.box_at(60, 100) == 1         # inside the first op box
+    assert d.box_at(500, 500) == -1
+    assert d.edge_at(60, 60, 3.0) == 0    # between the input and the first op
+    assert d.node_box == {0: 1, 1: 2, 2: 3}
+    assert d.group_box == {"encoder": 5}
+    producers, consumers = d.neighbours(2)
+    assert producers.tolist() == [1] and consumers.tolist() == [3]
+
+
+def test_level_of_detail_far_boxes_are_flat_close_ones_have_text(qapp: object) -> None:
+    d = Drawable(chain_scene(3))
+    far = render(d, 0.2)
+    # far away: only the flat category colours, the edge colour and the background (no text antialiasing)
+    assert len(colours(far)) <= 8
+    assert QColor(far.pixel(int(60 * 0.2), int(100 * 0.2))) == style.category_colour(Category.CONV, far=True)
+    close = render(d, 1.0)
+    assert len(colours(close)) > 30         # antialiased text and rounded corners
+
+
+def test_wheel_zooms_around_the_cursor(qtbot: QtBot) -> None:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    view.set_drawable(Drawable(chain_scene()))
+    anchor = QPointF(150, 120)
+    before = view.map_to_scene(anchor)
+    scale = view.scale
+    qtbot.wait(1)
+    from PySide6.QtGui import QWheelEvent
+
+    event = QWheelEvent(anchor, view.mapToGlobal(anchor), QPoint(0, 0), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    view.wheelEvent(event)
+    assert view.scale > scale * 1.3
+    after = view.map_to_scene(anchor)
+    assert abs(after.x() - before.x()) < 1e-3 and abs(after.y() - before.y()) < 1e-3
+
+
+def test_fit_shows_everything_and_drag_pans(qtbot: QtBot) -> None:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(300, 300)
+    view.show()
+    d = Drawable(chain_scene(8))
+    view.set_drawable(d)
+    assert view.visible_scene_rect().contains(QRectF(*d.bounds))
+    center = QPointF(view.center)
+    qtbot.mousePress(view, Qt.MouseButton.LeftButton, pos=QPoint(150, 150))
+    qtbot.mouseMove(view, QPoint(170, 190))
+    qtbot.mouseRelease(view, Qt.MouseButton.LeftButton, pos=QPoint(170, 190))
+    assert view.center.y() < center.y() and view.center.x() < center.x()
+
+
+def test_click_box_edge_and_empty_space(qtbot: QtBot) -> None:
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(400, 700)
+    view.show()
+    view.set_drawable(Drawable(chain_scene(3)))
+    view.set_scale(1.0)
+    view.center_on(QPointF(100, 200))
+    box_pos = view.map_from_scene(QPointF(60, 100)).toPoint()
+    with qtbot.waitSignal(view.box_clicked) as hit:
+        qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=box_pos)
+    assert hit.args == [1]
+    edge_pos = view.map_from_scene(QPointF(60, 60)).toPoint()
+    with qtbot.waitSignal(view.edge_clicked) as hit:
+        qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=edge_pos)
+    assert hit.args == [0]
+    with qtbot.waitSignal(view.empty_clicked):
+        qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=view.map_from_scene(QPointF(350, 300)).toPoint())
+    plus = view.map_from_scene(QPointF(200 + 120 - 14, 80 + 12)).toPoint()
+    with qtbot.waitSignal(view.box_toggled) as hit:
+        qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=plus)
+    assert hit.args == [5]
+
+
+def test_export_png_and_svg(tmp_path: Path, qtbot: QtBot) -> None:
+    d = Drawable(chain_scene())
+    png = export_image(d, tmp_path / "g.png")
+    image = QImage(str(png))
+    assert image.width() > 120 and image.height() > 400
+    assert len(colours(image.convertToFormat(QImage.Format.Format_ARGB32))) > 20
+    svg = export_image(d, tmp_path / "g.svg").read_text()
+    assert "<svg" in svg and "Conv" in svg and "encoder" in svg
+    with pytest.raises(OnnxvizError, match="cannot write"):
+        export_image(d, tmp_path / "g.xyz")
+    with pytest.raises(OnnxvizError, match="does not exist"):
+        export_image(d, tmp_path / "missing" / "g.png")
