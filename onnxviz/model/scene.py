@@ -92,6 +92,9 @@ class Scene:
     group_path: list[str] = field(default_factory=list)
     group_rect: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))  # x, y, w, h
     group_depth: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
+    # node position -> row of the box showing it (its collapsed group's box if hidden), -1 if none;
+    # empty when the producer did not fill it
+    node_box: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def n_boxes(self) -> int:
@@ -122,6 +125,8 @@ class Scene:
 
     def box_of_node(self, node: int) -> int:
         """Row of the box that shows node ``node`` (its collapsed group's box if hidden), or -1."""
+        if len(self.node_box):
+            return int(self.node_box[node]) if 0 <= node < len(self.node_box) else -1
         for i, ref in enumerate(self.box_ref):
             if ref.kind == BoxKind.OP and ref.node == node:
                 return i

@@ -1,0 +1,335 @@
+"""The graph layout: a :class:`~onnxviz.model.scene.Scene` for one scope of a model.
+
+The scope is laid out level by level: the root holds top-level nodes,
+terminals and groups; each expanded group is a nested block laid out on its
+own (:mod:`onnxviz.model.layout_blocks`, :mod:`onnxviz.model.layout_layers`)
+and cached. Expanding or collapsing a group lays out only that group and then
+resizes it in place in each enclosing level, pushing what is beside and below
+it; the rest of the drawing does not move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from onnxviz.model.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
+from onnxviz.model.index import ModelIndex, shape_text
+from onnxviz.model.layout_blocks import (
+    UNIT_BLOCK,
+    UNIT_GROUP,
+    UNIT_IN,
+    UNIT_ITEM,
+    UNIT_OUT,
+    Block,
+)
+from onnxviz.model.layout_layers import DUMMY_W, layered_layout
+from onnxviz.model.layout_scene import compose_scene
+from onnxviz.model.layout_scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.scene import Category, Scene
+
+SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
+WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
+
+
+class GraphLayout:
+    """Lays out one scope; ``build`` runs in a worker thread, the rest is quick."""
+
+    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None) -> None:
+        self.index = index
+        self.scope = scope
+        self.graph: ScopeGraph = build_scope_graph(index, scope)
+        self.tree: GroupTree = build_groups(self.graph.item_names())
+        n = self.graph.n_items
+        self._item_anc = self.tree.item_ancestors(np.arange(n))
+        self._out_order, self._out_ptr = _csr(self.graph.e_src, n)
+        self._in_order, self._in_ptr = _csr(self.graph.e_dst, n)
+        self._scratch = np.full(n, -1, np.int64)
+        self._texts: dict[int, BoxText] = {}
+        self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
+        self._labels: dict[int, tuple[str, bool]] = {}
+        self._expanded: set[int] = self._initial_expanded(expanded)
+        self._sorted_expanded = np.array(sorted(self._expanded), np.int64)
+        self._scene = Scene(scope=scope)
+        self._progress: ProgressFn = no_progress
+        self._cancel: CancelToken | None = None
+        self._done_items = 0
+
+    # -- public API ------------------------------------------------------------------
+    @property
+    def scene(self) -> Scene:
+        return self._scene
+
+    @property
+    def expanded(self) -> frozenset[str]:
+        return frozenset(self.tree.paths[g] for g in self._expanded)
+
+    def build(self, progress: ProgressFn = no_progress, cancel: CancelToken | None = None) -> Scene:
+        self._progress, self._cancel, self._done_items = progress, cancel, 0
+        try:
+            progress(0.0, "Laying out the graph")
+            self._block(-1)
+            progress(0.95, "Routing edges")
+            self._scene = compose_scene(self)
+            progress(1.0, "Layout done")
+        finally:
+            self._progress, self._cancel = no_progress, None
+        return self._scene
+
+    def expand(self, group: str) -> Scene:
+        g = self.tree.id_of.get(group)
+        if g is not None and g not in self._expanded:
+            self._toggle(g, True)
+            self._scene = compose_scene(self)
+        return self._scene
+
+    def collapse(self, group: str) -> Scene:
+        g = self.tree.id_of.get(group)
+        if g is not None and g in self._expanded:
+            self._toggle(g, False)
+            self._scene = compose_scene(self)
+        return self._scene
+
+    def reveal(self, node: int) -> Scene:
+        """Expand every group around ``node`` so it has its own box."""
+        changed = False
+        for g in self.tree.chain(self._group_id_of(node)):
+            if g not in self._expanded:
+                self._toggle(g, True)
+                changed = True
+        if changed:
+            self._scene = compose_scene(self)
+        return self._scene
+
+    def group_of(self, node: int) -> str:
+        g = self._group_id_of(node)
+        return self.tree.paths[g] if g >= 0 else ""
+
+    def relabel(self) -> Scene:
+        """Recompute only the edge labels (after inference filled ``index.inferred``)."""
+        self._labels.clear()
+        scene = self._scene
+        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+        scene.edge_label = [t for t, _ in labels]
+        scene.edge_inferred = np.array([inf for _, inf in labels], bool)
+        return scene
+
+    # -- helpers used by the scene composer ---------------------------------------------
+    def item_text(self, item: int) -> BoxText:
+        text = self._texts.get(item)
+        if text is None:
+            text = self._texts[item] = item_text(self.graph, item)
+        return text
+
+    def group_text(self, g: int) -> BoxText:
+        count = int(self.tree.count[g])
+        return BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"], Category.GROUP)
+
+    def edge_label(self, vid: int) -> tuple[str, bool]:
+        label = self._labels.get(vid)
+        if label is None:
+            t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
+            label = self._labels[vid] = (shape_text(t), bool(inferred and t is not None))
+        return label
+
+    def value_id(self, name: str) -> int:
+        if not hasattr(self, "_value_ids"):
+            self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
+        return self._value_ids.get(name, -1)
+
+    def block_of(self, g: int) -> Block:
+        return self._block(g)
+
+    def visible_codes(self) -> np.ndarray:
+        """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""
+        n = self.graph.n_items
+        anc = self._item_anc
+        expanded = np.zeros(self.tree.n_groups + 1, bool)
+        expanded[-1] = True
+        if self._expanded:
+            expanded[self._sorted_expanded] = True
+        hidden = (anc >= 0) & ~expanded[anc]
+        first = hidden.argmax(axis=1)
+        rows = np.arange(n)
+        return np.where(hidden.any(axis=1), n + anc[rows, first], rows)
+
+    def home_of(self, code: int) -> int:
+        """Group whose level holds the unit ``code`` (-1 for the root)."""
+        n = self.graph.n_items
+        if code >= n:
+            return int(self.tree.parent[code - n])
+        return int(self.tree.item_group[code])
+
+    # -- expansion ---------------------------------------------------------------------
+    def _initial_expanded(self, expanded: Iterable[str] | None) -> set[int]:
+        tree = self.tree
+        if expanded is not None:
+            return {tree.id_of[p] for p in expanded if p in tree.id_of}
+        nodes = sum(1 for n in self.graph.item_node if n >= 0)
+        if nodes <= SMALL_SCOPE:
+            return set(range(tree.n_groups))
+        return {g for g in range(tree.n_groups) if tree.count[g] > WRAPPER_SHARE * nodes}
+
+    def _set_expanded(self, ids: set[int]) -> None:
+        self._expanded = ids
+        self._sorted_expanded = np.array(sorted(ids), np.int64)
+
+    def _toggle(self, g: int, expand: bool) -> None:
+        chain = self.tree.chain(int(self.tree.parent[g])) if g >= 0 else []
+        old_keys = {a: self._key(a) for a in [-1, *chain]}
+        if any((a, k) not in self._blocks for a, k in old_keys.items()):
+            self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
+            return  # nothing laid out yet: the next build lays out from scratch
+        self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
+        child = g
+        for level in [*reversed(chain), -1]:
+            key = (level, self._key(level))
+            if key not in self._blocks:
+                old = self._blocks[(level, old_keys[level])]
+                row = old.row_of[self.graph.n_items + child]
+                if child in self._expanded:
+                    sub = self._block(child)
+                    w, h, kind = sub.width, sub.height, UNIT_BLOCK
+                else:
+                    w, h = self.group_text(child).size()
+                    kind = UNIT_GROUP
+                self._blocks[key] = old.resized(row, w, h, kind)
+            child = level
+
+    def _group_id_of(self, node: int) -> int:
+        if not 0 <= node < len(self.graph.node_item):
+            return -1
+        item = int(self.graph.node_item[node])
+        if item >= 0:
+            return int(self.tree.item_group[item])
+        path = group_path_of(self.graph.graph.nodes[node].name)
+        while path and path not in self.tree.id_of:
+            path = path.rpartition("/")[0]
+        return self.tree.id_of.get(path, -1)
+
+    def _key(self, g: int) -> tuple[int, ...]:
+        ids = self._sorted_expanded
+        if g < 0:
+            return tuple(ids.tolist())
+        lo = int(np.searchsorted(ids, g + 1))
+        hi = int(np.searchsorted(ids, self.tree.end[g]))
+        return tuple(ids[lo:hi].tolist())
+
+    # -- laying out one level -------------------------------------------------------------
+    def _block(self, g: int) -> Block:
+        key = (g, self._key(g))
+        block = self._blocks.get(key)
+        if block is None:
+            block = self._blocks[key] = self._lay_out_level(g)
+        return block
+
+    def _lay_out_level(self, g: int) -> Block:
+        if self._cancel is not None:
+            self._cancel.check()
+        tree, sg = self.tree, self.graph
+        members = tree.members(g)
+        codes = self._unit_codes(g, members)
+        units = _first_by_priority(members, codes)
+        edges = self._incident_edges(members)
+        scratch = self._scratch
+        scratch[members] = codes  # temporarily: unit code per member
+        src_code = scratch[sg.e_src[edges]]
+        dst_code = scratch[sg.e_dst[edges]]
+        scratch[members] = -1
+        vals = sg.e_val[edges]
+        in_vals = np.unique(vals[src_code < 0])
+        out_vals = np.unique(vals[dst_code < 0])
+        n_in, n_units = len(in_vals), len(units)
+        row_of = {int(c): n_in + k for k, c in enumerate(units.tolist())}
+        in_port = {int(v): k for k, v in enumerate(in_vals.tolist())}
+        out_port = {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}
+        src_row = _rows(src_code, vals, row_of, in_port)
+        dst_row = _rows(dst_code, vals, row_of, out_port)
+        triples = np.unique(np.stack([src_row, dst_row, vals], 1), axis=0) if len(vals) else np.zeros((0, 3), np.int64)
+        triples = triples[triples[:, 0] != triples[:, 1]]
+        kind, ref, w, h = self._unit_table(units, in_vals, out_vals)
+        top = kind == UNIT_IN
+        bottom = kind == UNIT_OUT
+        lay = layered_layout(w, h, triples[:, 0], triples[:, 1], top, bottom, self._cancel)
+        edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
+        title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
+        self._report(g, members)
+        return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
+                     min_width=title_w).fit_frame()
+
+    def _report(self, g: int, members: np.ndarray) -> None:
+        self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))
+        total = max(1, self.graph.n_items)
+        self._progress(min(0.9, 0.9 * self._done_items / total), "Laying out the graph")
+
+    def _unit_codes(self, g: int, members: np.ndarray) -> np.ndarray:
+        col = int(self.tree.depth[g]) + 1 if g >= 0 else 0
+        if col >= MAX_DEPTH:
+            return members.copy()
+        child = self._item_anc[members, col]
+        return np.where(child >= 0, self.graph.n_items + child, members)
+
+    def _unit_table(self, units: np.ndarray, in_vals: np.ndarray,
+                    out_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = self.graph.n_items
+        kinds = [UNIT_IN] * len(in_vals)
+        refs = in_vals.tolist()
+        sizes = [(DUMMY_W, 0.0)] * len(in_vals)
+        for code in units.tolist():
+            if code < n:
+                kinds.append(UNIT_ITEM)
+                refs.append(code)
+                sizes.append(self.item_text(code).size())
+            elif code - n in self._expanded:
+                sub = self._block(code - n)
+                kinds.append(UNIT_BLOCK)
+                refs.append(code - n)
+                sizes.append((sub.width, sub.height))
+            else:
+                kinds.append(UNIT_GROUP)
+                refs.append(code - n)
+                sizes.append(self.group_text(code - n).size())
+        kinds += [UNIT_OUT] * len(out_vals)
+        refs += out_vals.tolist()
+        sizes += [(DUMMY_W, 0.0)] * len(out_vals)
+        size = np.array(sizes, float).reshape(-1, 2)
+        return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
+
+    def _incident_edges(self, members: np.ndarray) -> np.ndarray:
+        if len(members) == self.graph.n_items:
+            return np.arange(len(self.graph.e_src))
+        out = _gather(self._out_order, self._out_ptr, members)
+        inc = _gather(self._in_order, self._in_ptr, members)
+        return np.unique(np.concatenate([out, inc]))
+
+
+def _csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(keys, kind="stable")
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
+    return order, ptr
+
+
+def _gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
+    starts = ptr[items]
+    lens = ptr[items + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+    return order[offsets]
+
+
+def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Distinct unit codes ordered by their lowest member item (file order)."""
+    order = np.argsort(members, kind="stable")
+    by_item = codes[order]
+    uniq, first = np.unique(by_item, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def _rows(codes: np.ndarray, vals: np.ndarray, row_of: dict[int, int], ports: dict[int, int]) -> np.ndarray:
+    return np.array([row_of[c] if c >= 0 else ports[v] for c, v in zip(codes.tolist(), vals.tolist(), strict=True)],
+                    np.int64)

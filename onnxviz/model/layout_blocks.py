@@ -1,0 +1,90 @@
+"""One laid-out level: the direct contents of the scope root or of one expanded group.
+
+A level's units are its own nodes and terminals, its child groups (a box when
+collapsed, a nested block when expanded) and, for a group, one entry port per
+value coming in from outside (pinned to the top) and one exit port per value
+leaving (pinned to the bottom). Ports sit exactly on the frame's top and bottom
+edge, so an edge into a group is the parent level's route to the frame plus the
+group's own route from the port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from onnxviz.model.layout_layers import LevelLayout
+
+FRAME_PAD = 14.0     # frame border to contents, left/right/bottom
+FRAME_HEADER = 22.0  # frame top to contents (the group's title is drawn there)
+
+UNIT_ITEM = 0        # a node or terminal box
+UNIT_GROUP = 1       # a collapsed group box
+UNIT_BLOCK = 2       # an expanded group: a nested block
+UNIT_IN = 3          # entry port
+UNIT_OUT = 4         # exit port
+
+
+@dataclass
+class Block:
+    group: int                          # -1 for the scope root
+    kind: np.ndarray                    # UNIT_* per unit row
+    ref: np.ndarray                     # item id, group id or value id per unit row
+    lay: LevelLayout
+    row_of: dict[int, int]              # unit code (item id, or n_items + group id) -> row
+    in_port: dict[int, int]             # value id -> row
+    out_port: dict[int, int]
+    edge_of: dict[tuple[int, int, int], int]  # (src row, dst row, value id) -> level edge
+    edge_val: np.ndarray
+    width: float = 0.0                  # frame size
+    height: float = 0.0
+    pad_x: float = 0.0                  # frame corner to the layout's (0, 0)
+    pad_top: float = 0.0
+    min_width: float = 0.0              # room for the frame's title
+
+    def fit_frame(self) -> Block:
+        cw, ch = self.lay.size()
+        if self.group < 0:
+            self.width, self.height, self.pad_x, self.pad_top = cw, ch, 0.0, 0.0
+            return self
+        self.width = max(cw + 2 * FRAME_PAD, self.min_width)
+        self.pad_x = (self.width - cw) / 2
+        self.pad_top = FRAME_HEADER
+        self.height = ch + FRAME_HEADER + FRAME_PAD
+        return self
+
+    def port_dx(self, row: int) -> float:
+        """Port's x offset from the frame's centre."""
+        lay = self.lay
+        return float(self.pad_x + lay.x[row] + lay.w[row] / 2 - self.width / 2)
+
+    def resized(self, row: int, w1: float, h1: float, kind: int) -> Block:
+        """A copy where unit ``row`` has size (w1, h1); growth pushes the others aside and down.
+
+        Units right of the unit's centre move right by half the extra width,
+        units left of it move left, units below move down by the extra height;
+        nothing else changes, so the rest keeps its relative positions. A unit
+        that shrinks stays centred where it was and nothing moves.
+        """
+        lay = self.lay
+        x, y, w, h = lay.x.copy(), lay.y.copy(), lay.w.copy(), lay.h.copy()
+        top, bottom = lay.band_top.copy(), lay.band_bottom.copy()
+        cx = x[row] + w[row] / 2
+        old_bottom = y[row] + h[row]
+        dw, dh = w1 - w[row], h1 - h[row]
+        eps = 1e-6
+        if dw > 0:
+            centres = x + w / 2
+            x[centres > cx + eps] += dw / 2
+            x[centres < cx - eps] -= dw / 2
+        if dh > 0:
+            y[y >= old_bottom - eps] += dh
+            top[top >= old_bottom - eps] += dh
+            bottom[bottom >= old_bottom - eps] += dh
+        x[row], w[row], h[row], y[row] = cx - w1 / 2, w1, h1, lay.y[row]
+        x -= x.min()
+        kinds = self.kind.copy()
+        kinds[row] = kind
+        new_lay = replace(lay, x=x, y=y, w=w, h=h, band_top=top, band_bottom=bottom)
+        return replace(self, kind=kinds, lay=new_lay).fit_frame()

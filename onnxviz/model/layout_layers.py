@@ -1,0 +1,346 @@
+"""Layered (Sugiyama-style) placement of one level of boxes: the core of the layout.
+
+Steps: break cycles (reverse back edges of a priority-ordered topological
+sort), longest-path layering with side computations pulled down next to their
+consumers, one dummy unit per layer crossed by a long edge (so long edges are
+routed in their own slot, never through boxes), barycenter ordering sweeps,
+then x placement: each unit wants to sit under the median of its neighbours
+(a real node wins over a dummy, so the main path stays straight and residual
+edges run beside it) and a weighted isotonic regression (pool adjacent
+violators) keeps each layer in order with actual box widths as separation.
+
+Every loop is bounded; cycles, self loops and isolated units are fine.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from onnxviz.model.progress import CancelToken
+
+BOX_GAP = 24.0      # horizontal space between two boxes
+DUMMY_GAP = 12.0    # between an edge slot and anything
+DUMMY_W = 2.0
+LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
+DUMMY_WEIGHT = 0.02 # dummies give way to boxes
+FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
+
+
+@dataclass
+class LevelLayout:
+    """Positions of one level's units (first ``n_units`` rows) and edge slots (dummy rows after)."""
+
+    n_units: int
+    x: np.ndarray           # left
+    y: np.ndarray           # top
+    w: np.ndarray
+    h: np.ndarray
+    layer: np.ndarray
+    band_top: np.ndarray    # per layer
+    band_bottom: np.ndarray
+    edge_src: np.ndarray    # unit rows
+    edge_dst: np.ndarray
+    edge_chain: list[list[int]]   # dummy rows from the upper end to the lower end
+    edge_reversed: np.ndarray     # True: a back edge of a cycle, routed upwards
+
+    def polyline(self, e: int, src_dx: float = 0.0, dst_dx: float = 0.0) -> list[tuple[float, float]]:
+        """Route of edge ``e`` from the source's bottom to the target's top (local coordinates)."""
+        s, t = int(self.edge_src[e]), int(self.edge_dst[e])
+        x, y, w, h, layer = self.x, self.y, self.w, self.h, self.layer
+        sx = float(x[s] + w[s] / 2 + src_dx)
+        tx = float(x[t] + w[t] / 2 + dst_dx)
+        pts = [(sx, float(y[s] + h[s]))]
+        chain = self.edge_chain[e]
+        if self.edge_reversed[e]:
+            for d in reversed(chain):
+                cx = float(x[d] + w[d] / 2)
+                pts += [(cx, float(self.band_bottom[layer[d]])), (cx, float(self.band_top[layer[d]]))]
+            pts.append((tx, float(y[t])))
+            return pts
+        bottom = float(self.band_bottom[layer[s]])
+        if bottom > pts[0][1] and (chain or layer[t] > layer[s]):
+            pts.append((sx, bottom))
+        for d in chain:
+            cx = float(x[d] + w[d] / 2)
+            pts += [(cx, float(self.band_top[layer[d]])), (cx, float(self.band_bottom[layer[d]]))]
+        pts.append((tx, float(y[t])))
+        return pts
+
+    def size(self) -> tuple[float, float]:
+        if len(self.x) == 0:
+            return (0.0, 0.0)
+        return (float((self.x + self.w).max()), float((self.y + self.h).max()))
+
+
+def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                   top: np.ndarray | None = None, bottom: np.ndarray | None = None,
+                   cancel: CancelToken | None = None) -> LevelLayout:
+    """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
+
+    ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
+    (a group's entry and exit ports). Coordinates start at (0, 0).
+    """
+    n = len(w)
+    top = np.zeros(n, bool) if top is None else top
+    bottom = np.zeros(n, bool) if bottom is None else bottom
+    src = np.asarray(src, np.int64)
+    dst = np.asarray(dst, np.int64)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    order_pos = _topological_positions(n, src, dst, top)
+    reversed_ = order_pos[src] > order_pos[dst]
+    up = np.where(reversed_, dst, src)
+    down = np.where(reversed_, src, dst)
+    pairs = np.unique(np.stack([up, down], 1), axis=0) if len(up) else np.zeros((0, 2), np.int64)
+    layer = _layers(n, pairs, order_pos, top, bottom)
+    if cancel is not None:
+        cancel.check()
+    graph = _Slots(n, layer, w, h, pairs, up, down)
+    graph.order_layers(iterations=2 if graph.size < 20000 else 1)
+    if cancel is not None:
+        cancel.check()
+    graph.place_x(iterations=2 if graph.size < 20000 else 1)
+    return graph.result(src, dst, reversed_)
+
+
+def _topological_positions(n: int, src: np.ndarray, dst: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Position of each unit in a topological order preferring low rows; cycles are cut at the lowest row."""
+    if len(src) == 0 or bool(np.all((src < dst) | top[src])) and not bool(top[dst].any()):
+        return np.argsort(np.argsort(~top, kind="stable"), kind="stable")
+    indeg = np.zeros(n, np.int64)
+    np.add.at(indeg, dst, 1)
+    succ = _adjacency(n, src, dst)
+    heap = [i for i in range(n) if indeg[i] == 0 or top[i]]
+    heapq.heapify(heap)
+    placed = np.zeros(n, bool)
+    pos = np.zeros(n, np.int64)
+    next_free = 0
+    count = 0
+    while count < n:
+        if not heap:  # a cycle: release the lowest unplaced row
+            while placed[next_free]:
+                next_free += 1
+            heap.append(next_free)
+        i = heapq.heappop(heap)
+        if placed[i]:
+            continue
+        placed[i] = True
+        pos[i] = count
+        count += 1
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0 and not placed[j]:
+                heapq.heappush(heap, j)
+    return pos
+
+
+def _adjacency(n: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
+    adj: list[list[int]] = [[] for _ in range(n)]
+    for i, j in zip(a.tolist(), b.tolist(), strict=True):
+        adj[i].append(j)
+    return adj
+
+
+def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
+            bottom: np.ndarray) -> np.ndarray:
+    """Longest-path layers; sources and thin side chains sink next to their first consumer."""
+    order = np.argsort(order_pos).tolist()
+    preds = _adjacency(n, pairs[:, 1], pairs[:, 0])
+    succs = _adjacency(n, pairs[:, 0], pairs[:, 1])
+    base = 1 if bool(top.any()) else 0
+    layer = [0] * n
+    top_l = top.tolist()
+    bottom_l = bottom.tolist()
+    for v in order:
+        if top_l[v]:
+            continue
+        layer[v] = max([layer[u] + 1 for u in preds[v]], default=base)
+        if layer[v] < base:
+            layer[v] = base
+    for v in reversed(order):
+        if top_l[v] or bottom_l[v] or not succs[v] or len(preds[v]) > len(succs[v]):
+            continue
+        target = min(layer[s] for s in succs[v]) - 1
+        if target > layer[v]:
+            layer[v] = target
+    if bottom.any():
+        last = max([layer[v] for v in range(n) if not bottom_l[v]], default=base - 1) + 1
+        for v in np.flatnonzero(bottom).tolist():
+            layer[v] = max(last, base)
+    return np.array(layer, np.int64)
+
+
+class _Slots:
+    """Units plus one dummy per crossed layer, ordered within layers and placed in x."""
+
+    def __init__(self, n: int, layer: np.ndarray, w: np.ndarray, h: np.ndarray, pairs: np.ndarray,
+                 up: np.ndarray, down: np.ndarray) -> None:
+        self.n = n
+        self.layer: list[int] = layer.tolist()
+        self.w: list[float] = np.asarray(w, float).tolist()
+        self.h: list[float] = np.asarray(h, float).tolist()
+        self.rank: list[float] = [float(i) for i in range(n)]
+        self.dummy: list[bool] = [False] * n
+        self.preds: list[list[int]] = [[] for _ in range(n)]
+        self.succs: list[list[int]] = [[] for _ in range(n)]
+        self.chains: dict[tuple[int, int], list[int]] = {}
+        for a, b in pairs.tolist():
+            self._link(a, b)
+        self.size = len(self.layer)
+        n_layers = max(self.layer, default=-1) + 1
+        self.layers: list[list[int]] = [[] for _ in range(n_layers)]
+        for v in sorted(range(self.size), key=self.rank.__getitem__):
+            self.layers[self.layer[v]].append(v)
+        self.x: list[float] = [0.0] * self.size
+
+    def _link(self, a: int, b: int) -> None:
+        chain: list[int] = []
+        prev = a
+        for lay in range(self.layer[a] + 1, self.layer[b]):
+            d = len(self.layer)
+            self.layer.append(lay)
+            self.w.append(DUMMY_W)
+            self.h.append(0.0)
+            self.rank.append(self.rank[a] + 0.5)
+            self.dummy.append(True)
+            self.preds.append([prev])
+            self.succs.append([])
+            self.succs[prev].append(d)
+            chain.append(d)
+            prev = d
+        self.succs[prev].append(b)
+        self.preds[b].append(prev)
+        self.chains[(a, b)] = chain
+
+    # -- ordering -----------------------------------------------------------------------
+    def order_layers(self, iterations: int) -> None:
+        pos = [0.0] * self.size
+        for layer in self.layers:
+            for k, v in enumerate(layer):
+                pos[v] = float(k)
+        for _ in range(iterations):
+            for lay in range(1, len(self.layers)):
+                self._sort_layer(lay, self.preds, pos)
+            for lay in range(len(self.layers) - 2, -1, -1):
+                self._sort_layer(lay, self.succs, pos)
+        for lay in range(1, len(self.layers)):
+            self._sort_layer(lay, self.preds, pos)
+
+    def _sort_layer(self, lay: int, adj: list[list[int]], pos: list[float]) -> None:
+        layer = self.layers[lay]
+        if len(layer) < 2:
+            return
+        keys = []
+        for v in layer:
+            nb = adj[v]
+            keys.append((sum(pos[u] for u in nb) / len(nb) if nb else pos[v], pos[v]))
+        order = sorted(range(len(layer)), key=keys.__getitem__)
+        new = [layer[k] for k in order]
+        self.layers[lay] = new
+        for k, v in enumerate(new):
+            pos[v] = float(k)
+
+    # -- x placement -------------------------------------------------------------------
+    def place_x(self, iterations: int) -> None:
+        x = self.x
+        for layer in self.layers:
+            cur = 0.0
+            for k, v in enumerate(layer):
+                if k:
+                    cur += self._separation(layer[k - 1], v)
+                x[v] = cur
+            shift = cur / 2
+            for v in layer:
+                x[v] -= shift
+        for _ in range(iterations):
+            for lay in range(1, len(self.layers)):
+                self._place_layer(lay, self.preds)
+            for lay in range(len(self.layers) - 2, -1, -1):
+                self._place_layer(lay, self.succs)
+        for lay in range(1, len(self.layers)):
+            self._place_layer(lay, self.preds)
+
+    def _separation(self, a: int, b: int) -> float:
+        gap = DUMMY_GAP if self.dummy[a] or self.dummy[b] else BOX_GAP
+        return (self.w[a] + self.w[b]) / 2 + gap
+
+    def _place_layer(self, lay: int, adj: list[list[int]]) -> None:
+        layer = self.layers[lay]
+        x = self.x
+        targets: list[float] = []
+        weights: list[float] = []
+        offset = 0.0
+        for k, v in enumerate(layer):
+            if k:
+                offset += self._separation(layer[k - 1], v)
+            want, weight = self._wanted(v, adj[v])
+            targets.append(want - offset)
+            weights.append(weight)
+        fitted = _isotonic(targets, weights)
+        offset = 0.0
+        for k, v in enumerate(layer):
+            if k:
+                offset += self._separation(layer[k - 1], v)
+            x[v] = fitted[k] + offset
+
+    def _wanted(self, v: int, nb: list[int]) -> tuple[float, float]:
+        x = self.x
+        base = DUMMY_WEIGHT if self.dummy[v] else 1.0
+        if not nb:
+            return x[v], FREE_WEIGHT
+        if len(nb) == 1:
+            return x[nb[0]], base
+        real = [u for u in nb if not self.dummy[u]]
+        pick = real if real else nb
+        xs = sorted(x[u] for u in pick)
+        m = len(xs) // 2
+        return (xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2), base
+
+    # -- result -----------------------------------------------------------------------
+    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray) -> LevelLayout:
+        n_layers = len(self.layers)
+        heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
+        band_top = np.zeros(n_layers)
+        y = 0.0
+        for lay in range(n_layers):
+            band_top[lay] = y
+            y += heights[lay] + (LAYER_GAP if heights[lay] > 0 else LAYER_GAP * 0.6)
+        band_bottom = band_top + np.array(heights)
+        layer = np.array(self.layer, np.int64)
+        w = np.array(self.w)
+        xs = np.array(self.x) - w / 2
+        if len(xs):
+            xs -= xs.min()
+        ys = band_top[layer] if n_layers else np.zeros(0)
+        chains = []
+        for s, t, r in zip(src.tolist(), dst.tolist(), reversed_.tolist(), strict=True):
+            chains.append(self.chains.get((t, s) if r else (s, t), []))
+        return LevelLayout(
+            n_units=self.n, x=xs, y=np.asarray(ys, float), w=w, h=np.array(self.h), layer=layer,
+            band_top=band_top, band_bottom=band_bottom, edge_src=src, edge_dst=dst,
+            edge_chain=chains, edge_reversed=reversed_,
+        )
+
+
+def _isotonic(values: list[float], weights: list[float]) -> list[float]:
+    """Weighted least-squares non-decreasing fit (pool adjacent violators)."""
+    means: list[float] = []
+    wsum: list[float] = []
+    sizes: list[int] = []
+    for v, wt in zip(values, weights, strict=True):
+        means.append(v)
+        wsum.append(wt)
+        sizes.append(1)
+        while len(means) > 1 and means[-2] > means[-1]:
+            m2, w2, s2 = means.pop(), wsum.pop(), sizes.pop()
+            total = wsum[-1] + w2
+            means[-1] = (means[-1] * wsum[-1] + m2 * w2) / total
+            wsum[-1] = total
+            sizes[-1] += s2
+    out: list[float] = []
+    for m, s in zip(means, sizes, strict=True):
+        out.extend([m] * s)
+    return out
