@@ -130,10 +130,16 @@ class MainWindow(QMainWindow):
             app.quit()
 
         def when_ready() -> None:
-            QTimer.singleShot(200, grab)  # let the first paint of the view happen
+            QTimer.singleShot(0, grab)
 
         if path:
-            self.loading_finished.connect(when_ready)
+            canvas = getattr(self, "canvas", None)
+            if canvas is not None:  # the graph has been laid out and painted (or could not be)
+                canvas.scene_ready.connect(when_ready)
+                canvas.layout_failed.connect(lambda *_: when_ready())
+                self.loading_finished.connect(lambda: self.doc is None and when_ready())
+            else:
+                self.loading_finished.connect(when_ready)
             self.open_path(path)
         else:
             when_ready()
