@@ -311,6 +311,8 @@ HOSTILE_TENSORS = [
     Case("raw_and_typed", _write_model(_with_tensor(lambda t: t.float_data.extend([1.0] * 1024)), "both.onnx"),
          problem="sets both raw_data and float_data"),
     Case("invalid_utf8_name", _invalid_utf8, problem="not valid utf-8"),
+    Case("invalid_utf8_op_and_node", _write(valid_model().SerializeToString().replace(b"Relu", b"Re\xffu")
+                                            .replace(b"add", b"a\xfed"), "utf8op.onnx"), problem="not valid utf-8"),
     Case("bidi_name", _write_model(_renamed("a", "evil\u202etxt.exe"), "bidi.onnx"), problem=""),
     Case("long_name", _write_model(_renamed("a", "n" * 100_000), "long.onnx"), problem=""),
     Case("node_100k_inputs", _write_model(_many_inputs, "wide.onnx"), problem=""),

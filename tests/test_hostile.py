@@ -125,7 +125,12 @@ def test_invalid_utf8_name_is_flagged_and_model_still_serializes(cases: dict[str
     doc = Document.open(cases["invalid_utf8_name"][1])
     [problem] = [p for p in doc.problems if "utf-8" in p.message.lower()]
     assert problem.value == "host\\xffle"
-    assert doc.serialize() == cases["invalid_utf8_name"][1].read_bytes()
+    assert doc.model.graph.node[0].output[0] == "host\\xffle"  # every name downstream is a str
+    assert doc.serialize() == cases["invalid_utf8_name"][1].read_bytes()  # saved unedited: byte-identical
+    doc = Document.open(cases["invalid_utf8_op_and_node"][1])
+    assert doc.index.problems
+    assert [(n.name, n.op_type) for n in doc.model.graph.node] == [("a\\xfed", "Add"), ("relu", "Re\\xffu")]
+    assert any("unknown operator 're\\xffu'" in p.message.lower() for p in doc.problems)
 
 
 def test_node_with_100k_inputs_indexes(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
@@ -178,3 +183,15 @@ def test_external_data_never_reads_outside_the_model_folder(
     outside = [p for p in touched_paths if not any(Path(p).resolve().is_relative_to(r) for r in allowed)]
     assert str(path) in touched_paths  # the hook does see file opens
     assert outside == []
+
+
+@pytest.mark.parametrize("case", hostile.OPENS, ids=lambda c: c.name)
+def test_layout_terminates_on_every_scope_of_broken_models(
+        case: hostile.Case, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    from onnxviz.model.layout import GraphLayout
+
+    doc = Document.open(cases[case.name][1])
+    for scope, g in list(doc.index.graphs.items())[:40]:
+        scene = GraphLayout(doc.index, scope).build()
+        assert len(g.nodes) == 0 or scene.n_boxes > 0
+        assert all(isinstance(t, str) for t in scene.box_title + scene.box_name)

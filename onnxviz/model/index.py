@@ -70,6 +70,7 @@ class GraphIndex:
     unsorted: bool = False
     cyclic_nodes: list[int] = field(default_factory=list)
     attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
+    undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
 
     def defines(self, name: str) -> bool:
         """True if ``name`` is defined in this graph or an enclosing one."""
@@ -96,7 +97,23 @@ class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
     def __init__(self, model: onnx.ModelProto) -> None:
+        from onnxviz.model.model_checks import (
+            has_undecodable_names,
+            invalid_utf8_problems,
+            replace_invalid_utf8,
+        )
+
         self.model = model
+        self._build()
+        if any(has_undecodable_names(g) for g in self.graphs.values()):
+            # protobuf hands back names that are not UTF-8 as bytes, which nothing downstream expects:
+            # the one change the index makes to a model (the file's bytes are kept for saving)
+            renamed = replace_invalid_utf8(model)
+            self._build()
+            self._extra_problems += invalid_utf8_problems(renamed)
+
+    def _build(self) -> None:
+        model = self.model
         self.graphs: dict[str, GraphIndex] = {}
         self.inferred: dict[str, dict[str, TypeProto]] = {}
         self.functions: dict[tuple[str, str, str], FunctionProto] = {}
@@ -112,14 +129,9 @@ class ModelIndex:
         for key, fn in self.functions.items():
             self._index_function(key, fn)
         self._check_function_recursion()
-        self._check_model()
-
-    def _check_model(self) -> None:
-        from onnxviz.model.model_checks import model_problems, name_problems
+        from onnxviz.model.model_checks import model_problems
 
         self._extra_problems += model_problems(self)
-        for g in self.graphs.values():
-            self._extra_problems += name_problems(g)
 
     # -- queries ---------------------------------------------------------------------
     @property

@@ -11,6 +11,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.opschema import normalize_domain, schema_for
@@ -72,7 +74,9 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
     out: list[Problem] = []
     newest = newest_opsets()
     bad: dict[tuple[str, str], str] = {}
-    for domain, op_type in {(n.domain, n.op_type) for n in g.nodes}:
+    keys = {(n.domain, n.op_type) for n in g.nodes}
+    g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
+    for domain, op_type in keys:
         message = _op_problem(domain, op_type, imports, local_domains, index, newest)
         if message:
             bad[(domain, op_type)] = message
@@ -87,8 +91,6 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
 def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domains: set[str],
                 index: ModelIndex, newest: dict[str, int]) -> str:
     d = normalize_domain(domain)
-    if isinstance(domain, bytes) or isinstance(op_type, bytes):
-        return f"op_type or domain {op_type!r} / {domain!r} is not valid UTF-8"
     if any(k[0] == domain and k[1] == op_type for k in index.functions):
         return ""  # a model-local function
     if d not in imports:
@@ -249,13 +251,58 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
 
 # -- names --------------------------------------------------------------------------------
 
-def name_problems(g: GraphIndex) -> list[Problem]:
-    """Value names that protobuf handed back as bytes because they are not valid UTF-8."""
+def has_undecodable_names(g: GraphIndex) -> bool:
+    """True if protobuf handed back a value or node name as bytes (it is not valid UTF-8)."""
     try:
         "".join(g.producer)
         "".join(g.consumers)
-        return []  # every name is a str (the fast, common case)
+        "".join([n.name for n in g.nodes])
+        return g.undecodable_ops
+
     except TypeError:
-        bad = [n for n in (*g.producer, *g.consumers) if isinstance(n, bytes)]
-    return [Problem(Severity.ERROR, f"value name {n!r} is not valid UTF-8", scope=g.scope,
-                    value=n.decode("utf-8", "backslashreplace")) for n in dict.fromkeys(bad)]
+        return True
+
+
+def replace_invalid_utf8(message: Message) -> list[tuple[bytes, str]]:
+    """Replace every string field that is not valid UTF-8 by its escaped text; return (old, new) pairs."""
+    renamed: list[tuple[bytes, str]] = []
+    for fd in message.DESCRIPTOR.fields:
+        if fd.type == fd.TYPE_STRING:
+            _fix_strings(message, fd, renamed)
+        elif fd.type == fd.TYPE_MESSAGE:
+            if _is_repeated(fd):
+                for child in getattr(message, fd.name):
+                    renamed += replace_invalid_utf8(child)
+            elif message.HasField(fd.name):
+                renamed += replace_invalid_utf8(getattr(message, fd.name))
+    return renamed
+
+
+def _is_repeated(fd: FieldDescriptor) -> bool:
+    if hasattr(fd, "is_repeated"):
+        return bool(fd.is_repeated)
+    return bool(fd.label == fd.LABEL_REPEATED)  # protobuf before 5.x
+
+
+def _fix_strings(message: Message, fd: FieldDescriptor, renamed: list[tuple[bytes, str]]) -> None:
+    value = getattr(message, fd.name)
+    if _is_repeated(fd):
+        if any(isinstance(v, bytes) for v in value):
+            fixed = [_escaped(v, renamed) for v in value]
+            del value[:]
+            value.extend(fixed)
+    elif isinstance(value, bytes):
+        setattr(message, fd.name, _escaped(value, renamed))
+
+
+def _escaped(value: str | bytes, renamed: list[tuple[bytes, str]]) -> str:
+    if isinstance(value, str):
+        return value
+    text = value.decode("utf-8", "backslashreplace")
+    renamed.append((value, text))
+    return text
+
+
+def invalid_utf8_problems(renamed: list[tuple[bytes, str]]) -> list[Problem]:
+    return [Problem(Severity.ERROR, f"name {old!r} is not valid UTF-8; it is shown as '{new}'", value=new)
+            for old, new in dict(renamed).items()]
