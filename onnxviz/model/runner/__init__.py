@@ -31,29 +31,44 @@ from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
 from onnxviz.model.runner.worker import WorkerRun, run_in_worker
 
 __all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "MEASURES", "RunError", "RunOptions", "RunResult",
-           "ValueRecord", "WorkerRun", "check_runnable", "run_model"]
+           "ValueRecord", "WorkerRun", "check_runnable", "refusal", "run_model"]
 
 
 def check_runnable(model: onnx.ModelProto, index: ModelIndex | None = None) -> None:
     """Raise RunError naming the first structural error (undefined input, cycle, ...)."""
-    errors = [p for p in (index or ModelIndex(model)).problems if p.severity == Severity.ERROR]
-    if not errors:
-        if not model.graph.output:
-            raise RunError("the model cannot run: its graph has no outputs.")
-        return
-    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-    raise RunError(f"the model cannot run: {errors[0].message}{more}.")
+    reason = refusal(index or ModelIndex(model))
+    if reason:
+        raise RunError(reason)
 
 
-def run_model(model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
-              *, index: ModelIndex | None = None, base_dir: Path | None = None, out_dir: Path | None = None,
+def refusal(index: ModelIndex) -> str:
+    """Why the indexed model cannot run ('' when it can)."""
+    errors = [p for p in index.problems if p.severity == Severity.ERROR]
+    if errors:
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        return f"the model cannot run: {errors[0].message}{more}."
+    if not index.main.output_names:
+        return "the model cannot run: its graph has no outputs."
+    return ""
+
+
+def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
+              options: RunOptions = DEFAULT_OPTIONS, *, index: ModelIndex | None = None,
+              base_dir: Path | None = None, out_dir: Path | None = None,
               progress: ProgressFn = no_progress, token: CancelToken | None = None,
               on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
-    """Check, then run ``model`` (a ModelProto, or the path of a file) in a worker process."""
-    if isinstance(model, Path):
-        proto = onnx.load(str(model), load_external_data=False)
-        check_runnable(proto, index)
-    else:
-        check_runnable(model, index)
+    """Check, then run ``model`` (a ModelProto, its serialized bytes, or the path of a file)
+    in a worker process. ``index``, when given, is the model's index (saves building it)."""
+    if index is None:
+        if isinstance(model, Path):
+            proto = onnx.load(str(model), load_external_data=False)
+        elif isinstance(model, bytes):
+            proto = onnx.load_from_string(model)
+        else:
+            proto = model
+        index = ModelIndex(proto)
+    reason = refusal(index)
+    if reason:
+        raise RunError(reason)
     return run_in_worker(model, feeds, options, base_dir=base_dir, out_dir=out_dir, progress=progress,
                          token=token, on_start=on_start)

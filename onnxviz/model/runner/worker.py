@@ -82,7 +82,7 @@ def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
 class WorkerRun:
     """One run in one process: :meth:`start`, then :meth:`wait` (or :meth:`stop`)."""
 
-    def __init__(self, model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray],
+    def __init__(self, model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
                  options: RunOptions = DEFAULT_OPTIONS, base_dir: Path | None = None,
                  out_dir: Path | None = None) -> None:
         self.work_dir = Path(tempfile.mkdtemp(prefix="onnxviz-run-"))
@@ -92,7 +92,7 @@ class WorkerRun:
             model_path, base_dir = model, base_dir or model.parent
         else:
             model_path = self.work_dir / "model.onnx"
-            model_path.write_bytes(model.SerializeToString())
+            model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
         np.savez(feeds_path, **dict(feeds))
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options)
@@ -181,7 +181,7 @@ def _exit_text(process: mp.process.BaseProcess) -> str:
     return f"the runtime process ended unexpectedly (exit code {code}); your model is unchanged."
 
 
-def run_in_worker(model: onnx.ModelProto | Path, feeds: Mapping[str, np.ndarray],
+def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
                   options: RunOptions = DEFAULT_OPTIONS, *, base_dir: Path | None = None,
                   out_dir: Path | None = None, progress: ProgressFn = no_progress,
                   token: CancelToken | None = None,
