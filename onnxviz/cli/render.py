@@ -65,13 +65,13 @@ def lay_out(index: object, scope: str, expand_all: bool) -> object:
 
 
 def ensure_gui_app() -> object:
-    """The QGuiApplication fonts and painting need; offscreen when there is no display."""
-    from PySide6.QtGui import QGuiApplication
+    """The application fonts and painting need (a QApplication, so widgets may follow); offscreen without a display."""
+    from PySide6.QtWidgets import QApplication
 
-    app = QGuiApplication.instance()
+    app = QApplication.instance()
     if app is None:
         headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
         if headless:
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        app = QGuiApplication(sys.argv[:1])
+        app = QApplication(sys.argv[:1])
     return app

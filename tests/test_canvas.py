@@ -1,0 +1,207 @@
+"""The canvas in the main window on real models: selection both ways, search, groups, subgraphs, marks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import NODE_TESTS
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QImage
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.document import Change
+from onnxviz.model.scene import BoxKind
+from onnxviz.ui.canvas.canvas import GraphCanvas
+from onnxviz.ui.main_window import MainWindow
+
+TIMEOUT = 20000
+
+
+def open_window(qtbot: QtBot, path: Path) -> tuple[MainWindow, GraphCanvas]:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1200, 800)
+    window.show()
+    canvas: GraphCanvas = window.canvas  # type: ignore[attr-defined]
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        window.open_path(path)
+    return window, canvas
+
+
+def box_point(canvas: GraphCanvas, box: int) -> QPoint:
+    d = canvas.drawable
+    assert d is not None
+    x = float(d.x0[box] + d.scene.box_w[box] / 2)
+    y = float(d.y0[box] + min(10.0, d.scene.box_h[box] / 2))
+    return canvas.view.map_from_scene(QPointF(x, y)).toPoint()
+
+
+def show_box(canvas: GraphCanvas, box: int) -> QPoint:
+    d = canvas.drawable
+    assert d is not None
+    canvas.view.set_scale(1.0)
+    canvas.view.center_on(QPointF(float(d.x0[box] + d.scene.box_w[box] / 2), float(d.y0[box] + d.scene.box_h[box] / 2)))
+    return box_point(canvas, box)
+
+
+def op_box(canvas: GraphCanvas, op_type: str) -> int:
+    d = canvas.drawable
+    assert d is not None
+    return next(i for i, r in enumerate(d.scene.box_ref) if r.kind == BoxKind.OP and d.scene.box_title[i] == op_type)
+
+
+def test_click_selects_and_selection_is_followed(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    assert canvas.scope == "" and canvas.drawable is not None and canvas.drawable.scene.n_boxes > 10
+    doc = window.doc
+    assert doc is not None
+    box = op_box(canvas, "BatchNormalization")
+    qtbot.mouseClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, box))
+    node = canvas.drawable.scene.box_ref[box].node
+    assert doc.selection.state.node == node
+    assert canvas.view.options.selected_box == box and len(canvas.view.options.selected_edges) == 2
+    # another panel selects a node far away: the canvas highlights it and brings it into view
+    last = op_box(canvas, "Softmax")
+    doc.selection.select_node("", canvas.drawable.scene.box_ref[last].node)
+    assert canvas.view.options.selected_box == last
+    assert canvas.view.visible_scene_rect().contains(canvas._box_rect(last))
+    # empty space clears the selection
+    canvas.view.set_scale(1.0)
+    empty = canvas.view.map_from_scene(canvas.view.visible_scene_rect().topLeft()).toPoint() + QPoint(3, 3)
+    qtbot.mouseClick(canvas.view, Qt.MouseButton.LeftButton, pos=empty)
+    assert doc.selection.state.is_empty and canvas.view.options.selected_box == -1
+
+
+def test_keyboard_steps_to_producer_and_consumer(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None
+    relu = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Relu")
+    doc.selection.select_node("", relu)
+    canvas.view.setFocus()
+    qtbot.keyClick(canvas.view, Qt.Key.Key_Up)
+    assert doc.model.graph.node[doc.selection.state.node].op_type == "BatchNormalization"
+    qtbot.keyClick(canvas.view, Qt.Key.Key_Down)
+    qtbot.keyClick(canvas.view, Qt.Key.Key_Down)
+    assert doc.model.graph.node[doc.selection.state.node].op_type == "MaxPool"
+
+
+def test_fit_and_zoom_actions(qtbot: QtBot, example_path: Path) -> None:
+    _, canvas = open_window(qtbot, example_path)
+    assert not canvas.view.visible_scene_rect().contains(QRectF(*canvas.drawable.bounds))  # opens readable
+    canvas.actions_by_name["fit"].trigger()
+    assert canvas.view.visible_scene_rect().contains(QRectF(*canvas.drawable.bounds))
+    fitted = canvas.view.scale
+    canvas.actions_by_name["zoom_in"].trigger()
+    assert canvas.view.scale == pytest.approx(fitted * 1.25)
+    canvas.actions_by_name["actual"].trigger()
+    assert canvas.view.scale == 1.0
+
+
+def test_collapse_expand_and_search_reveals(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None and canvas.drawable is not None
+    assert "attn" in canvas.drawable.scene.group_path
+    before = canvas.drawable.scene.n_boxes
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.collapse_group("attn")
+    d = canvas.drawable
+    assert "attn" in d.group_box and d.scene.n_boxes < before
+    # a node inside the collapsed group maps onto the group's box (badges land there)
+    inside = next(i for i, n in enumerate(doc.model.graph.node) if n.name.startswith("/attn/") and n.op_type == "Softmax")
+    canvas.set_node_badges({("", inside): "error"})
+    assert canvas.view.options.badges == {d.group_box["attn"]: "error"}
+    # search finds it and jumping reveals it
+    canvas.open_search()
+    canvas.search_panel.field.setText("softmax")
+    canvas.search_panel.run()
+    hits = [h for h in canvas.search_panel.hits if h.node == inside]
+    assert hits, [h.text for h in canvas.search_panel.hits]
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.jump_to(hits[0])
+    assert inside in canvas.drawable.node_box and doc.selection.state.node == inside
+    assert canvas.view.options.badges == {canvas.drawable.node_box[inside]: "error"}
+    # double-clicking a collapsed group box expands it
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.collapse_group("head")
+    box = canvas.drawable.group_box["head"]
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, box))
+    assert "head" not in canvas.drawable.group_box and "head" in canvas.drawable.scene.group_path
+
+
+def test_regex_search_and_bad_pattern(qtbot: QtBot, example_path: Path) -> None:
+    _, canvas = open_window(qtbot, example_path)
+    panel = canvas.search_panel
+    panel.regex.setChecked(True)
+    panel.field.setText("^/stem/.*Conv$")
+    panel.run()
+    assert [h.what for h in panel.hits] == ["node"]
+    panel.field.setText("(")
+    panel.run()
+    assert panel.hits == [] and "invalid regular expression" in panel.status.text().lower()
+
+
+@pytest.mark.parametrize("folder", ["test_loop11", "test_if"])
+def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> None:
+    _, canvas = open_window(qtbot, NODE_TESTS / "node" / folder / "model.onnx")
+    holder = op_box(canvas, "Loop" if "loop" in folder else "If")
+    targets = canvas.subgraphs_of(canvas.drawable.scene.box_ref[holder].node)
+    assert targets
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT) as changed:
+        if len(targets) == 1:
+            qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, holder))
+        else:
+            canvas.enter_scope(targets[1][1])
+    assert changed.args == [targets[0][1] if len(targets) == 1 else targets[1][1]]
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
+    assert canvas.drawable.scene.scope == canvas.scope != ""
+    assert len(canvas.breadcrumb.buttons) == 2
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        qtbot.mouseClick(canvas.breadcrumb.buttons[0], Qt.MouseButton.LeftButton)
+    assert canvas.scope == "" and len(canvas.breadcrumb.buttons) == 1
+
+
+def test_selection_in_another_scope_switches_to_it(qtbot: QtBot) -> None:
+    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_if" / "model.onnx")
+    scope = next(s for s in window.doc.index.graphs if s)
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        window.doc.selection.select_node(scope, 0)
+    qtbot.waitUntil(lambda: canvas.view.options.selected_box >= 0, timeout=TIMEOUT)
+    assert canvas.scope == scope
+
+
+def test_overlay_badges_and_export(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    n = len(window.doc.model.graph.node)
+    values = {("", i): float(i) for i in range(n)}
+    canvas.set_overlay(values, "time (ms)", flagged=("", 3))
+    overlay = canvas.view.options.overlay
+    assert overlay is not None and canvas.view.legend is not None and canvas.view.legend[0] == "time (ms)"
+    first, last = canvas.drawable.node_box[0], canvas.drawable.node_box[n - 1]
+    assert overlay[first, 3] == 255 and not np.array_equal(overlay[first], overlay[last])
+    assert canvas.view.options.flagged_box == canvas.drawable.node_box[3]
+    canvas.set_node_badges({("", 1): "warning", ("", 2): "error"})
+    assert set(canvas.view.options.badges.values()) == {"warning", "error"}
+    png, svg = tmp_path / "g.png", tmp_path / "g.svg"
+    canvas.export_image(str(png))
+    canvas.export_image(str(svg))
+    image = QImage(str(png))
+    assert image.height() > 600 and "MaxPool" in svg.read_text()
+    canvas.clear_overlay()
+    assert canvas.view.options.overlay is None and canvas.view.legend is None
+
+
+def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    qtbot.waitUntil(lambda: bool(canvas.drawable.scene.edge_inferred.any()), timeout=TIMEOUT)
+    scale = canvas.view.scale
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        window.model_changed.emit(Change("Rename", "edit"))
+    assert canvas.view.scale == scale    # the view stays where it was
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        window.open_path(NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    assert canvas.scope == "" and "Loop" in canvas.drawable.scene.box_title
