@@ -60,6 +60,7 @@ class GroupTree:
     item_group: np.ndarray      # innermost group of each item, -1 for none
     order: np.ndarray           # items sorted by innermost group (members of a subtree are contiguous)
     id_of: dict[str, int]
+    sorted_keys: np.ndarray | None = None  # item_group[order], for member lookups
 
     @property
     def n_groups(self) -> int:
@@ -72,7 +73,9 @@ class GroupTree:
         """Items inside group ``g`` at any depth (``g == -1``: every item)."""
         if g < 0:
             return self.order
-        keys = self.item_group[self.order]
+        if self.sorted_keys is None:
+            self.sorted_keys = self.item_group[self.order]
+        keys = self.sorted_keys
         lo = int(np.searchsorted(keys, g, side="left"))
         hi = int(np.searchsorted(keys, self.end[g], side="left"))
         return self.order[lo:hi]

@@ -24,9 +24,10 @@ from onnxviz.model.layout_blocks import (
     UNIT_OUT,
     Block,
 )
-from onnxviz.model.layout_layers import DUMMY_W, layered_layout
+from onnxviz.model.layout_layers import DUMMY_W, LevelLayout, layered_layout
 from onnxviz.model.layout_scene import compose_scene
 from onnxviz.model.layout_scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.layout_util import csr, gather, unique_rows
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.scene import Category, Scene
 
@@ -44,11 +45,12 @@ class GraphLayout:
         self.tree: GroupTree = build_groups(self.graph.item_names())
         n = self.graph.n_items
         self._item_anc = self.tree.item_ancestors(np.arange(n))
-        self._out_order, self._out_ptr = _csr(self.graph.e_src, n)
-        self._in_order, self._in_ptr = _csr(self.graph.e_dst, n)
+        self._out_order, self._out_ptr = csr(self.graph.e_src, n)
+        self._in_order, self._in_ptr = csr(self.graph.e_dst, n)
         self._scratch = np.full(n, -1, np.int64)
         self._texts: dict[int, BoxText] = {}
         self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
+        self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
         self._expanded: set[int] = self._initial_expanded(expanded)
         self._sorted_expanded = np.array(sorted(self._expanded), np.int64)
@@ -247,17 +249,25 @@ class GraphLayout:
         out_port = {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}
         src_row = _rows(src_code, vals, row_of, in_port)
         dst_row = _rows(dst_code, vals, row_of, out_port)
-        triples = np.unique(np.stack([src_row, dst_row, vals], 1), axis=0) if len(vals) else np.zeros((0, 3), np.int64)
+        triples = unique_rows(np.stack([src_row, dst_row, vals], 1))
         triples = triples[triples[:, 0] != triples[:, 1]]
         kind, ref, w, h = self._unit_table(units, in_vals, out_vals)
-        top = kind == UNIT_IN
-        bottom = kind == UNIT_OUT
-        lay = layered_layout(w, h, triples[:, 0], triples[:, 1], top, bottom, self._cancel)
+        lay = self._level_layout(kind, w, h, triples)
         edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
         title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
         self._report(g, members)
         return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
                      min_width=title_w).fit_frame()
+
+    def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray) -> LevelLayout:
+        """Lay out one level; levels of identical shape (repeated layers) share one result."""
+        shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes())
+        lay = self._shapes.get(shape)
+        if lay is None:
+            lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
+                                 self._cancel)
+            self._shapes[shape] = lay
+        return lay
 
     def _report(self, g: int, members: np.ndarray) -> None:
         self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))
@@ -300,26 +310,9 @@ class GraphLayout:
     def _incident_edges(self, members: np.ndarray) -> np.ndarray:
         if len(members) == self.graph.n_items:
             return np.arange(len(self.graph.e_src))
-        out = _gather(self._out_order, self._out_ptr, members)
-        inc = _gather(self._in_order, self._in_ptr, members)
+        out = gather(self._out_order, self._out_ptr, members)
+        inc = gather(self._in_order, self._in_ptr, members)
         return np.unique(np.concatenate([out, inc]))
-
-
-def _csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    order = np.argsort(keys, kind="stable")
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    return order, ptr
-
-
-def _gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
-    starts = ptr[items]
-    lens = ptr[items + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
-    return order[offsets]
 
 
 def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -331,5 +324,5 @@ def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 
 def _rows(codes: np.ndarray, vals: np.ndarray, row_of: dict[int, int], ports: dict[int, int]) -> np.ndarray:
-    return np.array([row_of[c] if c >= 0 else ports[v] for c, v in zip(codes.tolist(), vals.tolist(), strict=True)],
-                    np.int64)
+    pairs = zip(codes.tolist(), vals.tolist(), strict=True)
+    return np.array([row_of[c] if c >= 0 else ports[v] for c, v in pairs], np.int64)

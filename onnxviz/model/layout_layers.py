@@ -27,6 +27,7 @@ DUMMY_W = 2.0
 LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
+SPINE_WEIGHT = 1000.0  # the main path stays on its line
 
 
 @dataclass
@@ -244,7 +245,28 @@ class _Slots:
             pos[v] = float(k)
 
     # -- x placement -------------------------------------------------------------------
+    def find_spine(self) -> None:
+        """Mark the path through the most real units: it is drawn as one straight vertical line."""
+        best = [0] * self.size
+        back = [-1] * self.size
+        for layer in self.layers:
+            for v in layer:
+                preds = self.preds[v]
+                if preds:
+                    u = max(preds, key=lambda p: (best[p], -self.rank[p]))
+                    best[v], back[v] = best[u], u
+                if not self.dummy[v]:
+                    best[v] += 1
+        self.spine = [False] * self.size
+        if not self.size:
+            return
+        v = max(range(self.size), key=lambda k: (best[k], -self.rank[k]))
+        while v >= 0:
+            self.spine[v] = True
+            v = back[v]
+
     def place_x(self, iterations: int) -> None:
+        self.find_spine()
         x = self.x
         for layer in self.layers:
             cur = 0.0
@@ -252,7 +274,8 @@ class _Slots:
                 if k:
                     cur += self._separation(layer[k - 1], v)
                 x[v] = cur
-            shift = cur / 2
+            spine = [v for v in layer if self.spine[v]]
+            shift = x[spine[0]] if spine else cur / 2
             for v in layer:
                 x[v] -= shift
         for _ in range(iterations):
@@ -287,6 +310,8 @@ class _Slots:
             x[v] = fitted[k] + offset
 
     def _wanted(self, v: int, nb: list[int]) -> tuple[float, float]:
+        if self.spine[v]:
+            return 0.0, SPINE_WEIGHT
         x = self.x
         base = DUMMY_WEIGHT if self.dummy[v] else 1.0
         if not nb:

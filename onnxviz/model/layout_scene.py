@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onnxviz.model.layout_blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
+from onnxviz.model.layout_util import unique_rows
 from onnxviz.model.scene import BoxKind, BoxRef, Scene
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class _Composer:
         if len(sg.e_src):
             triples = np.stack([visible[sg.e_src], visible[sg.e_dst], sg.e_val], 1)
             triples = triples[triples[:, 0] != triples[:, 1]]
-            triples = np.unique(triples, axis=0) if len(triples) else triples
+            triples = unique_rows(triples)
         else:
             triples = np.zeros((0, 3), np.int64)
         points: list[Point] = []

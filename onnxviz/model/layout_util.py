@@ -1,0 +1,36 @@
+"""Small numpy helpers of the layout."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique_rows(rows: np.ndarray) -> np.ndarray:
+    """Distinct rows of a small-int (k, 3) array, sorted."""
+    if len(rows) == 0:
+        return rows.reshape(0, 3)
+    hi = rows.max(axis=0) + 1
+    keys = (rows[:, 0] * hi[1] + rows[:, 1]) * hi[2] + rows[:, 2]
+    keys = np.unique(keys)
+    c = keys % hi[2]
+    ab = keys // hi[2]
+    return np.stack([ab // hi[1], ab % hi[1], c], 1)
+
+
+def csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edge ids grouped by ``keys`` (order) and where each key's run starts (ptr)."""
+    order = np.argsort(keys, kind="stable")
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
+    return order, ptr
+
+
+def gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Concatenated runs of ``items`` from a :func:`csr` index."""
+    starts = ptr[items]
+    lens = ptr[items + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+    return order[offsets]
