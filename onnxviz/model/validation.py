@@ -216,3 +216,15 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
         problems = [attach(p, table) for p in problems]
     problems += schema_problems(proto)
     return ValidationResult(generation, inference, problems)
+
+
+def node_badges(problems: list[Problem]) -> dict[tuple[str, int], str]:
+    """(scope, node) -> "error" or "warning" for every node a problem is attached to."""
+    badges: dict[tuple[str, int], str] = {}
+    for p in problems:
+        if p.node < 0 or p.severity not in (Severity.ERROR, Severity.WARNING):
+            continue
+        key = (p.scope, p.node)
+        if badges.get(key) != "error":
+            badges[key] = p.severity.value
+    return badges

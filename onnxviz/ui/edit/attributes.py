@@ -1,0 +1,279 @@
+"""The attribute editor of one node: an editor per value that fits its type; each change is one undoable edit.
+
+The panel engineer can embed :class:`AttributeEditor` (a plain QWidget) in the
+node panel; :class:`AttributesDialog` wraps it for the Edit menu.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import shiboken6
+from onnx import AttributeProto
+from PySide6.QtCore import QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.document import Change, Document
+from onnxviz.model.edits_base import NodeRef
+from onnxviz.model.edits_values import attribute_text, attribute_type_name, parse_attribute_text
+from onnxviz.model.errors import EditError, OnnxvizError
+from onnxviz.ui.edit.forms import ErrorLabel
+
+A = AttributeProto
+_NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?inf|nan"
+_PATTERNS = {
+    A.INT: r"\s*-?\d+\s*",
+    A.FLOAT: rf"\s*({_NUMBER})\s*",
+    A.INTS: r"\s*\[?\s*(-?\d+\s*(,\s*-?\d+\s*)*)?,?\s*\]?\s*",
+    A.FLOATS: rf"\s*\[?\s*(({_NUMBER})\s*(,\s*({_NUMBER})\s*)*)?,?\s*\]?\s*",
+}
+TEXT_TYPES = (A.INT, A.FLOAT, A.STRING, A.INTS, A.FLOATS, A.STRINGS)
+
+
+def node_ref(doc: Document, scope: str, i: int) -> NodeRef:
+    """A reference that keeps naming the node while other nodes come and go."""
+    return doc.node_ids[i] if scope == "" else (scope, i)
+
+
+class AttributeEditor(QWidget):
+    """Table of a node's attributes plus add/remove; edits apply at once (Ctrl+Z undoes them)."""
+
+    edited = Signal(str)  # the label of the edit just made
+
+    def __init__(self, doc: Document, scope: str, node: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.ref = node_ref(doc, scope, node)
+        self._refreshing = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        layout.addWidget(self.header)
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["Attribute", "Type", "Value"])
+        self.table.verticalHeader().hide()
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(self._build_add_row())
+        self.error = ErrorLabel(self)
+        layout.addWidget(self.error)
+        self.value_edits: dict[str, QLineEdit] = {}
+        doc.changed.connect(self._on_changed)
+        self.refresh()
+
+    def _build_add_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.add_combo = QComboBox()
+        self.add_combo.setMinimumContentsLength(14)
+        self.add_combo.currentTextChanged.connect(self._show_default)
+        self.add_value = QLineEdit()
+        self.add_value.setPlaceholderText("value (empty: the default)")
+        self.add_button = QPushButton("Add")
+        self.add_button.clicked.connect(self.add_attribute)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove_selected)
+        for w in (QLabel("New:"), self.add_combo, self.add_value, self.add_button):
+            row.addWidget(w)
+        row.addStretch(0)
+        row.addWidget(self.remove_button)
+        row.setStretch(2, 1)
+        return row
+
+    # -- showing -------------------------------------------------------------------
+    def _located(self) -> tuple[str, int] | None:
+        try:
+            return self.doc.locate(self.ref)
+        except EditError:
+            return None
+
+    def refresh(self) -> None:
+        self._refreshing = True
+        try:
+            self._fill()
+        finally:
+            self._refreshing = False
+
+    def _fill(self) -> None:
+        where = self._located()
+        self.table.setRowCount(0)
+        self.value_edits.clear()
+        self.add_combo.clear()
+        if where is None:
+            self.header.setText("This node no longer exists.")
+            self.setEnabled(False)
+            return
+        self.setEnabled(True)
+        scope, i = where
+        node = self.doc.node_proto(scope, i)
+        schema = self.doc.schema_of(scope, i)
+        summary = " - " + schema.doc.strip().split("\n\n")[0].replace("\n", " ") if schema is not None and schema.doc else ""
+        self.header.setText(f"<b>{self.doc.node_label(scope, i)}</b> &nbsp; {node.op_type}"
+                            f"{(' (' + node.domain + ')') if node.domain else ''}<br><small>{summary[3:]}</small>")
+        for attr in node.attribute:
+            self._add_row(attr, schema.attributes.get(attr.name).description if schema is not None
+                          and attr.name in schema.attributes else "")
+        present = {a.name for a in node.attribute}
+        if schema is not None:
+            self.add_combo.addItems(sorted(n for n in schema.attributes if n not in present))
+        self.add_combo.setEditable(schema is None)
+        self.add_button.setEnabled(schema is None or self.add_combo.count() > 0)
+
+    def _add_row(self, attr: AttributeProto, description: str) -> None:
+        r = self.table.rowCount()
+        self.table.insertRow(r)
+        name_item = QTableWidgetItem(attr.name)
+        name_item.setToolTip(description)
+        self.table.setItem(r, 0, name_item)
+        self.table.setItem(r, 1, QTableWidgetItem(attribute_type_name(attr.type)))
+        if attr.type in TEXT_TYPES:
+            edit = QLineEdit(attribute_text(attr))
+            edit.setFrame(False)
+            if attr.type in _PATTERNS:
+                edit.setValidator(QRegularExpressionValidator(QRegularExpression(_PATTERNS[attr.type]), edit))
+            edit.setToolTip(description)
+            edit.editingFinished.connect(lambda n=attr.name, t=attr.type, e=edit: self._commit(n, t, e))
+            self.table.setCellWidget(r, 2, edit)
+            self.value_edits[attr.name] = edit
+        elif attr.type == A.TENSOR:
+            self.table.setCellWidget(r, 2, self._tensor_cell(attr))
+        else:
+            item = QTableWidgetItem(attribute_text(attr))
+            item.setForeground(Qt.GlobalColor.gray)
+            self.table.setItem(r, 2, item)
+
+    def _tensor_cell(self, attr: AttributeProto) -> QWidget:
+        cell = QWidget()
+        row = QHBoxLayout(cell)
+        row.setContentsMargins(4, 0, 2, 0)
+        row.addWidget(QLabel(attribute_text(attr)), 1)
+        button = QPushButton("Load .npy...")
+        button.setAutoDefault(False)
+        button.clicked.connect(lambda _=False, n=attr.name: self._choose_npy(n))
+        row.addWidget(button)
+        return cell
+
+    def _show_default(self, name: str) -> None:
+        where = self._located()
+        schema = self.doc.schema_of(*where) if where else None
+        spec = schema.attributes.get(name) if schema is not None else None
+        if spec is not None and spec.default_value.type:
+            self.add_value.setPlaceholderText(f"default: {attribute_text(spec.default_value)}")
+        else:
+            kind = attribute_type_name(spec.type) if spec is not None else "value"
+            self.add_value.setPlaceholderText(f"{kind} (required)" if spec is not None else "value")
+
+    # -- editing -------------------------------------------------------------------
+    def _apply(self, label_action: object) -> bool:
+        try:
+            label_action()  # type: ignore[operator]
+        except OnnxvizError as exc:
+            self.error.show_message(exc.message)
+            return False
+        self.error.show_message("")
+        self.edited.emit(self.doc.undo_stack.undo_label())
+        return True
+
+    def _commit(self, name: str, attr_type: int, edit: QLineEdit) -> None:
+        if self._refreshing:
+            return
+        text = edit.text()
+
+        def do() -> None:
+            self.doc.set_attribute(self.ref, name, parse_attribute_text(text, attr_type))
+
+        if not self._apply(do):
+            edit.setFocus()
+
+    def set_value_text(self, name: str, text: str) -> None:
+        """Type ``text`` into the value of ``name`` and commit it (as pressing Enter does)."""
+        edit = self.value_edits[name]
+        edit.setText(text)
+        self._commit(name, self.doc.attribute_type(self.ref, name) or A.STRING, edit)
+
+    def add_attribute(self) -> None:
+        name = self.add_combo.currentText().strip()
+        text = self.add_value.text()
+        if not name:
+            return
+
+        def do() -> None:
+            attr_type = self.doc.attribute_type(self.ref, name) if text else None
+            value = parse_attribute_text(text, attr_type) if text and attr_type else (text or None)
+            self.doc.add_attribute(self.ref, name, value)
+
+        if self._apply(do):
+            self.add_value.clear()
+
+    def remove_selected(self) -> None:
+        row = self.table.currentRow()
+        if row < 0:
+            self.error.show_message("select an attribute to remove.")
+            return
+        name = self.table.item(row, 0).text()
+        self._apply(lambda: self.doc.remove_attribute(self.ref, name))
+
+    def _choose_npy(self, name: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, f"Load {name} from", "", "NumPy arrays (*.npy)")
+        if path:
+            self.load_tensor(name, Path(path))
+
+    def load_tensor(self, name: str, path: Path) -> None:
+        def do() -> None:
+            self.doc.set_attribute(self.ref, name, load_npy(path))
+
+        self._apply(do)
+
+    def _on_changed(self, change: Change) -> None:
+        if change.kind in ("edit", "undo", "redo", "reload"):
+            # later: the change may come from a signal of one of the editors rebuilt here
+            if shiboken6.isValid(self):
+                QTimer.singleShot(0, self, self.refresh)  # dropped if this widget is gone by then
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """Read a .npy file (no pickles); EditError with one sentence if it cannot be read."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise EditError(f"{path.name} is not a readable .npy array: {exc}.") from exc
+
+
+class AttributesDialog(QDialog):
+    """The attribute editor in a window of its own."""
+
+    def __init__(self, doc: Document, scope: str, node: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Attributes - {doc.node_label(scope, node)}")
+        self.resize(640, 380)
+        layout = QVBoxLayout(self)
+        self.editor = AttributeEditor(doc, scope, node, self)
+        layout.addWidget(self.editor)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        for button in self.findChildren(QPushButton):
+            button.setAutoDefault(False)  # Enter commits a value; it must not press a button

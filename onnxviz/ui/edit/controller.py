@@ -1,0 +1,423 @@
+"""The Edit menu: undo/redo with readable labels, edits of the selection, dialogs, problem badges."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
+from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
+
+from onnxviz.model.document import Change, Document, atomic_write
+from onnxviz.model.errors import EditError, OnnxvizError
+from onnxviz.model.index import INITIALIZER
+from onnxviz.model.validation import node_badges
+from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
+from onnxviz.ui.edit.forms import FormDialog
+from onnxviz.ui.edit.history import HistoryDock
+from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
+from onnxviz.ui.edit.palette_dialog import PaletteDialog
+
+if TYPE_CHECKING:
+    from onnxviz.ui.main_window import MainWindow
+
+NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC = "node", "value", "doc"
+
+
+class EditController(QObject):
+    """Owns the editing actions of one main window; every edit goes through the document's API."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.dialog: QDialog | None = None   # the dialog opened last (tests and embedding use it)
+        self.actions: dict[str, QAction] = {}
+        self._needs: dict[str, str] = {}
+        self.history = HistoryDock(window)
+        self._place_history()
+        self._build_menu()
+        window.document_changed.connect(self._on_document)
+        window.model_changed.connect(self._on_model_changed)
+        window.validation.finished.connect(lambda _result: self.push_badges())
+        self._context_view: QObject | None = None
+        self._update()
+
+    def _place_history(self) -> None:
+        """A tab beside the first bottom panel (the right side is the inspector's), else at the bottom."""
+        window = self.window
+        area = Qt.DockWidgetArea.BottomDockWidgetArea
+        window.addDockWidget(area, self.history)
+        neighbours = [d for d in window.findChildren(QDockWidget)
+                      if d is not self.history and d.parent() is window and window.dockWidgetArea(d) == area]
+        if neighbours:
+            window.tabifyDockWidget(neighbours[-1], self.history)
+            neighbours[-1].raise_()
+
+    @property
+    def doc(self) -> Document | None:
+        return self.window.doc
+
+    # -- menu ------------------------------------------------------------------------
+    def _add(self, key: str, text: str, slot: Callable[[], object], needs: str = NEEDS_DOC,
+             shortcut: QKeySequence | str | list[QKeySequence] | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self.window)
+        if isinstance(shortcut, list):
+            action.setShortcuts(shortcut)
+        elif shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        action.triggered.connect(lambda _checked=False: self._guarded(slot))
+        self.actions[key] = action
+        self._needs[key] = needs
+        return action
+
+    def _build_menu(self) -> None:
+        menu = self.window.edit_menu
+        undo = self._add("undo", "&Undo", self.undo, shortcut=QKeySequence.StandardKey.Undo)
+        redo = self._add("redo", "&Redo", self.redo,
+                         shortcut=[QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        menu.addActions([undo, redo])
+        menu.addSeparator()
+        a = self._add
+        menu.addAction(a("attributes", "Edit &Attributes...", self.edit_attributes, NEEDS_NODE, "Ctrl+Shift+A",
+                         "Change, add or remove attributes of the selected node"))
+        menu.addAction(a("rename_node", "Re&name Node...", self.rename_node, NEEDS_NODE, "F2"))
+        menu.addAction(a("op_type", "Change &Operator...", self.change_operator, NEEDS_NODE,
+                         tip="Change the selected node's operator type or domain"))
+        menu.addAction(a("insert", "&Insert Node...", self.insert_node, NEEDS_VALUE, "Ctrl+Shift+I",
+                         "Insert an operator after or before the selected node, or on the selected edge"))
+        menu.addAction(a("rewire", "Re&wire Input...", self.rewire_input, NEEDS_NODE,
+                         tip="Make an input of the selected node read another value"))
+        menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
+        menu.addAction(a("delete_reconnect", "Delete Node and &Reconnect", lambda: self.delete_node(True),
+                         NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
+        menu.addSeparator()
+        menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
+                         tip="Rename the selected value everywhere, subgraphs included"))
+        menu.addAction(a("mark_output", "Mark as Graph &Output", self.mark_output, NEEDS_VALUE))
+        menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
+        menu.addSeparator()
+        menu.addAction(a("replace_weights", "Replace &Weights from .npy...", self.replace_weights, NEEDS_VALUE))
+        menu.addAction(a("to_initializer", "Constant to &Initializer", self.constant_to_initializer, NEEDS_NODE))
+        menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
+        menu.addSeparator()
+        menu.addAction(a("model", "&Model Properties...", self.model_properties,
+                         tip="Producer, version, description, metadata and opset version"))
+        cleanup = menu.addMenu("C&lean Up")
+        cleanup.addAction(a("remove_unused", "Remove &Unused Nodes and Initializers", self.remove_unused))
+        cleanup.addAction(a("sort", "&Sort Nodes Topologically", self.sort_nodes))
+        cleanup.addAction(a("extract", "&Extract Subgraph...", self.extract,
+                            tip="Save the part between chosen inputs and outputs as a new model"))
+        self.window.view_menu.addAction(self.history.toggleViewAction())
+
+    def context_menu(self) -> QMenu:
+        """The right-click menu for the current selection."""
+        menu = QMenu(self.window)
+        for key in ("attributes", "rename_node", "op_type", "insert", "rewire", None, "rename_value",
+                    "mark_output", "replace_weights", "to_initializer", "to_constant", None, "delete",
+                    "delete_reconnect"):
+            if key is None:
+                menu.addSeparator()
+            elif self.actions[key].isEnabled():
+                menu.addAction(self.actions[key])
+        return menu
+
+    def attach_canvas(self, view: QObject) -> None:
+        """Right-click on the canvas selects what is under the pointer, then offers the edits."""
+        view.installEventFilter(self)
+        self._context_view = view
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self._context_view and event.type() == QEvent.Type.ContextMenu and self.doc is not None:
+            self._select_under(obj, event)  # type: ignore[arg-type]
+            self.context_menu().popup(event.globalPos())  # type: ignore[attr-defined]
+            return True
+        return super().eventFilter(obj, event)
+
+    @staticmethod
+    def _select_under(view: object, event: QContextMenuEvent) -> None:
+        drawable = getattr(view, "drawable", None)
+        if drawable is None or not hasattr(view, "map_to_scene"):
+            return
+        pos = view.map_to_scene(event.pos().toPointF())  # type: ignore[attr-defined]
+        box = drawable.box_at(pos.x(), pos.y())
+        if box >= 0:
+            view.box_clicked.emit(box)  # type: ignore[attr-defined]
+            return
+        edge = drawable.edge_at(pos.x(), pos.y(), 4.0)
+        if edge >= 0:
+            view.edge_clicked.emit(edge)  # type: ignore[attr-defined]
+
+    # -- state -----------------------------------------------------------------------
+    def _on_document(self, doc: Document | None) -> None:
+        self.history.set_document(doc)
+        if doc is not None:
+            doc.selection.changed.connect(self._on_selection)
+        self._update()
+        self.push_badges()
+
+    def _on_selection(self, _state: object) -> None:
+        self._update()
+
+    def _on_model_changed(self, change: Change) -> None:
+        self.history.on_model_changed(change)
+        self._update()
+        if change.kind in ("edit", "undo", "redo"):
+            verb = {"edit": "", "undo": "Undone: ", "redo": "Redone: "}[change.kind]
+            self.window.statusBar().showMessage(f"{verb}{change.label}", 4000)
+        if change.kind in ("validated", "reload"):
+            self.push_badges()
+
+    def _update(self) -> None:
+        doc = self.doc
+        has_node = doc is not None and self.selected_node() is not None
+        has_value = doc is not None and bool(self.selected_value())
+        enabled = {NEEDS_DOC: doc is not None, NEEDS_NODE: has_node, NEEDS_VALUE: has_value or has_node}
+        for key, action in self.actions.items():
+            action.setEnabled(enabled[self._needs[key]])
+        stack = doc.undo_stack if doc is not None else None
+        undo, redo = self.actions["undo"], self.actions["redo"]
+        undo.setEnabled(bool(stack and stack.can_undo))
+        redo.setEnabled(bool(stack and stack.can_redo))
+        undo.setText(f"&Undo {stack.undo_label()}" if stack and stack.can_undo else "&Undo")
+        redo.setText(f"&Redo {stack.redo_label()}" if stack and stack.can_redo else "&Redo")
+
+    def push_badges(self) -> None:
+        """Error/warning marks on the canvas's nodes (when the canvas can show them)."""
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is not None and hasattr(canvas, "set_node_badges"):
+            canvas.set_node_badges(node_badges(self.doc.problems) if self.doc is not None else {})
+
+    # -- selection -------------------------------------------------------------------
+    def selected_node(self) -> tuple[str, int] | None:
+        doc = self.doc
+        if doc is None:
+            return None
+        state = doc.selection.state
+        if state.node < 0:
+            return None
+        g = doc.index.graphs.get(state.scope)
+        return (state.scope, state.node) if g is not None and state.node < len(g.nodes) else None
+
+    def selected_value(self) -> str:
+        """The selected value, or the selected node's first output."""
+        doc = self.doc
+        if doc is None:
+            return ""
+        if doc.selection.state.value:
+            return doc.selection.state.value
+        where = self.selected_node()
+        if where is None:
+            return ""
+        outputs = [x for x in doc.node_proto(*where).output if x]
+        return outputs[0] if outputs else ""
+
+    def _node(self) -> tuple[Document, str, int]:
+        where = self.selected_node()
+        if self.doc is None or where is None:
+            raise EditError("select a node on the graph first.")
+        return self.doc, where[0], where[1]
+
+    def _value(self) -> tuple[Document, str, str]:
+        value = self.selected_value()
+        if self.doc is None or not value:
+            raise EditError("select a value (an edge) or a node on the graph first.")
+        return self.doc, self.doc.selection.state.scope, value
+
+    # -- running -----------------------------------------------------------------------
+    def _guarded(self, slot: Callable[[], object]) -> None:
+        try:
+            slot()
+        except OnnxvizError as exc:
+            self.report(exc)
+
+    def report(self, exc: OnnxvizError) -> None:
+        self.window.statusBar().showMessage(exc.message, 8000)
+        show = getattr(self.window, "show_error", None)
+        if show is not None:
+            show("Edit refused", exc.message, exc.details)
+        else:
+            QMessageBox.warning(self.window, "Edit refused", exc.message)
+
+    def _open(self, dialog: QDialog, modal: bool = True) -> QDialog:
+        self.dialog = dialog
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if modal:
+            dialog.open()
+        else:
+            dialog.show()
+        return dialog
+
+    def _form(self, title: str, intro: str, on_accept: Callable[[FormDialog], None],
+              ok_text: str = "OK") -> FormDialog:
+        return FormDialog(self.window, title, intro, on_accept, ok_text)
+
+    # -- undo ----------------------------------------------------------------------------
+    def undo(self) -> None:
+        if self.doc is not None:
+            self.doc.undo()
+
+    def redo(self) -> None:
+        if self.doc is not None:
+            self.doc.redo()
+
+    # -- node edits --------------------------------------------------------------------
+    def edit_attributes(self) -> None:
+        doc, scope, i = self._node()
+        self._open(AttributesDialog(doc, scope, i, self.window), modal=False)
+
+    def rename_node(self) -> None:
+        doc, scope, i = self._node()
+        ref = node_ref(doc, scope, i)
+        form = self._form("Rename Node", f"New name for {doc.node_label(scope, i)}:",
+                          lambda f: doc.rename_node(ref, f.text("name").strip()), "Rename")
+        form.add_line("name", "Name:", doc.node_proto(scope, i).name)
+        self._open(form)
+
+    def change_operator(self) -> None:
+        doc, scope, i = self._node()
+        ref = node_ref(doc, scope, i)
+        node = doc.node_proto(scope, i)
+        from onnxviz.model.palette import palette
+
+        names = sorted({e.name for e in palette(doc.model)})
+        form = self._form("Change Operator",
+                          f"Operator of {doc.node_label(scope, i)}. Attributes the new operator does not "
+                          "have are kept and listed as problems until you remove them.",
+                          lambda f: doc.set_op_type(ref, f.text("op").strip(), f.text("domain").strip()),
+                          "Change")
+        form.add_line("op", "Operator:", node.op_type, names)
+        form.add_line("domain", "Domain:", node.domain, placeholder="ai.onnx (default)")
+        self._open(form)
+
+    def insert_node(self) -> None:
+        if self.doc is None:
+            raise EditError("open a model first.")
+        self._open(PaletteDialog(self.doc, self.window))
+
+    def rewire_input(self) -> None:
+        doc, scope, i = self._node()
+        ref = node_ref(doc, scope, i)
+        node = doc.node_proto(scope, i)
+        ports = [f"{k}: {x or '(empty)'}" for k, x in enumerate(node.input)] + [f"{len(node.input)}: (new input)"]
+        values = sorted(v for v in doc.index.graphs[scope].producer if v)
+
+        def apply(f: FormDialog) -> None:
+            port = int(f.text("port").split(":")[0])
+            doc.set_input(ref, port, f.text("value").strip())
+
+        form = self._form("Rewire Input", f"Make an input of {doc.node_label(scope, i)} read another value.",
+                          apply, "Connect")
+        form.add_combo("port", "Input:", ports)
+        form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
+        self._open(form)
+
+    def delete_node(self, reconnect: bool = False) -> None:
+        doc, scope, i = self._node()
+        doc.selection.clear(scope)
+        doc.remove_node((scope, i), reconnect=reconnect)
+
+    # -- value edits -------------------------------------------------------------------
+    def rename_value(self) -> None:
+        doc, scope, value = self._value()
+        form = self._form("Rename Value", f"Rename '{value}' everywhere it is used, subgraphs included:",
+                          lambda f: doc.rename_value(value, f.text("name").strip(), scope), "Rename")
+        form.add_line("name", "New name:", value)
+        self._open(form)
+
+    def mark_output(self) -> None:
+        doc, scope, value = self._value()
+        doc.add_output(value, scope)
+
+    def graph_io(self) -> None:
+        if self.doc is None:
+            raise EditError("open a model first.")
+        self._open(GraphIODialog(self.doc, self.window), modal=False)
+
+    def replace_weights(self) -> None:
+        doc, scope, value = self._value()
+        if doc.index.graphs[scope].producer_of(value) != INITIALIZER:
+            raise EditError(f"'{value}' is not an initializer; select a weight.")
+        path, _ = QFileDialog.getOpenFileName(self.window, f"Replace {value} with", "", "NumPy arrays (*.npy)")
+        if path:
+            self.replace_weights_from(value, Path(path), scope)
+
+    def replace_weights_from(self, name: str, path: Path, scope: str = "") -> None:
+        """Load ``path``; a different dtype or shape is explained and needs confirmation."""
+        doc = self.doc
+        assert doc is not None
+        array = load_npy(path)
+        try:
+            doc.replace_initializer(name, array, scope)
+        except EditError as exc:
+            if "consumers expect" not in exc.message:
+                raise
+            box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights",
+                              exc.message[:1].upper() + exc.message[1:],
+                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+            box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
+            box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
+            box.finished.connect(lambda answer: answer == QMessageBox.StandardButton.Yes and self._guarded(
+                lambda: doc.replace_initializer(name, array, scope, force=True)))
+            self.dialog = box  # type: ignore[assignment]
+            box.open()
+
+    def constant_to_initializer(self) -> None:
+        doc, scope, i = self._node()
+        doc.selection.clear(scope)
+        doc.constant_to_initializer((scope, i))
+
+    def initializer_to_constant(self) -> None:
+        doc, scope, value = self._value()
+        doc.initializer_to_constant(value, scope)
+
+    # -- model -----------------------------------------------------------------------------
+    def model_properties(self) -> None:
+        if self.doc is None:
+            raise EditError("open a model first.")
+        self._open(ModelPropertiesDialog(self.doc, self.window))
+
+    def remove_unused(self) -> None:
+        if self.doc is None:
+            return
+        nodes, inits = self.doc.remove_unused(self.doc.selection.state.scope)
+        if not nodes and not inits:
+            self.window.statusBar().showMessage("Nothing unused to remove.", 4000)
+
+    def sort_nodes(self) -> None:
+        if self.doc is not None and not self.doc.sort_topologically(self.doc.selection.state.scope):
+            self.window.statusBar().showMessage("The nodes are already in topological order.", 4000)
+
+    def extract(self) -> None:
+        doc = self.doc
+        if doc is None:
+            raise EditError("open a model first.")
+        where = self.selected_node()
+        inputs, outputs = [v.name for v in doc.model.graph.input], [v.name for v in doc.model.graph.output]
+        if where is not None and where[0] == "":
+            node = doc.node_proto(*where)
+            main = doc.index.main
+            inputs = [x for x in node.input if x and main.producer_of(x) != INITIALIZER]
+            outputs = [x for x in node.output if x]
+        stem = doc.path.stem if doc.path else "model"
+        default = str((doc.path.parent if doc.path else Path.cwd()) / f"{stem}_extract.onnx")
+
+        def apply(f: FormDialog) -> None:
+            ins = [s.strip() for s in f.text("inputs").split(",") if s.strip()]
+            outs = [s.strip() for s in f.text("outputs").split(",") if s.strip()]
+            target = Path(f.text("path").strip()).expanduser()
+            part = doc.extract(ins, outs)
+            atomic_write(target.absolute(), part.SerializeToString())
+            self.window.statusBar().showMessage(
+                f"Extracted {len(part.graph.node)} nodes to {target}", 8000)
+
+        form = self._form("Extract Subgraph", "Save what lies between these values as a new model "
+                          "(this model is not changed). Separate names with commas.", apply, "Extract")
+        values = sorted(v for v in doc.index.main.producer if v)
+        form.add_line("inputs", "Inputs:", ", ".join(inputs), values)
+        form.add_line("outputs", "Outputs:", ", ".join(outputs), values)
+        form.add_line("path", "Save to:", default)
+        self._open(form)

@@ -1,0 +1,125 @@
+"""Dialog building blocks: a form whose OK applies an edit, and a refused edit keeps it open with the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QCompleter,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.errors import OnnxvizError
+
+ERROR_STYLE = "color: #c0392b; font-weight: 500;"
+
+
+class ErrorLabel(QLabel):
+    """One sentence in red under a form; hidden while there is nothing to say."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setStyleSheet(ERROR_STYLE)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        self.setText(text[:1].upper() + text[1:] if text else "")
+        self.setVisible(bool(text))
+
+
+class FormDialog(QDialog):
+    """Fields in a form; OK calls ``on_accept(dialog)``, which applies the edit.
+
+    An :class:`~onnxviz.model.errors.OnnxvizError` from ``on_accept`` is shown
+    under the form and the dialog stays open, so the user can correct the entry.
+    """
+
+    def __init__(self, parent: QWidget | None, title: str, intro: str,
+                 on_accept: Callable[[FormDialog], None], ok_text: str = "OK") -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setMinimumWidth(440)
+        self._on_accept = on_accept
+        self.fields: dict[str, QWidget] = {}
+        layout = QVBoxLayout(self)
+        if intro:
+            label = QLabel(intro)
+            label.setWordWrap(True)
+            layout.addWidget(label)
+        self.form = QFormLayout()
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+        layout.addLayout(self.form)
+        self.error = ErrorLabel(self)
+        layout.addWidget(self.error)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(ok_text)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+
+    # -- fields --------------------------------------------------------------------
+    def add_line(self, key: str, label: str, text: str = "", completions: Sequence[str] = (),
+                 placeholder: str = "") -> QLineEdit:
+        edit = QLineEdit(text)
+        edit.setPlaceholderText(placeholder)
+        if completions:
+            completer = QCompleter(list(completions), edit)
+            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            edit.setCompleter(completer)
+        edit.selectAll()
+        return self._add(key, label, edit)
+
+    def add_combo(self, key: str, label: str, items: Sequence[str], current: str = "",
+                  editable: bool = False) -> QComboBox:
+        combo = QComboBox()
+        combo.setEditable(editable)
+        combo.addItems(list(items))
+        if current:
+            combo.setCurrentText(current)
+        return self._add(key, label, combo)
+
+    def add_check(self, key: str, text: str, checked: bool = False, tip: str = "") -> QCheckBox:
+        box = QCheckBox(text)
+        box.setChecked(checked)
+        box.setToolTip(tip)
+        self.form.addRow("", box)
+        self.fields[key] = box
+        return box
+
+    def _add(self, key: str, label: str, widget: QWidget) -> QWidget:
+        self.form.addRow(label, widget)
+        self.fields[key] = widget
+        return widget
+
+    def text(self, key: str) -> str:
+        w = self.fields[key]
+        if isinstance(w, QLineEdit):
+            return w.text()
+        if isinstance(w, QComboBox):
+            return w.currentText()
+        raise KeyError(key)
+
+    def checked(self, key: str) -> bool:
+        w = self.fields[key]
+        return isinstance(w, QCheckBox) and w.isChecked()
+
+    # -- applying --------------------------------------------------------------------
+    def accept(self) -> None:
+        try:
+            self._on_accept(self)
+        except OnnxvizError as exc:
+            self.error.show_message(exc.message)
+            return
+        super().accept()

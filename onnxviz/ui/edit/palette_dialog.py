@@ -1,0 +1,159 @@
+"""Insert a node from the operator palette: search by name, read the schema, choose where it goes."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.document import Document
+from onnxviz.model.edits_base import NodeRef
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.palette import PaletteEntry, palette, search
+from onnxviz.ui.edit.forms import ErrorLabel
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a new one-input node goes: on ``value``, feeding ``consumers`` (None: all of them)."""
+
+    label: str
+    scope: str
+    value: str
+    consumers: tuple[NodeRef, ...] | None = None
+
+
+def placements(doc: Document) -> list[Placement]:
+    """The places the current selection offers: after/before a node, or on a selected value's edge."""
+    state = doc.selection.state
+    out: list[Placement] = []
+    if state.node >= 0:
+        try:
+            node = doc.node_proto(state.scope, state.node)
+        except (OnnxvizError, IndexError):
+            return out
+        label = doc.node_label(state.scope, state.node)
+        ref: NodeRef = doc.node_ids[state.node] if state.scope == "" else (state.scope, state.node)
+        if node.output and node.output[0]:
+            out.append(Placement(f"After {label} (on {node.output[0]})", state.scope, node.output[0]))
+        data_inputs = [x for x in node.input if x]
+        if data_inputs:
+            out.append(Placement(f"Before {label} (on its input {data_inputs[0]})", state.scope,
+                                 data_inputs[0], (ref,)))
+    elif state.value:
+        out.append(Placement(f"On the edge {state.value} (before all its consumers)", state.scope, state.value))
+    return out
+
+
+def schema_html(e: PaletteEntry) -> str:
+    """The schema as the palette shows it: summary, inputs, outputs, attributes."""
+    def params(items: tuple) -> str:
+        rows = []
+        for p in items:
+            tag = " <i>(optional)</i>" if p.optional else " <i>(variadic)</i>" if p.variadic else ""
+            rows.append(f"<li><b>{html.escape(p.name)}</b>: {html.escape(p.type_str)}{tag}</li>")
+        return "<ul>" + "".join(rows) + "</ul>" if rows else "<p><i>none</i></p>"
+
+    attrs = "".join(
+        f"<tr><td><b>{html.escape(a.name)}</b></td><td>{a.type_name}</td>"
+        f"<td>{'required' if a.required else html.escape(a.default) or '-'}</td></tr>" for a in e.attributes)
+    domain = f" &nbsp; <small>{html.escape(e.domain)}</small>" if e.domain else ""
+    return (f"<h3>{html.escape(e.name)}{domain}</h3><p><small>since opset {e.since_version}</small></p>"
+            f"<p>{html.escape(e.summary)}</p><h4>Inputs</h4>{params(e.inputs)}<h4>Outputs</h4>{params(e.outputs)}"
+            + (f"<h4>Attributes</h4><table cellspacing='4'><tr><th align='left'>name</th><th align='left'>type"
+               f"</th><th align='left'>default</th></tr>{attrs}</table>" if e.attributes else ""))
+
+
+class PaletteDialog(QDialog):
+    """Search operators; OK inserts the chosen one at the chosen place as one undoable edit."""
+
+    def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.doc = doc
+        self.setWindowTitle("Insert Node")
+        self.resize(820, 560)
+        self.entries = palette(doc.model)
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Search operators, e.g. relu, conv, ai.onnx.ml")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.textChanged.connect(self._filter)
+        self.list = QListWidget()
+        self.list.currentItemChanged.connect(self._show_schema)
+        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        self.schema_view = QTextBrowser()
+        self.schema_view.setOpenExternalLinks(False)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.schema_view)
+        splitter.setSizes([260, 560])
+        self.placement = QComboBox()
+        self.places = placements(doc)
+        self.placement.addItems([p.label for p in self.places] or ["Select a node or an edge on the graph first"])
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("automatic")
+        form = QFormLayout()
+        form.addRow("Place:", self.placement)
+        form.addRow("Node name:", self.name_edit)
+        self.error = ErrorLabel(self)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Insert")
+        self.ok_button.setEnabled(bool(self.places))
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.search_edit)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+        self._filter("")
+        self.search_edit.setFocus()
+
+    def _filter(self, text: str) -> None:
+        self.list.clear()
+        for e in search(self.entries, text):
+            item = QListWidgetItem(e.name if not e.domain else f"{e.name}   ({e.domain})")
+            item.setData(Qt.ItemDataRole.UserRole, e)
+            item.setToolTip(e.summary)
+            self.list.addItem(item)
+        if self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self.schema_view.setHtml("<p><i>No operator matches.</i></p>")
+
+    def _show_schema(self, item: QListWidgetItem | None) -> None:
+        if item is not None:
+            self.schema_view.setHtml(schema_html(item.data(Qt.ItemDataRole.UserRole)))
+
+    def chosen(self) -> PaletteEntry | None:
+        item = self.list.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+
+    def accept(self) -> None:
+        entry = self.chosen()
+        if entry is None or not self.places:
+            self.error.show_message("choose an operator and a place on the graph.")
+            return
+        place = self.places[self.placement.currentIndex()]
+        try:
+            self.doc.insert_on_value(place.value, entry.name, domain=entry.domain, scope=place.scope,
+                                     name=self.name_edit.text().strip() or None, consumers=place.consumers)
+        except OnnxvizError as exc:
+            self.error.show_message(exc.message)
+            return
+        super().accept()

@@ -1,0 +1,216 @@
+"""Editing through the window: dialogs typed into and accepted, Ctrl+Z, the history dock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLineEdit
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.document import Document
+from onnxviz.ui.edit.attributes import AttributesDialog
+from onnxviz.ui.edit.controller import EditController
+from onnxviz.ui.edit.forms import FormDialog
+from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
+from onnxviz.ui.edit.palette_dialog import PaletteDialog
+from onnxviz.ui.main_window import MainWindow
+
+CONV = "/stem/conv/Conv"
+
+
+@pytest.fixture
+def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.open_path(example_copy)
+    assert w.doc is not None
+    yield w
+    # let background work (validation, panels) deliver its results while the window still exists
+    for _ in range(3):
+        QThreadPool.globalInstance().waitForDone(20000)
+        QApplication.processEvents()
+
+
+def editing(w: MainWindow) -> EditController:
+    return w.editing  # type: ignore[attr-defined]
+
+
+def doc_of(w: MainWindow) -> Document:
+    assert w.doc is not None
+    return w.doc
+
+
+def press_undo(qtbot: QtBot, w: MainWindow) -> None:
+    w.activateWindow()
+    qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+
+
+def ok(dialog: FormDialog) -> None:
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+
+
+def test_undo_redo_actions_have_readable_labels_and_shortcuts(qtbot: QtBot, window: MainWindow) -> None:
+    actions = editing(window).actions
+    assert not actions["undo"].isEnabled()
+    assert QKeySequence("Ctrl+Shift+Z") in actions["redo"].shortcuts()
+    doc_of(window).set_attribute(CONV, "strides", [2, 2])
+    assert actions["undo"].text() == f"&Undo Set {CONV}.strides"
+    assert window.isWindowModified()
+    press_undo(qtbot, window)
+    assert doc_of(window).model.SerializeToString() == doc_of(window).path.read_bytes()  # type: ignore[union-attr]
+    assert actions["redo"].text() == f"&Redo Set {CONV}.strides"
+    assert not window.isWindowModified()
+
+
+def test_rename_node_dialog_then_ctrl_z(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    doc.selection.select_node("", 0)
+    editing(window).actions["rename_node"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog) and dialog.isVisible()
+    edit = dialog.fields["name"]
+    assert isinstance(edit, QLineEdit)
+    edit.clear()
+    qtbot.keyClicks(edit, "/res/Add")  # taken: refused, the dialog stays open and says why
+    ok(dialog)
+    assert dialog.isVisible() and "already exists" in dialog.error.text()
+    edit.setText("stem_conv")
+    ok(dialog)
+    assert not dialog.isVisible()
+    assert doc.model.graph.node[0].name == "stem_conv"
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
+def test_attribute_editor_sets_adds_and_removes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 0)
+    editing(window).actions["attributes"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, AttributesDialog)
+    editor = dialog.editor
+    editor.set_value_text("strides", "2, 2")
+    attrs = {a.name: helper.get_attribute_value(a) for a in doc.model.graph.node[0].attribute}
+    assert attrs["strides"] == [2, 2]
+    editor.set_value_text("strides", "two")
+    assert "is not a list of integers" in editor.error.text()
+    qtbot.waitUntil(lambda: "group" in [editor.add_combo.itemText(k) for k in range(editor.add_combo.count())])
+    editor.add_combo.setCurrentText("group")
+    editor.add_attribute()
+    assert doc.model.graph.node[0].attribute[-1].name == "group"
+    qtbot.waitUntil(lambda: editor.table.rowCount() == 3)
+    editor.table.selectRow(0)
+    editor.remove_selected()
+    assert "pads" not in [a.name for a in doc.model.graph.node[0].attribute]
+    assert doc.undo_stack.index == 3
+    press_undo(qtbot, window)
+    qtbot.waitUntil(lambda: editor.table.rowCount() == 3)  # the editor follows undo
+
+
+def test_tensor_attribute_from_npy(qtbot: QtBot, tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Constant", [], ["c"], name="k",
+                                                value=numpy_helper.from_array(np.zeros(2, np.float32)))],
+                              "g", [], [helper.make_tensor_value_info("c", 1, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    dialog = AttributesDialog(doc, "", 0)
+    qtbot.addWidget(dialog)
+    npy = tmp_path / "v.npy"
+    np.save(npy, np.arange(4, dtype=np.float32))
+    dialog.editor.load_tensor("value", npy)
+    assert numpy_helper.to_array(doc.model.graph.node[0].attribute[0].t).tolist() == [0, 1, 2, 3]
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"nonsense")
+    dialog.editor.load_tensor("value", bad)
+    assert "not a readable .npy" in dialog.editor.error.text()
+
+
+def test_palette_inserts_after_selected_node(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    editing(window).actions["insert"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, PaletteDialog)
+    qtbot.keyClicks(dialog.search_edit, "sigmo")
+    assert dialog.chosen() is not None and dialog.chosen().name == "Sigmoid"  # type: ignore[union-attr]
+    assert "Sigmoid" in dialog.schema_view.toPlainText()
+    dialog.ok_button.click()
+    assert not dialog.isVisible()
+    node = doc.model.graph.node[3]
+    assert node.op_type == "Sigmoid" and list(node.input) == ["stem.relu"]
+    assert doc.model.graph.node[4].input[0] == node.output[0]
+    assert doc.check() == []
+
+
+def test_history_dock_jumps(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    original = doc.model.SerializeToString()
+    doc.set_metadata("a", "1")
+    doc.rename_node(0, "first")
+    doc.set_attribute("first", "strides", [2, 2])
+    history = editing(window).history
+    assert history.list.count() == 4
+    assert history.list.item(2).text() == "Rename node /stem/conv/Conv -> first"
+    history.list.itemClicked.emit(history.list.item(0))
+    assert doc.model.SerializeToString() == original
+    assert history.list.currentRow() == 0
+    history.list.itemClicked.emit(history.list.item(2))
+    assert doc.undo_stack.index == 2 and doc.model.graph.node[0].name == "first"
+
+
+def test_model_properties_dialog(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    editing(window).actions["model"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, ModelPropertiesDialog)
+    dialog.fields["producer_name"].setText("me")
+    dialog.fields["model_version"].setText("x")
+    dialog.accept()
+    assert dialog.isVisible() and "whole number" in dialog.error.text()
+    dialog.fields["model_version"].setText("4")
+    dialog.metadata.removeRow(0)
+    dialog.accept()
+    assert (doc.model.producer_name, doc.model.model_version) == ("me", 4)
+    assert [p.key for p in doc.model.metadata_props] == ["license"]
+
+
+def test_graph_io_dialog_fixes_batch(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    editing(window).actions["graph_io"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, GraphIODialog)
+    shape = dialog.cell(0, 3)
+    assert isinstance(shape, QLineEdit) and shape.text() == "batch, 3, 32, 32"
+    shape.setText("1, 3, 32, 32")
+    shape.editingFinished.emit()
+    assert doc.model.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
+    qtbot.waitUntil(lambda: isinstance(dialog.cell(0, 2), QComboBox))
+    dtype = dialog.cell(0, 2)
+    assert isinstance(dtype, QComboBox)
+    dtype.setCurrentText("float16")
+    assert doc.model.graph.input[0].type.tensor_type.elem_type == 10
+    assert doc.undo_stack.undo_label() == "Set type of image"
+
+
+def test_delete_and_value_actions_follow_selection(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    actions = editing(window).actions
+    doc.selection.clear()
+    assert not actions["delete"].isEnabled()
+    doc.selection.select_node("", 5)  # /res/relu1/Relu
+    assert actions["delete_reconnect"].isEnabled()
+    actions["delete_reconnect"].trigger()
+    assert "/res/relu1/Relu" not in [n.name for n in doc.model.graph.node]
+    doc.selection.select_value("", "stem.pool")
+    actions["mark_output"].trigger()
+    assert doc.model.graph.output[-1].name == "stem.pool"
+    menu = editing(window).context_menu()
+    assert "Rename &Value..." in [a.text() for a in menu.actions()]

@@ -1,0 +1,105 @@
+"""Live validation: problems appear on the nodes concerned after an edit and clear when it is undone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+import onnxviz
+from onnxviz.model.index import shape_text
+from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.validation import attach, node_badges, schema_problems, validate
+from onnxviz.ui.main_window import MainWindow
+
+CONV = "/stem/conv/Conv"
+
+
+@pytest.fixture
+def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.open_path(example_copy)
+    qtbot.waitUntil(lambda: not w.validation.busy, timeout=20000)
+    yield w
+    for _ in range(3):
+        QThreadPool.globalInstance().waitForDone(20000)
+        QApplication.processEvents()
+
+
+def test_problem_appears_on_node_and_clears_on_undo(qtbot: QtBot, window: MainWindow,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = window.doc
+    assert doc is not None and doc.problems == []
+    badges: list[dict[tuple[str, int], str]] = []
+    monkeypatch.setattr(window.canvas, "set_node_badges", badges.append)  # type: ignore[attr-defined]
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.set_op_type(CONV, "Relu")  # Relu has no strides, pads or kernel_shape
+    on_conv = [p for p in doc.problems if p.node == 0 and p.scope == ""]
+    assert any("has no attribute 'strides'" in p.message for p in on_conv)
+    assert badges[-1].get(("", 0)) == "error"
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.undo()
+    assert doc.problems == []
+    assert badges[-1] == {}
+
+
+def test_inferred_shapes_follow_an_edit(qtbot: QtBot, window: MainWindow) -> None:
+    doc = window.doc
+    assert doc is not None
+    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "batchx16x16x16"
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.set_value_type("image", shape=[1, 3, 32, 32])
+    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "1x16x16x16"
+
+
+def test_stale_results_are_dropped(example_path: Path) -> None:
+    doc = onnxviz.open(example_path)
+    result = validate(doc.model.SerializeToString(), None, doc.generation)
+    doc.rename_node(0, "renamed")
+    assert not doc.apply_validation(result)
+    assert doc.apply_validation(validate(doc.model.SerializeToString(), None, doc.generation))
+
+
+def test_checker_messages_are_pinned_to_the_node_they_name(example_path: Path) -> None:
+    doc = onnxviz.open(example_path)
+    doc.set_input(CONV, 1, "image")  # Conv weight now has the wrong rank for strict shape inference
+    doc.model.graph.node[0].attribute.append(helper.make_attribute("colour", 3))
+    found = validate(doc.model, None, 0).problems
+    assert any(p.node == 0 and p.source == "checker" and "colour" in p.message for p in found)
+    table = {CONV: ("", 0)}
+    msg = Problem(Severity.ERROR, "[ShapeInferenceError] (op_type:Conv, node name: /stem/conv/Conv): bad")
+    assert attach(msg, table).node == 0
+
+
+def test_schema_problems_cover_types_and_required_attributes() -> None:
+    bad = helper.make_node("Transpose", ["x"], ["y"], name="t", perm=1.5)
+    need = helper.make_node("Cast", ["y"], ["z"], name="c")
+    graph = helper.make_graph([bad, need], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    problems = schema_problems(model)
+    assert [(p.node_name, "must be ints" in p.message or "requires attribute 'to'" in p.message)
+            for p in problems] == [("t", True), ("c", True)]
+    assert node_badges(problems) == {("", 0): "error", ("", 1): "error"}
+
+
+def test_external_data_does_not_confuse_the_checker(tmp_path: Path) -> None:
+    import numpy as np
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
+    onnx.save(helper.make_model(graph), tmp_path / "m.onnx", save_as_external_data=True, location="w.bin",
+              size_threshold=0)
+    doc = onnxviz.open(tmp_path / "m.onnx")
+    assert doc.check() == []
