@@ -14,9 +14,11 @@ import onnx
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.external import iter_all_tensors
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.progress import CancelToken
+from onnxviz.model.tensors import element_dtype, packed_nbytes, tensor_numel
 
 MAX_TENSOR_BYTES = 64
 MAX_NODES = 2000
@@ -59,14 +61,44 @@ def _cap_tensor(t: onnx.TensorProto, max_bytes: int) -> bool:
 
 
 def _capped_tensor(t: onnx.TensorProto, max_bytes: int) -> tuple[onnx.TensorProto, bool]:
+    """A copy of ``t`` whose data is cut to ``max_bytes``. A big ``raw_data`` is never read (reading the
+    field copies it whole while holding the GIL): it is left out and reported as cut."""
     copy = onnx.TensorProto()
-    _copy_except(t, copy, {"raw_data", *_TYPED_FIELDS})
-    copy.raw_data = t.raw_data[:max_bytes + 1] if t.HasField("raw_data") else b""
-    if not t.HasField("raw_data"):
-        copy.ClearField("raw_data")
+    _copy_small(t, copy)
+    cut = False
+    if t.HasField("raw_data"):
+        expected = _expected_bytes(t)
+        if expected is not None and expected <= 4 * max_bytes:
+            copy.raw_data = t.raw_data[:max_bytes + 1]
+        else:
+            cut = True
     for name in _TYPED_FIELDS:
         getattr(copy, name).extend(getattr(t, name)[:max_bytes // 4 + 1])
-    return copy, _cap_tensor(copy, max_bytes)
+    return copy, _cap_tensor(copy, max_bytes) or cut
+
+
+def _copy_small(t: onnx.TensorProto, copy: onnx.TensorProto) -> None:
+    """Every field of ``t`` except its data."""
+    copy.dims.extend(t.dims)
+    copy.data_type = t.data_type
+    copy.name = t.name
+    if t.doc_string:
+        copy.doc_string = t.doc_string
+    if t.HasField("segment"):
+        copy.segment.CopyFrom(t.segment)
+    copy.external_data.extend(t.external_data)
+    if t.HasField("data_location"):
+        copy.data_location = t.data_location
+    if hasattr(t, "metadata_props"):
+        copy.metadata_props.extend(t.metadata_props)
+
+
+def _expected_bytes(t: onnx.TensorProto) -> int | None:
+    try:
+        source_dtype = element_dtype(t)
+        return packed_nbytes(t.data_type, tensor_numel(t), source_dtype.itemsize)
+    except OnnxvizError:
+        return None
 
 
 def _cap_all(holder: onnx.ModelProto, max_bytes: int) -> bool:

@@ -11,7 +11,7 @@ moments, then a second pass for the histogram).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from onnxviz.model.external import external_ref, is_external, read_external_byte
 from onnxviz.model.index import tensor_dtype_name
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
+TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 MAX_ELEMENTS = 2**40
 CHUNK_ELEMENTS = 1 << 20
 DEFAULT_BINS = 64
@@ -167,9 +168,8 @@ def _typed_field_length(tensor: TensorProto) -> tuple[str, int]:
 
 
 def _check_single_storage(tensor: TensorProto) -> None:
-    typed = [f.name for f, _ in tensor.ListFields() if f.name.endswith("_data") and f.name != "raw_data"
-             and f.name != "external_data"]
-    has_raw = tensor.HasField("raw_data") and len(tensor.raw_data) > 0
+    typed = [name for name in TYPED_FIELDS if len(getattr(tensor, name))]
+    has_raw = tensor.HasField("raw_data")
     if typed and (has_raw or is_external(tensor)):
         where = "external data" if is_external(tensor) else "raw_data"
         raise OnnxvizError(f"tensor '{tensor.name}' has both {where} and {typed[0]}; it is malformed.")
@@ -177,21 +177,25 @@ def _check_single_storage(tensor: TensorProto) -> None:
         raise OnnxvizError(f"tensor '{tensor.name}' is split into segments, which onnxviz cannot read.")
 
 
-def _raw_buffer(tensor: TensorProto, base_dir: Path | None) -> memoryview | bytes:
+def _raw_buffer(tensor: TensorProto, base_dir: Path | None, raw: memoryview | None) -> memoryview | bytes:
     if not is_external(tensor):
-        return tensor.raw_data
+        return raw if raw is not None else tensor.raw_data
     if base_dir is None:
         raise OnnxvizError(f"tensor '{tensor.name}' is stored externally, but the model has no folder.")
     return read_external_bytes(tensor, base_dir)
 
 
-def element_source(tensor: TensorProto, base_dir: Path | None = None) -> ElementSource:
-    """An :class:`ElementSource` over any numeric or string tensor; raises OnnxvizError if malformed."""
+def element_source(tensor: TensorProto, base_dir: Path | None = None,
+                   raw: memoryview | None = None) -> ElementSource:
+    """An :class:`ElementSource` over any numeric or string tensor; raises OnnxvizError if malformed.
+
+    ``raw`` may stand in for the inline ``raw_data`` (see :func:`raw_data_spans`): reading that field
+    from the protobuf copies it while holding the GIL, which freezes the GUI for big tensors."""
     numel = tensor_numel(tensor)
     dtype = element_dtype(tensor)
     _check_single_storage(tensor)
     if tensor.HasField("raw_data") or is_external(tensor):
-        buf = _raw_buffer(tensor, base_dir)
+        buf = _raw_buffer(tensor, base_dir, raw)
         if tensor.data_type == TensorProto.STRING:
             raise OnnxvizError(f"string tensor '{tensor.name}' stores raw bytes; strings must be in string_data.")
         need = packed_nbytes(tensor.data_type, numel, dtype.itemsize)
@@ -299,8 +303,9 @@ def _histogram(source: ElementSource, moments: _Moments, progress: ProgressFn, c
     if moments.count == 0:
         return np.zeros(0, np.int64), np.zeros(0)
     lo, hi = moments.minimum, moments.maximum
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
+    if lo == hi:  # widen by enough to make distinct float64 edges even for huge values
+        pad = max(0.5, abs(lo) * 1e-6)
+        lo, hi = lo - pad, hi + pad
     counts = np.zeros(bins, np.int64)
     edges = np.linspace(lo, hi, bins + 1)
     total = source.numel
@@ -318,13 +323,33 @@ def tensor_stats(tensor: TensorProto, base_dir: Path | None = None, progress: Pr
                  cancel: CancelToken | None = None, bins: int = DEFAULT_BINS,
                  chunk: int = CHUNK_ELEMENTS) -> TensorStats:
     """Statistics of an initializer or tensor attribute; raises OnnxvizError if it is malformed."""
-    source = element_source(tensor, base_dir)
+    return _stats_of_source(tensor, element_source(tensor, base_dir), progress, cancel, bins, chunk)
+
+
+def _stats_of_source(tensor: TensorProto, source: ElementSource, progress: ProgressFn,
+                     cancel: CancelToken | None, bins: int = DEFAULT_BINS,
+                     chunk: int = CHUNK_ELEMENTS) -> TensorStats:
     nbytes = packed_nbytes(tensor.data_type, source.numel, source.dtype.itemsize)
     if tensor.data_type == TensorProto.STRING:
         nbytes = sum(len(s) for s in tensor.string_data)
     return source_stats(source, tensor.name, tensor_dtype_name(tensor.data_type), tensor_shape(tensor),
                         nbytes, storage_text(tensor), tensor.data_type not in _NON_NUMERIC,
                         progress, cancel, bins, chunk)
+
+
+def load_tensor(tensor: TensorProto, base_dir: Path | None = None, progress: ProgressFn = no_progress,
+                cancel: CancelToken | None = None, limit_bytes: int = DEFAULT_LIMIT_BYTES,
+                raw: memoryview | None = None) -> tuple[np.ndarray | None, TensorStats]:
+    """Statistics plus the values for viewing, reading the data once. The array is a zero-copy view
+    where possible; it is None when packed values would have to be unpacked beyond ``limit_bytes``.
+    ``raw``: as for :func:`element_source`."""
+    source = element_source(tensor, base_dir, raw)
+    stats = _stats_of_source(tensor, source, progress, cancel)
+    if isinstance(source, ArraySource):
+        return source.flat.reshape(stats.shape), stats
+    if source.numel * source.dtype.itemsize > limit_bytes:
+        return None, stats
+    return source.read(0, source.numel).reshape(stats.shape), stats
 
 
 def stats_of_array(array: np.ndarray, name: str = "", progress: ProgressFn = no_progress,
@@ -357,6 +382,75 @@ def describe_tensor(tensor: TensorProto) -> TensorStats:
     return TensorStats(tensor.name, tensor_dtype_name(tensor.data_type), shape, numel,
                        packed_nbytes(tensor.data_type, numel, itemsize), storage_text(tensor),
                        tensor.data_type not in _NON_NUMERIC)
+
+
+# -- finding raw_data in the serialized model (zero-copy) ------------------------------------------
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_NAME, _TENSOR_RAW_DATA = 7, 5, 8, 9
+
+
+def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _length_fields(buf: memoryview, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(field number, start, end) of every length-delimited field of the message in ``buf[start:end]``."""
+    pos = start
+    while pos < end:
+        key, pos = _varint(buf, pos)
+        wire = key & 7
+        if wire == 0:
+            _, pos = _varint(buf, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        elif wire == 2:
+            n, pos = _varint(buf, pos)
+            yield key >> 3, pos, pos + n
+            pos += n
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+    if pos != end:
+        raise ValueError("message overruns its length")
+
+
+def raw_data_spans(serialized: bytes | memoryview) -> dict[str, tuple[int, int]]:
+    """Where each main-graph initializer's ``raw_data`` lies in a serialized ModelProto, by name.
+
+    Lets big inline tensors be viewed without copying them out of the protobuf. Returns {} for
+    anything that does not parse as a binary model (callers then read the field normally)."""
+    buf = memoryview(serialized)
+    spans: dict[str, tuple[int, int]] = {}
+    duplicates: set[str] = set()
+    try:
+        for field_no, g0, g1 in _length_fields(buf, 0, len(buf)):
+            if field_no != _MODEL_GRAPH:
+                continue
+            for f, t0, t1 in _length_fields(buf, g0, g1):
+                if f != _GRAPH_INITIALIZER:
+                    continue
+                name, raw = "", None
+                for tf, a, b in _length_fields(buf, t0, t1):
+                    if tf == _TENSOR_NAME:
+                        name = bytes(buf[a:b]).decode("utf-8", "replace")
+                    elif tf == _TENSOR_RAW_DATA:
+                        raw = (a, b)
+                if raw is not None:
+                    if name in spans:
+                        duplicates.add(name)
+                    spans[name] = raw
+    except (ValueError, IndexError):
+        return {}
+    return {name: span for name, span in spans.items() if name not in duplicates}
 
 
 def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str) -> TensorProto | None:

@@ -1,12 +1,161 @@
-"""Plugs this feature into the main window (docks, actions, signal connections)."""
+"""Plugs the inspector panels into the main window: docks, View-menu toggles and selection following."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from onnxviz.model.document import Change, Document
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui.panels.model_panel import ModelPanel
+from onnxviz.ui.panels.navigation import Navigator
+from onnxviz.ui.panels.node_panel import NodePanel
+from onnxviz.ui.panels.problems_panel import ProblemsPanel
+from onnxviz.ui.panels.raw_panel import RawPanel
+from onnxviz.ui.panels.value_panel import ValuePanel
+from onnxviz.ui.panels.weights_panel import WeightsPanel
+
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
+
+RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+
+
+class Panels(QObject):
+    """Owns the panels and keeps them in step with the document and its selection."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.doc: Document | None = None
+        self.navigator = Navigator(window)
+        self.navigator.show_attribute_tensor = self._show_attribute_tensor
+        link = self.navigator.open
+        self.model_panel = ModelPanel(link, self._select_node)
+        self.node_panel = NodePanel(link)
+        self.value_panel = ValuePanel(link)
+        self.weights_panel = WeightsPanel()
+        self.problems_panel = ProblemsPanel(self._select_node, self._select_value)
+        self.raw_panel = RawPanel()
+        self.docks: dict[str, QDockWidget] = {}
+        self._raw_stale = False
+        self._add_docks()
+        window.document_changed.connect(self.set_document)
+        window.model_changed.connect(self._on_model_changed)
+        self.set_document(window.doc)
+
+    # -- docks -----------------------------------------------------------------------------------
+    def _add_docks(self) -> None:
+        specs = [("Model", self.model_panel, RIGHT), ("Node", self.node_panel, RIGHT),
+                 ("Value", self.value_panel, RIGHT), ("Weights", self.weights_panel, RIGHT),
+                 ("Problems", self.problems_panel, BOTTOM), ("Raw", self.raw_panel, BOTTOM)]
+        w = self.window
+        for title, widget, area in specs:
+            dock = self._dock(title, widget)
+            w.addDockWidget(area, dock)
+            w.view_menu.addAction(dock.toggleViewAction())
+        d = self.docks
+        w.splitDockWidget(d["Model"], d["Weights"], Qt.Orientation.Vertical)
+        w.tabifyDockWidget(d["Model"], d["Node"])
+        w.tabifyDockWidget(d["Node"], d["Value"])
+        w.tabifyDockWidget(d["Problems"], d["Raw"])
+        if w.settings.value("window/state") is None:
+            QTimer.singleShot(0, self._default_sizes)  # once the window has its real size
+        d["Model"].raise_()
+        d["Problems"].raise_()
+        d["Raw"].visibilityChanged.connect(self._on_raw_visibility)
+
+    def _default_sizes(self) -> None:
+        d, w = self.docks, self.window
+        w.resizeDocks([d["Model"]], [440], Qt.Orientation.Horizontal)
+        w.resizeDocks([d["Model"], d["Weights"]], [600, 330], Qt.Orientation.Vertical)
+        w.resizeDocks([d["Problems"]], [170], Qt.Orientation.Vertical)
+
+    def _dock(self, title: str, widget: QWidget) -> QDockWidget:
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(f"panels.{title.lower()}")
+        dock.setWidget(widget)
+        dock.toggleViewAction().setText(f"{title} Panel")
+        self.docks[title] = dock
+        return dock
+
+    # -- following the document --------------------------------------------------------------------
+    def set_document(self, doc: Document | None) -> None:
+        if self.doc is not None:
+            self.doc.selection.changed.disconnect(self._on_selection)
+        self.doc = doc
+        if doc is not None:
+            doc.selection.changed.connect(self._on_selection)
+        self.model_panel.show_document(doc)
+        self.problems_panel.show_problems(doc)
+        self.weights_panel.clear()
+        self._on_selection(doc.selection.state if doc else SelectionState(), raise_dock=False)
+
+    def _on_model_changed(self, change: Change) -> None:
+        if self.doc is None or change.kind == "saved":
+            return
+        self.model_panel.show_document(self.doc)
+        self.problems_panel.show_problems(self.doc)
+        if change.kind != "validated":
+            self.weights_panel.shown = ()  # the tensor may have been edited: reload it
+        self._on_selection(self.doc.selection.state, raise_dock=False)
+
+    def _on_selection(self, state: SelectionState, raise_dock: bool = True) -> None:
+        doc = self.doc
+        if doc is None:
+            self.weights_panel.clear()
+            self._refresh_raw()
+            return
+        if state.node >= 0:
+            self.node_panel.show_node(doc, state.scope, state.node)
+            shown = self.weights_panel.show_node(doc, state.scope, state.node)
+            self._raise("Node", raise_dock)
+        elif state.value:
+            self.value_panel.show_value(doc, state.scope, state.value)
+            shown = self.weights_panel.show_value(doc, state.scope, state.value)
+            self._raise("Value", raise_dock)
+        else:
+            shown = False
+            self._raise("Model", raise_dock)
+        if not shown and self.weights_panel.shown:
+            self.weights_panel.clear()
+        self._refresh_raw()
+
+    def _raise(self, title: str, really: bool) -> None:
+        if really:
+            self.docks[title].raise_()
+
+    def _refresh_raw(self) -> None:
+        dock = self.docks["Raw"]
+        # the raw text is only built while someone can see it (always when the window is not shown)
+        if not self.window.isVisible() or (dock.isVisible() and not dock.visibleRegion().isEmpty()):
+            self._raw_stale = False
+            self.raw_panel.show_selection(self.doc, self.doc.selection.state if self.doc else SelectionState())
+        else:
+            self._raw_stale = True
+
+    def _on_raw_visibility(self, visible: bool) -> None:
+        if visible and self._raw_stale:
+            self._raw_stale = False
+            self.raw_panel.show_selection(self.doc, self.doc.selection.state if self.doc else SelectionState())
+
+    # -- actions from panels ----------------------------------------------------------------------
+    def _select_node(self, scope: str, node: int) -> None:
+        if self.doc is not None:
+            self.doc.selection.select_node(scope, node)
+
+    def _select_value(self, scope: str, name: str) -> None:
+        if self.doc is not None:
+            self.doc.selection.select_value(scope, name)
+
+    def _show_attribute_tensor(self, scope: str, node: int, attr: str) -> None:
+        if self.doc is not None and self.weights_panel.show_attribute(self.doc, scope, node, attr):
+            self.docks["Weights"].raise_()
 
 
 def install(window: MainWindow) -> None:
     """Called once by the main window after its menus exist."""
+    window.panels = Panels(window)  # type: ignore[attr-defined]

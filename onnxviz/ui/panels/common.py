@@ -1,0 +1,248 @@
+"""Building blocks shared by the inspector panels: links, collapsible sections, aligned forms."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+from onnx import TypeProto, helper
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.index import ModelIndex, dtype_text, shape_text
+from onnxviz.model.selection import SelectionState
+
+PANEL_STYLE = """
+QToolButton#sectionHeader { border: none; font-weight: 600; padding: 4px 2px 2px 0px; text-align: left; }
+QFrame#sectionLine { color: palette(mid); }
+QLabel[role="key"] { color: palette(placeholder-text); }
+QLabel[role="title"] { font-size: 13pt; font-weight: 600; }
+QLabel[role="subtitle"] { color: palette(placeholder-text); }
+QLabel[role="note"] { color: palette(placeholder-text); font-style: italic; }
+"""
+
+
+# -- links: "node:<scope>:<index>", "value:<scope>:<name>", "scope:<scope>", "tensor:<key>" ---------
+@dataclass(frozen=True)
+class Link:
+    kind: str
+    scope: str
+    target: str
+
+
+def node_href(scope: str, node: int) -> str:
+    return f"node:{quote(scope, safe='')}:{node}"
+
+
+def value_href(scope: str, name: str) -> str:
+    return f"value:{quote(scope, safe='')}:{quote(name, safe='')}"
+
+
+def scope_href(scope: str) -> str:
+    return f"scope:{quote(scope, safe='')}:"
+
+
+def tensor_href(key: str) -> str:
+    return f"tensor::{quote(key, safe='')}"
+
+
+def parse_href(href: str) -> Link | None:
+    parts = href.split(":", 2)
+    if len(parts) != 3:
+        return None
+    return Link(parts[0], unquote(parts[1]), unquote(parts[2]))
+
+
+def anchor(href: str, text: str, mono: bool = True) -> str:
+    body = html.escape(text)
+    if mono:
+        body = f"<code>{body}</code>"
+    return f'<a href="{html.escape(href)}" style="text-decoration:none">{body}</a>'
+
+
+def code(text: str) -> str:
+    return f"<code>{html.escape(text)}</code>" if text else ""
+
+
+def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | None, str]:
+    """(type, where it came from: "declared", "inferred", "initializer" or "") of a value."""
+    t, inferred = index.type_of(scope, name)
+    if t is not None:
+        return t, "inferred" if inferred else "declared"
+    g = index.graphs.get(scope)
+    while g is not None:
+        if g.graph is not None and name in g.initializer_names:
+            tensor = next(x for x in g.graph.initializer if x.name == name)
+            return helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims)), "initializer"
+        if name in g.producer:
+            break
+        g = g.parent
+    return None, ""
+
+
+def type_html(t: TypeProto | None, source: str | bool = "") -> str:
+    """``float32 [1x3x224x224]`` with a grey marker saying where the type came from unless declared."""
+    if t is None:
+        return '<span style="color:gray">unknown type</span>'
+    dtype, shape = dtype_text(t), shape_text(t)
+    text = f"{html.escape(dtype)} <code>[{html.escape(shape)}]</code>" if shape else html.escape(dtype)
+    marker = "inferred" if source is True else source if isinstance(source, str) else ""
+    if marker and marker != "declared":
+        text += f' <span style="color:gray">({marker})</span>'
+    return text
+
+
+# -- widgets ---------------------------------------------------------------------------------
+def rich_label(text: str, on_link: Callable[[str], None] | None = None, wrap: bool = True) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    label.setOpenExternalLinks(False)
+    label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+    if on_link is not None:
+        label.linkActivated.connect(on_link)
+    return label
+
+
+class Section(QWidget):
+    """A titled block whose body collapses when its header is clicked."""
+
+    def __init__(self, title: str, body: QWidget, expanded: bool = True) -> None:
+        super().__init__()
+        self.header = QToolButton()
+        self.header.setObjectName("sectionHeader")
+        self.header.setText(title)
+        self.header.setCheckable(True)
+        self.header.setChecked(expanded)
+        self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.header.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.body = body
+        line = QFrame()
+        line.setObjectName("sectionLine")
+        line.setFrameShape(QFrame.Shape.HLine)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 2)
+        layout.setSpacing(2)
+        layout.addWidget(self.header)
+        layout.addWidget(line)
+        layout.addWidget(body)
+        self.header.toggled.connect(self._set_expanded)
+        self._set_expanded(expanded)
+
+    @property
+    def expanded(self) -> bool:
+        return self.header.isChecked()
+
+    def _set_expanded(self, on: bool) -> None:
+        self.header.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.body.setVisible(on)
+
+
+class Form(QWidget):
+    """Rows of grey key and selectable value, aligned in two columns."""
+
+    def __init__(self, on_link: Callable[[str], None] | None = None) -> None:
+        super().__init__()
+        self.on_link = on_link
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(14, 0, 0, 0)
+        self.grid.setHorizontalSpacing(10)
+        self.grid.setVerticalSpacing(3)
+        self.grid.setColumnStretch(1, 1)
+        self.values: dict[str, QLabel] = {}
+
+    def add(self, key: str, value_html: str, tooltip: str = "") -> QLabel:
+        row = self.grid.rowCount()
+        key_label = QLabel(key)
+        key_label.setProperty("role", "key")
+        key_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        value = rich_label(value_html or '<span style="color:gray">-</span>', self.on_link)
+        if tooltip:
+            value.setToolTip(tooltip)
+        self.grid.addWidget(key_label, row, 0)
+        self.grid.addWidget(value, row, 1)
+        self.values[key] = value
+        return value
+
+    def add_widget(self, widget: QWidget) -> None:
+        self.grid.addWidget(widget, self.grid.rowCount(), 0, 1, 2)
+
+
+class Page(QScrollArea):
+    """A scrollable column of sections, rebuilt from scratch on each update."""
+
+    def __init__(self, on_link: Callable[[str], None]) -> None:
+        super().__init__()
+        self.on_link = on_link
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setStyleSheet(PANEL_STYLE)
+        self.sections: dict[str, Section] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        self.content = QWidget()
+        self.column = QVBoxLayout(self.content)
+        self.column.setContentsMargins(8, 6, 8, 6)
+        self.column.setSpacing(4)
+        self.sections = {}
+        self.setWidget(self.content)  # the old content widget is deleted by the scroll area
+
+    def begin(self) -> None:
+        """Forget what is shown; each ``add_*`` call then appends."""
+        remembered = {title: s.expanded for title, s in self.sections.items()}
+        self._reset()
+        self._remembered = remembered
+
+    def end(self) -> None:
+        self.column.addStretch(1)
+
+    def add_title(self, title: str, subtitle_html: str = "") -> None:
+        label = QLabel(title)
+        label.setProperty("role", "title")
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setWordWrap(True)
+        self.column.addWidget(label)
+        if subtitle_html:
+            sub = rich_label(subtitle_html, self.on_link)
+            sub.setProperty("role", "subtitle")
+            self.column.addWidget(sub)
+
+    def add_section(self, title: str, body: QWidget, expanded: bool = True) -> Section:
+        expanded = getattr(self, "_remembered", {}).get(title, expanded)
+        section = Section(title, body, expanded)
+        self.sections[title] = section
+        self.column.addWidget(section)
+        return section
+
+    def add_form(self, title: str, rows: Sequence[tuple[str, str]], expanded: bool = True) -> Form:
+        form = Form(self.on_link)
+        for key, value in rows:
+            form.add(key, value)
+        self.add_section(title, form, expanded)
+        return form
+
+    def add_note(self, text: str) -> QLabel:
+        label = QLabel(text)
+        label.setProperty("role", "note")
+        label.setWordWrap(True)
+        self.column.addWidget(label)
+        return label
+
+
+def state_text(state: SelectionState) -> str:
+    if state.node >= 0:
+        return f"node {state.node} in '{state.scope}'"
+    return f"value '{state.value}'" if state.value else "model"

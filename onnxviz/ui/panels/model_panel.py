@@ -1,0 +1,199 @@
+"""The Model panel: what the file says about the whole model, plus a computed summary."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Callable
+
+from PySide6.QtCore import QModelIndex, QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from onnxviz.model.document import Document
+from onnxviz.model.flops import NodeCost, graph_costs, human_count, summarize
+from onnxviz.model.index import function_scope
+from onnxviz.model.summary import human_bytes, opsets, parameters
+from onnxviz.ui.panels.common import Form, Page, anchor, code, scope_href, type_html, value_href, value_type
+from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
+from onnxviz.ui.tasks import Task
+
+COST_HEADERS = ["Node", "Op", "Output shape", "MACs", "FLOPs"]
+
+
+class MarkdownBlock(QTextBrowser):
+    """A borderless read-only Markdown block that grows to fit its text (up to ``max_height``)."""
+
+    def __init__(self, markdown: str, max_height: int = 260) -> None:
+        super().__init__()
+        self.max_height = max_height
+        self.setOpenExternalLinks(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setMarkdown(markdown)
+        self.document().setDocumentMargin(2)
+        self.setStyleSheet("QTextBrowser { background: transparent; }")
+        self._fit(300)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit(self.viewport().width())
+
+    def _fit(self, width: int) -> None:
+        self.document().setTextWidth(max(width, 100))
+        height = int(min(self.document().size().height() + 6, self.max_height))
+        if height != self.height():
+            self.setFixedHeight(height)
+
+
+def markdown_view(markdown: str, max_height: int = 260) -> QTextBrowser:
+    return MarkdownBlock(markdown, max_height)
+
+
+class ModelPanel(Page):
+    """Shown when nothing is selected; rebuilt on open, edits and validation results."""
+
+    def __init__(self, on_link: Callable[[str], None], select_node: Callable[[str, int], None]) -> None:
+        super().__init__(on_link)
+        self.select_node = select_node
+        self.doc: Document | None = None
+        self.costs: list[NodeCost] = []
+        self._task: Task | None = None
+        self.cost_model = RowsModel(COST_HEADERS)
+        self.cost_model.numeric_columns = {3, 4}
+        self.cost_form: Form | None = None
+        self.show_document(None)
+
+    def sizeHint(self) -> QSize:
+        return QSize(430, 620)
+
+    def show_document(self, doc: Document | None) -> None:
+        self.doc = doc
+        self.costs = []
+        self.begin()
+        if doc is None:
+            self.add_title("No model", "Open an ONNX model with File > Open.")
+            self.end()
+            return
+        model = doc.model
+        index = doc.index
+        self.add_title(doc.name, html.escape(f"ONNX IR v{model.ir_version} · {index.node_count():,} nodes"))
+        self._add_facts(doc)
+        if model.doc_string:
+            self.add_section("Description", markdown_view(model.doc_string))
+        if model.metadata_props:
+            self._add_metadata(doc)
+        self._add_signature(doc)
+        if model.functions:
+            rows = [(f"{f.domain or 'ai.onnx'}", anchor(scope_href(function_scope(f.domain, f.name,
+                                                                               getattr(f, "overload", ""))),
+                                                   f.name) + f" ({len(f.node)} nodes)") for f in model.functions]
+            self.add_form(f"Local functions ({len(rows)})", rows)
+        self._add_summary(doc)
+        self._add_costs()
+        self.end()
+        self._start_costs(doc)
+
+    def _add_facts(self, doc: Document) -> None:
+        model = doc.model
+        producer = " ".join(x for x in (model.producer_name, model.producer_version) if x)
+        rows = [
+            ("IR version", str(model.ir_version)),
+            ("Opsets", ", ".join(f"{html.escape(d)} <b>{v}</b>" for d, v in opsets(model).items())),
+            ("Producer", html.escape(producer)),
+            ("Domain", html.escape(model.domain)),
+            ("Model version", str(model.model_version)),
+            ("Graph", code(model.graph.name)),
+            ("Training info", f"{len(model.training_info)} block(s)" if model.training_info else "none"),
+            ("File", html.escape(str(doc.path)) if doc.path else "not saved"),
+        ]
+        self.add_form("Model", rows)
+
+    def _add_metadata(self, doc: Document) -> None:
+        table_model = RowsModel(["Key", "Value"], self)
+        table_model.set_rows([(p.key, p.value) for p in doc.model.metadata_props])
+        view = make_table(table_model, sortable=False)
+        view.resizeColumnToContents(0)
+        fit_height(view, 8)
+        self.metadata_view = view
+        self.add_section(f"Metadata ({len(doc.model.metadata_props)})", view)
+
+    def _add_signature(self, doc: Document) -> None:
+        index = doc.index
+        inits = set(index.main.initializer_names)
+        for title, names in (("Inputs", [n for n in index.main.input_names if n not in inits]),
+                             ("Outputs", index.main.output_names)):
+            rows = [(anchor(value_href("", n), n), type_html(*value_type(index, "", n))) for n in names[:200]]
+            form = Form(self.on_link)
+            for name_html, type_text in rows:
+                label = form.add("", name_html + "&nbsp;&nbsp;" + type_text)
+                label.setTextFormat(Qt.TextFormat.RichText)
+            if len(names) > 200:
+                form.add("", f"... and {len(names) - 200} more")
+            self.add_section(f"{title} ({len(names)})", form)
+
+    def _add_summary(self, doc: Document) -> None:
+        model = doc.model
+        index = doc.index
+        count, nbytes, by_dtype = parameters(model)
+        rows = [("Nodes", f"{len(model.graph.node):,} in the main graph, {index.node_count():,} in all"),
+                ("Parameters", f"{count:,} ({human_bytes(nbytes)})"),
+                ("By dtype", ", ".join(f"{html.escape(k)} {human_bytes(v)}" for k, v in sorted(by_dtype.items()))),
+                ("MACs", '<span style="color:gray">estimating...</span>'),
+                ("FLOPs", "")]
+        self.cost_form = self.add_form("Summary", rows)
+        ops = Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}:{n.op_type}"
+                      for g in index.graphs.values() for n in g.nodes)
+        op_model = RowsModel(["Op type", "Count"], self)
+        op_model.numeric_columns = {1}
+        op_model.set_rows(ops.most_common())
+        view = make_table(op_model, stretch_column=0)
+        view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
+        fit_height(view, 10)
+        self.op_view = view
+        self.add_section(f"Operators ({len(ops)} types)", view)
+
+    def _add_costs(self) -> None:
+        view = make_table(self.cost_model, stretch_column=0)
+        view.clicked.connect(self._on_cost_clicked)
+        view.activated.connect(self._on_cost_clicked)
+        fit_height(view, 14)
+        self.cost_view = view
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        note = QLabel("Main graph; symbolic dimensions count as 1. Click a row to select the node.")
+        note.setProperty("role", "note")
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        layout.addWidget(view)
+        self.add_section("Per-node cost", holder, expanded=True)
+
+    # -- background cost estimate --------------------------------------------------------------
+    def _start_costs(self, doc: Document) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        index = doc.index
+        task = Task(lambda progress, token: graph_costs(index, ""), "Estimating FLOPs")
+        task.finished.connect(lambda costs, d=doc: self._on_costs(d, costs))
+        self._task = task
+        task.start()
+
+    def _on_costs(self, doc: Document, costs: list[NodeCost]) -> None:
+        if doc is not self.doc:
+            return
+        self.costs = costs
+        self.cost_model.set_rows(
+            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.output_shape, c.macs, c.flops) for c in costs],
+            payload=[c.node for c in costs])
+        total = summarize(costs)
+        if self.cost_form is not None:
+            unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" \
+                if total.unknown_nodes else ""
+            self.cost_form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
+            self.cost_form.values["FLOPs"].setText(human_count(total.flops))
+        fit_height(self.cost_view, 14)
+
+    def _on_cost_clicked(self, index: QModelIndex) -> None:
+        row = source_row(self.cost_view, index)
+        if 0 <= row < len(self.cost_model.payload):
+            self.select_node("", self.cost_model.payload[row])

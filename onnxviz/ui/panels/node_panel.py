@@ -1,0 +1,184 @@
+"""The Node panel: a node's identity, schema, attributes, inputs/outputs, documentation and problems."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+from onnx import AttributeProto, NodeProto
+
+from onnxviz.model.document import Document
+from onnxviz.model.index import GraphIndex, child_scope
+from onnxviz.model.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
+from onnxviz.model.problems import Problem
+from onnxviz.ui.panels.common import (
+    Form,
+    Page,
+    anchor,
+    code,
+    node_href,
+    scope_href,
+    type_html,
+    value_href,
+    value_type,
+)
+from onnxviz.ui.panels.model_panel import markdown_view
+from onnxviz.ui.panels.navigation import attribute_tensor_href
+from onnxviz.ui.panels.problems_panel import severity_html
+
+GREY = "color:gray"
+
+
+class NodePanel(Page):
+    def __init__(self, on_link: Callable[[str], None]) -> None:
+        super().__init__(on_link)
+        self.scope = ""
+        self.node = -1
+
+    def show_node(self, doc: Document, scope: str, node: int) -> None:
+        self.scope, self.node = scope, node
+        self.begin()
+        g = doc.index.graphs.get(scope)
+        if g is None or not 0 <= node < len(g.nodes):
+            self.add_title("Node not found", html.escape(f"The selection points to node {node} of '{scope}', "
+                                                          "which no longer exists."))
+            self.end()
+            return
+        n = g.nodes[node]
+        doc_info = op_doc(doc.model, n)
+        self._add_header(doc, g, node, n, doc_info)
+        self._add_attributes(g, node, n, doc_info)
+        self._add_values("Inputs", doc, g, list(n.input), doc_info.inputs if doc_info else ())
+        self._add_values("Outputs", doc, g, list(n.output), doc_info.outputs if doc_info else ())
+        self._add_problems([p for p in doc.problems if p.scope == scope and p.node == node])
+        if n.doc_string:
+            self.add_section("Node doc_string", markdown_view(n.doc_string))
+        if n.metadata_props:
+            self.add_form("Metadata", [(html.escape(p.key), html.escape(p.value)) for p in n.metadata_props])
+        if doc_info is not None:
+            self._add_schema_doc(doc_info)
+        self.end()
+
+    def _add_header(self, doc: Document, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:
+        domain = n.domain or "ai.onnx"
+        self.add_title(n.op_type, f"{html.escape(domain)} · node {i}" + (
+            f" in <code>{html.escape(g.scope)}</code>" if g.scope else ""))
+        if info is not None:
+            schema = f"{html.escape(info.domain)} v{info.since_version}"
+            if info.model_opset is not None:
+                schema += f' <span style="{GREY}">(model imports opset {info.model_opset})</span>'
+            if info.deprecated:
+                schema += ' <b style="color:#c01c28">deprecated</b>'
+        elif doc.index.function_for(n) is not None:
+            fn = doc.index.function_for(n)
+            assert fn is not None
+            scope = f"fn:{fn.domain}:{fn.name}:{getattr(fn, 'overload', '')}"
+            schema = "model-local function " + anchor(scope_href(scope), fn.name)
+        else:
+            schema = f'<span style="{GREY}">no schema known for this operator</span>'
+        self.add_form("Node", [("Name", code(n.name) or f'<span style="{GREY}">(unnamed)</span>'),
+                               ("Op type", code(n.op_type)), ("Domain", html.escape(domain)),
+                               ("Schema", schema)])
+
+    def _add_attributes(self, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:
+        form = Form(self.on_link)
+        present = {a.name for a in n.attribute}
+        for a in n.attribute:
+            type_name = AttributeProto.AttributeType.Name(a.type) if a.type else "?"
+            value = html.escape(attribute_text(a))
+            if a.type == AttributeProto.GRAPH:
+                value = anchor(scope_href(child_scope(g.scope, i, a.name)), f"enter {a.name}", mono=False) \
+                    + f" &nbsp;{value}"
+            elif a.type == AttributeProto.GRAPHS:
+                value = " ".join(anchor(scope_href(child_scope(g.scope, i, a.name, k)), f"[{k}]")
+                                 for k in range(len(a.graphs)))
+            elif a.type == AttributeProto.TENSOR:
+                value = anchor(attribute_tensor_href(g.scope, i, a.name), value)
+            label = form.add(a.name, f'{value} <span style="{GREY}">{type_name.lower()}</span>')
+            doc = info.attribute(a.name) if info else None
+            if doc is not None:
+                label.setToolTip(doc.description)
+        if info is not None:
+            for d in info.attributes:
+                if d.name in present:
+                    continue
+                text = f"default {html.escape(d.default)}" if d.default else (
+                    "<b>required, missing</b>" if d.required else "not set")
+                label = form.add(d.name, f'<span style="{GREY}">{text} · {d.type_name.lower()}</span>')
+                label.setToolTip(d.description)
+                form.grid.itemAtPosition(form.grid.rowCount() - 1, 0).widget().setStyleSheet(GREY)
+        if not n.attribute and not (info and info.attributes):
+            form.add("", f'<span style="{GREY}">none</span>')
+        self.add_section(f"Attributes ({len(n.attribute)})", form)
+
+    def _add_values(self, title: str, doc: Document, g: GraphIndex, names: list[str],
+                    formals: tuple[FormalDoc, ...]) -> None:
+        form = Form(self.on_link)
+        for k, name in enumerate(names):
+            formal = _formal_for(formals, k)
+            key = formal.name if formal else f"#{k}"
+            if not name:
+                form.add(key, f'<span style="{GREY}">(omitted optional input)</span>')
+                continue
+            t, source = value_type(doc.index, g.scope, name)
+            link = anchor(value_href(g.scope, name), name)
+            role = _value_role(g, name)
+            label = form.add(key, f"{link}{role}<br>{type_html(t, source if source != 'initializer' else '')}")
+            if formal is not None:
+                label.setToolTip(f"{formal.name}: {formal.type_str}\n{formal.description}")
+        if not names:
+            form.add("", f'<span style="{GREY}">none</span>')
+        self.add_section(f"{title} ({len(names)})", form)
+
+    def _add_problems(self, problems: list[Problem]) -> None:
+        if not problems:
+            return
+        form = Form(self.on_link)
+        for p in problems:
+            form.add(severity_html(p), html.escape(p.message) + f' <span style="{GREY}">({p.source})</span>')
+        self.add_section(f"Problems ({len(problems)})", form)
+
+    def _add_schema_doc(self, info: OpDoc) -> None:
+        parts = [info.description, ""]
+        for title, formals in (("Inputs", info.inputs), ("Outputs", info.outputs)):
+            if formals:
+                parts.append(f"**{title}**\n")
+                parts += [f"- `{f.name}` ({f.type_str}{', ' + f.option if f.option else ''}): {f.description}"
+                          for f in formals]
+                parts.append("")
+        if info.attributes:
+            parts.append("**Attributes**\n")
+            parts += [f"- `{a.name}` ({a.type_name.lower()}"
+                      f"{', default ' + a.default if a.default else ', required' if a.required else ''}): "
+                      f"{a.description}" for a in info.attributes]
+            parts.append("")
+        if info.type_constraints:
+            parts.append("**Type constraints**\n")
+            parts += [f"- `{c.param}` in {', '.join(c.allowed)}: {c.description}" for c in info.type_constraints]
+        view = markdown_view("\n".join(parts), max_height=360)
+        self.add_section(f"{info.name} documentation", view, expanded=False)
+
+
+def _formal_for(formals: tuple[FormalDoc, ...], k: int) -> FormalDoc | None:
+    if k < len(formals):
+        return formals[k]
+    if formals and formals[-1].option == "variadic":
+        return formals[-1]
+    return None
+
+
+def _value_role(g: GraphIndex, name: str) -> str:
+    roles = []
+    if name in g.initializer_names:
+        roles.append("initializer")
+    elif name in g.input_names:
+        roles.append("graph input")
+    if name in g.output_names:
+        roles.append("graph output")
+    if not roles and g.producer_of(name) == -3:
+        roles.append("outer scope")
+    return f' <span style="{GREY}">· {", ".join(roles)}</span>' if roles else ""
+
+
+def node_link(g: GraphIndex, i: int) -> str:
+    return anchor(node_href(g.scope, i), g.node_label(i)) + f' <span style="{GREY}">{html.escape(g.nodes[i].op_type)}</span>'

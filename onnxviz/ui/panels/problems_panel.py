@@ -1,0 +1,77 @@
+"""The Problems panel: every problem of the document in a table; a click selects what it concerns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from PySide6.QtCore import QModelIndex
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QLabel, QStyle, QVBoxLayout, QWidget
+
+from onnxviz.model.document import Document
+from onnxviz.model.problems import Problem, Severity
+from onnxviz.ui.panels.tables import RowsModel, make_table, source_row
+
+HEADERS = ["Severity", "Message", "Source", "Node", "Value", "Graph"]
+_COLOURS = {Severity.ERROR: "#c01c28", Severity.WARNING: "#b5730a", Severity.INFO: "#1a5fb4"}
+_ICONS = {Severity.ERROR: QStyle.StandardPixmap.SP_MessageBoxCritical,
+          Severity.WARNING: QStyle.StandardPixmap.SP_MessageBoxWarning,
+          Severity.INFO: QStyle.StandardPixmap.SP_MessageBoxInformation}
+
+
+def severity_html(p: Problem) -> str:
+    return f'<b style="color:{_COLOURS[p.severity]}">{p.severity.value}</b>'
+
+
+def severity_icon(severity: Severity) -> QIcon:
+    return QApplication.style().standardIcon(_ICONS[severity])
+
+
+class ProblemsPanel(QWidget):
+    """Refreshed by :meth:`show_problems` on open, edits and validation results."""
+
+    def __init__(self, select_node: Callable[[str, int], None], select_value: Callable[[str, str], None]) -> None:
+        super().__init__()
+        self.select_node = select_node
+        self.select_value = select_value
+        self.problems: list[Problem] = []
+        self.summary = QLabel()
+        self.model = RowsModel(HEADERS, self)
+        self.view = make_table(self.model, stretch_column=1)
+        self.view.clicked.connect(self._on_clicked)
+        self.view.activated.connect(self._on_clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.view)
+        self.show_problems(None)
+
+    def show_problems(self, doc: Document | None) -> None:
+        self.problems = list(doc.problems) if doc is not None else []
+        order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+        self.problems.sort(key=lambda p: order[p.severity])
+        rows = [(p.severity.value, p.message, p.source, p.node_name or (f"#{p.node}" if p.node >= 0 else ""),
+                 p.value, p.scope or ("main" if p.node >= 0 or p.value else "")) for p in self.problems]
+        self.model.set_rows(rows, payload=self.problems, icons=[severity_icon(p.severity) for p in self.problems])
+        for column, width in ((0, 80), (2, 110), (3, 150), (4, 150)):
+            self.view.setColumnWidth(column, width)
+        counts = Counter(p.severity for p in self.problems)
+        if doc is None:
+            self.summary.setText("No model open.")
+        elif not self.problems:
+            self.summary.setText("No problems found.")
+        else:
+            self.summary.setText(", ".join(f"{counts[s]} {s.value}{'s' if counts[s] != 1 else ''}"
+                                           for s in Severity if counts[s]) + " - click one to select what it concerns.")
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        row = source_row(self.view, index)
+        if not 0 <= row < len(self.problems):
+            return
+        p = self.problems[row]
+        if p.node >= 0:
+            self.select_node(p.scope, p.node)
+        elif p.value:
+            self.select_value(p.scope, p.value)

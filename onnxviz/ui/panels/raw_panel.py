@@ -1,0 +1,79 @@
+"""The Raw panel: protobuf text of the selected node or value, or of the whole model, built off the GUI thread."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+
+from onnxviz.model.document import Document
+from onnxviz.model.rawtext import RawText, model_text, node_text, value_text
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets import mono_font
+
+
+class RawPanel(QWidget):
+    shown = Signal()  # the text for the latest request is displayed
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: palette(placeholder-text);")
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        self.text.setFont(mono_font())
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.note)
+        layout.addWidget(self.text, 1)
+        self._task: Task | None = None
+        self.show_selection(None, SelectionState())
+
+    def show_selection(self, doc: Document | None, state: SelectionState) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        if doc is None:
+            self._display(RawText("", False), "No model open.")
+            return
+        index = doc.index
+        model = doc.model
+        if state.node >= 0:
+            g = index.graphs.get(state.scope)
+            if g is None or state.node >= len(g.nodes):
+                self._display(RawText("", False), "The selected node no longer exists.")
+                return
+            node = g.nodes[state.node]
+            what = f"NodeProto of {g.node_label(state.node)}"
+            work = lambda progress, token: node_text(node)  # noqa: E731
+        elif state.value:
+            what = f"Protos describing value '{state.value}'"
+            work = lambda progress, token: value_text(index, state.scope, state.value)  # noqa: E731
+        else:
+            what = "ModelProto"
+            work = lambda progress, token: model_text(model, cancel=token)  # noqa: E731
+        self.note.setText(f"Building the text of the {what}...")
+        self.text.setPlainText("")
+        task = Task(work, "Raw text")
+        task.finished.connect(lambda raw, t=task, w=what: self._on_built(t, raw, w))
+        task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
+        self._task = task
+        task.start()
+
+    def _on_built(self, task: Task, raw: RawText, what: str) -> None:
+        if task is self._task:
+            self._task = None
+            self._display(raw, what + (" (shortened, see the # lines at the top)" if raw.truncated else ""))
+
+    def _on_failed(self, task: Task, exc: object) -> None:
+        if task is self._task:
+            self._task = None
+            self._display(RawText("", False), f"The text could not be built: {exc}.")
+
+    def _display(self, raw: RawText, note: str) -> None:
+        self.note.setText(note)
+        self.text.setPlainText(raw.text)
+        self.shown.emit()

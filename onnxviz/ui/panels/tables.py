@@ -1,0 +1,121 @@
+"""A read-only, sortable table model over rows of plain values, and a compact table view."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor, QIcon
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+Index = QModelIndex | QPersistentModelIndex
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class RowsModel(QAbstractTableModel):
+    """Rows of cells; a cell is shown with ``str`` and sorted by its raw value (numbers as numbers).
+
+    ``payload[row]`` carries what a click on the row means (e.g. a node position).
+    """
+
+    def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
+        super().__init__(parent)
+        self.headers = list(headers)
+        self.rows: list[Sequence[Any]] = []
+        self.payload: list[Any] = []
+        self.icons: list[QIcon | None] = []
+        self.greyed: list[bool] = []
+        self.numeric_columns: set[int] = set()
+
+    def set_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any] | None = None,
+                 icons: Sequence[QIcon | None] | None = None, greyed: Sequence[bool] | None = None) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.payload = list(payload) if payload is not None else [None] * len(self.rows)
+        self.icons = list(icons) if icons is not None else []
+        self.greyed = list(greyed) if greyed is not None else []
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        value = self.rows[index.row()][index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return _display(value)
+        if role == SORT_ROLE:
+            return value if isinstance(value, (int, float)) else str(value).lower() if value is not None else ""
+        if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and self.icons:
+            return self.icons[index.row()]
+        if role == Qt.ItemDataRole.ForegroundRole and self.greyed and self.greyed[index.row()]:
+            return QColor("gray")
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in self.numeric_columns:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            text = _display(value)
+            return text if len(text) > 30 else None
+        return None
+
+
+def _display(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1) -> QTableView:
+    """A compact, read-only table view over ``model`` (through a sort proxy when sortable)."""
+    view = QTableView()
+    if sortable:
+        proxy = QSortFilterProxyModel(view)
+        proxy.setSourceModel(model)
+        proxy.setSortRole(SORT_ROLE)
+        view.setModel(proxy)
+        view.setSortingEnabled(True)
+        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+    else:
+        view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(stretch_column < 0)
+    if stretch_column >= 0:
+        header.setSectionResizeMode(stretch_column, QHeaderView.ResizeMode.Stretch)
+    return view
+
+
+def source_row(view: QTableView, index: QModelIndex) -> int:
+    """The row in the source model for an index of ``view`` (through its sort proxy if any)."""
+    model = view.model()
+    if isinstance(model, QSortFilterProxyModel):
+        return model.mapToSource(index).row()
+    return index.row()
+
+
+def fit_height(view: QTableView, max_rows: int = 12) -> None:
+    """Make a table inside a scrolling page exactly as tall as its rows (up to ``max_rows``)."""
+    rows = min(view.model().rowCount(), max_rows)
+    height = view.horizontalHeader().sizeHint().height() + rows * view.verticalHeader().defaultSectionSize() + 4
+    view.setFixedHeight(height)

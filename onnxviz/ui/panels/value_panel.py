@@ -1,0 +1,113 @@
+"""The Value panel: a value's type and shape, producer, consumers and role in its graph."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+from onnx import TypeProto
+
+from onnxviz.model.document import Document
+from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphIndex, dtype_text, shape_list
+from onnxviz.ui.panels.common import Form, Page, code, type_html, value_type
+from onnxviz.ui.panels.node_panel import GREY, node_link
+
+MAX_CONSUMERS = 200
+
+
+def dims_html(t: TypeProto | None) -> str:
+    """Each dimension with symbolic ones in italics: ``[<i>batch</i>, 3, 224, 224]``."""
+    dims = shape_list(t)
+    if dims is None:
+        return f'<span style="{GREY}">unknown rank</span>' if t is not None else ""
+    parts = [f"<i>{html.escape(d)}</i>" if isinstance(d, str) else ("?" if d is None else str(d)) for d in dims]
+    return f"<code>[{', '.join(parts)}]</code>" + (f' <span style="{GREY}">(scalar)</span>' if not dims else "")
+
+
+class ValuePanel(Page):
+    def __init__(self, on_link: Callable[[str], None]) -> None:
+        super().__init__(on_link)
+
+    def show_value(self, doc: Document, scope: str, name: str) -> None:
+        self.begin()
+        g = doc.index.graphs.get(scope)
+        if g is None:
+            self.add_title(name, "its graph no longer exists")
+            self.end()
+            return
+        self.add_title(name, self._role(g, name))
+        self._add_types(doc, g, name)
+        self._add_links(g, name)
+        problems = [p for p in doc.problems if p.scope == scope and p.value == name]
+        if problems:
+            from onnxviz.ui.panels.problems_panel import severity_html
+
+            self.add_form(f"Problems ({len(problems)})",
+                          [(severity_html(p), html.escape(p.message)) for p in problems])
+        self.end()
+
+    @staticmethod
+    def _role(g: GraphIndex, name: str) -> str:
+        roles = []
+        if name in g.initializer_names:
+            roles.append("initializer")
+        if name in g.input_names:
+            roles.append("graph input")
+        if name in g.output_names:
+            roles.append("graph output")
+        p = g.producer_of(name)
+        if p >= 0:
+            roles.append("intermediate value" if not roles else "")
+        elif p == OUTER_SCOPE:
+            roles.append("from an enclosing graph")
+        elif p not in (GRAPH_INPUT, INITIALIZER):
+            roles.append("not defined anywhere")
+        where = f" in <code>{html.escape(g.scope)}</code>" if g.scope else ""
+        return html.escape(", ".join(r for r in roles if r)) + where
+
+    def _add_types(self, doc: Document, g: GraphIndex, name: str) -> None:
+        declared = _declared(g, name)
+        inferred = doc.index.inferred.get(g.scope, {}).get(name)
+        t, source = value_type(doc.index, g.scope, name)
+        rows = [("Name", code(name)), ("Type", type_html(t, source)), ("Dims", dims_html(t))]
+        rows.append(("Declared", type_html(declared) if declared is not None else
+                     f'<span style="{GREY}">{"the initializer tensor" if source == "initializer" else "not declared in the file"}</span>'))
+        inference_failed = next((p for p in doc.validation_problems if p.source == "shape_inference"
+                                 and p.node < 0 and not p.value), None)
+        if inferred is not None:
+            agrees = declared is None or dtype_text(declared) == dtype_text(inferred)
+            rows.append(("Inferred", type_html(inferred) + ("" if agrees else
+                         ' <b style="color:#c01c28">differs from the declared type</b>')))
+        elif inference_failed is not None:
+            rows.append(("Inferred", f'<span style="{GREY}">{html.escape(inference_failed.message)}</span>'))
+        elif source == "initializer":
+            pass
+        elif not doc.index.inferred:
+            rows.append(("Inferred", f'<span style="{GREY}">shape inference has not finished yet</span>'))
+        else:
+            rows.append(("Inferred", f'<span style="{GREY}">nothing inferred</span>'))
+        self.add_form("Type", rows)
+
+    def _add_links(self, g: GraphIndex, name: str) -> None:
+        form = Form(self.on_link)
+        p = g.producer_of(name)
+        producer = {GRAPH_INPUT: "graph input", INITIALIZER: "initializer (see the Weights panel)",
+                    OUTER_SCOPE: "a node of an enclosing graph"}.get(p, "nothing")
+        form.add("Producer", node_link(g, p) if p >= 0 else f'<span style="{GREY}">{producer}</span>')
+        consumers = g.consumers_of(name)
+        shown = "<br>".join(node_link(g, c) for c in consumers[:MAX_CONSUMERS])
+        if len(consumers) > MAX_CONSUMERS:
+            shown += f"<br>... and {len(consumers) - MAX_CONSUMERS:,} more"
+        form.add(f"Consumers ({len(consumers)})", shown or f'<span style="{GREY}">none</span>')
+        self.add_section("Connections", form)
+
+
+def _declared(g: GraphIndex, name: str) -> TypeProto | None:
+    scope: GraphIndex | None = g
+    while scope is not None:
+        if name in scope.declared:
+            return scope.declared[name]
+        if name in scope.producer:
+            return None
+        scope = scope.parent
+    return None

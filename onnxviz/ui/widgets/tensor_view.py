@@ -1,0 +1,374 @@
+"""A reusable viewer for one tensor: facts, statistics, histogram, heatmap/kernel grid, paged values.
+
+Usage (any panel, e.g. weights or activations)::
+
+    view = TensorView()
+    view.show_tensor("conv1.weight", array)                     # stats computed in the background
+    view.show_tensor("act", array, stats)                       # stats already known
+    view.show_tensor("big", loader=lambda: np.load(path, mmap_mode="r"))  # loaded in the background
+    view.show_tensor_proto(tensor_proto, base_dir)              # an ONNX TensorProto, read lazily
+
+Everything that touches the elements (loading, statistics, the preview image)
+runs in an :class:`onnxviz.ui.tasks.Task` with progress and a Cancel button;
+the value table reads elements on demand, so a huge tensor is never turned
+into text. ``loaded`` is emitted once a tensor is fully shown, ``failed``
+with a one-sentence message when it cannot be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from onnx import TensorProto
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.summary import human_bytes
+from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
+from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.tensor_table import TensorTable
+
+MAX_IMAGE_SIDE = 512
+MAX_KERNELS = 32
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything the view shows, computed off the GUI thread."""
+
+    name: str
+    array: np.ndarray | None
+    stats: TensorStats
+    image: np.ndarray | None = None
+    image_kind: str = ""   # "heatmap" or "kernels"
+
+
+def preview_image(array: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """A small float32 image of a 2-D tensor (strided to at most 512 per side) or a grid of the
+    kernels of a 4-D convolution weight (rows: output channels, columns: input channels)."""
+    if array.dtype.kind in "OSUc" or array.size == 0:
+        return None, ""
+    if array.ndim == 2:
+        step_r = max(1, -(-array.shape[0] // MAX_IMAGE_SIDE))
+        step_c = max(1, -(-array.shape[1] // MAX_IMAGE_SIDE))
+        return np.asarray(array[::step_r, ::step_c], dtype=np.float32), "heatmap"
+    if array.ndim == 4 and array.shape[2] * array.shape[3] <= 64 * 64:
+        o, i = min(array.shape[0], MAX_KERNELS), min(array.shape[1], MAX_KERNELS)
+        kh, kw = array.shape[2], array.shape[3]
+        grid = np.full((o * (kh + 1) - 1, i * (kw + 1) - 1), np.nan, np.float32)
+        kernels = np.asarray(array[:o, :i], dtype=np.float32)
+        for r in range(o):
+            for c in range(i):
+                grid[r * (kh + 1):r * (kh + 1) + kh, c * (kw + 1):c * (kw + 1) + kw] = kernels[r, c]
+        return grid, "kernels"
+    return None, ""
+
+
+def _prepare(name: str, array: np.ndarray | None, stats: TensorStats | None, progress: ProgressFn,
+             token: CancelToken) -> Prepared:
+    if array is None:
+        raise OnnxvizError(f"tensor '{name}' has no values to show.")
+    if stats is None:
+        stats = stats_of_array(array, name, progress, token)
+    image, kind = preview_image(array)
+    return Prepared(name, array, stats, image, kind)
+
+
+class TensorView(QWidget):
+    """See the module docstring for the API."""
+
+    loaded = Signal()
+    failed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prepared: Prepared | None = None
+        self._task: Task | None = None
+        self._build()
+        self.clear("Select an initializer, a Constant or a tensor attribute.")
+
+    # -- public API --------------------------------------------------------------------------------
+    def show_tensor(self, name: str, array: np.ndarray | None = None, stats: TensorStats | None = None,
+                    loader: Callable[[], np.ndarray] | None = None) -> None:
+        """Show ``array`` (or what ``loader`` returns, called off the GUI thread) with ``stats``
+        (computed from the array in the background when not given)."""
+        def work(progress: ProgressFn, token: CancelToken) -> Prepared:
+            values = loader() if array is None and loader is not None else array
+            return _prepare(name, values, stats, progress, token)
+
+        self._run(name, stats, work)
+
+    def show_tensor_proto(self, tensor: TensorProto, base_dir: Path | None,
+                          raw: Callable[[], memoryview | None] | None = None) -> None:
+        """Show an ONNX tensor: statistics read in chunks (memory-mapped when external). ``raw``, called
+        off the GUI thread, may return the tensor's ``raw_data`` bytes without copying them (see
+        :func:`onnxviz.model.tensors.raw_data_spans`)."""
+        def work(progress: ProgressFn, token: CancelToken) -> Prepared:
+            array, stats = load_tensor(tensor, base_dir, progress, token, raw=raw() if raw else None)
+            image, kind = preview_image(array) if array is not None else (None, "")
+            return Prepared(tensor.name, array, stats, image, kind)
+
+        self._run(tensor.name, describe_tensor(tensor), work)
+
+    def clear(self, message: str = "") -> None:
+        self.cancel()
+        self.prepared = None
+        self.title.setText("")
+        self.facts.setVisible(False)
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
+        self.body.setVisible(False)
+        self.busy.setVisible(False)
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        self.busy.setVisible(False)
+
+    @property
+    def is_busy(self) -> bool:
+        return self._task is not None
+
+    # -- building --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.title = QLabel()
+        self.title.setStyleSheet("font-weight: 600; font-size: 12pt;")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setWordWrap(True)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: palette(placeholder-text);")
+        self.busy = QWidget()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(12)
+        cancel = QPushButton("Cancel")
+        cancel.clicked.connect(self._on_cancel_clicked)
+        busy_row = QHBoxLayout(self.busy)
+        busy_row.setContentsMargins(0, 0, 0, 0)
+        busy_row.addWidget(self.progress, 1)
+        busy_row.addWidget(cancel)
+        self.facts = QWidget()
+        self.fact_grid = QGridLayout(self.facts)
+        self.fact_grid.setContentsMargins(0, 0, 0, 0)
+        self.fact_grid.setHorizontalSpacing(10)
+        self.fact_grid.setVerticalSpacing(2)
+        self.fact_labels: dict[str, QLabel] = {}
+        for k, key in enumerate(("dtype", "shape", "bytes", "storage", "min", "max", "mean", "std",
+                                 "zeros", "NaN", "Inf", "elements")):
+            self._add_fact(key, k)
+        self.body = self._build_tabs()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.facts)
+        layout.addWidget(self.busy)
+        layout.addWidget(self.message)
+        layout.addWidget(self.body, 1)
+
+    def _add_fact(self, key: str, k: int) -> None:
+        row, col = k % 4, 2 * (k // 4)  # three groups of four: layout, moments, counts
+        name = QLabel(key)
+        name.setStyleSheet("color: palette(placeholder-text);")
+        name.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        value = QLabel()
+        value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.fact_grid.addWidget(name, row, col)
+        self.fact_grid.addWidget(value, row, col + 1)
+        self.fact_grid.setColumnStretch(col + 1, 1)
+        self.fact_labels[key] = value
+
+    def _build_tabs(self) -> QWidget:
+        holder = QWidget()
+        layout = QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.histogram = pg.PlotWidget()
+        self.histogram.setMenuEnabled(False)
+        self.histogram.setBackground(None)
+        self.histogram.showGrid(x=True, y=True, alpha=0.2)
+        self.histogram.getAxis("left").setLabel("count")
+        self.tabs.addTab(self.histogram, "Histogram")
+        self.image_widget = pg.GraphicsLayoutWidget()
+        self.image_widget.setBackground(None)
+        self.image_plot = self.image_widget.addPlot()
+        self.image_plot.setAspectLocked(True)
+        self.image_plot.invertY(True)
+        self.image_plot.setMenuEnabled(False)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.image_plot.addItem(self.image_item)
+        self.colorbar = pg.ColorBarItem(interactive=False, width=12)
+        self.colorbar.setImageItem(self.image_item, insert_in=self.image_plot)
+        self.image_index = self.tabs.addTab(self.image_widget, "Heatmap")
+        self.table = TensorTable()
+        self.tabs.addTab(self.table, "Values")
+        self.save_button = QPushButton("Save as .npy...")
+        self.save_button.clicked.connect(self._on_save_clicked)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.save_button)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(row)
+        return holder
+
+    # -- background work -------------------------------------------------------------------------
+    def _run(self, name: str, facts: TensorStats | None, work: Callable[[ProgressFn, CancelToken], Prepared]) -> None:
+        self.cancel()
+        self.prepared = None
+        self.title.setText(name)
+        self.facts.setVisible(True)
+        self._show_facts(facts)
+        self.message.setVisible(False)
+        self.body.setVisible(False)
+        self.progress.setValue(0)
+        self.busy.setVisible(True)
+        task = Task(work, f"Reading {name}")
+        task.progress.connect(self._on_progress)
+        task.finished.connect(lambda result, t=task: self._on_finished(t, result))
+        task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
+        self._task = task
+        task.start()
+
+    def _on_progress(self, fraction: float, _text: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+
+    def _on_cancel_clicked(self) -> None:
+        self.cancel()
+        self.message.setText("Reading was cancelled.")
+        self.message.setVisible(True)
+
+    def _on_failed(self, task: Task, exc: object) -> None:
+        if task is not self._task:
+            return
+        self._task = None
+        self.busy.setVisible(False)
+        text = exc.message if isinstance(exc, OnnxvizError) else f"the tensor could not be read: {exc}."
+        self.message.setText(text[:1].upper() + text[1:])
+        self.message.setVisible(True)
+        self.failed.emit(text)
+
+    def _on_finished(self, task: Task, prepared: Prepared) -> None:
+        if task is not self._task:
+            return
+        self._task = None
+        self.busy.setVisible(False)
+        self.prepared = prepared
+        self._show_facts(prepared.stats)
+        self._show_histogram(prepared.stats)
+        self._show_image(prepared)
+        self.table.set_array(prepared.array)
+        self.save_button.setEnabled(prepared.array is not None)
+        if prepared.array is None:
+            self.message.setText("The values are too large to unpack for viewing; statistics cover all of them.")
+        self.message.setVisible(prepared.array is None)
+        self.body.setVisible(True)
+        self.loaded.emit()
+
+    # -- showing ---------------------------------------------------------------------------------
+    def _show_facts(self, s: TensorStats | None) -> None:
+        if s is None:
+            for label in self.fact_labels.values():
+                label.setText("")
+            return
+        fmt = _number
+        values = {
+            "dtype": s.dtype, "shape": "[" + ", ".join(map(str, s.shape)) + "]" if s.shape else "scalar",
+            "bytes": f"{human_bytes(s.nbytes)}", "storage": s.storage, "elements": f"{s.numel:,}",
+            "min": fmt(s.minimum), "max": fmt(s.maximum), "mean": fmt(s.mean), "std": fmt(s.std),
+            "zeros": f"{s.zero_fraction:.2%}" if s.zero_fraction is not None else "",
+            "NaN": f"{s.nan_count:,}" if s.minimum is not None or s.nan_count else "",
+            "Inf": f"{s.inf_count:,}" if s.minimum is not None or s.inf_count else "",
+        }
+        for key, label in self.fact_labels.items():
+            label.setText(values.get(key, ""))
+        bad = "color: #c01c28; font-weight: 600;"
+        self.fact_labels["NaN"].setStyleSheet(bad if s.nan_count else "")
+        self.fact_labels["Inf"].setStyleSheet(bad if s.inf_count else "")
+
+    def _show_histogram(self, s: TensorStats) -> None:
+        self.histogram.clear()
+        if len(s.hist_counts) == 0:
+            return
+        centers = (s.hist_edges[:-1] + s.hist_edges[1:]) / 2
+        width = float(s.hist_edges[1] - s.hist_edges[0])
+        bars = pg.BarGraphItem(x=centers, height=s.hist_counts.astype(float), width=width * 0.95,
+                               brush=pg.mkBrush(47, 111, 214, 200), pen=pg.mkPen(None))
+        self.histogram.addItem(bars)
+        self.histogram.setXRange(float(s.hist_edges[0]), float(s.hist_edges[-1]), padding=0.02)
+        self.histogram.setYRange(0, float(s.hist_counts.max()) or 1.0, padding=0.05)
+
+    def _show_image(self, prepared: Prepared) -> None:
+        has_image = prepared.image is not None and bool(np.isfinite(prepared.image).any())
+        self.tabs.setTabVisible(self.image_index, has_image)
+        if not has_image:
+            self.image_item.clear()
+            return
+        image = prepared.image
+        assert image is not None
+        finite = image[np.isfinite(image)]
+        lo, hi = float(finite.min()), float(finite.max())
+        if lo < 0 < hi:
+            bound = max(-lo, hi)
+            lo, hi, cmap = -bound, bound, pg.colormap.get("CET-D1")
+        else:
+            cmap = pg.colormap.get("viridis")
+        if lo == hi:
+            hi = lo + 1.0
+        self.colorbar.setColorMap(cmap)
+        self.image_item.setImage(image, levels=(lo, hi), autoLevels=False)
+        self.colorbar.setLevels((lo, hi))
+        self.image_plot.autoRange()
+        self.tabs.setTabText(self.image_index, "Kernels" if prepared.image_kind == "kernels" else "Heatmap")
+        self.tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
+                                if prepared.image_kind == "kernels" else "Strided to at most 512 x 512")
+
+    # -- saving ----------------------------------------------------------------------------------
+    def _on_save_clicked(self) -> None:
+        if self.prepared is None or self.prepared.array is None:
+            return
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in self.prepared.name) or "tensor"
+        path, _ = QFileDialog.getSaveFileName(self, "Save tensor", f"{safe}.npy", "NumPy arrays (*.npy)")
+        if path:
+            self.save_npy(Path(path))
+
+    def save_npy(self, path: Path) -> Task | None:
+        """Write the shown values to ``path`` in the background; returns the task (None if nothing shown)."""
+        if self.prepared is None or self.prepared.array is None:
+            return None
+        array = self.prepared.array
+        task = Task(lambda progress, token: np.save(path, np.asarray(array)), f"Saving {path.name}")
+        task.failed.connect(lambda exc, tb: self._show_message(f"Could not save {path.name}: {exc}."))
+        task.finished.connect(lambda _r: self._show_message(f"Saved {path.name}."))
+        self._save_task = task
+        task.start()
+        return task
+
+    def _show_message(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setVisible(True)
+
+
+def _number(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{x:.6g}"

@@ -1,0 +1,284 @@
+"""The inspector panels follow the selection, set it when a link is clicked, and show real facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.document import Document
+from onnxviz.model.tensors import tensor_array
+from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.panels.feature import Panels
+from onnxviz.ui.panels.tables import source_row
+
+
+@pytest.fixture
+def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(settings)
+    qtbot.addWidget(w)
+    return w
+
+
+def open_model(qtbot: QtBot, window: MainWindow, path: Path) -> Panels:
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        window.open_path(path)
+    assert window.doc is not None
+    # panels refresh again when background validation reports: wait for that to settle
+    qtbot.waitUntil(lambda: not window.validation.busy, timeout=60000)
+    return window.panels  # type: ignore[attr-defined,no-any-return]
+
+
+def labels_text(widget: object) -> str:
+    return "\n".join(label.text() for label in widget.findChildren(QLabel))  # type: ignore[attr-defined]
+
+
+def click_link(panel: object, href_part: str) -> None:
+    """Activate the first link in ``panel`` whose href contains ``href_part`` (as a user click does)."""
+    for label in panel.findChildren(QLabel):  # type: ignore[attr-defined]
+        text = label.text()
+        start = text.find('href="')
+        while start >= 0:
+            end = text.find('"', start + 6)
+            href = text[start + 6:end]
+            if href_part in href:
+                label.linkActivated.emit(href)
+                return
+            start = text.find('href="', end)
+    raise AssertionError(f"no link containing {href_part!r}")
+
+
+def test_selecting_a_node_fills_the_node_panel_and_links_select_values(qtbot: QtBot, window: MainWindow,
+                                                                        example_path: Path) -> None:
+    panels = open_model(qtbot, window, example_path)
+    doc = window.doc
+    assert doc is not None
+    doc.selection.select_node("", 0)
+    text = labels_text(panels.node_panel)
+    assert "Conv" in text and "/stem/conv/Conv" in text
+    assert "ai.onnx v11" in text and "opset 18" in text          # the schema version that applies
+    assert "[1, 1, 1, 1]" in text                                # pads, set in the file
+    assert "default 1" in text                                   # group, from the schema (greyed)
+    assert "stem.conv.weight" in text and "float32" in text
+    click_link(panels.node_panel, "value::image")
+    assert doc.selection.state.value == "image" and doc.selection.state.node == -1
+    value_text = labels_text(panels.value_panel)
+    assert "graph input" in value_text and "<i>batch</i>" in value_text
+    click_link(panels.value_panel, "node::0")                   # the consumer link goes back to the node
+    assert doc.selection.state.node == 0
+
+
+def test_weights_panel_statistics_match_numpy(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    panels = open_model(qtbot, window, example_path)
+    doc = window.doc
+    assert doc is not None
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        doc.selection.select_value("", "stem.conv.weight")
+    tensor = next(t for t in doc.model.graph.initializer if t.name == "stem.conv.weight")
+    values = numpy_helper.to_array(tensor).astype(np.float64)
+    stats = view.prepared.stats
+    assert stats.minimum == pytest.approx(values.min()) and stats.maximum == pytest.approx(values.max())
+    assert stats.mean == pytest.approx(values.mean()) and stats.std == pytest.approx(values.std())
+    assert stats.hist_counts.sum() == values.size
+    assert view.fact_labels["shape"].text() == "[16, 3, 3, 3]"
+    assert view.fact_labels["mean"].text() == f"{values.mean():.6g}"
+    assert view.tabs.tabText(view.image_index) == "Kernels"      # a 4-D conv weight as a kernel grid
+    table = view.table.values
+    assert table.rowCount() == 16 * 3 * 3 and table.columnCount() == 3
+    assert table.data(table.index(1, 2)) == f"{values.reshape(-1)[5]:.6g}"
+    out = Path(window.settings.fileName()).parent / "w.npy"
+    task = view.save_npy(out)
+    assert task is not None
+    qtbot.waitUntil(lambda: out.exists() and task.done, timeout=10000)
+    np.testing.assert_array_equal(np.load(out), numpy_helper.to_array(tensor))
+
+
+def _big_model(path: Path, elements: int) -> None:
+    big = numpy_helper.from_array(np.arange(elements, dtype=np.float32), "big")
+    graph = helper.make_graph([helper.make_node("Identity", ["big"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [elements])], [big])
+    onnx.save(helper.make_model(graph), path)
+
+
+def test_fifty_million_element_initializer_does_not_block_the_gui(qtbot: QtBot, window: MainWindow,
+                                                                   tmp_path: Path) -> None:
+    path = tmp_path / "big.onnx"
+    _big_model(path, 50_000_000)
+    panels = open_model(qtbot, window, path)
+    assert window.doc is not None
+    qtbot.waitUntil(lambda: panels.raw_panel._task is None, timeout=60000)
+    longest = {"gap": 0}
+    clock = QElapsedTimer()
+    clock.start()
+    last = {"t": clock.elapsed()}
+
+    def tick() -> None:
+        now = clock.elapsed()
+        longest["gap"] = max(longest["gap"], now - last["t"])
+        last["t"] = now
+
+    timer = QTimer(interval=10)
+    timer.timeout.connect(tick)
+    timer.start()
+    qtbot.wait(50)
+    longest["gap"] = 0
+    last["t"] = clock.elapsed()
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.loaded, timeout=120000):
+        window.doc.selection.select_value("", "big")
+    timer.stop()
+    assert longest["gap"] < 100, f"the GUI thread was blocked for {longest['gap']} ms"
+    assert view.prepared.stats.maximum == float(np.float32(49_999_999)) and view.prepared.stats.numel == 50_000_000
+
+
+def _external_model(folder: Path) -> Path:
+    values = (np.arange(64 * 32, dtype=np.float32).reshape(64, 32) - 1000) / 7
+    tensor = numpy_helper.from_array(values, "w_ext")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w_ext"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32])], [tensor])
+    model = helper.make_model(graph)
+    path = folder / "ext.onnx"
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.bin",
+              size_threshold=0)
+    return path
+
+
+def test_external_data_tensor_statistics(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    panels = open_model(qtbot, window, _external_model(tmp_path))
+    doc = window.doc
+    assert doc is not None
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        doc.selection.select_value("", "w_ext")
+    expected = tensor_array(doc.model.graph.initializer[0], doc.base_dir).astype(np.float64)
+    stats = view.prepared.stats
+    assert stats.storage.startswith("external: ext.bin @ 0")
+    assert stats.mean == pytest.approx(expected.mean()) and stats.minimum == pytest.approx(expected.min())
+    assert view.fact_labels["storage"].text() == stats.storage
+    assert view.tabs.tabText(view.image_index) == "Heatmap" and view.tabs.isTabVisible(view.image_index)
+
+
+def test_problems_panel_click_selects_the_node(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["a"], name="ok"),
+                               helper.make_node("Add", ["a", "missing"], ["y"], name="broken")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "broken.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    problems = panels.problems_panel
+    qtbot.waitUntil(lambda: any("missing" in p.message for p in problems.problems), timeout=20000)
+    row = next(i for i, p in enumerate(problems.problems) if p.node == 1 and "missing" in p.message)
+    view = problems.view
+    proxy_row = next(r for r in range(view.model().rowCount())
+                     if source_row(view, view.model().index(r, 0)) == row)
+    rect = view.visualRect(view.model().index(proxy_row, 1))
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.doc is not None and window.doc.selection.state.node == 1
+    assert "not defined" in labels_text(panels.node_panel)      # the node panel lists the node's problem
+
+
+def test_model_panel_shows_metadata_and_flops(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    panels = open_model(qtbot, window, example_path)
+    model_panel = panels.model_panel
+    qtbot.waitUntil(lambda: bool(model_panel.costs), timeout=20000)
+    meta = model_panel.metadata_view.model()
+    assert [(meta.index(r, 0).data(), meta.index(r, 1).data()) for r in range(meta.rowCount())] == \
+        [("author", "onnxviz"), ("license", "Apache-2.0")]
+    text = labels_text(model_panel)
+    assert "ai.onnx <b>18</b>" in text and "onnxviz-examples" in text
+    assert "602.27 K" in model_panel.cost_form.values["MACs"].text()
+    conv = next(c for c in model_panel.costs if c.op_type == "Conv")
+    assert conv.macs == 16 * 16 * 16 * 3 * 9                      # batch counted as 1
+    view = model_panel.cost_view
+    view.sortByColumn(3, Qt.SortOrder.DescendingOrder)             # sort by MACs, click the largest
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
+    doc = window.doc
+    assert doc is not None and doc.selection.state.node >= 0
+    assert doc.model.graph.node[doc.selection.state.node].op_type == "Conv"
+
+
+def test_raw_view_text_follows_the_selection(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    panels = open_model(qtbot, window, example_path)
+    raw = panels.raw_panel
+    doc = window.doc
+    assert doc is not None
+    qtbot.waitUntil(lambda: "ir_version: 8" in raw.text.toPlainText(), timeout=20000)
+    with qtbot.waitSignal(raw.shown, timeout=20000):
+        doc.selection.select_node("", 0)
+    text = raw.text.toPlainText()
+    assert text.startswith('input: "image"') and 'op_type: "Conv"' in text
+    with qtbot.waitSignal(raw.shown, timeout=20000):
+        doc.selection.select_value("", "stem.conv.weight")
+    assert "# graph.initializer (data cut to 64 bytes)" in raw.text.toPlainText()
+
+
+def test_graph_attribute_link_enters_the_subgraph(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    branch = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [1])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1])])
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=other)], "g",
+                              [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                               helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    path = tmp_path / "if.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    doc = window.doc
+    assert doc is not None
+    doc.selection.select_node("", 0)
+    click_link(panels.node_panel, "scope:0.else_branch")
+    assert doc.selection.state.scope == "0.else_branch" and doc.selection.state.is_empty
+
+
+def test_constant_node_value_shows_in_weights(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    const = helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array([1.5, -2.0], np.float32)))
+    graph = helper.make_graph([const, helper.make_node("Mul", ["x", "k"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "const.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    doc = window.doc
+    assert doc is not None
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        doc.selection.select_value("", "k")
+    assert (view.prepared.stats.minimum, view.prepared.stats.maximum) == (-2.0, 1.5)
+    assert "Constant" in panels.weights_panel.origin.text()
+
+
+def test_malformed_initializer_gives_a_message_not_a_crash(qtbot: QtBot, window: MainWindow,
+                                                          tmp_path: Path) -> None:
+    bad = numpy_helper.from_array(np.ones(4, np.float32), "bad")
+    bad.dims[:] = [100]
+    graph = helper.make_graph([helper.make_node("Identity", ["bad"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100])], [bad])
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(helper.make_model(graph).SerializeToString())
+    panels = open_model(qtbot, window, path)
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.failed, timeout=20000) as blocker:
+        window.doc.selection.select_value("", "bad")  # type: ignore[union-attr]
+    assert "needs 400" in blocker.args[0]
+    assert view.message.isVisibleTo(view) and "needs 400" in view.message.text()
+
+
+def test_panels_without_a_document(window: MainWindow) -> None:
+    panels: Panels = window.panels  # type: ignore[attr-defined]
+    assert "No model" in labels_text(panels.model_panel)
+    assert panels.problems_panel.summary.text() == "No model open."
+    assert {d.objectName() for d in panels.docks.values()} >= {"panels.model", "panels.weights", "panels.raw"}
+    titles = [a.text() for a in window.view_menu.actions()]
+    assert "Weights Panel" in titles and "Problems Panel" in titles
+    _ = Document  # the type used by the panels' API
