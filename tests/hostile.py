@@ -38,9 +38,10 @@ def vi(name: str, elem: int = TensorProto.FLOAT, shape: list[int | str] | None =
 
 
 def model_of(nodes: list[onnx.NodeProto], inputs: list[str] | None = None, outputs: list[str] | None = None,
-             initializers: list[TensorProto] | None = None, opset: int = 18, **kw: object) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", [vi(n) for n in (inputs or ["x"])], [vi(n) for n in (outputs or ["y"])],
-                              initializer=initializers or [])
+             initializers: list[TensorProto] | None = None, opset: int = 18, shape: list[int] | None = None,
+             **kw: object) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", [vi(n, shape=shape) for n in (inputs or ["x"])],
+                              [vi(n, shape=shape) for n in (outputs or ["y"])], initializer=initializers or [])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kw)  # type: ignore[arg-type]
     model.ir_version = 8
     return model
@@ -51,7 +52,7 @@ def valid_model() -> onnx.ModelProto:
     w = helper.make_tensor("w", TensorProto.FLOAT, [1024], [0.5] * 1024, raw=False)
     w = onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(w), "w")
     nodes = [helper.make_node("Add", ["x", "w"], ["a"], name="add"), helper.make_node("Relu", ["a"], ["y"], name="relu")]
-    return model_of(nodes, outputs=["y"], initializers=[w])
+    return model_of(nodes, outputs=["y"], initializers=[w], shape=[1024])
 
 
 def _write(data: bytes, name: str) -> Build:

@@ -195,3 +195,27 @@ def test_layout_terminates_on_every_scope_of_broken_models(
         scene = GraphLayout(doc.index, scope).build()
         assert len(g.nodes) == 0 or scene.n_boxes > 0
         assert all(isinstance(t, str) for t in scene.box_title + scene.box_name)
+
+
+def test_cli_offers_text_mode_and_escapes_hostile_names(
+        cases: dict[str, tuple[hostile.Case, Path]], capsys: pytest.CaptureFixture[str]) -> None:
+    from onnxviz.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, _, err = run("check", str(cases["onnx_text"][1]))
+    assert code == 2 and err.strip().endswith("with --text")
+    code, out, _ = run("check", "--text", str(cases["onnx_text"][1]))
+    assert code == 0 and out.strip().endswith("valid")
+    code, out, _ = run("check", str(cases["wrong_attr_type"][1]))
+    assert code == 1 and "attribute 'axis' is STRING, but Softmax expects INT [node soft]" in out
+    code, out, _ = run("info", str(cases["bidi_name"][1]))
+    assert code == 0 and "\u202e" not in out
+    code, out, _ = run("check", str(cases["long_name"][1]))
+    assert max(len(line) for line in out.splitlines()) < 2100

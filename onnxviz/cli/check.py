@@ -6,6 +6,7 @@ import argparse
 import json
 from collections.abc import Callable
 
+from onnxviz.cli.common import add_file_arguments, open_document, terminal_text
 from onnxviz.model.document import Document
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.validation import check_model
@@ -13,8 +14,7 @@ from onnxviz.model.validation import check_model
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     parser.description = "Validate a model: onnx.checker, shape inference and onnxviz's own graph checks."
-    parser.add_argument("file", help="an .onnx model file")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_file_arguments(parser)
     return run
 
 
@@ -23,7 +23,7 @@ def collect_problems(doc: Document) -> list[Problem]:
 
 
 def run(args: argparse.Namespace) -> int:
-    doc = Document.open(args.file)
+    doc = open_document(args)
     problems = collect_problems(doc)
     errors = [p for p in problems if p.severity != Severity.INFO]
     if args.json:
@@ -31,10 +31,15 @@ def run(args: argparse.Namespace) -> int:
                          indent=2, ensure_ascii=False))
     else:
         for p in problems:
-            where = " ".join(x for x in (
-                f"node {p.node_name or ('#' + str(p.node))}" if p.node >= 0 else "",
-                f"value '{p.value}'" if p.value else "",
-                f"in {p.scope}" if p.scope else "") if x)
-            print(f"{p.severity.value}: {p.message}" + (f" [{where}]" if where else ""))
-        print(f"{doc.name}: " + ("valid" if not errors else f"{len(errors)} problem(s)"))
+            print(terminal_text(problem_line(p)))
+        print(terminal_text(f"{doc.name}: " + ("valid" if not errors else f"{len(errors)} problem(s)")))
     return 1 if errors else 0
+
+
+def problem_line(p: Problem) -> str:
+    """``error: message [node n, value 'v' in scope]``: every problem says where it is."""
+    where = " ".join(x for x in (
+        f"node {p.node_name or ('#' + str(p.node))}" if p.node >= 0 else "",
+        f"value '{p.value}'" if p.value else "",
+        f"in {p.scope}" if p.scope else "") if x)
+    return f"{p.severity.value}: {p.message}" + (f" [{where}]" if where else "")

@@ -7,24 +7,23 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from onnxviz.model.document import Document
+from onnxviz.cli.common import add_file_arguments, open_document, terminal_text
 from onnxviz.model.summary import human_bytes, model_info
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     parser.description = "Print a model's signature, size and operator counts."
-    parser.add_argument("file", help="an .onnx model file")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_file_arguments(parser)
     return run
 
 
 def run(args: argparse.Namespace) -> int:
-    doc = Document.open(args.file)
+    doc = open_document(args)
     info = model_info(doc.model, doc.index)
     if args.json:
         print(json.dumps(info, indent=2, ensure_ascii=False))
     else:
-        print(format_text(doc.name, info))
+        print(terminal_text(format_text(doc.name, info)))
     return 0
 
 
