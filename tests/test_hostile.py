@@ -198,7 +198,7 @@ def test_layout_terminates_on_every_scope_of_broken_models(
 
 
 def test_cli_offers_text_mode_and_escapes_hostile_names(
-        cases: dict[str, tuple[hostile.Case, Path]], capsys: pytest.CaptureFixture[str]) -> None:
+        cases: dict[str, tuple[hostile.Case, Path]], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from onnxviz.cli import main
 
     def run(*args: str) -> tuple[int, str, str]:
@@ -215,7 +215,9 @@ def test_cli_offers_text_mode_and_escapes_hostile_names(
     assert code == 0 and out.strip().endswith("valid")
     code, out, _ = run("check", str(cases["wrong_attr_type"][1]))
     assert code == 1 and "attribute 'axis' is STRING, but Softmax expects INT [node soft]" in out
-    code, out, _ = run("info", str(cases["bidi_name"][1]))
-    assert code == 0 and "\u202e" not in out
+    bidi = tmp_path / "bidi.onnx"
+    bidi.write_bytes(hostile.model_of([onnx.helper.make_node("Relu", ["gpj.\u202eexe"], ["y"])]).SerializeToString())
+    code, out, _ = run("check", str(bidi))
+    assert code == 1 and "input 'gpj.\\u202eexe' of Relu#0 is not defined" in out and "\u202e" not in out
     code, out, _ = run("check", str(cases["long_name"][1]))
     assert max(len(line) for line in out.splitlines()) < 2100
