@@ -27,6 +27,7 @@ DUMMY_W = 2.0
 LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
+CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
 SPINE_WEIGHT = 1000.0  # the main path stays on its line
 
 
@@ -104,6 +105,7 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     if cancel is not None:
         cancel.check()
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
+    graph.straighten_chains()
     return graph.result(src, dst, reversed_)
 
 
@@ -286,6 +288,48 @@ class _Slots:
         for lay in range(1, len(self.layers)):
             self._place_layer(lay, self.preds)
 
+    def straighten_chains(self) -> None:
+        """Put each 1:1 chain (and each long edge's slots) on one vertical line where there is room.
+
+        Works on final positions and only moves a unit within the free space
+        between its neighbours, so nothing starts to overlap.
+        """
+        index = [0] * self.size
+        for layer in self.layers:
+            for k, v in enumerate(layer):
+                index[v] = k
+        chains: list[list[int]] = []
+        for v in range(self.size):
+            preds = self.preds[v]
+            if len(preds) == 1 and len(self.succs[preds[0]]) == 1:
+                continue  # not a chain head
+            chain = [v]
+            while len(self.succs[chain[-1]]) == 1 and len(self.preds[self.succs[chain[-1]][0]]) == 1:
+                chain.append(self.succs[chain[-1]][0])
+            if len(chain) > 1 and not any(self.spine[u] for u in chain):
+                chains.append(chain)
+        chains.sort(key=len, reverse=True)
+        for chain in chains:
+            self._align(chain, index)
+
+    def _align(self, chain: list[int], index: list[int]) -> None:
+        x = self.x
+        lo, hi = -float("inf"), float("inf")
+        for v in chain:
+            layer = self.layers[self.layer[v]]
+            k = index[v]
+            if k > 0:
+                lo = max(lo, x[layer[k - 1]] + self._separation(layer[k - 1], v))
+            if k + 1 < len(layer):
+                hi = min(hi, x[layer[k + 1]] - self._separation(v, layer[k + 1]))
+        if lo > hi:
+            return
+        real = [x[v] for v in chain if not self.dummy[v]] or [x[v] for v in chain]
+        real.sort()
+        target = min(max(real[len(real) // 2], lo), hi)
+        for v in chain:
+            x[v] = target
+
     def _separation(self, a: int, b: int) -> float:
         gap = DUMMY_GAP if self.dummy[a] or self.dummy[b] else BOX_GAP
         return (self.w[a] + self.w[b]) / 2 + gap
@@ -317,7 +361,10 @@ class _Slots:
         if not nb:
             return x[v], FREE_WEIGHT
         if len(nb) == 1:
-            return x[nb[0]], base
+            u = nb[0]
+            # a link of a chain (u's only neighbour on this side is v) holds on harder
+            linked = len(self.succs[u]) == 1 if nb is self.preds[v] else len(self.preds[u]) == 1
+            return x[u], base * CHAIN_WEIGHT if linked else base
         real = [u for u in nb if not self.dummy[u]]
         pick = real if real else nb
         xs = sorted(x[u] for u in pick)
