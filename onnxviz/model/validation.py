@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import onnx
+from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
 from onnxviz.model.index import ModelIndex, child_scope, function_scope, subgraphs_of
@@ -49,14 +50,15 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) 
 
 
 def _collect_types(scope: str, graph: GraphProto, out: dict[str, dict[str, TypeProto]]) -> None:
-    types = {v.name: v.type for v in graph.value_info if v.HasField("type")}
+    types = {v.name: v.type for v in graph.value_info}  # inference writes only typed entries
     for v in graph.output:
         if v.HasField("type"):
             types.setdefault(v.name, v.type)
     out[scope] = types
     for i, node in enumerate(graph.node):
-        for attr, k, body in subgraphs_of(node):
-            _collect_types(child_scope(scope, i, attr, k), body, out)
+        if node.attribute:
+            for attr, k, body in subgraphs_of(node):
+                _collect_types(child_scope(scope, i, attr, k), body, out)
 
 
 def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Problem]:
@@ -125,29 +127,39 @@ def walk_nodes(model: onnx.ModelProto) -> Iterator[tuple[str, int, NodeProto]]:
 def schema_problems(model: onnx.ModelProto) -> list[Problem]:
     """Attributes the operator's schema does not allow, has another type for, or requires."""
     problems: list[Problem] = []
+    specs: dict[tuple[str, str], tuple[dict[str, int], list[str]] | None] = {}
     for scope, i, node in walk_nodes(model):
-        schema = node_schema(model, node)
-        if schema is None:
+        key = (node.op_type, node.domain)
+        if key not in specs:
+            schema = node_schema(model, node)
+            specs[key] = None if schema is None else (
+                {name: int(a.type) for name, a in schema.attributes.items()},
+                [name for name, a in schema.attributes.items() if a.required])
+        spec = specs[key]
+        if spec is None:
             continue
-        allowed = schema.attributes
-        where = node.name or f"{node.op_type} #{i}"
-
-        def add(message: str, scope: str = scope, i: int = i, node: NodeProto = node) -> None:
-            problems.append(Problem(Severity.ERROR, message, "validation", scope, i, node.name))
-
-        for attr in node.attribute:
-            spec = allowed.get(attr.name)
-            if spec is None:
-                add(f"{where}: {node.op_type} has no attribute '{attr.name}'")
-            elif attr.type != spec.type and not attr.ref_attr_name:
-                expected = onnx.AttributeProto.AttributeType.Name(spec.type).lower()
-                got = onnx.AttributeProto.AttributeType.Name(attr.type).lower()
-                add(f"{where}: attribute '{attr.name}' must be {expected}, not {got}")
-        present = {a.name for a in node.attribute}
-        for name, spec in allowed.items():
-            if spec.required and name not in present:
-                add(f"{where}: {node.op_type} requires attribute '{name}'")
+        types, required = spec
+        if not node.attribute and not required:
+            continue
+        for message in _attribute_findings(node, types, required):
+            where = node.name or f"{node.op_type} #{i}"
+            problems.append(Problem(Severity.ERROR, f"{where}: {message}", "validation", scope, i, node.name))
     return problems
+
+
+def _attribute_findings(node: NodeProto, types: dict[str, int], required: list[str]) -> Iterator[str]:
+    for attr in node.attribute:
+        expected = types.get(attr.name)
+        if expected is None:
+            yield f"{node.op_type} has no attribute '{attr.name}'"
+        elif attr.type != expected and not attr.ref_attr_name:
+            name_of = onnx.AttributeProto.AttributeType.Name
+            yield f"attribute '{attr.name}' must be {name_of(expected).lower()}, not {name_of(attr.type).lower()}"
+    if required:
+        present = {a.name for a in node.attribute}
+        for name in required:
+            if name not in present:
+                yield f"{node.op_type} requires attribute '{name}'"
 
 
 # -- attaching messages to nodes ----------------------------------------------------------
@@ -206,16 +218,61 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
     ``model`` may be the serialized bytes (what the background service passes).
     """
     data = model if isinstance(model, bytes) else model.SerializeToString()
-    inference = infer_types(data, strict=True)
+    proto = onnx.ModelProto.FromString(data) if isinstance(model, bytes) else model
+    light = _without_big_weights(proto, data)
+    inference = infer_types(light, strict=True)
     problems = [p for p in (_checker_problem(data), inference.problem) if p]
     if inference.problem is not None:
-        inference = infer_types(data)  # lenient: types for everything that can still be inferred
-    proto = onnx.ModelProto.FromString(data) if isinstance(model, bytes) else model
+        inference = infer_types(light)  # lenient: types for everything that can still be inferred
     if problems:
         table = _node_table(proto, index)
         problems = [attach(p, table) for p in problems]
     problems += schema_problems(proto)
     return ValidationResult(generation, inference, problems)
+
+
+BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
+
+
+def _without_big_weights(proto: onnx.ModelProto, data: bytes) -> bytes:
+    """The model for shape inference, its large main-graph initializers turned into typed graph inputs.
+
+    Inference needs their types and shapes, never their values, and would
+    otherwise copy every weight in and out of C++ twice per pass.
+    """
+    big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT]
+    if not big:
+        return data
+    light = onnx.ModelProto()
+    keep = {t.name for t in big}
+    graph = proto.graph
+    light.CopyFrom(_shell(proto))
+    light.graph.initializer.extend(t for t in graph.initializer if t.name not in keep)
+    declared = {v.name for v in graph.input}
+    light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in big if t.name not in declared)
+    return light.SerializeToString()
+
+
+def _shell(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model without the main graph's initializers (copied field by field, not the weights)."""
+    shell = onnx.ModelProto()
+    _copy_fields(proto, shell, skip="graph")
+    _copy_fields(proto.graph, shell.graph, skip="initializer")
+    return shell
+
+
+def _copy_fields(src: Message, dst: Message, skip: str) -> None:
+    for descriptor, value in src.ListFields():
+        name = descriptor.name
+        if name == skip:
+            continue
+        if isinstance(value, Message):
+            getattr(dst, name).CopyFrom(value)
+        elif isinstance(value, str | bytes | int | float):
+            setattr(dst, name, value)
+        else:
+            getattr(dst, name).extend(value)
 
 
 def node_badges(problems: list[Problem]) -> dict[tuple[str, int], str]:
