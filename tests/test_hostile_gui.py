@@ -1,0 +1,77 @@
+"""Hostile files in the window: a clear dialog with details, the open document and its edits untouched,
+and broken-but-openable models shown without an exception."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hostile
+import pytest
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from onnxviz.ui.main_window import MainWindow
+
+SHOWN_CASES = ["cycle", "subgraph_reads_later", "invalid_utf8_name", "bidi_name", "long_name", "node_100k_inputs",
+               "dims_2_40", "external_symlink_out", "if_nested_30", "recursive_functions", "unknown_op"]
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[hostile.Case, Path]]:
+    return hostile.build_all(tmp_path_factory.mktemp("hostile_gui"))
+
+
+@pytest.fixture
+def window(qtbot: QtBot, example_path: Path, monkeypatch: pytest.MonkeyPatch) -> MainWindow:
+    win = MainWindow()
+    qtbot.addWidget(win)
+    # the test answers "Discard" to "save your changes?" so the open goes ahead and can fail
+    monkeypatch.setattr(win, "ask_save_changes", lambda answer: answer(QMessageBox.StandardButton.Discard))
+    with qtbot.waitSignals([win.loading_finished, win.canvas.scene_ready], timeout=30000):
+        win.open_path(example_path)
+    return win
+
+
+def _error_boxes(window: MainWindow) -> list[QMessageBox]:
+    return [b for b in window.findChildren(QMessageBox) if b.isVisible()]
+
+
+def test_refused_files_show_a_dialog_and_keep_the_edited_document(
+        qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    doc = window.doc
+    assert doc is not None
+    doc.rename_node(0, "edited-before-the-failed-open")
+    edited = doc.model.SerializeToString()
+    assert doc.is_dirty
+    for case in hostile.REFUSED:
+        with qtbot.waitSignal(window.loading_finished, timeout=20000):
+            window.open_path(cases[case.name][1])
+        assert window.doc is doc and doc.is_dirty, case.name
+        assert doc.model.SerializeToString() == edited
+        [box] = _error_boxes(window)
+        assert case.refused in box.text().lower(), (case.name, box.text())
+        assert box.detailedText() or case.name in ("empty", "missing", "folder", "fifo", "huge_sparse", "no_graph")
+        if case.name == "truncated_tensor":
+            window.show()
+            qtbot.waitExposed(box)
+            box.grab().save("/tmp/onnxviz_hostile_error_dialog.png")
+        box.close()
+        qtbot.waitUntil(lambda: not _error_boxes(window))
+    assert "edited-before-the-failed-open" in [n.name for n in doc.model.graph.node]
+
+
+@pytest.mark.parametrize("name", SHOWN_CASES)
+def test_broken_models_open_in_the_window(qtbot: QtBot, window: MainWindow, name: str,
+                                          cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    case, path = cases[name]
+    failures: list[object] = []
+    window.canvas.layout_failed.connect(lambda *args: failures.append(args))
+    window.show()
+    with qtbot.waitSignals([window.loading_finished, window.canvas.scene_ready], timeout=30000):
+        window.open_path(path)
+    assert window.doc is not None and window.doc.path == path.absolute()
+    assert not _error_boxes(window) and failures == []  # opened and drawn
+    if case.problem:
+        assert any(case.problem in p.message.lower() for p in window.doc.problems)
+    if name in ("invalid_utf8_name", "bidi_name", "cycle"):
+        window.grab().save(f"/tmp/onnxviz_hostile_{name}_window.png")
