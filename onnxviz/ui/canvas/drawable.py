@@ -23,6 +23,8 @@ class Drawable:
     y1: np.ndarray = field(init=False)
     seg: np.ndarray = field(init=False)        # (m, 4) x0, y0, x1, y1 of every edge segment
     seg_edge: np.ndarray = field(init=False)   # (m,) edge of each segment
+    _seg_lo: np.ndarray = field(init=False, repr=False)
+    _seg_hi: np.ndarray = field(init=False, repr=False)
     node_box: dict[int, int] = field(init=False)    # node position -> OP box row
     group_box: dict[str, int] = field(init=False)   # group path -> collapsed GROUP box row
     value_box: dict[str, int] = field(init=False)   # terminal value name -> INPUT/OUTPUT box row
@@ -35,6 +37,9 @@ class Drawable:
         self.x1 = self.x0 + s.box_w
         self.y1 = self.y0 + s.box_h
         self.seg, self.seg_edge = _segments(s)
+        # per-segment bounding boxes as contiguous (2, m) arrays: rows x, y
+        self._seg_lo = np.ascontiguousarray(np.minimum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
+        self._seg_hi = np.ascontiguousarray(np.maximum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
         self.node_box, self.group_box, self.value_box = {}, {}, {}
         for i, ref in enumerate(s.box_ref):
             if ref.kind == BoxKind.OP:
@@ -45,15 +50,22 @@ class Drawable:
                 self.value_box.setdefault(ref.value, i)
         self.bounds = s.bounds()
 
+    def _covers_all(self, x0: float, y0: float, x1: float, y1: float) -> bool:
+        bx, by, bw, bh = self.bounds
+        return x0 <= bx and y0 <= by and x1 >= bx + bw and y1 >= by + bh
+
     def visible_boxes(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
         """Rows of the boxes intersecting the rectangle."""
-        mask = (self.x1 >= x0) & (self.x0 <= x1) & (self.y1 >= y0) & (self.y0 <= y1)
+        if self._covers_all(x0, y0, x1, y1):
+            return np.arange(self.scene.n_boxes)
+        mask = (self.y1 >= y0) & (self.y0 <= y1) & (self.x1 >= x0) & (self.x0 <= x1)
         return np.flatnonzero(mask)
 
     def visible_segments(self, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
-        s = self.seg
-        mask = ((np.maximum(s[:, 0], s[:, 2]) >= x0) & (np.minimum(s[:, 0], s[:, 2]) <= x1)
-                & (np.maximum(s[:, 1], s[:, 3]) >= y0) & (np.minimum(s[:, 1], s[:, 3]) <= y1))
+        if self._covers_all(x0, y0, x1, y1):
+            return np.arange(len(self.seg))
+        lo, hi = self._seg_lo, self._seg_hi
+        mask = (hi[1] >= y0) & (lo[1] <= y1) & (hi[0] >= x0) & (lo[0] <= x1)
         return np.flatnonzero(mask)
 
     def box_at(self, x: float, y: float) -> int:

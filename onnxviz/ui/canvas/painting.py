@@ -17,7 +17,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
 from onnxviz.model.scene import BoxKind
-from onnxviz.ui.canvas import style
+from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 
 
@@ -52,10 +52,10 @@ class ScenePainter:
         self._paint_frames(p, d, view, scale)
         if detailed:
             self._paint_edges_detailed(p, d, segs, scale, opts)
+            if scale >= style.LABEL_SCALE:  # under the boxes: a long label never covers a box
+                _paint_edge_labels(p, d, segs)
             for b in boxes:
                 _paint_box(p, d, int(b), scale, opts)
-            if scale >= style.LABEL_SCALE:
-                _paint_edge_labels(p, d, segs)
         else:
             self._paint_edges_far(p, d, segs, opts)
             self._paint_boxes_far(p, d, boxes, opts, scale)
@@ -74,6 +74,10 @@ class ScenePainter:
                          scale: float) -> None:
         if len(boxes) == 0:
             return
+        if raster.can_rasterize(p, len(boxes)):
+            boxes = raster.rasterize_tiny(p, d, boxes, opts.overlay)
+            if len(boxes) == 0:
+                return
         p.setPen(Qt.PenStyle.NoPen)
         # boxes at least one device pixel big, so that nothing vanishes when zoomed out
         min_size = 1.2 / max(scale, 1e-9)
@@ -136,12 +140,19 @@ class ScenePainter:
             return
         rows = np.flatnonzero((g[:, 0] + g[:, 2] >= view.left()) & (g[:, 0] <= view.right())
                               & (g[:, 1] + g[:, 3] >= view.top()) & (g[:, 1] <= view.bottom()))
+        rows = rows[np.argsort(d.scene.group_depth[rows], kind="stable")]
         p.setBrush(style.FRAME_FILL)
-        p.setPen(QPen(style.FRAME_BORDER, 1.0))
-        radius = 8.0
-        for r in rows[np.argsort(d.scene.group_depth[rows], kind="stable")]:
-            x, y, w, h = (float(v) for v in g[r])
-            p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
+        if scale < style.TEXT_SCALE:   # far away: square frames in one batch, tiny ones left out
+            rows = rows[(g[rows, 2] * scale >= 3) & (g[rows, 3] * scale >= 3)]
+            p.setPen(QPen(style.FRAME_BORDER, 0))
+            self._rects.resize(len(rows))
+            self._rects.ndarray()[:] = g[rows]
+            p.drawRects(*self._rects.drawargs())
+        else:
+            p.setPen(QPen(style.FRAME_BORDER, 1.0))
+            for r in rows:
+                x, y, w, h = (float(v) for v in g[r])
+                p.drawRoundedRect(QRectF(x, y, w, h), 8.0, 8.0)
         if scale < style.FRAME_LABEL_SCALE:
             return
         p.setFont(style.font(style.FRAME_PT, bold=True))

@@ -1,0 +1,143 @@
+"""Canvas benchmark: open-to-first-frame phases, frame times while panning/zooming, peak RSS.
+
+    python bench/bench_canvas.py                 # synth 300 / 1500 / 3000 from /tmp (made if missing)
+    python bench/bench_canvas.py /tmp/synth1500.onnx --repeat 5
+
+Each model runs in its own process so the peak RSS is that model's. Frames are
+rendered offscreen into a 1400x900 image through the same painter the window uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+SIZES = {"synth300": 300, "synth1500": 1500, "synth3000": 3000}
+SYNTH = Path(os.environ.get("ONNXVIZ_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "bench" / "synth.py"
+W, H = 1400, 900
+TARGET_FIRST_FRAME = {"synth300": 1.0, "synth1500": 2.5, "synth3000": 5.0}
+
+
+def measure(path: Path, repeat: int) -> dict[str, object]:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from onnxviz.model.document import Document
+    from onnxviz.model.layout import GraphLayout
+    from onnxviz.ui.canvas.drawable import Drawable
+    from onnxviz.ui.canvas.view import GraphView
+
+    t = time.perf_counter()
+    phases: dict[str, float] = {}
+    doc = Document.open(path)
+    phases["load"] = time.perf_counter() - t
+    t1 = time.perf_counter()
+    index = doc.index
+    phases["index"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    layout = GraphLayout(index)
+    scene = layout.build()
+    phases["layout"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    drawable = Drawable(scene)
+    phases["drawable"] = time.perf_counter() - t1
+    view = GraphView()
+    view.resize(W, H)
+    t1 = time.perf_counter()
+    view.set_drawable(drawable)
+    view.grab()
+    phases["first_paint"] = time.perf_counter() - t1
+    phases["open_to_first_frame"] = time.perf_counter() - t
+    result: dict[str, object] = {"model": path.name, "nodes": len(doc.model.graph.node),
+                                 "boxes_collapsed": scene.n_boxes, "phases_s": phases,
+                                 "frames_collapsed_ms": frames(view, repeat)}
+    t1 = time.perf_counter()
+    full = GraphLayout(index, expanded=layout.tree.paths)
+    full_scene = full.build()
+    expanded = Drawable(full_scene)
+    result["expand_all_layout_s"] = time.perf_counter() - t1
+    result["boxes_expanded"] = full_scene.n_boxes
+    view.set_drawable(expanded)
+    result["frames_expanded_ms"] = frames(view, repeat)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    del app
+    return result
+
+
+def frames(view: object, repeat: int) -> dict[str, float]:
+    """Median and worst milliseconds per frame at several zooms, panning across the graph at each."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QImage
+
+    image = QImage(W, H, QImage.Format.Format_ARGB32_Premultiplied)
+    d = view.drawable  # type: ignore[attr-defined]
+    x, y, w, h = d.bounds
+    out: dict[str, float] = {}
+    view.fit()  # type: ignore[attr-defined]
+    fitted = view.scale  # type: ignore[attr-defined]
+    for name, scale in (("fit", fitted), ("0.05", 0.05), ("0.2", 0.2), ("0.5", 0.5), ("1:1", 1.0)):
+        times = []
+        for k in range(repeat * 4):
+            view.scale = max(scale, fitted) if name != "fit" else fitted  # type: ignore[attr-defined]
+            view.center = QPointF(x + w / 2, y + h * (k + 0.5) / (repeat * 4))  # type: ignore[attr-defined]
+            t = time.perf_counter()
+            view.render(image)  # type: ignore[attr-defined]
+            times.append((time.perf_counter() - t) * 1000)
+        out[f"{name} median"] = round(statistics.median(times), 2)
+        out[f"{name} max"] = round(max(times), 2)
+    return out
+
+
+def ensure_model(name: str) -> Path:
+    path = Path("/tmp") / f"{name}.onnx"
+    if not path.exists():
+        subprocess.run([sys.executable, str(SYNTH), str(SIZES[name]), str(path)], check=True)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("models", nargs="*")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(Path(args.models[0]), args.repeat)))
+        return
+    paths = [Path(m) for m in args.models] or [ensure_model(n) for n in SIZES]
+    for path in paths:
+        runs = []
+        for _ in range(args.repeat):
+            out = subprocess.run([sys.executable, __file__, str(path), "--child", "--repeat", "2"],
+                                 capture_output=True, text=True, check=True)
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        report(runs)
+
+
+def report(runs: list[dict]) -> None:
+    first = runs[0]
+    print(f"\n== {first['model']}: {first['nodes']} nodes, {first['boxes_collapsed']} boxes collapsed, "
+          f"{first['boxes_expanded']} expanded (median of {len(runs)} processes)")
+    for phase in first["phases_s"]:
+        print(f"  {phase:22s} {statistics.median(r['phases_s'][phase] for r in runs):7.3f} s")
+    target = TARGET_FIRST_FRAME.get(Path(first["model"]).stem)
+    if target:
+        print(f"  {'(target first frame)':22s} {target:7.3f} s")
+    print(f"  {'expand-all layout':22s} {statistics.median(r['expand_all_layout_s'] for r in runs):7.3f} s")
+    print(f"  {'peak RSS':22s} {max(r['peak_rss_mb'] for r in runs):7.0f} MB")
+    for kind in ("frames_collapsed_ms", "frames_expanded_ms"):
+        row = "  ".join(f"{k}={statistics.median(r[kind][k] for r in runs):.1f}" for k in first[kind])
+        print(f"  {kind:22s} {row}")
+
+
+if __name__ == "__main__":
+    main()
