@@ -280,3 +280,35 @@ def test_extract_subgraph(doc: Document) -> None:
     assert not doc.is_dirty
     with pytest.raises(EditError):
         doc.extract(["stem.pool"], ["nothing"])
+
+
+def test_selection_follows_the_selected_node_through_edits(doc: Document) -> None:
+    doc.selection.select_node("", 5)  # /res/relu1/Relu
+    doc.insert_node("Relu", ["image"], ["early"], position=0)
+    assert doc.selection.state.node == 6
+    doc.undo()
+    assert doc.selection.state.node == 5
+    doc.remove_node(5)
+    assert doc.selection.state.is_empty
+
+
+def test_edits_inside_a_subgraph() -> None:
+    body = helper.make_graph([helper.make_node("LeakyRelu", ["a"], ["t"], name="inner", alpha=0.1)], "then", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Identity", ["a"], ["e"], name="inner2")], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("If", ["c"], ["y"], name="if", then_branch=body, else_branch=other)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    assert d.locate("inner") == ("1.then_branch", 0)
+    roundtrip(d, lambda: d.set_attribute("inner", "alpha", 0.5))
+    then_graph = next(a.g for a in d.model.graph.node[1].attribute if a.name == "then_branch")
+    assert then_graph.node[0].attribute[0].f == 0.5
+    roundtrip(d, lambda: d.insert_on_value("a", "Neg", scope="1.then_branch"))
+    then_graph = next(a.g for a in d.model.graph.node[1].attribute if a.name == "then_branch")
+    assert [n.op_type for n in then_graph.node] == ["Neg", "LeakyRelu"]
+    assert d.check() == []
+    refused(d, lambda: d.set_attribute(("9.body", 0), "alpha", 1.0), "no subgraph")

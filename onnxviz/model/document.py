@@ -122,6 +122,7 @@ class Document(EditingMixin):
     def execute(self, command: Command) -> None:
         """Apply ``command`` and record it for undo; an EditError leaves everything as it was."""
         before = self.model.SerializeToString() if __debug__ and _PARANOID else b""
+        selected = self._selected_node_id()
         try:
             command.apply(self)
         except EditError:
@@ -129,32 +130,55 @@ class Document(EditingMixin):
                 assert self.model.SerializeToString() == before, "failing edit changed the model"
             raise
         self.undo_stack.pushed(command)
-        self._after_change(Change(command.label, "edit"))
+        self._after_change(Change(command.label, "edit"), selected)
 
     def undo(self) -> None:
         if not self.undo_stack.can_undo:
             return
         cmd = self.undo_stack.commands[self.undo_stack.index - 1]
+        selected = self._selected_node_id()
         cmd.revert(self)
         self.undo_stack.index -= 1
-        self._after_change(Change(cmd.label, "undo"))
+        self._after_change(Change(cmd.label, "undo"), selected)
 
     def redo(self) -> None:
         if not self.undo_stack.can_redo:
             return
         cmd = self.undo_stack.commands[self.undo_stack.index]
+        selected = self._selected_node_id()
         cmd.apply(self)
         self.undo_stack.index += 1
-        self._after_change(Change(cmd.label, "redo"))
+        self._after_change(Change(cmd.label, "redo"), selected)
 
     @property
     def is_dirty(self) -> bool:
         return not self.undo_stack.is_clean
 
-    def _after_change(self, change: Change) -> None:
+    def _after_change(self, change: Change, selected: str | None = None) -> None:
         self.generation += 1
         self.invalidate()
         self.changed.emit(change)
+        if selected is not None:
+            self._follow_selected_node(selected)
+
+    def _selected_node_id(self) -> str | None:
+        """The stable id of the selected main-graph node, so the selection can follow it through edits."""
+        state = self.selection.state
+        if state.scope == "" and 0 <= state.node < len(self.node_ids):
+            return self.node_ids[state.node]
+        return None
+
+    def _follow_selected_node(self, node_id: str) -> None:
+        state = self.selection.state
+        if state.scope != "" or state.node < 0:
+            return  # the selection moved meanwhile
+        try:
+            position = self.node_ids.index(node_id)
+        except ValueError:
+            self.selection.clear("")  # the node is gone
+            return
+        if position != state.node:
+            self.selection.select_node("", position)
 
     def apply_validation(self, result: ValidationResult) -> bool:
         """Take a background validation result; ignored (False) if the model changed since."""
