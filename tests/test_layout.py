@@ -270,7 +270,7 @@ def test_expand_moves_only_by_the_shift_and_collapse_restores(synth_big: onnx.Mo
     dxs = {round(dx, 2) for dx, _ in moved.values()}
     dys = {round(dy, 2) for _, dy in moved.values()}
     assert len(dxs) <= 3 and dys <= {0.0, round(fh - gh, 2)}
-    for k, (dx, dy) in moved.items():
+    for k, (_dx, dy) in moved.items():
         assert dy == 0 if old[k][1] < gy + gh else dy == pytest.approx(fh - gh, abs=0.01)
     inside = [after.box_title[i] for i in range(after.n_boxes)
               if fx <= after.box_x[i] and after.box_x[i] + after.box_w[i] <= fx + fw

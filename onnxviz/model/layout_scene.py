@@ -98,11 +98,10 @@ class _Composer:
 
     def node_boxes(self, visible: np.ndarray) -> np.ndarray:
         node_item = self.layout.graph.node_item
-        out = np.full(len(node_item), -1, np.int64)
-        for node, item in enumerate(node_item.tolist()):
-            if item >= 0:
-                out[node] = self.code_box.get(int(visible[item]), -1)
-        return out
+        box_of_code = np.full(self.n_items + self.layout.tree.n_groups + 1, -1, np.int64)
+        if self.code_box:
+            box_of_code[np.fromiter(self.code_box.keys(), np.int64)] = np.fromiter(self.code_box.values(), np.int64)
+        return np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
 
     # -- edges -----------------------------------------------------------------------------
     def route_edges(self, visible: np.ndarray) -> None:

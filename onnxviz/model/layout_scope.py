@@ -84,10 +84,15 @@ def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
         if name not in g.producer and name not in sg.const_values:
             note = "outer scope" if g.parent is not None and g.parent.defines(name) else "undefined"
             terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, note)
+    shown = np.ones(len(g.nodes), bool)
+    shown[list(hidden)] = False
     node_item = np.full(len(g.nodes), -1, np.int64)
-    for i in range(len(g.nodes)):
-        if i not in hidden:
-            node_item[i] = _add_item(sg, BoxKind.OP, i, "", "")
+    nodes = np.flatnonzero(shown)
+    node_item[nodes] = np.arange(len(nodes)) + sg.n_items
+    sg.item_kind += [BoxKind.OP] * len(nodes)
+    sg.item_node += nodes.tolist()
+    sg.item_value += [""] * len(nodes)
+    sg.item_note += [""] * len(nodes)
     sg.node_item = node_item
     outputs = [name for name in dict.fromkeys(g.output_names) if name]
     output_items = [_add_item(sg, BoxKind.OUTPUT, -1, name, "") for name in outputs]
@@ -129,40 +134,39 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
 def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int]) -> None:
     g = sg.graph
     node_item = sg.node_item.tolist()
+    producer, const = g.producer, sg.const_values
+    values: list[str] = []
     value_id: dict[str, int] = {}
     src: list[int] = []
     dst: list[int] = []
     val: list[int] = []
-
-    def source_item(name: str) -> int:
-        p = g.producer.get(name)
-        if p is not None and p >= 0:
-            return node_item[p]
-        return terminal_of.get(name, -1)
-
     for name, consumers in g.consumers.items():
-        if name in sg.const_values:
+        if name in const:
             continue
-        s = source_item(name)
+        p = producer.get(name)
+        s = node_item[p] if p is not None and p >= 0 else terminal_of.get(name, -1)
         if s < 0:
             continue
-        vid = value_id.setdefault(name, len(value_id))
-        for c in consumers:
-            t = node_item[c]
-            if t >= 0:
-                src.append(s)
-                dst.append(t)
-                val.append(vid)
+        vid = value_id[name] = len(values)
+        values.append(name)
+        k = len(consumers)
+        src += [s] * k
+        dst += [node_item[c] for c in consumers]
+        val += [vid] * k
     for name, item in output_of.items():
-        s = source_item(name)
+        p = producer.get(name)
+        s = node_item[p] if p is not None and p >= 0 else terminal_of.get(name, -1)
         if s >= 0:
+            if name not in value_id:
+                value_id[name] = len(values)
+                values.append(name)
             src.append(s)
             dst.append(item)
-            val.append(value_id.setdefault(name, len(value_id)))
-    sg.values = list(value_id)
-    sg.e_src = np.array(src, np.int64)
-    sg.e_dst = np.array(dst, np.int64)
-    sg.e_val = np.array(val, np.int64)
+            val.append(value_id[name])
+    sg.values = values
+    e_src, e_dst, e_val = np.array(src, np.int64), np.array(dst, np.int64), np.array(val, np.int64)
+    keep = e_dst >= 0  # consumers that are absorbed constants
+    sg.e_src, sg.e_dst, sg.e_val = e_src[keep], e_dst[keep], e_val[keep]
 
 
 # -- box texts ----------------------------------------------------------------------------
