@@ -214,3 +214,75 @@ def test_delete_and_value_actions_follow_selection(qtbot: QtBot, window: MainWin
     assert doc.model.graph.output[-1].name == "stem.pool"
     menu = editing(window).context_menu()
     assert "Rename &Value..." in [a.text() for a in menu.actions()]
+
+
+def test_right_click_on_a_node_selects_it_and_offers_edits(qtbot: QtBot, window: MainWindow) -> None:
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QContextMenuEvent
+
+    canvas = window.canvas  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: canvas.drawable is not None, timeout=20000)
+    scene = canvas.drawable.scene
+    box = scene.box_of_node(2)
+    center = QPointF(float(scene.box_x[box] + scene.box_w[box] / 2), float(scene.box_y[box] + scene.box_h[box] / 2))
+    canvas.view.center_on(center)
+    pos = canvas.view.map_from_scene(center).toPoint()
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, canvas.view.mapToGlobal(pos))
+    QApplication.sendEvent(canvas.view, event)
+    assert doc_of(window).selection.state.node == 2
+    menu = editing(window).last_menu
+    assert menu is not None and menu.isVisible()
+    texts = [a.text() for a in menu.actions()]
+    assert "&Delete Node" in texts and "Edit &Attributes..." in texts
+    menu.close()
+
+
+def test_replace_weights_mismatch_asks_first(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    doc = doc_of(window)
+    name = doc.model.graph.initializer[0].name
+    old = numpy_helper.to_array(doc.model.graph.initializer[0])
+    npy = tmp_path / "w.npy"
+    np.save(npy, old * 2)
+    editing(window).replace_weights_from(name, npy)
+    assert np.array_equal(numpy_helper.to_array(doc.model.graph.initializer[0]), old * 2)
+    np.save(npy, np.zeros((2, 2), np.float32))
+    editing(window).replace_weights_from(name, npy)
+    box = editing(window).dialog
+    assert isinstance(box, QMessageBox) and "consumers expect" in box.text()
+    box.button(QMessageBox.StandardButton.Yes).click()
+    assert list(doc.model.graph.initializer[0].dims) == [2, 2]
+    assert doc.undo_stack.undo_label() == f"Replace weights of {name}"
+
+
+def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    import onnx
+
+    doc = doc_of(window)
+    doc.selection.select_node("", 7)  # /res/Add
+    editing(window).actions["extract"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    assert dialog.text("outputs") == "res.add"
+    target = tmp_path / "part.onnx"
+    dialog.fields["path"].setText(str(target))  # type: ignore[attr-defined]
+    ok(dialog)
+    assert not dialog.isVisible()
+    part = onnx.load(target)
+    assert [n.op_type for n in part.graph.node] == ["Add"]
+    assert not doc.is_dirty
+
+
+def test_opset_conversion_from_model_dialog_is_one_undo(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    editing(window).actions["model"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, ModelPropertiesDialog)
+    dialog.opset.setValue(17)
+    dialog.accept()
+    assert [o.version for o in doc.model.opset_import if o.domain == ""] == [17]
+    assert editing(window).actions["undo"].text() == "&Undo Convert to opset 17"
+    editing(window).actions["undo"].trigger()
+    assert doc.model.SerializeToString() == before

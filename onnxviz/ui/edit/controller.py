@@ -42,6 +42,7 @@ class EditController(QObject):
         window.model_changed.connect(self._on_model_changed)
         window.validation.finished.connect(lambda _result: self.push_badges())
         self._context_view: QObject | None = None
+        self.last_menu: QMenu | None = None
         self._update()
 
     def _place_history(self) -> None:
@@ -133,7 +134,8 @@ class EditController(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         if obj is self._context_view and event.type() == QEvent.Type.ContextMenu and self.doc is not None:
             self._select_under(obj, event)  # type: ignore[arg-type]
-            self.context_menu().popup(event.globalPos())  # type: ignore[attr-defined]
+            self.last_menu = self.context_menu()
+            self.last_menu.popup(event.globalPos())  # type: ignore[attr-defined]
             return True
         return super().eventFilter(obj, event)
 
