@@ -393,3 +393,92 @@ def write_json_index(folder: Path) -> Path:
     out = folder / "cases.json"
     out.write_text(json.dumps(index, indent=1))
     return out
+
+
+# -- fuzzing: seeds, mutations and the pipeline every mutant goes through ----------------------------
+
+def seed_models() -> list[onnx.ModelProto]:
+    """Small valid models covering weights, subgraphs, functions and attributes."""
+    from onnx import parser
+
+    with_if = parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 18]>
+        g (bool c, float[2] x) => (float[2] y) {
+            y = If(c) <then_branch = t () => (float[2] a) { a = Relu(x) },
+                       else_branch = e () => (float[2] b) { b = Neg(x) }>
+        }""")
+    with_function = parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 18, "local" : 1]>
+        g (float[3] x) => (float[3] y) { y = local.Twice(x) }
+        <domain: "local", opset_import: ["" : 18]>
+        Twice (a) => (b) { s = Add(a, a)  b = Softmax <axis = -1> (s) }""")
+    return [valid_model(), with_if, with_function]
+
+
+def flip_bits(data: bytes, flips: list[tuple[float, int]]) -> bytes:
+    """Flip bit ``bit`` of the byte at fraction ``where`` of the data, for each pair."""
+    buf = bytearray(data)
+    for where, bit in flips:
+        if buf:
+            buf[min(int(where * len(buf)), len(buf) - 1)] ^= 1 << (bit % 8)
+    return bytes(buf)
+
+
+def mutate_proto(model: onnx.ModelProto, choice: int, value: int, text: str) -> onnx.ModelProto:
+    """One structural change on a parsed copy: a renamed value, a changed op, dims, type or attribute."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    nodes = m.graph.node
+    node = nodes[value % len(nodes)] if nodes else None
+    kind = choice % 9
+    if kind == 0 and node is not None and node.input:
+        node.input[value % len(node.input)] = text
+    elif kind == 1 and node is not None:
+        node.op_type = text
+    elif kind == 2 and node is not None:
+        node.domain = text
+    elif kind == 3 and m.graph.initializer:
+        t = m.graph.initializer[value % len(m.graph.initializer)]
+        t.dims.append(value - 2**31)
+    elif kind == 4 and m.graph.initializer:
+        m.graph.initializer[value % len(m.graph.initializer)].data_type = value % 40
+    elif kind == 5 and node is not None:
+        attr = node.attribute.add(name=text or "axis")
+        attr.type = value % 15
+        attr.i = value
+    elif kind == 6 and node is not None:
+        node.output.append(m.graph.input[0].name if m.graph.input else text)
+    elif kind == 7:
+        m.opset_import[0].version = value % 64
+        m.ir_version = value % 20
+    elif kind == 8 and len(nodes) > 1:
+        nodes[0].input.append(nodes[-1].output[0] if nodes[-1].output else text)  # a cycle
+    return m
+
+
+def exercise(path: Path) -> str:
+    """Everything the tool does with a file on open: load, index, info, layout of each scope, check.
+
+    Returns "refused: ..." or "opened"; any exception other than OnnxvizError propagates.
+    """
+    from onnxviz.model.document import Document
+    from onnxviz.model.errors import OnnxvizError
+    from onnxviz.model.layout import GraphLayout
+    from onnxviz.model.summary import model_info
+    from onnxviz.model.validation import check_model
+
+    try:
+        doc = Document.open(path)
+    except OnnxvizError as exc:
+        assert "\n" not in exc.message, exc.message
+        return f"refused: {exc.message}"
+    index = doc.index
+    _ = doc.problems
+    model_info(doc.model, index)
+    for scope in list(index.graphs)[:8]:
+        try:
+            GraphLayout(index, scope).build()
+        except OnnxvizError:
+            pass
+    check_model(doc.model, index)
+    return "opened"

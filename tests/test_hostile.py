@@ -221,3 +221,13 @@ def test_cli_offers_text_mode_and_escapes_hostile_names(
     assert code == 1 and "input 'gpj.\\u202eexe' of Relu#0 is not defined" in out and "\u202e" not in out
     code, out, _ = run("check", str(cases["long_name"][1]))
     assert max(len(line) for line in out.splitlines()) < 2100
+
+
+def test_hostile_file_names_stay_on_one_visible_line(tmp_path: Path) -> None:
+    for content in (b"", b"\x1f\x8b junk", hostile.valid_model().SerializeToString()[:50]):
+        path = tmp_path / "evil\n\u202egpj.onnx"
+        path.write_bytes(content)
+        with pytest.raises(LoadError) as info:
+            read_model_file(path)
+        assert "\n" not in info.value.message and "\u202e" not in info.value.message
+        assert "evil\\x0a\\u202egpj.onnx" in info.value.message

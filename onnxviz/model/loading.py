@@ -10,6 +10,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnxviz.model.errors import LoadError
+from onnxviz.model.index import display_name
 from onnxviz.model.sniff import (
     TEXT_ONNX,
     TEXT_PROTOBUF,
@@ -52,9 +53,9 @@ def read_model_file(path: str | os.PathLike[str]) -> tuple[onnx.ModelProto, byte
     try:
         model.ParseFromString(data)
     except _PARSE_ERRORS as exc:
-        raise _explain(p.name, data, exc) from None
+        raise _explain(_shown(p), data, exc) from None
     if not model.HasField("graph") or _is_other_message(model, data):
-        raise _explain(p.name, data, None)
+        raise _explain(_shown(p), data, None)
     return model, data
 
 
@@ -65,7 +66,7 @@ def read_text_model_file(path: str | os.PathLike[str]) -> onnx.ModelProto:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise LoadError(f"{p.name} is not UTF-8 text (bad byte at position {exc.start}).", str(exc)) from None
+        raise LoadError(f"{_shown(p)} is not UTF-8 text (bad byte at position {exc.start}).", str(exc)) from None
     syntax = text_kind(raw)
     try:
         if syntax == TEXT_PROTOBUF:
@@ -75,13 +76,18 @@ def read_text_model_file(path: str | os.PathLike[str]) -> onnx.ModelProto:
         else:
             model = onnx.parser.parse_model(text)
     except RecursionError:
-        raise LoadError(f"{p.name} nests too deeply to be parsed as text.") from None
+        raise LoadError(f"{_shown(p)} nests too deeply to be parsed as text.") from None
     except Exception as exc:  # noqa: BLE001 - onnx.parser.ParseError, text_format.ParseError, ...
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise LoadError(f"{p.name} could not be parsed as a text-format model: {first}", str(exc)) from None
+        raise LoadError(f"{_shown(p)} could not be parsed as a text-format model: {first}", str(exc)) from None
     if not model.HasField("graph"):
-        raise LoadError(f"{p.name} was parsed as text, but it holds no graph.")
+        raise LoadError(f"{_shown(p)} was parsed as text, but it holds no graph.")
     return model
+
+
+def _shown(p: Path, full: bool = False) -> str:
+    """The file's name (or whole path) as a message may show it: hostile characters escaped."""
+    return display_name(str(p) if full else p.name, 300)
 
 
 def _read_bytes(p: Path, limit: int, limit_reason: str) -> bytes:
@@ -89,25 +95,25 @@ def _read_bytes(p: Path, limit: int, limit_reason: str) -> bytes:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise LoadError(f"{p}: no such file.") from None
+        raise LoadError(f"{_shown(p, full=True)}: no such file.") from None
     except OSError as exc:
-        raise LoadError(f"{p.name} cannot be read: {exc.strerror or exc}.", str(exc)) from None
+        raise LoadError(f"{_shown(p)} cannot be read: {exc.strerror or exc}.", str(exc)) from None
     if stat.S_ISDIR(st.st_mode):
-        raise LoadError(f"{p} is a folder, not a model file.")
+        raise LoadError(f"{_shown(p, full=True)} is a folder, not a model file.")
     if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
-        raise LoadError(f"{p.name} is not a regular file (a pipe, socket or device); refused.")
+        raise LoadError(f"{_shown(p)} is not a regular file (a pipe, socket or device); refused.")
     if st.st_size == 0:
-        raise LoadError(f"{p.name} is an empty file.")
+        raise LoadError(f"{_shown(p)} is an empty file.")
     if st.st_size > limit:
-        raise LoadError(f"{p.name} is {st.st_size / 2**30:.1f} GiB, larger than the "
+        raise LoadError(f"{_shown(p)} is {st.st_size / 2**30:.1f} GiB, larger than the "
                         f"{limit / 2**30:.2g} GiB {limit_reason}.")
     try:
         with open(p, "rb") as f:
             return f.read(limit + 1)
     except OSError as exc:
-        raise LoadError(f"{p.name} cannot be read: {exc.strerror or exc}.", str(exc)) from None
+        raise LoadError(f"{_shown(p)} cannot be read: {exc.strerror or exc}.", str(exc)) from None
     except MemoryError:
-        raise LoadError(f"{p.name} is too large to read into memory.") from None
+        raise LoadError(f"{_shown(p)} is too large to read into memory.") from None
 
 
 def _is_other_message(model: onnx.ModelProto, data: bytes) -> bool:

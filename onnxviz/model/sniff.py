@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import onnx
 from google.protobuf.message import DecodeError, Message
 
+from onnxviz.model.index import display_name
+
 # Magic numbers of formats people mistake for (or rename to) .onnx, checked in order.
 _MAGIC: tuple[tuple[Callable[[bytes], bool], str], ...] = (
     (lambda b: b.startswith(b"\x1f\x8b"), "a gzip-compressed file; decompress it first"),
@@ -166,7 +168,7 @@ def _scan_fields(data: bytes, kind: str, pos: int, stop: int, path: str, fields:
             length, pos = _varint(data, pos, stop)
             field = _SCHEMA.get(kind, {}).get(number)
             if number == _NAME_FIELD.get(kind) and pos + length <= stop:
-                name = data[pos:pos + min(length, 200)].decode("utf-8", "replace")
+                name = display_name(data[pos:pos + min(length, 200)].decode("utf-8", "replace"), 60)
             if pos + length > stop:
                 here = _join(path, kind, name, field)
                 if field is not None and field.message is not None:

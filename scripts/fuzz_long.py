@@ -1,0 +1,76 @@
+"""Long fuzzing run: mutate the seed models and feed them to load, index, info, layout and check.
+
+    python scripts/fuzz_long.py [--minutes 10] [--seed 1] [--out /tmp/onnxviz-fuzz]
+
+Any exception other than OnnxvizError is a bug: the mutant is kept in --out and the run stops
+with exit code 1. Before each attempt the mutant is written to ``<out>/current.onnx``, so if
+the process dies in native code (a segfault in onnx or protobuf) that file reproduces it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import hostile  # noqa: E402
+import onnx  # noqa: E402
+
+
+def mutant(rng: random.Random, seeds: list[bytes]) -> tuple[str, bytes]:
+    data = rng.choice(seeds)
+    how = rng.choice(("flip", "cut", "splice", "proto"))
+    if how == "flip":
+        return how, hostile.flip_bits(data, [(rng.random(), rng.randrange(8)) for _ in range(rng.randint(1, 12))])
+    if how == "cut":
+        return how, data[:rng.randrange(len(data))] + rng.randbytes(rng.randrange(8))
+    if how == "splice":
+        at = rng.randrange(len(data))
+        return how, data[:at] + rng.randbytes(rng.randint(1, 16)) + data[at + rng.randrange(16):]
+    model = onnx.ModelProto.FromString(data)
+    for _ in range(rng.randint(1, 5)):
+        text = "".join(rng.choice("ab/.:_\u202e\x00xy") for _ in range(rng.randrange(6)))
+        model = hostile.mutate_proto(model, rng.randrange(9), rng.randrange(2**32), text)
+    return how, model.SerializeToString()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/onnxviz-fuzz"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    seeds = [m.SerializeToString() for m in hostile.seed_models()]
+    outcomes: Counter[str] = Counter()
+    current = args.out / "current.onnx"
+    deadline = time.monotonic() + args.minutes * 60
+    n = 0
+    while time.monotonic() < deadline:
+        how, data = mutant(rng, seeds)
+        current.write_bytes(data)
+        try:
+            result = hostile.exercise(current)
+        except Exception:  # noqa: BLE001 - this is what we are hunting
+            kept = args.out / f"bug-{args.seed}-{n}.onnx"
+            kept.write_bytes(data)
+            traceback.print_exc()
+            print(f"BUG after {n} mutants ({how}); kept {kept}")
+            return 1
+        outcomes[f"{how}: {'opened' if result == 'opened' else 'refused'}"] += 1
+        n += 1
+        if n % 1000 == 0:
+            print(f"{n} mutants, {dict(sorted(outcomes.items()))}", flush=True)
+    print(f"done: {n} mutants in {args.minutes} min, no bug; {dict(sorted(outcomes.items()))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
