@@ -252,20 +252,40 @@ class GraphLayout:
         triples = unique_rows(np.stack([src_row, dst_row, vals], 1))
         triples = triples[triples[:, 0] != triples[:, 1]]
         kind, ref, w, h = self._unit_table(units, in_vals, out_vals)
-        lay = self._level_layout(kind, w, h, triples)
+        src_dx, dst_dx = self._port_offsets(kind, ref, triples)
+        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
         edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
         title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
         self._report(g, members)
         return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
                      min_width=title_w).fit_frame()
 
-    def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray) -> LevelLayout:
+    def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
+                      triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per level edge: where it leaves / enters a nested group's frame, from the frame's centre."""
+        src_dx = np.zeros(len(triples))
+        dst_dx = np.zeros(len(triples))
+        blocks = np.flatnonzero(kind == UNIT_BLOCK)
+        if len(blocks) == 0:
+            return src_dx, dst_dx
+        for e, (a, b, v) in enumerate(triples.tolist()):
+            if kind[a] == UNIT_BLOCK:
+                sub = self._block(int(ref[a]))
+                src_dx[e] = sub.port_dx(sub.out_port[v])
+            if kind[b] == UNIT_BLOCK:
+                sub = self._block(int(ref[b]))
+                dst_dx[e] = sub.port_dx(sub.in_port[v])
+        return src_dx, dst_dx
+
+    def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray,
+                      src_dx: np.ndarray, dst_dx: np.ndarray) -> LevelLayout:
         """Lay out one level; levels of identical shape (repeated layers) share one result."""
-        shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes())
+        shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes(), src_dx.tobytes(),
+                 dst_dx.tobytes())
         lay = self._shapes.get(shape)
         if lay is None:
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel)
+                                 self._cancel, src_dx, dst_dx)
             self._shapes[shape] = lay
         return lay
 

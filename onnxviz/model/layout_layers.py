@@ -79,11 +79,14 @@ class LevelLayout:
 
 def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
-                   cancel: CancelToken | None = None) -> LevelLayout:
+                   cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
+                   dst_dx: np.ndarray | None = None) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
-    (a group's entry and exit ports). Coordinates start at (0, 0).
+    (a group's entry and exit ports). ``src_dx``/``dst_dx`` give, per edge, where
+    it leaves/enters its unit relative to the unit's centre (a port on a nested
+    group's frame), so such edges can be drawn straight too. Coordinates start at (0, 0).
     """
     n = len(w)
     top = np.zeros(n, bool) if top is None else top
@@ -92,6 +95,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     dst = np.asarray(dst, np.int64)
     keep = src != dst
     src, dst = src[keep], dst[keep]
+    src_dx = np.zeros(len(src)) if src_dx is None else np.asarray(src_dx, float)[keep]
+    dst_dx = np.zeros(len(src)) if dst_dx is None else np.asarray(dst_dx, float)[keep]
     order_pos = _topological_positions(n, src, dst, top)
     reversed_ = order_pos[src] > order_pos[dst]
     up = np.where(reversed_, dst, src)
@@ -100,7 +105,10 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     layer = _layers(n, pairs, order_pos, top, bottom)
     if cancel is not None:
         cancel.check()
-    graph = _Slots(n, layer, w, h, pairs, up, down)
+    offsets = {(int(a), int(b)): (float(sd), float(dd)) for a, b, sd, dd, r in
+               zip(src.tolist(), dst.tolist(), src_dx.tolist(), dst_dx.tolist(), reversed_.tolist(), strict=True)
+               if not r and (sd or dd)}
+    graph = _Slots(n, layer, w, h, pairs, offsets)
     graph.order_layers(iterations=2 if graph.size < 20000 else 1)
     if cancel is not None:
         cancel.check()
@@ -149,7 +157,7 @@ def _adjacency(n: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
 
 def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
             bottom: np.ndarray) -> np.ndarray:
-    """Longest-path layers; sources and thin side chains sink next to their first consumer."""
+    """Longest-path layers; sources (constant makers, inputs) sink next to their first consumer."""
     order = np.argsort(order_pos).tolist()
     preds = _adjacency(n, pairs[:, 1], pairs[:, 0])
     succs = _adjacency(n, pairs[:, 0], pairs[:, 1])
@@ -164,7 +172,7 @@ def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
         if layer[v] < base:
             layer[v] = base
     for v in reversed(order):
-        if top_l[v] or bottom_l[v] or not succs[v] or len(preds[v]) > len(succs[v]):
+        if top_l[v] or bottom_l[v] or not succs[v] or preds[v]:
             continue
         target = min(layer[s] for s in succs[v]) - 1
         if target > layer[v]:
@@ -180,7 +188,7 @@ class _Slots:
     """Units plus one dummy per crossed layer, ordered within layers and placed in x."""
 
     def __init__(self, n: int, layer: np.ndarray, w: np.ndarray, h: np.ndarray, pairs: np.ndarray,
-                 up: np.ndarray, down: np.ndarray) -> None:
+                 offsets: dict[tuple[int, int], tuple[float, float]]) -> None:
         self.n = n
         self.layer: list[int] = layer.tolist()
         self.w: list[float] = np.asarray(w, float).tolist()
@@ -190,8 +198,10 @@ class _Slots:
         self.preds: list[list[int]] = [[] for _ in range(n)]
         self.succs: list[list[int]] = [[] for _ in range(n)]
         self.chains: dict[tuple[int, int], list[int]] = {}
+        # x[v] - x[u] that draws link u -> v vertical (ports off the centre), when not 0
+        self.delta: dict[tuple[int, int], float] = {}
         for a, b in pairs.tolist():
-            self._link(a, b)
+            self._link(a, b, *offsets.get((a, b), (0.0, 0.0)))
         self.size = len(self.layer)
         n_layers = max(self.layer, default=-1) + 1
         self.layers: list[list[int]] = [[] for _ in range(n_layers)]
@@ -199,7 +209,7 @@ class _Slots:
             self.layers[self.layer[v]].append(v)
         self.x: list[float] = [0.0] * self.size
 
-    def _link(self, a: int, b: int) -> None:
+    def _link(self, a: int, b: int, out_dx: float, in_dx: float) -> None:
         chain: list[int] = []
         prev = a
         for lay in range(self.layer[a] + 1, self.layer[b]):
@@ -217,6 +227,10 @@ class _Slots:
         self.succs[prev].append(b)
         self.preds[b].append(prev)
         self.chains[(a, b)] = chain
+        if out_dx or in_dx:
+            path = [a, *chain, b]
+            self.delta[(path[0], path[1])] = out_dx
+            self.delta[(path[-2], path[-1])] = self.delta.get((path[-2], path[-1]), 0.0) - in_dx
 
     # -- ordering -----------------------------------------------------------------------
     def order_layers(self, iterations: int) -> None:
@@ -260,12 +274,21 @@ class _Slots:
                 if not self.dummy[v]:
                     best[v] += 1
         self.spine = [False] * self.size
+        self.spine_x: dict[int, float] = {}
         if not self.size:
             return
         v = max(range(self.size), key=lambda k: (best[k], -self.rank[k]))
+        path = []
         while v >= 0:
             self.spine[v] = True
+            path.append(v)
             v = back[v]
+        path.reverse()
+        x = 0.0
+        self.spine_x[path[0]] = x
+        for u, v in zip(path[:-1], path[1:], strict=True):
+            x += self.delta.get((u, v), 0.0)
+            self.spine_x[v] = x
 
     def place_x(self, iterations: int) -> None:
         self.find_spine()
@@ -277,16 +300,16 @@ class _Slots:
                     cur += self._separation(layer[k - 1], v)
                 x[v] = cur
             spine = [v for v in layer if self.spine[v]]
-            shift = x[spine[0]] if spine else cur / 2
+            shift = x[spine[0]] - self.spine_x[spine[0]] if spine else cur / 2
             for v in layer:
                 x[v] -= shift
         for _ in range(iterations):
             for lay in range(1, len(self.layers)):
-                self._place_layer(lay, self.preds)
+                self._place_layer(lay, True)
             for lay in range(len(self.layers) - 2, -1, -1):
-                self._place_layer(lay, self.succs)
+                self._place_layer(lay, False)
         for lay in range(1, len(self.layers)):
-            self._place_layer(lay, self.preds)
+            self._place_layer(lay, True)
 
     def straighten_chains(self) -> None:
         """Put each 1:1 chain (and each long edge's slots) on one vertical line where there is room.
@@ -314,27 +337,30 @@ class _Slots:
 
     def _align(self, chain: list[int], index: list[int]) -> None:
         x = self.x
+        shift = [0.0]  # x[v] - x[chain[0]] when the chain is drawn straight
+        for u, v in zip(chain[:-1], chain[1:], strict=True):
+            shift.append(shift[-1] + self.delta.get((u, v), 0.0))
         lo, hi = -float("inf"), float("inf")
-        for v in chain:
+        for v, d in zip(chain, shift, strict=True):
             layer = self.layers[self.layer[v]]
             k = index[v]
             if k > 0:
-                lo = max(lo, x[layer[k - 1]] + self._separation(layer[k - 1], v))
+                lo = max(lo, x[layer[k - 1]] + self._separation(layer[k - 1], v) - d)
             if k + 1 < len(layer):
-                hi = min(hi, x[layer[k + 1]] - self._separation(v, layer[k + 1]))
+                hi = min(hi, x[layer[k + 1]] - self._separation(v, layer[k + 1]) - d)
         if lo > hi:
             return
-        real = [x[v] for v in chain if not self.dummy[v]] or [x[v] for v in chain]
-        real.sort()
-        target = min(max(real[len(real) // 2], lo), hi)
-        for v in chain:
-            x[v] = target
+        starts = sorted(x[v] - d for v, d in zip(chain, shift, strict=True) if not self.dummy[v]) \
+            or [x[chain[0]]]
+        target = min(max(starts[len(starts) // 2], lo), hi)
+        for v, d in zip(chain, shift, strict=True):
+            x[v] = target + d
 
     def _separation(self, a: int, b: int) -> float:
         gap = DUMMY_GAP if self.dummy[a] or self.dummy[b] else BOX_GAP
         return (self.w[a] + self.w[b]) / 2 + gap
 
-    def _place_layer(self, lay: int, adj: list[list[int]]) -> None:
+    def _place_layer(self, lay: int, down: bool) -> None:
         layer = self.layers[lay]
         x = self.x
         targets: list[float] = []
@@ -343,7 +369,7 @@ class _Slots:
         for k, v in enumerate(layer):
             if k:
                 offset += self._separation(layer[k - 1], v)
-            want, weight = self._wanted(v, adj[v])
+            want, weight = self._wanted(v, down)
             targets.append(want - offset)
             weights.append(weight)
         fitted = _isotonic(targets, weights)
@@ -353,21 +379,28 @@ class _Slots:
                 offset += self._separation(layer[k - 1], v)
             x[v] = fitted[k] + offset
 
-    def _wanted(self, v: int, nb: list[int]) -> tuple[float, float]:
+    def _wanted(self, v: int, down: bool) -> tuple[float, float]:
+        """Where ``v`` would like its centre (under its predecessors or above its successors)."""
         if self.spine[v]:
-            return 0.0, SPINE_WEIGHT
+            return self.spine_x[v], SPINE_WEIGHT
+        nb = self.preds[v] if down else self.succs[v]
         x = self.x
         base = DUMMY_WEIGHT if self.dummy[v] else 1.0
         if not nb:
             return x[v], FREE_WEIGHT
+        delta = self.delta
         if len(nb) == 1:
             u = nb[0]
             # a link of a chain (u's only neighbour on this side is v) holds on harder
-            linked = len(self.succs[u]) == 1 if nb is self.preds[v] else len(self.preds[u]) == 1
-            return x[u], base * CHAIN_WEIGHT if linked else base
+            linked = len(self.succs[u]) == 1 if down else len(self.preds[u]) == 1
+            want = x[u] + (delta.get((u, v), 0.0) if down else -delta.get((v, u), 0.0)) if delta else x[u]
+            return want, base * CHAIN_WEIGHT if linked else base
         real = [u for u in nb if not self.dummy[u]]
         pick = real if real else nb
-        xs = sorted(x[u] for u in pick)
+        if delta:
+            xs = sorted(x[u] + delta.get((u, v), 0.0) if down else x[u] - delta.get((v, u), 0.0) for u in pick)
+        else:
+            xs = sorted(x[u] for u in pick)
         m = len(xs) // 2
         return (xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2), base
 
@@ -379,7 +412,9 @@ class _Slots:
         y = 0.0
         for lay in range(n_layers):
             band_top[lay] = y
-            y += heights[lay] + (LAYER_GAP if heights[lay] > 0 else LAYER_GAP * 0.6)
+            # port layers (zero height) hug the frame: half a gap next to them
+            port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
+            y += heights[lay] + (LAYER_GAP if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)
