@@ -27,15 +27,17 @@ _RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to
 _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 
-@lru_cache(maxsize=1)
-def newest_opsets() -> dict[str, int]:
-    """The newest opset version this onnx knows, per (normalized) domain."""
-    newest: dict[str, int] = {}
-    for s in onnx.defs.get_all_schemas_with_history():
-        d = normalize_domain(s.domain)
-        newest[d] = max(newest.get(d, 0), s.since_version)
-    newest[""] = max(newest.get("", 0), onnx.defs.onnx_opset_version())
-    return newest
+@lru_cache(maxsize=32)
+def newest_opset(domain: str) -> int:
+    """The newest opset version of ``domain`` this onnx knows (0 if it knows no such domain)."""
+    d = normalize_domain(domain)
+    table = onnx.helper.VERSION_TABLE  # (release, IR, ai.onnx, ai.onnx.ml, training): no schema scan needed
+    if d == "":
+        return max(onnx.defs.onnx_opset_version(), max(row[2] for row in table))
+    if d == "ai.onnx.ml":
+        return max(row[3] for row in table)
+    return max((s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                if normalize_domain(s.domain) == d), default=0)
 
 
 def model_problems(index: ModelIndex) -> list[Problem]:
@@ -60,24 +62,22 @@ def version_problems(model: onnx.ModelProto) -> list[Problem]:
                            f"({onnx.__version__}) understands (up to {onnx.IR_VERSION}); checks may be wrong"))
     if model.ir_version <= 0:
         out.append(Problem(Severity.ERROR, "the model has no IR version"))
-    newest = newest_opsets()
     for o in model.opset_import:
         d = normalize_domain(o.domain)
-        if d in newest and o.version > newest[d]:
+        if d in KNOWN_DOMAINS and o.version > newest_opset(d):
             out.append(Problem(Severity.WARNING, f"opset {o.domain or 'ai.onnx'} {o.version} is newer than this "
-                               f"onnx knows (up to {newest[d]}); its operators cannot be checked"))
+                               f"onnx knows (up to {newest_opset(d)}); its operators cannot be checked"))
     return out
 
 
 def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str],
                   index: ModelIndex) -> list[Problem]:
     out: list[Problem] = []
-    newest = newest_opsets()
     bad: dict[tuple[str, str], str] = {}
     keys = {(n.domain, n.op_type) for n in g.nodes}
     g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
     for domain, op_type in keys:
-        message = _op_problem(domain, op_type, imports, local_domains, index, newest)
+        message = _op_problem(domain, op_type, imports, local_domains, index)
         if message:
             bad[(domain, op_type)] = message
     if bad:
@@ -89,7 +89,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
 
 
 def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domains: set[str],
-                index: ModelIndex, newest: dict[str, int]) -> str:
+                index: ModelIndex) -> str:
     d = normalize_domain(domain)
     if any(k[0] == domain and k[1] == op_type for k in index.functions):
         return ""  # a model-local function
@@ -97,7 +97,7 @@ def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domain
         if d in local_domains:
             return ""
         return f"uses domain '{domain or 'ai.onnx'}', which the model does not import (no opset_import)"
-    if d not in KNOWN_DOMAINS or imports[d] > newest.get(d, 0):
+    if d not in KNOWN_DOMAINS or imports[d] > newest_opset(d):
         return ""  # a custom domain, or an opset too new to check: nothing to compare against
     if schema_for(op_type, d, imports[d]) is not None:
         return ""
