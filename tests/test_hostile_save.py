@@ -1,0 +1,107 @@
+"""Saving never loses data: when writing fails the file on disk is intact, no temporary file is
+left behind, the edits are still in the document, and SaveError says why in one sentence."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import hostile
+import pytest
+
+from onnxviz.model.document import Document
+from onnxviz.model.errors import SaveError
+
+
+@pytest.fixture
+def edited(tmp_path: Path) -> tuple[Document, Path, bytes]:
+    path = tmp_path / "model.onnx"
+    path.write_bytes(hostile.valid_model().SerializeToString())
+    original = path.read_bytes()
+    doc = Document.open(path)
+    doc.rename_node(0, "renamed")
+    return doc, path, original
+
+
+def _assert_nothing_lost(doc: Document, path: Path, original: bytes, error: SaveError) -> None:
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in path.parent.iterdir()) == ["model.onnx"]  # no temporary file left
+    assert doc.is_dirty and doc.model.graph.node[0].name == "renamed"
+    assert "\n" not in error.message and error.message.endswith(".")
+
+
+_REAL_FDOPEN = os.fdopen
+
+
+class _FullDisk:
+    """A file object whose writes fail like a full disk after part of the data went out."""
+
+    def __init__(self, fd: int, *args: object, **kwargs: object) -> None:
+        self._file = _REAL_FDOPEN(fd, "wb")
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+    def write(self, data: bytes) -> int:
+        self._file.write(data[:len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_disk_full_keeps_the_original(edited: tuple[Document, Path, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, path, original = edited
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullDisk(fd))
+    with pytest.raises(SaveError, match="No space left on device") as info:
+        doc.save()
+    monkeypatch.undo()
+    _assert_nothing_lost(doc, path, original, info.value)
+    doc.save()  # once there is space again, the same document saves
+    assert Document.open(path).model.graph.node[0].name == "renamed"
+
+
+def test_permission_denied_keeps_the_original(edited: tuple[Document, Path, bytes],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, path, original = edited
+    if os.geteuid() != 0:  # a real read-only folder (root ignores permissions, so it is simulated below)
+        path.parent.chmod(0o555)
+        try:
+            with pytest.raises(SaveError, match="Permission denied") as info:
+                doc.save()
+        finally:
+            path.parent.chmod(0o755)
+        _assert_nothing_lost(doc, path, original, info.value)
+
+    def denied(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+    monkeypatch.setattr("tempfile.mkstemp", denied)
+    with pytest.raises(SaveError, match="Permission denied") as info:
+        doc.save()
+    _assert_nothing_lost(doc, path, original, info.value)
+
+
+def test_failed_rename_keeps_the_original(edited: tuple[Document, Path, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, path, original = edited
+
+    def busy(*args: object) -> None:
+        raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+
+    monkeypatch.setattr(os, "replace", busy)
+    with pytest.raises(SaveError) as info:
+        doc.save()
+    _assert_nothing_lost(doc, path, original, info.value)
+
+
+def test_saving_onto_a_folder_or_into_a_missing_folder_is_refused(edited: tuple[Document, Path, bytes]) -> None:
+    doc, path, original = edited
+    folder = path.parent / "sub"
+    folder.mkdir()
+    with pytest.raises(SaveError, match="folder"):
+        doc.save(folder)
+    folder.rmdir()
+    with pytest.raises(SaveError, match="No such file or directory"):
+        doc.save(path.parent / "missing" / "out.onnx")
+    assert path.read_bytes() == original and doc.is_dirty
