@@ -67,6 +67,7 @@ class _Job:
     work: LayoutWork
     then: Callable[[], None] | None
     keep_view: bool
+    announce: bool = True   # emit scene_ready once shown (not for label refreshes)
 
 
 class GraphCanvas(QWidget):
@@ -295,12 +296,10 @@ class GraphCanvas(QWidget):
         self._load_scope(scope, trail, expanded, keep_view=True)
 
     def relabel(self) -> None:
-        """Edge labels again, now that inferred shapes arrived."""
-        if self.layout_obj is None or self.doc is None or self._layout_index is not self.doc.index:
+        """Edge labels again, now that inferred shapes arrived (in the background, after any running job)."""
+        if self.doc is None or (self.layout_obj is None and self._task is None):
             return
-        if self.busy:
-            return
-        self._show(Drawable(self.layout_obj.relabel()), keep_view=True, announce=False)
+        self._submit(_Job("Edge labels", None, lambda lay, p, t: lay.relabel(), None, True, announce=False))
 
     def cancel_layout(self) -> None:
         self._pending = []
@@ -334,10 +333,16 @@ class GraphCanvas(QWidget):
         task.failed.connect(lambda exc, tb: self._job_failed(task, exc))
         task.cancelled.connect(lambda: self._job_ended(task))
         self._task = task
-        QTimer.singleShot(300, lambda: self._show_progress(task))
+        status_progress = getattr(self.window(), "task_progress", None)
+        if status_progress is not None and hasattr(status_progress, "track"):
+            if job.announce:
+                status_progress.track(task)   # progress and cancel in the status bar
+        else:
+            QTimer.singleShot(300, lambda: self._show_progress(task))
         task.start()
 
     def _show_progress(self, task: Task) -> None:
+        """Without a status bar that tracks tasks, a progress bar with Cancel over the canvas."""
         if self._task is task:
             self.progress_bar.start(task.label)
             self._place_overlays()
@@ -346,7 +351,7 @@ class GraphCanvas(QWidget):
         if self._task is not task:
             return
         self.layout_obj, drawable = result
-        self._show(drawable, keep_view=job.keep_view, announce=True)
+        self._show(drawable, keep_view=job.keep_view, announce=job.announce)
         if job.then is not None:
             job.then()
         self._job_ended(task)
