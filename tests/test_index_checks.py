@@ -1,0 +1,97 @@
+"""The index's model checks: each flags what it should, on the right node, and nothing on sound models."""
+
+from __future__ import annotations
+
+import hostile
+import onnx
+import pytest
+from onnx import AttributeProto, TensorProto, helper, parser
+
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.model_checks import newest_opset, tensor_problem
+
+
+def _messages(model: onnx.ModelProto) -> list[str]:
+    return [p.message for p in ModelIndex(model).problems]
+
+
+def test_sound_models_have_no_problems(example_path) -> None:  # type: ignore[no-untyped-def]
+    assert _messages(onnx.load(example_path)) == []
+    for seed in hostile.seed_models():
+        assert _messages(seed) == []
+
+
+def test_function_attribute_references_are_fine_inside_functions() -> None:
+    model = parser.parse_model("""
+        <ir_version: 8, opset_import: ["" : 18, "local" : 1]>
+        g (float[3] x) => (float[3] y) { y = local.Soft <ax = 0> (x) }
+        <domain: "local", opset_import: ["" : 18]>
+        Soft <ax> (a) => (b) { b = Softmax <axis: int = @ax> (a) }""")
+    assert _messages(model) == []
+
+
+def test_custom_domains_with_an_import_and_local_functions_are_not_unknown() -> None:
+    model = hostile.model_of([helper.make_node("FusedThing", ["x"], ["y"], domain="com.microsoft")])
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    assert _messages(model) == []
+
+
+def test_operator_missing_from_the_imported_opset_names_the_opset() -> None:
+    model = hostile.model_of([helper.make_node("Gelu", ["x"], ["y"], name="g")], opset=13)  # Gelu is opset 20
+    [problem] = ModelIndex(model).problems
+    assert problem.node == 0 and problem.node_name == "g"
+    assert problem.message == "g: operator Gelu does not exist in opset ai.onnx 13"
+
+
+def test_unknown_attribute_is_a_warning_on_its_node() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"], name="r", alpha=1.0)
+    [problem] = ModelIndex(hostile.model_of([node])).problems
+    assert problem.severity == "warning" and problem.node_name == "r" and "no attribute 'alpha'" in problem.message
+
+
+def test_attribute_without_type_and_graph_attribute_of_wrong_kind() -> None:
+    node = helper.make_node("Softmax", ["x"], ["y"], name="s")
+    node.attribute.add(name="axis")  # type UNDEFINED
+    assert _messages(hostile.model_of([node])) == ["s: attribute 'axis' has no type"]
+    node = helper.make_node("Softmax", ["x"], ["y"], name="s")
+    node.attribute.append(helper.make_attribute("axis", [1, 2]))
+    assert _messages(hostile.model_of([node])) == ["s: attribute 'axis' is INTS, but Softmax expects INT"]
+
+
+def test_problems_in_subgraphs_carry_their_scope() -> None:
+    body = helper.make_graph([helper.make_node("NoSuchOp", ["x"], ["o"], name="inner")], "b", [], [hostile.vi("o")])
+    model = hostile.model_of([helper.make_node("If", ["c"], ["y"], name="cond", then_branch=body,
+                                               else_branch=body)], inputs=["x", "c"])
+    problems = ModelIndex(model).problems
+    assert {(p.scope, p.node_name) for p in problems} == {("0.then_branch", "inner"), ("0.else_branch", "inner")}
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda: helper.make_tensor("t", TensorProto.FLOAT, [2, 2], [1.0] * 4), ""),
+    (lambda: helper.make_tensor("t", TensorProto.FLOAT, [2, 2], b"\x00" * 16, raw=True), ""),
+    (lambda: helper.make_tensor("t", TensorProto.INT4, [3], [1, 2, 3]), ""),
+    (lambda: helper.make_tensor("t", TensorProto.STRING, [2], [b"a", b"b"]), ""),
+    (lambda: helper.make_tensor("t", TensorProto.FLOAT, [0, 5], []), ""),
+    (lambda: TensorProto(name="t", data_type=TensorProto.FLOAT, dims=[3], raw_data=b"\x00" * 11),
+     "tensor 't' has 11 bytes of raw_data, but its shape [3] needs 12"),
+    (lambda: TensorProto(name="t", data_type=TensorProto.FLOAT, dims=[3]),
+     "tensor 't' has shape [3] (3 elements) but holds no data"),
+    (lambda: TensorProto(dims=[1], float_data=[1.0]), "an unnamed tensor has no data type"),
+    (lambda: TensorProto(name="t", data_type=TensorProto.INT4, dims=[3], raw_data=b"\x00"),
+     "tensor 't' has 1 bytes of raw_data, but its shape [3] needs 2"),
+])
+def test_tensor_problem(make, expected: str) -> None:  # type: ignore[no-untyped-def]
+    assert tensor_problem(make()) == expected
+
+
+def test_newest_opset_knows_the_installed_onnx() -> None:
+    assert newest_opset("") == onnx.defs.onnx_opset_version()
+    assert newest_opset("ai.onnx.ml") >= 3
+    assert newest_opset("com.example") == 0
+
+
+def test_ref_attr_outside_function_is_flagged_on_the_node() -> None:
+    node = helper.make_node("Softmax", ["x"], ["y"], name="s")
+    node.attribute.append(helper.make_attribute_ref("axis", AttributeProto.INT))
+    [problem] = ModelIndex(hostile.model_of([node])).problems
+    assert problem.node_name == "s" and "outside a function" in problem.message
