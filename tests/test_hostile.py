@@ -231,3 +231,25 @@ def test_hostile_file_names_stay_on_one_visible_line(tmp_path: Path) -> None:
             read_model_file(path)
         assert "\n" not in info.value.message and "\u202e" not in info.value.message
         assert "evil\\x0a\\u202egpj.onnx" in info.value.message
+
+
+def test_runner_refuses_broken_models_before_starting_a_worker(
+        cases: dict[str, tuple[hostile.Case, Path]], monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from onnxviz.model import runner
+
+    started: list[object] = []
+    monkeypatch.setattr(runner, "run_in_worker", lambda *a, **k: started.append(a))
+    feeds = {"x": np.zeros(1024, np.float32)}
+    refused = ["cycle", "undefined_input", "unknown_op", "raw_data_short", "negative_dims", "wrong_attr_type",
+               *[c.name for c in hostile.EXTERNAL]]
+    for name in refused:
+        _, path = cases[name]
+        with pytest.raises(runner.RunError) as info:
+            runner.run_model(path, feeds)
+        assert info.value.message.startswith("the model cannot run: "), name
+        assert "\n" not in info.value.message
+    assert started == []
+    runner.run_model(cases["if_nested_30"][1], {"x": np.zeros(1, np.float32), "c": np.array(True)})
+    assert len(started) == 1  # a sound model does get to the worker

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from onnxviz.model.external import check_external_data
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.problems import Severity
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
@@ -52,6 +53,18 @@ def refusal(index: ModelIndex) -> str:
     return ""
 
 
+def _folder_of(model: onnx.ModelProto | Path | bytes) -> Path | None:
+    return model.parent if isinstance(model, Path) else None
+
+
+def _external_data_refusal(model: onnx.ModelProto, folder: Path | None) -> str:
+    """Why external data cannot be read safely ('' if it can): checked before any worker starts."""
+    if folder is None:
+        return ""
+    problems = check_external_data(model, folder)
+    return f"the model cannot run: {problems[0].message.rstrip('.')}." if problems else ""
+
+
 def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
               options: RunOptions = DEFAULT_OPTIONS, *, index: ModelIndex | None = None,
               base_dir: Path | None = None, out_dir: Path | None = None,
@@ -67,7 +80,7 @@ def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndar
         else:
             proto = model
         index = ModelIndex(proto)
-    reason = refusal(index)
+    reason = refusal(index) or _external_data_refusal(index.model, base_dir or _folder_of(model))
     if reason:
         raise RunError(reason)
     return run_in_worker(model, feeds, options, base_dir=base_dir, out_dir=out_dir, progress=progress,
