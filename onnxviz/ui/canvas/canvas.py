@@ -42,7 +42,7 @@ from onnxviz.model.index import function_scope
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.scene import BoxKind, Scene
 from onnxviz.model.selection import SelectionState
-from onnxviz.ui.canvas import export
+from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.marks import group_box_of, overlay_colours, worst_badges
@@ -251,6 +251,12 @@ class GraphCanvas(QWidget):
         plain = type(options)(show_names=options.show_names, badges=options.badges, overlay=options.overlay,
                               flagged_box=options.flagged_box)
         export.export_image(self.drawable, Path(path), options=plain)
+
+    def set_dark(self, on: bool) -> None:
+        """Follow the window's light/dark theme."""
+        style.use_dark(on)
+        self.minimap.refresh()
+        self.view.update()
 
     def set_show_names(self, on: bool) -> None:
         self.view.options.show_names = on

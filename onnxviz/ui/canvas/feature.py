@@ -24,6 +24,10 @@ def install(window: MainWindow) -> None:
     window.canvas = canvas  # type: ignore[attr-defined]
     window.document_changed.connect(canvas.set_document)
     window.model_changed.connect(canvas.on_model_changed)
+    theme_changed = getattr(window, "theme_changed", None)
+    if theme_changed is not None:
+        theme_changed.connect(canvas.set_dark)
+        canvas.set_dark(bool(getattr(window, "is_dark", False)))
     _add_actions(window, canvas)
 
 

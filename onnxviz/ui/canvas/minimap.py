@@ -28,6 +28,11 @@ class Minimap(QWidget):
         self.setToolTip("Overview: click or drag to move the view")
         view.view_changed.connect(self._follow)
 
+    def refresh(self) -> None:
+        """Redraw the overview (after a theme change)."""
+        self._image_for = None
+        self._follow()
+
     def _follow(self) -> None:
         d = self.view.drawable
         if d is not self._image_for:
@@ -49,7 +54,7 @@ class Minimap(QWidget):
                      max(24, round(self._area.height() * self._scale) + 2 * PAD))
         self.resize(size)
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(QColor(255, 255, 255, 230))
+        image.fill(style.PANEL)
         p = QPainter(image)
         p.translate(PAD, PAD)
         p.scale(self._scale, self._scale)
@@ -73,7 +78,7 @@ class Minimap(QWidget):
             return
         p = QPainter(self)
         p.drawImage(0, 0, self._image)
-        p.setPen(QPen(QColor("#aab2bb"), 1))
+        p.setPen(QPen(style.PANEL_BORDER, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(self.rect().adjusted(0, 0, -1, -1))
         view = self.view.visible_scene_rect()

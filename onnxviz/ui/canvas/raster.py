@@ -23,13 +23,11 @@ def category_argb() -> np.ndarray:
     return table
 
 
-_CATEGORY_ARGB = category_argb()
-
-
 def box_argb(d: Drawable, boxes: np.ndarray, overlay: np.ndarray | None) -> np.ndarray:
     if overlay is None:
-        cats = np.clip(d.scene.box_category[boxes].astype(np.int64), 0, len(_CATEGORY_ARGB) - 1)
-        return _CATEGORY_ARGB[cats]
+        table = category_argb()
+        cats = np.clip(d.scene.box_category[boxes].astype(np.int64), 0, len(table) - 1)
+        return table[cats]
     rgba = overlay[boxes].astype(np.uint32)
     argb = (0xFF << 24) | (rgba[:, 0] << 16) | (rgba[:, 1] << 8) | rgba[:, 2]
     return np.where(rgba[:, 3] > 0, argb, NO_OVERLAY).astype(np.uint32)

@@ -35,6 +35,13 @@ class SearchHit:
     value: str
     what: str    # "node", "op", "value", "initializer"
     text: str
+    detail: str = ""   # the node an "op" hit stands for
+
+    def display(self) -> str:
+        where = f", in {self.scope}" if self.scope else ""
+        if self.what == "op":
+            return f"{self.text}    ({self.detail}{where})"
+        return f"{self.text}    ({self.what}{where})"
 
 
 def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MAX_RESULTS) -> list[SearchHit]:
@@ -46,8 +53,13 @@ def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MA
     except re.error as exc:
         raise ValueError(f"invalid regular expression: {exc}") from exc
     hits: list[SearchHit] = []
+    seen: set[tuple[str, int]] = set()
     for hit in _candidates(index):
         if rx.search(hit.text):
+            if hit.node >= 0:   # a node matching by name and by op type is listed once
+                if (hit.scope, hit.node) in seen:
+                    continue
+                seen.add((hit.scope, hit.node))
             hits.append(hit)
             if len(hits) >= limit:
                 break
@@ -60,7 +72,7 @@ def _candidates(index: ModelIndex) -> Iterator[SearchHit]:
             if node.name:
                 yield SearchHit(scope, i, "", "node", node.name)
         for i, node in enumerate(g.nodes):
-            yield SearchHit(scope, i, "", "op", node.op_type)
+            yield SearchHit(scope, i, "", "op", node.op_type, g.node_label(i))
         for name, producer in g.producer.items():
             yield SearchHit(scope, -1, name, "initializer" if producer == INITIALIZER else "value", name)
 
@@ -76,14 +88,14 @@ class SearchPanel(QFrame):
         self.hits: list[SearchHit] = []
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAutoFillBackground(True)
-        self.setStyleSheet("SearchPanel { background: white; border: 1px solid #c3c9d0; border-radius: 6px; }")
+        self.setStyleSheet("SearchPanel { background: palette(window); border: 1px solid palette(mid); "
+                           "border-radius: 6px; }")
         self.field = QLineEdit(placeholderText="Find node, op type, value or initializer")
         self.field.setClearButtonEnabled(True)
         self.regex = QCheckBox("Regex")
         close = QToolButton(text="✕", autoRaise=True, toolTip="Close (Esc)")
         close.clicked.connect(self.hide)
         self.status = QLabel("")
-        self.status.setStyleSheet("color: #59636e;")
         self.results = QListWidget()
         self.results.setUniformItemSizes(True)
         row = QHBoxLayout()
@@ -128,9 +140,8 @@ class SearchPanel(QFrame):
             self.status.setText(str(exc).capitalize() + ".")
             return
         for hit in self.hits:
-            where = f"  [{hit.scope}]" if hit.scope else ""
-            item = QListWidgetItem(f"{hit.text}   · {hit.what}{where}")
-            item.setToolTip(f"{hit.what} {hit.text}{where}")
+            item = QListWidgetItem(hit.display())
+            item.setToolTip(hit.display())
             self.results.addItem(item)
         more = "+" if len(self.hits) >= MAX_RESULTS else ""
         self.status.setText(f"{len(self.hits)}{more} result{'s' if len(self.hits) != 1 else ''}")

@@ -26,22 +26,38 @@ CATEGORY_COLOURS: dict[int, str] = {
 }
 CATEGORY_NAMES: dict[int, str] = {c.value: c.name.lower() for c in Category}
 
-BACKGROUND = QColor("#fbfbfc")
-BOX_BODY = QColor("#ffffff")
-BOX_BORDER = QColor("#b9c0c8")
-TEXT = QColor("#1f2328")
-TEXT_DIM = QColor("#59636e")
+# Colours that differ between the light and the dark theme; use_dark() swaps them.
+_LIGHT = {
+    "BACKGROUND": "#fbfbfc", "BOX_BODY": "#ffffff", "BOX_BORDER": "#b9c0c8", "TEXT": "#1f2328",
+    "TEXT_DIM": "#59636e", "TERMINAL_FILL": "#e6ebf1", "TERMINAL_BORDER": "#6a7b8f", "GROUP_FILL": "#f1ece0",
+    "GROUP_BORDER": "#a8977a", "FRAME_FILL": "#12786e5a", "FRAME_BORDER": "#c9bfa9", "FRAME_TEXT": "#7c6d52",
+    "EDGE": "#8d959e", "EDGE_LABEL": "#4d5560", "EDGE_LABEL_INFERRED": "#8a929b", "PANEL": "#f0ffffff",
+    "PANEL_BORDER": "#c3c9d0",
+}
+_DARK = {
+    "BACKGROUND": "#1e2024", "BOX_BODY": "#2a2e35", "BOX_BORDER": "#4a515b", "TEXT": "#e4e7eb",
+    "TEXT_DIM": "#a3abb5", "TERMINAL_FILL": "#34404d", "TERMINAL_BORDER": "#8497ad", "GROUP_FILL": "#3a352b",
+    "GROUP_BORDER": "#9c8c6e", "FRAME_FILL": "#16d2c8b4", "FRAME_BORDER": "#5c5546", "FRAME_TEXT": "#bfb091",
+    "EDGE": "#7d8793", "EDGE_LABEL": "#b3bac3", "EDGE_LABEL_INFERRED": "#848d98", "PANEL": "#f0262a30",
+    "PANEL_BORDER": "#4a515b",
+}
+BACKGROUND = BOX_BODY = BOX_BORDER = TEXT = TEXT_DIM = TERMINAL_FILL = TERMINAL_BORDER = QColor()
+GROUP_FILL = GROUP_BORDER = FRAME_FILL = FRAME_BORDER = FRAME_TEXT = QColor()
+EDGE = EDGE_LABEL = EDGE_LABEL_INFERRED = PANEL = PANEL_BORDER = QColor()
 HEADER_TEXT = QColor("#ffffff")
-TERMINAL_FILL = QColor("#e6ebf1")
-TERMINAL_BORDER = QColor("#6a7b8f")
-GROUP_FILL = QColor("#f1ece0")
-GROUP_BORDER = QColor("#a8977a")
-FRAME_FILL = QColor(120, 110, 90, 18)
-FRAME_BORDER = QColor("#c9bfa9")
-FRAME_TEXT = QColor("#7c6d52")
-EDGE = QColor("#8d959e")
-EDGE_LABEL = QColor("#4d5560")
-EDGE_LABEL_INFERRED = QColor("#8a929b")
+dark = False
+
+
+def use_dark(on: bool) -> None:
+    """Switch the drawing colours to the dark (or light) theme."""
+    global dark
+    dark = on
+    for name, value in (_DARK if on else _LIGHT).items():
+        globals()[name] = QColor(value)
+    FAR_COLOURS[Category.TERMINAL] = "#8497ad" if on else "#6a7b8f"
+    FAR_COLOURS[Category.GROUP] = "#8c7d5f" if on else "#b3a27f"
+
+
 SELECTION = QColor("#1a73e8")
 NEIGHBOUR = QColor("#7baaf0")
 FLAG = QColor("#e0118a")
@@ -81,3 +97,6 @@ FAR_COLOURS: dict[int, str] = {**CATEGORY_COLOURS, Category.TERMINAL: "#6a7b8f",
 def category_colour(category: int, far: bool = False) -> QColor:
     table = FAR_COLOURS if far else CATEGORY_COLOURS
     return QColor(table.get(category, CATEGORY_COLOURS[Category.OTHER]))
+
+
+use_dark(False)

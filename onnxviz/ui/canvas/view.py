@@ -269,8 +269,8 @@ def paint_legend(p: QPainter, rect: QRectF, title: str, vmin: float, vmax: float
     """A colour bar with its title and range, for overlays."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    p.setPen(QPen(QColor("#c3c9d0"), 1))
-    p.setBrush(QColor(255, 255, 255, 235))
+    p.setPen(QPen(style.PANEL_BORDER, 1))
+    p.setBrush(style.PANEL)
     p.drawRoundedRect(rect, 6, 6)
     p.setFont(style.font(11, bold=True))
     p.setPen(style.TEXT)
