@@ -412,7 +412,8 @@ def seed_models() -> list[onnx.ModelProto]:
         g (float[3] x) => (float[3] y) { y = local.Twice(x) }
         <domain: "local", opset_import: ["" : 18]>
         Twice (a) => (b) { s = Add(a, a)  b = Softmax <axis = -1> (s) }""")
-    return [valid_model(), with_if, with_function]
+    example = onnx.load(Path(__file__).resolve().parents[1] / "resources" / "examples" / "example.onnx")
+    return [valid_model(), with_if, with_function, example]
 
 
 def flip_bits(data: bytes, flips: list[tuple[float, int]]) -> bytes:
