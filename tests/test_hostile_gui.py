@@ -75,3 +75,39 @@ def test_broken_models_open_in_the_window(qtbot: QtBot, window: MainWindow, name
         assert any(case.problem in p.message.lower() for p in window.doc.problems)
     if name in ("invalid_utf8_name", "bidi_name", "cycle"):
         window.grab().save(f"/tmp/onnxviz_hostile_{name}_window.png")
+
+
+@pytest.mark.qt_no_exception_capture  # the app's own hook, not pytest-qt's, must see the exception
+def test_unhandled_exception_in_a_slot_is_logged_shown_and_the_app_keeps_running(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        example_path: Path) -> None:
+    import sys
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from onnxviz.ui import app
+
+    log = tmp_path / "onnxviz.log"
+    monkeypatch.setattr(app, "log_path", lambda: log)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    app.install_exception_hook()
+
+    def broken_slot() -> None:
+        raise ZeroDivisionError("hostile slot")
+
+    QTimer.singleShot(0, broken_slot)
+
+    def shown() -> list[QMessageBox]:
+        return [w for w in QApplication.topLevelWidgets()
+                if isinstance(w, QMessageBox) and w.isVisible() and "ZeroDivisionError" in w.detailedText()]
+
+    qtbot.waitUntil(lambda: bool(shown()), timeout=10000)
+    assert "ZeroDivisionError: hostile slot" in log.read_text()
+    [box] = shown()
+    assert "hostile slot" in box.text() and "\n" not in box.text()
+    box.grab().save("/tmp/onnxviz_hostile_exception_dialog.png")
+    box.close()
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):  # the app still works
+        window.open_path(example_path)
+    assert window.doc is not None and window.doc.path == example_path.absolute()
