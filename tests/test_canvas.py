@@ -205,3 +205,47 @@ def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path)
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
         window.open_path(NODE_TESTS / "node" / "test_loop11" / "model.onnx")
     assert canvas.scope == "" and "Loop" in canvas.drawable.scene.box_title
+
+
+def test_enter_and_backspace_open_and_leave_a_loop_body(qtbot: QtBot) -> None:
+    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    loop = op_box(canvas, "Loop")
+    window.doc.selection.select_node("", canvas.drawable.scene.box_ref[loop].node)
+    canvas.view.setFocus()
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        qtbot.keyClick(canvas.view, Qt.Key.Key_Return)
+    assert canvas.scope.endswith(".body") and canvas.trail == ["", canvas.scope]
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        qtbot.keyClick(canvas.view, Qt.Key.Key_Backspace)
+    assert canvas.scope == ""
+
+
+def test_tooltips_and_context_menu(qtbot: QtBot, example_path: Path) -> None:
+    from onnxviz.ui.canvas.menus import context_menu
+
+    window, canvas = open_window(qtbot, example_path)
+    qtbot.waitUntil(lambda: bool(window.doc.index.inferred.get("")), timeout=TIMEOUT)
+    stem_conv = next(i for i, n in enumerate(window.doc.model.graph.node) if n.name == "/stem/conv/Conv")
+    conv = canvas.drawable.node_box[stem_conv]
+    text = canvas._tooltip(conv, -1)
+    assert "<b>Conv</b>" in text and "/stem/conv/Conv" in text and "float32 [batchx3x32x32]" in text
+    assert "stem.conv.weight: float32 [16x3x3x3] (initializer)" in text
+    edge = int(np.flatnonzero(canvas.drawable.scene.edge_src == conv)[0])
+    assert canvas.drawable.scene.edge_value[edge] in canvas._tooltip(-1, edge)
+    pos = show_box(canvas, conv)
+    labels = [a.text() for a in context_menu(canvas, pos).actions()]
+    assert "Copy Name" in labels and "Collapse stem" in labels and "&Fit Graph" in labels
+
+
+def test_dark_theme_changes_the_drawing(qtbot: QtBot, example_path: Path) -> None:
+    from onnxviz.ui.canvas import style
+
+    _, canvas = open_window(qtbot, example_path)
+    light = canvas.view.grab().toImage().pixelColor(5, 5)
+    try:
+        canvas.set_dark(True)
+        dark = canvas.view.grab().toImage().pixelColor(5, 5)
+        assert dark.lightness() < 60 < light.lightness()
+    finally:
+        style.use_dark(False)

@@ -165,3 +165,35 @@ def test_export_png_and_svg(tmp_path: Path, qtbot: QtBot) -> None:
         export_image(d, tmp_path / "g.xyz")
     with pytest.raises(OnnxvizError, match="does not exist"):
         export_image(d, tmp_path / "missing" / "g.png")
+
+
+def test_many_tiny_boxes_are_written_as_pixels(qapp: object) -> None:
+    from onnxviz.ui.canvas import raster
+
+    n = 6000
+    s = chain_scene(n, with_group=False)
+    d = Drawable(s)
+    scale = 0.002     # every box well under a pixel
+    image = QImage(300, 1000, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(style.BACKGROUND)
+    p = QPainter(image)
+    p.scale(scale, scale)
+    assert raster.can_rasterize(p, n)
+    ScenePainter().paint(p, d, QRectF(0, 0, 300 / scale, 1000 / scale), scale, PaintOptions())
+    p.end()
+    conv = style.category_colour(Category.CONV, far=True).rgb()
+    column = [image.pixel(0, y) for y in range(0, int(n * 80 * scale))]
+    assert column.count(conv) > len(column) // 4
+
+
+def test_tall_graphs_export_in_columns(qapp: object, tmp_path: Path) -> None:
+    from onnxviz.ui.canvas.export import plan_page
+
+    d = Drawable(chain_scene(600, with_group=False))   # 48000 units tall, 120 wide
+    page = plan_page(d)
+    assert len(page.slices) > 1 and page.scale == 1.0
+    for top, _ in page.slices[1:]:   # cuts fall between boxes
+        assert not ((d.y0 < top) & (d.y1 > top)).any()
+    out = export_image(d, tmp_path / "tall.png")
+    image = QImage(str(out))
+    assert len(page.slices) * 120 < image.width() and image.height() < 48000 / 2

@@ -44,8 +44,10 @@ from onnxviz.model.scene import BoxKind, Scene
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
+from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.marks import group_box_of, overlay_colours, worst_badges
+from onnxviz.ui.canvas.menus import context_menu
 from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
@@ -129,7 +131,12 @@ class GraphCanvas(QWidget):
         v.box_toggled.connect(self._toggle_group_box)
         v.frame_toggled.connect(self._collapse_frame)
         v.step_requested.connect(self.step)
+        v.activate_requested.connect(self.activate_selected)
+        v.back_requested.connect(self.go_up)
         v.painted.connect(self._on_painted)
+        v.tooltip_provider = self._tooltip
+        v.customContextMenuRequested.connect(
+            lambda pos: context_menu(self, pos).popup(self.view.mapToGlobal(pos)))
 
     def set_placeholder(self, widget: QWidget) -> None:
         """What to show while no document is open."""
@@ -157,6 +164,11 @@ class GraphCanvas(QWidget):
     def scope(self) -> str:
         """The scope currently shown."""
         return self._scope
+
+    @property
+    def trail(self) -> list[str]:
+        """The scopes of the breadcrumb, from the main graph to the shown one."""
+        return list(self._trail)
 
     def set_document(self, doc: Document | None) -> None:
         """Show ``doc``'s main graph (laid out in the background); None clears the canvas."""
@@ -456,6 +468,19 @@ class GraphCanvas(QWidget):
         for label, scope in targets:
             menu.addAction(f"Enter {label}", lambda s=scope: self.enter_scope(s))
         menu.popup(QCursor.pos())
+
+    def activate_selected(self) -> None:
+        """Enter: open the selected box like a double-click does."""
+        box = self.selected_box()
+        if box >= 0:
+            self._on_box_double_clicked(box)
+
+    def _tooltip(self, box: int, edge: int) -> str:
+        if self.doc is None or self.drawable is None:
+            return ""
+        if box >= 0:
+            return box_tooltip(self.doc.index, self.drawable.scene, box)
+        return edge_tooltip(self.doc.index, self.drawable.scene, edge)
 
     def _toggle_group_box(self, box: int) -> None:
         if self.drawable is not None:

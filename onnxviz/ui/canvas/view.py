@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QHelpEvent,
     QKeyEvent,
     QLinearGradient,
     QMouseEvent,
@@ -18,7 +20,7 @@ from PySide6.QtGui import (
     QResizeEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
@@ -40,6 +42,8 @@ class GraphView(QWidget):
     frame_toggled = Signal(int)        # row of an expanded group frame whose '-' was clicked
     box_toggled = Signal(int)          # collapsed GROUP box whose '+' was clicked
     step_requested = Signal(str)       # "up" / "down" / "left" / "right"
+    activate_requested = Signal()      # Enter: open the selected box (subgraph, group)
+    back_requested = Signal()          # Backspace: leave the subgraph
     view_changed = Signal()
     painted = Signal()
 
@@ -59,6 +63,8 @@ class GraphView(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.grabGesture(Qt.GestureType.PinchGesture)
         self.setMinimumSize(200, 150)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tooltip_provider: Callable[[int, int], str] | None = None   # (box, edge) -> rich text
 
     # -- transform -----------------------------------------------------------------------
     def set_drawable(self, drawable: Drawable | None, keep_view: bool = False) -> None:
@@ -166,6 +172,9 @@ class GraphView(QWidget):
             if event.gestureType() == Qt.NativeGestureType.ZoomNativeGesture:
                 self.zoom_by(1.0 + event.value(), event.position())
                 return True
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            self._show_tooltip(event)
+            return True
         if event.type() == QEvent.Type.Gesture:
             pinch = event.gesture(Qt.GestureType.PinchGesture)  # type: ignore[attr-defined]
             if pinch is not None:
@@ -233,6 +242,20 @@ class GraphView(QWidget):
         else:
             self.empty_clicked.emit()
 
+    def _show_tooltip(self, event: QHelpEvent) -> None:
+        d, provider = self.drawable, self.tooltip_provider
+        text = ""
+        if d is not None and provider is not None:
+            pos = self.map_to_scene(QPointF(event.pos()))
+            box = d.box_at(pos.x(), pos.y())
+            edge = -1 if box >= 0 else d.edge_at(pos.x(), pos.y(), max(4.0 / self.scale, 2.0))
+            if box >= 0 or edge >= 0:
+                text = provider(box, edge)
+        if text:
+            QToolTip.showText(event.globalPos(), text, self)
+        else:
+            QToolTip.hideText()
+
     def _is_group(self, box: int) -> bool:
         from onnxviz.model.scene import BoxKind
 
@@ -249,6 +272,10 @@ class GraphView(QWidget):
         steps = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left", Qt.Key.Key_Right: "right"}
         if key in steps and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.step_requested.emit(steps[key])
+        elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.activate_requested.emit()
+        elif key == Qt.Key.Key_Backspace:
+            self.back_requested.emit()
         elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
             self.zoom_by(1.25)
         elif key == Qt.Key.Key_Minus:

@@ -1,0 +1,44 @@
+"""The canvas's right-click menu: what can be done with the box, edge or frame under the mouse."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMenu
+
+from onnxviz.model.scene import BoxKind
+
+if TYPE_CHECKING:
+    from onnxviz.ui.canvas.canvas import GraphCanvas
+
+
+def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
+    """The menu for widget position ``pos`` of ``canvas.view``."""
+    menu = QMenu(canvas)
+    d = canvas.drawable
+    at = canvas.view.map_to_scene(pos.toPointF())
+    box = d.box_at(at.x(), at.y()) if d is not None else -1
+    if d is not None and box >= 0:
+        ref = d.scene.box_ref[box]
+        if ref.kind == BoxKind.GROUP:
+            menu.addAction(f"Expand {ref.group}", lambda: canvas.expand_group(ref.group))
+        elif ref.kind == BoxKind.OP:
+            for label, scope in canvas.subgraphs_of(ref.node):
+                menu.addAction(f"Open {label}", lambda s=scope: canvas.enter_scope(s))
+        text = d.scene.box_name[box] or (ref.value if ref.value else d.scene.box_title[box])
+        menu.addAction("Copy Name", lambda: QGuiApplication.clipboard().setText(text))
+    frame = d.group_frame_at(at.x(), at.y()) if d is not None else -1
+    if d is not None and frame >= 0:
+        path = d.scene.group_path[frame]
+        menu.addAction(f"Collapse {path}", lambda: canvas.collapse_group(path))
+    if not menu.isEmpty():
+        menu.addSeparator()
+    if len(canvas.trail) > 1:
+        menu.addAction("Back to Parent Graph", canvas.go_up)
+    for name in ("fit", "actual", "find", "export"):
+        action = canvas.actions_by_name.get(name)
+        if action is not None:
+            menu.addAction(action)
+    return menu
