@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -142,26 +143,45 @@ def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[st
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
     wanted = {i.name for i in session.get_inputs()}
+    outputs = session.get_outputs()
+    feeds = {k: v for k, v in feeds.items() if k in wanted}
     try:
-        arrays = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        fetched = _fetch(session, [o.name for o in outputs], feeds,
+                         plain=all(o.type in _NUMPY_TYPES for o in outputs))
     except Exception as exc:  # noqa: BLE001
         raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
     t2 = time.perf_counter()
-    result.timings.update(session_s=t1 - t0, run_s=t2 - t1)
     producers = _producers(prepared)
     skipped = 0
-    for out, array in zip(session.get_outputs(), arrays, strict=True):
-        if not isinstance(array, np.ndarray):
+    for out, value in zip(outputs, fetched, strict=True):
+        array = value.numpy() if isinstance(value, ort.OrtValue) else value
+        if not isinstance(array, np.ndarray):  # sequences and maps from run()
             skipped += 1
             continue
         result.values[out.name] = _as_onnx_dtype(array, out.type)
         result.engines[out.name] = ENGINE_ORT
         result.producers[out.name] = producers.get(out.name, -1)
+    result.timings.update(session_s=t1 - t0, run_s=t2 - t1, fetch_s=time.perf_counter() - t2)
     if skipped:
         result.notes.append(f"{skipped} sequence or map values were not captured (only tensors are).")
     result.engine = ENGINE_ORT
     if options.profile:
         result.node_times_us = _node_times(session.end_profiling(), names)
+
+
+_NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
+                                         "uint8", "uint16", "uint32", "uint64")}
+
+
+def _fetch(session: Any, names: list[str], feeds: Mapping[str, np.ndarray], plain: bool) -> list[Any]:
+    """OrtValues, so the run itself does not copy every value into numpy (that happens once, after);
+    ``run`` when some value is not a plain numpy type (OrtValue.numpy() refuses float8, int4, ...)."""
+    import onnxruntime as ort
+
+    if not plain:
+        return session.run(names, dict(feeds))
+    ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(np.asarray(v, order="C")) for k, v in feeds.items()}
+    return list(session.run_with_ort_values(names, ort_feeds))
 
 
 def _as_onnx_dtype(array: np.ndarray, ort_type: str) -> np.ndarray:

@@ -40,6 +40,7 @@ class RunRequest:
     out_dir: Path              # where values and index.json are written
     base_dir: Path | None      # the model's folder, for external data
     options: RunOptions = field(default_factory=RunOptions)
+    pack_values: bool = True   # one packed file (fast) instead of one .npy per value (--dump)
 
 
 DEFAULT_OPTIONS = RunOptions()

@@ -7,8 +7,10 @@ the statistics; an array is mapped from disk when a view asks for it.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -21,9 +23,12 @@ from onnxviz.model.index import topological_order
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.protocol import RunError
-from onnxviz.model.tensors import TensorStats, stats_of_array
+from onnxviz.model.runner.stats import summarize
+from onnxviz.model.tensors import TensorStats
 
 INDEX_FILE = "index.json"
+PACK_FILE = "values.bin"
+ALIGN = 64
 FORMAT = "onnxviz-run/1"
 
 MEASURES: dict[str, str] = {
@@ -34,6 +39,16 @@ MEASURES: dict[str, str] = {
     "time_us": "run time (us)",
 }
 """Per-node measures the canvas overlay can show: key -> label."""
+
+
+def _numpy_dtype(name: str) -> np.dtype:
+    """numpy's dtype names, plus the ml_dtypes ones (bfloat16, float8_*, int4) numpy does not know."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, name))
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,7 @@ class ValueRecord:
     op_type: str
     engine: str
     stats: TensorStats
+    offset: int = -1     # position in the packed file; -1 for a .npy of its own
 
     @property
     def abs_max(self) -> float | None:
@@ -62,10 +78,12 @@ class ValueRecord:
 
 
 def stats_to_json(stats: TensorStats) -> dict[str, Any]:
+    """Compact: the histogram's edges are evenly spaced, so only their range is kept."""
     out = {f.name: getattr(stats, f.name) for f in fields(stats)}
     out["shape"] = list(stats.shape)
     out["hist_counts"] = [int(x) for x in stats.hist_counts]
-    out["hist_edges"] = [float(x) for x in stats.hist_edges]
+    edges = stats.hist_edges
+    out["hist_edges"] = [float(edges[0]), float(edges[-1])] if len(edges) else []
     return out
 
 
@@ -73,8 +91,11 @@ def stats_from_json(data: dict[str, Any]) -> TensorStats:
     known = {f.name for f in fields(TensorStats)}
     data = {k: v for k, v in data.items() if k in known}
     data["shape"] = tuple(data.get("shape", ()))
-    data["hist_counts"] = np.asarray(data.get("hist_counts", []), np.int64)
-    data["hist_edges"] = np.asarray(data.get("hist_edges", []), np.float64)
+    counts = np.asarray(data.get("hist_counts", []), np.int64)
+    edges = data.get("hist_edges", [])
+    data["hist_counts"] = counts
+    data["hist_edges"] = np.linspace(edges[0], edges[1], len(counts) + 1) if len(edges) == 2 and len(counts) \
+        else np.asarray(edges, np.float64)
     return TensorStats(**data)
 
 
@@ -83,45 +104,69 @@ def _file_name(k: int, name: str) -> str:
     return f"{k:05d}_{safe}.npy"
 
 
-def _savable(array: np.ndarray) -> np.ndarray:
-    """np.save cannot write object arrays without pickle; strings become fixed-width unicode."""
-    if array.dtype == object:
-        return np.asarray(array.astype(str))
-    return array
+class _Writer:
+    """Values into one packed file (few files are much faster than 100k small ones), or one .npy
+    each (``--dump``); strings always get their own .npy."""
+
+    def __init__(self, out_dir: Path, packed: bool) -> None:
+        self.out_dir = out_dir
+        self.pack = open(out_dir / PACK_FILE, "wb") if packed else None  # noqa: SIM115 - closed in close()
+
+    def write(self, k: int, name: str, array: np.ndarray) -> dict[str, Any]:
+        packable = array.dtype.kind in "biufc" or (array.dtype.kind == "V" and array.dtype.names is None)
+        if self.pack is not None and packable:
+            offset = -(-self.pack.tell() // ALIGN) * ALIGN
+            self.pack.seek(offset)
+            self.pack.write(np.ascontiguousarray(array).tobytes())
+            return {"file": PACK_FILE, "offset": offset}
+        file = _file_name(k, name)
+        np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else array,
+                allow_pickle=False)
+        return {"file": file}
+
+    def close(self) -> None:
+        if self.pack is not None:
+            self.pack.close()
 
 
-def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path,
+def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, packed: bool = True,
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
-    """Save every value and ``index.json``; returns the index."""
+    """Save every value with its statistics and ``index.json``; returns the index."""
     out_dir.mkdir(parents=True, exist_ok=True)
     nodes = model.graph.node
     producer = {name: i for i, n in enumerate(nodes) for name in n.output if name}
     order, _ = topological_order(nodes, producer)
     rank = {node: k for k, node in enumerate(order)}
+    progress(0.6, f"Statistics of {len(captured.values)} values")
+    t0 = time.perf_counter()
+    stats = summarize(captured.values)
+    t1 = time.perf_counter()
     values: dict[str, Any] = {}
     total = max(1, len(captured.values))
-    for k, (name, array) in enumerate(captured.values.items()):
-        file = _file_name(k, name)
-        np.save(out_dir / file, _savable(array), allow_pickle=False)
-        node = captured.producers.get(name, -1)
-        values[name] = {
-            "file": file, "numpy_dtype": str(array.dtype), "shape": list(array.shape),
-            "node": node, "order": rank.get(node, -1),
-            "node_name": nodes[node].name if node >= 0 else "",
-            "op_type": nodes[node].op_type if node >= 0 else "",
-            "engine": captured.engines.get(name, captured.engine),
-            "stats": stats_to_json(stats_of_array(array, name)),
-        }
-        if k % 64 == 0:
-            progress(0.6 + 0.4 * k / total, f"Saving values {k}/{total}")
+    writer = _Writer(out_dir, packed)
+    try:
+        for k, (name, array) in enumerate(captured.values.items()):
+            node = captured.producers.get(name, -1)
+            values[name] = {
+                **writer.write(k, name, array), "numpy_dtype": str(array.dtype), "shape": list(array.shape),
+                "node": node, "order": rank.get(node, -1),
+                "node_name": nodes[node].name if node >= 0 else "",
+                "op_type": nodes[node].op_type if node >= 0 else "",
+                "engine": captured.engines.get(name, captured.engine),
+                "stats": stats_to_json(stats[name]),
+            }
+            if k % 256 == 0:
+                progress(0.8 + 0.2 * k / total, f"Saving values {k}/{total}")
+    finally:
+        writer.close()
     index = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
         "outputs": captured.outputs, "inputs": [n for n, e in captured.engines.items() if e == "input"],
-        "timings": captured.timings,
+        "timings": {**captured.timings, "stats_s": t1 - t0, "save_s": time.perf_counter() - t1},
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
         "values": values,
     }
-    (out_dir / INDEX_FILE).write_text(json.dumps(index, indent=1, allow_nan=True), encoding="utf-8")
+    (out_dir / INDEX_FILE).write_text(json.dumps(index), encoding="utf-8")
     return index
 
 
@@ -149,7 +194,7 @@ class RunResult:
             values = {name: ValueRecord(name=name, file=v["file"], numpy_dtype=v["numpy_dtype"],
                                         shape=tuple(v["shape"]), node=v["node"], order=v["order"],
                                         node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
-                                        stats=stats_from_json(v["stats"]))
+                                        stats=stats_from_json(v["stats"]), offset=v.get("offset", -1))
                       for name, v in index["values"].items()}
             return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
                        {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory)
@@ -158,16 +203,20 @@ class RunResult:
                            str(exc)) from exc
 
     def array(self, name: str) -> np.ndarray:
-        """The value, memory-mapped from its .npy (read-only)."""
+        """The value, memory-mapped from disk (read-only)."""
         record = self.values[name]
+        path = self.directory / record.file
         try:
-            array = np.load(self.directory / record.file, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError) as exc:
+            if record.offset >= 0:
+                dtype = _numpy_dtype(record.numpy_dtype)
+                if math.prod(record.shape) == 0:
+                    return np.zeros(record.shape, dtype)
+                return np.memmap(path, dtype, mode="r", offset=record.offset, shape=record.shape)
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, TypeError) as exc:
             raise RunError(f"the stored value '{name}' could not be read: {exc}.", str(exc)) from exc
         if array.dtype.kind == "V" and record.numpy_dtype != str(array.dtype):
-            import ml_dtypes
-
-            array = array.view(np.dtype(getattr(ml_dtypes, record.numpy_dtype)))
+            array = array.view(_numpy_dtype(record.numpy_dtype))
         return array
 
     def outputs_of(self, node: int) -> list[ValueRecord]:

@@ -43,7 +43,7 @@ def worker_main(conn: Connection, request: RunRequest) -> None:
         model = _load_model(request)
         feeds = _load_feeds(request.feeds_path, model)
         captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
-        write_result(captured, model, request.out_dir, progress)
+        write_result(captured, model, request.out_dir, request.pack_values, progress)
         conn.send(("done",))
     except OnnxvizError as exc:
         conn.send(("error", exc.message, exc.details))
@@ -95,7 +95,8 @@ class WorkerRun:
             model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
         np.savez(feeds_path, **dict(feeds))
-        self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options)
+        self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
+                                  pack_values=self._owns_out)
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
 

@@ -1,12 +1,94 @@
-"""Plugs this feature into the main window (docks, actions, signal connections)."""
+"""Plugs running into the main window: the Run menu and toolbar, and the Activations dock."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QToolBar
+
+from onnxviz.ui.run.controller import RunController
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
 def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist."""
+    """Called once by the main window after its menus exist; sets ``window.run_controller``."""
+    controller = RunController(window)
+    window.run_controller = controller  # type: ignore[attr-defined]
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, controller.dock)
+    weights = window.findChild(QDockWidget, "panels.weights")
+    if weights is not None:  # both show tensors: share the space, weights stay one click away
+        window.tabifyDockWidget(weights, controller.dock)
+    controller.dock.hide()
+    controller.actions = _actions(window, controller)
+    _fill_menu(window, controller)
+    window.document_changed.connect(controller.set_document)
+    window.model_changed.connect(controller.on_model_changed)
+    controller.update_actions()
+
+
+def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None,
+            checkable: bool = False) -> QAction:
+    action = QAction(text, window)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+    action.setToolTip(tip + (f" ({shortcut})" if shortcut else ""))
+    action.setStatusTip(tip)
+    action.setCheckable(checkable)
+    return action
+
+
+def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
+    a = {
+        "run": _action(window, "&Run", "Run the model on CPU and capture every node output", "F9"),
+        "run_inputs": _action(window, "Run with &Inputs...", "Choose the inputs, then run", "Shift+F9"),
+        "cancel": _action(window, "&Cancel Run", "Stop the running model", "Ctrl+F9"),
+        "compare_engines": _action(window, "Compare &Engines", "Run on onnxruntime and on the reference "
+                                   "evaluator with the same inputs and compare every value"),
+        "compare_saved": _action(window, "Compare with &Saved File", "Run the file on disk and the edited "
+                                 "model with the same inputs and compare every value"),
+        "compare_file": _action(window, "Compare with &Model...", "Run another model (e.g. its float16 or "
+                                "quantized version) with the same inputs; values are matched by name"),
+        "first_nan": _action(window, "Jump to First &NaN/Inf", "Select the first node whose output has NaN "
+                             "or Inf", "Ctrl+Shift+N"),
+        "optimized": _action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
+                             "not match the nodes one to one)", checkable=True),
+        "profile": _action(window, "&Profile Node Times", "Record each node's run time", checkable=True),
+        "reference": _action(window, "Use the &Reference Evaluator", "Run on onnx.reference instead of "
+                             "onnxruntime", checkable=True),
+    }
+    a["profile"].setChecked(True)
+    a["run"].triggered.connect(lambda: c.run())
+    a["run_inputs"].triggered.connect(lambda: c.run(ask=True))
+    a["cancel"].triggered.connect(c.cancel)
+    a["compare_engines"].triggered.connect(lambda: c.run(compare="engines"))
+    a["compare_saved"].triggered.connect(lambda: c.run(compare="saved"))
+    a["compare_file"].triggered.connect(c.compare_with_file)
+    a["first_nan"].triggered.connect(c.jump_to_first_nonfinite)
+    return a
+
+
+def _fill_menu(window: MainWindow, c: RunController) -> None:
+    menu = window.run_menu
+    a = c.actions
+    for name in ("run", "run_inputs", "cancel"):
+        menu.addAction(a[name])
+    menu.addSeparator()
+    for name in ("compare_engines", "compare_saved", "compare_file"):
+        menu.addAction(a[name])
+    menu.addSeparator()
+    menu.addAction(a["first_nan"])
+    menu.addAction(c.dock.toggleViewAction())
+    menu.addSeparator()
+    for name in ("optimized", "profile", "reference"):
+        menu.addAction(a[name])
+    toolbar = QToolBar("Run", window)
+    toolbar.setObjectName("RunToolBar")
+    toolbar.addAction(a["run"])
+    toolbar.addAction(a["run_inputs"])
+    toolbar.addAction(a["cancel"])
+    window.addToolBar(toolbar)
+    c.toolbar = toolbar

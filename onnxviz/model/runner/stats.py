@@ -1,0 +1,103 @@
+"""Statistics of every captured value, fast enough for 100k values.
+
+Large values go through :func:`onnxviz.model.tensors.stats_of_array` one by one.
+Small ones (most values of a big graph) are summarized many at a time: one
+concatenated float64 buffer, segment reductions (``np.add.reduceat`` and
+friends) and one ``np.bincount`` for all their histograms. The result is the
+same :class:`~onnxviz.model.tensors.TensorStats` (tests compare the two paths).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+import numpy as np
+
+from onnxviz.model.tensors import DEFAULT_BINS, TensorStats, stats_of_array
+
+SMALL = 1 << 16          # values with at most this many elements are summarized in batches
+BATCH_ELEMENTS = 1 << 22  # elements per concatenated batch (32 MiB of float64)
+
+
+def summarize(values: dict[str, np.ndarray], bins: int = DEFAULT_BINS) -> dict[str, TensorStats]:
+    """TensorStats of every value, keyed like ``values``."""
+    out: dict[str, TensorStats] = {}
+    small: list[str] = []
+    for name, array in values.items():
+        if 0 < array.size <= SMALL and array.dtype.kind in "biuf":
+            small.append(name)
+        else:
+            out[name] = stats_of_array(array, name, bins=bins)
+    for batch in _batches(small, values):
+        out.update(_batch_stats(batch, values, bins))
+    return {name: out[name] for name in values}
+
+
+def _batches(names: list[str], values: dict[str, np.ndarray]) -> Iterator[list[str]]:
+    batch: list[str] = []
+    total = 0
+    for name in names:
+        batch.append(name)
+        total += values[name].size
+        if total >= BATCH_ELEMENTS:
+            yield batch
+            batch, total = [], 0
+    if batch:
+        yield batch
+
+
+def _batch_stats(names: list[str], values: dict[str, np.ndarray], bins: int) -> dict[str, TensorStats]:
+    arrays = [values[n] for n in names]
+    sizes = np.array([a.size for a in arrays], np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    buf = np.concatenate([np.asarray(a, np.float64).reshape(-1) for a in arrays])
+    finite = np.isfinite(buf)
+    nans = np.add.reduceat(np.isnan(buf), starts)
+    counts = np.add.reduceat(finite, starts)
+    infs = sizes - counts - nans
+    zeros = np.add.reduceat(buf == 0, starts)
+    clean = np.where(finite, buf, 0.0)
+    have = counts > 0
+    means = np.add.reduceat(clean, starts) / np.maximum(counts, 1)
+    deviation = np.where(finite, buf - np.repeat(means, sizes), 0.0)
+    stds = np.sqrt(np.add.reduceat(deviation * deviation, starts) / np.maximum(counts, 1))
+    lows = np.minimum.reduceat(np.where(finite, buf, np.inf), starts)
+    highs = np.maximum.reduceat(np.where(finite, buf, -np.inf), starts)
+    hists, edges = _histograms(buf, finite, sizes, lows, highs, have, bins)
+    out = {}
+    for k, (name, array) in enumerate(zip(names, arrays, strict=True)):
+        numbers = {}
+        if have[k]:
+            numbers = dict(minimum=float(lows[k]), maximum=float(highs[k]), mean=float(means[k]),
+                           std=float(stds[k]), hist_counts=hists[k], hist_edges=edges[k])
+        out[name] = TensorStats(name, _dtype_name(array.dtype), tuple(array.shape), int(array.size),
+                                int(array.nbytes), "in memory", True, zero_fraction=float(zeros[k]) / array.size,
+                                nan_count=int(nans[k]), inf_count=int(infs[k]), **numbers)
+    return out
+
+
+def _histograms(buf: np.ndarray, finite: np.ndarray, sizes: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+                have: np.ndarray, bins: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    lo = np.where(have, lows, 0.0)
+    hi = np.where(have, highs, 1.0)
+    pad = np.maximum(0.5, np.abs(lo) * 1e-6)
+    flat = lo == hi
+    lo, hi = np.where(flat, lo - pad, lo), np.where(flat, hi + pad, hi)
+    width = (hi - lo) / bins
+    segment = np.repeat(np.arange(len(sizes)), sizes)
+    with np.errstate(invalid="ignore", over="ignore"):
+        position = np.floor((buf - lo[segment]) / width[segment])
+    position = np.clip(np.nan_to_num(position, nan=0.0, posinf=bins - 1, neginf=0.0), 0, bins - 1)
+    slots = segment[finite] * bins + position[finite].astype(np.int64)
+    table = np.bincount(slots, minlength=len(sizes) * bins).reshape(len(sizes), bins)
+    empty_counts, empty_edges = np.zeros(0, np.int64), np.zeros(0)
+    counts = [table[k] if have[k] else empty_counts for k in range(len(sizes))]
+    edges = [np.linspace(lo[k], hi[k], bins + 1) if have[k] else empty_edges for k in range(len(sizes))]
+    return counts, edges
+
+
+@lru_cache(maxsize=64)
+def _dtype_name(dtype: np.dtype) -> str:
+    return stats_of_array(np.zeros(0, dtype)).dtype  # the name the tensor views use
+

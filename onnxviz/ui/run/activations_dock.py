@@ -1,0 +1,180 @@
+"""The Activations dock: the selected node's captured outputs in a TensorView, plus the run's
+overlay choice, the NaN/Inf finder and, after a comparison, the error of the selected value."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
+from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
+from onnxviz.ui.widgets.tensor_view import TensorView
+
+NO_RUN_TEXT = "Run the model (Run > Run, F9) to see the value of every node output here."
+
+
+class ActivationsDock(QDockWidget):
+    """A view of the controller's result; it never runs anything itself."""
+
+    overlay_chosen = Signal(str)          # a MEASURES / COMPARE_MEASURES key, or "" for none
+    first_nonfinite_requested = Signal()
+    first_difference_requested = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Activations", parent)
+        self.setObjectName("ActivationsDock")
+        self.result: RunResult | None = None
+        self.diffs: dict[str, ValueDiff] = {}
+        self.records: list[ValueRecord] = []
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(self._overlay_row())
+        layout.addLayout(self._finder_row())
+        self.summary = _wrapping_label()
+        layout.addWidget(self.summary)
+        self.stale = _wrapping_label()
+        self.stale.setStyleSheet("color: #b9770e;")
+        self.stale.hide()
+        layout.addWidget(self.stale)
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel("Value:"))
+        self.value_combo = QComboBox()
+        self.value_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.value_combo.currentIndexChanged.connect(self._show_current)
+        pick.addWidget(self.value_combo, 1)
+        layout.addLayout(pick)
+        self.facts = _wrapping_label()
+        layout.addWidget(self.facts)
+        self.view = TensorView()
+        layout.addWidget(self.view, 1)
+        self.setWidget(body)
+        self.set_result(None)
+
+    # -- building ------------------------------------------------------------------------------
+    def _overlay_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Colour nodes by:"))
+        self.overlay_combo = QComboBox()
+        self.overlay_combo.currentIndexChanged.connect(
+            lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
+        row.addWidget(self.overlay_combo, 1)
+        return row
+
+    def _finder_row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.nan_button = QPushButton("First NaN/Inf")
+        self.nan_button.setToolTip("Select the first node (in topological order) whose output has NaN or Inf")
+        self.nan_button.clicked.connect(self.first_nonfinite_requested)
+        row.addWidget(self.nan_button)
+        row.addStretch(1)
+        tolerance_label = QLabel("Tolerance:")
+        row.addWidget(tolerance_label)
+        self.tolerance = QLineEdit("1e-4")
+        self.tolerance.setFixedWidth(70)
+        row.addWidget(self.tolerance)
+        self.diff_button = QPushButton("First Difference")
+        self.diff_button.setToolTip("Select the first value whose max abs error exceeds the tolerance")
+        self.diff_button.clicked.connect(self._on_diff_clicked)
+        row.addWidget(self.diff_button)
+        self.diff_widgets = (tolerance_label, self.tolerance, self.diff_button)
+        return row
+
+    # -- what the controller sets ----------------------------------------------------------------
+    def set_result(self, result: RunResult | None, diffs: list[ValueDiff] | None = None,
+                   summary: str = "", overlay: str = "") -> None:
+        self.result = result
+        self.diffs = {d.name: d for d in diffs or []}
+        self.summary.setText(summary or ("" if result else NO_RUN_TEXT))
+        self.nan_button.setEnabled(result is not None and result.first_nonfinite() is not None)
+        for widget in self.diff_widgets:
+            widget.setVisible(bool(self.diffs))
+        self._fill_overlay_combo(result, overlay)
+        self.set_stale(False)
+        self.show_records([])
+
+    def _fill_overlay_combo(self, result: RunResult | None, current: str) -> None:
+        combo = self.overlay_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItem("Nothing", "")
+        if result is not None:
+            for key, label in MEASURES.items():
+                if key != "time_us" or result.node_times_us:
+                    combo.addItem(label, key)
+        if self.diffs:
+            for key, label in COMPARE_MEASURES.items():
+                combo.addItem(f"Difference: {label}", key)
+        combo.setCurrentIndex(max(0, combo.findData(current)))
+        combo.setEnabled(result is not None)
+        combo.blockSignals(False)
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setText("The model changed after this run; values are shown by name. Run again (F9).")
+        self.stale.setVisible(stale and self.result is not None)
+
+    def show_records(self, records: list[ValueRecord], message: str = "") -> None:
+        """Offer ``records`` (a node's outputs, or one value) and show the first."""
+        self.records = records
+        self.value_combo.blockSignals(True)
+        self.value_combo.clear()
+        for r in records:
+            self.value_combo.addItem(r.name, r.name)
+        self.value_combo.blockSignals(False)
+        self.value_combo.setEnabled(len(records) > 1)
+        if records:
+            self._show_current()
+        else:
+            self.facts.setText("")
+            self.view.clear(message or ("Select a node to see its outputs." if self.result else NO_RUN_TEXT))
+
+    def _show_current(self) -> None:
+        index = self.value_combo.currentIndex()
+        if self.result is None or not 0 <= index < len(self.records):
+            return
+        record = self.records[index]
+        self.facts.setText(self._facts_html(record))
+        result = self.result
+        self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.name))
+
+    def _facts_html(self, r: ValueRecord) -> str:
+        producer = f"{html.escape(r.op_type)} <b>{html.escape(r.node_name)}</b>" if r.node >= 0 else "graph input"
+        parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
+        if r.nonfinite:
+            parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
+        diff = self.diffs.get(r.name)
+        if diff is not None:
+            parts.append(f"vs other run: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
+                         f"cosine {diff.cosine:.6f}" + (f" ({html.escape(diff.note)})" if diff.note else ""))
+        return "<br>".join(parts)
+
+    def _on_diff_clicked(self) -> None:
+        try:
+            tolerance = float(self.tolerance.text())
+        except ValueError:
+            self.tolerance.setText("1e-4")
+            tolerance = 1e-4
+        self.first_difference_requested.emit(tolerance)
+
+
+def _g(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.3g}"
+
+
+def _wrapping_label() -> QLabel:
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label

@@ -1,0 +1,403 @@
+"""Runs the open document in the worker process and keeps the last result for the views.
+
+The model is serialized on the GUI thread (a snapshot: edits made while it runs
+do not race with it), everything else happens in a Task on a private one-thread
+pool, so validation and layout keep their own threads. A crash of the runtime
+ends only the worker process; the document is never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+
+from onnxviz.model.document import Change, Document
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.runner import (
+    ENGINE_ORT,
+    ENGINE_REFERENCE,
+    RunError,
+    RunOptions,
+    RunResult,
+    WorkerRun,
+    refusal,
+    run_model,
+)
+from onnxviz.model.runner.compare import (
+    COMPARE_MEASURES,
+    ValueDiff,
+    compare_results,
+    first_exceeding,
+    per_node,
+)
+from onnxviz.model.runner.inputs import input_specs, symbolic_dims
+from onnxviz.model.runner.store import MEASURES
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui.run.activations_dock import ActivationsDock
+from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
+from onnxviz.ui.run.inputs_dialog import InputsDialog
+from onnxviz.ui.tasks import Task
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from onnxviz.ui.main_window import MainWindow
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of a comparison: what model, with which options, and what to call it."""
+
+    model: bytes | Path
+    options: RunOptions
+    base_dir: Path | None
+    label: str
+
+
+@dataclass
+class Outcome:
+    results: list[RunResult]
+    diffs: list[ValueDiff] | None
+    seconds: float
+
+
+class RunController(QObject):
+    """Owns runs, results and the Activations dock of one window (``window.run_controller``)."""
+
+    run_finished = Signal()        # a result is shown
+    run_failed = Signal(str)       # one-sentence reason
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = window.settings if hasattr(window, "settings") else None
+        self.plans: dict[str, InputPlan] = {}
+        self.result: RunResult | None = None
+        self.other: RunResult | None = None
+        self.diffs: list[ValueDiff] | None = None
+        self.overlay_key = ""
+        self.task: Task | None = None
+        self.active_run: WorkerRun | None = None
+        self.inputs_dialog: InputsDialog | None = None
+        self.actions: dict[str, QAction] = {}
+        self._doc: Document | None = None
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self.dock = ActivationsDock(window)
+        self.dock.overlay_chosen.connect(self.set_overlay)
+        self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
+        self.dock.first_difference_requested.connect(self.jump_to_first_difference)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self._drop_results)
+
+    # -- document --------------------------------------------------------------------------------
+    def set_document(self, doc: Document | None) -> None:
+        if self._doc is not None:
+            self._doc.selection.changed.disconnect(self._on_selection)
+        self.cancel()
+        self._doc = doc
+        if doc is not None:
+            doc.selection.changed.connect(self._on_selection)
+        self._drop_results()
+        self.dock.set_result(None)
+        self._apply_overlay()
+        self.update_actions()
+
+    def on_model_changed(self, change: Change) -> None:
+        if change.kind in ("edit", "undo", "redo", "reload") and self.result is not None:
+            self.dock.set_stale(True)
+            self._clear_canvas_overlay()
+
+    def _plan(self, doc: Document) -> InputPlan:
+        key = str(doc.path or id(doc))
+        if key not in self.plans:
+            specs = input_specs(doc.model)
+            self.plans[key] = InputPlan({s.name: default_choice(s) for s in specs},
+                                        remembered_dims(self.settings) if self.settings is not None else {})
+        return self.plans[key]
+
+    # -- running ---------------------------------------------------------------------------------
+    def options(self) -> RunOptions:
+        return RunOptions(engine=ENGINE_REFERENCE if self.actions["reference"].isChecked() else ENGINE_ORT,
+                          optimized=self.actions["optimized"].isChecked(),
+                          profile=self.actions["profile"].isChecked())
+
+    def run(self, ask: bool = False, compare: str = "", other_path: Path | None = None) -> None:
+        """Run the document; ``ask`` opens the inputs dialog first (it opens anyway when the model
+        has symbolic dimensions never given). ``compare``: "", "engines", "saved" or "file"."""
+        doc = self.window.doc
+        if doc is None or self._busy():
+            return
+        try:
+            reason = refusal(doc.index)
+            if reason:
+                raise RunError(reason)
+            specs = input_specs(doc.model)
+        except RunError as exc:
+            self._report_failure(exc.message, exc.details)
+            return
+        plan = self._plan(doc)
+        if ask or any(d not in plan.dims for d in symbolic_dims(specs)):
+            self._ask_inputs(doc, plan, compare, other_path)
+            return
+        try:
+            feeds = plan.feeds(specs)
+        except RunError as exc:
+            self._report_failure(exc.message, exc.details)
+            return
+        self._start(doc, feeds, compare, other_path)
+
+    def _ask_inputs(self, doc: Document, plan: InputPlan, compare: str, other_path: Path | None) -> None:
+        dialog = InputsDialog(input_specs(doc.model), plan, doc.name, self.window)
+        self.inputs_dialog = dialog
+
+        def accepted() -> None:
+            new_plan = dialog.plan()
+            self.plans[str(doc.path or id(doc))] = new_plan
+            if self.settings is not None:
+                remember_dims(self.settings, new_plan.dims)
+            if self.window.doc is doc:
+                self._start(doc, dialog.feeds, compare, other_path)
+
+        dialog.accepted.connect(accepted)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _jobs(self, doc: Document, compare: str, other_path: Path | None) -> list[Job]:
+        options = self.options()
+        jobs = [Job(doc.model.SerializeToString(), options, doc.base_dir, doc.name)]
+        if compare == "engines":
+            other_engine = ENGINE_ORT if options.engine == ENGINE_REFERENCE else ENGINE_REFERENCE
+            jobs.append(Job(jobs[0].model, replace(options, engine=other_engine, profile=False), doc.base_dir,
+                            other_engine))
+        elif compare == "saved" and doc.path is not None:
+            jobs.append(Job(doc.path, options, doc.path.parent, f"{doc.name} on disk"))
+        elif compare == "file" and other_path is not None:
+            jobs.append(Job(other_path, options, other_path.parent, other_path.name))
+        return jobs
+
+    def _start(self, doc: Document, feeds: dict[str, np.ndarray], compare: str, other_path: Path | None) -> None:
+        jobs = self._jobs(doc, compare, other_path)
+        index = doc.index
+        label = f"Running {doc.name}" + (f" and {jobs[1].label}" if len(jobs) > 1 else "")
+
+        def work(progress: ProgressFn, token: CancelToken) -> Outcome:
+            import time
+
+            started = time.perf_counter()
+            results: list[RunResult] = []
+            try:
+                for k, job in enumerate(jobs):
+                    part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
+                    results.append(run_model(job.model, feeds, job.options, index=index if k == 0 else None,
+                                             base_dir=job.base_dir, progress=part, token=token,
+                                             on_start=self._on_worker_started))
+                diffs = None
+                if len(results) > 1:
+                    diffs = compare_results(results[0], results[1], _scaled(progress, len(jobs), len(jobs) + 1),
+                                            token)
+            except BaseException:
+                for r in results:
+                    r.cleanup()
+                raise
+            return Outcome(results, diffs, time.perf_counter() - started)
+
+        task = Task(work, label)
+        task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
+        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb))
+        task.cancelled.connect(self._on_cancelled)
+        self.task = task
+        self.update_actions()
+        if hasattr(self.window, "track_task"):
+            self.window.track_task(task)
+        self.window.statusBar().showMessage(f"{label}...")
+        task.start(self._pool)
+
+    def _on_worker_started(self, run: WorkerRun) -> None:
+        self.active_run = run  # read by tests and by nobody else
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def _busy(self) -> bool:
+        if self.task is not None and not self.task.done and not self.task.token.cancelled:
+            self.window.statusBar().showMessage("A run is already in progress (Run > Cancel Run stops it).", 5000)
+            return True
+        return False
+
+    # -- results ---------------------------------------------------------------------------------
+    def _on_finished(self, doc: Document, jobs: list[Job], outcome: Outcome) -> None:
+        self.task = None
+        self.update_actions()
+        if self.window.doc is not doc:
+            for r in outcome.results:
+                r.cleanup()
+            return
+        self._drop_results()
+        self.result = outcome.results[0]
+        self.other = outcome.results[1] if len(outcome.results) > 1 else None
+        self.diffs = outcome.diffs
+        if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
+            self.overlay_key = "max_abs_error"
+        elif self.diffs is None and self.overlay_key not in MEASURES:
+            self.overlay_key = "max_abs"
+        summary = self._summary(jobs)
+        self.dock.set_result(self.result, self.diffs, summary, self.overlay_key)
+        self.dock.show()
+        self.dock.raise_()
+        self._apply_overlay()
+        self._on_selection(doc.selection.state)
+        self.window.statusBar().showMessage(summary.replace("<br>", " ").replace("<b>", "").replace("</b>", ""),
+                                            10000)
+        self.run_finished.emit()
+
+    def _summary(self, jobs: list[Job]) -> str:
+        assert self.result is not None
+        r = self.result
+        ms = 1000 * r.timings.get("run_s", 0.0)
+        text = f"Ran <b>{jobs[0].label}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
+        bad = r.first_nonfinite()
+        if bad is not None:
+            text += f" First NaN/Inf: <b>{bad.node_name or bad.name}</b>."
+        if self.diffs is not None:
+            worst = max((d.max_abs_error for d in self.diffs), default=0.0)
+            text += f"<br>Compared with {jobs[1].label}: {len(self.diffs)} values, worst max abs error {worst:.3g}."
+        for note in r.notes:
+            text += f"<br>Note: {note}"
+        return text
+
+    def _on_failed(self, exc: object, tb: str) -> None:
+        self.task = None
+        self.update_actions()
+        if isinstance(exc, OnnxvizError):
+            self._report_failure(exc.message, exc.details or tb)
+        else:
+            self._report_failure(f"the run failed ({type(exc).__name__}: {exc}).", tb)
+
+    def _on_cancelled(self) -> None:
+        self.task = None
+        self.update_actions()
+        self.window.statusBar().showMessage("Run cancelled.", 5000)
+
+    def _report_failure(self, message: str, details: str = "") -> None:
+        sentence = message[:1].upper() + message[1:]
+        self.window.statusBar().showMessage(sentence, 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot run the model", sentence, parent=self.window)
+        if details:
+            box.setDetailedText(details)
+        box.open()
+        self.failure_box = box
+        self.run_failed.emit(message)
+
+    def _drop_results(self) -> None:
+        for r in (self.result, self.other):
+            if r is not None:
+                r.cleanup()
+        self.result = self.other = None
+        self.diffs = None
+
+    # -- selection, overlay, finders -------------------------------------------------------------
+    def _on_selection(self, state: SelectionState) -> None:
+        if self.result is None:
+            return
+        if state.scope != "":
+            self.dock.show_records([], "Values inside subgraphs and functions are not captured; "
+                                       "select the node that holds the subgraph.")
+        elif state.value:
+            record = self.result.values.get(state.value)
+            self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.")
+        elif state.node >= 0:
+            records = self._records_of(state.node)
+            self.dock.show_records(records, "This node's outputs were not captured in this run.")
+        else:
+            self.dock.show_records([])
+
+    def _records_of(self, node: int) -> list:
+        """The node's outputs by name (so a run from before an edit still finds its values)."""
+        doc = self.window.doc
+        if self.result is None or doc is None or node >= len(doc.model.graph.node):
+            return []
+        return [self.result.values[n] for n in doc.model.graph.node[node].output if n in self.result.values]
+
+    def set_overlay(self, key: str) -> None:
+        self.overlay_key = key
+        self._apply_overlay()
+
+    def _overlay_values(self) -> tuple[dict[int, float], str]:
+        key = self.overlay_key
+        if self.result is None or not key:
+            return {}, ""
+        if key in COMPARE_MEASURES:
+            return (per_node(self.diffs, key), COMPARE_MEASURES[key]) if self.diffs else ({}, "")
+        return self.result.measure(key), MEASURES.get(key, key)
+
+    def _apply_overlay(self) -> None:
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is None or not hasattr(canvas, "set_overlay"):
+            return
+        values, title = self._overlay_values()
+        if not title or self.dock.stale.isVisible():
+            canvas.clear_overlay()
+            return
+        bad = self.result.first_nonfinite() if self.result is not None else None
+        flagged = ("", bad.node) if bad is not None else None
+        canvas.set_overlay({("", node): v for node, v in values.items()}, title, flagged)
+
+    def _clear_canvas_overlay(self) -> None:
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is not None and hasattr(canvas, "clear_overlay"):
+            canvas.clear_overlay()
+
+    def jump_to_first_nonfinite(self) -> None:
+        bad = self.result.first_nonfinite() if self.result is not None else None
+        if bad is None:
+            self.window.statusBar().showMessage("No value of the last run has NaN or Inf.", 5000)
+            return
+        self.reveal(bad.node)
+        self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {bad.node_name}).", 10000)
+
+    def jump_to_first_difference(self, tolerance: float) -> None:
+        found = first_exceeding(self.diffs or [], tolerance)
+        if found is None:
+            self.window.statusBar().showMessage(f"No value differs by more than {tolerance:g}.", 5000)
+            return
+        self.reveal(found.node)
+        self.window.statusBar().showMessage(
+            f"First difference above {tolerance:g}: {found.name} (max abs error {found.max_abs_error:.3g}).", 10000)
+
+    def reveal(self, node: int) -> None:
+        canvas = getattr(self.window, "canvas", None)
+        if canvas is not None and hasattr(canvas, "reveal_node"):
+            canvas.reveal_node("", node)
+        elif self.window.doc is not None:
+            self.window.doc.selection.select_node("", node)
+
+    # -- actions (built by feature.install) ------------------------------------------------------
+    def compare_with_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare with model", "",
+                                              "ONNX models (*.onnx);;All files (*)")
+        if path:
+            self.run(compare="file", other_path=Path(path))
+
+    def update_actions(self) -> None:
+        if not self.actions:
+            return
+        doc = self.window.doc
+        running = self.task is not None
+        for name in ("run", "run_inputs", "compare_engines", "compare_file"):
+            self.actions[name].setEnabled(doc is not None and not running)
+        self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
+        self.actions["cancel"].setEnabled(running)
+
+
+def _scaled(progress: ProgressFn, k: int, n: int) -> ProgressFn:
+    """Progress of part ``k`` of ``n`` as a fraction of the whole."""
+    return lambda fraction, text: progress((k + max(0.0, min(1.0, fraction))) / n, text)

@@ -1,0 +1,126 @@
+"""Where each graph input comes from (generated, an array file, or an image) and the arrays they make.
+
+Images are read with QImage, so this lives in the UI layer; everything else is
+delegated to :mod:`onnxviz.model.runner.inputs`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QImage
+
+from onnxviz.model.runner import RunError
+from onnxviz.model.runner.inputs import InputSpec, conform, generate, read_array_file
+
+SOURCE_LABELS = {
+    "random": "Random N(0, 1)",
+    "uniform": "Random [0, 1)",
+    "zeros": "Zeros",
+    "ones": "Ones",
+    "file": "Array file (.npy .npz .pb)",
+    "image": "Image file",
+}
+NORMALIZATIONS = {
+    "unit": "[0, 1]",
+    "imagenet": "ImageNet mean/std",
+    "signed": "[-1, 1]",
+    "bytes": "0 - 255",
+}
+IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
+DIMS_KEY = "run/dims"
+
+
+@dataclass(frozen=True)
+class InputChoice:
+    """How one input is filled. ``layout`` (NCHW/NHWC) and ``normalization`` apply to images."""
+
+    source: str = "random"
+    path: str = ""
+    layout: str = "NCHW"
+    normalization: str = "unit"
+
+
+@dataclass
+class InputPlan:
+    """The choices for every input of one model, the symbolic dims and the seed."""
+
+    choices: dict[str, InputChoice]
+    dims: dict[str, int]
+    seed: int = 0
+
+    def feeds(self, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+        """Arrays for every input; raises RunError naming the input that cannot be made."""
+        return {s.name: make_array(s, self.choices.get(s.name, InputChoice()), self.dims, self.seed)
+                for s in specs}
+
+
+def default_choice(spec: InputSpec) -> InputChoice:
+    layout = "NHWC" if spec.looks_like_image and spec.shape and spec.shape[3] in (1, 3) \
+        and spec.shape[1] not in (1, 3) else "NCHW"
+    return replace(InputChoice(), layout=layout)
+
+
+def make_array(spec: InputSpec, choice: InputChoice, dims: Mapping[str, int], seed: int) -> np.ndarray:
+    if choice.source == "file":
+        if not choice.path:
+            raise RunError(f"choose a file for input '{spec.name}'.")
+        return conform(spec, read_array_file(choice.path, spec.name))
+    if choice.source == "image":
+        if not choice.path:
+            raise RunError(f"choose an image for input '{spec.name}'.")
+        return conform(spec, image_array(choice.path, spec, dims, choice.layout, choice.normalization))
+    return generate(spec, choice.source, dims, seed)
+
+
+def image_array(path: str, spec: InputSpec, dims: Mapping[str, int], layout: str,
+                normalization: str) -> np.ndarray:
+    """The image resized to the input's height and width, normalised, in NCHW or NHWC."""
+    if spec.shape is None or len(spec.shape) != 4:
+        raise RunError(f"input '{spec.name}' is not 4-D, so it cannot take an image.")
+    image = QImage(path)
+    if image.isNull():
+        raise RunError(f"{Path(path).name} could not be read as an image.")
+    n, a, b, c = spec.concrete_shape(dims)
+    channels, height, width = (a, b, c) if layout == "NCHW" else (c, a, b)
+    if channels not in (1, 3):
+        raise RunError(f"input '{spec.name}' has {channels} channels in {layout}; images need 1 or 3.")
+    fmt = QImage.Format.Format_Grayscale8 if channels == 1 else QImage.Format.Format_RGB888
+    image = image.convertToFormat(fmt).scaled(width, height, Qt.AspectRatioMode.IgnoreAspectRatio,
+                                              Qt.TransformationMode.SmoothTransformation)
+    pixels = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes())
+    hwc = pixels.reshape(height, image.bytesPerLine())[:, : width * channels].reshape(height, width, channels)
+    values = _normalize(hwc.astype(np.float32), normalization)
+    chw_or_hwc = values.transpose(2, 0, 1) if layout == "NCHW" else values
+    return np.repeat(chw_or_hwc[None], n, axis=0)
+
+
+def _normalize(hwc: np.ndarray, normalization: str) -> np.ndarray:
+    if normalization == "bytes":
+        return hwc
+    unit = hwc / 255.0
+    if normalization == "signed":
+        return unit * 2.0 - 1.0
+    if normalization == "imagenet" and hwc.shape[2] == 3:
+        return (unit - IMAGENET_MEAN) / IMAGENET_STD
+    return unit
+
+
+def remembered_dims(settings: QSettings) -> dict[str, int]:
+    """Sizes of symbolic dimensions the user gave before (any model)."""
+    try:
+        data = json.loads(str(settings.value(DIMS_KEY, "{}") or "{}"))
+        return {str(k): int(v) for k, v in data.items() if int(v) > 0}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def remember_dims(settings: QSettings, dims: Mapping[str, int]) -> None:
+    merged = remembered_dims(settings) | dict(dims)
+    settings.setValue(DIMS_KEY, json.dumps(merged))

@@ -1,0 +1,221 @@
+"""The dialog that says what each graph input is filled with before a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.runner import RunError
+from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
+from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan
+
+ARRAY_FILES = "Arrays (*.npy *.npz *.pb);;All files (*)"
+IMAGE_FILES = "Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)"
+
+
+def _combo(items: dict[str, str], current: str) -> QComboBox:
+    combo = QComboBox()
+    for key, label in items.items():
+        combo.addItem(label, key)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+def source_labels(spec: InputSpec) -> dict[str, str]:
+    """The sources that make sense for the input's element type, labelled for it."""
+    kind = spec.dtype.kind
+    labels = dict(SOURCE_LABELS)
+    if kind != "f":
+        del labels["uniform"]
+        labels["random"] = {"b": "Random true/false", "i": "Random 0 - 9", "u": "Random 0 - 9"}.get(kind, "Random")
+    if not spec.looks_like_image:
+        del labels["image"]
+    return labels
+
+
+class _InputRow:
+    """The widgets of one input in the grid."""
+
+    def __init__(self, spec: InputSpec, choice: InputChoice, grid: QGridLayout, row: int) -> None:
+        self.spec = spec
+        dims = "?" if spec.shape is None else ", ".join("?" if d is None else str(d) for d in spec.shape) or "scalar"
+        name = QLabel(f"<b>{spec.name}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
+        self.source = _combo(source_labels(spec), choice.source)
+        self.path = QLineEdit(choice.path)
+        self.path.setPlaceholderText("file...")
+        self.path.setMinimumWidth(160)
+        self.browse = QPushButton("Browse...")
+        self.layout = _combo({"NCHW": "NCHW", "NHWC": "NHWC"}, choice.layout)
+        self.normalization = _combo(NORMALIZATIONS, choice.normalization)
+        for col, widget in enumerate((name, self.source, self.path, self.browse, self.layout, self.normalization)):
+            grid.addWidget(widget, row, col)
+        self.source.currentIndexChanged.connect(self.update_enabled)
+        self.browse.clicked.connect(self.choose_file)
+        self.update_enabled()
+
+    def update_enabled(self) -> None:
+        source = self.source.currentData()
+        from_file = source in ("file", "image")
+        self.path.setEnabled(from_file)
+        self.browse.setEnabled(from_file)
+        image = source == "image" and self.spec.looks_like_image
+        self.layout.setEnabled(image)
+        self.normalization.setEnabled(image)
+
+    def choose_file(self) -> None:
+        image = self.source.currentData() == "image"
+        path, _ = QFileDialog.getOpenFileName(self.path.window(), f"Input '{self.spec.name}'", self.path.text(),
+                                              IMAGE_FILES if image else ARRAY_FILES)
+        if path:
+            self.path.setText(path)
+
+    def choice(self) -> InputChoice:
+        return InputChoice(self.source.currentData(), self.path.text().strip(), self.layout.currentData(),
+                           self.normalization.currentData())
+
+    def set_file(self, path: str) -> None:
+        self.source.setCurrentIndex(self.source.findData("file"))
+        self.path.setText(path)
+
+
+class InputsDialog(QDialog):
+    """One row per graph input, the symbolic dimensions, the seed; Run builds the arrays."""
+
+    def __init__(self, specs: list[InputSpec], plan: InputPlan, model_name: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Run {model_name}")
+        self.specs = specs
+        self.feeds: dict[str, np.ndarray] = {}
+        self.dim_boxes: dict[str, QSpinBox] = {}
+        layout = QVBoxLayout(self)
+        intro = QLabel(f"Choose the inputs of <b>{model_name}</b>. Generated values use the seed below; "
+                       "sizes of symbolic dimensions are remembered.")
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
+        dims = symbolic_dims(specs)
+        if dims:
+            layout.addWidget(self._dims_box(dims, plan.dims))
+        layout.addWidget(self._inputs_box(plan), 1)
+        layout.addLayout(self._seed_row(plan.seed))
+        self.error = QLabel()
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c0392b;")
+        self.error.hide()
+        layout.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.run_button = buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.run_button.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
+
+    def _dims_box(self, dims: list[str], known: dict[str, int]) -> QGroupBox:
+        box = QGroupBox("Symbolic dimensions")
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        for d in dims:
+            spin = QSpinBox()
+            spin.setRange(1, 1 << 20)
+            spin.setValue(known.get(d, 1))
+            spin.setFixedWidth(140)
+            self.dim_boxes[d] = spin
+            form.addRow(f"{d}:", spin)
+        return box
+
+    def _inputs_box(self, plan: InputPlan) -> QGroupBox:
+        box = QGroupBox(f"Inputs ({len(self.specs)})")
+        inner = QWidget()
+        grid = QGridLayout(inner)
+        grid.setColumnStretch(2, 1)
+        for col, title in enumerate(("Input", "Values", "File", "", "Layout", "Normalisation")):
+            grid.addWidget(QLabel(f"<i>{title}</i>"), 0, col)
+        self.rows = [_InputRow(s, plan.choices.get(s.name, InputChoice()), grid, k + 1)
+                     for k, s in enumerate(self.specs)]
+        grid.setRowStretch(len(self.specs) + 1, 1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(inner)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        QVBoxLayout(box).addWidget(scroll)
+        return box
+
+    def _seed_row(self, seed: int) -> QHBoxLayout:
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Seed:"))
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(seed)
+        row.addWidget(self.seed)
+        row.addStretch(1)
+        load = QPushButton("Load Inputs (.npz)...")
+        load.clicked.connect(self.load_npz)
+        save = QPushButton("Save Inputs (.npz)...")
+        save.clicked.connect(self.save_npz)
+        row.addWidget(load)
+        row.addWidget(save)
+        return row
+
+    def plan(self) -> InputPlan:
+        return InputPlan({r.spec.name: r.choice() for r in self.rows},
+                         {d: box.value() for d, box in self.dim_boxes.items()}, self.seed.value())
+
+    def load_npz(self, path: str = "") -> None:
+        if not path:
+            path, _ = QFileDialog.getOpenFileName(self, "Load inputs", "", "NumPy archives (*.npz)")
+        if not path:
+            return
+        try:
+            names = set(read_inputs_file(path))
+        except RunError as exc:
+            self._show_error(exc.message)
+            return
+        matched = [r for r in self.rows if r.spec.name in names]
+        for r in matched:
+            r.set_file(path)
+        if not matched:
+            self._show_error(f"{Path(path).name} has no array named after an input of this model.")
+
+    def save_npz(self, path: str = "") -> None:
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Save inputs", "inputs.npz", "NumPy archives (*.npz)")
+        if not path:
+            return
+        try:
+            save_inputs_file(path, self.plan().feeds(self.specs))
+        except (RunError, OSError) as exc:
+            self._show_error(exc.message if isinstance(exc, RunError) else f"could not save: {exc}.")
+
+    def accept(self) -> None:
+        try:
+            self.feeds = self.plan().feeds(self.specs)
+        except RunError as exc:
+            self._show_error(exc.message)
+            return
+        super().accept()
+
+    def _show_error(self, message: str) -> None:
+        self.error.setText(message[:1].upper() + message[1:])
+        self.error.show()
+

@@ -1,0 +1,171 @@
+"""Running from the window: the Run menu, the inputs dialog, the Activations dock, the overlay,
+crashes and cancel of the worker process, and comparisons."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from PySide6.QtGui import QAction, QColor, QImage
+from pytestqt.qtbot import QtBot
+
+from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.run.controller import RunController
+from onnxviz.ui.run.input_sources import InputChoice, InputPlan
+from onnxviz.ui.run.inputs_dialog import InputsDialog
+from tests.test_runner import _nan_model, _slow_model
+
+TIMEOUT = 30000
+
+
+@pytest.fixture(autouse=True)
+def _private_settings(tmp_path: Path) -> None:
+    try:
+        from onnxviz.ui.settings import use_settings_dir
+    except ImportError:
+        return
+    use_settings_dir(tmp_path / "settings")
+
+
+def _window(qtbot: QtBot, path: Path) -> tuple[MainWindow, RunController]:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
+        window.open_path(path)
+    assert window.doc is not None
+    return window, window.run_controller  # type: ignore[attr-defined]
+
+
+def _menu_action(window: MainWindow, text: str) -> QAction:
+    return next(a for a in window.run_menu.actions() if a.text().replace("&", "") == text)
+
+
+def _save(model: onnx.ModelProto, path: Path) -> Path:
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, example_path: Path) -> None:
+    window, c = _window(qtbot, example_path)
+    _menu_action(window, "Run").trigger()
+    dialog = c.inputs_dialog  # "batch" was never given: the dialog asks once
+    assert dialog is not None and not dialog.isHidden()
+    dialog.dim_boxes["batch"].setValue(2)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        dialog.run_button.click()
+    assert not c.dock.isHidden() and "25 values" in c.dock.summary.text()
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        window.doc.selection.select_node("", 0)
+    assert [r.name for r in c.dock.records] == ["stem.conv"]
+    assert "onnxruntime" in c.dock.facts.text()
+    assert c.dock.view.prepared is not None and c.dock.view.prepared.array.shape == (2, 16, 16, 16)
+    # F9 again: the size of "batch" is remembered, no dialog
+    c.inputs_dialog = None
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        _menu_action(window, "Run").trigger()
+    assert c.inputs_dialog is None
+    assert c.result is not None and c.result.values["probabilities"].shape == (2, 10)
+
+
+def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
+    doc = window.doc
+    before = doc.model.SerializeToString()
+    with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
+        c.run()
+        qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
+        os.kill(c.active_run.pid, signal.SIGKILL)
+    assert "crashed with SIGKILL" in failed.args[0]
+    assert window.doc is doc and doc.model.SerializeToString() == before
+    assert "crashed" in window.statusBar().currentMessage()
+    assert _menu_action(window, "Run").isEnabled()
+
+
+def test_cancel_action_ends_the_worker_within_a_second(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
+    c.run()
+    qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
+    process = c.active_run._process
+    cancel = _menu_action(window, "Cancel Run")
+    assert cancel.isEnabled()
+    started = time.perf_counter()
+    cancel.trigger()
+    qtbot.waitUntil(lambda: not process.is_alive(), timeout=1000)
+    assert time.perf_counter() - started < 1.0
+    qtbot.waitUntil(lambda: c.task is None, timeout=TIMEOUT)
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert c.result is None
+
+
+def test_nan_overlay_and_jump_to_first_nan(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(_nan_model(), tmp_path / "nan.onnx"))
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    assert "First NaN/Inf: <b>sqrt</b>" in c.dock.summary.text()
+    combo = c.dock.overlay_combo
+    combo.setCurrentIndex(combo.findData("nonfinite"))
+    assert c.overlay_key == "nonfinite"
+    overlay = window.canvas._overlay
+    assert overlay is not None and overlay[0][("", 3)] == 1.0 and overlay[0][("", 0)] == 0.0
+    assert overlay[2] == ("", 3)
+    c.dock.nan_button.click()
+    qtbot.waitUntil(lambda: window.doc.selection.state.node == 3, timeout=TIMEOUT)
+    assert [r.name for r in c.dock.records] == ["d"]
+    assert "6 NaN" in c.dock.facts.text()
+
+
+def test_compare_engines_and_jump_to_first_difference(qtbot: QtBot, example_path: Path) -> None:
+    window, c = _window(qtbot, example_path)
+    c.plans[str(window.doc.path)] = InputPlan({}, {"batch": 1})
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        _menu_action(window, "Compare Engines").trigger()
+    assert c.diffs is not None and len(c.diffs) == 24
+    assert c.other is not None and c.other.engine == "reference"
+    assert max(d.max_abs_error for d in c.diffs) < 1e-3
+    assert min(d.cosine for d in c.diffs) > 0.9999
+    assert c.overlay_key == "max_abs_error" and not c.dock.diff_button.isHidden()
+    c.dock.tolerance.setText("0")
+    c.dock.diff_button.click()
+    first = next(d for d in c.diffs if d.max_abs_error > 0)
+    qtbot.waitUntil(lambda: window.doc.selection.state.node == first.node, timeout=TIMEOUT)
+    assert "vs other run: max abs error" in c.dock.facts.text()
+
+
+def test_invalid_model_is_refused_before_starting(qtbot: QtBot, tmp_path: Path) -> None:
+    model = _nan_model()
+    model.graph.node[2].input[0] = "missing"
+    window, c = _window(qtbot, _save(model, tmp_path / "broken.onnx"))
+    with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
+        c.run()
+    assert "cannot run: input 'missing' of sub is not defined" in failed.args[0]
+    assert c.active_run is None and c.task is None
+
+
+def test_inputs_dialog_image_source_and_npz_round_trip(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import input_specs
+
+    image = QImage(64, 48, QImage.Format.Format_RGB888)
+    image.fill(QColor(255, 0, 0))
+    image.save(str(tmp_path / "red.png"))
+    specs = input_specs(onnx.load(str(example_path)))
+    plan = InputPlan({"image": InputChoice("image", str(tmp_path / "red.png"))}, {"batch": 2})
+    dialog = InputsDialog(specs, plan, "example.onnx")
+    qtbot.addWidget(dialog)
+    dialog.accept()
+    red = dialog.feeds["image"]
+    assert red.shape == (2, 3, 32, 32) and red.dtype == np.float32
+    np.testing.assert_allclose(red[:, 0], 1.0) and np.testing.assert_allclose(red[:, 1:], 0.0)
+    dialog.save_npz(str(tmp_path / "inputs.npz"))
+    other = InputsDialog(specs, InputPlan({}, {"batch": 2}), "example.onnx")
+    qtbot.addWidget(other)
+    other.load_npz(str(tmp_path / "inputs.npz"))
+    other.accept()
+    np.testing.assert_array_equal(other.feeds["image"], red)
+    dialog.rows[0].path.setText(str(tmp_path / "missing.png"))
+    dialog.accept()
+    assert not dialog.error.isHidden() and "could not be read as an image" in dialog.error.text()

@@ -1,0 +1,84 @@
+"""Stored results: batched statistics equal the one-by-one ones, and every dtype reads back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from onnxviz.model.runner.capture import Captured
+from onnxviz.model.runner.stats import summarize
+from onnxviz.model.runner.store import RunResult, write_result
+from onnxviz.model.tensors import stats_of_array
+
+
+def _values() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    with_nan = rng.standard_normal((4, 5)).astype(np.float32)
+    with_nan[0, 0], with_nan[1, 1], with_nan[2, 2] = np.nan, np.inf, -np.inf
+    return {
+        "normal": rng.standard_normal((3, 7, 5)).astype(np.float32),
+        "with_nan": with_nan,
+        "constant": np.full((6,), 8.31e20, np.float32),
+        "all_nan": np.full((3,), np.nan),
+        "ints": rng.integers(-5, 5, (10,)).astype(np.int64),
+        "bools": np.array([True, False, True]),
+        "scalar": np.array(2.5, np.float32),
+        "big": rng.random(70_000).astype(np.float32),
+        "empty": np.zeros((0, 3), np.float32),
+        "half": rng.standard_normal((2, 3)).astype(np.float16),
+        "bf16": rng.standard_normal((2, 3)).astype(ml_dtypes.bfloat16),
+        "strings": np.array(["a", "bc"], dtype=object),
+    }
+
+
+def test_batched_statistics_equal_one_by_one() -> None:
+    values = _values()
+    batched = summarize(values)
+    for name, array in values.items():
+        one = stats_of_array(array, name)
+        got = batched[name]
+        assert (got.dtype, got.shape, got.numel, got.nan_count, got.inf_count) == \
+            (one.dtype, one.shape, one.numel, one.nan_count, one.inf_count), name
+        for field in ("minimum", "maximum", "mean", "std", "zero_fraction"):
+            a, b = getattr(got, field), getattr(one, field)
+            assert (a is None) == (b is None), (name, field)
+            if a is not None:
+                assert a == pytest.approx(b, rel=1e-9, abs=1e-12), (name, field)
+        assert got.hist_counts.sum() == one.hist_counts.sum(), name
+        np.testing.assert_allclose(got.hist_edges, one.hist_edges, rtol=1e-12)
+        assert np.abs(got.hist_counts - one.hist_counts).sum() <= 2, name  # edge rounding only
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_every_dtype_reads_back(tmp_path: Path, packed: bool) -> None:
+    values = _values()
+    captured = Captured(values=values, engines={n: "onnxruntime" for n in values},
+                        producers={n: -1 for n in values}, outputs=["normal"], engine="onnxruntime")
+    graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info("normal", TensorProto.FLOAT, None)])
+    write_result(captured, helper.make_model(graph), tmp_path, packed)
+    files = {p.name for p in tmp_path.iterdir()}
+    assert ("values.bin" in files) == packed and (len(files) == 3 if packed else len(files) == 13)
+    result = RunResult.load(tmp_path)
+    for name, array in values.items():
+        back = np.asarray(result.array(name))
+        assert back.shape == array.shape, name
+        if name == "strings":
+            assert back.dtype.kind == "U" and back.tolist() == ["a", "bc"]
+        else:
+            assert back.dtype == array.dtype, name
+            np.testing.assert_array_equal(back, array)
+    assert result.values["with_nan"].nonfinite and result.values["with_nan"].stats.nan_count == 1
+    assert result.values["constant"].stats.maximum == pytest.approx(8.31e20, rel=1e-6)
+
+
+def test_damaged_result_folder_is_one_message(tmp_path: Path) -> None:
+    from onnxviz.model.runner import RunError
+
+    (tmp_path / "index.json").write_text("{not json")
+    with pytest.raises(RunError, match="does not hold a readable run"):
+        RunResult.load(tmp_path)
+
