@@ -114,7 +114,8 @@ class EditBase:
             if 0 <= node < len(self.model.graph.node):
                 return "", node
         elif isinstance(node, str):
-            found = self._lookup().get(node)
+            found = self._find_by_id(node) if node.startswith("#") else None
+            found = found or self._lookup().get(node)
             if found is not None:
                 return found
         raise EditError(f"there is no node {node!r}.")
@@ -136,23 +137,32 @@ class EditBase:
     def schema_of(self, scope: str, i: int) -> OpSchema | None:
         return node_schema(self.model, self.node_proto(scope, i))
 
+    def _find_by_id(self, node_id: str) -> tuple[str, int] | None:
+        try:
+            return "", self.node_ids.index(node_id)
+        except ValueError:
+            return None
+
     def _lookup(self) -> dict[str, tuple[str, int]]:
-        """Node names and ids to (scope, position), rebuilt once per model state."""
+        """Node names to (scope, position), main graph first; rebuilt once per model state.
+
+        Walks the model itself rather than the index, so an edit right after
+        another does not wait for an index rebuild.
+        """
         cached = getattr(self, "_lookup_cache", None)
         if cached is not None and cached[0] == self.generation:
             return cached[1]
+        from onnxviz.model.validation import walk_nodes
+
         table: dict[str, tuple[str, int]] = {}
-        for scope, g in self.index.graphs.items():
-            for i, n in enumerate(g.nodes):
-                if n.name:
-                    table.setdefault(n.name, (scope, i))
-        for i, nid in enumerate(self.node_ids):
-            table[nid] = ("", i)
+        for scope, i, n in walk_nodes(self.model):
+            if n.name and n.name not in table:
+                table[n.name] = (scope, i)
         self._lookup_cache = (self.generation, table)
         return table
 
     def node_names(self) -> set[str]:
-        return {k for k in self._lookup() if not k.startswith("#")}
+        return set(self._lookup())
 
     def value_names(self) -> set[str]:
         """Every value name defined or used anywhere in the model."""
@@ -165,7 +175,7 @@ class EditBase:
         return names
 
     def unique_node_name(self, base: str) -> str:
-        taken = self.node_names()
+        taken = self._lookup()
         k = 0
         while f"{base}_{k}" in taken:
             k += 1

@@ -92,7 +92,7 @@ class NodeEditsMixin(EditBase):
     def rename_node(self, node: NodeRef, new: str) -> None:
         scope, i = self.locate(node)
         old_label = self.node_label(scope, i)
-        if new and new in self.node_names() and self.node_proto(scope, i).name != new:
+        if new and new in self._lookup() and self.node_proto(scope, i).name != new:
             raise EditError(f"a node named '{new}' already exists; choose another name.")
         self._run(f"Rename node {old_label} -> {new or '(unnamed)'}",
                   [SetField(self._node_path(scope, i), "name", new)])
@@ -184,7 +184,7 @@ class NodeEditsMixin(EditBase):
             self._require_new_value(x)
         if name is None:
             name = self.unique_node_name(op_type)
-        elif name in self.node_names():
+        elif name in self._lookup():
             raise EditError(f"a node named '{name}' already exists; choose another name.")
         node = helper.make_node(op_type, list(inputs), list(outputs), name=name, domain=domain)
         for key, value in (attributes or {}).items():
