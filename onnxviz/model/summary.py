@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import TensorProto, ValueInfoProto
 
+from onnxviz.model.flops import NodeCost, graph_costs
 from onnxviz.model.index import ModelIndex, dtype_text, shape_list, tensor_dtype_name
 
 
@@ -46,19 +49,41 @@ def parameters(model: onnx.ModelProto) -> tuple[int, int, dict[str, int]]:
     count = 0
     total = 0.0
     by_dtype: Counter[str] = Counter()
-    for t in model.graph.initializer:
-        n = tensor_numel(t)
-        b = n * tensor_itemsize(t.data_type)
+    per_type: dict[int, tuple[float, str]] = {}  # itemsize and name, looked up once per data type
+    tensors = [*model.graph.initializer, *(st.values for st in model.graph.sparse_initializer)]
+    for t in tensors:
+        data_type = t.data_type
+        if data_type not in per_type:
+            per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
+        itemsize, name = per_type[data_type]
+        n = max(math.prod(t.dims), 0)
+        b = n * itemsize
         count += n
         total += b
-        by_dtype[tensor_dtype_name(t.data_type)] += int(b)
-    for st in model.graph.sparse_initializer:
-        n = tensor_numel(st.values)
-        count += n
-        b = n * tensor_itemsize(st.values.data_type)
-        total += b
-        by_dtype[tensor_dtype_name(st.values.data_type)] += int(b)
+        by_dtype[name] += int(b)
     return count, int(total), dict(by_dtype)
+
+
+def op_histogram(index: ModelIndex) -> Counter[str]:
+    """How often each operator occurs in every graph, subgraph and function body."""
+    return Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}:{n.op_type}"
+                   for g in index.graphs.values() for n in g.nodes)
+
+
+@dataclass(frozen=True)
+class ModelFigures:
+    """The computed part of the model summary (slow on huge models: build it off the GUI thread)."""
+
+    parameters: int
+    parameter_bytes: int
+    bytes_by_dtype: dict[str, int]
+    op_counts: Counter[str]
+    costs: list[NodeCost]
+
+
+def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:
+    count, nbytes, by_dtype = parameters(model)
+    return ModelFigures(count, nbytes, by_dtype, op_histogram(index), graph_costs(index, ""))
 
 
 def model_info(model: onnx.ModelProto, index: ModelIndex) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from onnx import TypeProto, helper
+from onnx import TensorProto, TypeProto, helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFrame,
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import ModelIndex, dtype_text, shape_text
+from onnxviz.model.index import INITIALIZER, GraphIndex, ModelIndex, dtype_text, shape_text
 from onnxviz.model.selection import SelectionState
 
 PANEL_STYLE = """
@@ -75,19 +75,29 @@ def code(text: str) -> str:
     return f"<code>{html.escape(text)}</code>" if text else ""
 
 
+def find_initializer(g: GraphIndex, name: str) -> TensorProto | None:
+    """The initializer ``name`` visible from ``g`` (its own or an enclosing graph's)."""
+    scope: GraphIndex | None = g
+    while scope is not None:
+        kind = scope.producer.get(name)
+        if kind == INITIALIZER and scope.graph is not None:
+            # a C-speed list search, then direct access: no Python object per initializer
+            return scope.graph.initializer[scope.initializer_names.index(name)]
+        if kind is not None:
+            return None
+        scope = scope.parent
+    return None
+
+
 def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | None, str]:
     """(type, where it came from: "declared", "inferred", "initializer" or "") of a value."""
     t, inferred = index.type_of(scope, name)
     if t is not None:
         return t, "inferred" if inferred else "declared"
     g = index.graphs.get(scope)
-    while g is not None:
-        if g.graph is not None and name in g.initializer_names:
-            tensor = next(x for x in g.graph.initializer if x.name == name)
-            return helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims)), "initializer"
-        if name in g.producer:
-            break
-        g = g.parent
+    tensor = find_initializer(g, name) if g is not None else None
+    if tensor is not None:
+        return helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims)), "initializer"
     return None, ""
 
 

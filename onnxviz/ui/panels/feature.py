@@ -71,7 +71,7 @@ class Panels(QObject):
     def _default_sizes(self) -> None:
         d, w = self.docks, self.window
         w.resizeDocks([d["Model"]], [440], Qt.Orientation.Horizontal)
-        w.resizeDocks([d["Model"], d["Weights"]], [600, 330], Qt.Orientation.Vertical)
+        w.resizeDocks([d["Model"], d["Weights"]], [520, 440], Qt.Orientation.Vertical)
         w.resizeDocks([d["Problems"]], [170], Qt.Orientation.Vertical)
 
     def _dock(self, title: str, widget: QWidget) -> QDockWidget:

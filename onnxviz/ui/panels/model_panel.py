@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from collections import Counter
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QSize, Qt
@@ -11,9 +10,9 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.flops import NodeCost, graph_costs, human_count, summarize
+from onnxviz.model.flops import NodeCost, human_count, summarize
 from onnxviz.model.index import function_scope
-from onnxviz.model.summary import human_bytes, opsets, parameters
+from onnxviz.model.summary import ModelFigures, human_bytes, model_figures, opsets
 from onnxviz.ui.panels.common import Form, Page, anchor, code, scope_href, type_html, value_href, value_type
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
 from onnxviz.ui.tasks import Task
@@ -58,8 +57,7 @@ class ModelPanel(Page):
         self.doc: Document | None = None
         self.costs: list[NodeCost] = []
         self._task: Task | None = None
-        self.cost_model = RowsModel(COST_HEADERS)
-        self.cost_model.numeric_columns = {3, 4}
+        self.cost_model = RowsModel(COST_HEADERS, self)
         self.cost_form: Form | None = None
         self.show_document(None)
 
@@ -91,7 +89,7 @@ class ModelPanel(Page):
         self._add_summary(doc)
         self._add_costs()
         self.end()
-        self._start_costs(doc)
+        self._start_figures(doc)
 
     def _add_facts(self, doc: Document) -> None:
         model = doc.model
@@ -109,7 +107,7 @@ class ModelPanel(Page):
         self.add_form("Model", rows)
 
     def _add_metadata(self, doc: Document) -> None:
-        table_model = RowsModel(["Key", "Value"], self)
+        table_model = RowsModel(["Key", "Value"], self.content)
         table_model.set_rows([(p.key, p.value) for p in doc.model.metadata_props])
         view = make_table(table_model, sortable=False)
         view.resizeColumnToContents(0)
@@ -133,27 +131,25 @@ class ModelPanel(Page):
 
     def _add_summary(self, doc: Document) -> None:
         model = doc.model
-        index = doc.index
-        count, nbytes, by_dtype = parameters(model)
-        rows = [("Nodes", f"{len(model.graph.node):,} in the main graph, {index.node_count():,} in all"),
-                ("Parameters", f"{count:,} ({human_bytes(nbytes)})"),
-                ("By dtype", ", ".join(f"{html.escape(k)} {human_bytes(v)}" for k, v in sorted(by_dtype.items()))),
-                ("MACs", '<span style="color:gray">estimating...</span>'),
-                ("FLOPs", "")]
+        pending = '<span style="color:gray">computing...</span>'
+        rows = [("Nodes", f"{len(model.graph.node):,} in the main graph, {doc.index.node_count():,} in all"),
+                ("Parameters", pending), ("By dtype", ""), ("MACs", ""), ("FLOPs", "")]
         self.cost_form = self.add_form("Summary", rows)
-        ops = Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}:{n.op_type}"
-                      for g in index.graphs.values() for n in g.nodes)
-        op_model = RowsModel(["Op type", "Count"], self)
-        op_model.numeric_columns = {1}
-        op_model.set_rows(ops.most_common())
-        view = make_table(op_model, stretch_column=0)
+        self.op_model = RowsModel(["Op type", "Count"], self.content)
+        self.op_model.numeric_columns = {1}
+        view = make_table(self.op_model, stretch_column=0)
         view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
         fit_height(view, 10)
         self.op_view = view
-        self.add_section(f"Operators ({len(ops)} types)", view)
+        self.op_section = self.add_section("Operators", view)
 
     def _add_costs(self) -> None:
-        view = make_table(self.cost_model, stretch_column=0)
+        self.cost_model = RowsModel(COST_HEADERS, self.content)  # dies with the page
+        self.cost_model.numeric_columns = {3, 4}
+        view = make_table(self.cost_model)
+        for column, width in enumerate((170, 110, 110, 80, 80)):
+            view.setColumnWidth(column, width)
+        view.sortByColumn(3, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
         view.clicked.connect(self._on_cost_clicked)
         view.activated.connect(self._on_cost_clicked)
         fit_height(view, 14)
@@ -168,30 +164,37 @@ class ModelPanel(Page):
         layout.addWidget(view)
         self.add_section("Per-node cost", holder, expanded=True)
 
-    # -- background cost estimate --------------------------------------------------------------
-    def _start_costs(self, doc: Document) -> None:
+    # -- background figures ----------------------------------------------------------------------
+    def _start_figures(self, doc: Document) -> None:
         if self._task is not None:
             self._task.cancel()
-        index = doc.index
-        task = Task(lambda progress, token: graph_costs(index, ""), "Estimating FLOPs")
-        task.finished.connect(lambda costs, d=doc: self._on_costs(d, costs))
+        model, index = doc.model, doc.index
+        task = Task(lambda progress, token: model_figures(model, index), "Summarising the model")
+        task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
         self._task = task
         task.start()
 
-    def _on_costs(self, doc: Document, costs: list[NodeCost]) -> None:
-        if doc is not self.doc:
+    def _on_figures(self, doc: Document, task: Task, figures: ModelFigures) -> None:
+        if doc is not self.doc or task is not self._task:
             return
-        self.costs = costs
+        self._task = None
+        form = self.cost_form
+        assert form is not None
+        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})")
+        form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
+                                                  for k, v in sorted(figures.bytes_by_dtype.items())))
+        total = summarize(figures.costs)
+        unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
+        form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
+        form.values["FLOPs"].setText(human_count(total.flops))
+        self.op_model.set_rows(figures.op_counts.most_common())
+        self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
+        fit_height(self.op_view, 10)
         self.cost_model.set_rows(
-            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.output_shape, c.macs, c.flops) for c in costs],
-            payload=[c.node for c in costs])
-        total = summarize(costs)
-        if self.cost_form is not None:
-            unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" \
-                if total.unknown_nodes else ""
-            self.cost_form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
-            self.cost_form.values["FLOPs"].setText(human_count(total.flops))
+            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.output_shape, c.macs, c.flops) for c in figures.costs],
+            payload=[c.node for c in figures.costs])
         fit_height(self.cost_view, 14)
+        self.costs = figures.costs
 
     def _on_cost_clicked(self, index: QModelIndex) -> None:
         row = source_row(self.cost_view, index)

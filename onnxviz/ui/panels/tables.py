@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 Index = QModelIndex | QPersistentModelIndex
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class RowsModel(QAbstractTableModel):
     """Rows of cells; a cell is shown with ``str`` and sorted by its raw value (numbers as numbers).
 
-    ``payload[row]`` carries what a click on the row means (e.g. a node position).
+    ``payload[row]`` carries what a click on the row means (e.g. a node position). Sorting
+    reorders the rows themselves (one Python sort, fast for 100k rows, unlike a sort proxy
+    that calls ``data()`` for every comparison).
     """
 
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
@@ -27,6 +28,7 @@ class RowsModel(QAbstractTableModel):
         self.icons: list[QIcon | None] = []
         self.greyed: list[bool] = []
         self.numeric_columns: set[int] = set()
+        self._sorted_by: tuple[int, Qt.SortOrder] | None = None
 
     def set_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any] | None = None,
                  icons: Sequence[QIcon | None] | None = None, greyed: Sequence[bool] | None = None) -> None:
@@ -36,6 +38,23 @@ class RowsModel(QAbstractTableModel):
         self.icons = list(icons) if icons is not None else []
         self.greyed = list(greyed) if greyed is not None else []
         self.endResetModel()
+        if self._sorted_by is not None:
+            self.sort(*self._sorted_by)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if not 0 <= column < len(self.headers):
+            return
+        self._sorted_by = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        order_of = sorted(range(len(self.rows)), key=lambda r: _sort_key(self.rows[r][column]),
+                          reverse=order == Qt.SortOrder.DescendingOrder)
+        self.rows = [self.rows[r] for r in order_of]
+        self.payload = [self.payload[r] for r in order_of]
+        if self.icons:
+            self.icons = [self.icons[r] for r in order_of]
+        if self.greyed:
+            self.greyed = [self.greyed[r] for r in order_of]
+        self.layoutChanged.emit()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.rows)
@@ -54,8 +73,6 @@ class RowsModel(QAbstractTableModel):
         value = self.rows[index.row()][index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return _display(value)
-        if role == SORT_ROLE:
-            return value if isinstance(value, (int, float)) else str(value).lower() if value is not None else ""
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and self.icons:
             return self.icons[index.row()]
         if role == Qt.ItemDataRole.ForegroundRole and self.greyed and self.greyed[index.row()]:
@@ -66,6 +83,15 @@ class RowsModel(QAbstractTableModel):
             text = _display(value)
             return text if len(text) > 30 else None
         return None
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Numbers before text, unknown (None) last; text case-insensitively."""
+    if value is None:
+        return (2, 0)
+    if isinstance(value, (int, float)):
+        return (0, value)
+    return (1, str(value).lower())
 
 
 def _display(value: Any) -> str:
@@ -81,15 +107,10 @@ def _display(value: Any) -> str:
 def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1) -> QTableView:
     """A compact, read-only table view over ``model`` (through a sort proxy when sortable)."""
     view = QTableView()
+    view.setModel(model)
     if sortable:
-        proxy = QSortFilterProxyModel(view)
-        proxy.setSourceModel(model)
-        proxy.setSortRole(SORT_ROLE)
-        view.setModel(proxy)
         view.setSortingEnabled(True)
-        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
-    else:
-        view.setModel(model)
+        view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -107,10 +128,7 @@ def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1
 
 
 def source_row(view: QTableView, index: QModelIndex) -> int:
-    """The row in the source model for an index of ``view`` (through its sort proxy if any)."""
-    model = view.model()
-    if isinstance(model, QSortFilterProxyModel):
-        return model.mapToSource(index).row()
+    """The model row of an index of ``view`` (kept as a seam should a proxy be added)."""
     return index.row()
 
 

@@ -7,8 +7,8 @@ from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import GraphIndex
 from onnxviz.model.tensors import raw_data_spans
+from onnxviz.ui.panels.common import find_initializer
 from onnxviz.ui.widgets.tensor_view import TensorView
 
 _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_floats": TensorProto.FLOAT,
@@ -34,20 +34,6 @@ def attribute_tensor(node: NodeProto, attr: str) -> TensorProto | None:
     for a in node.attribute:
         if a.name == attr and a.type == AttributeProto.TENSOR:
             return a.t
-    return None
-
-
-def find_initializer(g: GraphIndex, name: str) -> TensorProto | None:
-    """The initializer ``name`` of ``g`` or of an enclosing graph."""
-    scope: GraphIndex | None = g
-    while scope is not None:
-        if scope.graph is not None and name in scope.initializer_names:
-            for t in scope.graph.initializer:
-                if t.name == name:
-                    return t
-        if name in scope.producer:
-            return None
-        scope = scope.parent
     return None
 
 

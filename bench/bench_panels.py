@@ -1,0 +1,89 @@
+"""Figures for the inspector panels and tensor statistics (prints medians; no assertions).
+
+    .venv/bin/python bench/bench_panels.py [MODEL.onnx]     (default /tmp/synth3000.onnx)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+from onnx import TensorProto, numpy_helper  # noqa: E402
+
+from onnxviz.model.tensors import tensor_stats  # noqa: E402
+
+
+def median_seconds(fn: Callable[[], object], runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def bench_stats() -> None:
+    values = np.random.default_rng(0).standard_normal(50_000_000).astype(np.float32)
+    inline = numpy_helper.from_array(values, "w")
+    t = median_seconds(lambda: tensor_stats(inline), 3)
+    print(f"tensor_stats 50M float32 inline:   {t:6.2f} s  ({values.nbytes / t / 1e6:6.0f} MB/s)")
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "w.bin").write_bytes(values.tobytes())
+        external = TensorProto(name="w", dims=[values.size], data_type=TensorProto.FLOAT,
+                               data_location=TensorProto.EXTERNAL)
+        external.external_data.add(key="location", value="w.bin")
+        t = median_seconds(lambda: tensor_stats(external, Path(folder)), 3)
+        print(f"tensor_stats 50M float32 external: {t:6.2f} s  ({values.nbytes / t / 1e6:6.0f} MB/s, memory-mapped)")
+
+
+def bench_window(model: Path) -> None:
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+
+    from onnxviz.ui.app import ensure_app
+    from onnxviz.ui.main_window import MainWindow
+
+    ensure_app()
+    with tempfile.TemporaryDirectory() as folder:
+        window = MainWindow(QSettings(str(Path(folder) / "s.ini"), QSettings.Format.IniFormat))
+        window.open_path(model)
+        loop = QEventLoop()
+        window.loading_finished.connect(loop.quit)
+        loop.exec()
+        doc = window.doc
+        assert doc is not None
+        while window.validation.busy:
+            wait = QEventLoop()
+            QTimer.singleShot(50, wait.quit)
+            wait.exec()
+        panels = window.panels  # type: ignore[attr-defined]
+        n = len(doc.model.graph.node)
+        picks = [n // 7, n // 3, n // 2, n - 5, 11]
+        node_times = [median_seconds(lambda i=i: (doc.selection.select_node("", i), doc.selection.clear()), 1)
+                      for i in picks]
+        names = [doc.model.graph.node[i].output[0] for i in picks]
+        value_times = [median_seconds(lambda v=v: (doc.selection.select_value("", v), doc.selection.clear()), 1)
+                       for v in names]
+        model_time = median_seconds(lambda: panels.model_panel.show_document(doc), 3)
+        print(f"{model.name}: {doc.index.node_count():,} nodes")
+        print(f"  select node + clear (GUI thread):  {statistics.median(node_times) * 1000:7.1f} ms median")
+        print(f"  select value + clear (GUI thread): {statistics.median(value_times) * 1000:7.1f} ms median")
+        print(f"  model panel rebuild (GUI thread):  {model_time * 1000:7.1f} ms median")
+        from onnxviz.model.flops import graph_costs
+        from onnxviz.model.rawtext import model_text
+
+        print(f"  FLOP estimate (background):        {median_seconds(lambda: graph_costs(doc.index), 3):7.2f} s")
+        print(f"  raw model text (background):       {median_seconds(lambda: model_text(doc.model), 3):7.2f} s")
+        window.close()
+
+
+if __name__ == "__main__":
+    bench_stats()
+    bench_window(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/synth3000.onnx"))
