@@ -165,13 +165,20 @@ class EditBase:
         return set(self._lookup())
 
     def value_names(self) -> set[str]:
-        """Every value name defined or used anywhere in the model."""
+        """Every value name defined or used anywhere in the model (one walk, cached per model state)."""
+        cached = getattr(self, "_value_names_cache", None)
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
         names: set[str] = set()
-        for g in self.index.graphs.values():
-            names.update(g.producer)
-            names.update(g.consumers)
-            names.update(g.output_names)
+        _collect_value_names(self.model.graph, names)
+        for fn in self.model.functions:
+            names.update(fn.input)
+            names.update(fn.output)
+            for n in fn.node:
+                names.update(n.input)
+                names.update(n.output)
         names.discard("")
+        self._value_names_cache = (self.generation, names)
         return names
 
     def unique_node_name(self, base: str) -> str:
@@ -195,3 +202,15 @@ class EditBase:
             raise EditError("a value needs a non-empty name.")
         if name in self.value_names():
             raise EditError(f"a value named '{name}' already exists; choose another name.")
+
+
+def _collect_value_names(graph: GraphProto, names: set[str]) -> None:
+    for field in (graph.input, graph.output, graph.value_info, graph.initializer):
+        names.update(v.name for v in field)
+    names.update(t.values.name for t in graph.sparse_initializer)
+    for n in graph.node:
+        names.update(n.input)
+        names.update(n.output)
+        if n.attribute:
+            for _, body in graph_bodies((), n):
+                _collect_value_names(body, names)

@@ -37,12 +37,14 @@ def rename_ops(path: Path, body: Body, old: str, new: str, reads_only: bool = Fa
         if i == skip:
             continue
         npath = path + ("node", i)
-        ops += [SetItem(npath + ("input",), k, new) for k, x in enumerate(node.input) if x == old]
-        if not reads_only:
+        if old in node.input:
+            ops += [SetItem(npath + ("input",), k, new) for k, x in enumerate(node.input) if x == old]
+        if not reads_only and old in node.output:
             ops += [SetItem(npath + ("output",), k, new) for k, x in enumerate(node.output) if x == old]
-        for bpath, sub in graph_bodies(npath, node):
-            if old not in defined_in(sub):
-                ops += rename_ops(bpath, sub, old, new)
+        if node.attribute:
+            for bpath, sub in graph_bodies(npath, node):
+                if old not in defined_in(sub):
+                    ops += rename_ops(bpath, sub, old, new)
     if isinstance(body, FunctionProto):
         if not reads_only:
             for field in ("input", "output"):

@@ -1,0 +1,65 @@
+"""Edit, undo and index-rebuild latency on big models (medians of a few repetitions).
+
+    python bench/bench_edits.py [MODEL ...]
+
+Defaults to /tmp/synth300.onnx (12k nodes) and /tmp/synth3000.onnx (123k nodes),
+made by ``python ../shared/bench/synth.py N OUT``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import onnxviz
+from onnxviz.model.document import Document
+
+
+def timed(fn: Callable[[], object], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def bench(path: str) -> None:
+    doc: Document = onnxviz.open(path)
+    _ = doc.index
+    nodes = doc.model.graph.node
+    i = next(k for k, n in enumerate(nodes) if n.op_type == "Transpose")
+    ref = doc.node_ids[i]
+    perm = list(nodes[i].attribute[0].ints)
+    value = nodes[i].output[0]
+    flip = iter(range(10**6))
+
+    def set_attr() -> None:
+        doc.set_attribute(ref, "perm", perm[::-1] if next(flip) % 2 == 0 else perm)
+
+    figures = {
+        "set attribute (by id)": timed(set_attr),
+        "undo": timed(lambda: (doc.undo(), doc.redo())) / 2,
+        "rename node (by name)": timed(lambda: doc.rename_node(ref, f"n{next(flip)}")),
+        "index rebuild after an edit": timed(lambda: (doc.invalidate(), doc.index)),
+        "rename value everywhere": timed(lambda: doc.rename_value(doc.model.graph.node[i].output[0],
+                                                                  f"{value}_{next(flip)}")),
+        "insert node on an edge": timed(lambda: doc.insert_on_value(doc.model.graph.node[i].output[0], "Relu")),
+        "undo all": timed(lambda: [doc.undo() for _ in range(doc.undo_stack.index)], repeat=1),
+    }
+    print(f"{Path(path).name}: {len(nodes)} nodes")
+    for label, ms in figures.items():
+        print(f"  {label:30s} {ms:8.1f} ms")
+
+
+def main() -> int:
+    for path in sys.argv[1:] or ["/tmp/synth300.onnx", "/tmp/synth3000.onnx"]:
+        bench(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
