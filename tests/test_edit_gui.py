@@ -286,3 +286,15 @@ def test_opset_conversion_from_model_dialog_is_one_undo(qtbot: QtBot, window: Ma
     assert editing(window).actions["undo"].text() == "&Undo Convert to opset 17"
     editing(window).actions["undo"].trigger()
     assert doc.model.SerializeToString() == before
+
+
+def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 1)
+    editing(window).actions["describe"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    qtbot.keyClicks(dialog.fields["text"], "folded into the conv later")
+    ok(dialog)
+    assert doc.model.graph.node[1].doc_string == "folded into the conv later"
+    assert doc.undo_stack.undo_label() == "Edit description of /stem/bn/BatchNormalization"

@@ -92,6 +92,8 @@ class EditController(QObject):
                          "Insert an operator after or before the selected node, or on the selected edge"))
         menu.addAction(a("rewire", "Re&wire Input...", self.rewire_input, NEEDS_NODE,
                          tip="Make an input of the selected node read another value"))
+        menu.addAction(a("describe", "Edit Node &Description...", self.describe_node, NEEDS_NODE,
+                         tip="Change the selected node's doc_string"))
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
         menu.addAction(a("delete_reconnect", "Delete Node and &Reconnect", lambda: self.delete_node(True),
                          NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
@@ -117,7 +119,7 @@ class EditController(QObject):
     def context_menu(self) -> QMenu:
         """The right-click menu for the current selection."""
         menu = QMenu(self.window)
-        for key in ("attributes", "rename_node", "op_type", "insert", "rewire", None, "rename_value",
+        for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
                     "mark_output", "replace_weights", "to_initializer", "to_constant", None, "delete",
                     "delete_reconnect"):
             if key is None:
@@ -315,6 +317,14 @@ class EditController(QObject):
                           apply, "Connect")
         form.add_combo("port", "Input:", ports)
         form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
+        self._open(form)
+
+    def describe_node(self) -> None:
+        doc, scope, i = self._node()
+        ref = node_ref(doc, scope, i)
+        form = self._form("Node Description", f"Description (doc_string) of {doc.node_label(scope, i)}:",
+                          lambda f: doc.set_doc_string(ref, f.text("text")))
+        form.add_line("text", "Description:", doc.node_proto(scope, i).doc_string)
         self._open(form)
 
     def delete_node(self, reconnect: bool = False) -> None:
