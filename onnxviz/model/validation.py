@@ -125,41 +125,30 @@ def walk_nodes(model: onnx.ModelProto) -> Iterator[tuple[str, int, NodeProto]]:
 
 
 def schema_problems(model: onnx.ModelProto) -> list[Problem]:
-    """Attributes the operator's schema does not allow, has another type for, or requires."""
+    """Attributes an operator's schema requires but the node lacks.
+
+    (Attributes the schema does not know and attributes of the wrong type are
+    reported by the index, see :mod:`onnxviz.model.model_checks`, on every
+    rebuild; the checker stops at the first of these, so each would otherwise
+    hide the others.)
+    """
     problems: list[Problem] = []
-    specs: dict[tuple[str, str], tuple[dict[str, int], list[str]] | None] = {}
+    required: dict[tuple[str, str], list[str]] = {}
     for scope, i, node in walk_nodes(model):
         key = (node.op_type, node.domain)
-        if key not in specs:
+        if key not in required:
             schema = node_schema(model, node)
-            specs[key] = None if schema is None else (
-                {name: int(a.type) for name, a in schema.attributes.items()},
-                [name for name, a in schema.attributes.items() if a.required])
-        spec = specs[key]
-        if spec is None:
+            required[key] = [] if schema is None else [n for n, a in schema.attributes.items() if a.required]
+        names = required[key]
+        if not names:
             continue
-        types, required = spec
-        if not node.attribute and not required:
-            continue
-        for message in _attribute_findings(node, types, required):
-            where = node.name or f"{node.op_type} #{i}"
-            problems.append(Problem(Severity.ERROR, f"{where}: {message}", "validation", scope, i, node.name))
-    return problems
-
-
-def _attribute_findings(node: NodeProto, types: dict[str, int], required: list[str]) -> Iterator[str]:
-    for attr in node.attribute:
-        expected = types.get(attr.name)
-        if expected is None:
-            yield f"{node.op_type} has no attribute '{attr.name}'"
-        elif attr.type != expected and not attr.ref_attr_name:
-            name_of = onnx.AttributeProto.AttributeType.Name
-            yield f"attribute '{attr.name}' must be {name_of(expected).lower()}, not {name_of(attr.type).lower()}"
-    if required:
         present = {a.name for a in node.attribute}
-        for name in required:
+        for name in names:
             if name not in present:
-                yield f"{node.op_type} requires attribute '{name}'"
+                where = node.name or f"{node.op_type} #{i}"
+                problems.append(Problem(Severity.ERROR, f"{where}: {node.op_type} requires attribute '{name}'",
+                                        "validation", scope, i, node.name))
+    return problems
 
 
 # -- attaching messages to nodes ----------------------------------------------------------
