@@ -286,6 +286,17 @@ def _invalid_utf8(folder: Path) -> Path:
     return _write(data, "utf8.onnx")(folder)
 
 
+def _invalid_utf8_strings(folder: Path) -> Path:
+    m = valid_model()
+    m.producer_name = "PRODUCER"
+    helper.set_model_props(m, {"author": "METAVALUE"})
+    m.graph.value_info.append(vi("a", shape=["DIMPARAM"]))
+    data = m.SerializeToString()
+    for token in (b"PRODUCER", b"METAVALUE", b"DIMPARAM"):
+        data = data.replace(token, token[:3] + b"\xff" + token[4:])
+    return _write(data, "utf8meta.onnx")(folder)
+
+
 def _renamed(old: str, new: str) -> Callable[[], onnx.ModelProto]:
     def make() -> onnx.ModelProto:
         m = valid_model()
@@ -312,6 +323,7 @@ HOSTILE_TENSORS = [
     Case("raw_and_typed", _write_model(_with_tensor(lambda t: t.float_data.extend([1.0] * 1024)), "both.onnx"),
          problem="sets both raw_data and float_data"),
     Case("invalid_utf8_name", _invalid_utf8, problem="not valid utf-8"),
+    Case("invalid_utf8_metadata_and_dims", _invalid_utf8_strings, problem="not valid utf-8"),
     Case("invalid_utf8_op_and_node", _write(valid_model().SerializeToString().replace(b"Relu", b"Re\xffu")
                                             .replace(b"add", b"a\xfed"), "utf8op.onnx"), problem="not valid utf-8"),
     Case("bidi_name", _write_model(_renamed("a", "evil\u202etxt.exe"), "bidi.onnx"), problem=""),

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 
-from onnxviz.cli.common import add_file_arguments, open_document, terminal_text
+from onnxviz.cli.common import add_file_arguments, open_document, print_json, terminal_text
 from onnxviz.model.document import Document
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.validation import check_model
@@ -27,8 +26,7 @@ def run(args: argparse.Namespace) -> int:
     problems = collect_problems(doc)
     errors = [p for p in problems if p.severity != Severity.INFO]
     if args.json:
-        print(json.dumps({"valid": not errors, "problems": [p.to_json() for p in problems]},
-                         indent=2, ensure_ascii=False))
+        print_json({"valid": not errors, "problems": [p.to_json() for p in problems]})
     else:
         for p in problems:
             print(terminal_text(problem_line(p)))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from typing import Any
 
-from onnxviz.cli.common import add_file_arguments, open_document, terminal_text
+from onnxviz.cli.common import add_file_arguments, open_document, print_json, terminal_text
 from onnxviz.model.summary import human_bytes, model_info
 
 
@@ -21,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
     info = model_info(doc.model, doc.index)
     if args.json:
-        print(json.dumps(info, indent=2, ensure_ascii=False))
+        print_json(info)
     else:
         print(terminal_text(format_text(doc.name, info)))
     return 0

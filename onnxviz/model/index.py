@@ -98,6 +98,7 @@ class ModelIndex:
 
     def __init__(self, model: onnx.ModelProto) -> None:
         from onnxviz.model.model_checks import (
+            has_undecodable_model_strings,
             has_undecodable_names,
             invalid_utf8_problems,
             replace_invalid_utf8,
@@ -105,7 +106,7 @@ class ModelIndex:
 
         self.model = model
         self._build()
-        if any(has_undecodable_names(g) for g in self.graphs.values()):
+        if has_undecodable_model_strings(model) or any(has_undecodable_names(g) for g in self.graphs.values()):
             # protobuf hands back names that are not UTF-8 as bytes, which nothing downstream expects:
             # the one change the index makes to a model (the file's bytes are kept for saving)
             renamed = replace_invalid_utf8(model)
@@ -219,6 +220,7 @@ class ModelIndex:
         self.graphs[g.scope] = g
         producer, consumers = g.producer, g.consumers
         dup_outputs: list[tuple[int, str]] = []
+        unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
         holders = g.attribute_holders
         for i, node in enumerate(g.nodes):
             for name in node.input:
@@ -228,6 +230,8 @@ class ModelIndex:
                         consumers[name] = [i]
                     else:
                         lst.append(i)
+                    if name not in producer:
+                        unresolved.append((i, name))
             for name in node.output:
                 if name:
                     if name in producer:
@@ -240,7 +244,7 @@ class ModelIndex:
             g.problems.append(Problem(
                 Severity.ERROR, f"value '{name}' is defined more than once (SSA violation)",
                 scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
-        self._check_uses(g)
+        self._check_uses(g, unresolved)
         for i in holders:
             self._index_children(g, i)
 
@@ -263,23 +267,19 @@ class ModelIndex:
                 if name not in g.producer:
                     g.outer_reads.add(name)
 
-    def _check_uses(self, g: GraphIndex) -> None:
+    def _check_uses(self, g: GraphIndex, unresolved: list[tuple[int, str]]) -> None:
+        """Resolve the inputs no earlier node produced: produced later (unsorted), outer scope, or nothing."""
         producer = g.producer
         parent = g.parent
-        for i, node in enumerate(g.nodes):
-            for name in node.input:
-                if not name:
-                    continue
-                p = producer.get(name)
-                if p is None:
-                    if parent is not None and parent.defines(name):
-                        g.outer_reads.add(name)
-                        continue
-                    g.problems.append(Problem(
-                        Severity.ERROR, f"input '{name}' of {g.node_label(i)} is not defined by anything",
-                        scope=g.scope, node=i, node_name=node.name, value=name))
-                elif p >= i:
-                    g.unsorted = True
+        for i, name in unresolved:
+            if name in producer:
+                g.unsorted = True  # produced, but by this node or a later one
+            elif parent is not None and parent.defines(name):
+                g.outer_reads.add(name)
+            else:
+                g.problems.append(Problem(
+                    Severity.ERROR, f"input '{name}' of {g.node_label(i)} is not defined by anything",
+                    scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
         for name in g.output_names:
             if name and name not in producer and not (parent and parent.defines(name)):
                 g.problems.append(Problem(
@@ -363,7 +363,7 @@ def shape_text(t: TypeProto | None) -> str:
         tt: Any = getattr(t, which)
         if not tt.HasField("shape"):
             return "?"
-        dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim]
+        dims = [str(d.dim_value) if d.HasField("dim_value") else (_text(d.dim_param) or "?") for d in tt.shape.dim]
         return "x".join(dims) if dims else "scalar"
     if which == "sequence_type":
         return f"seq({shape_text(t.sequence_type.elem_type)})"
@@ -406,7 +406,12 @@ def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
     tt: Any = getattr(t, t.WhichOneof("value"))
     if not tt.HasField("shape"):
         return None
-    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+    return [d.dim_value if d.HasField("dim_value") else (_text(d.dim_param) or None) for d in tt.shape.dim]
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: protobuf hands back bytes when the file's bytes are not UTF-8."""
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
 
 
 def display_name(name: str | bytes, limit: int | None = 200) -> str:

@@ -252,29 +252,47 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
 # -- names --------------------------------------------------------------------------------
 
 def has_undecodable_names(g: GraphIndex) -> bool:
-    """True if protobuf handed back a value or node name as bytes (it is not valid UTF-8)."""
+    """True if protobuf handed back a value, node or value_info name as bytes (it is not valid UTF-8)."""
     try:
         "".join(g.producer)
         "".join(g.consumers)
         "".join([n.name for n in g.nodes])
+        if g.graph is not None:
+            "".join([v.name for v in g.graph.value_info])
         return g.undecodable_ops
 
     except TypeError:
         return True
 
 
-def replace_invalid_utf8(message: Message) -> list[tuple[bytes, str]]:
-    """Replace every string field that is not valid UTF-8 by its escaped text; return (old, new) pairs."""
+def has_undecodable_model_strings(model: onnx.ModelProto) -> bool:
+    """True if a model-level string (producer, metadata, opset domains, the main graph's name
+    and its inputs' and outputs' types) is not valid UTF-8. Cheap: node-level strings are
+    checked by :func:`has_undecodable_names` as the index reads them."""
+    small: list[Message] = [*model.metadata_props, *model.opset_import, *model.graph.input, *model.graph.output]
+    return (any(_scalar_strings_undecodable(m) for m in (model, model.graph))
+            or any(replace_invalid_utf8(m, dry_run=True) for m in small))
+
+
+def _scalar_strings_undecodable(message: Message) -> bool:
+    return any(isinstance(getattr(message, fd.name), bytes)
+               for fd in message.DESCRIPTOR.fields if fd.type == fd.TYPE_STRING and not _is_repeated(fd))
+
+
+def replace_invalid_utf8(message: Message, dry_run: bool = False) -> list[tuple[bytes, str]]:
+    """Replace every string field that is not valid UTF-8 by its escaped text; return (old, new) pairs.
+
+    With ``dry_run`` nothing is changed (the pairs say what would be)."""
     renamed: list[tuple[bytes, str]] = []
     for fd in message.DESCRIPTOR.fields:
         if fd.type == fd.TYPE_STRING:
-            _fix_strings(message, fd, renamed)
+            _fix_strings(message, fd, renamed, dry_run)
         elif fd.type == fd.TYPE_MESSAGE:
             if _is_repeated(fd):
                 for child in getattr(message, fd.name):
-                    renamed += replace_invalid_utf8(child)
+                    renamed += replace_invalid_utf8(child, dry_run)
             elif message.HasField(fd.name):
-                renamed += replace_invalid_utf8(getattr(message, fd.name))
+                renamed += replace_invalid_utf8(getattr(message, fd.name), dry_run)
     return renamed
 
 
@@ -284,15 +302,18 @@ def _is_repeated(fd: FieldDescriptor) -> bool:
     return bool(fd.label == fd.LABEL_REPEATED)  # protobuf before 5.x
 
 
-def _fix_strings(message: Message, fd: FieldDescriptor, renamed: list[tuple[bytes, str]]) -> None:
+def _fix_strings(message: Message, fd: FieldDescriptor, renamed: list[tuple[bytes, str]], dry_run: bool) -> None:
     value = getattr(message, fd.name)
     if _is_repeated(fd):
         if any(isinstance(v, bytes) for v in value):
             fixed = [_escaped(v, renamed) for v in value]
-            del value[:]
-            value.extend(fixed)
+            if not dry_run:
+                del value[:]
+                value.extend(fixed)
     elif isinstance(value, bytes):
-        setattr(message, fd.name, _escaped(value, renamed))
+        text = _escaped(value, renamed)
+        if not dry_run:
+            setattr(message, fd.name, text)
 
 
 def _escaped(value: str | bytes, renamed: list[tuple[bytes, str]]) -> str:
@@ -304,5 +325,5 @@ def _escaped(value: str | bytes, renamed: list[tuple[bytes, str]]) -> str:
 
 
 def invalid_utf8_problems(renamed: list[tuple[bytes, str]]) -> list[Problem]:
-    return [Problem(Severity.ERROR, f"name {old!r} is not valid UTF-8; it is shown as '{new}'", value=new)
+    return [Problem(Severity.ERROR, f"text {old!r} is not valid UTF-8; it is shown as '{new}'", value=new)
             for old, new in dict(renamed).items()]
