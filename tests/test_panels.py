@@ -239,6 +239,10 @@ def test_graph_attribute_link_enters_the_subgraph(qtbot: QtBot, window: MainWind
     doc.selection.select_node("", 0)
     click_link(panels.node_panel, "scope:0.else_branch")
     assert doc.selection.state.scope == "0.else_branch" and doc.selection.state.is_empty
+    assert panels.model_panel.scope_section.isVisibleTo(panels.model_panel)
+    assert "0.else_branch" in panels.model_panel.scope_label.text()
+    click_link(panels.model_panel, "scope::")                      # back to the main graph
+    assert doc.selection.state.scope == "" and not panels.model_panel.scope_section.isVisibleTo(panels.model_panel)
 
 
 def test_constant_node_value_shows_in_weights(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:

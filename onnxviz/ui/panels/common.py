@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import INITIALIZER, GraphIndex, ModelIndex, dtype_text, shape_text
+from onnxviz.model.index import INITIALIZER, GraphIndex, ModelIndex, dtype_text, shape_list, shape_text
 from onnxviz.model.selection import SelectionState
 
 PANEL_STYLE = """
@@ -92,6 +92,10 @@ def find_initializer(g: GraphIndex, name: str) -> TensorProto | None:
 def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | None, str]:
     """(type, where it came from: "declared", "inferred", "initializer" or "") of a value."""
     t, inferred = index.type_of(scope, name)
+    if t is not None and not inferred and shape_list(t) is None:
+        better = index.inferred.get(scope, {}).get(name)  # the file declares less than inference knows
+        if better is not None and shape_list(better) is not None:
+            return better, "inferred"
     if t is not None:
         return t, "inferred" if inferred else "declared"
     g = index.graphs.get(scope)

@@ -119,6 +119,7 @@ class Panels(QObject):
             self._raise("Value", raise_dock)
         else:
             shown = False
+            self.model_panel.show_scope(state.scope)
             self._raise("Model", raise_dock)
         if not shown and self.weights_panel.shown:
             self.weights_panel.clear()

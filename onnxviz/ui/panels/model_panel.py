@@ -13,7 +13,17 @@ from onnxviz.model.document import Document
 from onnxviz.model.flops import NodeCost, human_count, summarize
 from onnxviz.model.index import function_scope
 from onnxviz.model.summary import ModelFigures, human_bytes, model_figures, opsets
-from onnxviz.ui.panels.common import Form, Page, anchor, code, scope_href, type_html, value_href, value_type
+from onnxviz.ui.panels.common import (
+    Form,
+    Page,
+    anchor,
+    code,
+    rich_label,
+    scope_href,
+    type_html,
+    value_href,
+    value_type,
+)
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
 from onnxviz.ui.tasks import Task
 
@@ -75,6 +85,10 @@ class ModelPanel(Page):
         model = doc.model
         index = doc.index
         self.add_title(doc.name, html.escape(f"ONNX IR v{model.ir_version} · {index.node_count():,} nodes"))
+        self.scope_label = rich_label("", self.on_link)
+        self.scope_label.setContentsMargins(14, 0, 0, 0)
+        self.scope_section = self.add_section("Current graph", self.scope_label)
+        self.show_scope(doc.selection.state.scope)
         self._add_facts(doc)
         if model.doc_string:
             self.add_section("Description", markdown_view(model.doc_string))
@@ -90,6 +104,23 @@ class ModelPanel(Page):
         self._add_costs()
         self.end()
         self._start_figures(doc)
+
+    def show_scope(self, scope: str) -> None:
+        """Describe the subgraph or function being browsed (hidden for the main graph)."""
+        doc = self.doc
+        g = doc.index.graphs.get(scope) if doc is not None and scope else None
+        if doc is None or g is None:
+            if doc is not None:
+                self.scope_section.setVisible(False)
+            return
+        lines = [f"<code>{html.escape(scope)}</code> · {len(g.nodes):,} nodes"]
+        for title, names in (("inputs", g.input_names), ("outputs", g.output_names)):
+            links = ", ".join(anchor(value_href(scope, n), n) for n in names[:20])
+            more = f" and {len(names) - 20} more" if len(names) > 20 else ""
+            lines.append(f"{title}: {links or '-'}{more}")
+        lines.append(anchor(scope_href(""), "back to the main graph", mono=False))
+        self.scope_label.setText("<br>".join(lines))
+        self.scope_section.setVisible(True)
 
     def _add_facts(self, doc: Document) -> None:
         model = doc.model

@@ -62,7 +62,8 @@ class WeightsPanel(QWidget):
         self.origin.setVisible(False)
         self.view.clear(message)
 
-    def show_tensor(self, doc: Document, key: tuple[str, ...], tensor: TensorProto, origin: str) -> None:
+    def show_tensor(self, doc: Document, key: tuple[str, ...], tensor: TensorProto, origin: str,
+                    title: str = "") -> None:
         """Show ``tensor``; ``key`` identifies it so reselecting the same tensor does not reload it."""
         if key == self.shown and (self.view.is_busy or self.view.prepared is not None):
             return
@@ -73,7 +74,7 @@ class WeightsPanel(QWidget):
         if key[:2] == ("init", "") and doc.undo_stack.index == 0 and tensor.HasField("raw_data"):
             data = doc.serialize()  # the bytes the file was parsed from, while nothing was edited
             raw = lambda: self._raw_view(data, tensor.name)  # noqa: E731
-        self.view.show_tensor_proto(tensor, doc.base_dir, raw)
+        self.view.show_tensor_proto(tensor, doc.base_dir, raw, title)
 
     def _raw_view(self, data: bytes, name: str) -> memoryview | None:
         """(worker thread) ``name``'s raw_data inside ``data``, without copying; spans cached per file."""
@@ -110,7 +111,8 @@ class WeightsPanel(QWidget):
             return False
         attr, tensor = found
         self.show_tensor(doc, ("attr", scope, str(node), attr), tensor,
-                         f"Attribute '{attr}' of {n.op_type} node {g.node_label(node)}")
+                         f"Attribute '{attr}' of {n.op_type} node {g.node_label(node)}",
+                         n.output[0] if n.op_type == "Constant" and n.output else "")
         return True
 
     def show_attribute(self, doc: Document, scope: str, node: int, attr: str) -> bool:

@@ -115,16 +115,16 @@ class TensorView(QWidget):
         self._run(name, stats, work)
 
     def show_tensor_proto(self, tensor: TensorProto, base_dir: Path | None,
-                          raw: Callable[[], memoryview | None] | None = None) -> None:
+                          raw: Callable[[], memoryview | None] | None = None, title: str = "") -> None:
         """Show an ONNX tensor: statistics read in chunks (memory-mapped when external). ``raw``, called
         off the GUI thread, may return the tensor's ``raw_data`` bytes without copying them (see
-        :func:`onnxviz.model.tensors.raw_data_spans`)."""
+        :func:`onnxviz.model.tensors.raw_data_spans`). ``title`` replaces the tensor's own name."""
         def work(progress: ProgressFn, token: CancelToken) -> Prepared:
             array, stats = load_tensor(tensor, base_dir, progress, token, raw=raw() if raw else None)
             image, kind = preview_image(array) if array is not None else (None, "")
             return Prepared(tensor.name, array, stats, image, kind)
 
-        self._run(tensor.name, describe_tensor(tensor), work)
+        self._run(title or tensor.name or "(unnamed tensor)", describe_tensor(tensor), work)
 
     def clear(self, message: str = "") -> None:
         self.cancel()
