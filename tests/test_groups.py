@@ -84,3 +84,14 @@ def test_subtrees_are_contiguous_id_ranges() -> None:
 ])
 def test_categories(op: str, domain: str, local: bool, expected: Category) -> None:
     assert category_of(op, domain, local) == expected
+
+
+def test_tree_matches_per_name_parsing() -> None:
+    names = ["a/b/", "//a//b/", "/Conv", "layers.3", "block.0.1", "block.0.1.x", "a/b/c", "x.y/z.w/Op",
+             "plain", "", "a/b/d", "layers.3.q", "layers.3.k"]
+    tree = build_groups(names)
+    for i, name in enumerate(names):
+        g = int(tree.item_group[i])
+        path = tree.paths[g] if g >= 0 else ""
+        full = "/".join(scope_levels(name))
+        assert full == path or (full.startswith(path) and full not in tree.id_of), name

@@ -98,15 +98,15 @@ def build_groups(names: Sequence[str]) -> GroupTree:
     raw_ids: dict[str, int] = {}
     raw_parent: list[int] = []
     raw_count: list[int] = []
-    cache: dict[str, int] = {}
-    item_raw = np.full(len(names), -1, np.int64)
-    for i, name in enumerate(names):
-        key = name.rsplit("/", 1)[0] if "/" in name else name.rsplit(".", 1)[0] if "." in name else ""
-        gid = cache.get(key)
-        if gid is None:
-            gid = _intern(scope_levels(name), raw_ids, raw_parent, raw_count)
-            cache[key] = gid
-        item_raw[i] = gid
+    # names under one '/' prefix share their groups: parse each prefix once
+    keys = [name.rstrip("/").rpartition("/")[0] + "/" if "/" in name else name if "." in name else ""
+            for name in names]
+    cache: dict[str, int] = {"": -1}
+    for key in dict.fromkeys(keys):
+        if key:
+            levels = scope_levels(key + "x") if key.endswith("/") else scope_levels(key)
+            cache[key] = _intern(levels, raw_ids, raw_parent, raw_count)
+    item_raw = np.fromiter((cache[k] for k in keys), np.int64, len(names))
     counts = np.zeros(len(raw_parent), np.int64)
     np.add.at(counts, item_raw[item_raw >= 0], 1)
     parent_arr = np.array(raw_parent, np.int64)

@@ -8,6 +8,7 @@ defined nowhere) become terminal items.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -132,41 +133,47 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
 
 
 def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int]) -> None:
+    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values)."""
     g = sg.graph
-    node_item = sg.node_item.tolist()
+    node_item = sg.node_item
     producer, const = g.producer, sg.const_values
-    values: list[str] = []
-    value_id: dict[str, int] = {}
-    src: list[int] = []
-    dst: list[int] = []
-    val: list[int] = []
-    for name, consumers in g.consumers.items():
-        if name in const:
-            continue
-        p = producer.get(name)
-        s = node_item[p] if p is not None and p >= 0 else terminal_of.get(name, -1)
-        if s < 0:
-            continue
-        vid = value_id[name] = len(values)
-        values.append(name)
-        k = len(consumers)
-        src += [s] * k
-        dst += [node_item[c] for c in consumers]
-        val += [vid] * k
-    for name, item in output_of.items():
-        p = producer.get(name)
-        s = node_item[p] if p is not None and p >= 0 else terminal_of.get(name, -1)
-        if s >= 0:
-            if name not in value_id:
-                value_id[name] = len(values)
-                values.append(name)
-            src.append(s)
-            dst.append(item)
-            val.append(value_id[name])
+    names = list(g.consumers)
+    lists = list(g.consumers.values())
+    n = len(names)
+    lens = np.fromiter(map(len, lists), np.int64, n)
+    consumers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
+    source = _source_items(names, producer, node_item, terminal_of)
+    valid = (source >= 0) & ~np.fromiter((name in const for name in names), bool, n)
+    vid = np.cumsum(valid) - 1
+    values = [names[i] for i in np.flatnonzero(valid).tolist()]
+    dst = node_item[consumers] if len(consumers) else consumers
+    keep = np.repeat(valid, lens) & (dst >= 0)  # absorbed constants consume nothing drawn
+    src, val, dst = np.repeat(source, lens)[keep], np.repeat(vid, lens)[keep], dst[keep]
+    out_names = list(output_of)
+    out_src = _source_items(out_names, producer, node_item, terminal_of)
+    value_id = {name: k for k, name in enumerate(values)}
+    out_val = []
+    for name, s in zip(out_names, out_src.tolist(), strict=True):
+        if s >= 0 and name not in value_id:
+            value_id[name] = len(values)
+            values.append(name)
+        out_val.append(value_id.get(name, -1))
+    has_src = out_src >= 0
     sg.values = values
-    e_src, e_dst, e_val = np.array(src, np.int64), np.array(dst, np.int64), np.array(val, np.int64)
-    keep = e_dst >= 0  # consumers that are absorbed constants
-    sg.e_src, sg.e_dst, sg.e_val = e_src[keep], e_dst[keep], e_val[keep]
+    sg.e_src = np.concatenate([src, out_src[has_src]]).astype(np.int64)
+    sg.e_dst = np.concatenate([dst, np.fromiter(output_of.values(), np.int64, len(out_names))[has_src]])
+    sg.e_val = np.concatenate([val, np.array(out_val, np.int64)[has_src]]).astype(np.int64)
+
+
+def _source_items(names: list[str], producer: dict[str, int], node_item: np.ndarray,
+                  terminal_of: dict[str, int]) -> np.ndarray:
+    """Item producing each value (a node's or a terminal's), -1 if none is drawn."""
+    n = len(names)
+    prod = np.fromiter((producer.get(name, -10) for name in names), np.int64, n)
+    term = np.fromiter((terminal_of.get(name, -1) for name in names), np.int64, n)
+    if not len(node_item):
+        return term
+    return np.where(prod >= 0, node_item[np.clip(prod, 0, len(node_item) - 1)], term)
 
 
 # -- box texts ----------------------------------------------------------------------------
