@@ -298,3 +298,91 @@ def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
     ok(dialog)
     assert doc.model.graph.node[1].doc_string == "folded into the conv later"
     assert doc.undo_stack.undo_label() == "Edit description of /stem/bn/BatchNormalization"
+
+
+def _form(w: MainWindow, action: str) -> FormDialog:
+    editing(w).actions[action].trigger()
+    dialog = editing(w).dialog
+    assert isinstance(dialog, FormDialog) and dialog.isVisible()
+    return dialog
+
+
+def _typed(qtbot: QtBot, dialog: FormDialog, key: str, text: str) -> None:
+    edit = dialog.fields[key]
+    assert isinstance(edit, QLineEdit)
+    edit.clear()
+    qtbot.keyClicks(edit, text)
+
+
+def test_change_operator_rewire_and_rename_value_dialogs(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    original = doc.model.SerializeToString()
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    dialog = _form(window, "op_type")
+    _typed(qtbot, dialog, "op", "NoSuchOp")
+    ok(dialog)
+    assert "no operator NoSuchOp" in dialog.error.text()
+    _typed(qtbot, dialog, "op", "Sigmoid")
+    ok(dialog)
+    assert doc.model.graph.node[2].op_type == "Sigmoid"
+
+    doc.selection.select_node("", 7)  # /res/Add
+    dialog = _form(window, "rewire")
+    combo = dialog.fields["port"]
+    assert isinstance(combo, QComboBox)
+    combo.setCurrentIndex(1)
+    _typed(qtbot, dialog, "value", "stem.pool")
+    ok(dialog)
+    assert doc.model.graph.node[7].input[1] == "stem.pool"
+
+    doc.selection.select_value("", "stem.pool")
+    dialog = _form(window, "rename_value")
+    _typed(qtbot, dialog, "name", "image")
+    ok(dialog)
+    assert "already exists" in dialog.error.text()
+    _typed(qtbot, dialog, "name", "pooled")
+    ok(dialog)
+    assert doc.model.graph.node[3].output[0] == "pooled" and doc.model.graph.node[7].input[1] == "pooled"
+    for _ in range(3):
+        press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == original
+
+
+def test_weight_and_clean_up_actions(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    original = doc.model.SerializeToString()
+    actions = editing(window).actions
+    name = doc.model.graph.initializer[0].name
+    doc.selection.select_value("", name)
+    actions["to_constant"].trigger()
+    assert doc.model.graph.node[0].op_type == "Constant"
+    doc.selection.select_node("", 0)
+    actions["to_initializer"].trigger()
+    assert doc.model.graph.initializer[-1].name == name
+    doc.insert_node("Relu", ["stem.pool"], ["unused"], position=0)
+    actions["sort"].trigger()
+    assert doc.undo_stack.undo_label() == "Sort nodes topologically"
+    actions["remove_unused"].trigger()
+    assert "unused" not in [o for n in doc.model.graph.node for o in n.output]
+    while doc.undo_stack.can_undo:
+        actions["undo"].trigger()
+    assert doc.model.SerializeToString() == original
+
+
+def test_graph_io_dialog_adds_and_removes_inputs(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    editing(window).actions["graph_io"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, GraphIODialog)
+    qtbot.keyClicks(dialog.new_name, "mask")
+    dialog.add_input()
+    assert doc.model.graph.input[-1].name == "mask"
+    qtbot.waitUntil(lambda: dialog.table.rowCount() == 3)
+    dialog.table.selectRow(1)
+    dialog.remove_selected()
+    assert [v.name for v in doc.model.graph.input] == ["image"]
+    name = dialog.cell(0, 1)
+    assert isinstance(name, QLineEdit)
+    name.setText("pixels")
+    name.editingFinished.emit()
+    assert doc.model.graph.input[0].name == "pixels" and doc.model.graph.node[0].input[0] == "pixels"
