@@ -286,3 +286,17 @@ def test_panels_without_a_document(window: MainWindow) -> None:
     titles = [a.text() for a in window.view_menu.actions()]
     assert "Weights Panel" in titles and "Problems Panel" in titles
     _ = Document  # the type used by the panels' API
+
+
+def test_failed_shape_inference_is_explained(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "incompatible.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    assert "Incompatible dimensions" in panels.model_panel.sections["Model"].body.values["Shape inference"].text()
+    window.doc.selection.select_value("", "a")  # type: ignore[union-attr]
+    text = labels_text(panels.value_panel)
+    assert "float32 <code>[2]</code>" in text and "Incompatible dimensions" in text

@@ -58,6 +58,15 @@ def markdown_view(markdown: str, max_height: int = 260) -> QTextBrowser:
     return MarkdownBlock(markdown, max_height)
 
 
+def _inference_html(doc: Document) -> str:
+    failed = next((p for p in doc.validation_problems if p.source == "shape_inference"), None)
+    if failed is not None:
+        return f'<span style="color:#b5730a">{html.escape(failed.message)}</span> (declared types are shown)'
+    if not doc.index.inferred:
+        return '<span style="color:gray">not run yet</span>'
+    return f"{sum(len(v) for v in doc.index.inferred.values()):,} value types inferred"
+
+
 class ModelPanel(Page):
     """Shown when nothing is selected; rebuilt on open, edits and validation results."""
 
@@ -134,6 +143,7 @@ class ModelPanel(Page):
             ("Graph", code(model.graph.name)),
             ("Training info", f"{len(model.training_info)} block(s)" if model.training_info else "none"),
             ("File", html.escape(str(doc.path)) if doc.path else "not saved"),
+            ("Shape inference", _inference_html(doc)),
         ]
         self.add_form("Model", rows)
 

@@ -9,6 +9,7 @@ from onnx import TypeProto
 
 from onnxviz.model.document import Document
 from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphIndex, dtype_text, shape_list
+from onnxviz.model.problems import Problem
 from onnxviz.ui.panels.common import Form, Page, code, type_html, value_type
 from onnxviz.ui.panels.node_panel import GREY, node_link
 
@@ -72,8 +73,7 @@ class ValuePanel(Page):
         rows = [("Name", code(name)), ("Type", type_html(t, source)), ("Dims", dims_html(t))]
         rows.append(("Declared", type_html(declared) if declared is not None else
                      f'<span style="{GREY}">{"the initializer tensor" if source == "initializer" else "not declared in the file"}</span>'))
-        inference_failed = next((p for p in doc.validation_problems if p.source == "shape_inference"
-                                 and p.node < 0 and not p.value), None)
+        inference_failed = inference_problem(doc)
         if inferred is not None:
             agrees = declared is None or dtype_text(declared) == dtype_text(inferred)
             rows.append(("Inferred", type_html(inferred) + ("" if agrees else
@@ -100,6 +100,11 @@ class ValuePanel(Page):
             shown += f"<br>... and {len(consumers) - MAX_CONSUMERS:,} more"
         form.add(f"Consumers ({len(consumers)})", shown or f'<span style="{GREY}">none</span>')
         self.add_section("Connections", form)
+
+
+def inference_problem(doc: Document) -> Problem | None:
+    """Why shape inference failed, if it did (the panels then show declared types only)."""
+    return next((p for p in doc.validation_problems if p.source == "shape_inference"), None)
 
 
 def _declared(g: GraphIndex, name: str) -> TypeProto | None:

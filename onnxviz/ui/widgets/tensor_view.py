@@ -337,6 +337,8 @@ class TensorView(QWidget):
         self.colorbar.setColorMap(cmap)
         self.image_item.setImage(image, levels=(lo, hi), autoLevels=False)
         self.colorbar.setLevels((lo, hi))
+        for axis in ("left", "bottom"):  # kernel-grid coordinates mean nothing; heatmap ones are indices
+            self.image_plot.showAxis(axis, prepared.image_kind == "heatmap")
         self.image_plot.autoRange()
         self.tabs.setTabText(self.image_index, "Kernels" if prepared.image_kind == "kernels" else "Heatmap")
         self.tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
