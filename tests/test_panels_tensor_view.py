@@ -1,0 +1,72 @@
+"""TensorView, the reusable viewer: arrays, loaders, given statistics, odd dtypes, errors."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.tensors import stats_of_array
+from onnxviz.ui.widgets.tensor_table import MAX_COLUMNS, WRAP_COLUMNS
+from onnxviz.ui.widgets.tensor_view import TensorView
+
+
+@pytest.fixture
+def view(qtbot: QtBot) -> TensorView:
+    v = TensorView()
+    qtbot.addWidget(v)
+    return v
+
+
+def test_array_with_stats_computed_in_the_background(qtbot: QtBot, view: TensorView) -> None:
+    values = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("act", values)
+    assert view.prepared is not None and view.prepared.stats.mean == pytest.approx(-0.5)
+    assert view.title.text() == "act" and view.fact_labels["min"].text() == "-6"
+    assert view.tabs.tabText(view.image_index) == "Heatmap"
+    assert view.table.values.data(view.table.values.index(2, 3)) == "5"
+
+
+def test_loader_and_given_stats_are_used(qtbot: QtBot, view: TensorView) -> None:
+    values = np.ones((2, 2), np.float64)
+    given = stats_of_array(values, "given")
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("lazy", loader=lambda: values, stats=given)
+    assert view.prepared is not None and view.prepared.stats is given
+    np.testing.assert_array_equal(view.prepared.array, values)
+
+
+def test_loader_errors_become_a_message(qtbot: QtBot, view: TensorView) -> None:
+    def broken() -> np.ndarray:
+        raise OSError("disk gone")
+
+    with qtbot.waitSignal(view.failed, timeout=10000):
+        view.show_tensor("gone", loader=broken)
+    assert "disk gone" in view.message.text() and view.prepared is None
+
+
+def test_bfloat16_strings_and_wide_vectors(qtbot: QtBot, view: TensorView) -> None:
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("bf", np.array([1.5, -2.25], ml_dtypes.bfloat16))
+    assert view.fact_labels["max"].text() == "1.5" and view.fact_labels["dtype"].text() == "bfloat16"
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor_proto(helper.make_tensor("s", TensorProto.STRING, [2], [b"a", b"bc"]), None)
+    assert view.fact_labels["min"].text() == "" and view.table.values.data(view.table.values.index(0, 1)) == "bc"
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("wide", np.arange(MAX_COLUMNS * 3, dtype=np.int32))
+    table = view.table.values
+    assert table.columnCount() == WRAP_COLUMNS and table.rowCount() == MAX_COLUMNS * 3 // WRAP_COLUMNS
+    assert table.data(table.index(2, 5)) == str(2 * WRAP_COLUMNS + 5)
+
+
+def test_a_new_tensor_replaces_a_pending_one(qtbot: QtBot, view: TensorView) -> None:
+    big = np.zeros(3_000_000, np.float32)
+    view.show_tensor("first", big)
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        view.show_tensor("second", np.ones(3, np.float32))
+    assert view.prepared is not None and view.prepared.name == "second"
+    qtbot.wait(50)
+    assert view.title.text() == "second"
