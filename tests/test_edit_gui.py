@@ -386,3 +386,14 @@ def test_graph_io_dialog_adds_and_removes_inputs(qtbot: QtBot, window: MainWindo
     name.setText("pixels")
     name.editingFinished.emit()
     assert doc.model.graph.input[0].name == "pixels" and doc.model.graph.node[0].input[0] == "pixels"
+
+
+def test_dialogs_close_when_another_model_is_opened(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    doc_of(window).selection.select_node("", 0)
+    editing(window).actions["attributes"].trigger()
+    dialog = editing(window).dialog
+    assert dialog is not None and dialog.isVisible()
+    with qtbot.waitSignal(window.loading_finished, timeout=20000):
+        window.open_path(example_path)
+    assert editing(window).dialog is None
+    assert editing(window).history.list.count() == 1

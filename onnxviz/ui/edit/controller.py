@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
@@ -157,6 +158,9 @@ class EditController(QObject):
 
     # -- state -----------------------------------------------------------------------
     def _on_document(self, doc: Document | None) -> None:
+        if self.dialog is not None and shiboken6.isValid(self.dialog):
+            self.dialog.close()  # it edits the document that was just replaced
+        self.dialog = None
         self.history.set_document(doc)
         if doc is not None:
             doc.selection.changed.connect(self._on_selection)
