@@ -51,6 +51,7 @@ class GraphLayout:
         self._texts: dict[int, BoxText] = {}
         self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
+        self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
         self._expanded: set[int] = self._initial_expanded(expanded)
         self._sorted_expanded = np.array(sorted(self._expanded), np.int64)
@@ -177,6 +178,7 @@ class GraphLayout:
     def _set_expanded(self, ids: set[int]) -> None:
         self._expanded = ids
         self._sorted_expanded = np.array(sorted(ids), np.int64)
+        self._keys.clear()
 
     def _toggle(self, g: int, expand: bool) -> None:
         chain = self.tree.chain(int(self.tree.parent[g])) if g >= 0 else []
@@ -212,12 +214,17 @@ class GraphLayout:
         return self.tree.id_of.get(path, -1)
 
     def _key(self, g: int) -> tuple[int, ...]:
-        ids = self._sorted_expanded
-        if g < 0:
-            return tuple(ids.tolist())
-        lo = int(np.searchsorted(ids, g + 1))
-        hi = int(np.searchsorted(ids, self.tree.end[g]))
-        return tuple(ids[lo:hi].tolist())
+        """The expanded groups strictly inside ``g``: with ``g`` they determine its block."""
+        key = self._keys.get(g)
+        if key is None:
+            ids = self._sorted_expanded
+            if g < 0:
+                key = tuple(ids.tolist())
+            else:
+                lo, hi = np.searchsorted(ids, (g + 1, self.tree.end[g])).tolist()
+                key = tuple(ids[lo:hi].tolist())
+            self._keys[g] = key
+        return key
 
     # -- laying out one level -------------------------------------------------------------
     def _block(self, g: int) -> Block:

@@ -32,6 +32,20 @@ SPINE_WEIGHT = 1000.0  # the main path stays on its line
 
 
 @dataclass
+class _Plain:
+    x: list[float]
+    y: list[float]
+    w: list[float]
+    h: list[float]
+    layer: list[int]
+    band_top: list[float]
+    band_bottom: list[float]
+    edge_src: list[int]
+    edge_dst: list[int]
+    edge_reversed: list[bool]
+
+
+@dataclass
 class LevelLayout:
     """Positions of one level's units (first ``n_units`` rows) and edge slots (dummy rows after)."""
 
@@ -48,27 +62,38 @@ class LevelLayout:
     edge_chain: list[list[int]]   # dummy rows from the upper end to the lower end
     edge_reversed: np.ndarray     # True: a back edge of a cycle, routed upwards
 
+    def plain(self) -> _Plain:
+        """The arrays as Python lists (fast scalar access), made once per layout."""
+        cached = self.__dict__.get("_plain")
+        if cached is None:
+            cached = _Plain(self.x.tolist(), self.y.tolist(), self.w.tolist(), self.h.tolist(),
+                            self.layer.tolist(), self.band_top.tolist(), self.band_bottom.tolist(),
+                            self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_reversed.tolist())
+            self.__dict__["_plain"] = cached
+        return cached
+
     def polyline(self, e: int, src_dx: float = 0.0, dst_dx: float = 0.0) -> list[tuple[float, float]]:
         """Route of edge ``e`` from the source's bottom to the target's top (local coordinates)."""
-        s, t = int(self.edge_src[e]), int(self.edge_dst[e])
-        x, y, w, h, layer = self.x, self.y, self.w, self.h, self.layer
-        sx = float(x[s] + w[s] / 2 + src_dx)
-        tx = float(x[t] + w[t] / 2 + dst_dx)
-        pts = [(sx, float(y[s] + h[s]))]
+        p = self.plain()
+        s, t = p.edge_src[e], p.edge_dst[e]
+        x, w, layer, top, bottom = p.x, p.w, p.layer, p.band_top, p.band_bottom
+        sx = x[s] + w[s] / 2 + src_dx
+        tx = x[t] + w[t] / 2 + dst_dx
+        pts = [(sx, p.y[s] + p.h[s])]
         chain = self.edge_chain[e]
-        if self.edge_reversed[e]:
+        if p.edge_reversed[e]:
             for d in reversed(chain):
-                cx = float(x[d] + w[d] / 2)
-                pts += [(cx, float(self.band_bottom[layer[d]])), (cx, float(self.band_top[layer[d]]))]
-            pts.append((tx, float(y[t])))
+                cx = x[d] + w[d] / 2
+                pts += [(cx, bottom[layer[d]]), (cx, top[layer[d]])]
+            pts.append((tx, p.y[t]))
             return pts
-        bottom = float(self.band_bottom[layer[s]])
-        if bottom > pts[0][1] and (chain or layer[t] > layer[s]):
-            pts.append((sx, bottom))
+        below = bottom[layer[s]]
+        if below > pts[0][1] and (chain or layer[t] > layer[s]):
+            pts.append((sx, below))
         for d in chain:
-            cx = float(x[d] + w[d] / 2)
-            pts += [(cx, float(self.band_top[layer[d]])), (cx, float(self.band_bottom[layer[d]]))]
-        pts.append((tx, float(y[t])))
+            cx = x[d] + w[d] / 2
+            pts += [(cx, top[layer[d]]), (cx, bottom[layer[d]])]
+        pts.append((tx, p.y[t]))
         return pts
 
     def size(self) -> tuple[float, float]:

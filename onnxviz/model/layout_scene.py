@@ -52,13 +52,12 @@ class _Composer:
             self.blocks[g] = block
             self.origin[g] = (ox, oy)
             lay = block.lay
-            for row in range(lay.n_units):
-                kind = int(block.kind[row])
-                ref = int(block.ref[row])
-                x, y = ox + float(lay.x[row]), oy + float(lay.y[row])
+            plain = lay.plain()
+            for row, (kind, ref) in enumerate(zip(block.kind.tolist(), block.ref.tolist(), strict=True)):
+                x, y = ox + plain.x[row], oy + plain.y[row]
                 if kind == UNIT_BLOCK:
                     sub = layout.block_of(ref)
-                    frames.append((layout.tree.paths[ref], (x, y, float(lay.w[row]), float(lay.h[row])),
+                    frames.append((layout.tree.paths[ref], (x, y, plain.w[row], plain.h[row]),
                                    int(layout.tree.depth[ref])))
                     stack.append((ref, x + sub.pad_x, y + sub.pad_top))
                     continue
@@ -78,8 +77,8 @@ class _Composer:
                 self.code_box[code] = len(xs)
                 xs.append(x)
                 ys.append(y)
-                ws.append(float(lay.w[row]))
-                hs.append(float(lay.h[row]))
+                ws.append(plain.w[row])
+                hs.append(plain.h[row])
                 kinds.append(int(item_kind))
                 cats.append(int(text.category))
                 s.box_title.append(text.title)

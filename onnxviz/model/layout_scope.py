@@ -61,6 +61,7 @@ class ScopeGraph:
     e_dst: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     e_val: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     init_dims: dict[str, list[int]] | None = None
+    op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
 
     @property
     def n_items(self) -> int:
@@ -194,28 +195,31 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
 
 def _node_text(sg: ScopeGraph, i: int) -> BoxText:
     node = sg.graph.nodes[i]
-    local = sg.index.function_for(node) is not None
-    cat = category_of(node.op_type, node.domain, local)
+    key = (node.domain, node.op_type, getattr(node, "overload", ""))
+    info = sg.op_info.get(key)
+    if info is None:
+        info = sg.op_info[key] = _op_info(sg, node)
+    title, cat, roles = info
     lines: list[str] = []
     consts = [(k, x) for k, x in enumerate(node.input) if x and x in sg.const_values]
     if consts:
-        roles = _input_roles(sg.index.model, node)
         for k, x in consts[:MAX_LINES]:
             role = roles[min(k, len(roles) - 1)] if roles else x
             lines.append(clip(f"{role} <{_const_shape(sg, x)}>"))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
+    return BoxText(title, node.name, lines, cat)
+
+
+def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
+    """(box title, category, input role names from the schema) of an operator."""
+    cat = category_of(node.op_type, node.domain, sg.index.function_for(node) is not None)
     title = node.op_type or "?"
-    if node.domain and node.domain not in ("ai.onnx",) and cat == Category.CUSTOM:
-        title = f"{node.domain}.{node.op_type}"
-    return BoxText(clip(title), node.name, lines, cat)
-
-
-def _input_roles(model: onnx.ModelProto, node: onnx.NodeProto) -> list[str]:
-    schema = node_schema(model, node)
-    if schema is None:
-        return []
-    return [p.name for p in schema.inputs]
+    if cat == Category.CUSTOM and node.domain:
+        title = f"{node.domain}.{title}"
+    schema = node_schema(sg.index.model, node)
+    roles = [p.name for p in schema.inputs] if schema is not None else []
+    return clip(title), cat, roles
 
 
 def _const_shape(sg: ScopeGraph, name: str) -> str:
