@@ -56,6 +56,26 @@ def assert_edges_attached(scene: Scene) -> None:
         assert scene.box_x[t] - 0.01 <= tx <= scene.box_x[t] + scene.box_w[t] + 0.01
 
 
+def assert_frames_clean(scene: Scene) -> None:
+    """Group frames are nested or apart, and a box touching a frame lies inside it."""
+    rects = scene.group_rect.astype(float)
+
+    def inside(a: np.ndarray, b: np.ndarray) -> bool:
+        return bool(b[0] <= a[0] + 1e-3 and a[0] + a[2] <= b[0] + b[2] + 1e-3
+                    and b[1] <= a[1] + 1e-3 and a[1] + a[3] <= b[1] + b[3] + 1e-3)
+
+    def meet(a: np.ndarray, b: np.ndarray) -> bool:
+        return bool(a[0] < b[0] + b[2] - 1e-3 and b[0] < a[0] + a[2] - 1e-3
+                    and a[1] < b[1] + b[3] - 1e-3 and b[1] < a[1] + a[3] - 1e-3)
+
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not meet(a, b) or inside(a, b) or inside(b, a)
+        for k in range(scene.n_boxes):
+            box = np.array([scene.box_x[k], scene.box_y[k], scene.box_w[k], scene.box_h[k]], float)
+            assert not meet(box, a) or inside(box, a)
+
+
 def assert_sound(scene: Scene) -> None:
     n = scene.n_boxes
     for arr in (scene.box_y, scene.box_w, scene.box_h, scene.box_kind, scene.box_category):
@@ -66,6 +86,8 @@ def assert_sound(scene: Scene) -> None:
     assert np.all(np.isfinite(scene.edge_points))
     assert overlapping_pairs(scene) == []
     assert_edges_attached(scene)
+    if len(scene.group_rect) * scene.n_boxes < 200_000:
+        assert_frames_clean(scene)
 
 
 def lay_out(model: onnx.ModelProto, scope: str = "", **kw: object) -> tuple[GraphLayout, Scene]:

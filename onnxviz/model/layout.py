@@ -27,7 +27,7 @@ from onnxviz.model.layout_blocks import (
 from onnxviz.model.layout_layers import DUMMY_W, LevelLayout, layered_layout
 from onnxviz.model.layout_scene import compose_scene
 from onnxviz.model.layout_scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
-from onnxviz.model.layout_util import csr, gather, unique_rows
+from onnxviz.model.layout_util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.scene import Category, Scene
 
@@ -248,8 +248,8 @@ class GraphLayout:
         dst_code = scratch[sg.e_dst[edges]]
         scratch[members] = -1
         vals = sg.e_val[edges]
-        in_vals = np.unique(vals[src_code < 0])
-        out_vals = np.unique(vals[dst_code < 0])
+        in_vals = unique_small(vals[src_code < 0])
+        out_vals = unique_small(vals[dst_code < 0])
         n_in, n_units = len(in_vals), len(units)
         row_of = {int(c): n_in + k for k, c in enumerate(units.tolist())}
         in_port = {int(v): k for k, v in enumerate(in_vals.tolist())}
@@ -339,7 +339,7 @@ class GraphLayout:
             return np.arange(len(self.graph.e_src))
         out = gather(self._out_order, self._out_ptr, members)
         inc = gather(self._in_order, self._in_ptr, members)
-        return np.unique(np.concatenate([out, inc]))
+        return unique_small(np.concatenate([out, inc]))
 
 
 def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:

@@ -34,3 +34,10 @@ def gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
         return np.zeros(0, np.int64)
     offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
     return order[offsets]
+
+
+def unique_small(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` without its fixed overhead for the short arrays of one level."""
+    if len(values) > 256:
+        return np.unique(values)
+    return np.array(sorted(set(values.tolist())), values.dtype)
