@@ -9,6 +9,7 @@ import pytest
 from conftest import NODE_TESTS
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.document import Change
@@ -236,6 +237,14 @@ def test_tooltips_and_context_menu(qtbot: QtBot, example_path: Path) -> None:
     pos = show_box(canvas, conv)
     labels = [a.text() for a in context_menu(canvas, pos).actions()]
     assert "Copy Name" in labels and "Collapse stem" in labels and "&Fit Graph" in labels
+    assert window.doc.selection.state.node == stem_conv   # right-click selects what is under the pointer
+    # a real right-click shows the same menu, with the editing actions when editing is installed
+    from PySide6.QtGui import QContextMenuEvent
+
+    QApplication.sendEvent(canvas.view, QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos,
+                                                          canvas.view.mapToGlobal(pos)))
+    assert canvas.last_menu is not None and "Copy Name" in [a.text() for a in canvas.last_menu.actions()]
+    canvas.last_menu.close()
 
 
 def test_dark_theme_changes_the_drawing(qtbot: QtBot, example_path: Path) -> None:

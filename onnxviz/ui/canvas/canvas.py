@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QTimer, Signal
-from PySide6.QtGui import QAction, QCursor, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QTimer, Signal
+from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -135,8 +135,8 @@ class GraphCanvas(QWidget):
         v.back_requested.connect(self.go_up)
         v.painted.connect(self._on_painted)
         v.tooltip_provider = self._tooltip
-        v.customContextMenuRequested.connect(
-            lambda pos: context_menu(self, pos).popup(self.view.mapToGlobal(pos)))
+        self._menu_filter_installed = False
+        self.last_menu: QMenu | None = None
 
     def set_placeholder(self, widget: QWidget) -> None:
         """What to show while no document is open."""
@@ -623,6 +623,20 @@ class GraphCanvas(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._place_overlays()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        if not self._menu_filter_installed:
+            # installed last, so it sees right-clicks before filters other features put on the view
+            self._menu_filter_installed = True
+            self.view.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if obj is self.view and event.type() == QEvent.Type.ContextMenu and isinstance(event, QContextMenuEvent):
+            self.last_menu = context_menu(self, event.pos())
+            self.last_menu.popup(event.globalPos())
+            return True
+        return super().eventFilter(obj, event)
 
     def _status(self, message: str) -> None:
         window = self.window()

@@ -15,11 +15,17 @@ if TYPE_CHECKING:
 
 
 def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
-    """The menu for widget position ``pos`` of ``canvas.view``."""
+    """The menu for widget position ``pos`` of ``canvas.view``: selects what is under the pointer,
+    offers graph actions for it, then the editing actions of the window (``window.editing``) if any."""
     menu = QMenu(canvas)
     d = canvas.drawable
     at = canvas.view.map_to_scene(pos.toPointF())
     box = d.box_at(at.x(), at.y()) if d is not None else -1
+    edge = d.edge_at(at.x(), at.y(), max(4.0 / canvas.view.scale, 2.0)) if d is not None and box < 0 else -1
+    if box >= 0:
+        canvas.view.box_clicked.emit(box)
+    elif edge >= 0:
+        canvas.view.edge_clicked.emit(edge)
     if d is not None and box >= 0:
         ref = d.scene.box_ref[box]
         if ref.kind == BoxKind.GROUP:
@@ -35,6 +41,7 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         menu.addAction(f"Collapse {path}", lambda: canvas.collapse_group(path))
     if not menu.isEmpty():
         menu.addSeparator()
+    _add_edit_actions(canvas, menu)
     if len(canvas.trail) > 1:
         menu.addAction("Back to Parent Graph", canvas.go_up)
     for name in ("fit", "actual", "find", "export"):
@@ -42,3 +49,19 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         if action is not None:
             menu.addAction(action)
     return menu
+
+
+def _add_edit_actions(canvas: GraphCanvas, menu: QMenu) -> None:
+    editing = getattr(canvas.window(), "editing", None)
+    build = getattr(editing, "context_menu", None)
+    if build is None:
+        return
+    edits = build()
+    actions = edits.actions()
+    if any(not a.isSeparator() for a in actions):
+        for action in actions:
+            menu.addAction(action)
+        menu.addSeparator()
+    edits.deleteLater()   # its actions belong to the editing controller and stay in our menu
+    if hasattr(editing, "last_menu"):
+        editing.last_menu = menu   # the menu the editing feature's right-click shows is now this combined one

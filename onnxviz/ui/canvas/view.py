@@ -63,7 +63,6 @@ class GraphView(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.grabGesture(Qt.GestureType.PinchGesture)
         self.setMinimumSize(200, 150)
-        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tooltip_provider: Callable[[int, int], str] | None = None   # (box, edge) -> rich text
 
     # -- transform -----------------------------------------------------------------------
