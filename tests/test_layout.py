@@ -56,6 +56,22 @@ def assert_edges_attached(scene: Scene) -> None:
         assert scene.box_x[t] - 0.01 <= tx <= scene.box_x[t] + scene.box_w[t] + 0.01
 
 
+def edges_through_boxes(scene: Scene) -> list[tuple[int, int]]:
+    """(edge, box) pairs where an edge passes through a box other than its own ends."""
+    x0, y0 = scene.box_x.astype(float) + 1, scene.box_y.astype(float) + 1
+    x1, y1 = x0 + scene.box_w - 2, y0 + scene.box_h - 2
+    t = np.linspace(0, 1, 17)[:, None]
+    hits: list[tuple[int, int]] = []
+    for e in range(scene.n_edges):
+        pts = scene.edge_polyline(e).astype(float)
+        samples = np.concatenate([a + t * (b - a) for a, b in zip(pts[:-1], pts[1:], strict=True)])
+        px, py = samples[:, :1], samples[:, 1:]
+        inside = ((px > x0) & (px < x1) & (py > y0) & (py < y1)).any(axis=0)
+        inside[[scene.edge_src[e], scene.edge_dst[e]]] = False
+        hits += [(e, int(b)) for b in np.flatnonzero(inside)]
+    return hits
+
+
 def assert_frames_clean(scene: Scene) -> None:
     """Group frames are nested or apart, and a box touching a frame lies inside it."""
     rects = scene.group_rect.astype(float)
@@ -111,6 +127,7 @@ def test_example_lays_out_with_weights_inside_boxes(example_path: Path) -> None:
     model = onnx.load(example_path)
     layout, scene = lay_out(model)
     assert_sound(scene)
+    assert edges_through_boxes(scene) == []
     ops = [i for i in range(scene.n_boxes) if scene.box_kind[i] == BoxKind.OP]
     assert len(ops) == len(model.graph.node)
     conv = scene.box_of_node(0)
@@ -141,6 +158,7 @@ def test_light_models_lay_out_cleanly(name: str) -> None:
     model = onnx.load(LIGHT_MODELS / name)
     _, scene = lay_out(model)
     assert_sound(scene)
+    assert edges_through_boxes(scene) == []
     centre = scene.box_x + scene.box_w / 2
     # the main path is straight: most single-in single-out links are exactly vertical
     fan_in = np.bincount(scene.edge_dst, minlength=scene.n_boxes)
@@ -285,6 +303,7 @@ def test_expand_moves_only_by_the_shift_and_collapse_restores(synth_big: onnx.Mo
     gx, gy, gw, gh = (float(v[row]) for v in (before.box_x, before.box_y, before.box_w, before.box_h))
     after = layout.expand("layers.5")
     assert_sound(after)
+    assert edges_through_boxes(after) == []
     assert "layers.5" in layout.expanded and after.group_path == ["layers.5"]
     fx, fy, fw, fh = (float(v) for v in after.group_rect[0])
     old, new = positions(before), positions(after)
@@ -310,6 +329,7 @@ def test_reveal_gives_a_node_its_own_box(synth_big: onnx.ModelProto) -> None:
     assert scene.box_ref[hidden_in].group == "layers.7"
     scene = layout.reveal(node)
     assert_sound(scene)
+    assert edges_through_boxes(scene) == []
     box = scene.box_of_node(node)
     assert scene.box_ref[box].kind == BoxKind.OP and scene.box_ref[box].node == node
     assert {"layers.7", "layers.7/attn", "layers.7/attn/q"} <= layout.expanded
@@ -321,6 +341,7 @@ def test_expand_everything_then_collapse_everything(synth_small: Path) -> None:
     layout = GraphLayout(index, expanded=every)
     full = layout.build()
     assert_sound(full)
+    assert edges_through_boxes(full) == []
     assert len(full.group_path) == len(every) == 91
     for path in sorted(layout.tree.paths, key=len, reverse=True):
         scene = layout.collapse(path)
