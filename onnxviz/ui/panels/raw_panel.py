@@ -57,7 +57,7 @@ class RawPanel(QWidget):
             work = lambda progress, token: model_text(model, cancel=token)  # noqa: E731
         self.note.setText(f"Building the text of the {what}...")
         self.text.setPlainText("")
-        task = Task(work, "Raw text")
+        task = Task(work, "Raw text", parent=self)  # dies with the panel: no late delivery to deleted widgets
         task.finished.connect(lambda raw, t=task, w=what: self._on_built(t, raw, w))
         task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
         self._task = task
