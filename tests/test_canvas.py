@@ -258,3 +258,46 @@ def test_dark_theme_changes_the_drawing(qtbot: QtBot, example_path: Path) -> Non
         assert dark.lightness() < 60 < light.lightness()
     finally:
         style.use_dark(False)
+
+
+def test_search_index_finds_every_kind_in_every_scope(qapp: object) -> None:
+    from onnxviz.model.document import Document
+    from onnxviz.ui.canvas.search import SearchIndex
+
+    doc = Document.open(NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    searcher = SearchIndex(doc.index)
+    hits = searcher.search("loop")
+    assert {h.what for h in hits} >= {"op"} and any(h.scope for h in searcher.search("add"))
+    assert searcher.search("^y$", regex=True)[0].text == "y"
+    assert [h.text for h in searcher.search("trip_count")] == ["trip_count"]
+    with pytest.raises(ValueError, match="invalid regular expression"):
+        searcher.search("[", regex=True)
+
+
+def test_search_on_a_big_model_indexes_in_the_background(qtbot: QtBot, synth_small: Path) -> None:
+    from onnxviz.ui.canvas import search
+
+    window, canvas = open_window(qtbot, synth_small)
+    old = search.SYNC_BUILD_NODES
+    search.SYNC_BUILD_NODES = 10
+    try:
+        canvas.search_panel.set_index(window.doc.index)
+        canvas.open_search()
+        canvas.search_panel.field.setText("layers.3/attn")
+        canvas.search_panel.run()
+        assert canvas.search_panel.status.text() == "Indexing names..."
+        qtbot.waitUntil(lambda: len(canvas.search_panel.hits) > 0, timeout=TIMEOUT)
+    finally:
+        search.SYNC_BUILD_NODES = old
+    assert all("layers.3/attn" in h.text for h in canvas.search_panel.hits)
+
+
+def test_minimap_click_moves_the_view(qtbot: QtBot, example_path: Path) -> None:
+    _, canvas = open_window(qtbot, example_path)
+    minimap = canvas.minimap
+    assert minimap.isVisible() and minimap.height() > 50
+    top = canvas.view.center.y()
+    qtbot.mouseClick(minimap, Qt.MouseButton.LeftButton, pos=QPoint(minimap.width() // 2, minimap.height() - 8))
+    assert canvas.view.center.y() > top + 200
+    canvas.actions_by_name["minimap"].trigger()
+    assert not minimap.isVisible()

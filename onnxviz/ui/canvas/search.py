@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.index import INITIALIZER, ModelIndex
+from onnxviz.ui.tasks import Task
 
 MAX_RESULTS = 500
+SYNC_BUILD_NODES = 20_000   # bigger models index their names for search in the background
 
 
 @dataclass(frozen=True)
@@ -44,18 +46,48 @@ class SearchHit:
         return f"{self.text}    ({self.what}{where})"
 
 
-def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MAX_RESULTS) -> list[SearchHit]:
-    """Case-insensitive substring (or regex) search over every graph of the model, main graph first."""
-    if not pattern:
-        return []
-    try:
-        rx = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE)
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression: {exc}") from exc
-    hits: list[SearchHit] = []
-    seen: set[tuple[str, int]] = set()
-    for hit in _candidates(index):
-        if rx.search(hit.text):
+class SearchIndex:
+    """Every searchable text of a model joined into one string, so a search is one regex scan in C.
+
+    Rows are ordered main graph first: node names, op types, then value and initializer names.
+    """
+
+    def __init__(self, index: ModelIndex) -> None:
+        texts: list[str] = []
+        self._rows: list[tuple[str, int, str, str]] = []   # scope, node, value, what
+        for scope, g in index.graphs.items():
+            for i, node in enumerate(g.nodes):
+                if node.name:
+                    texts.append(node.name)
+                    self._rows.append((scope, i, "", "node"))
+            for i, node in enumerate(g.nodes):
+                texts.append(node.op_type)
+                self._rows.append((scope, i, "", "op"))
+            for name, producer in g.producer.items():
+                texts.append(name)
+                self._rows.append((scope, -1, name, "initializer" if producer == INITIALIZER else "value"))
+        self._index = index
+        self._texts = [t.replace("\n", " ") for t in texts]
+        self._joined = "\n".join(self._texts)
+        self._starts = np.cumsum([0] + [len(t) + 1 for t in self._texts[:-1]]) if texts else np.zeros(0, np.int64)
+
+    def search(self, pattern: str, regex: bool = False, limit: int = MAX_RESULTS) -> list[SearchHit]:
+        """Case-insensitive substring (or regex, ^ and $ per name) search."""
+        if not pattern or not self._texts:
+            return []
+        try:
+            rx = re.compile(pattern if regex else re.escape(pattern), re.IGNORECASE | re.MULTILINE)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from exc
+        hits: list[SearchHit] = []
+        seen: set[tuple[str, int]] = set()
+        last = -1
+        for match in rx.finditer(self._joined):
+            row = int(np.searchsorted(self._starts, match.start(), side="right")) - 1
+            if row == last:
+                continue
+            last = row
+            hit = self._hit(row)
             if hit.node >= 0:   # a node matching by name and by op type is listed once
                 if (hit.scope, hit.node) in seen:
                     continue
@@ -63,18 +95,17 @@ def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MA
             hits.append(hit)
             if len(hits) >= limit:
                 break
-    return hits
+        return hits
+
+    def _hit(self, row: int) -> SearchHit:
+        scope, node, value, what = self._rows[row]
+        detail = self._index.graphs[scope].node_label(node) if what == "op" else ""
+        return SearchHit(scope, node, value, what, self._texts[row], detail)
 
 
-def _candidates(index: ModelIndex) -> Iterator[SearchHit]:
-    for scope, g in index.graphs.items():
-        for i, node in enumerate(g.nodes):
-            if node.name:
-                yield SearchHit(scope, i, "", "node", node.name)
-        for i, node in enumerate(g.nodes):
-            yield SearchHit(scope, i, "", "op", node.op_type, g.node_label(i))
-        for name, producer in g.producer.items():
-            yield SearchHit(scope, -1, name, "initializer" if producer == INITIALIZER else "value", name)
+def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MAX_RESULTS) -> list[SearchHit]:
+    """One-off search (builds a :class:`SearchIndex`)."""
+    return SearchIndex(index).search(pattern, regex, limit)
 
 
 class SearchPanel(QFrame):
@@ -85,6 +116,8 @@ class SearchPanel(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.index: ModelIndex | None = None
+        self._searcher: SearchIndex | None = None
+        self._build_task: Task | None = None
         self.hits: list[SearchHit] = []
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAutoFillBackground(True)
@@ -124,6 +157,10 @@ class SearchPanel(QFrame):
 
     def set_index(self, index: ModelIndex | None) -> None:
         self.index = index
+        self._searcher = None
+        if self._build_task is not None:
+            self._build_task.cancel()
+            self._build_task = None
         if self.isVisible():
             self.run()
 
@@ -135,7 +172,12 @@ class SearchPanel(QFrame):
             self.status.setText("")
             return
         try:
-            self.hits = search(self.index, self.field.text(), self.regex.isChecked())
+            if self._searcher is None and self.index.node_count() <= SYNC_BUILD_NODES:
+                self._searcher = SearchIndex(self.index)
+            if self._searcher is None:
+                self._build_in_background(self.index)
+                return
+            self.hits = self._searcher.search(self.field.text(), self.regex.isChecked())
         except ValueError as exc:
             self.status.setText(str(exc).capitalize() + ".")
             return
@@ -145,6 +187,22 @@ class SearchPanel(QFrame):
             self.results.addItem(item)
         more = "+" if len(self.hits) >= MAX_RESULTS else ""
         self.status.setText(f"{len(self.hits)}{more} result{'s' if len(self.hits) != 1 else ''}")
+
+    def _build_in_background(self, index: ModelIndex) -> None:
+        self.status.setText("Indexing names...")
+        if self._build_task is not None:
+            return
+        task = Task(lambda progress, token: SearchIndex(index), "Indexing names for search")
+
+        def built(searcher: SearchIndex) -> None:
+            self._build_task = None
+            if index is self.index:
+                self._searcher = searcher
+                self.run()
+
+        task.finished.connect(built)
+        self._build_task = task
+        task.start()
 
     def _activate(self, item: QListWidgetItem) -> None:
         row = self.results.row(item)
