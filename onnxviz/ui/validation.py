@@ -19,6 +19,7 @@ class ValidationService(QObject):
         super().__init__(parent)
         self.doc: Document | None = None
         self._task: Task | None = None
+        self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
 
@@ -32,7 +33,10 @@ class ValidationService(QObject):
 
     def _on_changed(self, change: Change) -> None:
         if change.kind in ("edit", "undo", "redo", "reload"):
-            self._timer.start()
+            # idle: start on the next event-loop turn (a burst such as a jump in the history is one
+            # pass); while a pass runs, wait a little so a stream of edits does not queue stale work
+            running = self._task is not None and not self._task.done
+            self._timer.start(self._debounce_ms if running or self._timer.isActive() else 0)
 
     def _start(self) -> None:
         doc = self.doc
