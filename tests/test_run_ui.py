@@ -169,3 +169,27 @@ def test_inputs_dialog_image_source_and_npz_round_trip(qtbot: QtBot, example_pat
     dialog.rows[0].path.setText(str(tmp_path / "missing.png"))
     dialog.accept()
     assert not dialog.error.isHidden() and "could not be read as an image" in dialog.error.text()
+
+
+def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
+    from onnxviz.ui.widgets.slice_view import SliceView
+
+    view = SliceView()
+    qtbot.addWidget(view)
+    array = np.arange(2 * 9 * 4 * 5, dtype=np.float32).reshape(2, 9, 4, 5)
+    view.set_array(array)
+    assert view.usable and view.shown_axes() == (2, 3) and set(view.sliders) == {0, 1}
+    view.sliders[0].setValue(1)
+    view.sliders[1].setValue(7)
+    np.testing.assert_array_equal(view.plane(), array[1, 7])
+    view.cols_combo.setCurrentIndex(1)  # rows: axis 2, columns: axis 1
+    assert set(view.sliders) == {0, 3}
+    np.testing.assert_array_equal(view.plane(), array[0, :, :, 0].T)
+    view.cols_combo.setCurrentIndex(3)
+    view.grid_check.setChecked(True)  # every value of axis 1 tiled 3 x 3, NaN between
+    grid = view.tiles()
+    assert grid.shape == (3 * 5 - 1, 3 * 6 - 1)
+    np.testing.assert_array_equal(grid[5:9, 6:11], array[0, 4])
+    assert np.isnan(grid[4]).all()
+    view.set_array(np.zeros((3, 4), np.float32))
+    assert not view.usable

@@ -59,7 +59,7 @@ def test_every_dtype_reads_back(tmp_path: Path, packed: bool) -> None:
     captured = Captured(values=values, engines={n: "onnxruntime" for n in values},
                         producers={n: -1 for n in values}, outputs=["normal"], engine="onnxruntime")
     graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info("normal", TensorProto.FLOAT, None)])
-    write_result(captured, helper.make_model(graph), tmp_path, packed)
+    write_result(captured, helper.make_model(graph), tmp_path, tmp_path if packed else None)
     files = {p.name for p in tmp_path.iterdir()}
     assert ("values.bin" in files) == packed and (len(files) == 3 if packed else len(files) == 13)
     result = RunResult.load(tmp_path)

@@ -29,6 +29,7 @@ class RunOptions:
     profile: bool = False
     capture: bool = True
     threads: int = 0  # onnxruntime intra-op threads; 0 lets it choose
+    memory_budget: int = 1 << 30  # bytes of values kept in shared memory; beyond it, on disk
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ import math
 import re
 import shutil
 import time
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -105,12 +107,13 @@ def _file_name(k: int, name: str) -> str:
 
 
 class _Writer:
-    """Values into one packed file (few files are much faster than 100k small ones), or one .npy
-    each (``--dump``); strings always get their own .npy."""
+    """Values into one packed file (far faster than 100k small files) in ``pack_dir``, or one .npy
+    each in ``out_dir`` (``--dump``, or strings)."""
 
-    def __init__(self, out_dir: Path, packed: bool) -> None:
+    def __init__(self, out_dir: Path, pack_dir: Path | None) -> None:
         self.out_dir = out_dir
-        self.pack = open(out_dir / PACK_FILE, "wb") if packed else None  # noqa: SIM115 - closed in close()
+        self.pack_path = pack_dir / PACK_FILE if pack_dir is not None else None
+        self.pack = open(self.pack_path, "wb") if self.pack_path else None  # noqa: SIM115 - closed in close()
 
     def write(self, k: int, name: str, array: np.ndarray) -> dict[str, Any]:
         packable = array.dtype.kind in "biufc" or (array.dtype.kind == "V" and array.dtype.names is None)
@@ -124,46 +127,48 @@ class _Writer:
                 allow_pickle=False)
         return {"file": file}
 
-    def close(self) -> None:
-        if self.pack is not None:
-            self.pack.close()
+    def write_all(self, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+        try:
+            return [self.write(k, name, array) for k, (name, array) in enumerate(values.items())]
+        finally:
+            if self.pack is not None:
+                self.pack.close()
 
 
-def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, packed: bool = True,
+def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None = None,
                  progress: ProgressFn = no_progress) -> dict[str, Any]:
-    """Save every value with its statistics and ``index.json``; returns the index."""
+    """Save every value (packed into ``pack_dir`` when given, else one .npy each) with its
+    statistics and ``index.json``; returns the index."""
     out_dir.mkdir(parents=True, exist_ok=True)
     nodes = model.graph.node
     producer = {name: i for i, n in enumerate(nodes) for name in n.output if name}
     order, _ = topological_order(nodes, producer)
     rank = {node: k for k, node in enumerate(order)}
-    progress(0.6, f"Statistics of {len(captured.values)} values")
+    progress(0.6, f"Saving {len(captured.values)} values and their statistics")
+    writer = _Writer(out_dir, pack_dir)
     t0 = time.perf_counter()
-    stats = summarize(captured.values)
-    t1 = time.perf_counter()
+    with ThreadPoolExecutor(1) as pool:  # disk writes and numpy both release the GIL: overlap them
+        placed = pool.submit(writer.write_all, captured.values)
+        stats = summarize(captured.values)
+        t1 = time.perf_counter()
+        locations = placed.result()
     values: dict[str, Any] = {}
-    total = max(1, len(captured.values))
-    writer = _Writer(out_dir, packed)
-    try:
-        for k, (name, array) in enumerate(captured.values.items()):
-            node = captured.producers.get(name, -1)
-            values[name] = {
-                **writer.write(k, name, array), "numpy_dtype": str(array.dtype), "shape": list(array.shape),
-                "node": node, "order": rank.get(node, -1),
-                "node_name": nodes[node].name if node >= 0 else "",
-                "op_type": nodes[node].op_type if node >= 0 else "",
-                "engine": captured.engines.get(name, captured.engine),
-                "stats": stats_to_json(stats[name]),
-            }
-            if k % 256 == 0:
-                progress(0.8 + 0.2 * k / total, f"Saving values {k}/{total}")
-    finally:
-        writer.close()
+    for (name, array), location in zip(captured.values.items(), locations, strict=True):
+        node = captured.producers.get(name, -1)
+        values[name] = {
+            **location, "numpy_dtype": str(array.dtype), "shape": list(array.shape),
+            "node": node, "order": rank.get(node, -1),
+            "node_name": nodes[node].name if node >= 0 else "",
+            "op_type": nodes[node].op_type if node >= 0 else "",
+            "engine": captured.engines.get(name, captured.engine),
+            "stats": stats_to_json(stats[name]),
+        }
     index = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
         "outputs": captured.outputs, "inputs": [n for n, e in captured.engines.items() if e == "input"],
-        "timings": {**captured.timings, "stats_s": t1 - t0, "save_s": time.perf_counter() - t1},
+        "timings": {**captured.timings, "stats_s": t1 - t0, "save_s": time.perf_counter() - t0},
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
+        "pack": str(writer.pack_path) if writer.pack_path is not None else None,
         "values": values,
     }
     (out_dir / INDEX_FILE).write_text(json.dumps(index), encoding="utf-8")
@@ -183,8 +188,14 @@ class RunResult:
     node_times_us: dict[int, float]
     values: dict[str, ValueRecord]
     owns_directory: bool = False
-    label: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    pack_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        folders = [self.directory]
+        if self.pack_path is not None and self.pack_path.parent != self.directory:
+            folders.append(self.pack_path.parent)
+        # an owned folder goes when the result does (or at exit), even if nobody calls cleanup()
+        self._finalizer = weakref.finalize(self, _remove_folders, folders) if self.owns_directory else None
 
     @classmethod
     def load(cls, directory: str | Path, owns_directory: bool = False) -> RunResult:
@@ -196,8 +207,10 @@ class RunResult:
                                         node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
                                         stats=stats_from_json(v["stats"]), offset=v.get("offset", -1))
                       for name, v in index["values"].items()}
+            pack = index.get("pack")
             return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
-                       {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory)
+                       {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory,
+                       Path(pack) if pack else None)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RunError(f"{d} does not hold a readable run ({INDEX_FILE} is missing or damaged).",
                            str(exc)) from exc
@@ -205,7 +218,7 @@ class RunResult:
     def array(self, name: str) -> np.ndarray:
         """The value, memory-mapped from disk (read-only)."""
         record = self.values[name]
-        path = self.directory / record.file
+        path = self.pack_path if record.offset >= 0 and self.pack_path else self.directory / record.file
         try:
             if record.offset >= 0:
                 dtype = _numpy_dtype(record.numpy_dtype)
@@ -249,6 +262,11 @@ class RunResult:
         return out
 
     def cleanup(self) -> None:
-        """Delete the folder if this result created it."""
-        if self.owns_directory:
-            shutil.rmtree(self.directory, ignore_errors=True)
+        """Delete the folder (and the shared-memory values) if this result created them."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)

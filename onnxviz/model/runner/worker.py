@@ -25,6 +25,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
 
+SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
 POLL_S = 0.05
 
@@ -43,7 +44,7 @@ def worker_main(conn: Connection, request: RunRequest) -> None:
         model = _load_model(request)
         feeds = _load_feeds(request.feeds_path, model)
         captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
-        write_result(captured, model, request.out_dir, request.pack_values, progress)
+        write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
     except OnnxvizError as exc:
         conn.send(("error", exc.message, exc.details))
@@ -53,6 +54,22 @@ def worker_main(conn: Connection, request: RunRequest) -> None:
         conn.send(("error", f"the run failed ({type(exc).__name__}: {exc}).", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None:
+    """Where the packed values go: shared memory while they fit the budget, else the (disk) run folder."""
+    if not request.pack_values:
+        return None
+    total = sum(a.nbytes for a in values.values())
+    if total <= request.options.memory_budget and SHARED_MEMORY.is_dir():
+        try:
+            if shutil.disk_usage(SHARED_MEMORY).free > 2 * total + (64 << 20):
+                folder = SHARED_MEMORY / request.out_dir.name
+                folder.mkdir(exist_ok=True)
+                return folder
+        except OSError:
+            pass
+    return request.out_dir
 
 
 def _load_model(request: RunRequest) -> onnx.ModelProto:
@@ -85,6 +102,7 @@ class WorkerRun:
     def __init__(self, model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
                  options: RunOptions = DEFAULT_OPTIONS, base_dir: Path | None = None,
                  out_dir: Path | None = None) -> None:
+        _sweep_orphans()
         self.work_dir = Path(tempfile.mkdtemp(prefix="onnxviz-run-"))
         self._owns_out = out_dir is None
         self.out_dir = self.work_dir if out_dir is None else Path(out_dir)
@@ -167,6 +185,17 @@ class WorkerRun:
                 (self.work_dir / name).unlink(missing_ok=True)
         else:
             shutil.rmtree(self.work_dir, ignore_errors=True)
+            shutil.rmtree(SHARED_MEMORY / self.work_dir.name, ignore_errors=True)
+
+
+def _sweep_orphans() -> None:
+    """Shared-memory folders whose run folder is gone (the app was killed) would hold RAM until reboot."""
+    if not SHARED_MEMORY.is_dir():
+        return
+    temp = Path(tempfile.gettempdir())
+    for folder in SHARED_MEMORY.glob("onnxviz-run-*"):
+        if not (temp / folder.name).exists():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _exit_text(process: mp.process.BaseProcess) -> str:

@@ -41,21 +41,24 @@ class ActivationsDock(QDockWidget):
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(self._overlay_row())
-        layout.addLayout(self._finder_row())
+        top = self._overlay_row()
+        top.addLayout(self._finder_row())
+        layout.addLayout(top)
         self.summary = _wrapping_label()
         layout.addWidget(self.summary)
         self.stale = _wrapping_label()
         self.stale.setStyleSheet("color: #b9770e;")
         self.stale.hide()
         layout.addWidget(self.stale)
-        pick = QHBoxLayout()
-        pick.addWidget(QLabel("Value:"))
+        self.value_row = QWidget()
+        pick = QHBoxLayout(self.value_row)
+        pick.setContentsMargins(0, 0, 0, 0)
+        pick.addWidget(QLabel("Output:"))
         self.value_combo = QComboBox()
         self.value_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.value_combo.currentIndexChanged.connect(self._show_current)
         pick.addWidget(self.value_combo, 1)
-        layout.addLayout(pick)
+        layout.addWidget(self.value_row)
         self.facts = _wrapping_label()
         layout.addWidget(self.facts)
         self.view = TensorView()
@@ -66,7 +69,7 @@ class ActivationsDock(QDockWidget):
     # -- building ------------------------------------------------------------------------------
     def _overlay_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
-        row.addWidget(QLabel("Colour nodes by:"))
+        row.addWidget(QLabel("Colour by:"))
         self.overlay_combo = QComboBox()
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
@@ -79,7 +82,6 @@ class ActivationsDock(QDockWidget):
         self.nan_button.setToolTip("Select the first node (in topological order) whose output has NaN or Inf")
         self.nan_button.clicked.connect(self.first_nonfinite_requested)
         row.addWidget(self.nan_button)
-        row.addStretch(1)
         tolerance_label = QLabel("Tolerance:")
         row.addWidget(tolerance_label)
         self.tolerance = QLineEdit("1e-4")
@@ -98,7 +100,9 @@ class ActivationsDock(QDockWidget):
         self.result = result
         self.diffs = {d.name: d for d in diffs or []}
         self.summary.setText(summary or ("" if result else NO_RUN_TEXT))
-        self.nan_button.setEnabled(result is not None and result.first_nonfinite() is not None)
+        has_nan = result is not None and result.first_nonfinite() is not None
+        self.nan_button.setEnabled(has_nan)
+        self.nan_button.setText("First NaN/Inf" if has_nan or result is None else "No NaN/Inf")
         for widget in self.diff_widgets:
             widget.setVisible(bool(self.diffs))
         self._fill_overlay_combo(result, overlay)
@@ -133,7 +137,7 @@ class ActivationsDock(QDockWidget):
         for r in records:
             self.value_combo.addItem(r.name, r.name)
         self.value_combo.blockSignals(False)
-        self.value_combo.setEnabled(len(records) > 1)
+        self.value_row.setVisible(len(records) > 1)  # a node with several outputs
         if records:
             self._show_current()
         else:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -251,13 +251,20 @@ class RunController(QObject):
             self.overlay_key = "max_abs"
         summary = self._summary(jobs)
         self.dock.set_result(self.result, self.diffs, summary, self.overlay_key)
-        self.dock.show()
-        self.dock.raise_()
+        self._bring_dock_forward()
         self._apply_overlay()
         self._on_selection(doc.selection.state)
         self.window.statusBar().showMessage(summary.replace("<br>", " ").replace("<b>", "").replace("</b>", ""),
                                             10000)
         self.run_finished.emit()
+
+    def _bring_dock_forward(self) -> None:
+        """Show the dock; the first time, give it most of the column's height (tensors need room)."""
+        first = self.dock.isHidden()
+        self.dock.show()
+        self.dock.raise_()
+        if first:
+            self.window.resizeDocks([self.dock], [int(self.window.height() * 0.6)], Qt.Orientation.Vertical)
 
     def _summary(self, jobs: list[Job]) -> str:
         assert self.result is not None

@@ -42,6 +42,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import human_bytes
 from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.slice_view import SliceView
 from onnxviz.ui.widgets.tensor_table import TensorTable
 
 MAX_IMAGE_SIDE = 512
@@ -220,6 +221,8 @@ class TensorView(QWidget):
         self.colorbar = pg.ColorBarItem(interactive=False, width=12)
         self.colorbar.setImageItem(self.image_item, insert_in=self.image_plot)
         self.image_index = self.tabs.addTab(self.image_widget, "Heatmap")
+        self.slices = SliceView()  # N-D tensors: a 2-D slice with sliders for the other axes
+        self.slice_index = self.tabs.addTab(self.slices, "Slices")
         self.table = TensorTable()
         self.tabs.addTab(self.table, "Values")
         self.save_button = QPushButton("Save as .npy...")
@@ -276,6 +279,8 @@ class TensorView(QWidget):
         self._show_facts(prepared.stats)
         self._show_histogram(prepared.stats)
         self._show_image(prepared)
+        self.slices.set_array(prepared.array)
+        self.tabs.setTabVisible(self.slice_index, self.slices.usable)
         self.table.set_array(prepared.array)
         self.save_button.setEnabled(prepared.array is not None)
         if prepared.array is None:
