@@ -67,10 +67,5 @@ class ValidationService(QObject):
         return self._task
 
     @property
-    def task(self) -> Task | None:
-        """The validation running now (or last run), e.g. for a progress display."""
-        return self._task
-
-    @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done or self._timer.isActive()
