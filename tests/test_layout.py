@@ -391,3 +391,16 @@ def test_every_corpus_model_lays_out() -> None:
             scene = GraphLayout(index, scope).build()
             assert overlapping_pairs(scene) == [], path
             assert_edges_attached(scene)
+
+
+def test_inner_groups_stay_open_inside_a_collapsed_group(synth_big: onnx.ModelProto) -> None:
+    layout, _ = lay_out(synth_big)
+    opened = layout.expand("layers.2/attn")  # opens layers.2 too, so attn shows
+    assert {"layers.2", "layers.2/attn"} <= layout.expanded
+    assert {"layers.2", "layers.2/attn"} <= set(opened.group_path)
+    closed = layout.collapse("layers.2")
+    assert closed.group_path == [] and "layers.2/attn" in layout.expanded
+    assert_sound(closed)
+    again = layout.expand("layers.2")
+    assert set(again.group_path) == {"layers.2", "layers.2/attn"}
+    assert positions(again) == positions(opened)

@@ -53,8 +53,9 @@ class GraphLayout:
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
         self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
-        self._expanded: set[int] = self._initial_expanded(expanded)
-        self._sorted_expanded = np.array(sorted(self._expanded), np.int64)
+        self._expanded: set[int] = set()
+        self._shown_expanded = np.zeros(0, np.int64)
+        self._set_expanded(self._initial_expanded(expanded))
         self._scene = Scene(scope=scope)
         self._progress: ProgressFn = no_progress
         self._cancel: CancelToken | None = None
@@ -82,9 +83,12 @@ class GraphLayout:
         return self._scene
 
     def expand(self, group: str) -> Scene:
+        """Open ``group`` (and the groups around it, so it shows)."""
         g = self.tree.id_of.get(group)
-        if g is not None and g not in self._expanded:
-            self._toggle(g, True)
+        if g is not None and any(a not in self._expanded for a in self.tree.chain(g)):
+            for a in self.tree.chain(g):
+                if a not in self._expanded:
+                    self._toggle(a, True)
             self._scene = compose_scene(self)
         return self._scene
 
@@ -97,14 +101,8 @@ class GraphLayout:
 
     def reveal(self, node: int) -> Scene:
         """Expand every group around ``node`` so it has its own box."""
-        changed = False
-        for g in self.tree.chain(self._group_id_of(node)):
-            if g not in self._expanded:
-                self._toggle(g, True)
-                changed = True
-        if changed:
-            self._scene = compose_scene(self)
-        return self._scene
+        g = self._group_id_of(node)
+        return self.expand(self.tree.paths[g]) if g >= 0 else self._scene
 
     def group_of(self, node: int) -> str:
         g = self._group_id_of(node)
@@ -152,7 +150,7 @@ class GraphLayout:
         expanded = np.zeros(self.tree.n_groups + 1, bool)
         expanded[-1] = True
         if self._expanded:
-            expanded[self._sorted_expanded] = True
+            expanded[np.fromiter(self._expanded, np.int64, len(self._expanded))] = True
         hidden = (anc >= 0) & ~expanded[anc]
         first = hidden.argmax(axis=1)
         rows = np.arange(n)
@@ -176,8 +174,14 @@ class GraphLayout:
         return {g for g in range(tree.n_groups) if tree.count[g] > WRAPPER_SHARE * nodes}
 
     def _set_expanded(self, ids: set[int]) -> None:
+        """Expanded groups; those inside a collapsed group stay remembered but do not count."""
         self._expanded = ids
-        self._sorted_expanded = np.array(sorted(ids), np.int64)
+        parent = self.tree.parent
+        shown: set[int] = set()
+        for g in sorted(ids):  # pre-order: parents come first
+            if parent[g] < 0 or parent[g] in shown:
+                shown.add(g)
+        self._shown_expanded = np.array(sorted(shown), np.int64)
         self._keys.clear()
 
     def _toggle(self, g: int, expand: bool) -> None:
@@ -214,10 +218,10 @@ class GraphLayout:
         return self.tree.id_of.get(path, -1)
 
     def _key(self, g: int) -> tuple[int, ...]:
-        """The expanded groups strictly inside ``g``: with ``g`` they determine its block."""
+        """The shown expanded groups strictly inside ``g``: with ``g`` they determine its block."""
         key = self._keys.get(g)
         if key is None:
-            ids = self._sorted_expanded
+            ids = self._shown_expanded
             if g < 0:
                 key = tuple(ids.tolist())
             else:
