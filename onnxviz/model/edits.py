@@ -109,18 +109,20 @@ class ReplaceMessage(Op):
         if self.path and isinstance(self.path[-1], str):
             self._had = resolve(doc.model, self.path[:-1]).HasField(self.path[-1])
         self._old = _copy(msg)
-        self._node_ids = list(doc.node_ids)
+        swaps_main_graph = self.path in ((), ("graph",))
+        self._node_ids = list(doc.node_ids) if swaps_main_graph else None
         msg.CopyFrom(self.new)
-        if len(doc.model.graph.node) != len(doc.node_ids):  # a whole-model or whole-graph swap
+        if swaps_main_graph and len(doc.model.graph.node) != len(doc.node_ids):
             doc.node_ids[:] = [doc.new_node_id() for _ in doc.model.graph.node]
 
     def undo(self, doc: Document) -> None:
-        assert self._old is not None and self._node_ids is not None
+        assert self._old is not None
         if not self._had:
             resolve(doc.model, self.path[:-1]).ClearField(str(self.path[-1]))
         else:
             resolve(doc.model, self.path).CopyFrom(self._old)
-        doc.node_ids[:] = self._node_ids
+        if self._node_ids is not None:
+            doc.node_ids[:] = self._node_ids
 
 
 class Insert(Op):
