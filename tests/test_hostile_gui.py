@@ -111,3 +111,36 @@ def test_unhandled_exception_in_a_slot_is_logged_shown_and_the_app_keeps_running
     with qtbot.waitSignal(window.loading_finished, timeout=30000):  # the app still works
         window.open_path(example_path)
     assert window.doc is not None and window.doc.path == example_path.absolute()
+
+
+def test_text_format_file_is_offered_and_opened_as_text(
+        qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    from onnxviz.model.errors import LoadError
+    from onnxviz.model.loading import TextFormatError, read_model_file
+    from onnxviz.ui.text_format import offer_text_format
+
+    path = cases["onnx_text"][1]
+    with pytest.raises(LoadError) as info:
+        read_model_file(path)
+    assert isinstance(info.value, TextFormatError)
+    window.show()
+    box = offer_text_format(window, path, info.value)
+    qtbot.waitExposed(box)
+    box.grab().save("/tmp/onnxviz_hostile_text_format_question.png")
+    assert "text syntax" in box.text()
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        box.button(QMessageBox.StandardButton.Open).click()
+    assert window.doc is not None and window.doc.path is None
+    assert [n.op_type for n in window.doc.model.graph.node] == ["Add", "Relu"]
+
+
+def test_text_format_question_cancelled_keeps_the_document(
+        qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    from onnxviz.model.loading import TextFormatError
+    from onnxviz.ui.text_format import offer_text_format
+
+    doc = window.doc
+    box = offer_text_format(window, cases["protobuf_text"][1], TextFormatError("x is text.", "protobuf"))
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: not box.isVisible())
+    assert window.doc is doc
