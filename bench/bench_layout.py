@@ -4,7 +4,8 @@ time, box count, edge crossings and main-path straightness.
     python bench/bench_layout.py                      # synth 300/1500/3000 (/tmp, made if missing) + light models
     python bench/bench_layout.py /tmp/synth300.onnx --repeat 5 --no-expanded
 
-Times are medians of ``--repeat`` runs (the machine is shared, figures are noisy).
+Times are medians of ``--repeat`` runs of wall-clock time, with the process CPU time in
+brackets (the machine is shared: when others run, wall time grows, CPU time much less).
 """
 
 from __future__ import annotations
@@ -32,13 +33,22 @@ SYNTH = {"synth300": 300, "synth1500": 1500, "synth3000": 3000}
 LIGHT_MODELS = ["light_resnet50", "light_inception_v2", "light_densenet121"]
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    times, result = [], None
+class Timing:
+    def __init__(self, wall: float, cpu: float) -> None:
+        self.wall, self.cpu = wall, cpu
+
+    def __format__(self, spec: str) -> str:
+        return f"{self.wall:6.3f}s [{self.cpu:5.3f}]"
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> tuple[Timing, object]:
+    walls, cpus, result = [], [], None
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         result = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return Timing(statistics.median(walls), statistics.median(cpus)), result
 
 
 def crossings(scene: Scene) -> int:
@@ -104,16 +114,24 @@ def bench(path: Path, repeat: int, expanded: bool) -> None:
     layout = GraphLayout(index)
     layout.build()
     groups = [r.group for r in scene.box_ref if r.kind == BoxKind.GROUP]
-    t_expand = float("nan")
+    t_expand = "     -          "
     if groups:
         target = groups[len(groups) // 2]
-        fresh = GraphLayout(index)
-        fresh.build()
-        t0 = time.perf_counter()
-        fresh.expand(target)  # first expand: lays out the group, pushes the rest
-        t_expand = time.perf_counter() - t0
-    line = (f"{path.stem:22s} nodes {len(model.graph.node):7d}  index {t_index:6.3f}s  layout {t_layout:6.3f}s  "
-            f"boxes {scene.n_boxes:6d}  edges {scene.n_edges:6d}  expand-one {t_expand:6.3f}s")
+
+        def expand_one() -> None:
+            fresh = GraphLayout(index)
+            fresh.build()
+            t0, c0 = time.perf_counter(), time.process_time()
+            fresh.expand(target)  # lays out the group, pushes the rest
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        walls: list[float] = []
+        cpus: list[float] = []
+        for _ in range(repeat):
+            expand_one()
+        t_expand = format(Timing(statistics.median(walls), statistics.median(cpus)))
+    line = (f"{path.stem:19s} nodes {len(model.graph.node):6d}  index {t_index}  layout {t_layout}  "
+            f"boxes {scene.n_boxes:6d}  edges {scene.n_edges:6d}  expand-one {t_expand}")
     if scene.n_edges <= 20000:
         line += f"  crossings {crossings(scene):5d}  straight {straightness(scene):.2f}"
     print(line, flush=True)
@@ -121,7 +139,7 @@ def bench(path: Path, repeat: int, expanded: bool) -> None:
         t_full, full = median_time(lambda: GraphLayout(index, expanded=layout.tree.paths).build(),
                                    max(1, repeat // 3))
         assert isinstance(full, Scene)
-        print(f"{'':22s} fully expanded: layout {t_full:6.3f}s  boxes {full.n_boxes:6d}  "
+        print(f"{'':19s} fully expanded: layout {t_full}  boxes {full.n_boxes:6d}  "
               f"edges {full.n_edges:6d}  frames {len(full.group_path):6d}", flush=True)
 
 
