@@ -404,3 +404,15 @@ def test_inner_groups_stay_open_inside_a_collapsed_group(synth_big: onnx.ModelPr
     again = layout.expand("layers.2")
     assert set(again.group_path) == {"layers.2", "layers.2/attn"}
     assert positions(again) == positions(opened)
+
+
+def test_relabel_leaves_the_drawn_scene_alone(example_path: Path) -> None:
+    model = onnx.load(example_path)
+    layout, drawn = lay_out(model)
+    before = list(drawn.edge_label)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    layout.index.set_inferred({"": {v.name: v.type for v in inferred.graph.value_info}})
+    fresh = layout.relabel()
+    assert fresh is not drawn and drawn.edge_label == before
+    assert fresh.edge_label != before and layout.scene is fresh
+    assert np.array_equal(fresh.box_x, drawn.box_x)

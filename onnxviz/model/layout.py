@@ -10,6 +10,7 @@ it; the rest of the drawing does not move.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 import numpy as np
@@ -53,6 +54,7 @@ class GraphLayout:
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
         self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
+        self._value_ids: dict[str, int] | None = None
         self._expanded: set[int] = set()
         self._shown_expanded = np.zeros(0, np.int64)
         self._set_expanded(self._initial_expanded(expanded))
@@ -113,9 +115,10 @@ class GraphLayout:
         self._labels.clear()
         scene = self._scene
         labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
-        scene.edge_label = [t for t, _ in labels]
-        scene.edge_inferred = np.array([inf for _, inf in labels], bool)
-        return scene
+        # a new Scene: the one being drawn is never changed under the painter
+        self._scene = dataclasses.replace(scene, edge_label=[t for t, _ in labels],
+                                          edge_inferred=np.array([inf for _, inf in labels], bool))
+        return self._scene
 
     # -- helpers used by the scene composer ---------------------------------------------
     def item_text(self, item: int) -> BoxText:
@@ -129,6 +132,9 @@ class GraphLayout:
         return BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"], Category.GROUP)
 
     def edge_label(self, vid: int) -> tuple[str, bool]:
+        """(shape text, came from inference?) of value ``vid``."""
+        if vid < 0:
+            return "", False
         label = self._labels.get(vid)
         if label is None:
             t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
@@ -136,7 +142,7 @@ class GraphLayout:
         return label
 
     def value_id(self, name: str) -> int:
-        if not hasattr(self, "_value_ids"):
+        if self._value_ids is None:
             self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
         return self._value_ids.get(name, -1)
 
