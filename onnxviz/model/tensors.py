@@ -249,16 +249,19 @@ class _Moments:
     def add(self, chunk: np.ndarray) -> np.ndarray:
         """Merge one chunk (float64); returns its finite values for reuse."""
         finite_mask = np.isfinite(chunk)
-        nan = int(np.count_nonzero(np.isnan(chunk)))
-        self.nans += nan
-        self.infs += int(chunk.size - np.count_nonzero(finite_mask)) - nan
-        self.zeros += int(np.count_nonzero(chunk == 0))
-        finite = chunk if nan == 0 and finite_mask.all() else chunk[finite_mask]
+        finite = chunk
+        if not finite_mask.all():  # the rare case: count NaN/Inf, keep the rest
+            nan = int(np.count_nonzero(np.isnan(chunk)))
+            self.nans += nan
+            self.infs += int(chunk.size - np.count_nonzero(finite_mask)) - nan
+            finite = chunk[finite_mask]
+        self.zeros += int(chunk.size - np.count_nonzero(chunk))
         n = int(finite.size)
         if n == 0:
             return finite
         mean = float(finite.mean())
-        m2 = float(np.square(finite - mean).sum())
+        deviation = finite - mean
+        m2 = float(np.square(deviation, out=deviation).sum())  # in place; BLAS dot threads badly
         total = self.count + n
         delta = mean - self.mean
         self.mean += delta * n / total
