@@ -416,3 +416,23 @@ def test_relabel_leaves_the_drawn_scene_alone(example_path: Path) -> None:
     assert fresh is not drawn and drawn.edge_label == before
     assert fresh.edge_label != before and layout.scene is fresh
     assert np.array_equal(fresh.box_x, drawn.box_x)
+
+
+def test_cancel_inside_one_big_level() -> None:
+    import runpy
+
+    from tests.conftest import synth_script
+
+    model = runpy.run_path(str(synth_script()))["build"](60)
+    for node in model.graph.node:
+        node.name = ""  # no groups: one level of ~2500 boxes
+    token = CancelToken()
+    texts: list[str] = []
+
+    def progress(_f: float, text: str) -> None:
+        texts.append(text)
+        if text == "Ordering layers":
+            token.cancel()
+    with pytest.raises(Cancelled):
+        GraphLayout(ModelIndex(model)).build(progress, token)
+    assert texts[-1] == "Ordering layers"

@@ -62,6 +62,7 @@ class GraphLayout:
         self._progress: ProgressFn = no_progress
         self._cancel: CancelToken | None = None
         self._done_items = 0
+        self._said = 0.0
 
     # -- public API ------------------------------------------------------------------
     @property
@@ -73,7 +74,7 @@ class GraphLayout:
         return frozenset(self.tree.paths[g] for g in self._expanded)
 
     def build(self, progress: ProgressFn = no_progress, cancel: CancelToken | None = None) -> Scene:
-        self._progress, self._cancel, self._done_items = progress, cancel, 0
+        self._progress, self._cancel, self._done_items, self._said = progress, cancel, 0, 0.0
         try:
             progress(0.0, "Laying out the graph")
             self._block(-1)
@@ -301,15 +302,24 @@ class GraphLayout:
                  dst_dx.tobytes())
         lay = self._shapes.get(shape)
         if lay is None:
+            base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
+
+            def progress(f: float, text: str) -> None:
+                self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx)
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
             self._shapes[shape] = lay
         return lay
 
     def _report(self, g: int, members: np.ndarray) -> None:
         self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))
         total = max(1, self.graph.n_items)
-        self._progress(min(0.9, 0.9 * self._done_items / total), "Laying out the graph")
+        self._say(min(0.9, 0.9 * self._done_items / total), "Laying out the graph")
+
+    def _say(self, fraction: float, text: str) -> None:
+        """Report progress, never going backwards."""
+        self._said = max(self._said, fraction)
+        self._progress(self._said, text)
 
     def _unit_codes(self, g: int, members: np.ndarray) -> np.ndarray:
         col = int(self.tree.depth[g]) + 1 if g >= 0 else 0

@@ -10,16 +10,23 @@ edges run beside it) and a weighted isotonic regression (pool adjacent
 violators) keeps each layer in order with actual box widths as separation.
 
 Every loop is bounded; cycles, self loops and isolated units are fine.
+
+igraph's ``Graph.layout_sugiyama`` (C, fast) was evaluated first: its Python
+binding returns positions of the real vertices only (no dummy points for long
+edges), on a unit grid that ignores box widths, and does not keep the main
+path straight; re-spacing and routing would have been needed anyway, so the
+layering and placement here are written for this job.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from onnxviz.model.progress import CancelToken
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
 BOX_GAP = 24.0      # horizontal space between two boxes
 DUMMY_GAP = 12.0    # between an edge slot and anything
@@ -28,7 +35,8 @@ LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
-SPINE_WEIGHT = 1000.0  # the main path stays on its line
+SPINE_WEIGHT = 1000.0
+CHECK_EVERY = 512     # layers between two cancellation checks  # the main path stays on its line
 
 
 @dataclass
@@ -105,7 +113,7 @@ class LevelLayout:
 def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
-                   dst_dx: np.ndarray | None = None) -> LevelLayout:
+                   dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
@@ -128,18 +136,22 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     down = np.where(reversed_, src, dst)
     pairs = np.unique(np.stack([up, down], 1), axis=0) if len(up) else np.zeros((0, 2), np.int64)
     layer = _layers(n, pairs, order_pos, top, bottom)
-    if cancel is not None:
-        cancel.check()
+    check = cancel.check if cancel is not None else _never
+    check()
     offsets = {(int(a), int(b)): (float(sd), float(dd)) for a, b, sd, dd, r in
                zip(src.tolist(), dst.tolist(), src_dx.tolist(), dst_dx.tolist(), reversed_.tolist(), strict=True)
                if not r and (sd or dd)}
-    graph = _Slots(n, layer, w, h, pairs, offsets)
+    progress(0.2, "Ordering layers")
+    graph = _Slots(n, layer, w, h, pairs, offsets, check)
     graph.order_layers(iterations=2 if graph.size < 20000 else 1)
-    if cancel is not None:
-        cancel.check()
+    progress(0.6, "Placing boxes")
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
     graph.straighten_chains()
     return graph.result(src, dst, reversed_)
+
+
+def _never() -> None:
+    """A cancel check that never cancels."""
 
 
 def _topological_positions(n: int, src: np.ndarray, dst: np.ndarray, top: np.ndarray) -> np.ndarray:
@@ -213,8 +225,9 @@ class _Slots:
     """Units plus one dummy per crossed layer, ordered within layers and placed in x."""
 
     def __init__(self, n: int, layer: np.ndarray, w: np.ndarray, h: np.ndarray, pairs: np.ndarray,
-                 offsets: dict[tuple[int, int], tuple[float, float]]) -> None:
+                 offsets: dict[tuple[int, int], tuple[float, float]], check: Callable[[], None]) -> None:
         self.n = n
+        self.check = check  # raises when the user cancels; called every CHECK_EVERY layers
         self.layer: list[int] = layer.tolist()
         self.w: list[float] = np.asarray(w, float).tolist()
         self.h: list[float] = np.asarray(h, float).tolist()
@@ -272,6 +285,8 @@ class _Slots:
             self._sort_layer(lay, self.preds, pos)
 
     def _sort_layer(self, lay: int, adj: list[list[int]], pos: list[float]) -> None:
+        if lay % CHECK_EVERY == 0:
+            self.check()
         layer = self.layers[lay]
         if len(layer) < 2:
             return
@@ -386,6 +401,8 @@ class _Slots:
         return (self.w[a] + self.w[b]) / 2 + gap
 
     def _place_layer(self, lay: int, down: bool) -> None:
+        if lay % CHECK_EVERY == 0:
+            self.check()
         layer = self.layers[lay]
         x = self.x
         targets: list[float] = []
