@@ -233,8 +233,9 @@ def _without_big_weights(proto: onnx.ModelProto, data: bytes) -> bytes:
     otherwise copy every weight in and out of C++ twice per pass.
     """
     big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT]
-    if not big:
-        return data
+    weight_bytes = sum(t.ByteSize() for t in big)
+    if weight_bytes < 8 * (len(data) - weight_bytes):
+        return data  # copying the graph would cost more than passing the weights through
     light = onnx.ModelProto()
     keep = {t.name for t in big}
     graph = proto.graph
