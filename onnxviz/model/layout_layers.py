@@ -283,6 +283,33 @@ class _Slots:
                 self._sort_layer(lay, self.succs, pos)
         for lay in range(1, len(self.layers)):
             self._sort_layer(lay, self.preds, pos)
+        if self.size < 20000:
+            self._transpose(pos)
+
+    def _transpose(self, pos: list[float], passes: int = 3) -> None:
+        """Swap neighbours within a layer while that removes crossings (both sides counted)."""
+        for _ in range(passes):
+            improved = False
+            for layer in self.layers:
+                for k in range(len(layer) - 1):
+                    u, v = layer[k], layer[k + 1]
+                    if self._crossings(v, u, pos) < self._crossings(u, v, pos):
+                        layer[k], layer[k + 1] = v, u
+                        pos[u], pos[v] = pos[v], pos[u]
+                        improved = True
+            if not improved:
+                return
+
+    def _crossings(self, left: int, right: int, pos: list[float]) -> int:
+        """Crossings between the edges of ``left`` and ``right`` if ``left`` is drawn first."""
+        count = 0
+        for adj in (self.preds, self.succs):
+            for a in adj[left]:
+                pa = pos[a]
+                for b in adj[right]:
+                    if pos[b] < pa:
+                        count += 1
+        return count
 
     def _sort_layer(self, lay: int, adj: list[list[int]], pos: list[float]) -> None:
         if lay % CHECK_EVERY == 0:
