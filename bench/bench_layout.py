@@ -1,7 +1,7 @@
 """Layout benchmark: index time, layout time (default/collapsed and fully expanded), expand-one-group
 time, box count, edge crossings and main-path straightness.
 
-    python bench/bench_layout.py                      # synth 300/1500/3000 (/tmp, made if missing) + light models
+    python bench/bench_layout.py          # synth 300/1500/3000 (/tmp, made if missing) + light models
     python bench/bench_layout.py /tmp/synth300.onnx --repeat 5 --no-expanded
 
 Times are medians of ``--repeat`` runs of wall-clock time, with the process CPU time in
@@ -148,7 +148,8 @@ def default_models() -> list[Path]:
     for name, layers in SYNTH.items():
         p = Path("/tmp") / f"{name}.onnx"
         if not p.exists():
-            subprocess.run([sys.executable, str(SHARED / "bench" / "synth.py"), str(layers), str(p)], check=True)
+            script = SHARED / "bench" / "synth.py"
+            subprocess.run([sys.executable, str(script), str(layers), str(p)], check=True)
         paths.append(p)
     return paths + [LIGHT / f"{m}.onnx" for m in LIGHT_MODELS]
 

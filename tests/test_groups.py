@@ -44,7 +44,8 @@ def test_group_tree_nests_and_drops_single_node_groups() -> None:
     assert tree.count[ids["layers.0/attn"]] == 3
     assert sorted(tree.members(ids["layers.0/attn"]).tolist()) == [3, 4, 5]
     assert sorted(tree.members(ids["layers.1"]).tolist()) == [7, 8]
-    assert tree.chain(ids["layers.0/attn/q"]) == [ids["layers.0"], ids["layers.0/attn"], ids["layers.0/attn/q"]]
+    chain = [ids["layers.0"], ids["layers.0/attn"], ids["layers.0/attn/q"]]
+    assert tree.chain(ids["layers.0/attn/q"]) == chain
     assert tree.title(ids["layers.0/attn/q"]) == "q"
 
 

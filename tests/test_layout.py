@@ -239,7 +239,8 @@ def test_node_with_100000_inputs() -> None:
 def test_initializers_declared_as_inputs_are_not_terminals() -> None:
     w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")]
-    graph = helper.make_graph(nodes, "g", [tensor("x", [1, 4]), tensor("w", [4, 4])], [tensor("y", [1, 4])], [w])
+    graph = helper.make_graph(nodes, "g", [tensor("x", [1, 4]), tensor("w", [4, 4])],
+                              [tensor("y", [1, 4])], [w])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=3)
     _, scene = lay_out(model)
     assert "w" not in scene.box_title
@@ -436,3 +437,17 @@ def test_cancel_inside_one_big_level() -> None:
     with pytest.raises(Cancelled):
         GraphLayout(ModelIndex(model)).build(progress, token)
     assert texts[-1] == "Ordering layers"
+
+
+def test_body_output_passing_an_outer_value_through() -> None:
+    body = helper.make_graph([], "then", [], [tensor("x", [1, 4])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="neg")], "else", [],
+                              [tensor("e", [1, 4])])
+    nodes = [helper.make_node("If", ["c"], ["y"], name="if", then_branch=body, else_branch=other)]
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    graph = helper.make_graph(nodes, "g", [tensor("x", [1, 4]), cond], [tensor("y", [1, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    _, scene = lay_out(model, "0.then_branch")
+    assert_sound(scene)
+    assert scene.box_kind.tolist() == [BoxKind.INPUT, BoxKind.OUTPUT] and scene.n_edges == 1
+    assert scene.box_lines[0][-1] == "outer scope"

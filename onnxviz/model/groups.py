@@ -56,7 +56,8 @@ class GroupTree:
     depth: np.ndarray           # 0 for top-level groups
     end: np.ndarray             # subtree of g is ids g .. end[g]-1
     count: np.ndarray           # items in the group and its descendants
-    ancestors: np.ndarray       # (n_groups + 1, MAX_DEPTH): ancestor id at each depth, -1 past own depth; last row = root
+    # (n_groups + 1, MAX_DEPTH): ancestor id at each depth, -1 past the group's depth; last row = root
+    ancestors: np.ndarray
     item_group: np.ndarray      # innermost group of each item, -1 for none
     order: np.ndarray           # items sorted by innermost group (members of a subtree are contiguous)
     id_of: dict[str, int]

@@ -138,9 +138,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     layer = _layers(n, pairs, order_pos, top, bottom)
     check = cancel.check if cancel is not None else _never
     check()
-    offsets = {(int(a), int(b)): (float(sd), float(dd)) for a, b, sd, dd, r in
-               zip(src.tolist(), dst.tolist(), src_dx.tolist(), dst_dx.tolist(), reversed_.tolist(), strict=True)
-               if not r and (sd or dd)}
+    rows = zip(src.tolist(), dst.tolist(), src_dx.tolist(), dst_dx.tolist(), reversed_.tolist(), strict=True)
+    offsets = {(a, b): (sd, dd) for a, b, sd, dd, r in rows if not r and (sd or dd)}
     progress(0.2, "Ordering layers")
     graph = _Slots(n, layer, w, h, pairs, offsets, check)
     graph.order_layers(iterations=2 if graph.size < 20000 else 1)
@@ -467,7 +466,8 @@ class _Slots:
         real = [u for u in nb if not self.dummy[u]]
         pick = real if real else nb
         if delta:
-            xs = sorted(x[u] + delta.get((u, v), 0.0) if down else x[u] - delta.get((v, u), 0.0) for u in pick)
+            xs = sorted(x[u] + delta.get((u, v), 0.0) if down else x[u] - delta.get((v, u), 0.0)
+                        for u in pick)
         else:
             xs = sorted(x[u] for u in pick)
         m = len(xs) // 2

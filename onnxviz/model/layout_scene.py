@@ -99,7 +99,8 @@ class _Composer:
         node_item = self.layout.graph.node_item
         box_of_code = np.full(self.n_items + self.layout.tree.n_groups + 1, -1, np.int64)
         if self.code_box:
-            box_of_code[np.fromiter(self.code_box.keys(), np.int64)] = np.fromiter(self.code_box.values(), np.int64)
+            codes = np.fromiter(self.code_box.keys(), np.int64)
+            box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
         return np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
 
     # -- edges -----------------------------------------------------------------------------

@@ -82,8 +82,9 @@ def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
     for name in dict.fromkeys(g.input_names):
         if name and g.producer.get(name) == GRAPH_INPUT and name not in sg.const_values:
             terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, "")
-    for name in g.consumers:
-        if name not in g.producer and name not in sg.const_values:
+    passed_through = [n for n in g.output_names if n and g.parent is not None and g.parent.defines(n)]
+    for name in [*g.consumers, *passed_through]:
+        if name not in g.producer and name not in sg.const_values and name not in terminal_of:
             note = "outer scope" if g.parent is not None and g.parent.defines(name) else "undefined"
             terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, note)
     shown = np.ones(len(g.nodes), bool)
