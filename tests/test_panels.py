@@ -21,8 +21,9 @@ from onnxviz.ui.panels.tables import source_row
 
 @pytest.fixture
 def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(settings)
+    # a fresh settings folder: no window layout remembered from other runs
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+    w = MainWindow()
     qtbot.addWidget(w)
     return w
 
@@ -75,7 +76,8 @@ def test_selecting_a_node_fills_the_node_panel_and_links_select_values(qtbot: Qt
     assert doc.selection.state.node == 0
 
 
-def test_weights_panel_statistics_match_numpy(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+def test_weights_panel_statistics_match_numpy(qtbot: QtBot, window: MainWindow, example_path: Path,
+                                              tmp_path: Path) -> None:
     panels = open_model(qtbot, window, example_path)
     doc = window.doc
     assert doc is not None
@@ -94,7 +96,7 @@ def test_weights_panel_statistics_match_numpy(qtbot: QtBot, window: MainWindow, 
     table = view.table.values
     assert table.rowCount() == 16 * 3 * 3 and table.columnCount() == 3
     assert table.data(table.index(1, 2)) == f"{values.reshape(-1)[5]:.6g}"
-    out = Path(window.settings.fileName()).parent / "w.npy"
+    out = tmp_path / "w.npy"
     task = view.save_npy(out)
     assert task is not None
     qtbot.waitUntil(lambda: out.exists() and task.done, timeout=10000)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from onnx import TensorProto, TypeProto, helper
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -214,14 +214,20 @@ class Page(QScrollArea):
         self.sections = {}
         self.setWidget(self.content)  # the old content widget is deleted by the scroll area
 
-    def begin(self) -> None:
-        """Forget what is shown; each ``add_*`` call then appends."""
+    def begin(self, subject: object = None) -> None:
+        """Forget what is shown; each ``add_*`` call then appends. Rebuilding the same ``subject``
+        (e.g. after validation) keeps the scroll position."""
         remembered = {title: s.expanded for title, s in self.sections.items()}
+        same = subject is not None and subject == getattr(self, "_subject", None)
+        self._scroll = self.verticalScrollBar().value() if same else 0
+        self._subject = subject
         self._reset()
         self._remembered = remembered
 
     def end(self) -> None:
         self.column.addStretch(1)
+        if self._scroll:
+            QTimer.singleShot(0, lambda v=self._scroll: self.verticalScrollBar().setValue(v))
 
     def add_title(self, title: str, subtitle_html: str = "") -> None:
         label = QLabel(title)

@@ -62,7 +62,8 @@ class Panels(QObject):
         w.tabifyDockWidget(d["Model"], d["Node"])
         w.tabifyDockWidget(d["Node"], d["Value"])
         w.tabifyDockWidget(d["Problems"], d["Raw"])
-        if w.settings.value("window/state") is None:
+        settings = getattr(w, "settings", None)
+        if settings is None or settings.value("window/state") is None:
             QTimer.singleShot(0, self._default_sizes)  # once the window has its real size
         d["Model"].raise_()
         d["Problems"].raise_()

@@ -86,7 +86,7 @@ class ModelPanel(Page):
     def show_document(self, doc: Document | None) -> None:
         self.doc = doc
         self.costs = []
-        self.begin()
+        self.begin(id(doc))
         if doc is None:
             self.add_title("No model", "Open an ONNX model with File > Open.")
             self.end()

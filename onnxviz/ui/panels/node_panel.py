@@ -37,7 +37,7 @@ class NodePanel(Page):
 
     def show_node(self, doc: Document, scope: str, node: int) -> None:
         self.scope, self.node = scope, node
-        self.begin()
+        self.begin((id(doc), scope, node))
         g = doc.index.graphs.get(scope)
         if g is None or not 0 <= node < len(g.nodes):
             self.add_title("Node not found", html.escape(f"The selection points to node {node} of '{scope}', "

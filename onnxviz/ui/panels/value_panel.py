@@ -30,7 +30,7 @@ class ValuePanel(Page):
         super().__init__(on_link)
 
     def show_value(self, doc: Document, scope: str, name: str) -> None:
-        self.begin()
+        self.begin((id(doc), scope, name))
         g = doc.index.graphs.get(scope)
         if g is None:
             self.add_title(name, "its graph no longer exists")
