@@ -10,6 +10,7 @@ same :class:`~onnxviz.model.tensors.TensorStats` (tests compare the two paths).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -17,18 +18,17 @@ import numpy as np
 from onnxviz.model.tensors import DEFAULT_BINS, TensorStats, stats_of_array
 
 SMALL = 1 << 16          # values with at most this many elements are summarized in batches
-BATCH_ELEMENTS = 1 << 22  # elements per concatenated batch (32 MiB of float64)
+BATCH_ELEMENTS = 1 << 22
+THREADS = 2  # elements per concatenated batch (32 MiB of float64)
 
 
 def summarize(values: dict[str, np.ndarray], bins: int = DEFAULT_BINS) -> dict[str, TensorStats]:
     """TensorStats of every value, keyed like ``values``."""
-    out: dict[str, TensorStats] = {}
-    small: list[str] = []
-    for name, array in values.items():
-        if 0 < array.size <= SMALL and array.dtype.kind in "biuf":
-            small.append(name)
-        else:
-            out[name] = stats_of_array(array, name, bins=bins)
+    small = [n for n, a in values.items() if 0 < a.size <= SMALL and a.dtype.kind in "biuf"]
+    chosen = set(small)
+    large = [n for n in values if n not in chosen]
+    with ThreadPoolExecutor(THREADS) as pool:  # numpy releases the GIL in its loops
+        out = dict(zip(large, pool.map(lambda n: stats_of_array(values[n], n, bins=bins), large), strict=True))
     for batch in _batches(small, values):
         out.update(_batch_stats(batch, values, bins))
     return {name: out[name] for name in values}
