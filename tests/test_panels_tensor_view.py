@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -70,3 +72,16 @@ def test_a_new_tensor_replaces_a_pending_one(qtbot: QtBot, view: TensorView) -> 
     assert view.prepared is not None and view.prepared.name == "second"
     qtbot.wait(50)
     assert view.title.text() == "second"
+
+
+def test_save_npy_widens_types_numpy_cannot_store(qtbot: QtBot, view: TensorView, tmp_path: Path) -> None:
+    values = np.array([[1.5, -2.25]], ml_dtypes.bfloat16)
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("bf", values)
+    task = view.save_npy(tmp_path / "bf.npy")
+    assert task is not None
+    with qtbot.waitSignal(task.finished, timeout=10000):
+        pass
+    loaded = np.load(tmp_path / "bf.npy")
+    assert loaded.dtype == np.float32 and loaded.tolist() == [[1.5, -2.25]]
+    assert "as float32" in view.message.text()

@@ -24,8 +24,13 @@ def severity_html(p: Problem) -> str:
     return f'<b style="color:{_COLOURS[p.severity]}">{p.severity.value}</b>'
 
 
+_icon_cache: dict[Severity, QIcon] = {}
+
+
 def severity_icon(severity: Severity) -> QIcon:
-    return QApplication.style().standardIcon(_ICONS[severity])
+    if severity not in _icon_cache:  # one icon per severity, shared by every row
+        _icon_cache[severity] = QApplication.style().standardIcon(_ICONS[severity])
+    return _icon_cache[severity]
 
 
 class ProblemsPanel(QWidget):

@@ -363,9 +363,13 @@ class TensorView(QWidget):
         if self.prepared is None or self.prepared.array is None:
             return None
         array = self.prepared.array
-        task = Task(lambda progress, token: np.save(path, np.asarray(array)), f"Saving {path.name}")
+        # .npy has no bfloat16/float8/int4: those are written as float32 so numpy can read them back
+        widened = array.dtype.kind == "V"
+        task = Task(lambda progress, token: np.save(path, array.astype(np.float32) if widened else array),
+                    f"Saving {path.name}")
         task.failed.connect(lambda exc, tb: self._show_message(f"Could not save {path.name}: {exc}."))
-        task.finished.connect(lambda _r: self._show_message(f"Saved {path.name}."))
+        task.finished.connect(lambda _r: self._show_message(
+            f"Saved {path.name}" + (f" (as float32; numpy has no {array.dtype})." if widened else ".")))
         self._save_task = task
         task.start()
         return task
