@@ -312,3 +312,12 @@ def test_edits_inside_a_subgraph() -> None:
     assert [n.op_type for n in then_graph.node] == ["Neg", "LeakyRelu"]
     assert d.check() == []
     refused(d, lambda: d.set_attribute(("9.body", 0), "alpha", 1.0), "no subgraph")
+
+
+def test_insert_after_the_node_making_a_graph_output(doc: Document) -> None:
+    roundtrip(doc, lambda: doc.insert_on_value("probabilities", "Identity", name="tail"))
+    tail = node(doc, "tail")
+    assert list(tail.output) == ["probabilities"]
+    assert node(doc, "/head/Softmax").output[0] == tail.input[0] == "probabilities_before_identity"
+    assert [o.name for o in doc.model.graph.output] == ["probabilities"]
+    assert doc.check() == []

@@ -147,16 +147,23 @@ class NodeEditsMixin(EditBase):
     def insert_on_value(self, value: str, op_type: str, attributes: Mapping[str, Any] | None = None,
                         domain: str = "", name: str | None = None, scope: str = "",
                         consumers: Sequence[NodeRef] | None = None) -> str:
-        """Put a new one-input node on the edge ``value`` -> consumers (all of them by default)."""
+        """Put a new one-input node on the edge ``value`` -> consumers (all of them by default).
+
+        When ``value`` is a graph output made by a node, the new node takes over
+        its name (the producer's output is renamed), so the graph's outputs keep
+        their names and now come from the new node.
+        """
         g = self.index.graphs.get(scope)
         if g is None or not g.defines(value):
             raise EditError(f"there is no value '{value}' here.")
+        producer = g.producer_of(value)
+        at = max(producer + 1, 0)
+        if consumers is None and value in g.output_names and producer >= 0:
+            return self._insert_before_output(value, op_type, attributes, domain, name, scope, producer)
         targets = [self.locate(c) for c in consumers] if consumers is not None else [
             (scope, c) for c in g.consumers_of(value)]
         out = self.unique_value_name(f"{value}_{op_type.lower()}")
-        producer = g.producer_of(value)
-        node, ops = self._new_node(op_type, [value], [out], attributes, domain, name, scope, max(producer + 1, 0))
-        at = max(producer + 1, 0)
+        node, ops = self._new_node(op_type, [value], [out], attributes, domain, name, scope, at)
         for s, c in targets:
             if s != scope:
                 raise EditError("consumers must be in the same graph as the value.")
@@ -166,6 +173,16 @@ class NodeEditsMixin(EditBase):
                 if x == value:
                     ops.append(SetItem(self._node_path(scope, c2) + ("input",), k, out))
         self._run(f"Insert {op_type} on {value}", ops)
+        return node.name
+
+    def _insert_before_output(self, value: str, op_type: str, attributes: Mapping[str, Any] | None,
+                              domain: str, name: str | None, scope: str, producer: int) -> str:
+        before = self.unique_value_name(f"{value}_before_{op_type.lower()}")
+        node, ops = self._new_node(op_type, [value], [before], attributes, domain, name, scope, producer + 1)
+        node.input[0], node.output[0] = before, value  # the Insert op holds this very node
+        k = list(self.node_proto(scope, producer).output).index(value)
+        rename = SetItem(self._node_path(scope, producer) + ("output",), k, before)
+        self._run(f"Insert {op_type} on {value}", [rename, *ops])
         return node.name
 
     def _new_node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str],
