@@ -27,6 +27,7 @@ from onnxviz.ui.panels.navigation import attribute_tensor_href
 from onnxviz.ui.panels.problems_panel import severity_html
 
 GREY = "color:gray"
+MAX_VALUES = 200  # inputs/outputs listed; a Sum over 100k values must not build 100k rows
 
 
 class NodePanel(Page):
@@ -114,7 +115,7 @@ class NodePanel(Page):
     def _add_values(self, title: str, doc: Document, g: GraphIndex, names: list[str],
                     formals: tuple[FormalDoc, ...]) -> None:
         form = Form(self.on_link)
-        for k, name in enumerate(names):
+        for k, name in enumerate(names[:MAX_VALUES]):
             formal = _formal_for(formals, k)
             key = formal.name if formal else f"#{k}"
             if not name:
@@ -128,7 +129,9 @@ class NodePanel(Page):
                 label.setToolTip(f"{formal.name}: {formal.type_str}\n{formal.description}")
         if not names:
             form.add("", f'<span style="{GREY}">none</span>')
-        self.add_section(f"{title} ({len(names)})", form)
+        if len(names) > MAX_VALUES:
+            form.add("", f'<span style="{GREY}">... and {len(names) - MAX_VALUES:,} more (see the Raw panel)</span>')
+        self.add_section(f"{title} ({len(names):,})", form)
 
     def _add_problems(self, problems: list[Problem]) -> None:
         if not problems:

@@ -1,0 +1,87 @@
+"""Every openable hostile file and fuzz seed through every panel: facts or a clear message, never an exception."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hostile
+import onnx
+import pytest
+from PySide6.QtWidgets import QLabel
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.document import Document
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.index import INITIALIZER
+from onnxviz.model.rawtext import model_text, node_text, value_text
+from onnxviz.model.summary import model_figures
+from onnxviz.model.tensors import load_tensor
+from onnxviz.ui.panels.common import find_initializer
+from onnxviz.ui.panels.model_panel import ModelPanel
+from onnxviz.ui.panels.node_panel import NodePanel
+from onnxviz.ui.panels.problems_panel import ProblemsPanel
+from onnxviz.ui.panels.value_panel import ValuePanel
+from onnxviz.ui.panels.weights_panel import constant_tensor
+
+MAX_NODES_PER_SCOPE = 40
+
+
+def _documents(folder: Path) -> list[tuple[str, Document]]:
+    docs = []
+    for name, (case, path) in hostile.build_all(folder).items():
+        if not case.refused:
+            docs.append((name, Document.open(path)))
+    for k, model in enumerate(hostile.seed_models()):
+        path = folder / f"seed{k}.onnx"
+        onnx.save(model, path)
+        docs.append((f"seed{k}", Document.open(path)))
+    return docs
+
+
+def _exercise(doc: Document, node_panel: NodePanel, value_panel: ValuePanel) -> None:
+    for scope, g in doc.index.graphs.items():
+        for i in range(min(len(g.nodes), MAX_NODES_PER_SCOPE)):
+            node_panel.show_node(doc, scope, i)
+            node_text(g.nodes[i])
+            found = constant_tensor(g.nodes[i]) if g.nodes[i].op_type == "Constant" else None
+            if found is not None:
+                _load(found[1], doc)
+        names = list(g.producer)[:MAX_NODES_PER_SCOPE] + ["no such value"]
+        for name in names:
+            value_panel.show_value(doc, scope, name)
+            value_text(doc.index, scope, name)
+            if g.producer.get(name) == INITIALIZER:
+                tensor = find_initializer(g, name)
+                assert tensor is not None
+                _load(tensor, doc)
+
+
+def _load(tensor: onnx.TensorProto, doc: Document) -> None:
+    try:
+        load_tensor(tensor, doc.base_dir)
+    except OnnxvizError as exc:
+        assert exc.message and "\n" not in exc.message
+
+
+def test_hostile_models_in_every_panel(qtbot: QtBot, tmp_path: Path) -> None:
+    model_panel = ModelPanel(lambda href: None, lambda scope, node: None)
+    node_panel, value_panel = NodePanel(lambda href: None), ValuePanel(lambda href: None)
+    problems = ProblemsPanel(lambda scope, node: None, lambda scope, value: None)
+    for widget in (model_panel, node_panel, value_panel, problems):
+        qtbot.addWidget(widget)
+    for name, doc in _documents(tmp_path):
+        model_panel.show_document(doc)
+        problems.show_problems(doc)
+        model_figures(doc.model, doc.index)
+        assert model_text(doc.model).text, name
+        _exercise(doc, node_panel, value_panel)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_out_of_range_selection_says_so(qtbot: QtBot, example_path: Path, index: int) -> None:
+    doc = Document.open(example_path)
+    node_panel = NodePanel(lambda href: None)
+    qtbot.addWidget(node_panel)
+    node_panel.show_node(doc, ["", "", "no-such-scope"][index], [10**6, -5, 0][index])
+    assert node_panel.sections == {}
+    assert "Node not found" in [label.text() for label in node_panel.findChildren(QLabel)]
