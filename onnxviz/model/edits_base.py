@@ -81,13 +81,13 @@ class EditBase:
             m = _STEP.match(step)
             if not m or int(m.group(1)) >= len(graph.node):
                 raise EditError(f"there is no subgraph '{scope}'.")
-            i, attr_name, k = int(m.group(1)), m.group(2), m.group(3)
+            i, attr_name, in_list = int(m.group(1)), m.group(2), m.group(3)  # in_list: index in GRAPHS
             node = graph.node[i]
             a = next((a for a, at in enumerate(node.attribute) if at.name == attr_name), None)
             if a is None:
                 raise EditError(f"there is no subgraph '{scope}'.")
-            path = path + ("node", i, "attribute", a) + (("g",) if k is None else ("graphs", int(k)))
-            graph = node.attribute[a].g if k is None else node.attribute[a].graphs[int(k)]
+            path = path + ("node", i, "attribute", a) + (("g",) if in_list is None else ("graphs", int(in_list)))
+            graph = node.attribute[a].g if in_list is None else node.attribute[a].graphs[int(in_list)]
         return path
 
     def graph_of(self, scope: str) -> Body:

@@ -15,8 +15,8 @@ from onnxviz.model.errors import EditError
 
 A = AttributeProto
 Dim = int | str | None
-_NUMBER_LISTS = {A.INTS: int, A.FLOATS: float}
-_TYPE_WORDS = {A.INT: "an integer", A.FLOAT: "a number", A.STRING: "a string", A.INTS: "a list of integers",
+_NUMBER_LISTS: dict[int, type] = {A.INTS: int, A.FLOATS: float}
+_TYPE_WORDS: dict[int, str] = {A.INT: "an integer", A.FLOAT: "a number", A.STRING: "a string", A.INTS: "a list of integers",
                A.FLOATS: "a list of numbers", A.STRINGS: "a list of strings", A.TENSOR: "a tensor",
                A.GRAPH: "a graph", A.GRAPHS: "a list of graphs", A.TENSORS: "a list of tensors"}
 

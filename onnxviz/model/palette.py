@@ -95,5 +95,5 @@ def _attribute(a: OpSchema.Attribute) -> AttributeInfo:
         from onnxviz.model.edits_values import attribute_text
 
         default = attribute_text(a.default_value)
-    type_name = onnx.AttributeProto.AttributeType.Name(int(a.type)).lower()
+    type_name = onnx.AttributeProto.AttributeType.Name(int(a.type.value)).lower()
     return AttributeInfo(a.name, type_name, bool(a.required), default, (a.description or "").strip())

@@ -130,12 +130,13 @@ class AttributeEditor(QWidget):
         scope, i = where
         node = self.doc.node_proto(scope, i)
         schema = self.doc.schema_of(scope, i)
-        summary = " - " + schema.doc.strip().split("\n\n")[0].replace("\n", " ") if schema is not None and schema.doc else ""
+        summary = schema.doc.strip().split("\n\n")[0].replace("\n", " ") if schema is not None and schema.doc else ""
         self.header.setText(f"<b>{self.doc.node_label(scope, i)}</b> &nbsp; {node.op_type}"
-                            f"{(' (' + node.domain + ')') if node.domain else ''}<br><small>{summary[3:]}</small>")
+                            f"{(' (' + node.domain + ')') if node.domain else ''}<br><small>{summary}</small>")
+        specs = schema.attributes if schema is not None else {}
         for attr in node.attribute:
-            self._add_row(attr, schema.attributes.get(attr.name).description if schema is not None
-                          and attr.name in schema.attributes else "")
+            spec = specs.get(attr.name)
+            self._add_row(attr, spec.description if spec is not None else "")
         present = {a.name for a in node.attribute}
         if schema is not None:
             self.add_combo.addItems(sorted(n for n in schema.attributes if n not in present))
@@ -183,7 +184,7 @@ class AttributeEditor(QWidget):
         if spec is not None and spec.default_value.type:
             self.add_value.setPlaceholderText(f"default: {attribute_text(spec.default_value)}")
         else:
-            kind = attribute_type_name(spec.type) if spec is not None else "value"
+            kind = attribute_type_name(int(spec.type.value)) if spec is not None else "value"
             self.add_value.setPlaceholderText(f"{kind} (required)" if spec is not None else "value")
 
     # -- editing -------------------------------------------------------------------
@@ -233,7 +234,8 @@ class AttributeEditor(QWidget):
         if row < 0:
             self.error.show_message("select an attribute to remove.")
             return
-        name = self.table.item(row, 0).text()
+        item = self.table.item(row, 0)
+        name = item.text() if item is not None else ""
         self._apply(lambda: self.doc.remove_attribute(self.ref, name))
 
     def _choose_npy(self, name: str) -> None:

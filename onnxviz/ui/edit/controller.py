@@ -63,7 +63,8 @@ class EditController(QObject):
 
     # -- menu ------------------------------------------------------------------------
     def _add(self, key: str, text: str, slot: Callable[[], object], needs: str = NEEDS_DOC,
-             shortcut: QKeySequence | str | list[QKeySequence] | None = None, tip: str = "") -> QAction:
+             shortcut: QKeySequence | QKeySequence.StandardKey | str | list[QKeySequence] | None = None,
+             tip: str = "") -> QAction:
         action = QAction(text, self.window)
         if isinstance(shortcut, list):
             action.setShortcuts(shortcut)
@@ -376,8 +377,12 @@ class EditController(QObject):
                               QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
             box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
             box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
-            box.finished.connect(lambda answer: answer == QMessageBox.StandardButton.Yes and self._guarded(
-                lambda: doc.replace_initializer(name, array, scope, force=True)))
+
+            def answered(answer: int) -> None:
+                if answer == QMessageBox.StandardButton.Yes:
+                    self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+
+            box.finished.connect(answered)
             self.dialog = box  # type: ignore[assignment]
             box.open()
 

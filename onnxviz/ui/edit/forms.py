@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.errors import OnnxvizError
 
+W = TypeVar("W", bound=QWidget)
 ERROR_STYLE = "color: #c0392b; font-weight: 500;"
 
 
@@ -98,7 +100,7 @@ class FormDialog(QDialog):
         self.fields[key] = box
         return box
 
-    def _add(self, key: str, label: str, widget: QWidget) -> QWidget:
+    def _add(self, key: str, label: str, widget: W) -> W:
         self.form.addRow(label, widget)
         self.fields[key] = widget
         return widget

@@ -38,6 +38,10 @@ DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16",
           "int4", "uint4"]
 
 
+def _text(item: QTableWidgetItem | None) -> str:
+    return item.text() if item is not None else ""
+
+
 def _dtype_key(name: str) -> str:
     return {"float32": "FLOAT", "float64": "DOUBLE", "float16": "FLOAT16"}.get(name, name.upper())
 
@@ -100,13 +104,13 @@ class ModelPropertiesDialog(QDialog):
         self.metadata.setItem(r, 1, QTableWidgetItem(value))
         if edit:
             self.metadata.setCurrentCell(r, 0)
-            self.metadata.editItem(self.metadata.item(r, 0))
+            self.metadata.editItem(self.metadata.item(r, 0))  # type: ignore[arg-type]
 
     def metadata_entries(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for r in range(self.metadata.rowCount()):
-            key = (self.metadata.item(r, 0).text() if self.metadata.item(r, 0) else "").strip()
-            value = self.metadata.item(r, 1).text() if self.metadata.item(r, 1) else ""
+            key = _text(self.metadata.item(r, 0)).strip()
+            value = _text(self.metadata.item(r, 1))
             if key in out:
                 raise EditError(f"metadata key '{key}' appears twice.")
             if key:
@@ -243,7 +247,7 @@ class GraphIODialog(QDialog):
         if r < 0:
             self.error.show_message("select an input or output to remove.")
             return
-        kind = self.table.item(r, 0).text()
+        kind = _text(self.table.item(r, 0))
         name = self.cell(r, 1).text()  # type: ignore[attr-defined]
         self._apply(lambda: (self.doc.remove_input if kind == "input" else self.doc.remove_output)(name))
 
