@@ -451,3 +451,23 @@ def test_body_output_passing_an_outer_value_through() -> None:
     assert_sound(scene)
     assert scene.box_kind.tolist() == [BoxKind.INPUT, BoxKind.OUTPUT] and scene.n_edges == 1
     assert scene.box_lines[0][-1] == "outer scope"
+
+
+def test_big_graph_without_name_scopes_opens_in_runs_of_nodes() -> None:
+    import runpy
+
+    from tests.conftest import synth_script
+
+    model = runpy.run_path(str(synth_script()))["build"](130)
+    for node in model.graph.node:
+        node.name = ""
+    n = len(model.graph.node)
+    layout, scene = lay_out(model)
+    assert_sound(scene)
+    groups = [r.group for r in scene.box_ref if r.kind == BoxKind.GROUP]
+    assert groups[0] == "nodes 0-499" and groups[-1] == f"nodes {(n - 1) // 500 * 500}-{n - 1}"
+    assert len(groups) == (n + 499) // 500
+    assert layout.group_of(1234) == "nodes 1000-1499"
+    scene = layout.reveal(1234)
+    assert_sound(scene)
+    assert scene.box_ref[scene.box_of_node(1234)].node == 1234

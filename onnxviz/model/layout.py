@@ -34,6 +34,8 @@ from onnxviz.model.scene import Category, Scene
 
 SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
+AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
+AUTO_GROUP_SIZE = 500
 
 
 class GraphLayout:
@@ -43,7 +45,7 @@ class GraphLayout:
         self.index = index
         self.scope = scope
         self.graph: ScopeGraph = build_scope_graph(index, scope)
-        self.tree: GroupTree = build_groups(self.graph.item_names())
+        self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
         self._item_anc = self.tree.item_ancestors(np.arange(n))
         self._out_order, self._out_ptr = csr(self.graph.e_src, n)
@@ -63,6 +65,22 @@ class GraphLayout:
         self._cancel: CancelToken | None = None
         self._done_items = 0
         self._said = 0.0
+
+    def _group_tree(self) -> GroupTree:
+        """Name-scope groups; a big graph whose names form none is split into runs of nodes instead."""
+        names = self.graph.item_names()
+        tree = build_groups(names)
+        nodes = [i for i, n in enumerate(self.graph.item_node) if n >= 0]
+        grouped = int(np.count_nonzero(tree.item_group[nodes] >= 0)) if nodes else 0
+        if len(nodes) <= AUTO_GROUP_NODES or grouped >= len(nodes) / 2:
+            return tree
+        positions = self.graph.item_node
+        for start in range(0, len(nodes), AUTO_GROUP_SIZE):
+            run = nodes[start:start + AUTO_GROUP_SIZE]
+            label = f"nodes {positions[run[0]]}-{positions[run[-1]]}"  # node positions, as in the file
+            for i in run:
+                names[i] = f"{label}/{names[i] or 'node'}"
+        return build_groups(names)
 
     # -- public API ------------------------------------------------------------------
     @property
