@@ -397,3 +397,15 @@ def test_dialogs_close_when_another_model_is_opened(qtbot: QtBot, window: MainWi
         window.open_path(example_path)
     assert editing(window).dialog is None
     assert editing(window).history.list.count() == 1
+
+
+def test_palette_without_selection_inserts_after_a_graph_input(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.clear()
+    dialog = PaletteDialog(doc, window)
+    qtbot.addWidget(dialog)
+    assert dialog.placement.currentText() == "After graph input image"
+    qtbot.keyClicks(dialog.search_edit, "Identity")
+    dialog.accept()
+    assert doc.model.graph.node[0].op_type == "Identity" and doc.model.graph.node[0].input[0] == "image"
+    assert doc.model.graph.node[1].input[0] == doc.model.graph.node[0].output[0]

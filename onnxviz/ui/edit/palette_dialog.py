@@ -56,6 +56,10 @@ def placements(doc: Document) -> list[Placement]:
                                  data_inputs[0], (ref,)))
     elif state.value:
         out.append(Placement(f"On the edge {state.value} (before all its consumers)", state.scope, state.value))
+    else:  # nothing selected: right after one of the graph's inputs
+        inits = {t.name for t in doc.model.graph.initializer}
+        out += [Placement(f"After graph input {v.name}", "", v.name)
+                for v in doc.model.graph.input if v.name not in inits]
     return out
 
 
