@@ -3,6 +3,7 @@ time, box count, edge crossings and main-path straightness.
 
     python bench/bench_layout.py          # synth 300/1500/3000 (/tmp, made if missing) + light models
     python bench/bench_layout.py /tmp/synth300.onnx --repeat 5 --no-expanded
+    python bench/bench_layout.py --flat           # the same graphs without node names
 
 Times are medians of ``--repeat`` runs of wall-clock time, with the process CPU time in
 brackets (the machine is shared: when others run, wall time grows, CPU time much less).
@@ -105,8 +106,11 @@ def straightness(scene: Scene) -> float:
     return float(straight[chain].mean()) if chain.any() else 1.0
 
 
-def bench(path: Path, repeat: int, expanded: bool) -> None:
+def bench(path: Path, repeat: int, expanded: bool, flat: bool) -> None:
     model = onnx.load(str(path), load_external_data=False)
+    if flat:
+        for node in model.graph.node:
+            node.name = ""  # as exported without name scopes
     t_index, index = median_time(lambda: ModelIndex(model), repeat)
     assert isinstance(index, ModelIndex)
     t_layout, scene = median_time(lambda: GraphLayout(index).build(), repeat)
@@ -159,9 +163,10 @@ def main() -> None:
     parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-expanded", action="store_true", help="skip the fully expanded layouts")
+    parser.add_argument("--flat", action="store_true", help="clear node names first (no name-scope groups)")
     args = parser.parse_args()
     for path in args.models or default_models():
-        bench(path, args.repeat, not args.no_expanded)
+        bench(path, args.repeat, not args.no_expanded, args.flat)
 
 
 if __name__ == "__main__":
