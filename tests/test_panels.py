@@ -302,3 +302,19 @@ def test_failed_shape_inference_is_explained(qtbot: QtBot, window: MainWindow, t
     window.doc.selection.select_value("", "a")  # type: ignore[union-attr]
     text = labels_text(panels.value_panel)
     assert "float32 <code>[2]</code>" in text and "Incompatible dimensions" in text
+
+
+def test_hidden_raw_tab_is_built_only_when_shown(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    window.show()
+    qtbot.waitExposed(window)
+    panels = open_model(qtbot, window, example_path)
+    doc = window.doc
+    assert doc is not None
+    panels.docks["Problems"].raise_()                                # Raw is the hidden tab
+    qtbot.waitUntil(lambda: panels.docks["Raw"].visibleRegion().isEmpty(), timeout=5000)
+    doc.selection.select_node("", 3)
+    qtbot.wait(100)
+    assert "MaxPool" not in panels.raw_panel.text.toPlainText()
+    with qtbot.waitSignal(panels.raw_panel.shown, timeout=20000):
+        panels.docks["Raw"].raise_()
+    assert 'op_type: "MaxPool"' in panels.raw_panel.text.toPlainText()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -41,7 +42,7 @@ class Panels(QObject):
         self.problems_panel = ProblemsPanel(self._select_node, self._select_value)
         self.raw_panel = RawPanel()
         self.docks: dict[str, QDockWidget] = {}
-        self._raw_stale = False
+        self._pending: dict[str, Callable[[], None]] = {}  # refreshes waiting for their dock to be seen
         self._add_docks()
         window.document_changed.connect(self.set_document)
         window.model_changed.connect(self._on_model_changed)
@@ -67,7 +68,8 @@ class Panels(QObject):
             QTimer.singleShot(0, self._default_sizes)  # once the window has its real size
         d["Model"].raise_()
         d["Problems"].raise_()
-        d["Raw"].visibilityChanged.connect(self._on_raw_visibility)
+        for title in ("Model", "Raw"):
+            d[title].visibilityChanged.connect(lambda visible, t=title: self._on_visibility(t, visible))
 
     def _default_sizes(self) -> None:
         d, w = self.docks, self.window
@@ -90,7 +92,7 @@ class Panels(QObject):
         self.doc = doc
         if doc is not None:
             doc.selection.changed.connect(self._on_selection)
-        self.model_panel.show_document(doc)
+        self._when_seen("Model", lambda: self.model_panel.show_document(doc))
         self.problems_panel.show_problems(doc)
         self.weights_panel.clear()
         self._on_selection(doc.selection.state if doc else SelectionState(), raise_dock=False)
@@ -98,8 +100,9 @@ class Panels(QObject):
     def _on_model_changed(self, change: Change) -> None:
         if self.doc is None or change.kind == "saved":
             return
-        self.model_panel.show_document(self.doc)
-        self.problems_panel.show_problems(self.doc)
+        doc = self.doc
+        self._when_seen("Model", lambda: self.model_panel.show_document(doc))
+        self.problems_panel.show_problems(doc)
         if change.kind != "validated":
             self.weights_panel.shown = ()  # the tensor may have been edited: reload it
         self._on_selection(self.doc.selection.state, raise_dock=False)
@@ -131,18 +134,23 @@ class Panels(QObject):
             self.docks[title].raise_()
 
     def _refresh_raw(self) -> None:
-        dock = self.docks["Raw"]
-        # the raw text is only built while someone can see it (always when the window is not shown)
-        if not self.window.isVisible() or (dock.isVisible() and not dock.visibleRegion().isEmpty()):
-            self._raw_stale = False
-            self.raw_panel.show_selection(self.doc, self.doc.selection.state if self.doc else SelectionState())
-        else:
-            self._raw_stale = True
+        doc = self.doc
+        self._when_seen("Raw", lambda: self.raw_panel.show_selection(
+            doc, doc.selection.state if doc else SelectionState()))
 
-    def _on_raw_visibility(self, visible: bool) -> None:
-        if visible and self._raw_stale:
-            self._raw_stale = False
-            self.raw_panel.show_selection(self.doc, self.doc.selection.state if self.doc else SelectionState())
+    def _when_seen(self, title: str, refresh: Callable[[], None]) -> None:
+        """Run ``refresh`` now if the dock can be seen (or the window is not shown yet), else once it is:
+        rebuilding the model summary or the raw text of a 100k-node model for a hidden tab is waste."""
+        dock = self.docks[title]
+        if not self.window.isVisible() or (dock.isVisible() and not dock.visibleRegion().isEmpty()):
+            self._pending.pop(title, None)
+            refresh()
+        else:
+            self._pending[title] = refresh
+
+    def _on_visibility(self, title: str, visible: bool) -> None:
+        if visible and title in self._pending:
+            self._pending.pop(title)()
 
     # -- actions from panels ----------------------------------------------------------------------
     def _select_node(self, scope: str, node: int) -> None:
