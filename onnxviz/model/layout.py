@@ -6,6 +6,9 @@ own (:mod:`onnxviz.model.layout_blocks`, :mod:`onnxviz.model.layout_layers`)
 and cached. Expanding or collapsing a group lays out only that group and then
 resizes it in place in each enclosing level, pushing what is beside and below
 it; the rest of the drawing does not move.
+
+Small scopes open fully expanded, big ones as an overview of collapsed groups
+(a big graph whose node names form no groups is split into runs of nodes).
 """
 
 from __future__ import annotations
