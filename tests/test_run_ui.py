@@ -128,7 +128,7 @@ def test_compare_engines_and_jump_to_first_difference(qtbot: QtBot, example_path
     assert c.other is not None and c.other.engine == "reference"
     assert max(d.max_abs_error for d in c.diffs) < 1e-3
     assert min(d.cosine for d in c.diffs) > 0.9999
-    assert c.overlay_key == "max_abs_error" and not c.dock.diff_button.isHidden()
+    assert c.overlay_key == "max_abs_error" and not c.dock.difference_row.isHidden()
     c.dock.tolerance.setText("0")
     c.dock.diff_button.click()
     first = next(d for d in c.diffs if d.max_abs_error > 0)

@@ -214,3 +214,25 @@ def test_cancel_ends_the_process_within_a_second() -> None:
     assert time.perf_counter() - cancelled_at[0] < 1.0
     assert run._process is not None and not run._process.is_alive()
     assert not run.work_dir.exists()
+
+
+def test_compare_two_models_finds_the_first_changed_value(tmp_path: Path, example_path: Path) -> None:
+    from onnxviz.model.runner.compare import compare_results, first_exceeding, per_node
+
+    model = onnx.load(str(example_path))
+    feeds = build_feeds(input_specs(model), {}, {"batch": 2}, seed=1)
+    changed = onnx.ModelProto()
+    changed.CopyFrom(model)
+    weight = next(t for t in changed.graph.initializer if t.name == "res.conv2.weight")
+    weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) * 1.5, weight.name))
+    other = tmp_path / "changed.onnx"
+    other.write_bytes(changed.SerializeToString())
+    a, b = run_model(model, feeds), run_model(other, feeds)
+    diffs = compare_results(a, b)
+    first = first_exceeding(diffs, 1e-6)
+    assert first is not None and first.name == "res.conv2" and first.cosine < 1.0
+    assert all(d.max_abs_error == 0.0 for d in diffs if d.order < first.order)
+    assert per_node(diffs, "max_abs_error")[first.node] == first.max_abs_error
+    a.cleanup()
+    b.cleanup()
+    assert not a.directory.exists()

@@ -41,9 +41,8 @@ class ActivationsDock(QDockWidget):
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
-        top = self._overlay_row()
-        top.addLayout(self._finder_row())
-        layout.addLayout(top)
+        layout.addLayout(self._overlay_row())
+        layout.addWidget(self._difference_row())
         self.summary = _wrapping_label()
         layout.addWidget(self.summary)
         self.stale = _wrapping_label()
@@ -71,28 +70,31 @@ class ActivationsDock(QDockWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("Colour by:"))
         self.overlay_combo = QComboBox()
+        self.overlay_combo.setMinimumContentsLength(16)
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
         row.addWidget(self.overlay_combo, 1)
-        return row
-
-    def _finder_row(self) -> QHBoxLayout:
-        row = QHBoxLayout()
         self.nan_button = QPushButton("First NaN/Inf")
         self.nan_button.setToolTip("Select the first node (in topological order) whose output has NaN or Inf")
         self.nan_button.clicked.connect(self.first_nonfinite_requested)
         row.addWidget(self.nan_button)
-        tolerance_label = QLabel("Tolerance:")
-        row.addWidget(tolerance_label)
+        return row
+
+    def _difference_row(self) -> QWidget:
+        """Shown after a comparison: jump to the first value whose error passes a tolerance."""
+        self.difference_row = QWidget()
+        row = QHBoxLayout(self.difference_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Tolerance:"))
         self.tolerance = QLineEdit("1e-4")
-        self.tolerance.setFixedWidth(70)
+        self.tolerance.setFixedWidth(80)
         row.addWidget(self.tolerance)
         self.diff_button = QPushButton("First Difference")
         self.diff_button.setToolTip("Select the first value whose max abs error exceeds the tolerance")
         self.diff_button.clicked.connect(self._on_diff_clicked)
         row.addWidget(self.diff_button)
-        self.diff_widgets = (tolerance_label, self.tolerance, self.diff_button)
-        return row
+        row.addStretch(1)
+        return self.difference_row
 
     # -- what the controller sets ----------------------------------------------------------------
     def set_result(self, result: RunResult | None, diffs: list[ValueDiff] | None = None,
@@ -103,8 +105,7 @@ class ActivationsDock(QDockWidget):
         has_nan = result is not None and result.first_nonfinite() is not None
         self.nan_button.setEnabled(has_nan)
         self.nan_button.setText("First NaN/Inf" if has_nan or result is None else "No NaN/Inf")
-        for widget in self.diff_widgets:
-            widget.setVisible(bool(self.diffs))
+        self.difference_row.setVisible(bool(self.diffs))
         self._fill_overlay_combo(result, overlay)
         self.set_stale(False)
         self.show_records([])

@@ -37,7 +37,7 @@ from onnxviz.model.runner.compare import (
     per_node,
 )
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
-from onnxviz.model.runner.store import MEASURES
+from onnxviz.model.runner.store import MEASURES, ValueRecord
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.run.activations_dock import ActivationsDock
 from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
@@ -64,7 +64,6 @@ class Job:
 class Outcome:
     results: list[RunResult]
     diffs: list[ValueDiff] | None
-    seconds: float
 
 
 class RunController(QObject):
@@ -85,6 +84,7 @@ class RunController(QObject):
         self.task: Task | None = None
         self.active_run: WorkerRun | None = None
         self.inputs_dialog: InputsDialog | None = None
+        self.failure_box: QMessageBox | None = None
         self.actions: dict[str, QAction] = {}
         self._doc: Document | None = None
         self._pool = QThreadPool(self)
@@ -189,9 +189,6 @@ class RunController(QObject):
         label = f"Running {doc.name}" + (f" and {jobs[1].label}" if len(jobs) > 1 else "")
 
         def work(progress: ProgressFn, token: CancelToken) -> Outcome:
-            import time
-
-            started = time.perf_counter()
             results: list[RunResult] = []
             try:
                 for k, job in enumerate(jobs):
@@ -207,7 +204,7 @@ class RunController(QObject):
                 for r in results:
                     r.cleanup()
                 raise
-            return Outcome(results, diffs, time.perf_counter() - started)
+            return Outcome(results, diffs)
 
         task = Task(work, label)
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
@@ -327,7 +324,7 @@ class RunController(QObject):
         else:
             self.dock.show_records([])
 
-    def _records_of(self, node: int) -> list:
+    def _records_of(self, node: int) -> list[ValueRecord]:
         """The node's outputs by name (so a run from before an edit still finds its values)."""
         doc = self.window.doc
         if self.result is None or doc is None or node >= len(doc.model.graph.node):
