@@ -301,3 +301,28 @@ def test_minimap_click_moves_the_view(qtbot: QtBot, example_path: Path) -> None:
     assert canvas.view.center.y() > top + 200
     canvas.actions_by_name["minimap"].trigger()
     assert not minimap.isVisible()
+
+
+def test_layout_runs_in_the_background_and_can_be_cancelled(qtbot: QtBot, example_path: Path) -> None:
+    import time
+
+    from onnxviz.model.progress import CancelToken, ProgressFn
+
+    class EndlessLayout:
+        def __init__(self, *_args: object) -> None:
+            pass
+
+        def build(self, progress: ProgressFn, token: CancelToken) -> object:
+            while True:          # report() raises Cancelled once the token is cancelled
+                progress(0.1, "Thinking")
+                time.sleep(0.005)
+
+    window, canvas = open_window(qtbot, example_path)
+    canvas.layout_factory = EndlessLayout
+    with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
+        window.open_path(example_path)
+    assert canvas.busy
+    qtbot.waitUntil(lambda: canvas.progress_bar.isVisible() or hasattr(window, "task_progress"), timeout=TIMEOUT)
+    canvas.view.zoom_by(1.5)   # the GUI stays responsive meanwhile
+    canvas.cancel_layout()
+    assert not canvas.busy and not canvas.progress_bar.isVisible()

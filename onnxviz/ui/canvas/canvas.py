@@ -27,10 +27,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QTim
 from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QMenu,
-    QProgressBar,
-    QPushButton,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -49,6 +46,7 @@ from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.marks import group_box_of, overlay_colours, worst_badges
 from onnxviz.ui.canvas.menus import context_menu
 from onnxviz.ui.canvas.minimap import Minimap
+from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
 from onnxviz.ui.tasks import Task
@@ -107,7 +105,7 @@ class GraphCanvas(QWidget):
         self.search_panel = SearchPanel(self)
         self.search_panel.hide()
         self.search_panel.activated.connect(self.jump_to)
-        self.progress_bar = _ProgressBar(self)
+        self.progress_bar = LayoutProgress(self)
         self.progress_bar.cancel.clicked.connect(self.cancel_layout)
         self.progress_bar.hide()
         self.toolbar = QHBoxLayout()
@@ -293,7 +291,7 @@ class GraphCanvas(QWidget):
                     then: Callable[[], None] | None = None) -> None:
         assert self.doc is not None
         index = self.doc.index
-        factory = type(self).layout_factory
+        factory = self.layout_factory
 
         def finish() -> None:
             self._layout_index = index
@@ -617,7 +615,7 @@ class GraphCanvas(QWidget):
     def _place_overlays(self) -> None:
         geo = QRect(self.view.mapTo(self, QPoint(0, 0)), self.view.size())
         self.search_panel.move(geo.right() - self.search_panel.width() - 12, geo.top() + 12)
-        self.progress_bar.setGeometry(geo.left() + geo.width() // 2 - 180, geo.top() + 12, 360, 40)
+        self.progress_bar.setGeometry(geo.left() + geo.width() // 2 - 200, geo.top() + 16, 400, 44)
         self.minimap.reposition()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
@@ -657,34 +655,3 @@ class GraphCanvas(QWidget):
         """Screen position of a box's centre (for tests and context menus)."""
         c = self.view.map_from_scene(self._box_rect(box).center())
         return self.view.mapToGlobal(QPointF(c).toPoint())
-
-
-class _ProgressBar(QWidget):
-    """'Laying out graph... [=====] Cancel' floating over the top of the canvas."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.setAutoFillBackground(True)
-        self.setStyleSheet("background: white; border-radius: 6px;")
-        self.label = QLabel("")
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
-        self.bar.setTextVisible(False)
-        self.bar.setFixedHeight(8)
-        self.cancel = QPushButton("Cancel")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(10, 4, 6, 4)
-        row.addWidget(self.label)
-        row.addWidget(self.bar, 1)
-        row.addWidget(self.cancel)
-
-    def start(self, label: str) -> None:
-        self.label.setText(label + "...")
-        self.bar.setValue(0)
-        self.show()
-        self.raise_()
-
-    def set_progress(self, fraction: float, text: str) -> None:
-        self.bar.setValue(int(fraction * 1000))
-        if text:
-            self.label.setText(text)
