@@ -253,3 +253,13 @@ def test_runner_refuses_broken_models_before_starting_a_worker(
     assert started == []
     runner.run_model(cases["if_nested_30"][1], {"x": np.zeros(1, np.float32), "c": np.array(True)})
     assert len(started) == 1  # a sound model does get to the worker
+
+
+def test_canvas_boxes_show_hostile_names_escaped_and_clipped(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    from onnxviz.model.layout import GraphLayout
+
+    scene = GraphLayout(Document.open(cases["bidi_name"][1]).index, "").build()
+    assert "evil\\u202etxt.exe" in scene.box_name
+    assert not any("\u202e" in t for t in scene.box_title + scene.box_name + sum(scene.box_lines, []))
+    scene = GraphLayout(Document.open(cases["long_name"][1]).index, "").build()
+    assert max(len(t) for t in scene.box_title + scene.box_name) < 200

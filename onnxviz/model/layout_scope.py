@@ -16,7 +16,15 @@ import onnx
 import onnx.numpy_helper
 
 from onnxviz.model.categories import category_of
-from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, GraphIndex, ModelIndex, dtype_text, shape_text
+from onnxviz.model.index import (
+    GRAPH_INPUT,
+    INITIALIZER,
+    GraphIndex,
+    ModelIndex,
+    display_name,
+    dtype_text,
+    shape_text,
+)
 from onnxviz.model.opschema import node_schema
 from onnxviz.model.scene import BoxKind, Category
 
@@ -180,6 +188,7 @@ def _source_items(names: list[str], producer: dict[str, int], node_item: np.ndar
 
 # -- box texts ----------------------------------------------------------------------------
 def clip(text: str, limit: int = MAX_TEXT) -> str:
+    text = display_name(text, None)  # control and bidi-override characters drawn escaped
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
@@ -209,7 +218,7 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
             lines.append(clip(f"{role} <{_const_shape(sg, x)}>"))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, node.name, lines, cat)
+    return BoxText(title, clip(node.name), lines, cat)
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
