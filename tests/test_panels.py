@@ -202,7 +202,7 @@ def test_model_panel_shows_metadata_and_flops(qtbot: QtBot, window: MainWindow, 
     conv = next(c for c in model_panel.costs if c.op_type == "Conv")
     assert conv.macs == 16 * 16 * 16 * 3 * 9                      # batch counted as 1
     view = model_panel.cost_view
-    view.sortByColumn(3, Qt.SortOrder.DescendingOrder)             # sort by MACs, click the largest
+    view.sortByColumn(2, Qt.SortOrder.DescendingOrder)             # sort by MACs, click the largest
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
     doc = window.doc
     assert doc is not None and doc.selection.state.node >= 0

@@ -6,7 +6,7 @@ import html
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QSize, Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
@@ -27,7 +27,7 @@ from onnxviz.ui.panels.common import (
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
 from onnxviz.ui.tasks import Task
 
-COST_HEADERS = ["Node", "Op", "Output shape", "MACs", "FLOPs"]
+COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 
 
 class MarkdownBlock(QTextBrowser):
@@ -39,6 +39,7 @@ class MarkdownBlock(QTextBrowser):
         self.setOpenExternalLinks(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setMarkdown(markdown)
+        _tone_down_headings(self.document())
         self.document().setDocumentMargin(2)
         self.setStyleSheet("QTextBrowser { background: transparent; }")
         self._fit(300)
@@ -52,6 +53,20 @@ class MarkdownBlock(QTextBrowser):
         height = int(min(self.document().size().height() + 6, self.max_height))
         if height != self.height():
             self.setFixedHeight(height)
+
+
+def _tone_down_headings(document: QTextDocument) -> None:
+    """Markdown headings inside a side panel: a little larger than the text, not poster-sized."""
+    block = document.begin()
+    while block.isValid():
+        level = block.blockFormat().headingLevel()
+        if level:
+            cursor = QTextCursor(block)
+            cursor.select(QTextCursor.SelectionType.BlockUnderCursor)
+            fmt = QTextCharFormat()
+            fmt.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
+            cursor.mergeCharFormat(fmt)
+        block = block.next()
 
 
 def markdown_view(markdown: str, max_height: int = 260) -> QTextBrowser:
@@ -186,11 +201,12 @@ class ModelPanel(Page):
 
     def _add_costs(self) -> None:
         self.cost_model = RowsModel(COST_HEADERS, self.content)  # dies with the page
-        self.cost_model.numeric_columns = {3, 4}
+        self.cost_model.numeric_columns = {2, 3}
+        self.cost_model.formatters = {2: human_count, 3: human_count}  # exact figure in the tooltip
         view = make_table(self.cost_model)
-        for column, width in enumerate((170, 110, 110, 80, 80)):
+        for column, width in enumerate((150, 95, 72, 72, 110)):
             view.setColumnWidth(column, width)
-        view.sortByColumn(3, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+        view.sortByColumn(2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
         view.clicked.connect(self._on_cost_clicked)
         view.activated.connect(self._on_cost_clicked)
         fit_height(view, 14)
@@ -232,7 +248,7 @@ class ModelPanel(Page):
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
         fit_height(self.op_view, 10)
         self.cost_model.set_rows(
-            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.output_shape, c.macs, c.flops) for c in figures.costs],
+            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.macs, c.flops, c.output_shape) for c in figures.costs],
             payload=[c.node for c in figures.costs])
         fit_height(self.cost_view, 14)
         self.costs = figures.costs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -28,6 +28,7 @@ class RowsModel(QAbstractTableModel):
         self.icons: list[QIcon | None] = []
         self.greyed: list[bool] = []
         self.numeric_columns: set[int] = set()
+        self.formatters: dict[int, Callable[[Any], str]] = {}  # column -> text of a cell (default: _display)
         self._sorted_by: tuple[int, Qt.SortOrder] | None = None
 
     def set_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any] | None = None,
@@ -72,7 +73,7 @@ class RowsModel(QAbstractTableModel):
             return None
         value = self.rows[index.row()][index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return _display(value)
+            return self.formatters.get(index.column(), _display)(value)
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and self.icons:
             return self.icons[index.row()]
         if role == Qt.ItemDataRole.ForegroundRole and self.greyed and self.greyed[index.row()]:
@@ -81,7 +82,7 @@ class RowsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             text = _display(value)
-            return text if len(text) > 30 else None
+            return text if len(text) > 30 or index.column() in self.formatters else None
         return None
 
 
