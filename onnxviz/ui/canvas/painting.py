@@ -57,7 +57,8 @@ class ScenePainter:
             for b in boxes:
                 _paint_box(p, d, int(b), scale, opts)
         else:
-            self._paint_edges_far(p, d, segs, opts)
+            if scale >= style.EDGE_MIN_SCALE:
+                self._paint_edges_far(p, d, segs, opts)
             self._paint_boxes_far(p, d, boxes, opts, scale)
         self._paint_marks(p, d, boxes, scale, opts)
 

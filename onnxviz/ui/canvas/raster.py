@@ -15,8 +15,18 @@ TINY = 2                     # boxes up to TINY x TINY device pixels are written
 NO_OVERLAY = 0xFFD5D9DE
 
 
+_tables: dict[tuple[bool, tuple[str, ...]], np.ndarray] = {}
+
+
 def category_argb() -> np.ndarray:
-    """ARGB32 colour of each category's far-away fill."""
+    """ARGB32 colour of each category's far-away fill (cached per theme)."""
+    key = (style.dark, tuple(style.FAR_COLOURS.values()))
+    if key not in _tables:
+        _tables[key] = _build_table()
+    return _tables[key]
+
+
+def _build_table() -> np.ndarray:
     table = np.zeros(max(style.FAR_COLOURS) + 1, np.uint32)
     for category in style.FAR_COLOURS:
         table[category] = style.category_colour(category, far=True).rgba()

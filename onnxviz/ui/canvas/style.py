@@ -79,6 +79,7 @@ LABEL_SCALE = 0.75
 ARROW_SCALE = 0.3
 FRAME_LABEL_SCALE = 0.3
 MAX_EDGE_SEGMENTS_FAR = 150_000
+EDGE_MIN_SCALE = 0.02   # further out, boxes are specks and edges are left out
 
 
 def font(size: float, bold: bool = False, italic: bool = False) -> QFont:
