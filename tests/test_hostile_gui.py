@@ -26,7 +26,8 @@ def window(qtbot: QtBot, example_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     win = MainWindow()
     qtbot.addWidget(win)
     # the test answers "Discard" to "save your changes?" so the open goes ahead and can fail
-    monkeypatch.setattr(win, "ask_save_changes", lambda answer: answer(QMessageBox.StandardButton.Discard))
+    monkeypatch.setattr(win, "ask_save_changes", lambda answer: answer(QMessageBox.StandardButton.Discard),
+                        raising=False)
     with qtbot.waitSignals([win.loading_finished, win.canvas.scene_ready], timeout=30000):
         win.open_path(example_path)
     return win
@@ -144,3 +145,15 @@ def test_text_format_question_cancelled_keeps_the_document(
     box.button(QMessageBox.StandardButton.Cancel).click()
     qtbot.waitUntil(lambda: not box.isVisible())
     assert window.doc is doc
+
+
+def test_text_format_that_fails_to_parse_shows_why(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    from onnxviz.ui.text_format import open_as_text
+
+    path = tmp_path / "broken.txt"
+    path.write_text("<ir_version: 8>\ng (float[1] x) => (float[1] y) { y = Relu(x ")
+    doc = window.doc
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        open_as_text(window, path)
+    [box] = _error_boxes(window)
+    assert "could not be parsed as a text-format model" in box.text() and window.doc is doc

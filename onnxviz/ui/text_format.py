@@ -64,4 +64,6 @@ def _failed(window: MainWindow, path: Path, exc: object, tb: str) -> None:
     details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
     window.statusBar().showMessage(message)
     window.loading_finished.emit()
-    window.show_error("Cannot open model", message, details)
+    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open model", message, Button.Ok, window)
+    box.setDetailedText(details)
+    box.open()
