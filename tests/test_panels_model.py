@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.opdocs import attribute_text, op_doc
 from onnxviz.model.rawtext import model_text, node_text, value_text
-from onnxviz.model.tensors import raw_data_spans
+from onnxviz.model.tensors import load_tensor, raw_data_spans
 
 
 def _model(nodes: int = 3, weight: np.ndarray | None = None) -> onnx.ModelProto:
@@ -76,5 +76,9 @@ def test_raw_data_spans_point_into_the_serialized_bytes() -> None:
     spans = raw_data_spans(data)
     start, end = spans["w"]
     assert data[start:end] == model.graph.initializer[0].raw_data
+    array, stats = load_tensor(model.graph.initializer[0], raw=memoryview(data)[start:end])
+    assert stats.maximum == 11 and array.base is not None           # a view of ``data``, not a copy
+    _, stats = load_tensor(model.graph.initializer[0], raw=memoryview(data)[start:end - 4])
+    assert stats.maximum == 11                                       # a wrong span is ignored
     assert raw_data_spans(b"\xff\xff\xff garbage") == {}
     assert raw_data_spans(b"") == {}

@@ -195,10 +195,12 @@ def element_source(tensor: TensorProto, base_dir: Path | None = None,
     dtype = element_dtype(tensor)
     _check_single_storage(tensor)
     if tensor.HasField("raw_data") or is_external(tensor):
+        need = packed_nbytes(tensor.data_type, numel, dtype.itemsize)
+        if raw is not None and len(raw) != need:
+            raw = None  # the located bytes do not fit this tensor: read the field itself
         buf = _raw_buffer(tensor, base_dir, raw)
         if tensor.data_type == TensorProto.STRING:
             raise OnnxvizError(f"string tensor '{tensor.name}' stores raw bytes; strings must be in string_data.")
-        need = packed_nbytes(tensor.data_type, numel, dtype.itemsize)
         if len(buf) < need:
             raise OnnxvizError(f"tensor '{tensor.name}' has {len(buf):,} bytes of data, "
                                f"but its shape {list(tensor.dims)} needs {need:,}.")

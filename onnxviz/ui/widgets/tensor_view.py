@@ -173,9 +173,11 @@ class TensorView(QWidget):
         self.fact_grid.setHorizontalSpacing(10)
         self.fact_grid.setVerticalSpacing(2)
         self.fact_labels: dict[str, QLabel] = {}
-        for k, key in enumerate(("dtype", "shape", "bytes", "storage", "min", "max", "mean", "std",
-                                 "zeros", "NaN", "Inf", "elements")):
-            self._add_fact(key, k)
+        # three columns (layout, moments, counts), then the storage across the whole width
+        for k, key in enumerate(("dtype", "shape", "bytes", "elements", "min", "max", "mean", "std",
+                                 "zeros", "NaN", "Inf")):
+            self._add_fact(key, k % 4, 2 * (k // 4))
+        self._add_fact("storage", 4, 0, span=5)
         self.body = self._build_tabs()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -186,15 +188,15 @@ class TensorView(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.body, 1)
 
-    def _add_fact(self, key: str, k: int) -> None:
-        row, col = k % 4, 2 * (k // 4)  # three groups of four: layout, moments, counts
+    def _add_fact(self, key: str, row: int, col: int, span: int = 1) -> None:
         name = QLabel(key)
         name.setStyleSheet("color: palette(placeholder-text);")
         name.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         value = QLabel()
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        value.setWordWrap(True)  # a long external-file path wraps instead of widening the dock
         self.fact_grid.addWidget(name, row, col)
-        self.fact_grid.addWidget(value, row, col + 1)
+        self.fact_grid.addWidget(value, row, col + 1, 1, span)
         self.fact_grid.setColumnStretch(col + 1, 1)
         self.fact_labels[key] = value
 
