@@ -85,3 +85,13 @@ def test_save_npy_widens_types_numpy_cannot_store(qtbot: QtBot, view: TensorView
     loaded = np.load(tmp_path / "bf.npy")
     assert loaded.dtype == np.float32 and loaded.tolist() == [[1.5, -2.25]]
     assert "as float32" in view.message.text()
+
+
+def test_four_bit_weights(qtbot: QtBot, view: TensorView) -> None:
+    tensor = helper.make_tensor("q", TensorProto.INT4, [2, 3], [-8, -1, 0, 3, 7, 2])
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor_proto(tensor, None)
+    assert view.fact_labels["dtype"].text() == "int4" and view.fact_labels["bytes"].text() == "3 B"
+    assert (view.fact_labels["min"].text(), view.fact_labels["max"].text()) == ("-8", "7")
+    table = view.table.values
+    assert [table.data(table.index(1, c)) for c in range(3)] == ["3", "7", "2"]
