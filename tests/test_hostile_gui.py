@@ -51,7 +51,11 @@ def test_refused_files_show_a_dialog_and_keep_the_edited_document(
         assert doc.model.SerializeToString() == edited
         [box] = _error_boxes(window)
         assert case.refused in box.text().lower(), (case.name, box.text())
-        assert box.detailedText() or case.name in ("empty", "missing", "folder", "fifo", "huge_sparse", "no_graph")
+        if case.text_format:  # not an error dialog: the question whether to open it as text
+            assert box.button(QMessageBox.StandardButton.Open).text() == "Open as Text"
+        else:
+            assert box.detailedText() or case.name in ("empty", "missing", "folder", "fifo", "huge_sparse",
+                                                       "no_graph")
         if case.name == "truncated_tensor":
             window.show()
             qtbot.waitExposed(box)
@@ -133,6 +137,16 @@ def test_text_format_file_is_offered_and_opened_as_text(
         box.button(QMessageBox.StandardButton.Open).click()
     assert window.doc is not None and window.doc.path is None
     assert [n.op_type for n in window.doc.model.graph.node] == ["Add", "Relu"]
+
+
+def test_opening_a_text_format_file_in_the_window_asks_then_opens_it(
+        qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        window.open_path(cases["protobuf_text"][1])
+    [box] = _error_boxes(window)
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        box.button(QMessageBox.StandardButton.Open).click()
+    assert window.doc is not None and len(window.doc.model.graph.node) == 2
 
 
 def test_text_format_question_cancelled_keeps_the_document(

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QWi
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.loading import TextFormatError
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import ValidationService
 
@@ -86,6 +87,11 @@ class MainWindow(QMainWindow):
         details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
         self.statusBar().showMessage(message)
         self.loading_finished.emit()
+        if isinstance(exc, TextFormatError):  # a model written as text: offer to parse it as such
+            from onnxviz.ui.text_format import offer_text_format
+
+            offer_text_format(self, path, exc)
+            return
         box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open model", message, parent=self)
         box.setDetailedText(details)
         box.open()
