@@ -12,6 +12,7 @@ from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphInde
 from onnxviz.model.problems import Problem
 from onnxviz.ui.panels.common import Form, Page, code, type_html, value_type
 from onnxviz.ui.panels.node_panel import GREY, node_link
+from onnxviz.ui.panels.problems_panel import severity_html
 
 MAX_CONSUMERS = 200
 
@@ -41,8 +42,6 @@ class ValuePanel(Page):
         self._add_links(g, name)
         problems = [p for p in doc.problems if p.scope == scope and p.value == name]
         if problems:
-            from onnxviz.ui.panels.problems_panel import severity_html
-
             self.add_form(f"Problems ({len(problems)})",
                           [(severity_html(p), html.escape(p.message)) for p in problems])
         self.end()
