@@ -9,6 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -318,3 +319,16 @@ def test_hidden_raw_tab_is_built_only_when_shown(qtbot: QtBot, window: MainWindo
     with qtbot.waitSignal(panels.raw_panel.shown, timeout=20000):
         panels.docks["Raw"].raise_()
     assert 'op_type: "MaxPool"' in panels.raw_panel.text.toPlainText()
+
+
+def test_problem_rows_can_be_copied(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Relu", ["nowhere"], ["y"], name="lost")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "lost.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    view = panels.problems_panel.view
+    row = next(i for i, p in enumerate(panels.problems_panel.problems) if "nowhere" in p.message)
+    view.selectRow(row)
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text().startswith("error\tinput 'nowhere' of lost is not defined")

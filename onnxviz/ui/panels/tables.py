@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QIcon
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 Index = QModelIndex | QPersistentModelIndex
@@ -107,7 +107,7 @@ def _display(value: Any) -> str:
 
 def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1) -> QTableView:
     """A compact, read-only table view over ``model`` (through a sort proxy when sortable)."""
-    view = QTableView()
+    view = RowsTable()
     view.setModel(model)
     if sortable:
         view.setSortingEnabled(True)
@@ -125,7 +125,31 @@ def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1
     header.setStretchLastSection(stretch_column < 0)
     if stretch_column >= 0:
         header.setSectionResizeMode(stretch_column, QHeaderView.ResizeMode.Stretch)
+    copy = QAction("Copy Rows", view)
+    copy.triggered.connect(lambda: copy_rows(view))
+    view.addAction(copy)
+    view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
     return view
+
+
+class RowsTable(QTableView):
+    """Ctrl+C copies whole selected rows (Qt's own copies only the current cell)."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            copy_rows(self)
+            return
+        super().keyPressEvent(event)
+
+
+def copy_rows(view: QTableView) -> str:
+    """Put the selected rows on the clipboard as tab-separated text (and return it)."""
+    model = view.model()
+    rows = sorted({i.row() for i in view.selectionModel().selectedIndexes()})
+    text = "\n".join("\t".join(str(model.index(r, c).data() or "") for c in range(model.columnCount()))
+                     for r in rows)
+    QGuiApplication.clipboard().setText(text)
+    return text
 
 
 def source_row(view: QTableView, index: QModelIndex) -> int:
