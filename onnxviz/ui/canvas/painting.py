@@ -151,9 +151,10 @@ class ScenePainter:
             p.drawRects(*self._rects.drawargs())
         else:
             p.setPen(QPen(style.FRAME_BORDER, 1.0))
+            around = view.adjusted(-20, -20, 20, 20)   # huge frames: only the part on screen is rasterized
             for r in rows:
                 x, y, w, h = (float(v) for v in g[r])
-                p.drawRoundedRect(QRectF(x, y, w, h), 8.0, 8.0)
+                p.drawRoundedRect(QRectF(x, y, w, h).intersected(around), 8.0, 8.0)
         if scale < style.FRAME_LABEL_SCALE:
             return
         p.setFont(style.font(style.FRAME_PT, bold=True))
