@@ -165,6 +165,7 @@ NOT_A_MODEL = [
          refused="nodeproto"),
     Case("no_graph", _write_model(_no_graph, "nograph.onnx"), refused="without a graph"),
     Case("if_nested_200", lambda d: _write(nested_if_bytes(200), "deep.onnx")(d), refused="100 levels"),
+    Case("if_nested_32", lambda d: _write(nested_if_bytes(32), "deep32.onnx")(d), refused="100 levels"),
     Case("huge_sparse", _huge_sparse, refused="larger than the 2 gib"),
     Case("fifo", _fifo, refused="not a regular file"),
     Case("folder", _folder, refused="is a folder"),
@@ -260,7 +261,8 @@ BROKEN_GRAPHS = [
          problem="outside a function"),
     Case("recursive_functions", _write_model(_recursive_functions, "rec.onnx"), problem="calls itself"),
     Case("ir_opset_too_new", _write_model(_too_new, "new.onnx"), problem="ir version 99 is newer"),
-    Case("if_nested_30", lambda d: _write(nested_if_bytes(30), "deep30.onnx")(d), problem=""),
+    # 31 nested Ifs are the deepest protobuf parses (3 message levels each, limit 100)
+    Case("if_nested_31", lambda d: _write(nested_if_bytes(31), "deep31.onnx")(d), problem=""),
 ]
 
 

@@ -251,7 +251,7 @@ def test_runner_refuses_broken_models_before_starting_a_worker(
         assert info.value.message.startswith("the model cannot run: "), name
         assert "\n" not in info.value.message
     assert started == []
-    runner.run_model(cases["if_nested_30"][1], {"x": np.zeros(1, np.float32), "c": np.array(True)})
+    runner.run_model(cases["if_nested_31"][1], {"x": np.zeros(1, np.float32), "c": np.array(True)})
     assert len(started) == 1  # a sound model does get to the worker
 
 

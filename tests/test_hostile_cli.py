@@ -23,7 +23,7 @@ MAX_RSS_MB = 400  # beyond the (tiny) test files: the interpreter, onnx, onnxrun
 # render and run start Qt or onnxruntime: a subset keeps the suite fast; info and check see every file
 RENDER_RUN_CASES = {"random", "truncated_tensor", "onnx_text", "graph_proto", "if_nested_200", "fifo", "cycle",
                     "unknown_op", "invalid_utf8_name", "dims_2_40", "node_100k_inputs", "external_symlink_out",
-                    "if_nested_30", "raw_data_short"}
+                    "if_nested_31", "raw_data_short"}
 
 
 @dataclass

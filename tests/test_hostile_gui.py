@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 from onnxviz.ui.main_window import MainWindow
 
 SHOWN_CASES = ["cycle", "subgraph_reads_later", "invalid_utf8_name", "bidi_name", "long_name", "node_100k_inputs",
-               "dims_2_40", "external_symlink_out", "if_nested_30", "recursive_functions", "unknown_op"]
+               "dims_2_40", "external_symlink_out", "if_nested_31", "recursive_functions", "unknown_op"]
 
 
 @pytest.fixture(scope="module")
