@@ -326,3 +326,13 @@ def test_layout_runs_in_the_background_and_can_be_cancelled(qtbot: QtBot, exampl
     canvas.view.zoom_by(1.5)   # the GUI stays responsive meanwhile
     canvas.cancel_layout()
     assert not canvas.busy and not canvas.progress_bar.isVisible()
+
+
+def test_expand_and_collapse_all_groups(qtbot: QtBot, example_path: Path) -> None:
+    _, canvas = open_window(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["collapse_all"].trigger()
+    assert set(canvas.drawable.group_box) == {"stem", "res", "attn", "head"} and not canvas.drawable.scene.group_path
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["expand_all"].trigger()
+    assert not canvas.drawable.group_box and "attn/k" in canvas.drawable.scene.group_path

@@ -282,6 +282,13 @@ class GraphCanvas(QWidget):
     def collapse_group(self, path: str) -> None:
         self._submit(_Job("Collapsing", None, lambda lay, p, t: lay.collapse(path), None, True))
 
+    def expand_all(self, expand: bool = True) -> None:
+        """Lay the shown graph out again with every name-scope group expanded (or every one collapsed)."""
+        if self.doc is None or self.layout_obj is None:
+            return
+        groups = list(self.layout_obj.tree.paths) if expand else []
+        self._load_scope(self._scope, self._trail, expanded=groups, keep_view=False)
+
     @property
     def busy(self) -> bool:
         return self._task is not None or bool(self._pending)

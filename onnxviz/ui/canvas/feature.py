@@ -55,6 +55,10 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
     names = _action(window, "Show Node &Names", canvas.set_show_names, None, "Show node names under op types")
     names.setCheckable(True)
+    expand_all = _action(window, "E&xpand All Groups", lambda: canvas.expand_all(True), None,
+                         "Show every node (lays the graph out again)")
+    collapse_all = _action(window, "&Collapse All Groups", lambda: canvas.expand_all(False), None,
+                           "One box per top-level group")
     minimap = _action(window, "Show &Minimap", lambda on: canvas.set_minimap_enabled(on), None)
     minimap.setCheckable(True)
     minimap.setChecked(True)
@@ -63,12 +67,13 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     for action in (fit, actual, zoom_in, zoom_out):
         menu.addAction(action)
     menu.addSeparator()
-    for action in (find, up, names, minimap):
+    for action in (find, up, expand_all, collapse_all, names, minimap):
         menu.addAction(action)
     menu.addSeparator()
     menu.addAction(export_action)
     canvas.actions_by_name = {"fit": fit, "actual": actual, "zoom_in": zoom_in, "zoom_out": zoom_out,
                               "find": find, "up": up, "names": names, "minimap": minimap,
+                              "expand_all": expand_all, "collapse_all": collapse_all,
                               "export": export_action}
     canvas.add_tool_buttons([(zoom_out, "−"), (zoom_in, "+"), (actual, "1:1"), (fit, "Fit"), (find, "Find")])
 

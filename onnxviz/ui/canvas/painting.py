@@ -181,7 +181,7 @@ class ScenePainter:
         radius = max(5.0, 4.0 * px)
         for b, severity in opts.badges.items():
             if b in visible:
-                p.setPen(QPen(QColor("white"), max(1.2, px)))
+                p.setPen(QPen(style.BACKGROUND, max(1.2, px)))
                 p.setBrush(style.SEVERITY_COLOURS.get(severity, style.SEVERITY_COLOURS["warning"]))
                 p.drawEllipse(QPointF(float(d.x1[b]), float(d.y0[b])), radius, radius)
 
@@ -272,7 +272,7 @@ def _paint_group_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: floa
 def _draw_toggle(p: QPainter, r: QRectF, expanded: bool) -> None:
     """The +/- button of a group: '+' expands a collapsed group, '-' collapses a frame."""
     p.setPen(QPen(style.GROUP_BORDER, 1.0))
-    p.setBrush(QColor("white"))
+    p.setBrush(style.BOX_BODY)
     p.drawRoundedRect(r, 3, 3)
     p.setPen(QPen(style.FRAME_TEXT, 1.6))
     c = r.center()
