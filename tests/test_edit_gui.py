@@ -33,6 +33,7 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
         w.open_path(example_copy)
     assert w.doc is not None
     yield w
+    w.set_document(None)  # views drop the document and cancel their background work
     # let background work (validation, panels) deliver its results while the window still exists
     for _ in range(3):
         QThreadPool.globalInstance().waitForDone(20000)

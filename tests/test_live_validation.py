@@ -29,6 +29,7 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
         w.open_path(example_copy)
     qtbot.waitUntil(lambda: not w.validation.busy, timeout=20000)
     yield w
+    w.set_document(None)  # views drop the document and cancel their background work
     for _ in range(3):
         QThreadPool.globalInstance().waitForDone(20000)
         QApplication.processEvents()
