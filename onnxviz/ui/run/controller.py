@@ -212,8 +212,11 @@ class RunController(QObject):
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
-        if hasattr(self.window, "track_task"):
+        if hasattr(self.window, "track_task"):  # the status bar's progress bar with its cancel button
             self.window.track_task(task)
+        else:
+            task.progress.connect(lambda fraction, text: self.window.statusBar().showMessage(
+                f"{text} ({fraction:.0%}) - Run > Cancel Run stops it"))
         self.window.statusBar().showMessage(f"{label}...")
         task.start(self._pool)
 
