@@ -471,3 +471,33 @@ def test_big_graph_without_name_scopes_opens_in_runs_of_nodes() -> None:
     scene = layout.reveal(1234)
     assert_sound(scene)
     assert scene.box_ref[scene.box_of_node(1234)].node == 1234
+
+
+def centre_of(scene: Scene, title: str, nth: int = 0) -> float:
+    rows = [i for i in range(scene.n_boxes) if scene.box_title[i] == title]
+    return float(scene.box_x[rows[nth]] + scene.box_w[rows[nth]] / 2)
+
+
+def test_collapsing_an_open_group_closes_the_gap_on_the_main_path(example_path: Path) -> None:
+    layout, full = lay_out(onnx.load(example_path))
+    frame = full.group_rect[full.group_path.index("attn")]
+    scene = layout.collapse("attn")
+    assert_sound(scene)
+    assert edges_through_boxes(scene) == []
+    box = [r.group for r in scene.box_ref].index("attn")
+    shrink = float(frame[3] - scene.box_h[box])
+    assert scene.bounds()[3] == pytest.approx(full.bounds()[3] - shrink, abs=1.0)
+    # the collapsed box sits on the line through the residual block's last Relu and the head
+    relu = centre_of(scene, "Relu", 2)
+    assert float(scene.box_x[box] + scene.box_w[box] / 2) == pytest.approx(relu, abs=0.5)
+
+
+def test_expanding_in_the_overview_keeps_the_main_path_straight(synth_big: onnx.ModelProto) -> None:
+    layout, _ = lay_out(synth_big)
+    scene = layout.expand("layers.5")
+    line = centre_of(scene, "layers.4")
+    assert centre_of(scene, "layers.6") == pytest.approx(line, abs=0.5)
+    into = [e for e in range(scene.n_edges) if scene.box_title[scene.edge_src[e]] == "layers.4"]
+    for e in into:  # enters the frame straight down from layers.4
+        pts = scene.edge_polyline(e)
+        assert pts[1][0] == pytest.approx(line, abs=0.5)

@@ -214,8 +214,8 @@ class GraphLayout:
 
     def _toggle(self, g: int, expand: bool) -> None:
         chain = self.tree.chain(int(self.tree.parent[g])) if g >= 0 else []
-        old_keys = {a: self._key(a) for a in [-1, *chain]}
-        if any((a, k) not in self._blocks for a, k in old_keys.items()):
+        old_keys = {a: self._key(a) for a in [-1, *chain, g]}
+        if any((a, old_keys[a]) not in self._blocks for a in [-1, *chain]):
             self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
             return  # nothing laid out yet: the next build lays out from scratch
         self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
@@ -225,13 +225,17 @@ class GraphLayout:
             if key not in self._blocks:
                 old = self._blocks[(level, old_keys[level])]
                 row = old.row_of[self.graph.n_items + child]
-                if child in self._expanded:
+                if child in self._expanded:  # the new frame's main entry goes where the box was
                     sub = self._block(child)
-                    w, h, kind = sub.width, sub.height, UNIT_BLOCK
-                else:
+                    w, h, kind, shift = sub.width, sub.height, UNIT_BLOCK, -sub.main_in_dx()
+                    if old.kind[row] == UNIT_BLOCK:  # a frame that grew: keep its entry where it was
+                        before = self._blocks[(child, old_keys[child])]
+                        shift += before.main_in_dx()
+                else:  # the box goes where the old frame's main entry was
                     w, h = self.group_text(child).size()
                     kind = UNIT_GROUP
-                self._blocks[key] = old.resized(row, w, h, kind)
+                    shift = self._blocks[(child, old_keys[child])].main_in_dx()
+                self._blocks[key] = old.resized(row, w, h, kind, shift)
             child = level
 
     def _group_id_of(self, node: int) -> int:

@@ -59,30 +59,52 @@ class Block:
         lay = self.lay
         return float(self.pad_x + lay.x[row] + lay.w[row] / 2 - self.width / 2)
 
-    def resized(self, row: int, w1: float, h1: float, kind: int) -> Block:
-        """A copy where unit ``row`` has size (w1, h1); growth pushes the others aside and down.
+    def main_in_dx(self) -> float:
+        """Offset from the frame's centre of the entry port feeding the most units (0 if none)."""
+        if not self.in_port:
+            return 0.0
+        fed = np.bincount(self.lay.edge_src, minlength=len(self.kind))
+        rows = list(self.in_port.values())
+        return self.port_dx(max(rows, key=lambda r: (fed[r], -r)))
 
-        Units right of the unit's centre move right by half the extra width,
-        units left of it move left, units below move down by the extra height;
-        nothing else changes, so the rest keeps its relative positions. A unit
-        that shrinks stays centred where it was and nothing moves.
+    def resized(self, row: int, w1: float, h1: float, kind: int, centre_shift: float = 0.0) -> Block:
+        """A copy where unit ``row`` has size (w1, h1) and its centre moved by ``centre_shift``.
+
+        Growth pushes the others aside and down: units left of the unit's old
+        centre move left by what it grew on the left, units right of it move
+        right by what it grew on the right, units below move down by the extra
+        height. Shrinking pulls the units below up as far as the unit's
+        neighbours allow. So everything else keeps its relative position within
+        its side. (The centre shift keeps a frame's entry port, or a collapsed
+        box, under the edge that was coming into the old unit.)
         """
         lay = self.lay
         x, y, w, h = lay.x.copy(), lay.y.copy(), lay.w.copy(), lay.h.copy()
         top, bottom = lay.band_top.copy(), lay.band_bottom.copy()
         cx = x[row] + w[row] / 2
-        old_bottom = y[row] + h[row]
-        dw, dh = w1 - w[row], h1 - h[row]
+        old_left, old_right, old_bottom = x[row], x[row] + w[row], y[row] + h[row]
+        if w1 <= w[row]:  # stay inside the old extent: nothing beside needs to move
+            centre_shift = min(max(centre_shift, old_left + w1 / 2 - cx), old_right - w1 / 2 - cx)
+        grow_left = old_left - (cx + centre_shift - w1 / 2)
+        grow_right = (cx + centre_shift + w1 / 2) - old_right
         eps = 1e-6
-        if dw > 0:
-            centres = x + w / 2
-            x[centres > cx + eps] += dw / 2
-            x[centres < cx - eps] -= dw / 2
-        if dh > 0:
-            y[y >= old_bottom - eps] += dh
+        centres = x + w / 2
+        if grow_left > 0:
+            x[centres < cx - eps] -= grow_left
+        if grow_right > 0:
+            x[centres > cx + eps] += grow_right
+        below = y >= old_bottom - eps
+        dh = h1 - h[row]
+        if dh < 0:  # pull up no further than the tallest neighbour beside the unit
+            beside = ~below
+            beside[row] = False
+            limit = max([y[row] + h1, *(y[beside] + h[beside]).tolist()])
+            dh = limit - old_bottom
+        if abs(dh) > eps:
+            y[below] += dh
             top[top >= old_bottom - eps] += dh
             bottom[bottom >= old_bottom - eps] += dh
-        x[row], w[row], h[row], y[row] = cx - w1 / 2, w1, h1, lay.y[row]
+        x[row], w[row], h[row] = cx + centre_shift - w1 / 2, w1, h1
         x -= x.min()
         kinds = self.kind.copy()
         kinds[row] = kind
