@@ -151,7 +151,7 @@ def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> 
     _, canvas = open_window(qtbot, NODE_TESTS / "node" / folder / "model.onnx")
     holder = op_box(canvas, "Loop" if "loop" in folder else "If")
     targets = canvas.subgraphs_of(canvas.drawable.scene.box_ref[holder].node)
-    assert targets
+    assert targets and canvas.view.options.enterable == {holder}   # drawn with the "has a graph inside" mark
     with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT) as changed:
         if len(targets) == 1:
             qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, holder))

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
     ensure_gui_app()
     from onnxviz.model.document import Document
+    from onnxviz.ui.canvas.describe import enterable_boxes
     from onnxviz.ui.canvas.drawable import Drawable
     from onnxviz.ui.canvas.export import export_image, image_scale
     from onnxviz.ui.canvas.painting import PaintOptions
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         index.set_inferred(infer_types(doc.model).types)
     scene = lay_out(index, args.scope, args.expand_all)
     drawable = Drawable(scene)
-    export_image(drawable, out, scale=args.scale, options=PaintOptions(show_names=args.names))
+    options = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
+    export_image(drawable, out, scale=args.scale, options=options)
     scale = image_scale(drawable, args.scale)
     note = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
     print(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")

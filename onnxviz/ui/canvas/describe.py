@@ -53,5 +53,16 @@ def box_tooltip(index: ModelIndex, scene: Scene, box: int) -> str:
     return "<br>".join(parts)
 
 
+def enterable_boxes(index: ModelIndex, scene: Scene) -> frozenset[int]:
+    """Boxes of nodes that hold subgraphs (If/Loop/Scan bodies) or call a model-local function."""
+    g = index.graphs.get(scene.scope)
+    if g is None:
+        return frozenset()
+    holders = {i for i, _, _ in g.children}
+    if index.functions:
+        holders |= {i for i, node in enumerate(g.nodes) if index.function_for(node) is not None}
+    return frozenset(b for b, ref in enumerate(scene.box_ref) if ref.kind == BoxKind.OP and ref.node in holders)
+
+
 def edge_tooltip(index: ModelIndex, scene: Scene, edge: int) -> str:
     return value_text(index, scene.scope, scene.edge_value[edge])

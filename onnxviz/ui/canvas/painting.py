@@ -32,6 +32,7 @@ class PaintOptions:
     badges: dict[int, str] = field(default_factory=dict)          # box -> "error" / "warning"
     overlay: np.ndarray | None = None                              # (n_boxes, 4) uint8 RGBA, alpha 0 = none
     flagged_box: int = -1
+    enterable: frozenset[int] = frozenset()                       # boxes with a graph inside (If, Loop, calls)
 
 
 class ScenePainter:
@@ -231,6 +232,9 @@ def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, 
     p.setPen(text_colour)
     p.setFont(style.font(style.TITLE_PT, bold=True))
     title_rect = QRectF(rect.x() + 4, rect.y(), rect.width() - 8, min(header_h, style.HEADER_H))
+    if b in opts.enterable:
+        title_rect.setRight(title_rect.right() - 12)
+        _draw_nested_mark(p, QRectF(rect.right() - 16, rect.y() + 5, 11, 10), text_colour)
     p.drawText(title_rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, title_rect.width()))
     if lines:
         _paint_lines(p, lines, QRectF(rect.x() + 7, rect.y() + header_h + 2, rect.width() - 12,
@@ -267,6 +271,17 @@ def _paint_group_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: floa
     if scale >= style.BODY_SCALE and s.box_lines[b]:
         _paint_lines(p, s.box_lines[b], QRectF(rect.x() + 8, title.bottom() + 1, rect.width() - 14,
                                                rect.bottom() - title.bottom() - 2))
+
+
+def _draw_nested_mark(p: QPainter, r: QRectF, colour: QColor) -> None:
+    """Two stacked frames: this node holds a graph that double-click opens."""
+    p.save()
+    p.setPen(QPen(colour, 1.2))
+    p.setBrush(Qt.BrushStyle.NoBrush)
+    p.drawRect(QRectF(r.x() + 3, r.y(), r.width() - 3, r.height() - 3))
+    p.drawRect(QRectF(r.x(), r.y() + 3, r.width() - 3, r.height() - 3))
+    p.restore()
+    p.setPen(colour)
 
 
 def _draw_toggle(p: QPainter, r: QRectF, expanded: bool) -> None:
