@@ -336,3 +336,28 @@ def test_expand_and_collapse_all_groups(qtbot: QtBot, example_path: Path) -> Non
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
         canvas.actions_by_name["expand_all"].trigger()
     assert not canvas.drawable.group_box and "attn/k" in canvas.drawable.scene.group_path
+
+
+def test_enter_a_model_local_function(qtbot: QtBot, tmp_path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    fn = helper.make_function("custom", "Scale2", ["x"], ["y"],
+                              [helper.make_node("Add", ["x", "x"], ["y"])],
+                              [helper.make_opsetid("", 18)])
+    graph = helper.make_graph([helper.make_node("Scale2", ["a"], ["b"], domain="custom", name="call")], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, functions=[fn], opset_imports=[helper.make_opsetid("", 18),
+                                                                    helper.make_opsetid("custom", 1)])
+    path = tmp_path / "fn.onnx"
+    onnx.save(model, path)
+    _, canvas = open_window(qtbot, path)
+    call = op_box(canvas, "Scale2")
+    assert call in canvas.view.options.enterable
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, call))
+    assert canvas.scope == "fn:custom:Scale2:" and canvas.trail == ["", "fn:custom:Scale2:"]
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
+    assert "Add" in canvas.drawable.scene.box_title
+    assert [b.text() for b in canvas.breadcrumb.buttons] == ["main graph", "Scale2 (function)"]
