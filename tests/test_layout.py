@@ -501,3 +501,13 @@ def test_expanding_in_the_overview_keeps_the_main_path_straight(synth_big: onnx.
     for e in into:  # enters the frame straight down from layers.4
         pts = scene.edge_polyline(e)
         assert pts[1][0] == pytest.approx(line, abs=0.5)
+
+
+def test_a_constant_listed_in_a_box_is_shown_by_that_box() -> None:
+    nodes = [helper.make_node("Constant", [], ["k"], name="const",
+                              value=numpy_helper.from_array(np.ones(4, np.float32))),
+             helper.make_node("Add", ["x", "k"], ["y"], name="add")]
+    layout, scene = lay_out(model_of(nodes, ["x"], ["y"]))
+    assert "Constant" not in scene.box_title
+    assert scene.box_of_node(0) == scene.box_of_node(1) >= 0
+    assert scene.box_lines[scene.box_of_node(1)] == ["B <4>"]
