@@ -28,6 +28,10 @@ def _values() -> dict[str, np.ndarray]:
         "bools": np.array([True, False, True]),
         "scalar": np.array(2.5, np.float32),
         "big": rng.random(70_000).astype(np.float32),
+        "big_offset": (rng.standard_normal((3, 1_100_000)) * 2 + 1000).astype(np.float32),
+        "big_nan": np.where(rng.random(80_000) < 0.01, np.nan, rng.standard_normal(80_000)),
+        "big_huge": np.full(70_000, 3.9e27, np.float32),
+        "big_ints": rng.integers(0, 100, 70_000),
         "empty": np.zeros((0, 3), np.float32),
         "half": rng.standard_normal((2, 3)).astype(np.float16),
         "bf16": rng.standard_normal((2, 3)).astype(ml_dtypes.bfloat16),
@@ -46,11 +50,11 @@ def test_batched_statistics_equal_one_by_one() -> None:
         for field in ("minimum", "maximum", "mean", "std", "zero_fraction"):
             a, b = getattr(got, field), getattr(one, field)
             assert (a is None) == (b is None), (name, field)
-            if a is not None:
-                assert a == pytest.approx(b, rel=1e-9, abs=1e-12), (name, field)
+            if a is not None:  # float32 sums and dots of a million elements: close, not identical
+                assert a == pytest.approx(b, rel=1e-5, abs=1e-9), (name, field)
         assert got.hist_counts.sum() == one.hist_counts.sum(), name
         np.testing.assert_allclose(got.hist_edges, one.hist_edges, rtol=1e-12)
-        assert np.abs(got.hist_counts - one.hist_counts).sum() <= 2, name  # edge rounding only
+        assert np.abs(got.hist_counts - one.hist_counts).sum() <= max(2, one.numel // 10_000), name
 
 
 @pytest.mark.parametrize("packed", [True, False])
@@ -61,7 +65,7 @@ def test_every_dtype_reads_back(tmp_path: Path, packed: bool) -> None:
     graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info("normal", TensorProto.FLOAT, None)])
     write_result(captured, helper.make_model(graph), tmp_path, tmp_path if packed else None)
     files = {p.name for p in tmp_path.iterdir()}
-    assert ("values.bin" in files) == packed and (len(files) == 3 if packed else len(files) == 13)
+    assert ("values.bin" in files) == packed and len(files) == (3 if packed else len(values) + 1)
     result = RunResult.load(tmp_path)
     for name, array in values.items():
         back = np.asarray(result.array(name))
