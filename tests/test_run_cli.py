@@ -95,3 +95,23 @@ def test_run_wrong_input_shape(capsys: pytest.CaptureFixture[str], example_path:
     code, _, err = _run(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'small.npy'}")
     assert code == 2
     assert "input 'image' expects size 32 on axis 2" in err
+
+
+def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import onnx
+    from onnx import helper
+
+    weight = numpy_helper.from_array(np.arange(64 * 8, dtype=np.float32).reshape(64, 8), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])], [weight])
+    model = helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
+    np.savez(tmp_path / "in.npz", x=np.ones((1, 64), np.float32))
+    dump = tmp_path / "dump"
+    code, _, err = _run(capsys, "run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in.npz"),
+                        "--dump", str(dump))
+    assert code == 0, err
+    index = json.loads((dump / "index.json").read_text())
+    y = np.load(dump / index["values"]["y"]["file"])
+    np.testing.assert_array_equal(y, np.arange(64 * 8, dtype=np.float32).reshape(64, 8).sum(axis=0, keepdims=True))

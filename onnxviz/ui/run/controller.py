@@ -184,7 +184,12 @@ class RunController(QObject):
         return jobs
 
     def _start(self, doc: Document, feeds: dict[str, np.ndarray], compare: str, other_path: Path | None) -> None:
-        jobs = self._jobs(doc, compare, other_path)
+        try:
+            jobs = self._jobs(doc, compare, other_path)
+        except ValueError as exc:  # protobuf refuses to serialize more than 2 GiB
+            self._report_failure("the model is too large to hand to the runtime as one protobuf (over 2 GiB); "
+                                 "save it with external data and run the saved file.", str(exc))
+            return
         index = doc.index
         label = f"Running {doc.name}" + (f" and {jobs[1].label}" if len(jobs) > 1 else "")
 
