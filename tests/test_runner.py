@@ -236,3 +236,19 @@ def test_compare_two_models_finds_the_first_changed_value(tmp_path: Path, exampl
     a.cleanup()
     b.cleanup()
     assert not a.directory.exists()
+
+
+def test_values_beyond_the_memory_budget_stay_on_disk() -> None:
+    model = _nan_model()
+    feeds = {"x": np.ones((2, 3), np.float32)}
+    on_disk = run_model(model, feeds, RunOptions(memory_budget=0))
+    assert on_disk.pack_path is not None and on_disk.pack_path.parent == on_disk.directory
+    in_memory = run_model(model, feeds)
+    assert in_memory.pack_path is not None
+    if Path("/dev/shm").is_dir():
+        assert in_memory.pack_path.parent.parent == Path("/dev/shm")
+    np.testing.assert_array_equal(in_memory.array("c"), on_disk.array("c"))
+    for result in (on_disk, in_memory):
+        folder = result.pack_path.parent
+        result.cleanup()
+        assert not folder.exists() and not result.directory.exists()
