@@ -52,7 +52,8 @@ def bench_window(model: Path) -> None:
 
     ensure_app()
     with tempfile.TemporaryDirectory() as folder:
-        window = MainWindow(QSettings(str(Path(folder) / "s.ini"), QSettings.Format.IniFormat))
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)
+        window = MainWindow()
         window.open_path(model)
         loop = QEventLoop()
         window.loading_finished.connect(loop.quit)

@@ -155,31 +155,27 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
     node = g.nodes[i]
     shapes = shapes or _Shapes(index, g)
     shapes.symbolic_used = False
-    outs = [shapes.of(n) for n in node.output]
-    out = outs[0] if outs else None
-    out_text = "x".join(map(str, out)) if out is not None else ""
-    if out is not None and shapes.symbolic_used:
-        out_text = shape_text(index.type_of(scope, node.output[0])[0])
+    first = node.output[0] if node.output else ""
+    out_text = shape_text(index.type_of(scope, first)[0]) if first else ""
+    op = node.op_type if node.domain in ("", "ai.onnx") else ""
     macs: int | None = 0
     flops: int | None = 0
-    rule = MAC_RULES.get(node.op_type) if node.domain in ("", "ai.onnx") else None
-    if rule is not None:
-        if node.op_type == "QLinearConv":
+    if op in MAC_RULES:
+        out = shapes.of(first)
+        if op == "QLinearConv":
             ins = [shapes.of(node.input[0]), shapes.of(node.input[3]) if len(node.input) > 3 else None]
         else:
             ins = [shapes.of(n) for n in node.input]
-        macs = rule(node, ins + [out])
-        has_bias = node.op_type in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
+        macs = MAC_RULES[op](node, ins + [out])
+        has_bias = op in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
         extra = math.prod(out) if out is not None and has_bias else 0
         flops = None if macs is None else 2 * macs + extra
-    elif node.op_type in ELEMENTWISE:
-        flops = math.prod(out) if out is not None else None
+    elif op in ELEMENTWISE or op in POOLING:
+        out = shapes.of(first)
+        kernel = _attr_ints(node, "kernel_shape") if op in POOLING else []
+        flops = None if out is None or kernel is None else math.prod(out) * math.prod(kernel)
         macs = None if flops is None else 0
-    elif node.op_type in POOLING:
-        kernel = _attr_ints(node, "kernel_shape")
-        flops = math.prod(out) * math.prod(kernel) if out is not None and kernel else None
-        macs = None if flops is None else 0
-    elif node.op_type.startswith("Global") and node.op_type.endswith("Pool"):
+    elif op.startswith("Global") and op.endswith("Pool"):
         x = shapes.of(node.input[0]) if node.input else None
         flops = math.prod(x) if x is not None else None
         macs = None if flops is None else 0
