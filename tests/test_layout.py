@@ -511,3 +511,26 @@ def test_a_constant_listed_in_a_box_is_shown_by_that_box() -> None:
     assert "Constant" not in scene.box_title
     assert scene.box_of_node(0) == scene.box_of_node(1) >= 0
     assert scene.box_lines[scene.box_of_node(1)] == ["B <4>"]
+
+
+def test_random_expand_and_collapse_sequences_stay_clean(synth_small: Path) -> None:
+    import random
+
+    index = ModelIndex(onnx.load(synth_small))
+    layout = GraphLayout(index, expanded=[])
+    layout.build()
+    paths = list(layout.tree.paths)
+    rng = random.Random(7)
+    for _ in range(40):
+        path = rng.choice(paths)
+        scene = layout.collapse(path) if path in layout.expanded and rng.random() < 0.5 else layout.expand(path)
+        assert overlapping_pairs(scene) == []
+        assert_edges_attached(scene)
+        assert_frames_clean(scene)
+    shown = {p for p in layout.expanded if all(a in layout.expanded for a in _ancestors(p))}
+    assert set(scene.group_path) == shown
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:k]) for k in range(1, len(parts))]
