@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +67,21 @@ class ValueRecord:
     node_name: str
     op_type: str
     engine: str
-    stats: TensorStats
-    offset: int = -1     # position in the packed file; -1 for a .npy of its own
+    summary: dict[str, Any]  # the statistics as stored; :attr:`stats` builds the TensorStats when asked
+    offset: int = -1         # position in the packed file; -1 for a .npy of its own
+
+    @cached_property
+    def stats(self) -> TensorStats:
+        return stats_from_json(self.summary)
 
     @property
     def abs_max(self) -> float | None:
-        s = self.stats
-        return None if s.minimum is None or s.maximum is None else max(abs(s.minimum), abs(s.maximum))
+        low, high = self.summary["minimum"], self.summary["maximum"]
+        return None if low is None or high is None else max(abs(low), abs(high))
 
     @property
     def nonfinite(self) -> bool:
-        return self.stats.nan_count > 0 or self.stats.inf_count > 0
+        return self.summary["nan_count"] > 0 or self.summary["inf_count"] > 0
 
 
 def stats_to_json(stats: TensorStats) -> dict[str, Any]:
@@ -205,7 +210,7 @@ class RunResult:
             values = {name: ValueRecord(name=name, file=v["file"], numpy_dtype=v["numpy_dtype"],
                                         shape=tuple(v["shape"]), node=v["node"], order=v["order"],
                                         node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
-                                        stats=stats_from_json(v["stats"]), offset=v.get("offset", -1))
+                                        summary=v["stats"], offset=v.get("offset", -1))
                       for name, v in index["values"].items()}
             pack = index.get("pack")
             return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
@@ -246,8 +251,8 @@ class RunResult:
             return dict(self.node_times_us)
         pick: Callable[[ValueRecord], float | None] = {
             "max_abs": lambda r: r.abs_max,
-            "mean": lambda r: r.stats.mean,
-            "std": lambda r: r.stats.std,
+            "mean": lambda r: r.summary["mean"],
+            "std": lambda r: r.summary["std"],
             "nonfinite": lambda r: 1.0 if r.nonfinite else 0.0,
         }[key]
         out: dict[int, float] = {}
