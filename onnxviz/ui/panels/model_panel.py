@@ -226,7 +226,8 @@ class ModelPanel(Page):
         if self._task is not None:
             self._task.cancel()
         model, index = doc.model, doc.index
-        task = Task(lambda progress, token: model_figures(model, index), "Summarising the model")
+        task = Task(lambda progress, token: model_figures(model, index), "Summarising the model",
+                    parent=self)  # dies with the panel: no late delivery to deleted widgets
         task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
         self._task = task
         task.start()
