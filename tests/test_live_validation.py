@@ -106,3 +106,19 @@ def test_external_data_does_not_confuse_the_checker(tmp_path: Path) -> None:
               size_threshold=0)
     doc = onnxviz.open(tmp_path / "m.onnx")
     assert doc.check() == []
+
+
+def test_undo_to_a_validated_state_reuses_its_result(qtbot: QtBot, window: MainWindow) -> None:
+    doc = window.doc
+    assert doc is not None
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.set_op_type(CONV, "Relu")
+    problems = list(doc.problems)
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.undo()
+    started: list[bool] = []
+    window.validation.started.connect(lambda: started.append(True))
+    with qtbot.waitSignal(window.validation.finished, timeout=20000):
+        doc.redo()
+    assert started == []  # no new pass: the state after the edit was validated before
+    assert doc.problems == problems

@@ -1,12 +1,22 @@
-"""Background validation after load and after every edit: debounced, stale results dropped."""
+"""Background validation after load and after every edit: debounced, stale results dropped.
+
+Results are remembered by the model's bytes, so undo and redo back to a state
+already validated get their problems and shapes at once.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections import OrderedDict
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.validation import ValidationResult, validate
 from onnxviz.ui.tasks import Task
+
+KNOWN_STATES = 16  # validated model states remembered for undo/redo
 
 
 class ValidationService(QObject):
@@ -19,6 +29,7 @@ class ValidationService(QObject):
         super().__init__(parent)
         self.doc: Document | None = None
         self._task: Task | None = None
+        self._known: OrderedDict[bytes, ValidationResult] = OrderedDict()  # model digest -> result
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
@@ -27,6 +38,7 @@ class ValidationService(QObject):
         if self.doc is not None:
             self.doc.changed.disconnect(self._on_changed)
         self.doc = doc
+        self._known.clear()
         if doc is not None:
             doc.changed.connect(self._on_changed)
             self._timer.start()
@@ -51,11 +63,23 @@ class ValidationService(QObject):
         except ValueError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
             return
         generation = doc.generation
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        known = self._known.get(digest)
+        if known is not None:
+            self._known.move_to_end(digest)
+            self._on_result(dataclasses.replace(known, generation=generation))
+            return
         task = Task(lambda progress, token: validate(data, None, generation), "Validating")
+        task.finished.connect(lambda result: self._remember(digest, result))
         task.finished.connect(self._on_result)
         self._task = task
         self.started.emit()
         task.start()
+
+    def _remember(self, digest: bytes, result: ValidationResult) -> None:
+        self._known[digest] = result
+        while len(self._known) > KNOWN_STATES:
+            self._known.popitem(last=False)
 
     def _on_result(self, result: ValidationResult) -> None:
         if self.doc is not None and self.doc.apply_validation(result):
