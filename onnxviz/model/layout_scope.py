@@ -205,7 +205,7 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
 
 def _node_text(sg: ScopeGraph, i: int) -> BoxText:
     node = sg.graph.nodes[i]
-    key = (node.domain, node.op_type, getattr(node, "overload", ""))
+    key = (node.domain, node.op_type, node.overload)
     info = sg.op_info.get(key)
     if info is None:
         info = sg.op_info[key] = _op_info(sg, node)
