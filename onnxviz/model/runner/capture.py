@@ -65,7 +65,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
             _run_ort(prepared, names, feeds, options, progress, result, scratch_dir)
             return _finish(model, result)
         except RunError as exc:
-            failure = f"onnxruntime could not run the model ({exc.message})"
+            failure = f"ONNX Runtime could not run the model ({exc.message})"
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
     try:
         _run_reference(model, feeds, options, progress, result)
