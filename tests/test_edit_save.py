@@ -96,3 +96,11 @@ def test_embed_external_data_on_save_as(tmp_path: Path) -> None:
     assert onnx.load(out_dir / "m.onnx").graph.initializer[0].raw_data
     with pytest.raises(SaveError):
         doc.save(external="inline")
+
+
+def test_snapshot_is_not_changed_by_later_edits(example_path: Path) -> None:
+    doc = onnxviz.open(example_path)
+    snap = doc.snapshot()
+    doc.rename_node(0, "changed")
+    assert snap.graph.node[0].name == "/stem/conv/Conv"
+    assert doc.model.graph.node[0].name == "changed"
