@@ -75,13 +75,15 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
 def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path: Path) -> None:
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
     doc = window.doc
+    doc.set_metadata("note", "an unsaved edit")
     before = doc.model.SerializeToString()
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c.run()
         qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
         os.kill(c.active_run.pid, signal.SIGKILL)
     assert "crashed with SIGKILL" in failed.args[0]
-    assert window.doc is doc and doc.model.SerializeToString() == before
+    assert window.doc is doc and doc.model.SerializeToString() == before and doc.is_dirty
+    assert {p.key: p.value for p in doc.model.metadata_props}["note"] == "an unsaved edit"
     assert "crashed" in window.statusBar().currentMessage()
     assert _menu_action(window, "Run").isEnabled()
 
