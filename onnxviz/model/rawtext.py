@@ -121,28 +121,53 @@ def _finish(text: str, notes: list[str], max_chars: int) -> RawText:
 
 def model_text(model: onnx.ModelProto, max_nodes: int = MAX_NODES, max_tensor_bytes: int = MAX_TENSOR_BYTES,
                max_chars: int = MAX_CHARS, cancel: CancelToken | None = None) -> RawText:
-    """The whole model as protobuf text, trimmed so it stays readable and quick to build."""
+    """The whole model as protobuf text, trimmed so it stays readable and quick to build.
+
+    Everything but the main graph's nodes is printed first; the nodes (the bulk of a big model)
+    are then printed one by one into the ``graph {`` block, stopping at ``max_nodes`` or
+    ``max_chars`` and checking ``cancel`` as they go, so work is bounded by what is shown.
+    """
     shell = onnx.ModelProto()
     _copy_except(model, shell, {"graph"})
-    _copy_except(model.graph, shell.graph, {"initializer", "node"})
+    _copy_except(model.graph, shell.graph, {"initializer", "node", "value_info"})
+    shell.graph.name = model.graph.name  # always present, so the text has a "graph {" to fill
     notes: list[str] = []
-    for node in model.graph.node[:max_nodes]:
-        shell.graph.node.add().CopyFrom(node)
-    if len(model.graph.node) > max_nodes:
-        notes.append(f"showing the first {max_nodes:,} of {len(model.graph.node):,} nodes")
-    if cancel is not None:
-        cancel.check()
     cut = False
-    for t in model.graph.initializer:
+    graph = model.graph
+    for t in graph.initializer[:max_nodes]:
         copy, was_cut = _capped_tensor(t, max_tensor_bytes)
         shell.graph.initializer.append(copy)
         cut |= was_cut
+    shell.graph.value_info.extend(graph.value_info[:max_nodes])
+    for label, field in (("initializers", graph.initializer), ("value_info entries", graph.value_info)):
+        if len(field) > max_nodes:
+            notes.append(f"showing the first {max_nodes:,} of {len(field):,} {label}")
     cut |= _cap_all(shell, max_tensor_bytes)
+    head, opening, tail = text_format.MessageToString(shell).partition("graph {\n")
+    parts, size = [head, opening], len(head) + len(tail)
+    nodes = model.graph.node
+    for k, node in enumerate(nodes):
+        if cancel is not None and k % 64 == 0:
+            cancel.check()
+        if k >= max_nodes or size > max_chars:
+            notes.append(f"showing the first {k:,} of {len(nodes):,} nodes")
+            break
+        block, node_cut = _node_block(node, max_tensor_bytes)
+        cut |= node_cut
+        parts.append(block)
+        size += len(block)
     if cut:
         notes.append(f"tensor data is cut to {max_tensor_bytes} bytes per tensor")
-    if cancel is not None:
-        cancel.check()
-    return _finish(text_format.MessageToString(shell), notes, max_chars)
+    parts.append(tail)
+    return _finish("".join(parts), notes, max_chars + len(tail))
+
+
+def _node_block(node: onnx.NodeProto, max_tensor_bytes: int) -> tuple[str, bool]:
+    """``  node { ... }`` as it appears inside the main graph's text."""
+    holder = onnx.ModelProto()
+    holder.graph.node.add().CopyFrom(node)
+    cut = _cap_all(holder, max_tensor_bytes)
+    return "  node {\n" + text_format.MessageToString(holder.graph.node[0], indent=4) + "  }\n", cut
 
 
 def node_text(node: onnx.NodeProto, max_tensor_bytes: int = MAX_TENSOR_BYTES,
