@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 
-from onnxviz.model.edits import EditCommand, Op, Path
+from onnxviz.model.edits import EditCommand, Op, Path, resolve
 from onnxviz.model.errors import EditError
 from onnxviz.model.index import ModelIndex, function_scope
 from onnxviz.model.opschema import node_schema
+from onnxviz.model.validation import walk_nodes
 
 if TYPE_CHECKING:
     from onnx.defs import OpSchema
@@ -91,16 +92,12 @@ class EditBase:
         return path
 
     def graph_of(self, scope: str) -> Body:
-        from onnxviz.model.edits import resolve
-
         return resolve(self.model, self.scope_path(scope))
 
     def _graph_only(self, scope: str) -> tuple[Path, GraphProto]:
         path = self.scope_path(scope)
         if path[0] == "functions":
             raise EditError("function bodies have no typed inputs, outputs or initializers to edit.")
-        from onnxviz.model.edits import resolve
-
         return path, resolve(self.model, path)
 
     # -- nodes ---------------------------------------------------------------------
@@ -152,8 +149,6 @@ class EditBase:
         cached = getattr(self, "_lookup_cache", None)
         if cached is not None and cached[0] == self.generation:
             return cached[1]
-        from onnxviz.model.validation import walk_nodes
-
         table: dict[str, tuple[str, int]] = {}
         for scope, i, n in walk_nodes(self.model):
             if n.name and n.name not in table:

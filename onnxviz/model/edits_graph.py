@@ -12,6 +12,7 @@ from onnxviz.model.edits_base import Body, EditBase, NodeRef, graph_bodies
 from onnxviz.model.edits_values import Dim, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.external import is_external
+from onnxviz.model.validation import infer_types
 
 KEEP: Any = object()  # "leave this part of the type as it is"
 
@@ -128,8 +129,6 @@ class GraphEditsMixin(EditBase):
     def _known_type(self, scope: str, name: str) -> Any:
         t, _ = self.index.type_of(scope, name)
         if t is None and not self.index.inferred:
-            from onnxviz.model.validation import infer_types
-
             self.index.set_inferred(infer_types(self.model).types)
             t, _ = self.index.type_of(scope, name)
         return t

@@ -9,6 +9,7 @@ from onnx import AttributeProto, NodeProto, helper
 
 from onnxviz.model.edits import Insert, Op, Remove, ReplaceMessage, SetField, SetItem
 from onnxviz.model.edits_base import EditBase, NodeRef
+from onnxviz.model.edits_graph import rename_ops
 from onnxviz.model.edits_values import make_attribute
 from onnxviz.model.errors import EditError
 from onnxviz.model.index import shape_text
@@ -132,8 +133,6 @@ class NodeEditsMixin(EditBase):
         a, b = (shape_text(self.index.type_of(scope, v)[0]) for v in (src, out))
         if a and b and "?" not in a + b and a != b:
             raise EditError(f"{label} cannot be bypassed: its input is {a} but its output is {b}.")
-        from onnxviz.model.edits_graph import rename_ops
-
         return rename_ops(self.scope_path(scope), self.graph_of(scope), out, src, reads_only=True, skip=i)
 
     def insert_node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str],
