@@ -8,6 +8,7 @@ from functools import lru_cache
 import onnx
 from onnx.defs import OpSchema
 
+from onnxviz.model.edits_values import attribute_text
 from onnxviz.model.opschema import all_schemas, opset_version, schema_for
 
 
@@ -92,8 +93,6 @@ def _param(p: OpSchema.FormalParameter) -> Param:
 def _attribute(a: OpSchema.Attribute) -> AttributeInfo:
     default = ""
     if a.default_value.type:
-        from onnxviz.model.edits_values import attribute_text
-
         default = attribute_text(a.default_value)
     type_name = onnx.AttributeProto.AttributeType.Name(int(a.type.value)).lower()
     return AttributeInfo(a.name, type_name, bool(a.required), default, (a.description or "").strip())

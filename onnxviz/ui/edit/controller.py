@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessage
 from onnxviz.model.document import Change, Document, atomic_write
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import INITIALIZER
+from onnxviz.model.palette import palette
 from onnxviz.model.validation import node_badges
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.forms import FormDialog
@@ -290,8 +291,6 @@ class EditController(QObject):
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         node = doc.node_proto(scope, i)
-        from onnxviz.model.palette import palette
-
         names = sorted({e.name for e in palette(doc.model)})
         form = self._form("Change Operator",
                           f"Operator of {doc.node_label(scope, i)}. Attributes the new operator does not "
