@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, QTimer, Signal
 from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -651,16 +651,14 @@ class GraphCanvas(QWidget):
             window.statusBar().showMessage(message, 8000)
 
     def go_up(self) -> None:
-        parent = parent_scope(self._scope)
-        self.leave_scope() if len(self._trail) > 1 else self.show_scope(parent)
+        """Back to where the breadcrumb says we came from (the enclosing graph)."""
+        if len(self._trail) > 1:
+            self.leave_scope()
+        elif self._scope:
+            self.show_scope(parent_scope(self._scope))
 
     def on_model_changed(self, change: Change) -> None:
         if change.kind in ("edit", "undo", "redo", "reload"):
             self.rebuild()
         elif change.kind == "validated":
             self.relabel()
-
-    def map_box_to_global(self, box: int) -> QPoint:
-        """Screen position of a box's centre (for tests and context menus)."""
-        c = self.view.map_from_scene(self._box_rect(box).center())
-        return self.view.mapToGlobal(QPointF(c).toPoint())
