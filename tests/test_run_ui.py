@@ -195,3 +195,12 @@ def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
     assert np.isnan(grid[4]).all()
     view.set_array(np.zeros((3, 4), np.float32))
     assert not view.usable
+
+
+def test_closing_the_window_ends_a_running_worker(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
+    c.run()
+    qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
+    process = c.active_run._process
+    window.close()
+    qtbot.waitUntil(lambda: not process.is_alive(), timeout=2000)
