@@ -361,3 +361,33 @@ def test_enter_a_model_local_function(qtbot: QtBot, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
     assert "Add" in canvas.drawable.scene.box_title
     assert [b.text() for b in canvas.breadcrumb.buttons] == ["main graph", "Scale2 (function)"]
+
+
+def test_a_failing_layout_is_reported_and_clears_the_old_drawing(qtbot: QtBot, example_path: Path) -> None:
+    class BrokenLayout:
+        def __init__(self, *_args: object) -> None:
+            pass
+
+        def build(self, *_args: object) -> object:
+            raise ValueError("no room")
+
+    window, canvas = open_window(qtbot, example_path)
+    canvas.layout_factory = BrokenLayout
+    with qtbot.waitSignal(canvas.layout_failed, timeout=TIMEOUT) as failed:
+        window.open_path(NODE_TESTS / "node" / "test_if" / "model.onnx")
+    assert "no room" in failed.args[0] and canvas.drawable is None
+    assert "no room" in canvas.view.message and not canvas.busy
+    canvas.view.grab()   # paints the message without error
+
+
+def test_an_empty_graph_draws_a_message(qtbot: QtBot, tmp_path: Path) -> None:
+    import onnx
+    from onnx import helper
+
+    path = tmp_path / "empty.onnx"
+    onnx.save(helper.make_model(helper.make_graph([], "empty", [], [])), path)
+    _, canvas = open_window(qtbot, path)
+    assert canvas.drawable is not None and canvas.drawable.scene.n_boxes == 0
+    assert "no nodes" in canvas.view.message
+    canvas.fit()
+    assert not canvas.minimap.isVisible()

@@ -184,13 +184,6 @@ class GraphLayout:
         rows = np.arange(n)
         return np.where(hidden.any(axis=1), n + anc[rows, first], rows)
 
-    def home_of(self, code: int) -> int:
-        """Group whose level holds the unit ``code`` (-1 for the root)."""
-        n = self.graph.n_items
-        if code >= n:
-            return int(self.tree.parent[code - n])
-        return int(self.tree.item_group[code])
-
     # -- expansion ---------------------------------------------------------------------
     def _initial_expanded(self, expanded: Iterable[str] | None) -> set[int]:
         tree = self.tree

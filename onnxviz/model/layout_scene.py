@@ -33,6 +33,8 @@ class _Composer:
         self.chains: dict[int, list[int]] = {}
         self.scene = Scene(scope=layout.scope)
         self.code_box: dict[int, int] = {}
+        self.item_group: list[int] = layout.tree.item_group.tolist()
+        self.group_parent: list[int] = layout.tree.parent.tolist()
 
     # -- boxes ----------------------------------------------------------------------------
     def place_boxes(self) -> None:
@@ -145,6 +147,10 @@ class _Composer:
         s.edge_offsets = np.array(offsets, np.int64)
         s.edge_points = np.array(points, np.float32).reshape(-1, 2)
 
+    def home_of(self, code: int) -> int:
+        """Group whose level holds unit ``code`` (item id, or n_items + group id); -1 for the root."""
+        return self.item_group[code] if code < self.n_items else self.group_parent[code - self.n_items]
+
     def chain(self, g: int) -> list[int]:
         found = self.chains.get(g)
         if found is None:
@@ -161,8 +167,12 @@ class _Composer:
 
     def _route(self, a: int, b: int, v: int) -> list[Point]:
         n = self.n_items
-        up = self.chain(self.layout.home_of(a))
-        down = self.chain(self.layout.home_of(b))
+        home_a, home_b = self.home_of(a), self.home_of(b)
+        if home_a == home_b:  # the common case: both ends in one level
+            block = self.blocks[home_a]
+            return self.segment(home_a, block.edge_of[(block.row_of[a], block.row_of[b], v)])
+        up = self.chain(home_a)
+        down = self.chain(home_b)
         k = 0
         while k < len(up) and k < len(down) and up[k] == down[k]:
             k += 1

@@ -353,7 +353,7 @@ class GraphCanvas(QWidget):
         task = Task(work, job.label)
         task.progress.connect(self.progress_bar.set_progress)
         task.finished.connect(lambda result: self._job_done(task, job, result))
-        task.failed.connect(lambda exc, tb: self._job_failed(task, exc))
+        task.failed.connect(lambda exc, tb: self._job_failed(task, job, exc))
         task.cancelled.connect(lambda: self._job_ended(task))
         self._task = task
         status_progress = getattr(self.window(), "task_progress", None)
@@ -379,9 +379,16 @@ class GraphCanvas(QWidget):
             job.then()
         self._job_ended(task)
 
-    def _job_failed(self, task: Task, exc: object) -> None:
-        message = getattr(exc, "message", None) or f"the graph could not be laid out: {exc}."
+    def _job_failed(self, task: Task, job: _Job, exc: object) -> None:
+        if self._task is not task:
+            return
+        message = getattr(exc, "message", None) or f"The graph could not be laid out: {exc}."
         self._status(message)
+        if job.make_layout is not None:   # never leave the previous document's drawing on screen
+            self.layout_obj, self.drawable = None, None
+            self.view.set_drawable(None)
+        self.view.message = message
+        self.view.update()
         self._job_ended(task)
         self.layout_failed.emit(message)
 
@@ -395,6 +402,7 @@ class GraphCanvas(QWidget):
 
     def _show(self, drawable: Drawable, keep_view: bool, announce: bool) -> None:
         self.drawable = drawable
+        self.view.message = "" if drawable.scene.n_boxes else "This graph has no nodes, inputs or outputs."
         self._group_selected = -1
         if self.doc is not None:
             self.view.options.enterable = enterable_boxes(self.doc.index, drawable.scene)

@@ -52,6 +52,7 @@ class GraphView(QWidget):
         self.drawable: Drawable | None = None
         self.options = PaintOptions()
         self.legend: tuple[str, float, float, np.ndarray] | None = None  # title, min, max, (k, 4) colours
+        self.message = ""   # shown in the middle when there is nothing (or nothing good) to draw
         self.scale = 1.0
         self.center = QPointF(0, 0)
         self._painter = ScenePainter()
@@ -154,6 +155,11 @@ class GraphView(QWidget):
             p.restore()
         if self.legend is not None:
             paint_legend(p, QRectF(12, 12, 220, 48), *self.legend)
+        if self.message:
+            p.setPen(style.TEXT_DIM)
+            p.setFont(style.font(13))
+            p.drawText(QRectF(self.rect()).adjusted(40, 40, -40, -40),
+                       Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.message)
         p.end()
         self.painted.emit()
 
