@@ -187,6 +187,7 @@ def test_cycle_terminates_and_draws_every_node() -> None:
              helper.make_node("Relu", ["c"], ["y"], name="D")]
     _, scene = lay_out(model_of(nodes, ["x"], ["y"]))
     assert_sound(scene)
+    assert edges_through_boxes(scene) == []  # the back edge goes round, not through
     assert sum(1 for r in scene.box_ref if r.kind == BoxKind.OP) == 4
     assert sorted(scene.edge_value) == ["a", "b", "c", "c", "x", "y"]
 

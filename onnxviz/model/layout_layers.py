@@ -36,7 +36,8 @@ DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
 SPINE_WEIGHT = 1000.0
-CHECK_EVERY = 512     # layers between two cancellation checks  # the main path stays on its line
+CHECK_EVERY = 512     # layers between two cancellation checks
+BACK_EDGE_MARGIN = 8.0  # a back edge's lane: right of the level, in the gaps between layers  # the main path stays on its line
 
 
 @dataclass
@@ -51,6 +52,7 @@ class _Plain:
     edge_src: list[int]
     edge_dst: list[int]
     edge_reversed: list[bool]
+    width: float
 
 
 @dataclass
@@ -76,7 +78,8 @@ class LevelLayout:
         if cached is None:
             cached = _Plain(self.x.tolist(), self.y.tolist(), self.w.tolist(), self.h.tolist(),
                             self.layer.tolist(), self.band_top.tolist(), self.band_bottom.tolist(),
-                            self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_reversed.tolist())
+                            self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_reversed.tolist(),
+                            self.size()[0])
             self.__dict__["_plain"] = cached
         return cached
 
@@ -89,11 +92,11 @@ class LevelLayout:
         tx = x[t] + w[t] / 2 + dst_dx
         pts = [(sx, p.y[s] + p.h[s])]
         chain = self.edge_chain[e]
-        if p.edge_reversed[e]:
-            for d in reversed(chain):
-                cx = x[d] + w[d] / 2
-                pts += [(cx, bottom[layer[d]]), (cx, top[layer[d]])]
-            pts.append((tx, p.y[t]))
+        if p.edge_reversed[e]:  # a back edge of a cycle: up a lane right of everything
+            lane = p.width + BACK_EDGE_MARGIN
+            below = bottom[layer[s]] + BACK_EDGE_MARGIN
+            above = top[layer[t]] - BACK_EDGE_MARGIN
+            pts += [(sx, below), (lane, below), (lane, above), (tx, above), (tx, p.y[t])]
             return pts
         below = bottom[layer[s]]
         if below > pts[0][1] and (chain or layer[t] > layer[s]):
