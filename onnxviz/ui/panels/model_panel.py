@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.flops import NodeCost, human_count, summarize
-from onnxviz.model.index import function_scope
+from onnxviz.model.index import ModelIndex, function_scope
+from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import ModelFigures, human_bytes, model_figures, opsets
 from onnxviz.ui.panels.common import (
     Form,
@@ -225,8 +226,15 @@ class ModelPanel(Page):
     def _start_figures(self, doc: Document) -> None:
         if self._task is not None:
             self._task.cancel()
-        model, index = doc.model, doc.index
-        task = Task(lambda progress, token: model_figures(model, index), "Summarising the model",
+        # the worker reads a private copy: edits change doc.model on this thread meanwhile
+        snapshot, inferred = doc.snapshot(), dict(doc.index.inferred)
+
+        def work(progress: ProgressFn, token: CancelToken) -> ModelFigures:
+            index = ModelIndex(snapshot)
+            index.set_inferred(inferred)
+            return model_figures(snapshot, index)
+
+        task = Task(work, "Summarising the model",
                     parent=self)  # dies with the panel: no late delivery to deleted widgets
         task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
         self._task = task

@@ -40,21 +40,24 @@ class RawPanel(QWidget):
             self._display(RawText("", False), "No model open.")
             return
         index = doc.index
-        model = doc.model
         if state.node >= 0:
             g = index.graphs.get(state.scope)
             if g is None or state.node >= len(g.nodes):
                 self._display(RawText("", False), "The selected node no longer exists.")
                 return
-            node = g.nodes[state.node]
+            # workers never read the live model: edits change it on this thread meanwhile
+            node = type(g.nodes[state.node])()
+            node.CopyFrom(g.nodes[state.node])
             what = f"NodeProto of {g.node_label(state.node)}"
             work = lambda progress, token: node_text(node)  # noqa: E731
         elif state.value:
             what = f"Protos describing value '{state.value}'"
-            work = lambda progress, token: value_text(index, state.scope, state.value)  # noqa: E731
+            raw = value_text(index, state.scope, state.value)  # small: data is capped without a full read
+            work = lambda progress, token: raw  # noqa: E731
         else:
             what = "ModelProto"
-            work = lambda progress, token: model_text(model, cancel=token)  # noqa: E731
+            snapshot = doc.snapshot()
+            work = lambda progress, token: model_text(snapshot, cancel=token)  # noqa: E731
         self.note.setText(f"Building the text of the {what}...")
         self.text.setPlainText("")
         task = Task(work, "Raw text", parent=self)  # dies with the panel: no late delivery to deleted widgets
