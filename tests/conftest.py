@@ -49,3 +49,11 @@ def synth_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mod = runpy.run_path(str(synth_script()))
     onnx.save(mod["build"](10), out)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test's windows remember (recent files, theme, docks) in a fresh folder, never the user's."""
+    from onnxviz.ui.settings import use_settings_dir
+
+    use_settings_dir(tmp_path_factory.mktemp("settings"))

@@ -1,17 +1,35 @@
-"""QApplication set-up, the global exception hook and the entry point of the window."""
+"""QApplication set-up, bundled resources, and the global exception hook."""
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import traceback
+from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QStandardPaths
+from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from onnxviz.ui.settings import APPLICATION, ORGANIZATION
+
 log = logging.getLogger("onnxviz")
+
+
+def package_file(*parts: str) -> Path:
+    """A file shipped inside the installed package (works from a wheel and from the repo)."""
+    return Path(str(resources.files("onnxviz").joinpath(*parts)))
+
+
+def example_model_path() -> Path:
+    return package_file("resources", "examples", "example.onnx")
+
+
+def app_icon() -> QIcon:
+    return QIcon(str(package_file("ui", "icons", "onnxviz.svg")))
 
 
 def log_path() -> Path:
@@ -24,33 +42,71 @@ def log_path() -> Path:
 def ensure_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if app is None:
+        # fractional scale factors (150%) render crisply instead of being rounded
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
         app = QApplication(argv or sys.argv[:1])
-        app.setApplicationName("onnxviz")
-        app.setOrganizationName("onnxviz")
-        app.setApplicationDisplayName("onnxviz")
     assert isinstance(app, QApplication)
+    app.setApplicationName(APPLICATION)
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationDisplayName("onnxviz")
+    app.setDesktopFileName("onnxviz")  # Wayland/X11 match the window to resources/onnxviz.desktop
+    app.setWindowIcon(app_icon())
     return app
 
 
-def install_exception_hook() -> None:
-    """Unhandled exceptions are logged to a file, shown, and the app keeps running."""
+class _ExceptionHook:
+    """Unhandled exceptions are logged to a file, shown without blocking, and the app keeps running.
 
-    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-        text = "".join(traceback.format_exception(kind, exc, tb))
+    The dialog is non-modal (``show``, never ``exec``): a nested event loop could
+    re-enter the hook or stall a test. While a dialog is up, further exceptions
+    are only logged, and an error inside the hook itself falls back to stderr.
+    """
+
+    def __init__(self) -> None:
+        self.box: QMessageBox | None = None
+        self._in_hook = False
+
+    def __call__(self, kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if self._in_hook:
+            sys.__excepthook__(kind, exc, tb)
+            return
+        self._in_hook = True
+        try:
+            text = "".join(traceback.format_exception(kind, exc, tb))
+            self._log(text)
+            if threading.current_thread() is threading.main_thread():
+                self._show(exc, text)
+        except Exception:  # noqa: BLE001 - the hook must never raise
+            sys.__excepthook__(kind, exc, tb)
+        finally:
+            self._in_hook = False
+
+    @staticmethod
+    def _log(text: str) -> None:
+        log.error("unhandled exception:\n%s", text)
         try:
             with open(log_path(), "a", encoding="utf-8") as f:
                 f.write(text + "\n")
         except OSError:
             pass
-        log.error("unhandled exception:\n%s", text)
-        if QApplication.instance() is not None and not getattr(hook, "showing", False):
-            hook.showing = True  # type: ignore[attr-defined]
-            try:
-                box = QMessageBox(QMessageBox.Icon.Critical, "onnxviz",
-                                  f"Something went wrong: {exc}. The app keeps running; details were logged.")
-                box.setDetailedText(text)
-                box.exec()
-            finally:
-                hook.showing = False  # type: ignore[attr-defined]
 
+    def _show(self, exc: BaseException, text: str) -> None:
+        if QApplication.instance() is None or (self.box is not None and self.box.isVisible()):
+            return
+        self.box = QMessageBox(QMessageBox.Icon.Critical, "onnxviz",
+                               f"Something went wrong: {exc}. onnxviz keeps running; the details were "
+                               f"written to {log_path()}.")
+        self.box.setDetailedText(text)
+        self.box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.box.destroyed.connect(self._forget_box)
+        self.box.show()
+
+    def _forget_box(self) -> None:
+        self.box = None
+
+
+def install_exception_hook() -> _ExceptionHook:
+    hook = _ExceptionHook()
     sys.excepthook = hook
+    threading.excepthook = lambda args: hook(args.exc_type, args.exc_value, args.exc_traceback)  # type: ignore[arg-type]
+    return hook

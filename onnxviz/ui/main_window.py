@@ -1,26 +1,52 @@
 """The main window: owns the open document, the canvas, the docks and the menus.
 
 Features plug in through ``install(window)`` functions in their own modules
-(canvas, panels, editing, running) so this file stays a thin shell.
+(canvas, panels, editing, running) so this file stays a shell: opening,
+reloading, watching, saving, prompts about unsaved edits, the status bar,
+themes and what is remembered between runs.
 """
 
 from __future__ import annotations
 
 import importlib
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QWidget
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+)
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.loading import TextFormatError
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui import docks
+from onnxviz.ui.filewatch import FileWatcher
+from onnxviz.ui.recent import RecentFiles
+from onnxviz.ui.saving import save_document
+from onnxviz.ui.settings import open_settings, read_bool
+from onnxviz.ui.shortcuts import show_shortcuts
+from onnxviz.ui.statusbar import install_status_bar, selected_name
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.theme import Theme, ThemeManager
 from onnxviz.ui.validation import ValidationService
+from onnxviz.ui.welcome import WelcomeWidget
 
 # Each feature module has ``install(window)``; they run in this order.
 FEATURES = ("canvas", "panels", "edit", "run")
+WATCH_KEY = "file/watch"
+Button = QMessageBox.StandardButton
+MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -29,59 +55,185 @@ class MainWindow(QMainWindow):
     document_changed = Signal(object)   # the new Document (or None) after open/close
     model_changed = Signal(object)      # a model.document.Change after each edit/undo/redo/save
     loading_finished = Signal()         # a document was opened and the view is ready (or the open failed)
+    theme_changed = Signal(bool)        # True when the window is now dark
 
-    def __init__(self) -> None:
+    def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
+        from onnxviz.ui.app import app_icon
+
+        self.settings = settings if settings is not None else open_settings()
         self.doc: Document | None = None
         self._load_task: Task | None = None
+        self._close_confirmed = False
         self.setWindowTitle("onnxviz")
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)
         self.resize(1400, 900)
-        self.placeholder = QLabel("Open an ONNX model with File > Open (Ctrl+O).")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.theme = ThemeManager(self.settings, self)
+        self.theme.changed.connect(self.theme_changed)
+        self.theme.apply()
+        self.placeholder = WelcomeWidget(app_icon())
+        self.placeholder.open_requested.connect(self.open_dialog)
+        self.placeholder.example_requested.connect(self.open_example)
         self.setCentralWidget(self.placeholder)
+        self.task_progress, self.status_fields = install_status_bar(self.statusBar())
+        self.status_fields.problems_clicked.connect(lambda: docks.show_dock(self, docks.PROBLEMS))
+        self.watcher = FileWatcher(parent=self)
+        self.watcher.changed.connect(self._on_file_changed_on_disk)
         self._build_menus()
         self.validation = ValidationService(parent=self)
+        self.validation.started.connect(self._track_validation)
         for name in FEATURES:
             importlib.import_module(f"onnxviz.ui.{name}.feature").install(self)
+        self._add_late_actions()
+        docks.arrange(self)
+        self._restore_window_state()
         self.statusBar().showMessage("Ready")
+
+    @property
+    def is_dark(self) -> bool:
+        return self.theme.is_dark
 
     # -- menus ---------------------------------------------------------------------
     def _build_menus(self) -> None:
-        self.file_menu = self.menuBar().addMenu("&File")
-        self.edit_menu = self.menuBar().addMenu("&Edit")
-        self.view_menu = self.menuBar().addMenu("&View")
-        self.run_menu = self.menuBar().addMenu("&Run")
-        self.help_menu = self.menuBar().addMenu("&Help")
-        open_action = QAction("&Open...", self, shortcut=QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self.open_dialog)
-        self.file_menu.addAction(open_action)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        self.file_menu.addAction(quit_action)
+        bar = self.menuBar()
+        self.file_menu, self.edit_menu, self.view_menu, self.run_menu, self.help_menu = (
+            bar.addMenu(t) for t in ("&File", "&Edit", "&View", "&Run", "&Help"))
+        menu = self.file_menu
+        menu.addAction(self._action("&Open...", self.open_dialog, QKeySequence.StandardKey.Open))
+        self.recent_menu = QMenu("Open &Recent", self)
+        menu.addMenu(self.recent_menu)
+        self.recent = RecentFiles(self.settings, self.recent_menu, self.open_path)
+        menu.addAction(self._action("Open &Example", self.open_example))
+        self.reload_action = self._action("Re&load from Disk", self.reload, "F5")
+        menu.addAction(self.reload_action)
+        self.watch_action = self._action("&Watch File for Changes", self._set_watching)
+        self.watch_action.setCheckable(True)
+        self.watch_action.setChecked(read_bool(self.settings, WATCH_KEY, False))
+        self.watch_action.setStatusTip("Reload automatically when the file changes on disk")
+        menu.addAction(self.watch_action)
+        menu.addSeparator()
+        self.save_action = self._action("&Save", lambda: self.save(), QKeySequence.StandardKey.Save)
+        self.save_as_action = self._action("Save &As...", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs)
+        menu.addActions([self.save_action, self.save_as_action])
+        menu.addSeparator()
+        menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+        self._build_theme_menu()
+        self.help_menu.addAction(self._action("&Keyboard Shortcuts", lambda: show_shortcuts(self), "Ctrl+/"))
+        self.help_menu.addAction(self._action("&About onnxviz", self.show_about))
+        self._update_actions()
+
+    def _build_theme_menu(self) -> None:
+        menu = self.view_menu.addMenu("&Theme")
+        group = QActionGroup(self)
+        for theme, label in ((Theme.SYSTEM, "&System"), (Theme.LIGHT, "&Light"), (Theme.DARK, "&Dark")):
+            action = self._action(label, lambda _=False, t=theme: self.theme.set_choice(t))
+            action.setCheckable(True)
+            action.setChecked(self.theme.choice is theme)
+            action.setData(theme.value)
+            group.addAction(action)
+            menu.addAction(action)
+        self.theme_actions = group
+        self.view_menu.addSeparator()
+
+    def _add_late_actions(self) -> None:
+        """Actions that go after what the features added to their menus."""
+        self.edit_menu.addSeparator()
+        self.copy_name_action = self._action("Copy &Name", self.copy_selected_name, QKeySequence.StandardKey.Copy)
+        self.copy_name_action.setStatusTip("Copy the selected node's or value's name")
+        # Ctrl+C copies the name only while the canvas has focus; panel tables keep their own Ctrl+C
+        self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        canvas = getattr(self, "canvas", None)
+        (canvas if canvas is not None else self).addAction(self.copy_name_action)
+        self.edit_menu.addAction(self.copy_name_action)
+
+    def _action(self, text: str, slot: Callable[..., object],
+                shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        return action
+
+    def _update_actions(self) -> None:
+        has_doc = self.doc is not None
+        has_file = has_doc and self.doc.path is not None  # type: ignore[union-attr]
+        self.save_action.setEnabled(has_doc)
+        self.save_as_action.setEnabled(has_doc)
+        self.reload_action.setEnabled(bool(has_file))
+
+    # -- background tasks ----------------------------------------------------------
+    def track_task(self, task: Task, cancellable: bool = True) -> Task:
+        """Show ``task`` in the status bar (progress and a cancel button) until it ends."""
+        self.task_progress.track(task, cancellable)
+        return task
+
+    def _track_validation(self) -> None:
+        task = self.validation.task
+        if task is not None:
+            self.track_task(task, cancellable=False)
 
     # -- opening -------------------------------------------------------------------
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", "", "ONNX models (*.onnx);;All files (*)")
+        start = str(self.doc.path.parent) if self.doc is not None and self.doc.path else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", start, MODEL_FILTER)
         if path:
             self.open_path(path)
 
+    def open_example(self) -> None:
+        from onnxviz.ui.app import example_model_path
+
+        self.open_path(example_model_path())
+
     def open_path(self, path: str | Path) -> None:
-        """Load in the background; the current document stays until the new one is ready."""
+        """Load in the background; the current document stays until the new one is ready.
+
+        With unsaved edits the user is asked first (Save / Discard / Cancel)."""
+        self.resolve_unsaved_changes(lambda: self._start_load(Path(path)))
+
+    def reload(self) -> None:
+        """Read the current file again (F5); asks first when there are unsaved edits."""
+        if self.doc is None or self.doc.path is None:
+            return
+        path = self.doc.path
+        if not self.doc.is_dirty:
+            self._start_load(path, reloading=True)
+            return
+        self.confirm_reload_over_edits(
+            f"Reload {path.name} from disk and discard your unsaved edits?",
+            lambda yes: self._start_load(path, reloading=True) if yes else None)
+
+    def _start_load(self, path: Path, reloading: bool = False) -> None:
         if self._load_task is not None:
             self._load_task.cancel()
-        task = Task(lambda progress, token: _load(Path(path)), f"Opening {Path(path).name}")
-        task.finished.connect(self._on_loaded)
-        task.failed.connect(lambda exc, tb: self._on_load_failed(Path(path), exc, tb))
+        verb = "Reloading" if reloading else "Opening"
+        task = Task(_load_work(path), f"{verb} {path.name}", parent=self)
+        started = time.monotonic()
+        task.finished.connect(lambda doc: self._on_loaded(task, doc, reloading, time.monotonic() - started))
+        task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb))
+        task.cancelled.connect(lambda: self._on_load_cancelled(task, path))
         self._load_task = task
-        self.statusBar().showMessage(f"Opening {Path(path).name}...")
+        self.statusBar().showMessage(f"{verb} {path.name}...")
+        self.track_task(task)
         task.start()
 
-    def _on_loaded(self, doc: Document) -> None:
+    def _on_loaded(self, task: Task, doc: Document, reloading: bool, seconds: float) -> None:
+        if task is not self._load_task:
+            return
         self._load_task = None
+        previous = self.doc.selection.state if reloading and self.doc is not None else None
         self.set_document(doc)
+        if previous is not None:
+            _restore_selection(doc, previous)
+        if doc.path is not None:
+            self.recent.add(doc.path)
+        verb = "Reloaded" if reloading else "Opened"
+        self.statusBar().showMessage(f"{verb} {doc.name} in {seconds:.1f} s.", 5000)
         self.loading_finished.emit()
 
-    def _on_load_failed(self, path: Path, exc: object, tb: str) -> None:
+    def _on_load_failed(self, task: Task, path: Path, exc: object, tb: str) -> None:
+        if task is not self._load_task:
+            return
         self._load_task = None
         message = exc.message if isinstance(exc, OnnxvizError) else f"{path.name} could not be opened: {exc}."
         details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
@@ -92,31 +244,215 @@ class MainWindow(QMainWindow):
 
             offer_text_format(self, path, exc)
             return
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open model", message, parent=self)
-        box.setDetailedText(details)
-        box.open()
+        self.show_error("Cannot open model", message, details)
+
+    def _on_load_cancelled(self, task: Task, path: Path) -> None:
+        if task is not self._load_task:
+            return
+        self._load_task = None
+        self.statusBar().showMessage(f"Opening {path.name} was cancelled.", 5000)
+        self.loading_finished.emit()
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
             self.doc.changed.disconnect(self._on_model_changed)
+            self.doc.selection.changed.disconnect(self._on_selection_changed)
         self.doc = doc
         if doc is not None:
             doc.changed.connect(self._on_model_changed)
-            self.placeholder.setText(f"{doc.name}: {len(doc.model.graph.node)} nodes")
+        self.watcher.watch(doc.path if doc is not None and self.watch_action.isChecked() else None)
         self._update_title()
+        self._update_actions()
+        self.status_fields.show_document(doc)
         self.validation.set_document(doc)
         self.document_changed.emit(doc)
+        if doc is not None:  # after the panels' own handler, so the dock raised here wins
+            doc.selection.changed.connect(self._on_selection_changed)
 
     def _on_model_changed(self, change: Change) -> None:
         self._update_title()
+        self._update_actions()
+        self.status_fields.show_document(self.doc)
         self.model_changed.emit(change)
+
+    def _on_selection_changed(self, state: SelectionState) -> None:
+        if self.doc is None:
+            return
+        self.status_fields.show_selection(self.doc, state)
+        docks.raise_for_selection(self, self.doc, state)
 
     def _update_title(self) -> None:
         if self.doc is None:
             self.setWindowTitle("onnxviz")
+            self.setWindowModified(False)
             return
         self.setWindowTitle(f"{self.doc.name}[*] - onnxviz")
         self.setWindowModified(self.doc.is_dirty)
+
+    # -- drag and drop -------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        if _dropped_file(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+        path = _dropped_file(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        QTimer.singleShot(0, lambda: self.open_path(path))  # let the drag source finish first
+
+    # -- watching the file ---------------------------------------------------------
+    def _set_watching(self, on: bool) -> None:
+        self.settings.setValue(WATCH_KEY, on)
+        self.settings.sync()
+        self.watcher.watch(self.doc.path if on and self.doc is not None and self.doc.path else None)
+        self.statusBar().showMessage("Watching the file for changes." if on else "No longer watching the file.",
+                                     4000)
+
+    def _on_file_changed_on_disk(self, path: str) -> None:
+        if self.doc is None or self.doc.path is None or Path(path) != self.doc.path.absolute():
+            return
+        if not self.doc.is_dirty:
+            self._start_load(self.doc.path, reloading=True)
+            return
+        name = self.doc.path.name
+        self.confirm_reload_over_edits(
+            f"{name} changed on disk. Reload it and discard your unsaved edits?",
+            lambda yes: self._start_load(Path(path), reloading=True) if yes else None)
+
+    # -- saving --------------------------------------------------------------------
+    def save(self, then: Callable[[], None] | None = None) -> None:
+        """File > Save (Save As when the model has no file yet); ``then`` runs after a successful save."""
+        if self.doc is None:
+            return
+        if self.doc.path is None:
+            self.save_as(then)
+            return
+        save_document(self, self.doc, self.doc.path, then)
+
+    def save_as(self, then: Callable[[], None] | None = None) -> None:
+        if self.doc is None:
+            return
+        start = str(self.doc.path) if self.doc.path else self.doc.name
+        path, _ = QFileDialog.getSaveFileName(self, "Save ONNX model as", start, MODEL_FILTER)
+        if path:
+            save_document(self, self.doc, Path(path), then)
+
+    def after_save(self, doc: Document, saved: Path) -> None:
+        """Called by :mod:`onnxviz.ui.saving` once ``doc`` is on disk at ``saved``."""
+        self.recent.add(saved)
+        if self.watch_action.isChecked():
+            self.watcher.watch(saved)  # also takes the new stamp: our own write is not a change
+        self._update_title()
+        self._update_actions()
+        self.status_fields.show_document(doc)
+
+    # -- questions -----------------------------------------------------------------
+    def resolve_unsaved_changes(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once unsaved edits are saved or discarded; not at all on Cancel."""
+        if self.doc is None or not self.doc.is_dirty:
+            then()
+            return
+
+        def answered(button: QMessageBox.StandardButton) -> None:
+            if button == Button.Save:
+                self.save(then)
+            elif button == Button.Discard:
+                then()
+
+        self.ask_save_changes(answered)
+
+    def ask_save_changes(self, answer: Callable[[QMessageBox.StandardButton], None]) -> None:
+        """Ask Save / Discard / Cancel about unsaved edits; ``answer`` gets the button."""
+        name = self.doc.name if self.doc is not None else "the model"
+        note = self.doc.problem_summary() if self.doc is not None else ""
+        info = "Your edits will be lost if you don't save them."
+        if note:
+            info += f" The model currently has {note}; it can be saved anyway."
+        box = self._question(f"Save the changes to {name}?", info,
+                             Button.Save | Button.Discard | Button.Cancel, Button.Save)
+        box.finished.connect(lambda _r: answer(box.standardButton(box.clickedButton()) or Button.Cancel))
+        box.open()
+
+    def confirm_reload_over_edits(self, question: str, answer: Callable[[bool], None]) -> None:
+        """Ask whether to reload from disk over unsaved edits; ``answer`` gets True for Reload."""
+        box = self._question(question, "Choose Keep Edits to continue with what you have.",
+                             Button.Yes | Button.No, Button.No)
+        box.button(Button.Yes).setText("Reload")
+        box.button(Button.No).setText("Keep Edits")
+        box.finished.connect(lambda _r: answer(box.clickedButton() is box.button(Button.Yes)))
+        box.open()
+
+    def _question(self, text: str, info: str, buttons: QMessageBox.StandardButton,
+                  default: QMessageBox.StandardButton) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Question, "onnxviz", text, buttons, self)
+        box.setInformativeText(info)
+        box.setDefaultButton(default)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        return box
+
+    def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
+        """A one-sentence message with the details folded away; does not block."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message, Button.Ok, self)
+        if details:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    def show_about(self) -> None:
+        from onnxviz import __version__
+
+        QMessageBox.about(self, "About onnxviz",
+                          f"<h3>onnxviz {__version__}</h3><p>View, edit, validate and run ONNX models.</p>")
+
+    # -- clipboard -----------------------------------------------------------------
+    def copy_selected_name(self) -> None:
+        name = selected_name(self.doc) if self.doc is not None else ""
+        if not name:
+            self.statusBar().showMessage("Nothing selected to copy.", 3000)
+            return
+        QGuiApplication.clipboard().setText(name)
+        self.statusBar().showMessage(f"Copied {name}", 3000)
+
+    # -- window state and closing --------------------------------------------------
+    def _restore_window_state(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        if state is not None and self.restoreState(state, docks.STATE_VERSION):
+            self.setProperty("stateRestored", True)  # the user's dock sizes win over the defaults
+
+    def _save_window_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(docks.STATE_VERSION))
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        if not self.isEnabled():  # a background save is writing the file
+            event.ignore()
+            return
+        if self._close_confirmed or self.doc is None or not self.doc.is_dirty:
+            self._save_window_state()
+            self.watcher.watch(None)
+            for task in self.task_progress.running:
+                task.cancel()
+            event.accept()
+            return
+        event.ignore()
+        self.resolve_unsaved_changes(self._close_after_confirmation)
+
+    def _close_after_confirmation(self) -> None:
+        self._close_confirmed = True
+        self.close()
 
     # -- screenshots ---------------------------------------------------------------
     def screenshot_and_quit(self, path: str | None, out: str, size: str = "1400x900") -> int:
@@ -156,7 +492,34 @@ class MainWindow(QMainWindow):
         return self.placeholder
 
 
-def _load(path: Path) -> Document:
-    doc = Document.open(path)
-    _ = doc.index  # build the index off the GUI thread
-    return doc
+def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
+    def work(_progress: ProgressFn, token: CancelToken) -> Document:
+        doc = Document.open(path)
+        _ = doc.index  # build the index off the GUI thread
+        if token.cancelled:
+            raise Cancelled()
+        return doc
+
+    return work
+
+
+def _restore_selection(doc: Document, previous: SelectionState) -> None:
+    """After a reload, select again what was selected if it still exists."""
+    graph = doc.index.graphs.get(previous.scope)
+    if graph is None:
+        return
+    if 0 <= previous.node < len(graph.nodes):
+        doc.selection.select_node(previous.scope, previous.node)
+    elif previous.value and graph.defines(previous.value):
+        doc.selection.select_value(previous.scope, previous.value)
+
+
+def _dropped_file(event: QDropEvent | QDragEnterEvent) -> Path | None:
+    """The first local file of a drag, or None."""
+    mime = event.mimeData()
+    if mime is None or not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        if url.isLocalFile() and Path(url.toLocalFile()).is_file():
+            return Path(url.toLocalFile())
+    return None

@@ -1,0 +1,92 @@
+"""The default dock arrangement of the main window, and raising the dock that fits the selection.
+
+Features add their docks in ``install(window)``, each with an objectName (which
+``saveState``/``restoreState`` need). Once all are installed, :func:`arrange`
+puts the inspectors in one tab group on the right and the lists and logs in one
+tab group at the bottom; the window then restores the user's own arrangement
+from the settings, if there is one.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from onnxviz.model.document import Document
+from onnxviz.model.index import INITIALIZER
+from onnxviz.model.selection import SelectionState
+
+NODE, VALUE, WEIGHTS, MODEL = "panels.node", "panels.value", "panels.weights", "panels.model"
+PROBLEMS, RAW, HISTORY, ACTIVATIONS = "panels.problems", "panels.raw", "EditHistoryDock", "ActivationsDock"
+RIGHT_TABS = (NODE, VALUE, WEIGHTS, MODEL)
+BOTTOM_TABS = (PROBLEMS, RAW, HISTORY, ACTIVATIONS)
+RIGHT_WIDTH = 380
+BOTTOM_HEIGHT = 220
+STATE_VERSION = 2  # bump when the default arrangement changes so old saved layouts are not applied
+
+
+def find_dock(window: QMainWindow, name: str) -> QDockWidget | None:
+    return window.findChild(QDockWidget, name)
+
+
+def arrange(window: QMainWindow) -> None:
+    """Right: Node/Value/Weights/Model as tabs; bottom: Problems/Raw/History/Activations as tabs."""
+    right = _tab_group(window, RIGHT_TABS, Qt.DockWidgetArea.RightDockWidgetArea)
+    bottom = _tab_group(window, BOTTOM_TABS, Qt.DockWidgetArea.BottomDockWidgetArea)
+    window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+    _raise_name(window, MODEL)  # nothing is selected yet
+    _raise_name(window, PROBLEMS)
+    # sizes once the window has its real geometry (after features' own deferred sizing)
+    QTimer.singleShot(0, lambda: _default_sizes(window, right, bottom))
+
+
+def _tab_group(window: QMainWindow, names: tuple[str, ...], area: Qt.DockWidgetArea) -> list[QDockWidget]:
+    group = [d for d in (find_dock(window, n) for n in names) if d is not None]
+    for dock in group:
+        window.removeDockWidget(dock)
+        window.addDockWidget(area, dock)
+        dock.show()
+    for first, second in zip(group, group[1:], strict=False):
+        window.tabifyDockWidget(first, second)
+    return group
+
+
+def _default_sizes(window: QMainWindow, right: list[QDockWidget], bottom: list[QDockWidget]) -> None:
+    if window.property("stateRestored"):
+        return
+    if right:
+        window.resizeDocks([right[0]], [RIGHT_WIDTH], Qt.Orientation.Horizontal)
+    if bottom:
+        window.resizeDocks([bottom[0]], [BOTTOM_HEIGHT], Qt.Orientation.Vertical)
+
+
+def _raise_name(window: QMainWindow, name: str) -> None:
+    dock = find_dock(window, name)
+    if dock is not None:
+        dock.raise_()
+
+
+def show_dock(window: QMainWindow, name: str) -> None:
+    """Make a dock visible and bring its tab to the front (e.g. Problems from the status bar)."""
+    dock = find_dock(window, name)
+    if dock is not None:
+        dock.show()
+        dock.raise_()
+
+
+def dock_for_selection(doc: Document, state: SelectionState) -> str:
+    """Node for a node, Weights for an initializer, Value for another value, Model for nothing."""
+    if state.node >= 0:
+        return NODE
+    if state.value:
+        graph = doc.index.graphs.get(state.scope)
+        is_weight = graph is not None and graph.producer_of(state.value) == INITIALIZER
+        return WEIGHTS if is_weight else VALUE
+    return MODEL
+
+
+def raise_for_selection(window: QMainWindow, doc: Document, state: SelectionState) -> None:
+    """Bring the inspector that fits ``state`` to the front of its tab group (if it is shown)."""
+    dock = find_dock(window, dock_for_selection(doc, state))
+    if dock is not None and dock.isVisible():
+        dock.raise_()
