@@ -391,3 +391,18 @@ def test_an_empty_graph_draws_a_message(qtbot: QtBot, tmp_path: Path) -> None:
     assert "no nodes" in canvas.view.message
     canvas.fit()
     assert not canvas.minimap.isVisible()
+
+
+def test_jump_to_an_initializer_highlights_its_reader(qtbot: QtBot, example_path: Path) -> None:
+    from onnxviz.ui.canvas.search import SearchIndex
+
+    window, canvas = open_window(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["collapse_all"].trigger()
+    hit = next(h for h in SearchIndex(window.doc.index).search("res.conv2.weight") if h.what == "initializer")
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.jump_to(hit)
+    assert window.doc.selection.state.value == "res.conv2.weight"
+    reader = next(i for i, n in enumerate(window.doc.model.graph.node) if "res.conv2.weight" in n.input)
+    assert reader in canvas.drawable.node_box
+    assert canvas.view.options.neighbour_boxes.tolist() == [canvas.drawable.node_box[reader]]

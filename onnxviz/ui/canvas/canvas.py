@@ -350,7 +350,7 @@ class GraphCanvas(QWidget):
             token.check()
             return layout, Drawable(scene)
 
-        task = Task(work, job.label)
+        task = Task(work, job.label, parent=self)   # dies with the canvas: no late deliveries
         task.progress.connect(self.progress_bar.set_progress)
         task.finished.connect(lambda result: self._job_done(task, job, result))
         task.failed.connect(lambda exc, tb: self._job_failed(task, job, exc))
@@ -361,7 +361,7 @@ class GraphCanvas(QWidget):
             if job.announce:
                 status_progress.track(task)   # progress and cancel in the status bar
         else:
-            QTimer.singleShot(300, lambda: self._show_progress(task))
+            QTimer.singleShot(300, self, lambda: self._show_progress(task))
         task.start()
 
     def _show_progress(self, task: Task) -> None:
@@ -413,12 +413,12 @@ class GraphCanvas(QWidget):
         if announce:
             self._ready_pending = True
             if not self.view.isVisible():
-                QTimer.singleShot(0, self._on_painted)
+                QTimer.singleShot(0, self, self._on_painted)
 
     def _on_painted(self) -> None:
         if self._ready_pending:
             self._ready_pending = False
-            QTimer.singleShot(0, self.scene_ready.emit)
+            QTimer.singleShot(0, self, self.scene_ready.emit)
 
     def _set_scope(self, scope: str, trail: list[str]) -> None:
         changed = scope != self._scope
@@ -537,7 +537,7 @@ class GraphCanvas(QWidget):
         opts.selected_box = box
         if state.value and state.scope == self._scope:
             edges = np.flatnonzero(np.array([v == state.value for v in d.scene.edge_value], bool))
-            opts.selected_edges, opts.neighbour_boxes = edges, np.zeros(0, np.int64)
+            opts.selected_edges, opts.neighbour_boxes = edges, self._reader_boxes(state.value)
         elif box >= 0:
             producers, consumers = d.neighbours(box)
             opts.selected_edges = d.edges_of_box(box)
@@ -546,9 +546,19 @@ class GraphCanvas(QWidget):
             opts.selected_edges = opts.neighbour_boxes = np.zeros(0, np.int64)
         if center:
             target = self._box_rect(box) if box >= 0 else self._edges_rect(opts.selected_edges)
+            if target is None and len(opts.neighbour_boxes):   # e.g. an initializer: show who reads it
+                target = self._box_rect(int(opts.neighbour_boxes[0]))
             if target is not None:
                 self.view.ensure_visible(target, min_scale=min(self.view.scale, 0.6))
         self.view.update()
+
+    def _reader_boxes(self, value: str) -> np.ndarray:
+        """Boxes of the nodes reading ``value`` (weights are drawn inside their readers, not as edges)."""
+        g = self.doc.index.graphs.get(self._scope) if self.doc is not None else None
+        if g is None:
+            return np.zeros(0, np.int64)
+        boxes = {self._box_for_node(n) for n in g.consumers_of(value)}
+        return np.array(sorted(b for b in boxes if b >= 0), np.int64)
 
     def step(self, direction: str) -> None:
         """Move the selection: up = a producer, down = a consumer, left/right = neighbour in the same row."""
@@ -612,7 +622,19 @@ class GraphCanvas(QWidget):
             self.reveal_node(hit.scope, producer)
             return
         doc = self.doc
-        self.show_scope(hit.scope, then=lambda: doc.selection.select_value(hit.scope, hit.value))
+        readers = g.consumers_of(hit.value) if g is not None else []
+
+        def select() -> None:
+            doc.selection.select_value(hit.scope, hit.value)
+            self._follow_selection(center=True)
+
+        def reveal_reader() -> None:
+            if self.drawable is not None and readers and readers[0] not in self.drawable.node_box:
+                self._submit(_Job("Expanding", None, lambda lay, p, t: lay.reveal(readers[0]), select, True))
+            else:
+                select()
+
+        self.show_scope(hit.scope, then=reveal_reader)
 
     # -- geometry helpers ----------------------------------------------------------------------
     def _box_rect(self, box: int) -> QRectF:

@@ -192,7 +192,7 @@ class SearchPanel(QFrame):
         self.status.setText("Indexing names...")
         if self._build_task is not None:
             return
-        task = Task(lambda progress, token: SearchIndex(index), "Indexing names for search")
+        task = Task(lambda progress, token: SearchIndex(index), "Indexing names for search", parent=self)
 
         def built(searcher: SearchIndex) -> None:
             self._build_task = None
