@@ -183,6 +183,9 @@ class GraphCanvas(QWidget):
             self._set_scope("", [""])
             return
         doc.selection.changed.connect(self._on_selection)
+        self.layout_obj, self.drawable = None, None     # the previous model's drawing goes at once
+        self.view.set_drawable(None)
+        self.view.message = f"Laying out {len(doc.model.graph.node):,} nodes..."
         self._load_scope("", [""], expanded=None, keep_view=False)
 
     def show_scope(self, scope: str, then: Callable[[], None] | None = None) -> None:

@@ -59,6 +59,7 @@ class GraphView(QWidget):
         self._press: QPoint | None = None
         self._press_center = QPointF()
         self._dragging = False
+        self._auto_view = False
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(False)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
@@ -77,6 +78,7 @@ class GraphView(QWidget):
     def home(self) -> None:
         """The opening view: everything if that is legible, else the top of the graph at a readable zoom."""
         self.fit()
+        self._auto_view = True   # re-applied on resize until the user moves the view
         if self.drawable is None or self.scale >= HOME_SCALE:
             return
         x, y, w, _ = self.drawable.bounds
@@ -102,6 +104,7 @@ class GraphView(QWidget):
 
     def fit(self) -> None:
         """Show the whole graph (never magnified beyond 1:1)."""
+        self._auto_view = False
         if self.drawable is None or self.drawable.scene.n_boxes == 0:
             self.scale, self.center = 1.0, QPointF(0, 0)
         else:
@@ -118,6 +121,7 @@ class GraphView(QWidget):
     def set_scale(self, scale: float, anchor: QPointF | None = None) -> None:
         """Zoom to ``scale``, keeping the scene point under ``anchor`` (widget coordinates) in place."""
         anchor = anchor if anchor is not None else QPointF(self.width() / 2, self.height() / 2)
+        self._auto_view = False
         fixed = self.map_to_scene(anchor)
         self.scale = float(np.clip(scale, MIN_SCALE, MAX_SCALE))
         self.center = QPointF(fixed.x() - (anchor.x() - self.width() / 2) / self.scale,
@@ -129,12 +133,14 @@ class GraphView(QWidget):
         self.set_scale(self.scale * factor, anchor)
 
     def center_on(self, point: QPointF) -> None:
+        self._auto_view = False
         self.center = QPointF(point)
         self.update()
         self.view_changed.emit()
 
     def ensure_visible(self, rect: QRectF, min_scale: float = style.TEXT_SCALE) -> None:
         """Bring ``rect`` into view, zooming in far enough to read it if needed."""
+        self._auto_view = False
         if self.scale < min_scale:
             self.scale = min_scale
         if not self.visible_scene_rect().adjusted(20, 20, -20, -20).contains(rect):
@@ -202,6 +208,7 @@ class GraphView(QWidget):
             self._dragging = True
             self.setCursor(Qt.CursorShape.ClosedHandCursor)
         if self._dragging:
+            self._auto_view = False
             self.center = QPointF(self._press_center.x() - moved.x() / self.scale,
                                   self._press_center.y() - moved.y() / self.scale)
             self.update()
@@ -267,6 +274,7 @@ class GraphView(QWidget):
         return self.drawable is not None and int(self.drawable.scene.box_kind[box]) == BoxKind.GROUP
 
     def _pan_pixels(self, delta: QPointF) -> None:
+        self._auto_view = False
         self.center = QPointF(self.center.x() - delta.x() / self.scale, self.center.y() - delta.y() / self.scale)
         self.update()
         self.view_changed.emit()
@@ -294,6 +302,8 @@ class GraphView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
+        if self._auto_view:   # the window is still settling: keep the opening view right
+            self.home()
         self.view_changed.emit()
 
 
