@@ -324,7 +324,8 @@ class MainWindow(QMainWindow):
         name = self.doc.path.name
         self.confirm_reload_over_edits(
             f"{name} changed on disk. Reload it and discard your unsaved edits?",
-            lambda yes: self._start_load(Path(path), reloading=True) if yes else None)
+            lambda yes: self._start_load(Path(path), reloading=True) if yes else self.statusBar().showMessage(
+                f"{name} changed on disk; your edits were kept.", 8000))
 
     # -- saving --------------------------------------------------------------------
     def save(self, then: Callable[[], None] | None = None) -> None:
@@ -452,7 +453,7 @@ class MainWindow(QMainWindow):
 
     def _close_after_confirmation(self) -> None:
         self._close_confirmed = True
-        self.close()
+        QTimer.singleShot(0, self.close)  # Qt ignores close() from inside closeEvent (a synchronous answer)
 
     # -- screenshots ---------------------------------------------------------------
     def screenshot_and_quit(self, path: str | None, out: str, size: str = "1400x900") -> int:

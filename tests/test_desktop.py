@@ -1,0 +1,352 @@
+"""The desktop shell: drag-and-drop, recent files, reload and watch, saving, prompts, themes, status bar."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import onnx
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QThreadPool, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence, QPalette
+from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.ui import docks
+from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.settings import open_settings
+from onnxviz.ui.shortcuts import ShortcutsDialog, shortcut_rows
+from onnxviz.ui.tasks import Task
+from onnxviz.ui.theme import Theme
+
+Button = QMessageBox.StandardButton
+CONV = "/stem/conv/Conv"
+
+
+def settle() -> None:
+    for _ in range(3):
+        QThreadPool.globalInstance().waitForDone(20000)
+        QApplication.processEvents()
+
+
+@pytest.fixture
+def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
+    made: list[MainWindow] = []
+
+    def make() -> MainWindow:
+        w = MainWindow()
+        qtbot.addWidget(w)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.set_document(None)
+    settle()
+
+
+def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.open_path(path)
+
+
+def small_model(path: Path, nodes: int) -> Path:
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    names = ["x"] + [f"v{i}" for i in range(nodes)]
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", [names[i]], [names[i + 1]], name=f"relu{i}") for i in range(nodes)],
+        "g", [x], [onnx.helper.make_tensor_value_info(names[-1], onnx.TensorProto.FLOAT, [2])])
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)]), path)
+    return path
+
+
+def test_dropping_a_file_opens_it(qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path) -> None:
+    w = make_window()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(example_copy))])
+    text = QMimeData()
+    text.setText("not a file")
+    refused = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, text, Qt.MouseButton.LeftButton,
+                              Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(w, refused)
+    assert not refused.isAccepted()
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(w, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        QApplication.sendEvent(w, drop)
+    assert drop.isAccepted()
+    assert w.doc is not None and w.doc.path == example_copy
+
+
+def test_recent_files_newest_first_and_persisted(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                  example_copy: Path, tmp_path: Path) -> None:
+    other = small_model(tmp_path / "other.onnx", 3)
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    open_and_wait(qtbot, w, other)
+    assert w.recent.paths() == [str(other), str(example_copy)]
+    w.recent_menu.aboutToShow.emit()
+    labels = [a.text() for a in w.recent_menu.actions() if a.data()]
+    assert labels[0].startswith("&1 other.onnx") and labels[1].startswith("&2 example.onnx")
+    again = make_window()  # same settings: a later run of the app
+    assert again.recent.paths() == [str(other), str(example_copy)]
+    with qtbot.waitSignal(again.loading_finished, timeout=20000):
+        next(a for a in again.recent_menu.actions() if a.data() == str(example_copy)).trigger()
+    assert again.doc is not None and again.doc.path == example_copy
+
+
+def test_f5_reloads_a_changed_file(qtbot: QtBot, make_window: Callable[[], MainWindow], tmp_path: Path) -> None:
+    path = small_model(tmp_path / "m.onnx", 2)
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    assert w.reload_action.shortcut() == QKeySequence("F5")
+    small_model(path, 5)
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.reload_action.trigger()
+    assert w.doc is not None and len(w.doc.model.graph.node) == 5
+
+
+def test_watch_reloads_on_change_and_asks_over_edits(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = small_model(tmp_path / "m.onnx", 2)
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    w.watch_action.trigger()
+    assert w.watch_action.isChecked()
+    replacement = small_model(tmp_path / "new.onnx", 4)
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        replacement.replace(path)  # like editors that write a new file and rename it over the old one
+    assert w.doc is not None and len(w.doc.model.graph.node) == 4
+
+    w.doc.rename_node("relu0", "edited")
+    asked: list[str] = []
+    monkeypatch.setattr(w, "confirm_reload_over_edits", lambda q, answer: (asked.append(q), answer(False)))
+    small_model(path, 6)
+    qtbot.waitUntil(lambda: bool(asked), timeout=20000)
+    assert "changed on disk" in asked[0]
+    assert w.doc.is_dirty and w.doc.model.graph.node[0].name == "edited"
+    assert len(w.doc.model.graph.node) == 4
+
+
+def test_theme_switch_changes_palette_and_is_remembered(qtbot: QtBot,
+                                                        make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+    try:
+        light = next(a for a in w.theme_actions.actions() if a.data() == "light")
+        dark = next(a for a in w.theme_actions.actions() if a.data() == "dark")
+        with qtbot.waitSignal(w.theme_changed, timeout=2000):
+            light.trigger()
+        light_window = QApplication.palette().color(QPalette.ColorRole.Window)
+        with qtbot.waitSignal(w.theme_changed, timeout=2000) as blocker:
+            dark.trigger()
+        assert blocker.args == [True] and w.is_dark
+        assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() < light_window.lightness()
+        again = make_window()
+        assert again.theme.choice is Theme.DARK
+        assert next(a for a in again.theme_actions.actions() if a.isChecked()).data() == "dark"
+    finally:
+        w.theme.set_choice(Theme.LIGHT)  # the palette is application-wide: leave it light for others
+
+
+def test_close_with_unsaved_edits_asks(qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.rename_node(CONV, "renamed")
+    assert w.isWindowModified()
+    answers = [Button.Cancel]
+    monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(answers.pop(0)))
+    assert not w.close()
+    assert w.isVisible() and w.doc.is_dirty
+    answers.append(Button.Discard)
+    w.close()
+    qtbot.waitUntil(lambda: not w.isVisible(), timeout=2000)
+    assert onnx.load(example_copy).graph.node[0].name == CONV  # discarded: the file is untouched
+
+
+def test_opening_another_file_over_edits_can_save_first(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                        example_copy: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    other = small_model(tmp_path / "other.onnx", 2)
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.rename_node(CONV, "renamed")
+    monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(Button.Save))
+    open_and_wait(qtbot, w, other)
+    assert w.doc.path == other
+    assert onnx.load(example_copy).graph.node[0].name == "renamed"
+
+
+def test_save_and_failed_save_keep_everything(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                              example_copy: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    doc.rename_node(CONV, "saved_name")
+    w.save_action.trigger()
+    assert not doc.is_dirty and not w.isWindowModified()
+    assert onnx.load(example_copy).graph.node[0].name == "saved_name"
+    assert "Saved example.onnx" in w.statusBar().currentMessage()
+
+    doc.rename_node("saved_name", "unsaved_name")
+    errors: list[str] = []
+    monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
+    missing = tmp_path / "no such folder" / "x.onnx"
+    monkeypatch.setattr("onnxviz.ui.main_window.QFileDialog.getSaveFileName", lambda *a, **k: (str(missing), ""))
+    w.save_as_action.trigger()
+    assert len(errors) == 1 and "\n" not in errors[0]
+    assert doc.is_dirty and doc.path == example_copy
+    assert doc.model.graph.node[0].name == "unsaved_name"
+    assert "edits are still here" in w.statusBar().currentMessage()
+
+
+def test_saving_a_model_with_problems_says_so(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                              example_copy: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    doc.set_input(CONV, 0, "stem.conv.bias")
+    qtbot.waitUntil(lambda: bool(doc.problems) and not w.validation.busy, timeout=20000)
+    w.save()
+    assert "problem" in w.statusBar().currentMessage()
+    assert onnx.load(example_copy).graph.node[0].input[0] == "stem.conv.bias"
+
+
+def test_status_bar_shows_model_nodes_problems_and_selection(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                             example_copy: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    qtbot.waitUntil(lambda: not w.validation.busy, timeout=20000)
+    fields = w.status_fields
+    assert fields.model_name.text() == "example.onnx"
+    assert fields.nodes.text() == "24 nodes"
+    assert fields.problems.text() == "✓ No problems"
+    doc.selection.select_node("", 0)
+    assert fields.selection.text() == f"{CONV} (Conv)"
+    doc.rename_node(CONV, "edited")
+    assert fields.model_name.text() == "example.onnx •"
+    doc.set_input("edited", 0, "stem.conv.bias")
+    qtbot.waitUntil(lambda: "error" in fields.problems.text(), timeout=20000)
+    problems = docks.find_dock(w, docks.PROBLEMS)
+    assert problems is not None
+    docks.find_dock(w, docks.RAW).raise_()
+    fields.problems.click()
+    qtbot.waitUntil(lambda: not problems.visibleRegion().isEmpty(), timeout=2000)
+
+
+def test_docks_default_layout_and_selection_raises_the_fitting_panel(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    by_name = {d.objectName(): d for d in w.findChildren(QDockWidget)}
+    for name in docks.RIGHT_TABS:
+        assert w.dockWidgetArea(by_name[name]) == Qt.DockWidgetArea.RightDockWidgetArea
+    for name in (docks.PROBLEMS, docks.RAW):
+        assert w.dockWidgetArea(by_name[name]) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert {d.objectName() for d in w.tabifiedDockWidgets(by_name[docks.NODE])} >= {
+        docks.VALUE, docks.WEIGHTS, docks.MODEL}
+
+    def front(name: str) -> bool:
+        return not by_name[name].visibleRegion().isEmpty()
+
+    qtbot.waitUntil(lambda: front(docks.MODEL), timeout=2000)
+    doc.selection.select_node("", 0)
+    qtbot.waitUntil(lambda: front(docks.NODE), timeout=2000)
+    doc.selection.select_value("", "stem.conv.weight")
+    qtbot.waitUntil(lambda: front(docks.WEIGHTS), timeout=2000)
+    doc.selection.select_value("", "image")
+    qtbot.waitUntil(lambda: front(docks.VALUE), timeout=2000)
+    doc.selection.clear()
+    qtbot.waitUntil(lambda: front(docks.MODEL), timeout=2000)
+
+
+def test_dock_arrangement_is_restored(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+    raw = docks.find_dock(w, docks.RAW)
+    assert raw is not None
+    w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, raw)
+    w.close()
+    again = make_window()
+    again_raw = docks.find_dock(again, docks.RAW)
+    assert again_raw is not None
+    assert again.dockWidgetArea(again_raw) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert open_settings().value("window/state") is not None
+
+
+def test_shortcuts_reference_lists_every_menu_shortcut(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+    rows = shortcut_rows(w)
+    ctrl_o = QKeySequence(QKeySequence.StandardKey.Open).toString(QKeySequence.SequenceFormat.NativeText)
+    assert ("File", "Open", ctrl_o) in rows
+    assert any(name == "Reload from Disk" and keys == "F5" for _menu, name, keys in rows)
+    assert any(name == "Copy Name" for _menu, name, _keys in rows)
+    dialog = ShortcutsDialog(w)
+    qtbot.addWidget(dialog)
+    dialog.filter.setText("reload")
+    assert [r[0] for r in dialog.rows()] == ["Reload from Disk"]
+
+
+def test_copy_name_puts_the_selected_node_on_the_clipboard(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                           example_copy: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.selection.select_node("", 0)
+    w.copy_name_action.trigger()
+    assert QGuiApplication.clipboard().text() == CONV
+    w.doc.selection.select_value("", "image")
+    w.copy_name_action.trigger()
+    assert QGuiApplication.clipboard().text() == "image"
+
+
+def test_tracked_task_shows_progress_and_cancels(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+
+    def work(progress: ProgressFn, token: CancelToken) -> None:
+        progress(0.5, "half way")
+        while True:
+            token.check()
+            QThreadPool.globalInstance()  # keep looping until cancelled
+
+    task = Task(work, "Crunching")
+    w.track_task(task)
+    with qtbot.waitSignal(task.progress, timeout=5000):
+        task.start()
+    qtbot.waitUntil(lambda: w.task_progress.isVisible(), timeout=5000)
+    assert "Crunching: half way" in w.task_progress.label.text()
+    assert w.task_progress.bar.value() == 500
+    with qtbot.waitSignal(task.cancelled, timeout=5000):
+        w.task_progress.cancel_button.click()
+    qtbot.waitUntil(lambda: not w.task_progress.isVisible(), timeout=5000)
+
+
+def test_failed_open_shows_one_sentence_and_keeps_document(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                           example_copy: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(w, "show_error", lambda title, message, details="": shown.append((message, details)))
+    bad = tmp_path / "garbage.onnx"
+    bad.write_bytes(b"\x08\x07garbage\xff\xff" * 50)
+    open_and_wait(qtbot, w, bad)
+    assert w.doc is doc and len(shown) == 1
+    message, details = shown[0]
+    assert "garbage.onnx" in message and message.count(". ") == 0 and details
+    assert w.recent.paths() == [str(example_copy)]
