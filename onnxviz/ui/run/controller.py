@@ -85,6 +85,7 @@ class RunController(QObject):
         self.active_run: WorkerRun | None = None
         self.inputs_dialog: InputsDialog | None = None
         self.failure_box: QMessageBox | None = None
+        self._dock_placed = False
         self.actions: dict[str, QAction] = {}
         self._doc: Document | None = None
         self._pool = QThreadPool(self)
@@ -271,7 +272,11 @@ class RunController(QObject):
 
     def _bring_dock_forward(self) -> None:
         """Show the dock; the first time, give it most of the column's height (tensors need room)."""
-        first = self.dock.isHidden()
+        first = not self._dock_placed
+        self._dock_placed = True
+        if first:  # below the inspector panels (not a tab), so a node's facts and values show together
+            self.window.removeDockWidget(self.dock)
+            self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock, Qt.Orientation.Vertical)
         self.dock.show()
         self.dock.raise_()
         if first:

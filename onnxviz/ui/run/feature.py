@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QToolBar
+from PySide6.QtWidgets import QToolBar
 
 from onnxviz.ui.run.controller import RunController
 
@@ -19,10 +19,7 @@ def install(window: MainWindow) -> None:
     controller = RunController(window)
     window.run_controller = controller  # type: ignore[attr-defined]
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, controller.dock)
-    weights = window.findChild(QDockWidget, "panels.weights")
-    if weights is not None:  # both show tensors: share the space, weights stay one click away
-        window.tabifyDockWidget(weights, controller.dock)
-    controller.dock.hide()
+    controller.dock.hide()  # placed beside the Weights panel when the first run finishes
     controller.actions = _actions(window, controller)
     _fill_menu(window, controller)
     window.document_changed.connect(controller.set_document)
