@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 EXAMPLE := resources/examples/example.onnx
 
-.PHONY: run test lint bench examples system-deps clean
+.PHONY: run test lint bench examples system-deps install-desktop clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ bench: $(STAMP)
 
 examples: $(STAMP)
 	$(PY) resources/make_examples.py
+
+install-desktop:
+	sh scripts/install-desktop.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache
