@@ -10,7 +10,7 @@ from the settings, if there is one.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar
 
 from onnxviz.model.document import Document
 from onnxviz.model.index import INITIALIZER
@@ -34,6 +34,7 @@ def arrange(window: QMainWindow) -> None:
     right = _tab_group(window, RIGHT_TABS, Qt.DockWidgetArea.RightDockWidgetArea)
     bottom = _tab_group(window, BOTTOM_TABS, Qt.DockWidgetArea.BottomDockWidgetArea)
     window.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+    _retire_stale_tab_bars(window, [right, bottom])
     _raise_name(window, MODEL)  # nothing is selected yet
     _raise_name(window, PROBLEMS)
     # sizes once the window has its real geometry (after features' own deferred sizing)
@@ -49,6 +50,19 @@ def _tab_group(window: QMainWindow, names: tuple[str, ...], area: Qt.DockWidgetA
     for first, second in zip(group, group[1:], strict=False):
         window.tabifyDockWidget(first, second)
     return group
+
+
+def _retire_stale_tab_bars(window: QMainWindow, groups: list[list[QDockWidget]]) -> None:
+    """Hide the tab bars of tab groups that the re-arrangement dissolved.
+
+    Qt keeps them visible (with their old tabs, e.g. stray "Node"/"Model" tabs next to
+    the canvas) until some later layout change; the bars in use are those whose tabs
+    are exactly a current group. Qt shows a bar again itself if it ever reuses it.
+    """
+    current = [[d.windowTitle() for d in group] for group in groups if len(group) > 1]
+    for bar in window.findChildren(QTabBar):
+        if bar.parent() is window and [bar.tabText(i) for i in range(bar.count())] not in current:
+            bar.hide()
 
 
 def _default_sizes(window: QMainWindow, right: list[QDockWidget], bottom: list[QDockWidget]) -> None:

@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.doc: Document | None = None
         self._load_task: Task | None = None
         self._close_confirmed = False
+        self.remember_window_state = True  # off for --screenshot: a scripted grab is not the user's layout
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -117,7 +118,7 @@ class MainWindow(QMainWindow):
         self.save_as_action = self._action("Save &As...", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs)
         menu.addActions([self.save_action, self.save_as_action])
         menu.addSeparator()
-        menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+        menu.addAction(self._action("&Quit", self.close, "Ctrl+Q"))
         self._build_theme_menu()
         self.help_menu.addAction(self._action("&Keyboard Shortcuts", lambda: show_shortcuts(self), "Ctrl+/"))
         self.help_menu.addAction(self._action("&About onnxviz", self.show_about))
@@ -433,6 +434,8 @@ class MainWindow(QMainWindow):
             self.setProperty("stateRestored", True)  # the user's dock sizes win over the defaults
 
     def _save_window_state(self) -> None:
+        if not self.remember_window_state:
+            return
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(docks.STATE_VERSION))
         self.settings.sync()
@@ -461,6 +464,7 @@ class MainWindow(QMainWindow):
         from onnxviz.ui.app import ensure_app
 
         app = ensure_app()
+        self.remember_window_state = False
         w, h = (int(x) for x in size.lower().split("x"))
         self.resize(QSize(w, h))
         self.show()
