@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtGui import QDropEvent, QPalette
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -17,6 +17,7 @@ from onnxviz.model.commands import Command
 from onnxviz.model.document import Document
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.shortcuts import ShortcutsDialog, shortcut_rows
+from onnxviz.ui.theme import Theme
 
 Button = QMessageBox.StandardButton
 
@@ -150,3 +151,17 @@ def test_shortcuts_dialog_filters_rows(qtbot: QtBot) -> None:
     qtbot.addWidget(dialog)
     dialog.filter.setText("ctrl+o")
     assert [r[0] for r in dialog.rows()] == ["Open"]
+
+
+def test_style_sheets_using_palette_colours_follow_a_theme_switch(qtbot: QtBot) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    window = make_window(qtbot)
+    window.theme.set_choice(Theme.LIGHT)
+    label = QLabel("x", window)
+    label.setStyleSheet("QLabel { color: palette(window-text); }")
+    label.ensurePolished()
+    light_text = label.palette().color(QPalette.ColorRole.WindowText).lightness()
+    window.theme.set_choice(Theme.DARK)
+    label.ensurePolished()
+    assert label.palette().color(QPalette.ColorRole.WindowText).lightness() > light_text + 100

@@ -95,8 +95,17 @@ class ThemeManager(QObject):
             app.setStyle("Fusion")
         dark = self.is_dark
         app.setPalette(make_palette(dark))
+        _repolish_style_sheets(app)
         self.changed.emit(dark)
 
     def _on_system_scheme_changed(self, _scheme: Qt.ColorScheme) -> None:
         if self.choice is Theme.SYSTEM:
             self.apply()
+
+
+def _repolish_style_sheets(app: QApplication) -> None:
+    """Qt resolves ``palette(...)`` in style sheets when they are set; set them again so they follow."""
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if sheet:
+            widget.setStyleSheet(sheet)
