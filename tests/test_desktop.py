@@ -350,3 +350,22 @@ def test_failed_open_shows_one_sentence_and_keeps_document(qtbot: QtBot, make_wi
     message, details = shown[0]
     assert "garbage.onnx" in message and message.count(". ") == 0 and details
     assert w.recent.paths() == [str(example_copy)]
+
+
+def test_without_a_display_the_window_refuses_in_one_line_and_screenshot_goes_offscreen(
+        example_path: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    command = [sys.executable, "-m", "onnxviz", str(example_path)]
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith("onnxviz: error: no display available")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    out = tmp_path / "shot.png"
+    shot = subprocess.run(command + ["--screenshot", str(out), "--size", "900x600"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert shot.returncode == 0, shot.stderr
+    assert out.stat().st_size > 10000

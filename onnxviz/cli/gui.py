@@ -3,19 +3,43 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
+
+from onnxviz.model.errors import OnnxvizError
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     parser.add_argument("file", nargs="?", help="an .onnx model to open")
     parser.add_argument("--screenshot", metavar="OUT.png",
-                        help="open the window, wait until the model is drawn, save a grab of the window, exit")
+                        help="open the window, wait until the model is drawn, save a grab of the window, exit "
+                             "(works without a display)")
     parser.add_argument("--example", action="store_true", help="open the example model shipped with onnxviz")
     parser.add_argument("--size", default="1400x900", help="window size for --screenshot (WxH)")
     return run
 
 
+def choose_platform(screenshot: bool, environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    """Pick Qt's offscreen platform for --screenshot without a display; refuse the window without one.
+
+    Without this Qt aborts the interpreter with a long message about xcb plugins.
+    """
+    if environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return
+    if screenshot:
+        environ["QT_QPA_PLATFORM"] = "offscreen"
+        return
+    raise OnnxvizError("no display available (DISPLAY and WAYLAND_DISPLAY are unset); "
+                       "run it in a desktop session, or use --screenshot OUT.png to render without one.")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.file and not os.path.exists(args.file):
+        raise OnnxvizError(f"{args.file} does not exist.")
+    choose_platform(bool(args.screenshot))
     from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
     from onnxviz.ui.main_window import MainWindow
 
