@@ -40,6 +40,7 @@ def test_wheel_carries_data_entry_point_and_dependencies(wheel: Path) -> None:
     assert "onnxviz/ui/icons/onnxviz.svg" in names
     assert example == (REPO / "resources" / "examples" / "example.onnx").read_bytes()  # no drift
     assert "onnxviz = onnxviz.cli:main" in entry_points
+    assert "License-Expression: Apache-2.0" in metadata  # the SPDX form, not the deprecated table
     for dep in ("PySide6-Essentials", "onnx", "onnxruntime", "numpy", "pyqtgraph", "igraph", "ml-dtypes"):
         assert f"Requires-Dist: {dep}" in metadata
 
