@@ -148,7 +148,7 @@ class StatusFields(QWidget):
             others = len(problems) - errors - warnings
             if others:
                 parts.append(f"{others} note{'s' if others != 1 else ''}")
-            self.problems.setText(("⛔ " if errors else "⚠ ") + ", ".join(parts))
+            self.problems.setText(("✖ " if errors else "⚠ ") + ", ".join(parts))
         colour = "#d03a3a" if errors else ("#c98a00" if problems else "")
         self.problems.setStyleSheet(f"color: {colour};" if colour else "")
 
