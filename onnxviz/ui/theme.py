@@ -6,7 +6,7 @@ from enum import Enum
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 KEY = "appearance/theme"
 
@@ -94,8 +94,10 @@ class ThemeManager(QObject):
         if app.style().name().lower() != "fusion":
             app.setStyle("Fusion")
         dark = self.is_dark
-        app.setPalette(make_palette(dark))
-        _repolish_style_sheets(app)
+        palette = make_palette(dark)
+        if app.palette() != palette:  # a new window with the current theme changes nothing
+            app.setPalette(palette)
+            _repolish_style_sheets(app)
         self.changed.emit(dark)
 
     def _on_system_scheme_changed(self, _scheme: Qt.ColorScheme) -> None:
@@ -105,7 +107,9 @@ class ThemeManager(QObject):
 
 def _repolish_style_sheets(app: QApplication) -> None:
     """Qt resolves ``palette(...)`` in style sheets when they are set; set them again so they follow."""
-    for widget in app.allWidgets():
-        sheet = widget.styleSheet()
-        if sheet:
-            widget.setStyleSheet(sheet)
+    # only widgets inside live windows: allWidgets() also lists widgets being destroyed (a crash)
+    for window in app.topLevelWidgets():
+        for widget in [window, *window.findChildren(QWidget)]:
+            sheet = widget.styleSheet()
+            if sheet:
+                widget.setStyleSheet(sheet)
