@@ -369,3 +369,23 @@ def test_without_a_display_the_window_refuses_in_one_line_and_screenshot_goes_of
                           capture_output=True, text=True, timeout=120)
     assert shot.returncode == 0, shot.stderr
     assert out.stat().st_size > 10000
+
+
+def test_big_model_saves_in_the_background_with_the_window_locked(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("onnxviz.ui.saving.BACKGROUND_SAVE_BYTES", 0)  # treat the example as big
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    doc.rename_node(CONV, "saved_in_background")
+    seen: list[str] = []
+    w.model_changed.connect(lambda change: seen.append(change.kind))
+    w.save()
+    assert not w.isEnabled()  # nothing edits the model while a worker writes it
+    assert not w.close()      # and the window stays until the file is complete
+    qtbot.waitUntil(lambda: not doc.is_dirty and w.isEnabled(), timeout=20000)
+    assert "saved" in seen and not w.isWindowModified()
+    assert onnx.load(example_copy).graph.node[0].name == "saved_in_background"
+    assert "Saved example.onnx" in w.statusBar().currentMessage()
