@@ -389,3 +389,17 @@ def test_big_model_saves_in_the_background_with_the_window_locked(
     assert "saved" in seen and not w.isWindowModified()
     assert onnx.load(example_copy).graph.node[0].name == "saved_in_background"
     assert "Saved example.onnx" in w.statusBar().currentMessage()
+
+
+def test_ctrl_c_on_the_canvas_copies_the_selected_name(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                       example_copy: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.selection.select_node("", 3)
+    QGuiApplication.clipboard().clear()
+    w.activateWindow()
+    view = w.canvas.view  # type: ignore[attr-defined]
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "/stem/pool/MaxPool"
