@@ -403,3 +403,25 @@ def test_ctrl_c_on_the_canvas_copies_the_selected_name(qtbot: QtBot, make_window
     view.setFocus()
     qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text() == "/stem/pool/MaxPool"
+
+
+def test_save_as_adds_the_onnx_suffix_and_switches_to_the_new_file(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.rename_node(CONV, "in_the_copy")
+    asked: list[str] = []
+
+    def dialog(_parent: object, _title: str, start: str, _filter: str) -> tuple[str, str]:
+        asked.append(start)
+        return str(tmp_path / "copy"), ""
+
+    monkeypatch.setattr("onnxviz.ui.main_window.QFileDialog.getSaveFileName", dialog)
+    w.save_as_action.trigger()
+    assert asked == [str(example_copy)]
+    assert w.doc.path == tmp_path / "copy.onnx" and not w.doc.is_dirty
+    assert onnx.load(tmp_path / "copy.onnx").graph.node[0].name == "in_the_copy"
+    assert w.windowTitle().startswith("copy.onnx")
+    assert w.recent.paths()[0] == str(tmp_path / "copy.onnx")

@@ -176,10 +176,16 @@ class MainWindow(QMainWindow):
 
     # -- opening -------------------------------------------------------------------
     def open_dialog(self) -> None:
-        start = str(self.doc.path.parent) if self.doc is not None and self.doc.path else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", start, MODEL_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", self._start_folder(), MODEL_FILTER)
         if path:
             self.open_path(path)
+
+    def _start_folder(self) -> str:
+        """Where file dialogs start: the open model's folder, else the newest recent file's."""
+        if self.doc is not None and self.doc.path is not None:
+            return str(self.doc.path.parent)
+        recent = self.recent.paths()
+        return str(Path(recent[0]).parent) if recent else ""
 
     def open_example(self) -> None:
         from onnxviz.ui.app import example_model_path
@@ -341,10 +347,13 @@ class MainWindow(QMainWindow):
     def save_as(self, then: Callable[[], None] | None = None) -> None:
         if self.doc is None:
             return
-        start = str(self.doc.path) if self.doc.path else self.doc.name
+        start = str(self.doc.path) if self.doc.path else str(Path(self._start_folder(), Path(self.doc.name).stem))
         path, _ = QFileDialog.getSaveFileName(self, "Save ONNX model as", start, MODEL_FILTER)
         if path:
-            save_document(self, self.doc, Path(path), then)
+            target = Path(path)
+            if not target.suffix:  # "model" typed in the dialog means model.onnx
+                target = target.with_suffix(".onnx")
+            save_document(self, self.doc, target, then)
 
     def after_save(self, doc: Document, saved: Path) -> None:
         """Called by :mod:`onnxviz.ui.saving` once ``doc`` is on disk at ``saved``."""
