@@ -235,7 +235,8 @@ class MainWindow(QMainWindow):
         if doc.path is not None:
             self.recent.add(doc.path)
         verb = "Reloaded" if reloading else "Opened"
-        self.statusBar().showMessage(f"{verb} {doc.name} in {seconds:.1f} s.", 5000)
+        took = f" in {seconds:.1f} s" if seconds >= 0.1 else ""
+        self.statusBar().showMessage(f"{verb} {doc.name}{took}.", 5000)
         self.loading_finished.emit()
 
     def _on_load_failed(self, task: Task, path: Path, exc: object, tb: str) -> None:

@@ -36,6 +36,7 @@ class TaskProgress(QWidget):
         super().__init__(parent)
         self._tracked: list[_Tracked] = []
         self.label = QLabel()
+        self.label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # next to its bar
         self.bar = QProgressBar()
         self.bar.setFixedWidth(160)
         self.bar.setMaximumHeight(14)
@@ -116,7 +117,7 @@ class StatusFields(QWidget):
         self.problems.setCursor(Qt.CursorShape.PointingHandCursor)
         self.problems.clicked.connect(self.problems_clicked)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setContentsMargins(12, 0, 4, 0)
         layout.setSpacing(14)
         for widget in (self.selection, self.model_name, self.nodes, self.problems):
             layout.addWidget(widget)
