@@ -306,7 +306,9 @@ def test_copy_name_puts_the_selected_node_on_the_clipboard(qtbot: QtBot, make_wi
     w = make_window()
     open_and_wait(qtbot, w, example_copy)
     assert w.doc is not None
+    assert not w.copy_name_action.isEnabled()  # nothing selected yet
     w.doc.selection.select_node("", 0)
+    assert w.copy_name_action.isEnabled()
     w.copy_name_action.trigger()
     assert QGuiApplication.clipboard().text() == CONV
     w.doc.selection.select_value("", "image")

@@ -119,12 +119,12 @@ class MainWindow(QMainWindow):
         menu.addActions([self.save_action, self.save_as_action])
         menu.addSeparator()
         menu.addAction(self._action("&Quit", self.close, "Ctrl+Q"))
-        self._build_theme_menu()
         self.help_menu.addAction(self._action("&Keyboard Shortcuts", lambda: show_shortcuts(self), "Ctrl+/"))
         self.help_menu.addAction(self._action("&About onnxviz", self.show_about))
         self._update_actions()
 
     def _build_theme_menu(self) -> None:
+        self.view_menu.addSeparator()
         menu = self.view_menu.addMenu("&Theme")
         group = QActionGroup(self)
         for theme, label in ((Theme.SYSTEM, "&System"), (Theme.LIGHT, "&Light"), (Theme.DARK, "&Dark")):
@@ -135,10 +135,10 @@ class MainWindow(QMainWindow):
             group.addAction(action)
             menu.addAction(action)
         self.theme_actions = group
-        self.view_menu.addSeparator()
 
     def _add_late_actions(self) -> None:
         """Actions that go after what the features added to their menus."""
+        self._build_theme_menu()
         self.edit_menu.addSeparator()
         self.copy_name_action = self._action("Copy &Name", self.copy_selected_name, QKeySequence.StandardKey.Copy)
         self.copy_name_action.setStatusTip("Copy the selected node's or value's name")
@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         canvas = getattr(self, "canvas", None)
         (canvas if canvas is not None else self).addAction(self.copy_name_action)
         self.edit_menu.addAction(self.copy_name_action)
+        self._update_copy_action()
 
     def _action(self, text: str, slot: Callable[..., object],
                 shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
@@ -272,6 +273,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_actions()
         self.status_fields.show_document(doc)
+        self._update_copy_action()
         self.validation.set_document(doc)
         self.document_changed.emit(doc)
         if doc is not None:  # after the panels' own handler, so the dock raised here wins
@@ -287,7 +289,11 @@ class MainWindow(QMainWindow):
         if self.doc is None:
             return
         self.status_fields.show_selection(self.doc, state)
+        self._update_copy_action()
         docks.raise_for_selection(self, self.doc, state)
+
+    def _update_copy_action(self) -> None:
+        self.copy_name_action.setEnabled(self.doc is not None and bool(selected_name(self.doc)))
 
     def _update_title(self) -> None:
         if self.doc is None:
