@@ -427,3 +427,15 @@ def test_save_as_adds_the_onnx_suffix_and_switches_to_the_new_file(
     assert onnx.load(tmp_path / "copy.onnx").graph.node[0].name == "in_the_copy"
     assert w.windowTitle().startswith("copy.onnx")
     assert w.recent.paths()[0] == str(tmp_path / "copy.onnx")
+
+
+def test_opening_a_model_brings_its_model_panel_forward(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                        example_copy: Path) -> None:
+    w = make_window()
+    node = docks.find_dock(w, docks.NODE)
+    model = docks.find_dock(w, docks.MODEL)
+    assert node is not None and model is not None
+    node.raise_()  # as a layout saved with the Node tab in front would have it
+    qtbot.waitUntil(lambda: model.visibleRegion().isEmpty(), timeout=2000)
+    open_and_wait(qtbot, w, example_copy)
+    qtbot.waitUntil(lambda: not model.visibleRegion().isEmpty(), timeout=2000)

@@ -278,6 +278,7 @@ class MainWindow(QMainWindow):
         self.document_changed.emit(doc)
         if doc is not None:  # after the panels' own handler, so the dock raised here wins
             doc.selection.changed.connect(self._on_selection_changed)
+            docks.raise_for_selection(self, doc, doc.selection.state)  # a fresh model: its Model panel
 
     def _on_model_changed(self, change: Change) -> None:
         self._update_title()
