@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 EXAMPLE := resources/examples/example.onnx
 
-.PHONY: run test lint bench examples system-deps install-desktop clean
+.PHONY: run test lint bench examples system-deps install-desktop check-install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ examples: $(STAMP)
 
 install-desktop:
 	sh scripts/install-desktop.sh
+
+# `pip install .` into a fresh venv (dependencies from PyPI) and use the installed command
+check-install:
+	sh scripts/check-install.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache
