@@ -361,6 +361,7 @@ def test_without_a_display_the_window_refuses_in_one_line_and_screenshot_goes_of
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # not the user's saved layout
     command = [sys.executable, "-m", "onnxviz", str(example_path)]
     refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2
