@@ -440,3 +440,42 @@ def test_opening_a_model_brings_its_model_panel_forward(qtbot: QtBot, make_windo
     qtbot.waitUntil(lambda: model.visibleRegion().isEmpty(), timeout=2000)
     open_and_wait(qtbot, w, example_copy)
     qtbot.waitUntil(lambda: not model.visibleRegion().isEmpty(), timeout=2000)
+
+
+def test_watched_file_caught_mid_write_keeps_the_model_quietly(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = small_model(tmp_path / "m.onnx", 2)
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    doc = w.doc
+    w.watch_action.trigger()
+    errors: list[str] = []
+    monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        path.write_bytes(path.read_bytes()[:7])  # a half-written file
+    assert w.doc is doc and not errors
+    assert "Keeping the model as it was" in w.statusBar().currentMessage()
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        small_model(path, 3)  # the writer finishes: reloaded
+    assert w.doc is not None and len(w.doc.model.graph.node) == 3
+
+
+def test_repeated_changes_over_edits_ask_once(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = small_model(tmp_path / "m.onnx", 2)
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    assert w.doc is not None
+    w.watch_action.trigger()
+    w.doc.rename_node("relu0", "edited")
+    pending: list[Callable[[bool], None]] = []
+    monkeypatch.setattr(w, "confirm_reload_over_edits", lambda _q, answer: pending.append(answer))
+    with qtbot.waitSignal(w.watcher.changed, timeout=20000):
+        small_model(path, 4)
+    with qtbot.waitSignal(w.watcher.changed, timeout=20000):
+        small_model(path, 5)
+    assert len(pending) == 1  # the first question is still open
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        pending[0](True)
+    assert len(w.doc.model.graph.node) == 5 and not w.doc.is_dirty

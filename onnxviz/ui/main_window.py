@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.doc: Document | None = None
         self._load_task: Task | None = None
         self._close_confirmed = False
+        self._asking_about_disk_change = False
         self.remember_window_state = True  # off for --screenshot: a scripted grab is not the user's layout
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
@@ -211,14 +212,15 @@ class MainWindow(QMainWindow):
             f"Reload {path.name} from disk and discard your unsaved edits?",
             lambda yes: self._start_load(path, reloading=True) if yes else None)
 
-    def _start_load(self, path: Path, reloading: bool = False) -> None:
+    def _start_load(self, path: Path, reloading: bool = False, quiet: bool = False) -> None:
+        """``quiet``: a failure is only reported in the status bar (a reload by the file watcher)."""
         if self._load_task is not None:
             self._load_task.cancel()
         verb = "Reloading" if reloading else "Opening"
         task = Task(_load_work(path), f"{verb} {path.name}", parent=self)
         started = time.monotonic()
         task.finished.connect(lambda doc: self._on_loaded(task, doc, reloading, time.monotonic() - started))
-        task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb))
+        task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb, quiet))
         task.cancelled.connect(lambda: self._on_load_cancelled(task, path))
         self._load_task = task
         self.statusBar().showMessage(f"{verb} {path.name}...")
@@ -240,14 +242,17 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{verb} {doc.name}{took}.", 5000)
         self.loading_finished.emit()
 
-    def _on_load_failed(self, task: Task, path: Path, exc: object, tb: str) -> None:
+    def _on_load_failed(self, task: Task, path: Path, exc: object, tb: str, quiet: bool = False) -> None:
         if task is not self._load_task:
             return
         self._load_task = None
         message = exc.message if isinstance(exc, OnnxvizError) else f"{path.name} could not be opened: {exc}."
         details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
-        self.statusBar().showMessage(message)
         self.loading_finished.emit()
+        if quiet:  # e.g. caught mid-write: the next change on disk reloads again
+            self.statusBar().showMessage(f"{message} Keeping the model as it was.")
+            return
+        self.statusBar().showMessage(message)
         if isinstance(exc, TextFormatError):  # a model written as text: offer to parse it as such
             from onnxviz.ui.text_format import offer_text_format
 
@@ -334,13 +339,22 @@ class MainWindow(QMainWindow):
         if self.doc is None or self.doc.path is None or Path(path) != self.doc.path.absolute():
             return
         if not self.doc.is_dirty:
-            self._start_load(self.doc.path, reloading=True)
+            self._start_load(self.doc.path, reloading=True, quiet=True)
             return
+        if self._asking_about_disk_change:  # one question for a burst of writes
+            return
+        self._asking_about_disk_change = True
         name = self.doc.path.name
-        self.confirm_reload_over_edits(
-            f"{name} changed on disk. Reload it and discard your unsaved edits?",
-            lambda yes: self._start_load(Path(path), reloading=True) if yes else self.statusBar().showMessage(
-                f"{name} changed on disk; your edits were kept.", 8000))
+
+        def answered(yes: bool) -> None:
+            self._asking_about_disk_change = False
+            if yes:
+                self._start_load(Path(path), reloading=True, quiet=True)
+            else:
+                self.statusBar().showMessage(f"{name} changed on disk; your edits were kept.", 8000)
+
+        self.confirm_reload_over_edits(f"{name} changed on disk. Reload it and discard your unsaved edits?",
+                                       answered)
 
     # -- saving --------------------------------------------------------------------
     def save(self, then: Callable[[], None] | None = None) -> None:
