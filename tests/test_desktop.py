@@ -479,3 +479,12 @@ def test_repeated_changes_over_edits_ask_once(qtbot: QtBot, make_window: Callabl
     with qtbot.waitSignal(w.loading_finished, timeout=20000):
         pending[0](True)
     assert len(w.doc.model.graph.node) == 5 and not w.doc.is_dirty
+
+
+def test_about_names_the_versions_a_bug_report_needs(make_window: Callable[[], MainWindow]) -> None:
+    import onnxruntime
+
+    w = make_window()
+    box = w.show_about()
+    assert box.isVisible() and f"onnxruntime {onnxruntime.__version__}" in box.text()
+    box.close()

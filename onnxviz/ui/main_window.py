@@ -440,11 +440,23 @@ class MainWindow(QMainWindow):
         box.open()
         return box
 
-    def show_about(self) -> None:
+    def show_about(self) -> QMessageBox:
+        """Name, purpose, and the versions a bug report needs; does not block."""
+        from importlib.metadata import version
+
+        from PySide6 import __version__ as pyside_version
+
         from onnxviz import __version__
 
-        QMessageBox.about(self, "About onnxviz",
-                          f"<h3>onnxviz {__version__}</h3><p>View, edit, validate and run ONNX models.</p>")
+        libraries = ", ".join(f"{name} {version(name)}" for name in ("onnx", "onnxruntime", "numpy"))
+        box = QMessageBox(QMessageBox.Icon.NoIcon, "About onnxviz",
+                          f"<h3>onnxviz {__version__}</h3><p>View, edit, validate and run ONNX models.</p>"
+                          f"<p style='color: palette(placeholder-text)'>{libraries}, PySide6 {pyside_version}</p>",
+                          Button.Ok, self)
+        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
 
     # -- clipboard -----------------------------------------------------------------
     def copy_selected_name(self) -> None:
