@@ -488,3 +488,29 @@ def test_about_names_the_versions_a_bug_report_needs(make_window: Callable[[], M
     box = w.show_about()
     assert box.isVisible() and f"onnxruntime {onnxruntime.__version__}" in box.text()
     box.close()
+
+
+def test_exception_hook_shows_one_box_logs_everything_and_never_raises(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxviz.ui import app
+
+    log = tmp_path / "onnxviz.log"
+    monkeypatch.setattr(app, "log_path", lambda: log)
+    hook = app._ExceptionHook()
+    for text in ("first", "second"):
+        try:
+            raise ValueError(text)
+        except ValueError as exc:
+            hook(ValueError, exc, exc.__traceback__)
+    assert hook.box is not None and hook.box.isVisible()
+    assert "first" in hook.box.text()  # the second is only logged while the first box is up
+    assert "ValueError: first" in log.read_text() and "ValueError: second" in log.read_text()
+    hook.box.close()
+
+    def broken_show(_exc: BaseException, _text: str) -> None:
+        raise RuntimeError("the hook itself fails")
+
+    monkeypatch.setattr(hook, "_show", broken_show)
+    monkeypatch.setattr("sys.__excepthook__", lambda *args: None)
+    hook(KeyError, KeyError("third"), None)  # falls back to stderr, does not raise or recurse
+    assert "KeyError: 'third'" in log.read_text()
