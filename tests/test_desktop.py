@@ -514,3 +514,17 @@ def test_exception_hook_shows_one_box_logs_everything_and_never_raises(
     monkeypatch.setattr("sys.__excepthook__", lambda *args: None)
     hook(KeyError, KeyError("third"), None)  # falls back to stderr, does not raise or recurse
     assert "KeyError: 'third'" in log.read_text()
+
+
+def test_welcome_page_lists_recent_files_that_open_on_click(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path, tmp_path: Path) -> None:
+    first = make_window()
+    open_and_wait(qtbot, first, example_copy)
+    first.recent.add(tmp_path / "deleted.onnx")  # no longer there: not offered
+    w = make_window()
+    welcome = w.placeholder
+    assert welcome.recent.isVisible()
+    assert "example.onnx" in welcome.recent.text() and "deleted.onnx" not in welcome.recent.text()
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        welcome.recent.linkActivated.emit(str(example_copy))
+    assert w.doc is not None and w.doc.path == example_copy

@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
+from onnxviz.model.events import Signal
 from onnxviz.ui.settings import read_list
 
 KEY = "recent/files"
@@ -22,6 +23,7 @@ class RecentFiles:
         self.settings = settings
         self.menu = menu
         self._open_path = open_path
+        self.changed: Signal[list[str]] = Signal()  # the new list, newest first
         self.menu.aboutToShow.connect(self.rebuild_menu)
         self.rebuild_menu()
 
@@ -40,6 +42,7 @@ class RecentFiles:
         self.settings.setValue(KEY, paths)
         self.settings.sync()
         self.rebuild_menu()
+        self.changed.emit(paths)
 
     def rebuild_menu(self) -> None:
         self.menu.clear()
@@ -56,7 +59,7 @@ class RecentFiles:
 
     def _action_for(self, number: int, path: Path) -> QAction:
         prefix = f"&{number} " if number < 10 else ""
-        label = f"{path.name}    {_short_folder(path.parent)}".replace("&", "&&")  # '&' is a mnemonic marker
+        label = f"{path.name}    {short_folder(path.parent)}".replace("&", "&&")  # '&' is a mnemonic marker
         action = QAction(prefix + label, self.menu)
         action.setData(str(path))
         action.setToolTip(str(path))
@@ -68,7 +71,7 @@ class RecentFiles:
         return action
 
 
-def _short_folder(folder: Path) -> str:
+def short_folder(folder: Path) -> str:
     home = Path.home()
     try:
         return "~/" + str(folder.relative_to(home))
