@@ -528,3 +528,23 @@ def test_welcome_page_lists_recent_files_that_open_on_click(
     with qtbot.waitSignal(w.loading_finished, timeout=20000):
         welcome.recent.linkActivated.emit(str(example_copy))
     assert w.doc is not None and w.doc.path == example_copy
+
+
+def test_watch_notices_its_file_in_a_busy_folder(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QTimer
+
+    from onnxviz.ui.filewatch import FileWatcher
+
+    path = small_model(tmp_path / "m.onnx", 2)
+    watcher = FileWatcher(debounce_ms=300)
+    watcher.watch(path)
+    churn = QTimer(interval=50)  # another program writes files next to ours all the time
+    counter = iter(range(10**6))
+    churn.timeout.connect(lambda: (tmp_path / f"other{next(counter)}.tmp").write_text("x"))  # new entries
+    churn.start()
+    try:
+        with qtbot.waitSignal(watcher.changed, timeout=10000) as blocker:
+            small_model(path, 3)
+    finally:
+        churn.stop()
+    assert blocker.args == [str(path)]

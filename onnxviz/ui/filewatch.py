@@ -35,7 +35,7 @@ class FileWatcher(QObject):
         self._stamp: Stamp = None
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._poke)
-        self._watcher.directoryChanged.connect(self._poke)
+        self._watcher.directoryChanged.connect(self._poke_if_ours)
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._settle)
 
@@ -67,6 +67,12 @@ class FileWatcher(QObject):
 
     def _poke(self, _path: str) -> None:
         self._timer.start()  # restart: an editor writing in chunks produces a burst of events
+
+    def _poke_if_ours(self, _folder: str) -> None:
+        # a busy folder (downloads, build output) must not keep postponing our own file's change
+        # (only file events postpone the report; folder events just make sure one is coming)
+        if self.path is not None and not self._timer.isActive() and file_stamp(self.path) != self._stamp:
+            self._timer.start()
 
     def _settle(self) -> None:
         if self.path is None:
