@@ -548,3 +548,14 @@ def test_watch_notices_its_file_in_a_busy_folder(qtbot: QtBot, tmp_path: Path) -
     finally:
         churn.stop()
     assert blocker.args == [str(path)]
+
+
+def test_damaged_settings_file_starts_with_defaults(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    ini = Path(open_settings().fileName())
+    ini.parent.mkdir(parents=True, exist_ok=True)
+    ini.write_text("[window]\ngeometry=not bytes\nstate=@Variant(\\0\\0)\n[recent]\nfiles=@Invalid()\n"
+                   "[appearance]\ntheme=purple\n[file]\nwatch=maybe\n\x00\xff garbage\n")
+    w = make_window()
+    assert w.theme.choice is Theme.SYSTEM and not w.watch_action.isChecked()
+    assert all(Path(p).name for p in w.recent.paths())
+    assert docks.find_dock(w, docks.MODEL) is not None and w.width() >= 800

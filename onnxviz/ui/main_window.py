@@ -34,7 +34,7 @@ from onnxviz.ui import docks
 from onnxviz.ui.filewatch import FileWatcher
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.saving import save_document
-from onnxviz.ui.settings import open_settings, read_bool
+from onnxviz.ui.settings import open_settings, read_bool, read_bytes
 from onnxviz.ui.shortcuts import show_shortcuts
 from onnxviz.ui.statusbar import install_status_bar, selected_name
 from onnxviz.ui.tasks import Task
@@ -472,10 +472,10 @@ class MainWindow(QMainWindow):
 
     # -- window state and closing --------------------------------------------------
     def _restore_window_state(self) -> None:
-        geometry = self.settings.value("window/geometry")
+        geometry = read_bytes(self.settings, "window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        state = self.settings.value("window/state")
+        state = read_bytes(self.settings, "window/state")
         if state is not None and self.restoreState(state, docks.STATE_VERSION):
             self.setProperty("stateRestored", True)  # the user's dock sizes win over the defaults
 

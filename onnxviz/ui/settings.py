@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QByteArray, QSettings
 
 ORGANIZATION = "onnxviz"
 APPLICATION = "onnxviz"
@@ -37,4 +37,14 @@ def read_list(settings: QSettings, key: str) -> list[str]:
         return []
     if isinstance(value, str):  # a one-element list comes back as a bare string
         return [value] if value else []
+    if not isinstance(value, (list, tuple)):  # a hand-edited or damaged file: start afresh
+        return []
     return [str(v) for v in value]
+
+
+def read_bytes(settings: QSettings, key: str) -> QByteArray | None:
+    """A saved window geometry/state, or None when missing or not bytes (a damaged file)."""
+    value = settings.value(key)
+    if isinstance(value, (bytes, bytearray)):
+        return QByteArray(bytes(value))
+    return value if isinstance(value, QByteArray) else None
