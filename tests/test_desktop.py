@@ -163,10 +163,13 @@ def test_close_with_unsaved_edits_asks(qtbot: QtBot, make_window: Callable[[], M
     assert w.isWindowModified()
     answers = [Button.Cancel]
     monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(answers.pop(0)))
+    closed: list[bool] = []
+    w.closing.connect(lambda: closed.append(True))
     assert not w.close()
-    assert w.isVisible() and w.doc.is_dirty
+    assert w.isVisible() and w.doc.is_dirty and not closed
     answers.append(Button.Discard)
     w.close()
+    qtbot.waitUntil(lambda: bool(closed), timeout=2000)
     qtbot.waitUntil(lambda: not w.isVisible(), timeout=2000)
     assert onnx.load(example_copy).graph.node[0].name == CONV  # discarded: the file is untouched
 

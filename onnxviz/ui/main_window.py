@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
     model_changed = Signal(object)      # a model.document.Change after each edit/undo/redo/save
     loading_finished = Signal()         # a document was opened and the view is ready (or the open failed)
     theme_changed = Signal(bool)        # True when the window is now dark
+    closing = Signal()                  # the close was accepted (after any unsaved-changes question)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -495,6 +496,7 @@ class MainWindow(QMainWindow):
             self.watcher.watch(None)
             for task in self.task_progress.running:
                 task.cancel()
+            self.closing.emit()
             event.accept()
             return
         event.ignore()
