@@ -370,6 +370,9 @@ def test_without_a_display_the_window_refuses_in_one_line_and_screenshot_goes_of
     assert refused.returncode == 2
     assert refused.stderr.strip().startswith("onnxviz: error: no display available")
     assert len(refused.stderr.strip().splitlines()) == 1
+    unreachable = subprocess.run(command, env={**env, "DISPLAY": ":8765"}, capture_output=True, text=True,
+                                 timeout=120)  # a stale DISPLAY: Qt would abort the interpreter
+    assert unreachable.returncode == 2 and "DISPLAY=:8765 cannot be reached" in unreachable.stderr
     out = tmp_path / "shot.png"
     shot = subprocess.run(command + ["--screenshot", str(out), "--size", "900x600"], env=env,
                           capture_output=True, text=True, timeout=120)

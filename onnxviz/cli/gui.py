@@ -27,13 +27,23 @@ def choose_platform(screenshot: bool, environ: dict[str, str] | os._Environ[str]
     """
     if environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
         return
-    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+    display = environ.get("DISPLAY", "")
+    if environ.get("WAYLAND_DISPLAY") or (display and _x_display_reachable(display)):
         return
     if screenshot:
         environ["QT_QPA_PLATFORM"] = "offscreen"
         return
-    raise OnnxvizError("no display available (DISPLAY and WAYLAND_DISPLAY are unset); "
+    why = f"DISPLAY={display} cannot be reached" if display else "DISPLAY and WAYLAND_DISPLAY are unset"
+    raise OnnxvizError(f"no display available ({why}); "
                        "run it in a desktop session, or use --screenshot OUT.png to render without one.")
+
+
+def _x_display_reachable(display: str) -> bool:
+    """False only for a local display ``:N`` whose X server socket is missing (Qt would abort)."""
+    host, _, number = display.partition(":")
+    if host or not number.split(".")[0].isdigit():
+        return True  # a remote or unusual display: let Qt try
+    return os.path.exists(f"/tmp/.X11-unix/X{number.split('.')[0]}")
 
 
 def run(args: argparse.Namespace) -> int:
