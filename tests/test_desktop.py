@@ -565,3 +565,21 @@ def test_damaged_settings_file_starts_with_defaults(qtbot: QtBot, make_window: C
     assert w.theme.choice is Theme.SYSTEM and not w.watch_action.isChecked()
     assert all(Path(p).name for p in w.recent.paths())
     assert docks.find_dock(w, docks.MODEL) is not None and w.width() >= 800
+
+
+def test_close_model_returns_to_the_start_page(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                               example_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    assert not w.close_model_action.isEnabled()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.close_model_action.isEnabled()
+    assert w.doc is not None
+    w.doc.rename_node(CONV, "edited")
+    monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(Button.Cancel))
+    w.close_model_action.trigger()
+    assert w.doc is not None  # Cancel keeps it
+    monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(Button.Discard))
+    w.close_model_action.trigger()
+    assert w.doc is None and w.windowTitle() == "onnxviz"
+    qtbot.waitUntil(lambda: w.placeholder.isVisible(), timeout=2000)
+    assert not w.status_fields.model_name.isVisible() and not w.save_action.isEnabled()

@@ -123,6 +123,8 @@ class MainWindow(QMainWindow):
         self.save_as_action = self._action("Save &As...", lambda: self.save_as(), QKeySequence.StandardKey.SaveAs)
         menu.addActions([self.save_action, self.save_as_action])
         menu.addSeparator()
+        self.close_model_action = self._action("&Close Model", self.close_model, "Ctrl+W")
+        menu.addAction(self.close_model_action)
         menu.addAction(self._action("&Quit", self.close, "Ctrl+Q"))
         self.help_menu.addAction(self._action("&Keyboard Shortcuts", lambda: show_shortcuts(self), "Ctrl+/"))
         self.help_menu.addAction(self._action("&About onnxviz", self.show_about))
@@ -168,6 +170,7 @@ class MainWindow(QMainWindow):
         self.save_action.setEnabled(has_doc)
         self.save_as_action.setEnabled(has_doc)
         self.reload_action.setEnabled(bool(has_file))
+        self.close_model_action.setEnabled(has_doc)
 
     # -- background tasks ----------------------------------------------------------
     def track_task(self, task: Task, cancellable: bool = True) -> Task:
@@ -203,6 +206,10 @@ class MainWindow(QMainWindow):
 
         With unsaved edits the user is asked first (Save / Discard / Cancel)."""
         self.resolve_unsaved_changes(lambda: self._start_load(Path(path)))
+
+    def close_model(self) -> None:
+        """File > Close Model: back to the start page; asks first when there are unsaved edits."""
+        self.resolve_unsaved_changes(lambda: self.set_document(None))
 
     def reload(self) -> None:
         """Read the current file again (F5); asks first when there are unsaved edits."""
