@@ -223,6 +223,40 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
     return ValidationResult(generation, inference, problems)
 
 
+@dataclass
+class PackedValidation:
+    """A :class:`ValidationResult` as cheap-to-pickle data, for passing between processes.
+
+    Pickling a TypeProto costs a Python call each; one serialized message per scope is a
+    single bytes object (a GraphProto whose ``value_info`` holds the inferred types).
+    """
+
+    generation: int
+    types: dict[str, bytes]
+    inference_problem: Problem | None
+    problems: list[Problem]
+
+
+def validate_packed(data: bytes, generation: int) -> PackedValidation:
+    """:func:`validate` for a worker process: serialized bytes in, :class:`PackedValidation` out."""
+    result = validate(data, None, generation)
+    types = {}
+    for scope, table in result.inference.types.items():
+        holder = GraphProto()
+        holder.value_info.extend(onnx.ValueInfoProto(name=name, type=t) for name, t in table.items())
+        types[scope] = holder.SerializeToString()
+    return PackedValidation(generation, types, result.inference.problem, result.problems)
+
+
+def unpack(packed: PackedValidation) -> ValidationResult:
+    """The :class:`ValidationResult` a :class:`PackedValidation` stands for."""
+    types = {}
+    for scope, blob in packed.types.items():
+        holder = GraphProto.FromString(blob)
+        types[scope] = {v.name: v.type for v in holder.value_info}
+    return ValidationResult(packed.generation, InferenceResult(types, packed.inference_problem), packed.problems)
+
+
 BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
 
 

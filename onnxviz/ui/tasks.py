@@ -7,6 +7,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from onnxviz.model.errors import Cancelled
@@ -29,7 +30,8 @@ class Task(QObject):
     """A unit of background work. Connect to its signals, then call :meth:`start`.
 
     Signals are always delivered on the GUI thread. After :meth:`cancel`,
-    neither ``finished`` nor ``failed`` is emitted (the result is stale).
+    neither ``finished`` nor ``failed`` is emitted (the result is stale). A task
+    whose Qt parent was deleted is dropped silently when its work ends.
     """
 
     progress = Signal(float, str)
@@ -44,10 +46,11 @@ class Task(QObject):
         self.token = CancelToken()
         self._work = work
         self._relay = _Relay()
-        self._relay.progress.connect(self.progress)
+        # slots, not signal-to-signal links: each checks that this task still exists
+        self._relay.progress.connect(self._on_progress)
         self._relay.finished.connect(self._on_finished)
         self._relay.failed.connect(self._on_failed)
-        self._relay.cancelled.connect(self.cancelled)
+        self._relay.cancelled.connect(self._on_cancelled)
         self.done = False
 
     def start(self, pool: QThreadPool | None = None) -> Task:
@@ -57,15 +60,27 @@ class Task(QObject):
     def cancel(self) -> None:
         self.token.cancel()
 
+    def _alive(self) -> bool:
+        return shiboken6.isValid(self)
+
+    def _on_progress(self, fraction: float, text: str) -> None:
+        if self._alive() and not self.token.cancelled:
+            self.progress.emit(fraction, text)
+
     def _on_finished(self, result: object) -> None:
         self.done = True
-        if not self.token.cancelled:
+        if self._alive() and not self.token.cancelled:
             self.finished.emit(result)
 
     def _on_failed(self, exc: object, tb: str) -> None:
         self.done = True
-        if not self.token.cancelled:
+        if self._alive() and not self.token.cancelled:
             self.failed.emit(exc, tb)
+
+    def _on_cancelled(self) -> None:
+        self.done = True
+        if self._alive():
+            self.cancelled.emit()
 
 
 class _Runner(QRunnable):
@@ -84,8 +99,16 @@ class _Runner(QRunnable):
         try:
             result = self.task._work(report, token)
         except Cancelled:
-            relay.cancelled.emit()
+            _emit(relay.cancelled)
         except BaseException as exc:  # noqa: BLE001 - reported to the GUI, never lost
-            relay.failed.emit(exc, traceback.format_exc())
+            _emit(relay.failed, exc, traceback.format_exc())
         else:
-            relay.finished.emit(result)
+            _emit(relay.finished, result)
+
+
+def _emit(signal: Any, *args: object) -> None:
+    """Emit from the worker; when the application is already gone (quitting), the result has no reader."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        pass

@@ -1,7 +1,11 @@
 """Background validation after load and after every edit: debounced, stale results dropped.
 
-Results are remembered by the model's bytes, so undo and redo back to a state
-already validated get their problems and shapes at once.
+The checker and shape inference are C++ that holds the GIL for its whole run (over a second on
+a 100k-node model), so they run in a worker process (:mod:`onnxviz.model.procpool`); a thread here
+only hashes the bytes, waits for the answer and unpacks it. The GUI thread's share is taking the
+model's bytes: free while the document is unedited (the file's own bytes), one serialization after
+edits. Results are remembered by the bytes' digest, so undo and redo back to a state already
+validated get their problems and shapes at once.
 """
 
 from __future__ import annotations
@@ -10,35 +14,58 @@ import dataclasses
 import hashlib
 from collections import OrderedDict
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.validation import ValidationResult, validate
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.procpool import WorkerProcess, shared_worker
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.validation import InferenceResult, ValidationResult, unpack, validate_packed
 from onnxviz.ui.tasks import Task
 
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
+PASS_STARTED = "checking"  # progress text the task reports when a real pass (not a remembered one) begins
+
+
+@dataclasses.dataclass
+class _Outcome:
+    digest: bytes
+    result: ValidationResult
+    fresh: bool  # computed now, not remembered
 
 
 class ValidationService(QObject):
-    """Runs :func:`onnxviz.model.validation.validate` off the GUI thread for the current document."""
+    """Runs :func:`onnxviz.model.validation.validate` in the worker process for the current document.
+
+    At most one pass runs and one waits: a newer request cancels the waiting one, and the
+    result of a pass overtaken by edits is dropped (by generation).
+    """
 
     started = Signal()
     finished = Signal(object)  # ValidationResult that was applied
 
-    def __init__(self, debounce_ms: int = 30, parent: QObject | None = None) -> None:
+    def __init__(self, debounce_ms: int = 30, parent: QObject | None = None,
+                 worker: WorkerProcess | None = None) -> None:
         super().__init__(parent)
         self.doc: Document | None = None
+        self.worker = worker if worker is not None else shared_worker()
         self._task: Task | None = None
         self._known: OrderedDict[bytes, ValidationResult] = OrderedDict()  # model digest -> result
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
+        app = QCoreApplication.instance()
+        if app is not None:  # quitting does not wait for a pass nobody will see
+            app.aboutToQuit.connect(self.worker.shutdown)
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
             self.doc.changed.disconnect(self._on_changed)
         self.doc = doc
         self._known.clear()
+        if self._task is not None:
+            self._task.cancel()
         if doc is not None:
             doc.changed.connect(self._on_changed)
             self._timer.start()
@@ -56,32 +83,50 @@ class ValidationService(QObject):
             return
         if self._task is not None:
             self._task.cancel()
-        # the worker gets its own bytes (fast to make, and what onnx wants anyway):
-        # the GUI thread may edit the document meanwhile
+        # the worker gets its own bytes: the GUI thread may edit the document meanwhile
         try:
-            data = doc.model.SerializeToString()
-        except ValueError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
+            data = doc.serialize()  # the file's bytes while unedited: nothing to do
+        except OnnxvizError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
             return
         generation = doc.generation
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        known = self._known.get(digest)
-        if known is not None:
-            self._known.move_to_end(digest)
-            self._on_result(dataclasses.replace(known, generation=generation))
-            return
-        task = Task(lambda progress, token: validate(data, None, generation), "Validating")
-        task.finished.connect(lambda result: self._remember(digest, result))
-        task.finished.connect(self._on_result)
+        known = dict(self._known)
+        worker = self.worker
+
+        def work(progress: ProgressFn, token: CancelToken) -> _Outcome:
+            digest = hashlib.blake2b(data, digest_size=16).digest()  # releases the GIL
+            if digest in known:
+                return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
+            progress(0.0, PASS_STARTED)
+            packed = worker.run(validate_packed, data, generation, token=token)
+            token.check()
+            return _Outcome(digest, unpack(packed), True)
+
+        task = Task(work, "Validating", parent=self)
+        task.progress.connect(lambda _f, text: text == PASS_STARTED and task is self._task and self.started.emit())
+        task.finished.connect(self._on_outcome)
+        task.failed.connect(lambda exc, _tb: self._on_failed(generation, exc))
         self._task = task
-        self.started.emit()
         task.start()
 
-    def _remember(self, digest: bytes, result: ValidationResult) -> None:
-        self._known[digest] = result
-        while len(self._known) > KNOWN_STATES:
-            self._known.popitem(last=False)
+    def _on_outcome(self, outcome: _Outcome) -> None:
+        if outcome.fresh:
+            self._known[outcome.digest] = outcome.result
+            while len(self._known) > KNOWN_STATES:
+                self._known.popitem(last=False)
+        else:
+            self._known.move_to_end(outcome.digest)
+        self._apply(outcome.result)
 
-    def _on_result(self, result: ValidationResult) -> None:
+    def _on_failed(self, generation: int, exc: object) -> None:
+        """The pass could not run (e.g. the worker process died): say so where problems are listed."""
+        doc = self.doc
+        if doc is None:
+            return
+        text = exc.message if isinstance(exc, OnnxvizError) else f"validation failed: {exc}."
+        problem = Problem(Severity.WARNING, f"The model could not be checked: {text}", source="validation")
+        self._apply(ValidationResult(generation, InferenceResult(dict(doc.index.inferred)), [problem]))
+
+    def _apply(self, result: ValidationResult) -> None:
         if self.doc is not None and self.doc.apply_validation(result):
             self.finished.emit(result)
 

@@ -1,0 +1,153 @@
+"""How long the GUI thread freezes while a big model opens and validates, and while an edit validates.
+
+    python bench/bench_responsiveness.py [--runs 3] [FILE ...]
+
+Defaults to /tmp/synth300.onnx, /tmp/synth1500.onnx, /tmp/synth3000.onnx (make them with
+``python /work/shared/bench/synth.py N out.onnx``). Each run is a fresh process, offscreen, with the
+real MainWindow. A 10 ms QTimer on the GUI thread measures the longest gap between its ticks
+("block" = the longest time the window could not react) from ``open_path`` until the canvas's
+``scene_ready``, the validation result and the Model panel's figures have all arrived; then the
+same from an edit (a node rename) until its validation result and the new figures arrived.
+
+Culprits: a sampler thread looks at every thread's Python stack every 2 ms; when its own wake-up
+comes late (something held the GIL or the GUI thread was busy), the gap is charged to what each
+busy thread was doing at that moment (innermost onnxviz frame). Prints medians over the runs and
+the top 3 culprits of the slowest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
+
+CHILD = r"""
+import json, os, sys, tempfile, threading, time, traceback
+from collections import Counter
+from onnxviz.ui.settings import use_settings_dir
+use_settings_dir(tempfile.mkdtemp())
+from PySide6.QtCore import QEventLoop, QTimer
+from onnxviz.ui.app import ensure_app
+app = ensure_app()
+from onnxviz.ui.main_window import MainWindow
+
+class Blocks:
+    # the longest gap between ticks of a 10 ms timer on the GUI thread
+    def __init__(self):
+        self.timer = QTimer(interval=10); self.timer.timeout.connect(self.tick); self.reset(); self.timer.start()
+    def tick(self):
+        now = time.perf_counter(); self.worst = max(self.worst, now - self.last); self.last = now
+    def reset(self):
+        self.last = time.perf_counter(); self.worst = 0.0
+
+class Sampler(threading.Thread):
+    # charges each late wake-up (> 30 ms) to what the busy threads were doing
+    def __init__(self):
+        super().__init__(daemon=True); self.blame = Counter(); self.running = True
+    def where(self, frame):
+        inner = None
+        while frame is not None:
+            f = frame.f_code.co_filename
+            if "/onnxviz/" in f and inner is None:
+                inner = f"{f.split('/onnxviz/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
+            if f == "<string>":  # the bench script itself: the event loop is idle
+                return inner
+            frame = frame.f_back
+        return inner
+    def run(self):
+        me = threading.get_ident(); last = time.perf_counter()
+        while self.running:
+            time.sleep(0.002)
+            now = time.perf_counter(); gap = now - last; last = now
+            if gap < 0.03:
+                continue
+            for ident, frame in sys._current_frames().items():
+                if ident == me:
+                    continue
+                w = self.where(frame)
+                if w:
+                    name = "gui" if ident == threading.main_thread().ident else "worker"
+                    self.blame[f"[{name}] {w}"] += gap
+
+def wait_until(cond, timeout_s=300):
+    t0 = time.perf_counter()
+    while not cond() and time.perf_counter() - t0 < timeout_s:
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 20)
+    return time.perf_counter() - t0
+
+w = MainWindow(); w.resize(1400, 900); w.show(); app.processEvents()
+marks = set()
+w.canvas.scene_ready.connect(lambda *_: marks.add("drawn"))
+w.validation.finished.connect(lambda *_: marks.add("validated"))
+panel = w.panels.model_panel
+real_on_figures = panel._on_figures
+def on_figures(*args):
+    real_on_figures(*args); marks.add("figures")
+panel._on_figures = on_figures
+def figures_done():  # the panel has no pending background work
+    return panel._task is None
+blocks = Blocks(); sampler = Sampler(); sampler.start()
+w.open_path(sys.argv[1])
+opened = wait_until(lambda: {"drawn", "validated"} <= marks and figures_done())
+open_block = blocks.worst
+open_blame = sampler.blame.most_common(3); sampler.blame.clear()
+node = next(i for i, n in enumerate(w.doc.model.graph.node) if n.op_type == "Transpose")
+marks.clear(); blocks.reset()
+t0 = time.perf_counter()
+w.doc.rename_node(node, "renamed_by_bench")
+edited = wait_until(lambda: "validated" in marks and figures_done())
+edit_block = blocks.worst
+edit_blame = sampler.blame.most_common(3)
+sampler.running = False
+print(json.dumps(dict(nodes=w.doc.index.node_count(), opened=opened, open_block=open_block, edited=edited,
+                      edit_block=edit_block, open_blame=open_blame, edit_blame=edit_blame)))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def run_once(path: Path) -> dict:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env,
+                         timeout=900)
+    line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
+    if line is None:
+        raise SystemExit(f"{path.name}: the child failed:\n{out.stderr[-3000:]}")
+    return json.loads(line)
+
+
+def print_blame(title: str, blame: list) -> None:
+    for where, seconds in blame:
+        print(f"    {title}: {1000 * seconds:6.0f} ms  {where}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(f"{'file':<18} {'nodes':>7} {'open s':>7} {'block ms':>8} {'edit s':>7} {'block ms':>8}")
+    for path in args.files:
+        if not path.exists():
+            print(f"{path.name:<18} missing (make it with /work/shared/bench/synth.py)")
+            continue
+        runs = [run_once(path) for _ in range(args.runs)]
+        med = {k: statistics.median(r[k] for r in runs) for k in ("nodes", "opened", "open_block", "edited",
+                                                                    "edit_block")}
+        print(f"{path.name:<18} {int(med['nodes']):>7} {med['opened']:>7.2f} {1000 * med['open_block']:>8.0f} "
+              f"{med['edited']:>7.2f} {1000 * med['edit_block']:>8.0f}")
+        worst = max(runs, key=lambda r: r["open_block"] + r["edit_block"])
+        print_blame("open", worst["open_blame"])
+        print_blame("edit", worst["edit_blame"])
+    print(f"medians of {args.runs} fresh processes; block = longest GUI-thread gap (10 ms timer);"
+          f" culprits from the slowest run (time charged while the sampler thread could not run)")
+
+
+if __name__ == "__main__":
+    main()

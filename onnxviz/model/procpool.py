@@ -1,0 +1,131 @@
+"""One persistent worker process for C++ work that holds the GIL (onnx checker, shape inference).
+
+Running such work in a thread freezes every other Python thread, the GUI's
+included, for its whole duration; in a separate process it costs the caller
+only the transfer of its (bytes) arguments and of the result. The process is
+started on first use (``spawn``: no copy of the caller's threads or Qt state),
+reused, and replaced when it died.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.progress import CancelToken
+
+T = TypeVar("T")
+POLL_S = 0.05  # how often a waiting caller looks at its cancel token
+
+
+class WorkerDied(OnnxvizError):
+    """The worker process ended (crash or out of memory) before it answered."""
+
+
+class WorkerProcess:
+    """A single worker process: :meth:`run` blocks the calling (background) thread, not the process."""
+
+    def __init__(self) -> None:
+        self._executor: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        with self._lock:
+            for _attempt in range(2):  # a process that died while idle is replaced silently
+                if self._executor is None:
+                    self._executor = ProcessPoolExecutor(max_workers=1,
+                                                         mp_context=multiprocessing.get_context("spawn"),
+                                                         initializer=_exit_with_parent, initargs=(os.getpid(),))
+                try:
+                    return self._executor.submit(fn, *args)
+                except BrokenProcessPool:
+                    self._discard_locked()
+            raise WorkerDied("the background worker process could not be started.")
+
+    def run(self, fn: Callable[..., T], *args: Any, token: CancelToken | None = None) -> T:
+        """``fn(*args)`` in the worker process; raises Cancelled (result dropped) or WorkerDied."""
+        future = self.submit(fn, *args)
+        while True:
+            try:
+                return future.result(timeout=POLL_S)
+            except FutureTimeout:
+                if token is not None and token.cancelled:
+                    future.cancel()  # still queued: never runs; already running: its result is dropped
+                    raise Cancelled() from None
+            except BrokenProcessPool as exc:
+                self._discard(future)
+                raise WorkerDied("the background worker process stopped unexpectedly (out of memory?); "
+                                 "it will be restarted for the next check.", str(exc)) from None
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the live worker (empty before first use)."""
+        executor = self._executor
+        processes = getattr(executor, "_processes", None) or {}
+        return [p.pid for p in list(processes.values()) if p.is_alive()]
+
+    def shutdown(self) -> None:
+        """Stop the worker now, abandoning any running work (for quitting: nothing waits for it)."""
+        with self._lock:
+            self._discard_locked()
+
+    def _discard(self, _failed: Future[Any]) -> None:
+        with self._lock:
+            executor = self._executor
+            if executor is not None and getattr(executor, "_broken", False):
+                self._discard_locked()
+
+    def _discard_locked(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """In the worker: end when the application is gone (crashed or ``os._exit``), never linger as an orphan."""
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="onnxviz-parent-watch", daemon=True).start()
+
+
+_shared: WorkerProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_worker() -> WorkerProcess:
+    """The application's worker process (one for all windows), stopped at interpreter exit."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = WorkerProcess()
+            _at_exit(_shared.shutdown)
+        return _shared
+
+
+def _at_exit(stop: Callable[[], None]) -> None:
+    # concurrent.futures joins its worker at thread shutdown, before atexit handlers, waiting for the
+    # running pass to finish; registered the same way (later, so called earlier) the worker is killed first
+    register = getattr(threading, "_register_atexit", None)
+    try:
+        if register is None:
+            raise RuntimeError
+        register(stop)
+    except RuntimeError:
+        atexit.register(stop)
