@@ -9,10 +9,10 @@ real MainWindow. A 10 ms QTimer on the GUI thread measures the longest gap betwe
 ``scene_ready``, the validation result and the Model panel's figures have all arrived; then the
 same from an edit (a node rename) until its validation result and the new figures arrived.
 
-Culprits: a sampler thread looks at every thread's Python stack every 2 ms; when its own wake-up
-comes late (something held the GIL or the GUI thread was busy), the gap is charged to what each
-busy thread was doing at that moment (innermost onnxviz frame). Prints medians over the runs and
-the top 3 culprits of the slowest run.
+Culprits: a sampler thread records the GUI thread's Python stack every 2 ms; the longest block is
+charged to what the GUI thread was running then (innermost onnxviz frames), or, when the sampler
+itself could not run, to whoever held the GIL. Prints medians over the runs and the top 3 culprits
+of the longest block of the slowest run.
 """
 
 from __future__ import annotations
@@ -38,42 +38,57 @@ app = ensure_app()
 from onnxviz.ui.main_window import MainWindow
 
 class Blocks:
-    # the longest gap between ticks of a 10 ms timer on the GUI thread
+    # the longest gap between ticks of a 10 ms timer on the GUI thread, and when it was
     def __init__(self):
         self.timer = QTimer(interval=10); self.timer.timeout.connect(self.tick); self.reset(); self.timer.start()
     def tick(self):
-        now = time.perf_counter(); self.worst = max(self.worst, now - self.last); self.last = now
+        now = time.perf_counter()
+        if now - self.last > self.worst:
+            self.worst, self.span = now - self.last, (self.last, now)
+        self.last = now
     def reset(self):
-        self.last = time.perf_counter(); self.worst = 0.0
+        self.last = time.perf_counter(); self.worst = 0.0; self.span = (0.0, 0.0)
+
+def where(frame):
+    # innermost onnxviz frame and its onnxviz caller; None when the thread is idle in the bench script
+    found = []
+    while frame is not None:
+        f = frame.f_code.co_filename
+        if f == "<string>":
+            break
+        if "/onnxviz/" in f and len(found) < 2:
+            found.append(f"{f.split('/onnxviz/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+        frame = frame.f_back
+    return " < ".join(found) or None
 
 class Sampler(threading.Thread):
-    # charges each late wake-up (> 30 ms) to what the busy threads were doing
+    # every 2 ms: what the GUI thread runs (when the sampler cannot run, something holds the GIL)
     def __init__(self):
-        super().__init__(daemon=True); self.blame = Counter(); self.running = True
-    def where(self, frame):
-        inner = None
-        while frame is not None:
-            f = frame.f_code.co_filename
-            if "/onnxviz/" in f and inner is None:
-                inner = f"{f.split('/onnxviz/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}"
-            if f == "<string>":  # the bench script itself: the event loop is idle
-                return inner
-            frame = frame.f_back
-        return inner
+        super().__init__(daemon=True); self.samples = []; self.running = True
     def run(self):
-        me = threading.get_ident(); last = time.perf_counter()
+        main = threading.main_thread().ident; last = time.perf_counter()
         while self.running:
             time.sleep(0.002)
-            now = time.perf_counter(); gap = now - last; last = now
-            if gap < 0.03:
+            now = time.perf_counter()
+            frames = sys._current_frames()
+            gui = where(frames.get(main))
+            others = [w for i, f in frames.items() if i not in (main, self.ident) for w in [where(f)] if w]
+            self.samples.append((last, now, gui, others))
+            last = now
+    def blame(self, span):
+        # time inside the GUI block charged to what the GUI thread was running; GIL gaps to the others
+        charge = Counter()
+        for t0, t1, gui, others in self.samples:
+            lo, hi = max(t0, span[0]), min(t1, span[1])
+            if hi <= lo:
                 continue
-            for ident, frame in sys._current_frames().items():
-                if ident == me:
-                    continue
-                w = self.where(frame)
-                if w:
-                    name = "gui" if ident == threading.main_thread().ident else "worker"
-                    self.blame[f"[{name}] {w}"] += gap
+            if t1 - t0 > 0.02:  # the sampler itself was locked out: someone held the GIL
+                who = f"GIL held; gui at {gui}" if gui else "GIL held by: " + " | ".join(others[:2])
+            else:
+                who = f"gui: {gui}" if gui else "gui idle/in Qt C++"
+            charge[who] += hi - lo
+        self.samples.clear()
+        return charge.most_common(3)
 
 def wait_until(cond, timeout_s=300):
     t0 = time.perf_counter()
@@ -96,15 +111,17 @@ blocks = Blocks(); sampler = Sampler(); sampler.start()
 w.open_path(sys.argv[1])
 opened = wait_until(lambda: {"drawn", "validated"} <= marks and figures_done())
 open_block = blocks.worst
-open_blame = sampler.blame.most_common(3); sampler.blame.clear()
+open_blame = sampler.blame(blocks.span)
 node = next(i for i, n in enumerate(w.doc.model.graph.node) if n.op_type == "Transpose")
 marks.clear(); blocks.reset()
 t0 = time.perf_counter()
 w.doc.rename_node(node, "renamed_by_bench")
 edited = wait_until(lambda: "validated" in marks and figures_done())
 edit_block = blocks.worst
-edit_blame = sampler.blame.most_common(3)
+edit_blame = sampler.blame(blocks.span)
 sampler.running = False
+from onnxviz.model.procpool import shared_worker
+shared_worker().shutdown()
 print(json.dumps(dict(nodes=w.doc.index.node_count(), opened=opened, open_block=open_block, edited=edited,
                       edit_block=edit_block, open_blame=open_blame, edit_blame=edit_blame)))
 sys.stdout.flush()
@@ -146,7 +163,7 @@ def main() -> None:
         print_blame("open", worst["open_blame"])
         print_blame("edit", worst["edit_blame"])
     print(f"medians of {args.runs} fresh processes; block = longest GUI-thread gap (10 ms timer);"
-          f" culprits from the slowest run (time charged while the sampler thread could not run)")
+          " culprits: top 3 of the longest block of the slowest run")
 
 
 if __name__ == "__main__":

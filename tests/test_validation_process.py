@@ -1,0 +1,115 @@
+"""Validation in a worker process: results arrive, stale ones are dropped, a dead worker is reported and replaced."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QObject, QThreadPool
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+import onnxviz
+from onnxviz.model.errors import Cancelled
+from onnxviz.model.procpool import WorkerProcess
+from onnxviz.model.progress import CancelToken
+from onnxviz.model.validation import ValidationResult, unpack, validate, validate_packed
+from onnxviz.ui.tasks import Task
+from onnxviz.ui.validation import ValidationService
+
+
+@pytest.fixture
+def worker() -> Iterator[WorkerProcess]:
+    w = WorkerProcess()
+    yield w
+    w.shutdown()
+
+
+@pytest.fixture
+def service(qtbot: QtBot, worker: WorkerProcess) -> Iterator[ValidationService]:
+    s = ValidationService(worker=worker)
+    yield s
+    s.set_document(None)
+    QThreadPool.globalInstance().waitForDone(20000)
+    QApplication.processEvents()
+
+
+def test_packed_result_is_the_same_as_in_process(example_path: Path) -> None:
+    data = example_path.read_bytes()
+    here = validate(data, None, 3)
+    there = unpack(validate_packed(data, 3))
+    assert there.generation == 3 and there.problems == here.problems
+    assert {s: {n: t.SerializeToString() for n, t in types.items()} for s, types in there.inference.types.items()} \
+        == {s: {n: t.SerializeToString() for n, t in types.items()} for s, types in here.inference.types.items()}
+    assert there.inference.types[""]  # the example's intermediate values got types
+
+
+def test_results_arrive_and_stale_ones_are_dropped(qtbot: QtBot, service: ValidationService,
+                                                   example_path: Path) -> None:
+    doc = onnxviz.open(example_path)
+    applied: list[ValidationResult] = []
+    service.finished.connect(applied.append)
+    with qtbot.waitSignal(service.finished, timeout=30000):
+        service.set_document(doc)
+    assert applied[-1].generation == 0 and doc.index.inferred[""]
+    for i in range(3):  # a burst: the passes for the first states are overtaken
+        doc.rename_node(0, f"renamed_{i}")
+    qtbot.waitUntil(lambda: applied[-1].generation == doc.generation and not service.busy, timeout=30000)
+    assert all(r.generation in (0, doc.generation) for r in applied)
+    old = unpack(validate_packed(example_path.read_bytes(), 0))
+    assert not doc.apply_validation(old)  # a result for an older state never lands
+
+
+def test_a_killed_worker_is_reported_and_replaced(qtbot: QtBot, service: ValidationService,
+                                                  worker: WorkerProcess, example_path: Path) -> None:
+    busy = worker.submit(time.sleep, 60)  # the validation queues behind this
+    qtbot.waitUntil(lambda: bool(worker.pids), timeout=30000)
+    doomed = worker.pids[0]
+    doc = onnxviz.open(example_path)
+    service.set_document(doc)
+    qtbot.waitUntil(lambda: service.task is not None, timeout=5000)
+    os.kill(doomed, signal.SIGKILL)
+    qtbot.waitUntil(lambda: bool(doc.validation_problems), timeout=30000)
+    [problem] = doc.validation_problems
+    assert problem.message.startswith("The model could not be checked: the background worker process stopped")
+    assert busy.exception(timeout=10) is not None
+    with qtbot.waitSignal(service.finished, timeout=30000):
+        doc.rename_node(0, "after_the_crash")
+    assert doc.validation_problems == [] and doc.index.inferred[""]
+    assert worker.pids and doomed not in worker.pids
+
+
+def test_cancelled_wait_raises_and_drops_the_result(worker: WorkerProcess) -> None:
+    token = CancelToken()
+    threading.Timer(0.2, token.cancel).start()
+    with pytest.raises(Cancelled):
+        worker.run(time.sleep, 2, token=token)
+
+
+def test_task_of_a_deleted_parent_ends_silently(qtbot: QtBot, capfd: pytest.CaptureFixture[str]) -> None:
+    release = threading.Event()
+
+    def work(progress, token):  # noqa: ANN001, ANN202 - the Task work signature
+        release.wait(10)
+        progress(0.5, "half way")
+        return 42
+
+    parent = QObject()
+    task = Task(work, "orphan", parent=parent)
+    delivered: list[object] = []
+    task.finished.connect(delivered.append)
+    task.progress.connect(lambda *a: delivered.append(a))
+    task.start()
+    shiboken6.delete(parent)
+    release.set()
+    QThreadPool.globalInstance().waitForDone(10000)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert delivered == []
+    assert capfd.readouterr().err == ""
