@@ -19,7 +19,7 @@ from onnxviz.ui.tasks import Task
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
-BACKGROUND_SAVE_BYTES = 64 * 1024 * 1024  # below this a save takes well under a second
+BACKGROUND_SAVE_BYTES = 8 * 1024 * 1024  # bench_window.py: a 51 MB save held the GUI thread ~1 s
 
 
 def save_document(window: MainWindow, doc: Document, target: Path,
