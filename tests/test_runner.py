@@ -138,7 +138,7 @@ def test_worker_run_records_every_value_and_finds_first_nan(tmp_path: Path) -> N
     assert result.values["x"].engine == "input" and result.values["d"].engine == "onnxruntime"
     first = result.first_nonfinite()
     assert first is not None and first.name == "d" and first.node_name == "sqrt"
-    assert result.measure("nonfinite") == {0: 0.0, 1: 0.0, 2: 0.0, 3: 1.0, 4: 1.0}
+    assert result.measure("nonfinite") == {("", 0): 0.0, ("", 1): 0.0, ("", 2): 0.0, ("", 3): 1.0, ("", 4): 1.0}
     np.testing.assert_array_equal(result.array("c"), -np.arange(6, dtype=np.float32).reshape(2, 3) - 1)
     assert set(result.node_times_us) == {0, 1, 2, 3, 4}
     assert (tmp_path / "run" / "index.json").is_file()

@@ -30,6 +30,7 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
+from onnxviz.model.runner.subgraphs import BodyRun, run_bodies
 
 ENGINE_INPUT = "input"
 
@@ -46,6 +47,7 @@ class Captured:
     notes: list[str] = field(default_factory=list)
     node_times_us: dict[int, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    bodies: list[BodyRun] = field(default_factory=list)  # values inside If/Loop/Scan bodies
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
@@ -63,7 +65,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     if options.engine == ENGINE_ORT:
         try:
             _run_ort(prepared, names, feeds, options, progress, result, scratch_dir)
-            return _finish(model, result)
+            return _finish(model, result, options, progress)
         except RunError as exc:
             failure = f"ONNX Runtime could not run the model ({exc.message})"
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
@@ -72,7 +74,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
         raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details) from exc
-    return _finish(model, result)
+    return _finish(model, result, options, progress)
 
 
 def prepare_model(model: onnx.ModelProto, capture_all: bool) -> tuple[onnx.ModelProto, dict[str, int]]:
@@ -253,10 +255,12 @@ def _producers(model: onnx.ModelProto) -> dict[str, int]:
     return {name: i for i, node in enumerate(model.graph.node) for name in node.output if name}
 
 
-def _finish(model: onnx.ModelProto, result: Captured) -> Captured:
-    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-           for node in model.graph.node for a in node.attribute):
-        result.notes.append("values inside If/Loop/Scan bodies are not captured; their node outputs are.")
+def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn) -> Captured:
+    if options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node):
+        progress(0.5, "Running If/Loop/Scan bodies on the reference evaluator")
+        t0 = time.perf_counter()
+        result.bodies = list(run_bodies(model, "", model.graph, result.values, result.notes))
+        result.timings["bodies_s"] = time.perf_counter() - t0
     missing = [o for o in result.outputs if o and o not in result.values]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")

@@ -73,7 +73,7 @@ def diff_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
 def compare_results(a: RunResult, b: RunResult, progress: ProgressFn = no_progress,
                     token: CancelToken | None = None) -> list[ValueDiff]:
     """One ValueDiff per value present in both runs (graph inputs excluded), in A's topological order."""
-    names = [n for n, r in a.values.items() if n in b.values and r.node >= 0]
+    names = [n for n, r in a.values.items() if n in b.values and r.node >= 0 and not r.scope]
     names.sort(key=lambda n: a.values[n].order)
     diffs = []
     for k, name in enumerate(names):

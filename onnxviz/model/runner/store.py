@@ -14,7 +14,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import onnx
 from onnxviz.model.index import topological_order
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.tensors import TensorStats
 
@@ -69,6 +69,12 @@ class ValueRecord:
     engine: str
     summary: dict[str, Any]  # the statistics as stored; :attr:`stats` builds the TensorStats when asked
     offset: int = -1         # position in the packed file; -1 for a .npy of its own
+    scope: str = ""          # the graph it belongs to (index.py's scope strings); "" for the main graph
+
+    @property
+    def key(self) -> str:
+        """Its key in :attr:`RunResult.values` (the name itself in the main graph)."""
+        return value_key(self.scope, self.name)
 
     @cached_property
     def stats(self) -> TensorStats:
@@ -82,6 +88,11 @@ class ValueRecord:
     @property
     def nonfinite(self) -> bool:
         return self.summary["nan_count"] > 0 or self.summary["inf_count"] > 0
+
+
+def value_key(scope: str, name: str) -> str:
+    """Main-graph values by name; values inside bodies as ``scope::name`` (names repeat across bodies)."""
+    return f"{scope}::{name}" if scope else name
 
 
 def stats_to_json(stats: TensorStats) -> dict[str, Any]:
@@ -145,31 +156,36 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     """Save every value (packed into ``pack_dir`` when given, else one .npy each) with its
     statistics and ``index.json``; returns the index."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    nodes = model.graph.node
-    producer = {name: i for i, n in enumerate(nodes) for name in n.output if name}
-    order, _ = topological_order(nodes, producer)
-    rank = {node: k for k, node in enumerate(order)}
-    progress(0.6, f"Saving {len(captured.values)} values and their statistics")
+    entries = [_Entry(name, "", array, captured.producers.get(name, -1), captured.engines.get(name, captured.engine))
+               for name, array in captured.values.items()]
+    graphs = {"": model.graph}
+    for body in captured.bodies:
+        graphs[body.scope] = body.graph
+        entries += [_Entry(name, body.scope, array, body.producers.get(name, -1), ENGINE_REFERENCE)
+                    for name, array in body.values.items()]
+    arrays = {value_key(e.scope, e.name): e.array for e in entries}
+    progress(0.6, f"Saving {len(arrays)} values and their statistics")
     writer = _Writer(out_dir, pack_dir)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(1) as pool:  # disk writes and numpy both release the GIL: overlap them
-        placed = pool.submit(writer.write_all, captured.values)
-        stats = summarize(captured.values)
+        placed = pool.submit(writer.write_all, arrays)
+        stats = summarize(arrays)
         t1 = time.perf_counter()
         locations = placed.result()
+    ranks = {scope: _ranks(graph) for scope, graph in graphs.items()}
     values: dict[str, Any] = {}
-    for (name, array), location in zip(captured.values.items(), locations, strict=True):
-        node = captured.producers.get(name, -1)
-        values[name] = {
-            **location, "numpy_dtype": str(array.dtype), "shape": list(array.shape),
-            "node": node, "order": rank.get(node, -1),
-            "node_name": nodes[node].name if node >= 0 else "",
-            "op_type": nodes[node].op_type if node >= 0 else "",
-            "engine": captured.engines.get(name, captured.engine),
-            "stats": stats_to_json(stats[name]),
+    for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True):
+        nodes = graphs[e.scope].node
+        values[key] = {
+            **location, "name": e.name, "scope": e.scope, "numpy_dtype": str(array.dtype),
+            "shape": list(array.shape), "node": e.node, "order": ranks[e.scope].get(e.node, -1),
+            "node_name": nodes[e.node].name if e.node >= 0 else "",
+            "op_type": nodes[e.node].op_type if e.node >= 0 else "",
+            "engine": e.engine, "stats": stats_to_json(stats[key]),
         }
     index = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
+        "scopes": {body.scope: body.description for body in captured.bodies},
         "outputs": captured.outputs, "inputs": [n for n, e in captured.engines.items() if e == "input"],
         "timings": {**captured.timings, "stats_s": t1 - t0, "save_s": time.perf_counter() - t0},
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
@@ -178,6 +194,22 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     }
     (out_dir / INDEX_FILE).write_text(json.dumps(index), encoding="utf-8")
     return index
+
+
+@dataclass
+class _Entry:
+    name: str
+    scope: str
+    array: np.ndarray
+    node: int
+    engine: str
+
+
+def _ranks(graph: onnx.GraphProto) -> dict[int, int]:
+    """Node position -> position in topological order."""
+    producer = {name: i for i, n in enumerate(graph.node) for name in n.output if name}
+    order, _ = topological_order(graph.node, producer)
+    return {node: k for k, node in enumerate(order)}
 
 
 @dataclass
@@ -194,6 +226,7 @@ class RunResult:
     values: dict[str, ValueRecord]
     owns_directory: bool = False
     pack_path: Path | None = None
+    scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
 
     def __post_init__(self) -> None:
         folders = [self.directory]
@@ -207,21 +240,22 @@ class RunResult:
         d = Path(directory)
         try:
             index = json.loads((d / INDEX_FILE).read_text(encoding="utf-8"))
-            values = {name: ValueRecord(name=name, file=v["file"], numpy_dtype=v["numpy_dtype"],
+            values = {key: ValueRecord(name=v.get("name", key), file=v["file"], numpy_dtype=v["numpy_dtype"],
                                         shape=tuple(v["shape"]), node=v["node"], order=v["order"],
                                         node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
-                                        summary=v["stats"], offset=v.get("offset", -1))
-                      for name, v in index["values"].items()}
+                                        summary=v["stats"], offset=v.get("offset", -1),
+                                        scope=v.get("scope", ""))
+                      for key, v in index["values"].items()}
             pack = index.get("pack")
             return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
                        {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory,
-                       Path(pack) if pack else None)
+                       Path(pack) if pack else None, dict(index.get("scopes", {})))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RunError(f"{d} does not hold a readable run ({INDEX_FILE} is missing or damaged).",
                            str(exc)) from exc
 
     def array(self, name: str) -> np.ndarray:
-        """The value, memory-mapped from disk (read-only)."""
+        """The value (``name`` is its key: see :func:`value_key`), memory-mapped from disk (read-only)."""
         record = self.values[name]
         path = self.pack_path if record.offset >= 0 and self.pack_path else self.directory / record.file
         try:
@@ -238,32 +272,36 @@ class RunResult:
         return array
 
     def outputs_of(self, node: int) -> list[ValueRecord]:
-        return [r for r in self.values.values() if r.node == node and node >= 0]
+        return [r for r in self.values.values() if r.node == node and node >= 0 and not r.scope]
+
+    def record(self, scope: str, name: str) -> ValueRecord | None:
+        return self.values.get(value_key(scope, name))
 
     def first_nonfinite(self) -> ValueRecord | None:
         """The value with NaN or Inf produced first in topological order."""
-        bad = [r for r in self.values.values() if r.nonfinite and r.node >= 0]
+        bad = [r for r in self.values.values() if r.nonfinite and r.node >= 0 and not r.scope]
         return min(bad, key=lambda r: r.order) if bad else None
 
-    def measure(self, key: str) -> dict[int, float]:
-        """Per-node figure for the overlay (see :data:`MEASURES`)."""
+    def measure(self, key: str) -> dict[tuple[str, int], float]:
+        """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position)."""
         if key == "time_us":
-            return dict(self.node_times_us)
+            return {("", node): t for node, t in self.node_times_us.items()}
         pick: Callable[[ValueRecord], float | None] = {
             "max_abs": lambda r: r.abs_max,
             "mean": lambda r: r.summary["mean"],
             "std": lambda r: r.summary["std"],
             "nonfinite": lambda r: 1.0 if r.nonfinite else 0.0,
         }[key]
-        out: dict[int, float] = {}
+        out: dict[tuple[str, int], float] = {}
         for r in self.values.values():
             v = pick(r)
             if r.node < 0 or v is None:
                 continue
-            if r.node in out and key in ("max_abs", "nonfinite"):
-                out[r.node] = max(out[r.node], v)
+            at = (r.scope, r.node)
+            if at in out and key in ("max_abs", "nonfinite"):
+                out[at] = max(out[at], v)
             else:
-                out.setdefault(r.node, v)  # mean and std describe a node's first output
+                out.setdefault(at, v)  # mean and std describe a node's first output
         return out
 
     def cleanup(self) -> None:

@@ -152,11 +152,14 @@ class ActivationsDock(QDockWidget):
         record = self.records[index]
         self.facts.setText(self._facts_html(record))
         result = self.result
-        self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.name))
+        self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.key))
 
     def _facts_html(self, r: ValueRecord) -> str:
         producer = f"{html.escape(r.op_type)} <b>{html.escape(r.node_name)}</b>" if r.node >= 0 else "graph input"
         parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
+        if r.scope and self.result is not None:
+            shown = self.result.scopes.get(r.scope, "")
+            parts.append(f"inside <b>{html.escape(r.scope)}</b>" + (f": {html.escape(shown)}" if shown else ""))
         if r.nonfinite:
             parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
         diff = self.diffs.get(r.name)

@@ -331,35 +331,38 @@ class RunController(QObject):
     def _on_selection(self, state: SelectionState) -> None:
         if self.result is None:
             return
-        if state.scope != "":
-            self.dock.show_records([], "Values inside subgraphs and functions are not captured; "
-                                       "select the node that holds the subgraph.")
+        if state.scope.startswith("fn:"):
+            self.dock.show_records([], "Values inside functions are not captured; select the node that calls it.")
         elif state.value:
-            record = self.result.values.get(state.value)
+            record = self.result.record(state.scope, state.value)
             self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.")
         elif state.node >= 0:
-            records = self._records_of(state.node)
-            self.dock.show_records(records, "This node's outputs were not captured in this run.")
+            records = self._records_of(state.scope, state.node)
+            self.dock.show_records(records, _not_captured(state.scope))
         else:
             self.dock.show_records([])
 
-    def _records_of(self, node: int) -> list[ValueRecord]:
+    def _records_of(self, scope: str, node: int) -> list[ValueRecord]:
         """The node's outputs by name (so a run from before an edit still finds its values)."""
         doc = self.window.doc
-        if self.result is None or doc is None or node >= len(doc.model.graph.node):
+        graph = doc.index.graphs.get(scope) if doc is not None else None
+        if self.result is None or graph is None or node >= len(graph.nodes):
             return []
-        return [self.result.values[n] for n in doc.model.graph.node[node].output if n in self.result.values]
+        found = (self.result.record(scope, n) for n in graph.nodes[node].output)
+        return [r for r in found if r is not None]
 
     def set_overlay(self, key: str) -> None:
         self.overlay_key = key
         self._apply_overlay()
 
-    def _overlay_values(self) -> tuple[dict[int, float], str]:
+    def _overlay_values(self) -> tuple[dict[tuple[str, int], float], str]:
         key = self.overlay_key
         if self.result is None or not key:
             return {}, ""
         if key in COMPARE_MEASURES:
-            return (per_node(self.diffs, key), COMPARE_MEASURES[key]) if self.diffs else ({}, "")
+            if not self.diffs:
+                return {}, ""
+            return {("", node): v for node, v in per_node(self.diffs, key).items()}, COMPARE_MEASURES[key]
         return self.result.measure(key), MEASURES.get(key, key)
 
     def _apply_overlay(self) -> None:
@@ -372,7 +375,7 @@ class RunController(QObject):
             return
         bad = self.result.first_nonfinite() if self.result is not None else None
         flagged = ("", bad.node) if bad is not None else None
-        canvas.set_overlay({("", node): v for node, v in values.items()}, title, flagged)
+        canvas.set_overlay(values, title, flagged)
 
     def _clear_canvas_overlay(self) -> None:
         canvas = getattr(self.window, "canvas", None)
@@ -419,6 +422,13 @@ class RunController(QObject):
             self.actions[name].setEnabled(doc is not None and not running)
         self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
         self.actions["cancel"].setEnabled(running)
+
+
+def _not_captured(scope: str) -> str:
+    if not scope:
+        return "This node's outputs were not captured in this run."
+    return ("This body did not run (its If branch was not chosen, or its Loop/Scan ran no iteration), "
+            "or the run's notes say why its values were not captured.")
 
 
 def _scaled(progress: ProgressFn, k: int, n: int) -> ProgressFn:
