@@ -113,3 +113,41 @@ def test_task_of_a_deleted_parent_ends_silently(qtbot: QtBot, capfd: pytest.Capt
         QApplication.processEvents()
     assert delivered == []
     assert capfd.readouterr().err == ""
+
+
+def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot, example_copy: Path) -> None:
+    from onnxviz.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        window.open_path(example_copy)
+    panel = window.panels.model_panel  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel._task is None, timeout=30000)
+    doc = window.doc
+    assert doc is not None
+    conv = next(c for c in panel.costs if c.op_type == "Conv")
+    assert conv.macs == 16 * 16 * 16 * 3 * 9
+    doc.set_value_type("image", shape=[1, 3, 64, 64])  # four times the pixels: four times the MACs
+    qtbot.waitUntil(lambda: not window.validation.busy and panel._task is None
+                    and [c.macs for c in panel.costs if c.op_type == "Conv"][:1] == [4 * conv.macs], timeout=30000)
+    window.set_document(None)
+    QThreadPool.globalInstance().waitForDone(20000)
+
+
+def test_big_models_go_through_files_and_a_changed_source_is_not_trusted(
+        tmp_path: Path, worker: WorkerProcess, example_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from onnxviz.model import worker_jobs
+
+    monkeypatch.setattr(worker_jobs, "INLINE_BYTES", 0)  # the example counts as big: no bytes in the pickle
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    data = example_path.read_bytes()
+    changed = tmp_path / "changed.onnx"
+    changed.write_bytes(b"written by another program since")
+    packed = worker_jobs.run_on_model(worker, worker_jobs.validate_job, data, worker_jobs.digest_of(data), changed,
+                                      5, "test-doc")
+    assert packed.generation == 5 and unpack(packed).inference.types[""]
+    assert [p.name for p in tmp_path.iterdir()] == ["changed.onnx"]  # the temporary hand-over file is gone

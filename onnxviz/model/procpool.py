@@ -12,12 +12,15 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
@@ -46,7 +49,8 @@ class WorkerProcess:
                                                          mp_context=multiprocessing.get_context("spawn"),
                                                          initializer=_exit_with_parent, initargs=(os.getpid(),))
                 try:
-                    return self._executor.submit(fn, *args)
+                    with _main_module_hidden():  # the first submit spawns the process
+                        return self._executor.submit(fn, *args)
                 except BrokenProcessPool:
                     self._discard_locked()
             raise WorkerDied("the background worker process could not be started.")
@@ -93,6 +97,20 @@ class WorkerProcess:
         for process in processes:
             if process.is_alive():
                 process.kill()
+        executor.shutdown(wait=True)  # the process is gone: this only lets its queues close cleanly
+
+
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """A spawned child runs the parent's main script again (as ``__mp_main__``) before its work; a
+    script without a ``__main__`` guard would open a second window there. The worker needs none of it."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def _exit_with_parent(parent_pid: int) -> None:

@@ -239,13 +239,16 @@ class PackedValidation:
 
 def validate_packed(data: bytes, generation: int) -> PackedValidation:
     """:func:`validate` for a worker process: serialized bytes in, :class:`PackedValidation` out."""
-    result = validate(data, None, generation)
+    return pack(validate(data, None, generation))
+
+
+def pack(result: ValidationResult) -> PackedValidation:
     types = {}
     for scope, table in result.inference.types.items():
         holder = GraphProto()
         holder.value_info.extend(onnx.ValueInfoProto(name=name, type=t) for name, t in table.items())
         types[scope] = holder.SerializeToString()
-    return PackedValidation(generation, types, result.inference.problem, result.problems)
+    return PackedValidation(result.generation, types, result.inference.problem, result.problems)
 
 
 def unpack(packed: PackedValidation) -> ValidationResult:

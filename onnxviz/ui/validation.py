@@ -11,8 +11,10 @@ validated get their problems and shapes at once.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import os
+import weakref
 from collections import OrderedDict
+from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
@@ -21,7 +23,8 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.procpool import WorkerProcess, shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.validation import InferenceResult, ValidationResult, unpack, validate_packed
+from onnxviz.model.validation import InferenceResult, ValidationResult, unpack
+from onnxviz.model.worker_jobs import digest_of, run_on_model, validate_job
 from onnxviz.ui.tasks import Task
 
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
@@ -33,6 +36,31 @@ class _Outcome:
     digest: bytes
     result: ValidationResult
     fresh: bool  # computed now, not remembered
+
+
+_bytes_of: weakref.WeakKeyDictionary[Document, tuple[tuple[int, int, int], bytes]] = weakref.WeakKeyDictionary()
+
+
+def document_bytes(doc: Document) -> bytes:
+    """The document's bytes for background readers: the file's own while unedited, else serialized once
+    per state (validation and the model summary share them). Raises OnnxvizError over 2 GiB."""
+    state = (doc.generation, doc.undo_stack.index, len(doc.undo_stack.commands))  # an embedding save clears the stack
+    cached = _bytes_of.get(doc)
+    if cached is not None and cached[0] == state:
+        return cached[1]
+    data = doc.serialize()
+    _bytes_of[doc] = (state, data)
+    return data
+
+
+def document_source(doc: Document) -> Path | None:
+    """The file that holds the document's bytes (unedited since opened or saved), if any."""
+    return doc.path if doc.path is not None and not doc.is_dirty else None
+
+
+def document_key(doc: Document) -> str:
+    """Names the document to the worker process, which remembers its latest inferred types."""
+    return f"{os.getpid()}:{id(doc)}"
 
 
 class ValidationService(QObject):
@@ -85,19 +113,19 @@ class ValidationService(QObject):
             self._task.cancel()
         # the worker gets its own bytes: the GUI thread may edit the document meanwhile
         try:
-            data = doc.serialize()  # the file's bytes while unedited: nothing to do
+            data = document_bytes(doc)
         except OnnxvizError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
             return
         generation = doc.generation
         known = dict(self._known)
-        worker = self.worker
+        worker, source, key = self.worker, document_source(doc), document_key(doc)
 
         def work(progress: ProgressFn, token: CancelToken) -> _Outcome:
-            digest = hashlib.blake2b(data, digest_size=16).digest()  # releases the GIL
+            digest = digest_of(data)
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = worker.run(validate_packed, data, generation, token=token)
+            packed = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
             token.check()
             return _Outcome(digest, unpack(packed), True)
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex, QSize, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.flops import NodeCost, human_count, summarize
-from onnxviz.model.index import ModelIndex, function_scope
+from onnxviz.model.index import function_scope
+from onnxviz.model.procpool import shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.summary import ModelFigures, human_bytes, model_figures, opsets
+from onnxviz.model.summary import ModelFigures, human_bytes, opsets
+from onnxviz.model.worker_jobs import digest_of, figures_job, run_on_model, unpack_figures
 from onnxviz.ui.panels.common import (
     Form,
     Page,
@@ -27,6 +30,7 @@ from onnxviz.ui.panels.common import (
 )
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.validation import document_bytes, document_key, document_source
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 
@@ -226,19 +230,38 @@ class ModelPanel(Page):
     def _start_figures(self, doc: Document) -> None:
         if self._task is not None:
             self._task.cancel()
-        # the worker reads a private copy: edits change doc.model on this thread meanwhile
-        snapshot, inferred = doc.snapshot(), dict(doc.index.inferred)
+            self._task = None
+        # after this page's first frame: taking the bytes of an edited model is a serialization
+        QTimer.singleShot(0, self, lambda d=doc: self._compute_figures(d))
+
+    def _compute_figures(self, doc: Document) -> None:
+        """In the worker process, from the model's bytes: no copy here, no GIL taken from the GUI."""
+        if doc is not self.doc or self._task is not None:
+            return
+        try:
+            data = document_bytes(doc)
+        except OnnxvizError as exc:
+            self._figures_failed(doc, exc)
+            return
+        key, source, worker = document_key(doc), document_source(doc), shared_worker()
 
         def work(progress: ProgressFn, token: CancelToken) -> ModelFigures:
-            index = ModelIndex(snapshot)
-            index.set_inferred(inferred)
-            return model_figures(snapshot, index)
+            packed = run_on_model(worker, figures_job, data, digest_of(data), source, key, token=token)
+            return unpack_figures(packed)
 
-        task = Task(work, "Summarising the model",
-                    parent=self)  # dies with the panel: no late delivery to deleted widgets
+        task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
         task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
+        task.failed.connect(lambda exc, _tb, d=doc, t=task: t is self._task and self._figures_failed(d, exc))
         self._task = task
         task.start()
+
+    def _figures_failed(self, doc: Document, exc: object) -> None:
+        if doc is not self.doc or self.cost_form is None:
+            return
+        self._task = None
+        text = exc.message if isinstance(exc, OnnxvizError) else str(exc)
+        self.cost_form.values["Parameters"].setText(f'<span style="color:#b5730a">not computed: '
+                                                    f'{html.escape(text)}</span>')
 
     def _on_figures(self, doc: Document, task: Task, figures: ModelFigures) -> None:
         if doc is not self.doc or task is not self._task:

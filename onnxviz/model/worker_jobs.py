@@ -1,0 +1,141 @@
+"""What the GUI sends to the worker process (:mod:`onnxviz.model.procpool`): bytes in, plain data out.
+
+The worker remembers the types its latest validation of each document inferred,
+so the model summary computed there next (costs need shapes) gets them without
+a second inference pass and without sending them back and forth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import onnx
+from onnx import TypeProto
+
+from onnxviz.model.flops import NodeCost
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.procpool import WorkerProcess
+from onnxviz.model.progress import CancelToken
+from onnxviz.model.summary import ModelFigures, model_figures
+from onnxviz.model.validation import PackedValidation, pack, validate
+
+T = TypeVar("T")
+Types = dict[str, dict[str, TypeProto]]
+INLINE_BYTES = 4 << 20  # smaller models travel in the pickle; bigger ones through a file
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """Model bytes handed to the worker as a file: pickling them would copy them while holding the GIL
+    (a 200 MB model froze the GUI for 100 ms); writing a file releases it. ``digest`` guards against
+    a source file that changed on disk since it was read."""
+
+    path: str
+    digest: bytes
+    temporary: bool
+
+
+ModelData = bytes | ModelFile
+
+
+def digest_of(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()  # releases the GIL for big inputs
+
+
+def hand_over(data: bytes, digest: bytes, source: Path | None = None) -> ModelData:
+    """What to send for ``data`` (in a background thread): the bytes, the file they came from, or a temp file."""
+    if len(data) <= INLINE_BYTES:
+        return data
+    if source is not None:
+        return ModelFile(str(source), digest, temporary=False)
+    fd, path = tempfile.mkstemp(prefix="onnxviz-", suffix=".onnx")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return ModelFile(path, digest, temporary=True)
+
+
+def discard(data: ModelData) -> None:
+    """Remove the temporary file of a hand-over whose job never ran (it was cancelled)."""
+    if isinstance(data, ModelFile) and data.temporary:
+        Path(data.path).unlink(missing_ok=True)
+
+
+def received(data: ModelData) -> bytes | None:
+    """In the worker: the bytes; None when a source file no longer holds them (send them instead)."""
+    if isinstance(data, bytes):
+        return data
+    try:
+        raw = Path(data.path).read_bytes()
+    except OSError:
+        return None
+    finally:
+        discard(data)
+    return raw if digest_of(raw) == data.digest else None
+
+
+class SourceChanged(Exception):
+    """The worker found the source file changed: hand the bytes over again without it."""
+REMEMBERED_DOCUMENTS = 8
+_latest_types: OrderedDict[str, Types] = OrderedDict()  # in the worker: document key -> last inferred types
+
+
+def validate_job(handed: ModelData, generation: int, document: str) -> PackedValidation:
+    """Validate the model (see :func:`onnxviz.model.validation.validate`) and remember its types."""
+    data = received(handed)
+    if data is None:
+        raise SourceChanged()
+    result = validate(data, None, generation)
+    _latest_types[document] = result.inference.types
+    _latest_types.move_to_end(document)
+    while len(_latest_types) > REMEMBERED_DOCUMENTS:
+        _latest_types.popitem(last=False)
+    return pack(result)
+
+
+@dataclass
+class PackedFigures:
+    """:class:`ModelFigures` with the per-node costs as plain tuples (unpickled in one fast C pass)."""
+
+    parameters: int
+    parameter_bytes: int
+    bytes_by_dtype: dict[str, int]
+    op_counts: dict[str, int]
+    costs: list[tuple]
+
+
+def figures_job(handed: ModelData, document: str) -> PackedFigures:
+    """The model summary, with the shapes of the document's latest validation."""
+    data = received(handed)
+    if data is None:
+        raise SourceChanged()
+    model = onnx.ModelProto.FromString(data)
+    index = ModelIndex(model)
+    index.set_inferred(_latest_types.get(document, {}))
+    figures = model_figures(model, index)
+    return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
+                         dict(figures.op_counts), [astuple(c) for c in figures.costs])
+
+
+def unpack_figures(packed: PackedFigures) -> ModelFigures:
+    return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
+                        [NodeCost(*c) for c in packed.costs])
+
+
+def run_on_model(worker: WorkerProcess, job: Callable[..., T], data: bytes, digest: bytes, source: Path | None,
+                 *args: Any, token: CancelToken | None = None) -> T:
+    """``job(model data, *args)`` in the worker (call from a background thread); ``source`` is a file
+    believed to hold ``data`` (the document's own, unedited), so the bytes need not be handed over."""
+    handed = hand_over(data, digest, source)
+    try:
+        return worker.run(job, handed, *args, token=token)
+    except SourceChanged:
+        return run_on_model(worker, job, data, digest, None, *args, token=token)
+    finally:
+        discard(handed)
