@@ -16,7 +16,7 @@ import weakref
 from collections import OrderedDict
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError
@@ -83,9 +83,6 @@ class ValidationService(QObject):
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
-        app = QCoreApplication.instance()
-        if app is not None:  # quitting does not wait for a pass nobody will see
-            app.aboutToQuit.connect(self.worker.shutdown)
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
