@@ -73,7 +73,7 @@ def test_a_killed_worker_is_reported_and_replaced(qtbot: QtBot, service: Validat
     doomed = worker.pids[0]
     doc = onnxviz.open(example_path)
     service.set_document(doc)
-    qtbot.waitUntil(lambda: service.task is not None, timeout=5000)
+    qtbot.waitUntil(lambda: worker.unfinished == 2, timeout=10000)  # the validation waits behind the sleep
     os.kill(doomed, signal.SIGKILL)
     qtbot.waitUntil(lambda: bool(doc.validation_problems), timeout=30000)
     [problem] = doc.validation_problems

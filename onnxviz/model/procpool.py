@@ -40,6 +40,7 @@ class WorkerProcess:
     def __init__(self) -> None:
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._submitted: list[Future[Any]] = []
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         with self._lock:
@@ -50,7 +51,9 @@ class WorkerProcess:
                                                          initializer=_exit_with_parent, initargs=(os.getpid(),))
                 try:
                     with _main_module_hidden():  # the first submit spawns the process
-                        return self._executor.submit(fn, *args)
+                        future = self._executor.submit(fn, *args)
+                    self._submitted = [f for f in self._submitted if not f.done()] + [future]
+                    return future
                 except BrokenProcessPool:
                     self._discard_locked()
             raise WorkerDied("the background worker process could not be started.")
@@ -69,6 +72,11 @@ class WorkerProcess:
                 self._discard(future)
                 raise WorkerDied("the background worker process stopped unexpectedly (out of memory?); "
                                  "it will be restarted for the next check.", str(exc)) from None
+
+    @property
+    def unfinished(self) -> int:
+        """How many submitted jobs are queued or running."""
+        return sum(not f.done() for f in list(self._submitted))
 
     @property
     def pids(self) -> list[int]:
