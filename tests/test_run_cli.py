@@ -115,3 +115,16 @@ def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: P
     index = json.loads((dump / "index.json").read_text())
     y = np.load(dump / index["values"]["y"]["file"])
     np.testing.assert_array_equal(y, np.arange(64 * 8, dtype=np.float32).reshape(64, 8).sum(axis=0, keepdims=True))
+
+
+def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    code, out, _ = _run(capsys, "run", "/work/shared/onnx-node-tests/node/test_scan9_sum/model.onnx",
+                        "--dump", str(dump))
+    assert code == 0
+    assert "inside 0.body (reference evaluator): iteration 3 of 3, the last one" in out
+    index = json.loads((dump / "index.json").read_text())
+    inner = index["values"]["0.body::sum_out"]
+    assert inner["scope"] == "0.body" and inner["name"] == "sum_out" and inner["engine"] == "reference"
+    np.testing.assert_array_equal(np.load(dump / inner["file"]), np.load(dump / index["values"]["y"]["file"]))
+    assert index["values"]["y"]["scope"] == ""

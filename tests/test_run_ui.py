@@ -204,3 +204,26 @@ def test_closing_the_window_ends_a_running_worker(qtbot: QtBot, tmp_path: Path) 
     process = c.active_run._process
     window.close()
     qtbot.waitUntil(lambda: not process.is_alive(), timeout=2000)
+
+
+def test_dock_shows_values_inside_a_loop_body(qtbot: QtBot, tmp_path: Path) -> None:
+    from tests.test_runner_bodies import FEEDS, _if_loop_scan_model
+
+    window, c = _window(qtbot, _save(_if_loop_scan_model(), tmp_path / "bodies.onnx"))
+    c.inputs_dialog = None
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(window.doc, dict(FEEDS), "", None)
+    window.canvas.enter_scope("1.body")
+    qtbot.waitUntil(lambda: window.canvas.scope == "1.body" and window.canvas.drawable is not None, timeout=TIMEOUT)
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        window.doc.selection.select_node("1.body", 2)
+    assert [r.key for r in c.dock.records] == ["1.body::v_out"]
+    facts = c.dock.facts.text()
+    assert "reference" in facts and "iteration 3 of 3" in facts
+    np.testing.assert_array_equal(c.dock.view.prepared.array, [3.0, 6.0])
+    combo = c.dock.overlay_combo
+    combo.setCurrentIndex(combo.findData("max_abs"))
+    assert window.canvas._overlay[0][("1.body", 2)] == 6.0
+    window.grab().save(str(Path("/tmp/onnxviz_run_body.png")))
+    window.doc.selection.select_node("1.body/4.else_branch", 0)  # iteration 3 took the then branch
+    assert c.dock.records == [] and "did not run" in c.dock.view.message.text()

@@ -97,6 +97,7 @@ def _how(result: RunResult, options: RunOptions) -> str:
 def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) -> str:
     lines = [f"{name}: {_how(result, options)}"]
     lines += [f"note: {n}" for n in result.notes]
+    lines += [f"  inside {scope} (reference evaluator): {shown}" for scope, shown in result.scopes.items()]
     for out in result.outputs:
         r = result.values.get(out)
         lines.append(f"  {out}: " + (_stats_text(r) if r else "not produced"))

@@ -9,11 +9,13 @@ bodies follow recursively with the values of their holder's shown iteration.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 
 from onnxviz.model.index import child_scope
 
@@ -31,6 +33,22 @@ class BodyRun:
     description: str = ""
 
 
+class _Initializers(Mapping[str, np.ndarray]):
+    """A graph's initializers as arrays, converted only when a body reads them."""
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self.tensors = {t.name: t for t in graph.initializer}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return onnx.numpy_helper.to_array(self.tensors[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+
 class BodyError(Exception):
     """A body could not be run; the message says why in one sentence."""
 
@@ -39,6 +57,7 @@ def run_bodies(model: onnx.ModelProto, scope: str, graph: onnx.GraphProto,
                known: Mapping[str, np.ndarray], notes: list[str]) -> Iterator[BodyRun]:
     """BodyRuns of every If/Loop/Scan body under ``graph`` (whose values so far are ``known``);
     a body that cannot run adds a sentence to ``notes``."""
+    known = ChainMap(dict(known), _Initializers(graph))
     for i, node in enumerate(graph.node):
         if node.op_type not in ("If", "Loop", "Scan") or node.domain not in ("", "ai.onnx"):
             continue

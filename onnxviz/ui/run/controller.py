@@ -290,6 +290,9 @@ class RunController(QObject):
         bad = r.first_nonfinite()
         if bad is not None:
             text += f" First NaN/Inf: <b>{bad.node_name or bad.name}</b>."
+        if r.scopes:
+            text += (f"<br>Values inside {len(r.scopes)} If/Loop/Scan bodies come from the reference evaluator "
+                     "(If: the chosen branch; Loop/Scan: the last iteration). Enter a body to see them.")
         if self.diffs is not None:
             worst = max((d.max_abs_error for d in self.diffs), default=0.0)
             text += f"<br>Compared with {jobs[1].label}: {len(self.diffs)} values, worst max abs error {worst:.3g}."
