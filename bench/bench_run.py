@@ -14,6 +14,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,39 @@ def _median_runs(sessions: list[ort.InferenceSession], feeds: dict[str, np.ndarr
     return [statistics.median(t) for t in times]
 
 
+def _median(fn: Callable[[], object], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _breakdown(session: ort.InferenceSession, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+               repeat: int) -> str:
+    """Where the captured run's extra time goes: the session with every value as a graph output
+    but fetching only the model's own outputs; fetching all of them as OrtValues (what capture
+    does); the same through IOBinding; and turning the OrtValues into numpy arrays."""
+    names = [o.name for o in session.get_outputs()]
+    own = [o.name for o in model.graph.output]
+    ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
+    binding = session.io_binding()
+    for k, v in feeds.items():
+        binding.bind_cpu_input(k, v)
+    for n in names:
+        binding.bind_output(n, "cpu")
+    fetched = session.run_with_ort_values(names, ort_feeds)
+    parts = {
+        "own outputs only": _median(lambda: session.run_with_ort_values(own, ort_feeds), repeat),
+        "all as OrtValues": _median(lambda: session.run_with_ort_values(names, ort_feeds), repeat),
+        "all via IOBinding": _median(lambda: session.run_with_iobinding(binding), repeat),
+        "to numpy": _median(lambda: [v.numpy() for v in fetched], repeat),
+    }
+    return ", ".join(f"{k} {1000 * v:.1f} ms" for k, v in parts.items())
+
+
 def bench(path: Path, repeat: int, optimized: bool) -> None:
     model = onnx.load(str(path))
     feeds = build_feeds(input_specs(model), {}, {}, seed=0)
@@ -64,6 +98,7 @@ def bench(path: Path, repeat: int, optimized: bool) -> None:
     plain_session, plain_create = _timed_session(model, optimized)
     captured_session, captured_create = _timed_session(captured_model, optimized)
     plain, captured = _median_runs([plain_session, captured_session], feeds, repeat)
+    breakdown = _breakdown(captured_session, model, feeds, repeat)
     outputs = len(captured_model.graph.output)
     end_to_end, parts = [], []
     for _ in range(3):
@@ -81,6 +116,7 @@ def bench(path: Path, repeat: int, optimized: bool) -> None:
           f"(session creation {plain_create:.2f} s vs {captured_create:.2f} s)  |  "
           f"end-to-end {e2e:6.2f} s: session {session_s:.2f}, run {worker_run:.2f}, stats (saving overlapped) {stats_s:.2f}, "
           f"process+files {e2e - session_s - worker_run - stats_s:.2f}")
+    print(f"{'':<26} captured run breakdown: {breakdown}")
 
 
 def main() -> int:

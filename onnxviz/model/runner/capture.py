@@ -9,6 +9,7 @@ so do tests that need many quick runs.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -154,13 +155,15 @@ def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[st
         raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
     t2 = time.perf_counter()
     producers = _producers(prepared)
+    special = _special_dtypes()
     skipped = 0
     for out, value in zip(outputs, fetched, strict=True):
         array = value.numpy() if isinstance(value, ort.OrtValue) else value
         if not isinstance(array, np.ndarray):  # sequences and maps from run()
             skipped += 1
             continue
-        result.values[out.name] = _as_onnx_dtype(array, out.type)
+        target = special.get(out.type)
+        result.values[out.name] = array if target is None else _as_onnx_dtype(array, target)
         result.engines[out.name] = ENGINE_ORT
         result.producers[out.name] = producers.get(out.name, -1)
     result.timings.update(session_s=t1 - t0, run_s=t2 - t1, fetch_s=time.perf_counter() - t2)
@@ -186,15 +189,18 @@ def _fetch(session: Any, names: list[str], feeds: Mapping[str, np.ndarray], plai
     return list(session.run_with_ort_values(names, ort_feeds))
 
 
-def _as_onnx_dtype(array: np.ndarray, ort_type: str) -> np.ndarray:
-    """onnxruntime hands float8/int4 tensors back as raw bytes; view them as ml_dtypes types."""
+@functools.cache
+def _special_dtypes() -> dict[str, type]:
+    """onnxruntime types it hands back as raw bytes -> the ml_dtypes type to view them as."""
     import ml_dtypes
 
-    special = {"tensor(float8e4m3fn)": ml_dtypes.float8_e4m3fn, "tensor(float8e4m3fnuz)": ml_dtypes.float8_e4m3fnuz,
-               "tensor(float8e5m2)": ml_dtypes.float8_e5m2, "tensor(float8e5m2fnuz)": ml_dtypes.float8_e5m2fnuz,
-               "tensor(bfloat16)": ml_dtypes.bfloat16}
-    target = special.get(ort_type)
-    if target is not None and array.dtype.itemsize == np.dtype(target).itemsize and array.dtype != target:
+    return {"tensor(float8e4m3fn)": ml_dtypes.float8_e4m3fn, "tensor(float8e4m3fnuz)": ml_dtypes.float8_e4m3fnuz,
+            "tensor(float8e5m2)": ml_dtypes.float8_e5m2, "tensor(float8e5m2fnuz)": ml_dtypes.float8_e5m2fnuz,
+            "tensor(bfloat16)": ml_dtypes.bfloat16}
+
+
+def _as_onnx_dtype(array: np.ndarray, target: type) -> np.ndarray:
+    if array.dtype.itemsize == np.dtype(target).itemsize and array.dtype != target:
         return array.view(target)
     return array
 
