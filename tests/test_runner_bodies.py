@@ -106,8 +106,13 @@ def test_if_shows_the_branch_the_condition_chose() -> None:
 def test_iterations_stop_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(subgraphs, "MAX_ITERATIONS", 2)
     loop = _bodies(_if_loop_scan_model(), FEEDS)["1.body"]
-    assert loop.description == "iteration 2 (stopped there: the limit)"
+    assert loop.description == "iteration 2 (stopped there: the limit of 2 iterations)"
     np.testing.assert_array_equal(loop.values["v_out"], [1.0, 2.0])
+    monkeypatch.setattr(subgraphs, "MAX_ITERATIONS", 1000)
+    monkeypatch.setattr(subgraphs, "TIME_LIMIT_S", 0.0)
+    scan = _bodies(_if_loop_scan_model(), FEEDS)["2.body"]
+    assert scan.description == "iteration 1 (stopped there: the time limit of 0 s)"
+    np.testing.assert_array_equal(scan.values["s_out"], [0.0, 10.0])
 
 
 def test_zero_iterations_give_no_body_values() -> None:

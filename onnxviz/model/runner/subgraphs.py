@@ -9,6 +9,7 @@ bodies follow recursively with the values of their holder's shown iteration.
 
 from __future__ import annotations
 
+import time
 from collections import ChainMap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import onnx.numpy_helper
 from onnxviz.model.index import child_scope
 
 MAX_ITERATIONS = 1000
+TIME_LIMIT_S = 30.0  # per Loop/Scan: the reference evaluator can be slow on a heavy body
 
 
 @dataclass
@@ -97,18 +99,24 @@ def _run_holder(model: onnx.ModelProto, scope: str, i: int, node: onnx.NodeProto
 def _iterate(model: onnx.ModelProto, body: BodyRun, known: Mapping[str, np.ndarray],
              steps: _Steps) -> BodyRun | None:
     runner = _Runner(model, body.graph, known)
-    count = 0
+    count, limit = 0, ""
+    deadline = time.perf_counter() + TIME_LIMIT_S
     feeds = steps.first()
-    while feeds is not None and count < MAX_ITERATIONS:
+    while feeds is not None:
         body.values = runner.run(feeds)
         count += 1
         feeds = steps.next(count, [body.values[o.name] for o in body.graph.output])
+        if feeds is not None and count >= MAX_ITERATIONS:
+            limit = f"the limit of {MAX_ITERATIONS} iterations"
+        elif feeds is not None and time.perf_counter() > deadline:
+            limit = f"the time limit of {TIME_LIMIT_S:g} s"
+        if limit:
+            break
     if count == 0:
         return None  # zero iterations: nothing inside ran
     body.producers = runner.producers
-    more = " (stopped there: the limit)" if feeds is not None else ""
-    body.description = f"iteration {count} of {count}{more}, the last one" if not more \
-        else f"iteration {count}{more}"
+    body.description = f"iteration {count} (stopped there: {limit})" if limit \
+        else f"iteration {count} of {count}, the last one"
     return body
 
 
