@@ -219,7 +219,7 @@ def test_dock_shows_values_inside_a_loop_body(qtbot: QtBot, tmp_path: Path) -> N
         window.doc.selection.select_node("1.body", 2)
     assert [r.key for r in c.dock.records] == ["1.body::v_out"]
     facts = c.dock.facts.text()
-    assert "reference" in facts and "iteration 3 of 3" in facts
+    assert "reference" in facts and "inside <b>Loop #1 (body)</b>: iteration 3 of 3" in facts
     np.testing.assert_array_equal(c.dock.view.prepared.array, [3.0, 6.0])
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("max_abs"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -38,6 +39,7 @@ class ActivationsDock(QDockWidget):
         self.result: RunResult | None = None
         self.diffs: dict[str, ValueDiff] = {}
         self.records: list[ValueRecord] = []
+        self.scope_label: Callable[[str], str] = str  # the controller names scopes like the breadcrumb
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -159,7 +161,8 @@ class ActivationsDock(QDockWidget):
         parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
         if r.scope and self.result is not None:
             shown = self.result.scopes.get(r.scope, "")
-            parts.append(f"inside <b>{html.escape(r.scope)}</b>" + (f": {html.escape(shown)}" if shown else ""))
+            parts.append(f"inside <b>{html.escape(self.scope_label(r.scope))}</b>"
+                         + (f": {html.escape(shown)}" if shown else ""))
         if r.nonfinite:
             parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
         diff = self.diffs.get(r.name)

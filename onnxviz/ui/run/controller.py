@@ -39,6 +39,7 @@ from onnxviz.model.runner.compare import (
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
 from onnxviz.model.runner.store import MEASURES, ValueRecord
 from onnxviz.model.selection import SelectionState
+from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.run.activations_dock import ActivationsDock
 from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
 from onnxviz.ui.run.inputs_dialog import InputsDialog
@@ -91,6 +92,7 @@ class RunController(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self.dock = ActivationsDock(window)
+        self.dock.scope_label = lambda scope: scope_label(window.doc.index if window.doc else None, scope)
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
@@ -266,8 +268,8 @@ class RunController(QObject):
         self._bring_dock_forward()
         self._apply_overlay()
         self._on_selection(doc.selection.state)
-        self.window.statusBar().showMessage(summary.replace("<br>", " ").replace("<b>", "").replace("</b>", ""),
-                                            10000)
+        headline = summary.split("<br>")[0]  # the dock has the rest; a long status line runs under its widgets
+        self.window.statusBar().showMessage(headline.replace("<b>", "").replace("</b>", ""), 10000)
         self.run_finished.emit()
 
     def _bring_dock_forward(self) -> None:
