@@ -10,7 +10,7 @@ pass to still get types for the rest of the graph.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import onnx
@@ -227,12 +227,12 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
 class PackedValidation:
     """A :class:`ValidationResult` as cheap-to-pickle data, for passing between processes.
 
-    Pickling a TypeProto costs a Python call each; one serialized message per scope is a
-    single bytes object (a GraphProto whose ``value_info`` holds the inferred types).
+    Pickling a TypeProto costs a Python call each; per scope, the names and one serialized
+    message (a GraphProto whose ``value_info`` holds the inferred types, in the same order) do not.
     """
 
     generation: int
-    types: dict[str, bytes]
+    types: dict[str, tuple[list[str], bytes]]
     inference_problem: Problem | None
     problems: list[Problem]
 
@@ -247,17 +247,37 @@ def pack(result: ValidationResult) -> PackedValidation:
     for scope, table in result.inference.types.items():
         holder = GraphProto()
         holder.value_info.extend(onnx.ValueInfoProto(name=name, type=t) for name, t in table.items())
-        types[scope] = holder.SerializeToString()
+        types[scope] = (list(table), holder.SerializeToString())
     return PackedValidation(result.generation, types, result.inference.problem, result.problems)
+
+
+class PackedTypes(Mapping[str, TypeProto]):
+    """One scope's inferred types from a worker: each TypeProto wrapper is made when first read.
+
+    Unpacking 123k of them at once made as many Python objects, and the garbage collector's
+    passes over them held the GIL for a quarter of a second; names and positions are not tracked.
+    """
+
+    def __init__(self, names: list[str], blob: bytes) -> None:
+        self._at = {name: i for i, name in enumerate(names)}
+        self._holder = GraphProto.FromString(blob)
+
+    def __getitem__(self, name: str) -> TypeProto:
+        return self._holder.value_info[self._at[name]].type
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def unpack(packed: PackedValidation) -> ValidationResult:
     """The :class:`ValidationResult` a :class:`PackedValidation` stands for."""
-    types = {}
-    for scope, blob in packed.types.items():
-        holder = GraphProto.FromString(blob)
-        types[scope] = {v.name: v.type for v in holder.value_info}
-    return ValidationResult(packed.generation, InferenceResult(types, packed.inference_problem), packed.problems)
+    types: dict[str, Mapping[str, TypeProto]] = {scope: PackedTypes(names, blob)
+                                                 for scope, (names, blob) in packed.types.items()}
+    return ValidationResult(packed.generation, InferenceResult(types, packed.inference_problem),  # type: ignore[arg-type]
+                            packed.problems)
 
 
 BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
