@@ -115,6 +115,13 @@ def test_iterations_stop_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(scan.values["s_out"], [0.0, 10.0])
 
 
+def test_bodies_stop_at_the_total_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(subgraphs, "TOTAL_TIME_LIMIT_S", 0.0)
+    captured = capture(_if_loop_scan_model(), FEEDS)
+    assert captured.bodies == []
+    assert any("reached the time limit of 0 s" in n for n in captured.notes)
+
+
 def test_zero_iterations_give_no_body_values() -> None:
     model = _if_loop_scan_model()
     trips = next(t for t in model.graph.initializer if t.name == "trips")

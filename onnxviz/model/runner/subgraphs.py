@@ -22,6 +22,7 @@ from onnxviz.model.index import child_scope
 
 MAX_ITERATIONS = 1000
 TIME_LIMIT_S = 30.0  # per Loop/Scan: the reference evaluator can be slow on a heavy body
+TOTAL_TIME_LIMIT_S = 120.0  # for all bodies of a run together
 
 
 @dataclass
@@ -56,13 +57,19 @@ class BodyError(Exception):
 
 
 def run_bodies(model: onnx.ModelProto, scope: str, graph: onnx.GraphProto,
-               known: Mapping[str, np.ndarray], notes: list[str]) -> Iterator[BodyRun]:
+               known: Mapping[str, np.ndarray], notes: list[str], deadline: float | None = None) -> Iterator[BodyRun]:
     """BodyRuns of every If/Loop/Scan body under ``graph`` (whose values so far are ``known``);
     a body that cannot run adds a sentence to ``notes``."""
-    known = ChainMap(dict(known), _Initializers(graph))
+    known = ChainMap(known, _Initializers(graph))  # type: ignore[arg-type]
+    if deadline is None:
+        deadline = time.perf_counter() + TOTAL_TIME_LIMIT_S
     for i, node in enumerate(graph.node):
         if node.op_type not in ("If", "Loop", "Scan") or node.domain not in ("", "ai.onnx"):
             continue
+        if time.perf_counter() > deadline:
+            notes.append(f"values inside the remaining If/Loop/Scan bodies were not captured: all bodies "
+                         f"together reached the time limit of {TOTAL_TIME_LIMIT_S:g} s.")
+            return
         try:
             body = _run_holder(model, scope, i, node, known)
         except BodyError as exc:
@@ -75,7 +82,7 @@ def run_bodies(model: onnx.ModelProto, scope: str, graph: onnx.GraphProto,
         if body is None:
             continue
         yield body
-        yield from run_bodies(model, body.scope, body.graph, {**known, **body.values}, notes)
+        yield from run_bodies(model, body.scope, body.graph, ChainMap(body.values, known), notes, deadline)
 
 
 def _run_holder(model: onnx.ModelProto, scope: str, i: int, node: onnx.NodeProto,
