@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -99,12 +99,8 @@ class RunController(QObject):
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._drop_results)
-        window.installEventFilter(self)  # closing the window ends a running worker first
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if watched is self.window and event.type() == QEvent.Type.Close:
-            self.cancel()
-        return False
+        # a close the user confirmed ends a running worker; a cancelled close keeps it running
+        window.closing.connect(self.cancel)
 
     # -- document --------------------------------------------------------------------------------
     def set_document(self, doc: Document | None) -> None:
