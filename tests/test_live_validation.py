@@ -122,3 +122,18 @@ def test_undo_to_a_validated_state_reuses_its_result(qtbot: QtBot, window: MainW
         doc.redo()
     assert started == []  # no new pass: the state after the edit was validated before
     assert doc.problems == problems
+
+
+def test_inference_errors_are_split_per_node_with_the_cause_first(example_path: Path) -> None:
+    import onnxviz
+    from onnxviz.model.problems import Severity
+
+    doc = onnxviz.open(example_path)
+    doc.set_input("/res/Add", 1, "image")  # 3x32x32 cannot be added to 16x8x8
+    inference = [p for p in doc.check() if p.source == "shape_inference"]
+    errors = [p for p in inference if p.severity == Severity.ERROR]
+    assert [p.node_name for p in errors] == ["/res/Add"]
+    assert "Incompatible dimensions" in errors[0].message
+    followers = [p for p in inference if p.severity == Severity.INFO]
+    assert "/res/relu_out/Relu" in {p.node_name for p in followers}
+    assert all("(op_type:" in p.message and p.message.count("(op_type:") == 1 for p in inference)

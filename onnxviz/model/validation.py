@@ -67,8 +67,35 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     Each of the two stops at its first error, so at most one problem comes
     from each; :func:`schema_problems` finds every attribute problem.
     """
-    problems = [p for p in (_checker_problem(model), infer_types(model, strict=True).problem) if p]
+    problems = _as_problems(_checker_problem(model), infer_types(model, strict=True).problem)
     return [attach(p, _node_table(model, index)) for p in problems]
+
+
+_INFERENCE_ITEM = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\): \[(\w+)\] (.*?)(?= \(op_type:|$)")
+
+
+def _as_problems(*found: Problem | None) -> list[Problem]:
+    return [q for p in found if p is not None for q in split_inference_errors(p)]
+
+
+def split_inference_errors(problem: Problem) -> list[Problem]:
+    """onnx reports every failing node of an inference pass in one message: one problem per node.
+
+    The first node's error is the cause; nodes that only lack an input type
+    because of it are only informational, so the node to fix stands out.
+    """
+    items = _INFERENCE_ITEM.findall(problem.message) if problem.source == "shape_inference" else []
+    if len(items) < 2:
+        return [problem]
+    out: list[Problem] = []
+    for op_type, name, kind, text in items:
+        consequence = bool(out) and "expected to have type but instead is null" in text
+        severity = Severity.INFO if consequence else problem.severity
+        message = f"{kind}: {text.strip()} (op_type:{op_type}, node name: {name})"
+        if consequence:
+            message = f"no type for an input, after an earlier error - {message}"
+        out.append(Problem(severity, message, source=problem.source, scope=problem.scope))
+    return out
 
 
 def _checker_problem(model: ModelLike) -> Problem | None:
@@ -213,7 +240,7 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
     except Exception:  # noqa: BLE001 - a model too odd to slim down is inferred as it is
         light = data
     inference = infer_types(light, strict=True)
-    problems = [p for p in (_checker_problem(data), inference.problem) if p]
+    problems = _as_problems(_checker_problem(data), inference.problem)
     if inference.problem is not None:
         inference = infer_types(light)  # lenient: types for everything that can still be inferred
     if problems:
