@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import LIGHT_MODELS, NODE_TESTS, corpus_models
+
 from onnxviz.cli.check import collect_problems
 from onnxviz.model.document import Document
 from onnxviz.model.summary import model_info
