@@ -57,3 +57,15 @@ def _isolated_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
     from onnxviz.ui.settings import use_settings_dir
 
     use_settings_dir(tmp_path_factory.mktemp("settings"))
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run ``onnxviz ARGS`` in-process: (exit code, stdout, stderr)."""
+    from onnxviz.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err

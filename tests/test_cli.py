@@ -8,22 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from onnx import TensorProto, helper
-
-from onnxviz.cli import main
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_info_json_keys(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
-    code, out, _ = _run(capsys, "info", str(example_path), "--json")
+    code, out, _ = run_cli(capsys, "info", str(example_path), "--json")
     assert code == 0
     info = json.loads(out)
     assert info["opsets"] == {"ai.onnx": 18}
@@ -37,20 +27,20 @@ def test_info_json_keys(capsys: pytest.CaptureFixture[str], example_path: Path) 
 
 
 def test_info_text(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
-    code, out, _ = _run(capsys, "info", str(example_path))
+    code, out, _ = run_cli(capsys, "info", str(example_path))
     assert code == 0
     assert "image: float32 [batch, 3, 32, 32]" in out
     assert "Conv" in out
 
 
 def test_check_valid_and_invalid(capsys: pytest.CaptureFixture[str], example_path: Path, tmp_path: Path) -> None:
-    code, out, _ = _run(capsys, "check", str(example_path), "--json")
+    code, out, _ = run_cli(capsys, "check", str(example_path), "--json")
     assert code == 0 and json.loads(out) == {"valid": True, "problems": []}
     graph = helper.make_graph([helper.make_node("Relu", ["nope"], ["y"], name="r")], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(helper.make_model(graph).SerializeToString())
-    code, out, _ = _run(capsys, "check", str(bad), "--json")
+    code, out, _ = run_cli(capsys, "check", str(bad), "--json")
     report = json.loads(out)
     assert code == 1 and report["valid"] is False
     assert any(p["node"] == "r" and p["value"] == "nope" for p in report["problems"])
@@ -60,7 +50,7 @@ def test_unreadable_file_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp
     path = tmp_path / "empty.onnx"
     path.write_bytes(b"")
     for cmd in ("info", "check"):
-        code, out, err = _run(capsys, cmd, str(path))
+        code, out, err = run_cli(capsys, cmd, str(path))
         assert code == 2
         assert err.startswith("onnxviz: error: ") and err.count("\n") == 1
         assert "Traceback" not in err

@@ -199,15 +199,10 @@ def test_layout_terminates_on_every_scope_of_broken_models(
 
 def test_cli_offers_text_mode_and_escapes_hostile_names(
         cases: dict[str, tuple[hostile.Case, Path]], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from onnxviz.cli import main
+    from conftest import run_cli
 
     def run(*args: str) -> tuple[int, str, str]:
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_cli(capsys, *args)
 
     code, _, err = run("check", str(cases["onnx_text"][1]))
     assert code == 2 and err.strip().endswith("with --text")

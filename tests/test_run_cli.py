@@ -7,22 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 from onnx import TensorProto, numpy_helper
-
-from onnxviz.cli import main
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
-    code, out, err = _run(capsys, "run", str(example_path))
+    code, out, err = run_cli(capsys, "run", str(example_path))
     assert code == 0
     assert "ran on onnxruntime (graph optimizations off)" in out
     assert "probabilities: float32 [1, 10]  min " in out
@@ -32,7 +22,7 @@ def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], exampl
 def test_run_dump_writes_index_and_npy(capsys: pytest.CaptureFixture[str], example_path: Path,
                                        tmp_path: Path) -> None:
     dump = tmp_path / "dump"
-    code, out, _ = _run(capsys, "run", str(example_path), "--dim", "batch=3", "--seed", "7",
+    code, out, _ = run_cli(capsys, "run", str(example_path), "--dim", "batch=3", "--seed", "7",
                         "--dump", str(dump), "--json")
     assert code == 0
     printed = json.loads(out)
@@ -57,7 +47,7 @@ def test_run_uses_given_inputs_same_as_npz(capsys: pytest.CaptureFixture[str], e
     outs = []
     for args in (["--input", f"image={tmp_path / 'image.npy'}"], ["--inputs", str(tmp_path / "inputs.npz")],
                  ["--input", f"image={tmp_path / 'image.pb'}", "--engine", "reference"]):
-        code, out, err = _run(capsys, "run", str(example_path), "--json", *args)
+        code, out, err = run_cli(capsys, "run", str(example_path), "--json", *args)
         assert code == 0 and "set to 1" not in err
         outs.append(json.loads(out)["outputs"][0])
     assert outs[0]["shape"] == [2, 10]
@@ -72,7 +62,7 @@ def test_run_uses_given_inputs_same_as_npz(capsys: pytest.CaptureFixture[str], e
 ])
 def test_run_bad_arguments_are_one_line(capsys: pytest.CaptureFixture[str], example_path: Path,
                                         args: list[str], message: str) -> None:
-    code, _, err = _run(capsys, "run", str(example_path), *args)
+    code, _, err = run_cli(capsys, "run", str(example_path), *args)
     assert code == 2
     assert message in err and err.count("\n") == 1 and err.startswith("onnxviz: error: ")
 
@@ -85,14 +75,14 @@ def test_run_refuses_invalid_model(capsys: pytest.CaptureFixture[str], tmp_path:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     path = tmp_path / "bad.onnx"
     path.write_bytes(helper.make_model(graph, ir_version=8).SerializeToString())
-    code, _, err = _run(capsys, "run", str(path))
+    code, _, err = run_cli(capsys, "run", str(path))
     assert code == 2
     assert "cannot run: input 'ghost' of relu is not defined by anything" in err
 
 
 def test_run_wrong_input_shape(capsys: pytest.CaptureFixture[str], example_path: Path, tmp_path: Path) -> None:
     np.save(tmp_path / "small.npy", np.zeros((1, 3, 8, 8), np.float32))
-    code, _, err = _run(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'small.npy'}")
+    code, _, err = run_cli(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'small.npy'}")
     assert code == 2
     assert "input 'image' expects size 32 on axis 2" in err
 
@@ -109,7 +99,7 @@ def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: P
     onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="m.data", size_threshold=0)
     np.savez(tmp_path / "in.npz", x=np.ones((1, 64), np.float32))
     dump = tmp_path / "dump"
-    code, _, err = _run(capsys, "run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in.npz"),
+    code, _, err = run_cli(capsys, "run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in.npz"),
                         "--dump", str(dump))
     assert code == 0, err
     index = json.loads((dump / "index.json").read_text())
@@ -119,7 +109,7 @@ def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: P
 
 def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     dump = tmp_path / "dump"
-    code, out, _ = _run(capsys, "run", "/work/shared/onnx-node-tests/node/test_scan9_sum/model.onnx",
+    code, out, _ = run_cli(capsys, "run", "/work/shared/onnx-node-tests/node/test_scan9_sum/model.onnx",
                         "--dump", str(dump))
     assert code == 0
     assert "inside 0.body (reference evaluator): iteration 3 of 3, the last one" in out
