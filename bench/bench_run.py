@@ -1,26 +1,34 @@
 """How much capturing every intermediate value costs, and where the end-to-end time goes.
 
-For each model: a plain onnxruntime run vs the same session with every node output added as a
-graph output (same optimization level), as medians over repeated runs; then the whole path the
-window and CLI take (worker process start, model and inputs written, session, run, values
-saved with statistics, index read back).
+For each model, a plain onnxruntime run against a captured run (what the worker does: small
+values of a known shape packed into a few Concat outputs, everything else fetched as its own
+graph output, then each value viewed as a numpy array), same optimization level, measured
+three ways:
+
+- one run: a fresh session per run, as the window and CLI run a model (session creation, and for
+  capture the shape inference that plans the packs, included); medians of interleaved pairs;
+- first run: the same, session creation excluded;
+- warm: one session, repeated runs (how earlier versions of this bench compared);
+
+then the whole path the window takes (worker process, files, statistics). ``unpacked`` is the
+warm time when every value is its own graph output (no packing), for comparison.
 
     .venv/bin/python bench/bench_run.py [--repeat 7] [--optimized] [MODEL.onnx ...]
 
-What the breakdown line showed (synth300, 12k values; shufflenet, 446): the extra time is inside
-onnxruntime, per graph output. A session whose every value is a graph output is already slower
-when it fetches only the model's own outputs (those values can no longer share the planned
-memory), and fetching all of them adds a fixed cost per fetched value (about 5 us: names
-matched, one OrtValue each). Converting to numpy is cheap (4 ms for 12k values). IOBinding is
-faster only when a bound session runs again (binding 12k outputs and reading them back costs
-more than it saves on one run); session.run() with numpy results, disabling the memory pattern
-or arena, one intra-op thread, and packing small values into one Concat output per dtype were
-all measured and none is faster than run_with_ort_values on both models.
+The script runs itself with the allocator setting the run worker uses (glibc huge pages, see
+onnxviz.model.runner.worker), so plain and captured runs see the same allocator.
+
+What limits the ratio: onnxruntime spends a few microseconds per graph output it returns
+(12k tiny values on synth300: 4.5-6x a plain run); packing brings that to one Concat input per
+value (~0.6 us each, about what a plain run spends per node). Models with big activations
+(shufflenet, 63 MB of values) are bound by memory traffic instead: a plain run reuses a few
+cache-warm buffers, a captured one writes every value to memory of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -32,91 +40,110 @@ import onnx
 import onnxruntime as ort
 
 from onnxviz.model.runner import RunOptions, run_model
-from onnxviz.model.runner.capture import prepare_model
+from onnxviz.model.runner.capture import Prepared, prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
+from onnxviz.model.runner.packing import static_shapes, unpack
+from onnxviz.model.runner.worker import HUGE_PAGES
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 DEFAULT_MODELS = [Path("/tmp/synth300.onnx"), *sorted(LIGHT.glob("light_*.onnx"))]
 
 
-def _timed_session(model: onnx.ModelProto, optimized: bool) -> tuple[ort.InferenceSession, float]:
-    data = model.SerializeToString()
-    t0 = time.perf_counter()
-    session = _session(data, optimized)
-    return session, time.perf_counter() - t0
-
-
-def _session(data: bytes, optimized: bool) -> ort.InferenceSession:
+def _session(data: bytes, optimized: bool, packed: bool = False) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimized
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    so.enable_mem_pattern = not packed  # as capture sets it
     so.log_severity_level = 4
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
 
-def _median_runs(runs: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Median time of each run; runs are interleaved so background load hits all alike."""
-    times: list[list[float]] = [[] for _ in runs]
-    for run in runs:
+def _interleaved(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Median time of each run; runs alternate so background load hits all alike."""
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for run in runs.values():
         run()  # warm-up
     for _ in range(repeat):
-        for k, run in enumerate(runs):
+        for k, run in runs.items():
             t0 = time.perf_counter()
             run()
             times[k].append(time.perf_counter() - t0)
-    return [statistics.median(t) for t in times]
+    return {k: statistics.median(t) for k, t in times.items()}
 
 
-def _captured_run(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> Callable[[], object]:
-    """What capture does: every value fetched as an OrtValue, then each turned into numpy."""
+def _captured_run(session: ort.InferenceSession, prepared: Prepared,
+                  feeds: dict[str, np.ndarray]) -> Callable[[], dict[str, np.ndarray]]:
+    """What capture does after the session exists: fetch as OrtValues, view them as numpy, unpack."""
     names = [o.name for o in session.get_outputs()]
     ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
-    return lambda: [v.numpy() for v in session.run_with_ort_values(names, ort_feeds)]
+
+    def run() -> dict[str, np.ndarray]:
+        arrays = {n: v.numpy() for n, v in zip(names, session.run_with_ort_values(names, ort_feeds), strict=True)}
+        return {**arrays, **unpack(prepared.packs, arrays)}
+    return run
 
 
-def _median(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+class _OneRun:
+    """A fresh session and one run, plain or captured; records the first run's own time."""
 
+    def __init__(self, model: onnx.ModelProto, feeds: dict[str, np.ndarray], optimized: bool, capture: bool) -> None:
+        self.model, self.feeds, self.optimized, self.capture = model, feeds, optimized, capture
+        self.data = model.SerializeToString()
+        self.run_times: list[float] = []
 
-def _breakdown(session: ort.InferenceSession, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
-               repeat: int) -> str:
-    """Where the captured run's extra time goes: the session with every value as a graph output
-    but fetching only the model's own outputs; fetching all of them as OrtValues (what capture
-    does); the same through IOBinding; and turning the OrtValues into numpy arrays."""
-    names = [o.name for o in session.get_outputs()]
-    own = [o.name for o in model.graph.output]
-    ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
-    binding = session.io_binding()
-    for k, v in feeds.items():
-        binding.bind_cpu_input(k, v)
-    for n in names:
-        binding.bind_output(n, "cpu")
-    fetched = session.run_with_ort_values(names, ort_feeds)
-    parts = {
-        "own outputs only": _median(lambda: session.run_with_ort_values(own, ort_feeds), repeat),
-        "all as OrtValues": _median(lambda: session.run_with_ort_values(names, ort_feeds), repeat),
-        "all via IOBinding": _median(lambda: session.run_with_iobinding(binding), repeat),
-        "to numpy": _median(lambda: [v.numpy() for v in fetched], repeat),
-    }
-    return ", ".join(f"{k} {1000 * v:.1f} ms" for k, v in parts.items())
+    def __call__(self) -> object:
+        if not self.capture:
+            session = _session(self.data, self.optimized)
+            t0 = time.perf_counter()
+            result = session.run(None, self.feeds)
+        else:
+            prepared = prepare_model(self.model, True, static_shapes(self.model, self.feeds))
+            session = _session(prepared.model.SerializeToString(), self.optimized, bool(prepared.packs))
+            run = _captured_run(session, prepared, self.feeds)
+            t0 = time.perf_counter()
+            result = run()
+        self.run_times.append(time.perf_counter() - t0)
+        return result
 
 
 def bench(path: Path, repeat: int, optimized: bool) -> None:
     model = onnx.load(str(path))
     feeds = build_feeds(input_specs(model), {}, {}, seed=0)
-    captured_model, _ = prepare_model(model, capture_all=True)
-    plain_session, plain_create = _timed_session(model, optimized)
-    captured_session, captured_create = _timed_session(captured_model, optimized)
-    plain, captured = _median_runs([lambda: plain_session.run(None, feeds), _captured_run(captured_session, feeds)],
-                                   repeat)
-    breakdown = _breakdown(captured_session, model, feeds, repeat)
-    outputs = len(captured_model.graph.output)
+    prepared = prepare_model(model, True, static_shapes(model, feeds))
+    unpacked = prepare_model(model, True)
+    plain_session = _session(model.SerializeToString(), optimized)
+    packed_session = _session(prepared.model.SerializeToString(), optimized, bool(prepared.packs))
+    unpacked_session = _session(unpacked.model.SerializeToString(), optimized)
+    warm = _interleaved({"plain": lambda: plain_session.run(None, feeds),
+                         "captured": _captured_run(packed_session, prepared, feeds),
+                         "unpacked": _captured_run(unpacked_session, unpacked, feeds)}, repeat)
+    one_plain, one_captured = _OneRun(model, feeds, optimized, False), _OneRun(model, feeds, optimized, True)
+    one = _interleaved({"plain": one_plain, "captured": one_captured}, max(3, repeat // 2))
+    first_plain = statistics.median(one_plain.run_times[1:])
+    first_captured = statistics.median(one_captured.run_times[1:])
+    _check_outputs(plain_session.run(None, feeds), _captured_run(packed_session, prepared, feeds)(), model)
+    values = sum(len(p.members) for p in prepared.packs) + len(prepared.model.graph.output) - len(prepared.packs)
+    print(f"{path.name:<24} nodes {len(model.graph.node):>6} values {values:>6} packed {values - _fetched(prepared):>6} "
+          f"in {len(prepared.packs):>3} | one run: plain {1000 * one['plain']:7.1f} ms, captured "
+          f"{1000 * one['captured']:7.1f} ms, {one['captured'] / one['plain']:4.2f}x | first run: "
+          f"{1000 * first_plain:6.1f} / {1000 * first_captured:6.1f} ms, {first_captured / first_plain:4.2f}x | "
+          f"warm: {1000 * warm['plain']:6.1f} / {1000 * warm['captured']:6.1f} ms, "
+          f"{warm['captured'] / warm['plain']:4.2f}x (unpacked {warm['unpacked'] / warm['plain']:4.2f}x)")
+    _end_to_end(model, feeds, optimized)
+
+
+def _fetched(prepared: Prepared) -> int:
+    return len(prepared.model.graph.output) - len(prepared.packs)
+
+
+def _check_outputs(plain: list[np.ndarray], captured: dict[str, np.ndarray], model: onnx.ModelProto) -> None:
+    for out, expected in zip(model.graph.output, plain, strict=True):
+        got = captured[out.name]
+        if not np.array_equal(got, expected, equal_nan=True):
+            print(f"  ! graph output {out.name} differs between the plain and the captured run")
+
+
+def _end_to_end(model: onnx.ModelProto, feeds: dict[str, np.ndarray], optimized: bool) -> None:
     end_to_end, parts = [], []
     for _ in range(3):
         t0 = time.perf_counter()
@@ -125,15 +152,10 @@ def bench(path: Path, repeat: int, optimized: bool) -> None:
         parts.append(result.timings)
         result.cleanup()
     e2e = statistics.median(end_to_end)
-    session_s = statistics.median(p["session_s"] for p in parts)
-    worker_run = statistics.median(p["run_s"] for p in parts)
-    stats_s = statistics.median(p["stats_s"] for p in parts)
-    print(f"{path.name:<26} nodes {len(model.graph.node):>6}  values {outputs:>6}  "
-          f"run: plain {1000 * plain:7.1f} ms  captured {1000 * captured:7.1f} ms  ratio {captured / plain:5.2f}x  "
-          f"(session creation {plain_create:.2f} s vs {captured_create:.2f} s)  |  "
-          f"end-to-end {e2e:6.2f} s: session {session_s:.2f}, run {worker_run:.2f}, stats (saving overlapped) {stats_s:.2f}, "
-          f"process+files {e2e - session_s - worker_run - stats_s:.2f}")
-    print(f"{'':<26} captured run breakdown: {breakdown}")
+    median = {k: statistics.median(p.get(k, 0.0) for p in parts) for k in ("shapes_s", "session_s", "run_s", "stats_s")}
+    rest = e2e - sum(median.values())
+    print(f"{'':<24} window path {e2e:5.2f} s: shapes {median['shapes_s']:.2f}, session {median['session_s']:.2f}, "
+          f"run {median['run_s']:.2f}, statistics (saving overlapped) {median['stats_s']:.2f}, process+files {rest:.2f}")
 
 
 def main() -> int:
@@ -142,6 +164,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--optimized", action="store_true", help="ORT_ENABLE_ALL for both runs")
     args = parser.parse_args()
+    if HUGE_PAGES not in os.environ.get("GLIBC_TUNABLES", ""):  # glibc reads it at start: run again with it
+        os.environ["GLIBC_TUNABLES"] = HUGE_PAGES
+        os.execv(sys.executable, [sys.executable, *sys.argv])
     models = [m for m in (args.models or DEFAULT_MODELS) if m.exists()]
     if not models:
         print("no models found (make /tmp/synth300.onnx with ../shared/bench/synth.py)", file=sys.stderr)

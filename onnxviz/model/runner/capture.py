@@ -23,6 +23,15 @@ import numpy as np
 import onnx
 
 from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.runner.packing import (
+    PACK_PREFIX,
+    Pack,
+    PackMismatch,
+    add_packs,
+    plan_packs,
+    static_shapes,
+    unpack,
+)
 from onnxviz.model.runner.protocol import (
     DEFAULT_OPTIONS,
     ENGINE_ORT,
@@ -56,7 +65,6 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     """Run ``model`` on ``feeds``; raises RunError when no engine can run it."""
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
-    prepared, names = prepare_model(model, options.capture)
     result = Captured(outputs=[o.name for o in model.graph.output])
     for name, array in feeds.items():
         result.values[name] = np.asarray(array)
@@ -65,7 +73,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     failure = ""
     if options.engine == ENGINE_ORT:
         try:
-            _run_ort(prepared, names, feeds, options, progress, result, scratch_dir)
+            _run_ort_packed(model, feeds, options, progress, result, scratch_dir)
             return _finish(model, result, options, progress)
         except RunError as exc:
             failure = f"ONNX Runtime could not run the model ({exc.message})"
@@ -78,10 +86,21 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     return _finish(model, result, options, progress)
 
 
-def prepare_model(model: onnx.ModelProto, capture_all: bool) -> tuple[onnx.ModelProto, dict[str, int]]:
+@dataclass
+class Prepared:
+    """The copy onnxruntime runs: every node output reachable, nodes uniquely named."""
+
+    model: onnx.ModelProto
+    node_positions: dict[str, int]  # node name -> position, for the profiler's events
+    packs: list[Pack] = field(default_factory=list)
+
+
+def prepare_model(model: onnx.ModelProto, capture_all: bool,
+                  shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Prepared:
     """A copy whose graph outputs include every node output and whose nodes have unique names.
 
-    Returns the copy and the map node name -> position (for the profiler's events).
+    With ``shapes`` (see :func:`~onnxviz.model.runner.packing.static_shapes`), small values of a
+    known shape are fetched packed (see :mod:`onnxviz.model.runner.packing`) instead of one by one.
     """
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
@@ -91,15 +110,22 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool) -> tuple[onnx.Model
         if not node.name or node.name in names:
             node.name = f"{node.name or node.op_type}__onnxviz{i}"
         names[node.name] = i
-    if capture_all:
-        declared = {v.name: v for v in graph.value_info}
-        present = {o.name for o in graph.output} | {i.name for i in graph.input}
-        for node in graph.node:
-            for name in node.output:
-                if name and name not in present:
-                    present.add(name)
-                    graph.output.append(declared.get(name) or onnx.ValueInfoProto(name=name))
-    return copy, names
+    if not capture_all:
+        return Prepared(copy, names)
+    declared = {v.name: v for v in graph.value_info}
+    present = {o.name for o in graph.output} | {i.name for i in graph.input}
+    wanted = [name for node in graph.node for name in node.output if name and name not in present]
+    packs = plan_packs(graph, dict.fromkeys(wanted), shapes) if shapes and _has_onnx_opset(copy) else []
+    packed = {name for pack in packs for name in pack.members}
+    for name in dict.fromkeys(wanted):
+        if name not in packed:
+            graph.output.append(declared.get(name) or onnx.ValueInfoProto(name=name))
+    add_packs(graph, packs)
+    return Prepared(copy, names, packs)
+
+
+def _has_onnx_opset(model: onnx.ModelProto) -> bool:
+    return any(o.domain in ("", "ai.onnx") and o.version >= 4 for o in model.opset_import)
 
 
 def _message(exc: BaseException) -> str:
@@ -117,10 +143,13 @@ def _message(exc: BaseException) -> str:
     return text[:300].rstrip(". ")
 
 
-def _session_options(options: RunOptions, scratch_dir: Path | None):  # noqa: ANN202 - ort type
+def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool):  # noqa: ANN202 - ort type
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    # Packed members live until their Concat at the end: onnxruntime's memory pattern, planned on
+    # the first run over every live block, then costs far more than the one run saves (1 s at 12k).
+    so.enable_mem_pattern = not packed
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if options.optimized
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     so.log_severity_level = 4
@@ -132,16 +161,35 @@ def _session_options(options: RunOptions, scratch_dir: Path | None):  # noqa: AN
     return so
 
 
-def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[str, np.ndarray],
-             options: RunOptions, progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
+class _PackFailed(Exception):
+    """A packed run failed in a node it added or gave a pack of the wrong size."""
+
+
+def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
+                    progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
+    """Run with small values packed; if packing is what failed, run again without it."""
+    t0 = time.perf_counter()
+    shapes = static_shapes(model, feeds) if options.capture else {}
+    result.timings["shapes_s"] = time.perf_counter() - t0
+    try:
+        _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir)
+    except _PackFailed as exc:
+        result.notes.append(f"small values could not be fetched packed ({exc}); each was fetched on its own.")
+        _run_ort(prepare_model(model, options.capture), feeds, options, progress, result, scratch_dir)
+
+
+def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOptions, progress: ProgressFn,
+             result: Captured, scratch_dir: Path | None) -> None:
     import onnxruntime as ort
 
     progress(0.1, "Creating the onnxruntime session")
     t0 = time.perf_counter()
     try:
-        session = ort.InferenceSession(prepared.SerializeToString(), _session_options(options, scratch_dir),
+        session = ort.InferenceSession(prepared.model.SerializeToString(), _session_options(options, scratch_dir, bool(prepared.packs)),
                                        providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
+        if prepared.packs and PACK_PREFIX in str(exc):
+            raise _PackFailed("the packing node was refused") from exc
         raise RunError(f"session creation failed: {_message(exc)}", str(exc)) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
@@ -152,13 +200,33 @@ def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[st
         fetched = _fetch(session, [o.name for o in outputs], feeds,
                          plain=all(o.type in _NUMPY_TYPES for o in outputs))
     except Exception as exc:  # noqa: BLE001
+        if prepared.packs and PACK_PREFIX in str(exc):
+            raise _PackFailed("a packing node failed") from exc
         raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
     t2 = time.perf_counter()
-    producers = _producers(prepared)
+    arrays = {out.name: value.numpy() if isinstance(value, ort.OrtValue) else value
+              for out, value in zip(outputs, fetched, strict=True)}
+    try:
+        packed = unpack(prepared.packs, arrays)
+    except PackMismatch as exc:
+        raise _PackFailed(f"a pack had an unexpected size: {exc}") from exc
+    _keep_fetched(prepared, outputs, arrays, packed, result)
+    result.timings.update(session_s=t1 - t0, run_s=t2 - t1, fetch_s=time.perf_counter() - t2)
+    result.engine = ENGINE_ORT
+    if options.profile:
+        result.node_times_us = _node_times(session.end_profiling(), prepared.node_positions)
+
+
+def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any], packed: dict[str, np.ndarray],
+                  result: Captured) -> None:
+    pack_outputs = {pack.output for pack in prepared.packs}
+    producers = _producers(prepared.model)
     special = _special_dtypes()
     skipped = 0
-    for out, value in zip(outputs, fetched, strict=True):
-        array = value.numpy() if isinstance(value, ort.OrtValue) else value
+    for out in outputs:
+        if out.name in pack_outputs:
+            continue
+        array = arrays[out.name]
         if not isinstance(array, np.ndarray):  # sequences and maps from run()
             skipped += 1
             continue
@@ -166,12 +234,11 @@ def _run_ort(prepared: onnx.ModelProto, names: dict[str, int], feeds: Mapping[st
         result.values[out.name] = array if target is None else _as_onnx_dtype(array, target)
         result.engines[out.name] = ENGINE_ORT
         result.producers[out.name] = producers.get(out.name, -1)
-    result.timings.update(session_s=t1 - t0, run_s=t2 - t1, fetch_s=time.perf_counter() - t2)
+    result.values.update(packed)
+    result.engines.update(dict.fromkeys(packed, ENGINE_ORT))
+    result.producers.update((name, producers.get(name, -1)) for name in packed)
     if skipped:
         result.notes.append(f"{skipped} sequence or map values were not captured (only tensors are).")
-    result.engine = ENGINE_ORT
-    if options.profile:
-        result.node_times_us = _node_times(session.end_profiling(), names)
 
 
 _NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",

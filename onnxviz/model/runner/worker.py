@@ -8,12 +8,14 @@ only progress messages and errors go through the pipe.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import os
 import shutil
 import signal
 import tempfile
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from onnxviz.model.runner.store import RunResult
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
 POLL_S = 0.05
+HUGE_PAGES = "glibc.malloc.hugetlb=1"  # glibc >= 2.35 puts big allocations in transparent huge pages
 
 
 # -- in the worker process -----------------------------------------------------------
@@ -128,7 +131,8 @@ class WorkerRun:
         parent, child = ctx.Pipe(duplex=False)
         self._process = ctx.Process(target=worker_main, args=(child, self.request), daemon=True,
                                     name="onnxviz-run")
-        self._process.start()
+        with _huge_pages_in_children():
+            self._process.start()
         child.close()
         self._conn = parent
         return self
@@ -187,6 +191,23 @@ class WorkerRun:
         else:
             shutil.rmtree(self.work_dir, ignore_errors=True)
             shutil.rmtree(SHARED_MEMORY / self.work_dir.name, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _huge_pages_in_children() -> Iterator[None]:
+    """Every captured value lives in memory of its own, touched once: with 4 KiB pages the
+    runtime spends longer in page faults than computing (light_resnet50 holds 253 MB of values;
+    its captured first run took 2.6x a plain run, 1.3x with huge pages). glibc reads this
+    setting when a process starts, so it is put in the environment the worker inherits."""
+    before = os.environ.get("GLIBC_TUNABLES")
+    os.environ["GLIBC_TUNABLES"] = f"{before}:{HUGE_PAGES}" if before else HUGE_PAGES
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("GLIBC_TUNABLES", None)
+        else:
+            os.environ["GLIBC_TUNABLES"] = before
 
 
 def _sweep_orphans() -> None:

@@ -1,0 +1,128 @@
+"""Small values fetched packed: the same values as fetching each one, and a safe way back when
+the inferred shapes are wrong."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxviz.model.runner import capture as capture_module
+from onnxviz.model.runner.capture import Captured, capture, prepare_model
+from onnxviz.model.runner.inputs import build_feeds, input_specs
+from onnxviz.model.runner.packing import MEMBER_LIMIT, static_shapes
+from onnxviz.model.runner.worker import HUGE_PAGES, _huge_pages_in_children
+from tests.conftest import LIGHT_MODELS
+
+
+def _chain_model(layers: int = 30, batch: str | int = "N") -> onnx.ModelProto:
+    """x[N,4] -> (Add, Relu, Mul) * layers, plus a big value, a scalar and an int64 shape on the side."""
+    nodes, prev = [], "x"
+    for i in range(layers):
+        nodes += [helper.make_node("Add", [prev, "bias"], [f"a{i}"]),
+                  helper.make_node("Relu", [f"a{i}"], [f"r{i}"]),
+                  helper.make_node("Mul", [f"r{i}", "half"], [f"m{i}"])]
+        prev = f"m{i}"
+    nodes += [helper.make_node("Identity", [prev], ["y"]),
+              helper.make_node("Shape", ["x"], ["x_shape"]),
+              helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+              helper.make_node("Tile", ["big_seed", "reps"], ["big"]),
+              helper.make_node("Identity", ["big"], ["big_out"])]
+    graph = helper.make_graph(
+        nodes, "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 4]),
+         helper.make_tensor_value_info("big_out", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.arange(4, dtype=np.float32) - 1.5, "bias"),
+         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+         numpy_helper.from_array(np.ones((1, 64), np.float32), "big_seed"),
+         numpy_helper.from_array(np.array([MEMBER_LIMIT // 256, 1], np.int64), "reps")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+FEEDS = {"x": np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)}
+
+
+def _unpacked(model: onnx.ModelProto, feeds: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> Captured:
+    with monkeypatch.context() as patch:
+        patch.setattr(capture_module, "static_shapes", lambda m, f: {})
+        return capture(model, feeds)
+
+
+def _assert_same_values(a: Captured, b: Captured) -> None:
+    assert a.values.keys() == b.values.keys()
+    for name, value in a.values.items():
+        other = b.values[name]
+        assert (value.dtype, value.shape) == (other.dtype, other.shape), name
+        assert np.array_equal(value, other, equal_nan=True), name
+
+
+def test_small_values_of_a_known_shape_are_packed_and_big_or_unknown_ones_are_not() -> None:
+    model = _chain_model()
+    prepared = prepare_model(model, True, static_shapes(model, FEEDS))
+    packed = {name for pack in prepared.packs for name in pack.members}
+    assert {f"a{i}" for i in range(30)} | {f"r{i}" for i in range(30)} <= packed  # shape [N,4] made known by the feed
+    assert "y" not in packed and "big_out" not in packed  # the model's own outputs stay its own
+    assert "big" not in packed  # bigger than a member may be
+    assert "total" not in packed  # a scalar cannot be joined along axis 0
+    assert len(prepared.packs) <= 3
+
+
+def test_packed_capture_gives_the_same_values_as_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _chain_model()
+    packed = capture(model, FEEDS)
+    assert not packed.notes
+    _assert_same_values(packed, _unpacked(model, FEEDS, monkeypatch))
+    assert set(packed.engines.values()) == {"input", "onnxruntime"}
+    assert packed.producers["r5"] == 16 and packed.producers["x"] == -1
+    assert np.allclose(packed.values["m0"], np.maximum(FEEDS["x"] + np.arange(4) - 1.5, 0) * 0.5)
+
+
+@pytest.mark.parametrize("name", ["shufflenet", "squeezenet", "inception_v1"])
+def test_packing_keeps_real_models_values(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = onnx.load(str(LIGHT_MODELS / f"light_{name}.onnx"))
+    feeds = build_feeds(input_specs(model), {}, {}, seed=3)
+    assert prepare_model(model, True, static_shapes(model, feeds)).packs
+    _assert_same_values(capture(model, feeds), _unpacked(model, feeds, monkeypatch))
+
+
+def _lying_shapes(change: str):  # noqa: ANN202 - a stand-in for static_shapes
+    def shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, tuple[int, ...]]]:
+        shapes = static_shapes(model, feeds)
+        if change == "first":  # every [3, 4] said to be [4, 4]
+            return {n: (t, (s[0] + 1, *s[1:]) if len(s) == 2 else s) for n, (t, s) in shapes.items()}
+        return {**shapes, "total": shapes["a0"]}  # a scalar said to be [3, 4]
+    return shapes
+
+
+@pytest.mark.parametrize("change", ["first", "rank"])
+def test_wrong_inferred_shapes_fall_back_to_fetching_one_by_one(change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wrong first dimension gives a pack of the wrong size; a wrong rank makes the Concat fail."""
+    model = _chain_model()
+    expected = _unpacked(model, FEEDS, monkeypatch)
+    monkeypatch.setattr(capture_module, "static_shapes", _lying_shapes(change))
+    got = capture(model, FEEDS)
+    assert any("each was fetched on its own" in note for note in got.notes)
+    assert got.engine == "onnxruntime"
+    _assert_same_values(got, expected)
+
+
+def test_a_real_node_failure_is_still_reported_as_such() -> None:
+    model = _chain_model()
+    with pytest.raises(capture_module.RunError) as failure:
+        capture(model, {"x": np.zeros((3, 5), np.float32)}, capture_module.RunOptions(engine="onnxruntime"))
+    assert "pack" not in failure.value.message.lower()
+
+
+def test_the_worker_starts_with_huge_pages_and_the_environment_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    with _huge_pages_in_children():
+        assert os.environ["GLIBC_TUNABLES"] == HUGE_PAGES
+    assert "GLIBC_TUNABLES" not in os.environ
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.check=0")
+    with _huge_pages_in_children():
+        assert os.environ["GLIBC_TUNABLES"] == f"glibc.malloc.check=0:{HUGE_PAGES}"
+    assert os.environ["GLIBC_TUNABLES"] == "glibc.malloc.check=0"
