@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
+from PySide6.QtCore import QCoreApplication, QEvent
 from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.main_window import MainWindow
@@ -31,3 +34,29 @@ def test_failed_open_keeps_current_document(qtbot: QtBot, example_path: Path, tm
         window.open_path(bad)
     assert window.doc is doc
     assert "empty" in window.statusBar().currentMessage()
+
+
+def _open_and_settle(qtbot: QtBot, window: MainWindow, path: Path) -> None:
+    """Open ``path`` and wait until its layout, validation and Model panel figures are all done."""
+    with qtbot.waitSignals([window.canvas.scene_ready, window.validation.finished], timeout=30000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: window.panels.model_panel._task is None, timeout=30000)
+
+
+def test_replaced_document_is_freed_without_the_cycle_collector(qtbot: QtBot, example_path: Path) -> None:
+    """The heap is frozen once a document is built (onnxviz.ui.heap): a replaced document must go by
+    reference counting alone, so no finished task or stale slot may keep it alive."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    _open_and_settle(qtbot, window, example_path)
+    first = weakref.ref(window.doc)
+    gc.collect()
+    gc.disable()
+    try:
+        _open_and_settle(qtbot, window, example_path)
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        assert window.doc is not None and window.doc is not first()
+        assert first() is None
+    finally:
+        gc.enable()

@@ -31,7 +31,9 @@ class Task(QObject):
 
     Signals are always delivered on the GUI thread. After :meth:`cancel`,
     neither ``finished`` nor ``failed`` is emitted (the result is stale). A task
-    whose Qt parent was deleted is dropped silently when its work ends.
+    whose Qt parent was deleted is dropped silently when its work ends. A task with
+    a parent is deleted once its last signal was handled: otherwise every finished
+    task, and whatever its slots hold (a whole document), would live as long as the parent.
     """
 
     progress = Signal(float, str)
@@ -71,16 +73,23 @@ class Task(QObject):
         self.done = True
         if self._alive() and not self.token.cancelled:
             self.finished.emit(result)
+        self._retire()
 
     def _on_failed(self, exc: object, tb: str) -> None:
         self.done = True
         if self._alive() and not self.token.cancelled:
             self.failed.emit(exc, tb)
+        self._retire()
 
     def _on_cancelled(self) -> None:
         self.done = True
         if self._alive():
             self.cancelled.emit()
+        self._retire()
+
+    def _retire(self) -> None:
+        if self._alive() and self.parent() is not None:
+            self.deleteLater()
 
 
 class _Runner(QRunnable):
