@@ -32,6 +32,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
 from onnxviz.ui.filewatch import FileWatcher
+from onnxviz.ui.heap import settle
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes
@@ -558,6 +559,7 @@ def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
         _ = doc.index  # build the index off the GUI thread
         if token.cancelled:
             raise Cancelled()
+        settle()  # the document lives on: later collections need not walk it
         return doc
 
     return work

@@ -49,6 +49,7 @@ from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
+from onnxviz.ui.heap import settle
 from onnxviz.ui.tasks import Task
 
 LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene
@@ -351,7 +352,9 @@ class GraphCanvas(QWidget):
             layout = job.make_layout() if job.make_layout is not None else current
             scene = job.work(layout, progress, token)
             token.check()
-            return layout, Drawable(scene)
+            drawable = Drawable(scene)
+            settle()  # kept until the next layout: later collections need not walk it
+            return layout, drawable
 
         task = Task(work, job.label, parent=self)   # dies with the canvas: no late deliveries
         task.progress.connect(self.progress_bar.set_progress)

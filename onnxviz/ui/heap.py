@@ -1,0 +1,20 @@
+"""Keeping Python's cycle collector from stopping the window while a big model opens.
+
+A full collection walks every tracked object with the GIL held, in whichever thread
+happens to allocate: with a 123k-node model open (its index, the laid-out scene:
+millions of lists, dicts and tuples) one takes ~200 ms, and when the layout thread
+triggers it the GUI thread waits as long. Once such long-lived structures are built,
+:func:`settle` moves everything alive out of the collector's sight (``gc.freeze``, O(1));
+later collections only walk what was created since. Frozen objects are still freed by
+reference counting: a closed document has no reference cycles, so it goes as before
+(tests/test_window.py checks it).
+"""
+
+from __future__ import annotations
+
+import gc
+
+
+def settle() -> None:
+    """Call when objects that live as long as the document have just been built (any thread)."""
+    gc.freeze()
