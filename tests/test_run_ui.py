@@ -227,3 +227,21 @@ def test_dock_shows_values_inside_a_loop_body(qtbot: QtBot, tmp_path: Path) -> N
     window.grab().save(str(Path("/tmp/onnxviz_run_body.png")))
     window.doc.selection.select_node("1.body/4.else_branch", 0)  # iteration 3 took the then branch
     assert c.dock.records == [] and "did not run" in c.dock.view.message.text()
+
+
+def test_dock_shows_values_inside_a_local_function(qtbot: QtBot, tmp_path: Path) -> None:
+    from tests.test_runner_bodies import _function_model
+
+    window, c = _window(qtbot, _save(_function_model(), tmp_path / "functions.onnx"))
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(window.doc, {"x": np.array([-1.0, 0.5, 2.0], np.float32)}, "", None)
+    scope = "fn:local:Scaled:"
+    window.canvas.enter_scope(scope)
+    qtbot.waitUntil(lambda: window.canvas.scope == scope and window.canvas.drawable is not None, timeout=TIMEOUT)
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        window.doc.selection.select_node(scope, 1)
+    assert [r.key for r in c.dock.records] == [f"{scope}::leaky"]
+    facts = c.dock.facts.text()
+    assert "reference" in facts and "the first of 2 calls" in facts
+    np.testing.assert_allclose(c.dock.view.prepared.array, [-1.0, 1.0, 4.0])
+    window.grab().save(str(Path("/tmp/onnxviz_run_function.png")))

@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.runner import RunOptions, run_model, subgraphs
 from onnxviz.model.runner.capture import capture
+from onnxviz.model.runner.store import value_key
 
 CORPUS = Path("/work/shared/onnx-node-tests/node")
 F = TensorProto.FLOAT
@@ -180,3 +181,45 @@ def test_body_that_cannot_run_is_explained() -> None:
     captured = capture(model, feeds)
     assert not captured.bodies
     assert any("inside Scan node" in n and "opset 8" in n for n in captured.notes)
+
+
+def _function_model() -> onnx.ModelProto:
+    """Two calls of local function ``Scaled`` (y = LeakyRelu(x * s, alpha) with alpha an attribute
+    reference), which itself calls local function ``Square``."""
+    square = helper.make_function("local", "Square", ["a"], ["b"], [helper.make_node("Mul", ["a", "a"], ["b"])],
+                                  [helper.make_opsetid("", 17)])
+    leaky = helper.make_node("LeakyRelu", ["scaled"], ["leaky"])
+    leaky.attribute.add(name="alpha", ref_attr_name="alpha", type=onnx.AttributeProto.FLOAT)
+    scaled = helper.make_function(
+        "local", "Scaled", ["x", "s"], ["y"],
+        [helper.make_node("Mul", ["x", "s"], ["scaled"]), leaky,
+         helper.make_node("Square", ["leaky"], ["y"], domain="local")],
+        [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)], attributes=["alpha"])
+    graph = helper.make_graph(
+        [helper.make_node("Scaled", ["x", "s"], ["h"], domain="local", name="first", alpha=0.5),
+         helper.make_node("Scaled", ["h", "s"], ["y"], domain="local", name="second", alpha=0.1)],
+        "calls", [helper.make_tensor_value_info("x", F, [3])], [helper.make_tensor_value_info("y", F, [3])],
+        [numpy_helper.from_array(np.array([2.0, 2.0, 2.0], np.float32), "s")])
+    return helper.make_model(graph, functions=[scaled, square], ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+
+
+def test_local_function_values_come_from_its_first_call() -> None:
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    captured = capture(_function_model(), {"x": x})
+    bodies = {b.scope: b for b in captured.bodies}
+    scaled, square = bodies["fn:local:Scaled:"], bodies["fn:local:Square:"]
+    assert np.allclose(scaled.values["scaled"], x * 2)
+    assert np.allclose(scaled.values["leaky"], [-1.0, 1.0, 4.0])  # alpha 0.5 bound from the first call
+    assert np.allclose(square.values["b"], [1.0, 1.0, 16.0])
+    assert "first of 2 calls" in scaled.description and "'first'" in scaled.description
+    assert scaled.producers["leaky"] == 1
+    assert np.allclose(captured.values["h"], scaled.values["y"])  # the main run agrees with the body's run
+
+
+def test_local_function_values_are_stored_under_the_function_scope(tmp_path: Path) -> None:
+    result = run_model(_function_model(), {"x": np.ones(3, np.float32)}, RunOptions(), out_dir=tmp_path)
+    record = result.record("fn:local:Scaled:", "leaky")
+    assert record is not None and record.engine == "reference"
+    assert np.allclose(result.array(value_key("fn:local:Scaled:", "leaky")), 2.0)
+    assert "first of 2 calls" in result.scopes["fn:local:Scaled:"]

@@ -40,7 +40,7 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
-from onnxviz.model.runner.subgraphs import BodyRun, run_bodies
+from onnxviz.model.runner.subgraphs import BodyRun, run_bodies, run_functions
 
 ENGINE_INPUT = "input"
 
@@ -334,6 +334,11 @@ def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progr
         t0 = time.perf_counter()
         result.bodies = list(run_bodies(model, "", model.graph, result.values, result.notes))
         result.timings["bodies_s"] = time.perf_counter() - t0
+    if options.capture and model.functions:
+        progress(0.55, "Running local functions on the reference evaluator")
+        t0 = time.perf_counter()
+        result.bodies += run_functions(model, result.values, result.notes)
+        result.timings["functions_s"] = time.perf_counter() - t0
     missing = [o for o in result.outputs if o and o not in result.values]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")

@@ -1,24 +1,26 @@
-"""Values computed inside If/Loop/Scan bodies, by the reference evaluator.
+"""Values computed inside If/Loop/Scan bodies and model-local functions, by the reference evaluator.
 
 After the main run, each body runs on its own as a standalone model whose inputs are
 the body's formal inputs plus the outer-scope values it reads (taken from the main run):
 for If the branch the condition chose; for Loop and Scan every iteration in turn, keeping
-the intermediate values of the LAST one (at most :data:`MAX_ITERATIONS`). Bodies inside
-bodies follow recursively with the values of their holder's shown iteration.
+the intermediate values of the LAST one (at most :data:`MAX_ITERATIONS`). A local function
+runs with the inputs and attributes of its FIRST call (one function body is one scope, however
+often it is called). Bodies inside bodies and functions follow recursively with the values of
+their holder's shown run.
 """
 
 from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 import onnx.numpy_helper
 
-from onnxviz.model.index import child_scope
+from onnxviz.model.index import child_scope, function_scope
 
 MAX_ITERATIONS = 1000
 TIME_LIMIT_S = 30.0  # per Loop/Scan: the reference evaluator can be slow on a heavy body
@@ -85,6 +87,95 @@ def run_bodies(model: onnx.ModelProto, scope: str, graph: onnx.GraphProto,
         yield from run_bodies(model, body.scope, body.graph, ChainMap(body.values, known), notes, deadline)
 
 
+def run_functions(model: onnx.ModelProto, main: Mapping[str, np.ndarray], notes: list[str],
+                  deadline: float | None = None) -> Iterator[BodyRun]:
+    """BodyRuns of every model-local function called from the main graph (or from a function it
+    calls), each with the values of its first call, and of the If/Loop/Scan bodies inside them."""
+    functions = {(f.domain, f.name, f.overload): f for f in model.functions}
+    if deadline is None:
+        deadline = time.perf_counter() + TOTAL_TIME_LIMIT_S
+    calls = _calls(model.graph, functions)
+    done: set[tuple[str, str, str]] = set()
+    outer: Mapping[str, np.ndarray] = ChainMap(main, _Initializers(model.graph))  # type: ignore[arg-type]
+    pending = [(call, outer) for call in calls]
+    while pending:
+        (node, key), known = pending.pop(0)
+        if key in done:
+            continue
+        done.add(key)
+        if time.perf_counter() > deadline:
+            notes.append("values inside the remaining functions were not captured: the time limit was reached.")
+            return
+        try:
+            body = _run_function(model, functions[key], node, known, sum(1 for _, k in calls if k == key))
+        except Exception as exc:  # noqa: BLE001 - any reference operator can raise anything
+            text = exc.args[0] if isinstance(exc, BodyError) else f"{' '.join(str(exc).split())[:200]}."
+            notes.append(f"values inside function '{key[1]}' were not captured: {text}")
+            continue
+        yield body
+        yield from run_bodies(model, body.scope, body.graph, body.values, notes, deadline)
+        pending += [(call, body.values) for call in _calls(body.graph, functions)]
+
+
+def _calls(graph: onnx.GraphProto, functions: Mapping[tuple[str, str, str], onnx.FunctionProto],
+           ) -> list[tuple[onnx.NodeProto, tuple[str, str, str]]]:
+    found = ((node, (node.domain, node.op_type, node.overload)) for node in graph.node)
+    return [(node, key) for node, key in found if key in functions]
+
+
+def _run_function(model: onnx.ModelProto, fn: onnx.FunctionProto, call: onnx.NodeProto,
+                  known: Mapping[str, np.ndarray], calls: int) -> BodyRun:
+    inputs = {formal: known.get(actual) for formal, actual in zip(fn.input, call.input, strict=False) if actual}
+    missing = [formal for formal, value in inputs.items() if value is None]
+    if missing:
+        raise BodyError(f"its input '{missing[0]}' has no captured tensor value.")
+    graph = onnx.helper.make_graph(_bind_attributes(fn, call), fn.name,
+                                   [onnx.ValueInfoProto(name=n) for n in inputs],
+                                   [onnx.ValueInfoProto(name=n) for n in fn.output if n])
+    where = f"the call in node '{call.name or call.op_type}'"
+    body = BodyRun(function_scope(fn.domain, fn.name, fn.overload), graph,
+                   description=where if calls == 1 else f"{where}, the first of {calls} calls")
+    opsets = {o.domain: o for o in [*model.opset_import, *fn.opset_import]}
+    runner = _Runner(model, graph, inputs, opset_import=list(opsets.values()))
+    body.values = runner.run(list(inputs.values()))
+    body.producers = runner.producers
+    return body
+
+
+def _bind_attributes(fn: onnx.FunctionProto, call: onnx.NodeProto) -> list[onnx.NodeProto]:
+    """The function's nodes with each attribute reference replaced by the call's value (or the
+    function's default; an attribute with neither is left out)."""
+    given = {a.name: a for a in fn.attribute_proto}
+    given.update((a.name, a) for a in call.attribute)
+    nodes = []
+    for node in fn.node:
+        bound = onnx.NodeProto()
+        bound.CopyFrom(node)
+        _bind_node(bound, given)
+        nodes.append(bound)
+    return nodes
+
+
+def _bind_node(node: onnx.NodeProto, given: Mapping[str, onnx.AttributeProto]) -> None:
+    kept = []
+    for original in node.attribute:
+        attr = onnx.AttributeProto()
+        if original.ref_attr_name:
+            value = given.get(original.ref_attr_name)
+            if value is None:
+                continue
+            attr.CopyFrom(value)
+            attr.name = original.name
+        else:
+            attr.CopyFrom(original)
+        for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+            for inner in g.node:
+                _bind_node(inner, given)
+        kept.append(attr)
+    del node.attribute[:]
+    node.attribute.extend(kept)
+
+
 def _run_holder(model: onnx.ModelProto, scope: str, i: int, node: onnx.NodeProto,
                 known: Mapping[str, np.ndarray]) -> BodyRun | None:
     inputs = [known.get(name) if name else None for name in node.input]
@@ -136,7 +227,8 @@ def _evaluate(model: onnx.ModelProto, body: BodyRun, known: Mapping[str, np.ndar
 class _Runner:
     """A body as a standalone model on the reference evaluator; outer values are extra inputs."""
 
-    def __init__(self, model: onnx.ModelProto, graph: onnx.GraphProto, known: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, model: onnx.ModelProto, graph: onnx.GraphProto, known: Mapping[str, np.ndarray],
+                 opset_import: list[onnx.OperatorSetIdProto] | None = None) -> None:
         from onnx.reference import ReferenceEvaluator
 
         self.formal = [i.name for i in graph.input]
@@ -150,7 +242,8 @@ class _Runner:
         del standalone.input[:]
         standalone.input.extend(onnx.ValueInfoProto(name=n) for n in [*self.formal, *outer])
         standalone.name = standalone.name or "body"
-        proto = onnx.helper.make_model(standalone, opset_imports=model.opset_import, functions=model.functions,
+        opsets = model.opset_import if opset_import is None else opset_import
+        proto = onnx.helper.make_model(standalone, opset_imports=opsets, functions=callees_first(model.functions),
                                        ir_version=model.ir_version)
         self.evaluator = ReferenceEvaluator(proto)
         self.producers = {name: k for k, n in enumerate(graph.node) for name in n.output if name}
@@ -167,6 +260,26 @@ class _Runner:
             if isinstance(value, np.ndarray):
                 out[name] = value
         return out
+
+
+def callees_first(functions: Iterable[onnx.FunctionProto]) -> list[onnx.FunctionProto]:
+    """The functions ordered so each comes after those it calls (the reference evaluator loads
+    them in order and refuses a call to one it has not seen yet)."""
+    by_key = {(f.domain, f.name): f for f in functions}
+    ordered: dict[tuple[str, str], onnx.FunctionProto] = {}
+
+    def visit(key: tuple[str, str], path: frozenset[tuple[str, str]]) -> None:
+        if key in ordered or key in path:
+            return
+        for node in by_key[key].node:
+            callee = (node.domain, node.op_type)
+            if callee in by_key:
+                visit(callee, path | {key})
+        ordered[key] = by_key[key]
+
+    for key in by_key:
+        visit(key, frozenset())
+    return list(ordered.values())
 
 
 def _free_names(graph: onnx.GraphProto) -> set[str]:

@@ -289,8 +289,9 @@ class RunController(QObject):
         if bad is not None:
             text += f" First NaN/Inf: <b>{bad.node_name or bad.name}</b>."
         if r.scopes:
-            text += (f"<br>Values inside {len(r.scopes)} If/Loop/Scan bodies come from the reference evaluator "
-                     "(If: the chosen branch; Loop/Scan: the last iteration). Enter a body to see them.")
+            text += (f"<br>Values inside {len(r.scopes)} If/Loop/Scan bodies or local functions come from the "
+                     "reference evaluator (If: the chosen branch; Loop/Scan: the last iteration; a function: its "
+                     "first call). Enter a body to see them.")
         if self.diffs is not None:
             worst = max((d.max_abs_error for d in self.diffs), default=0.0)
             text += f"<br>Compared with {jobs[1].label}: {len(self.diffs)} values, worst max abs error {worst:.3g}."
@@ -332,9 +333,7 @@ class RunController(QObject):
     def _on_selection(self, state: SelectionState) -> None:
         if self.result is None:
             return
-        if state.scope.startswith("fn:"):
-            self.dock.show_records([], "Values inside functions are not captured; select the node that calls it.")
-        elif state.value:
+        if state.value:
             record = self.result.record(state.scope, state.value)
             self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.")
         elif state.node >= 0:
@@ -428,6 +427,8 @@ class RunController(QObject):
 def _not_captured(scope: str) -> str:
     if not scope:
         return "This node's outputs were not captured in this run."
+    if scope.startswith("fn:"):
+        return "This function was not called in this run, or the run's notes say why its values were not captured."
     return ("This body did not run (its If branch was not chosen, or its Loop/Scan ran no iteration), "
             "or the run's notes say why its values were not captured.")
 
