@@ -17,7 +17,7 @@ from onnxviz.model.document import Document
 from onnxviz.model.tensors import tensor_array
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.feature import Panels
-from onnxviz.ui.panels.tables import source_row
+from onnxviz.ui.panels.tables import RowsModel, source_row
 
 
 @pytest.fixture
@@ -208,6 +208,28 @@ def test_model_panel_shows_metadata_and_flops(qtbot: QtBot, window: MainWindow, 
     doc = window.doc
     assert doc is not None and doc.selection.state.node >= 0
     assert doc.model.graph.node[doc.selection.state.node].op_type == "Conv"
+
+
+def test_cost_table_arrives_sorted_by_macs(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    """The rows are built and sorted off the GUI thread; each row still selects its own node."""
+    model_panel = open_model(qtbot, window, example_path).model_panel
+    qtbot.waitUntil(lambda: bool(model_panel.costs), timeout=20000)
+    table = model_panel.cost_model
+    macs = [row[2] for row in table.rows]
+    assert len(macs) == len(model_panel.costs)
+    assert [m for m in macs if m is not None] == sorted((m for m in macs if m is not None), reverse=True)
+    by_node = {c.node: c for c in model_panel.costs}
+    assert all(by_node[node].macs == row[2] for node, row in zip(table.payload, table.rows, strict=True))
+
+
+def test_rows_model_sorts_presorted_rows_only_when_sorted_otherwise(qtbot: QtBot) -> None:
+    model = RowsModel(["Name", "Size"])
+    model.sort(1, Qt.SortOrder.DescendingOrder)
+    model.set_rows([("a", 1), ("b", 3), ("c", 2)], payload=[0, 1, 2], sorted_by=(1, Qt.SortOrder.DescendingOrder))
+    assert model.payload == [0, 1, 2]                             # trusted: already in that order
+    model.sort(0, Qt.SortOrder.AscendingOrder)
+    model.set_rows([("b", 3), ("c", 2), ("a", 1)], payload=[1, 2, 0], sorted_by=(1, Qt.SortOrder.DescendingOrder))
+    assert model.payload == [0, 1, 2]                             # the user's sort by name wins
 
 
 def test_raw_view_text_follows_the_selection(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtGui import QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
@@ -11,7 +13,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.flops import NodeCost, human_count, summarize
+from onnxviz.model.flops import CostSummary, NodeCost, human_count, summarize
 from onnxviz.model.index import function_scope
 from onnxviz.model.procpool import shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -28,11 +30,29 @@ from onnxviz.ui.panels.common import (
     value_href,
     value_type,
 )
-from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, source_row
+from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, sorted_order, source_row
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes, document_key, document_source
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
+COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+
+
+@dataclass(frozen=True)
+class PreparedFigures:
+    """The figures and what the page shows of them, made off the GUI thread (100k+ rows)."""
+
+    figures: ModelFigures
+    total: CostSummary
+    cost_rows: list[Sequence[Any]]   # in COST_ORDER
+    cost_nodes: list[int]
+
+
+def prepare_figures(figures: ModelFigures) -> PreparedFigures:
+    costs = figures.costs
+    rows = [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.macs, c.flops, c.output_shape) for c in costs]
+    order = sorted_order(rows, *COST_ORDER)
+    return PreparedFigures(figures, summarize(costs), [rows[i] for i in order], [costs[i].node for i in order])
 
 
 class MarkdownBlock(QTextBrowser):
@@ -211,7 +231,7 @@ class ModelPanel(Page):
         view = make_table(self.cost_model)
         for column, width in enumerate((150, 95, 72, 72, 110)):
             view.setColumnWidth(column, width)
-        view.sortByColumn(2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+        view.sortByColumn(*COST_ORDER)
         view.clicked.connect(self._on_cost_clicked)
         view.activated.connect(self._on_cost_clicked)
         fit_height(view, 14)
@@ -245,9 +265,9 @@ class ModelPanel(Page):
             return
         key, source, worker = document_key(doc), document_source(doc), shared_worker()
 
-        def work(progress: ProgressFn, token: CancelToken) -> ModelFigures:
+        def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             packed = run_on_model(worker, figures_job, data, digest_of(data), source, key, token=token)
-            return unpack_figures(packed)
+            return prepare_figures(unpack_figures(packed))
 
         task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
         task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
@@ -263,25 +283,23 @@ class ModelPanel(Page):
         self.cost_form.values["Parameters"].setText(f'<span style="color:#b5730a">not computed: '
                                                     f'{html.escape(text)}</span>')
 
-    def _on_figures(self, doc: Document, task: Task, figures: ModelFigures) -> None:
+    def _on_figures(self, doc: Document, task: Task, prepared: PreparedFigures) -> None:
         if doc is not self.doc or task is not self._task:
             return
         self._task = None
         form = self.cost_form
         assert form is not None
+        figures, total = prepared.figures, prepared.total
         form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})")
         form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
                                                   for k, v in sorted(figures.bytes_by_dtype.items())))
-        total = summarize(figures.costs)
         unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
         form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
         form.values["FLOPs"].setText(human_count(total.flops))
         self.op_model.set_rows(figures.op_counts.most_common())
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
         fit_height(self.op_view, 10)
-        self.cost_model.set_rows(
-            [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.macs, c.flops, c.output_shape) for c in figures.costs],
-            payload=[c.node for c in figures.costs])
+        self.cost_model.set_rows(prepared.cost_rows, payload=prepared.cost_nodes, sorted_by=COST_ORDER)
         fit_height(self.cost_view, 14)
         self.costs = figures.costs
 

@@ -32,14 +32,17 @@ class RowsModel(QAbstractTableModel):
         self._sorted_by: tuple[int, Qt.SortOrder] | None = None
 
     def set_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any] | None = None,
-                 icons: Sequence[QIcon | None] | None = None, greyed: Sequence[bool] | None = None) -> None:
+                 icons: Sequence[QIcon | None] | None = None, greyed: Sequence[bool] | None = None,
+                 sorted_by: tuple[int, Qt.SortOrder] | None = None) -> None:
+        """``sorted_by``: the rows are already in that order (sorted off the GUI thread with
+        :func:`sort_rows`); they are sorted again only if the table is sorted otherwise."""
         self.beginResetModel()
         self.rows = list(rows)
         self.payload = list(payload) if payload is not None else [None] * len(self.rows)
         self.icons = list(icons) if icons is not None else []
         self.greyed = list(greyed) if greyed is not None else []
         self.endResetModel()
-        if self._sorted_by is not None:
+        if self._sorted_by is not None and self._sorted_by != sorted_by:
             self.sort(*self._sorted_by)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -47,8 +50,7 @@ class RowsModel(QAbstractTableModel):
             return
         self._sorted_by = (column, order)
         self.layoutAboutToBeChanged.emit()
-        order_of = sorted(range(len(self.rows)), key=lambda r: _sort_key(self.rows[r][column]),
-                          reverse=order == Qt.SortOrder.DescendingOrder)
+        order_of = sorted_order(self.rows, column, order)
         self.rows = [self.rows[r] for r in order_of]
         self.payload = [self.payload[r] for r in order_of]
         if self.icons:
@@ -84,6 +86,12 @@ class RowsModel(QAbstractTableModel):
             text = _display(value)
             return text if len(text) > 30 or index.column() in self.formatters else None
         return None
+
+
+def sorted_order(rows: Sequence[Sequence[Any]], column: int, order: Qt.SortOrder) -> list[int]:
+    """Row positions in the order a click on ``column``'s header shows them (any thread)."""
+    return sorted(range(len(rows)), key=lambda r: _sort_key(rows[r][column]),
+                  reverse=order == Qt.SortOrder.DescendingOrder)
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
