@@ -406,3 +406,29 @@ def test_jump_to_an_initializer_highlights_its_reader(qtbot: QtBot, example_path
     reader = next(i for i, n in enumerate(window.doc.model.graph.node) if "res.conv2.weight" in n.input)
     assert reader in canvas.drawable.node_box
     assert canvas.view.options.neighbour_boxes.tolist() == [canvas.drawable.node_box[reader]]
+
+
+def test_new_documents_layout_starts_after_the_windows_next_frame(qtbot: QtBot, example_path: Path) -> None:
+    """The layout thread would compete for the GIL with the first frame of a new document (panels, docks)."""
+    window, canvas = open_window(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.set_document(window.doc)
+        assert canvas._unstarted is not None and canvas._unstarted is canvas._task   # queued, not running
+    assert canvas._unstarted is None and canvas.drawable is not None
+
+
+def test_layout_of_a_hidden_canvas_starts_at_once(qtbot: QtBot, example_path: Path) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
+        window.open_path(example_path)
+    assert window.canvas._task is not None and window.canvas._unstarted is None
+
+
+def test_waiting_layout_starts_without_a_frame(qtbot: QtBot, example_path: Path) -> None:
+    """A window that paints nothing (minimised) still gets its layout, after FRAME_WAIT_MS."""
+    window, canvas = open_window(qtbot, example_path)
+    canvas.view.painted.disconnect(canvas._on_painted)
+    canvas.set_document(window.doc)
+    assert canvas.drawable is None and canvas._unstarted is not None
+    qtbot.waitUntil(lambda: canvas._task is None and canvas.drawable is not None, timeout=TIMEOUT)
