@@ -109,14 +109,14 @@ def figures_done():  # the panel has no pending background work
     return panel._task is None
 blocks = Blocks(); sampler = Sampler(); sampler.start()
 w.open_path(sys.argv[1])
-opened = wait_until(lambda: {"drawn", "validated"} <= marks and figures_done())
+opened = wait_until(lambda: {"drawn", "validated", "figures"} <= marks and figures_done())
 open_block = blocks.worst
 open_blame = sampler.blame(blocks.span)
 node = next(i for i, n in enumerate(w.doc.model.graph.node) if n.op_type == "Transpose")
 marks.clear(); blocks.reset()
 t0 = time.perf_counter()
 w.doc.rename_node(node, "renamed_by_bench")
-edited = wait_until(lambda: "validated" in marks and figures_done())
+edited = wait_until(lambda: {"validated", "figures"} <= marks and figures_done())
 edit_block = blocks.worst
 edit_blame = sampler.blame(blocks.span)
 sampler.running = False
