@@ -49,11 +49,12 @@ LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 DEFAULT_MODELS = [Path("/tmp/synth300.onnx"), *sorted(LIGHT.glob("light_*.onnx"))]
 
 
-def _session(data: bytes, optimized: bool, packed: bool = False) -> ort.InferenceSession:
+def _session(data: bytes, optimized: bool, packed: bool = False, capture: bool = False) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimized
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    so.enable_mem_pattern = not packed  # as capture sets it
+    so.enable_mem_pattern = not packed  # as capture sets them
+    so.enable_cpu_mem_arena = not capture
     so.log_severity_level = 4
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
@@ -98,7 +99,7 @@ class _OneRun:
             result = session.run(None, self.feeds)
         else:
             prepared = prepare_model(self.model, True, static_shapes(self.model, self.feeds))
-            session = _session(prepared.model.SerializeToString(), self.optimized, bool(prepared.packs))
+            session = _session(prepared.model.SerializeToString(), self.optimized, bool(prepared.packs), capture=True)
             run = _captured_run(session, prepared, self.feeds)
             t0 = time.perf_counter()
             result = run()
@@ -112,8 +113,8 @@ def bench(path: Path, repeat: int, optimized: bool) -> None:
     prepared = prepare_model(model, True, static_shapes(model, feeds))
     unpacked = prepare_model(model, True)
     plain_session = _session(model.SerializeToString(), optimized)
-    packed_session = _session(prepared.model.SerializeToString(), optimized, bool(prepared.packs))
-    unpacked_session = _session(unpacked.model.SerializeToString(), optimized)
+    packed_session = _session(prepared.model.SerializeToString(), optimized, bool(prepared.packs), capture=True)
+    unpacked_session = _session(unpacked.model.SerializeToString(), optimized, capture=True)
     warm = _interleaved({"plain": lambda: plain_session.run(None, feeds),
                          "captured": _captured_run(packed_session, prepared, feeds),
                          "unpacked": _captured_run(unpacked_session, unpacked, feeds)}, repeat)
