@@ -247,7 +247,7 @@ class TensorView(QWidget):
         self.body.setVisible(False)
         self.progress.setValue(0)
         self.busy.setVisible(True)
-        task = Task(work, f"Reading {name}")
+        task = Task(work, f"Reading {name}", parent=self)  # dropped if this view goes first
         task.progress.connect(self._on_progress)
         task.finished.connect(lambda result, t=task: self._on_finished(t, result))
         task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
@@ -368,7 +368,7 @@ class TensorView(QWidget):
         # .npy has no bfloat16/float8/int4: those are written as float32 so numpy can read them back
         widened = array.dtype.kind == "V"
         task = Task(lambda progress, token: np.save(path, array.astype(np.float32) if widened else array),
-                    f"Saving {path.name}")
+                    f"Saving {path.name}", parent=self)
         task.failed.connect(lambda exc, tb: self._show_message(f"Could not save {path.name}: {exc}."))
         task.finished.connect(lambda _r: self._show_message(
             f"Saved {path.name}" + (f" (as float32; numpy has no {array.dtype})." if widened else ".")))
