@@ -31,9 +31,10 @@ TARGET_FIRST_FRAME = {"synth300": 1.0, "synth1500": 2.5, "synth3000": 5.0}
 
 
 def measure(path: Path, repeat: int) -> dict[str, object]:
-    from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from onnxviz.ui.app import ensure_app
+
+    app = ensure_app()  # as the window runs: its GIL switch interval and settings
     from onnxviz.model.document import Document
     from onnxviz.model.layout import GraphLayout
     from onnxviz.ui.canvas.drawable import Drawable
