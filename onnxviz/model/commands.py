@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from onnxviz.model.document import Document
+
+
+@dataclass(frozen=True)
+class IndexEffect:
+    """What an applied command changed of what the index knows: ``rebuild`` (anything may
+    have moved), else only the names, doc strings or non-graph attributes of ``nodes`` (main-graph
+    positions); no nodes and no rebuild means the index is untouched (metadata, descriptions)."""
+
+    rebuild: bool = False
+    nodes: frozenset[int] = frozenset()
+
+    def __or__(self, other: IndexEffect) -> IndexEffect:
+        return IndexEffect(self.rebuild or other.rebuild, self.nodes | other.nodes)
+
+
+REBUILD = IndexEffect(rebuild=True)
+UNCHANGED = IndexEffect()
 
 
 class Command(ABC):
@@ -21,6 +39,10 @@ class Command(ABC):
 
     @abstractmethod
     def revert(self, doc: Document) -> None: ...
+
+    def index_effect(self) -> IndexEffect:
+        """Asked after apply/revert; a command that cannot tell says: rebuild."""
+        return REBUILD
 
 
 class UndoStack:

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from google.protobuf.message import Message
+from onnx import AttributeProto
 
-from onnxviz.model.commands import Command
+from onnxviz.model.commands import REBUILD, UNCHANGED, Command, IndexEffect
 from onnxviz.model.errors import EditError
 
 if TYPE_CHECKING:
@@ -47,6 +48,38 @@ def _copy(value: Any) -> Any:
     return value
 
 
+# fields whose change the index does not see: model facts, descriptions, metadata
+_MODEL_FIELDS = {"doc_string", "producer_name", "producer_version", "domain", "model_version"}
+_NODE_FIELDS = {"name", "doc_string"}  # a node's own fields that leave the graph's structure alone
+
+
+def _main_node(path: Path) -> int | None:
+    """The main-graph node position ``path`` starts with, if any."""
+    if len(path) >= 3 and path[:2] == MAIN_NODES and isinstance(path[2], int):
+        return path[2]
+    return None
+
+
+def _holds_graph(attr: Any) -> bool:
+    return isinstance(attr, AttributeProto) and (bool(attr.graphs) or attr.HasField("g"))
+
+
+def _attribute_effect(path: Path, *attrs: Any) -> IndexEffect:
+    """Effect of changing the attribute list (or one attribute) of the node ``path`` names."""
+    node = _main_node(path)
+    if node is None or path[3:] != ("attribute",) or any(_holds_graph(a) for a in attrs):
+        return REBUILD
+    return IndexEffect(nodes=frozenset({node}))
+
+
+def _metadata_effect(path: Path) -> IndexEffect | None:
+    """Unchanged for entries of the model's or a main-graph node's metadata_props."""
+    if path[:1] == ("metadata_props",):
+        return UNCHANGED
+    node = _main_node(path)
+    return UNCHANGED if node is not None and path[3:4] == ("metadata_props",) else None
+
+
 class Op(ABC):
     """One primitive change; ``undo`` must restore exactly what ``do`` replaced."""
 
@@ -55,6 +88,9 @@ class Op(ABC):
 
     @abstractmethod
     def undo(self, doc: Document) -> None: ...
+
+    def index_effect(self) -> IndexEffect:
+        return REBUILD
 
 
 class SetField(Op):
@@ -77,6 +113,18 @@ class SetField(Op):
             setattr(msg, self.field, self._old)
         else:
             msg.ClearField(self.field)
+
+    def index_effect(self) -> IndexEffect:
+        if (self.path == () and self.field in _MODEL_FIELDS) or (self.path == ("graph",)
+                                                               and self.field == "doc_string"):
+            return UNCHANGED
+        metadata = _metadata_effect(self.path)
+        if metadata is not None:
+            return metadata
+        node = _main_node(self.path)
+        if node is not None and len(self.path) == 3 and self.field in _NODE_FIELDS:
+            return IndexEffect(nodes=frozenset({node}))
+        return REBUILD
 
 
 class SetItem(Op):
@@ -124,6 +172,11 @@ class ReplaceMessage(Op):
         if self._node_ids is not None:
             doc.node_ids[:] = self._node_ids
 
+    def index_effect(self) -> IndexEffect:
+        if len(self.path) == 5 and isinstance(self.path[4], int):
+            return _attribute_effect(self.path[:4], self.new, self._old)
+        return _metadata_effect(self.path) or REBUILD
+
 
 class Insert(Op):
     """Insert a copy of ``item`` at ``index`` of the repeated field at ``path``."""
@@ -143,6 +196,9 @@ class Insert(Op):
         del resolve(doc.model, self.path)[self.index]
         if self.path == MAIN_NODES:
             del doc.node_ids[self.index]
+
+    def index_effect(self) -> IndexEffect:
+        return _metadata_effect(self.path) or _attribute_effect(self.path, self.item)
 
 
 class Remove(Op):
@@ -164,6 +220,9 @@ class Remove(Op):
         resolve(doc.model, self.path).insert(self.index, self._item)
         if self.path == MAIN_NODES:
             doc.node_ids.insert(self.index, self._node_id)
+
+    def index_effect(self) -> IndexEffect:
+        return _metadata_effect(self.path) or _attribute_effect(self.path, self._item)
 
 
 class Reorder(Op):
@@ -213,3 +272,9 @@ class EditCommand(Command):
     def revert(self, doc: Document) -> None:
         for op in reversed(self.ops):
             op.undo(doc)
+
+    def index_effect(self) -> IndexEffect:
+        effect = UNCHANGED
+        for op in self.ops:
+            effect |= op.index_effect()
+        return effect

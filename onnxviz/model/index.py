@@ -15,6 +15,8 @@ graphs: what is wrong is recorded as :class:`~onnxviz.model.problems.Problem`.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -106,7 +108,9 @@ class ModelIndex:
 
         self.model = model
         self._build()
+        self._renamed_invalid_utf8 = False
         if has_undecodable_model_strings(model) or any(has_undecodable_names(g) for g in self.graphs.values()):
+            self._renamed_invalid_utf8 = True
             # protobuf hands back names that are not UTF-8 as bytes, which nothing downstream expects:
             # the one change the index makes to a model (the file's bytes are kept for saving)
             renamed = replace_invalid_utf8(model)
@@ -162,6 +166,32 @@ class ModelIndex:
 
     def set_inferred(self, inferred: dict[str, dict[str, TypeProto]]) -> None:
         self.inferred = inferred
+
+    def refresh_nodes(self, nodes: Iterable[int]) -> bool:
+        """Bring the index up to date after edits that changed only the names, doc strings or
+        non-graph attributes of these main-graph nodes (see ``Command.index_effect``): their
+        problems are checked again and relabelled, nothing else moves. False when that cannot
+        be done exactly (the caller then builds a new index)."""
+        from onnxviz.model.model_checks import node_local_problems
+
+        g = self.main
+        changed = set(nodes)
+        if not changed:
+            return True
+        if self._renamed_invalid_utf8 or any(not 0 <= i < len(g.nodes) for i in changed):
+            return False
+        relabelled = [_relabelled(p, g) if p.node in changed and p.scope == "" else p for p in g.problems]
+        if any(p is None for p in relabelled):
+            return False
+        g.problems = [p for p in relabelled if p is not None]
+        holders = set(g.attribute_holders)
+        holders |= {i for i in changed if g.nodes[i].attribute}
+        holders -= {i for i in changed if not g.nodes[i].attribute}
+        g.attribute_holders = sorted(holders)
+        self._extra_problems = [p for p in self._extra_problems if not (p.scope == "" and p.node in changed)]
+        for i in sorted(changed):
+            self._extra_problems += node_local_problems(self, i)
+        return True
 
     def function_for(self, node: NodeProto) -> FunctionProto | None:
         return self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
@@ -318,6 +348,22 @@ class ModelIndex:
                 if k not in seen:
                     seen.add(k)
                     stack.extend(calls.get(k, ()))
+
+
+def _relabelled(problem: Problem, g: GraphIndex) -> Problem | None:
+    """``problem`` of node ``problem.node`` after the node was renamed; None if its message names
+    the node ambiguously (the old label appears more than once)."""
+    i = problem.node
+    node = g.nodes[i]
+    old, new = problem.node_name or f"{node.op_type}#{i}", g.node_label(i)
+    if problem.node_name == node.name:
+        return problem
+    # the label stands alone in a message: "... of <label> is ...", "<label>: ...", "<label> is part of ..."
+    standalone = re.compile(r"(?:^|(?<=\s))" + re.escape(old) + r"(?=$|[\s:,.])")
+    if len(standalone.findall(problem.message)) > 1:
+        return None
+    message = standalone.sub(lambda _m: new, problem.message)
+    return dataclasses.replace(problem, message=message, node_name=node.name)
 
 
 def topological_order(nodes: Sequence[NodeProto], producer: dict[str, int]) -> tuple[list[int], list[int]]:

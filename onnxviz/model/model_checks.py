@@ -55,6 +55,28 @@ def model_problems(index: ModelIndex) -> list[Problem]:
     return problems
 
 
+def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:
+    """The problems :func:`model_problems` gives main-graph node ``i`` itself (operator,
+    attributes, tensor attributes), for an index brought up to date after an edit of that node."""
+    g = index.main
+    node = g.nodes[i]
+    imports = {normalize_domain(o.domain): int(o.version) for o in index.model.opset_import}
+    local = {normalize_domain(d) for d, _, _ in index.functions}
+    out: list[Problem] = []
+    message = _op_problem(node.domain, node.op_type, imports, local, index)
+    if message:
+        out.append(_at(g, i, message))
+    out += _attribute_problems(g, i, imports, in_function=False)
+    for attr in node.attribute:
+        tensors = [attr.t] if attr.type == AttributeProto.TENSOR else \
+            list(attr.tensors) if attr.type == AttributeProto.TENSORS else []
+        for t in tensors:
+            message = "" if _looks_sound(t) else tensor_problem(t)
+            if message:
+                out.append(Problem(Severity.ERROR, message, scope="", node=i, node_name=node.name, value=t.name))
+    return out
+
+
 def version_problems(model: onnx.ModelProto) -> list[Problem]:
     out: list[Problem] = []
     if model.ir_version > onnx.IR_VERSION:
