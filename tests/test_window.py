@@ -60,3 +60,20 @@ def test_replaced_document_is_freed_without_the_cycle_collector(qtbot: QtBot, ex
         assert first() is None
     finally:
         gc.enable()
+
+
+def test_background_settles_once_validation_and_figures_are_in(qtbot: QtBot, example_path: Path) -> None:
+    """What --screenshot waits for before it grabs the window."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.open_path(example_path)
+    assert not window._background_settled()  # loading
+    qtbot.waitUntil(window._background_settled, timeout=30000)
+    panel = window.panels.model_panel  # type: ignore[attr-defined]
+    assert window.doc is not None and window.doc.index.inferred and panel.settled
+    assert "computing" not in panel.cost_form.values["Parameters"].text()
+    window.doc.rename_node(0, "renamed")
+    assert not window._background_settled()  # validation is due again, the page will be rebuilt
+    qtbot.waitUntil(window._background_settled, timeout=30000)
+    assert "computing" not in panel.cost_form.values["Parameters"].text()

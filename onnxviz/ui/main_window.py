@@ -45,6 +45,7 @@ from onnxviz.ui.welcome import WelcomeWidget
 
 # Each feature module has ``install(window)``; they run in this order.
 FEATURES = ("canvas", "panels", "edit", "run")
+SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
@@ -515,6 +516,13 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self.close)  # Qt ignores close() from inside closeEvent (a synchronous answer)
 
     # -- screenshots ---------------------------------------------------------------
+    def _background_settled(self) -> bool:
+        """No validation, figures or other tracked task is still on its way."""
+        validation = getattr(self, "validation", None)
+        panels = getattr(self, "panels", None)
+        return not self.task_progress.running and not (validation is not None and validation.busy) \
+            and (panels is None or panels.model_panel.settled)
+
     def screenshot_and_quit(self, path: str | None, out: str, size: str = "1400x900") -> int:
         """Open ``path``, wait until it is drawn, grab the window to ``out``, return the exit code."""
         from onnxviz.ui.app import ensure_app
@@ -532,8 +540,13 @@ class MainWindow(QMainWindow):
                 result["code"] = 2
             app.quit()
 
-        def when_ready() -> None:
-            QTimer.singleShot(0, grab)
+        deadline = time.monotonic() + SCREENSHOT_WAIT_S
+
+        def when_ready() -> None:  # drawn: wait for the panels' background work too, within reason
+            if self._background_settled() or time.monotonic() > deadline:
+                QTimer.singleShot(0, grab)
+            else:
+                QTimer.singleShot(50, when_ready)
 
         if path:
             canvas = getattr(self, "canvas", None)

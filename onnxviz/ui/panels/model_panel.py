@@ -116,6 +116,8 @@ class ModelPanel(Page):
         self.doc: Document | None = None
         self.costs: list[NodeCost] = []
         self._task: Task | None = None
+        self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
+        self._figures_page = -1  # the page whose figures (or their failure) are shown
         self.cost_model = RowsModel(COST_HEADERS, self)
         self.cost_form: Form | None = None
         self.show_document(None)
@@ -123,8 +125,14 @@ class ModelPanel(Page):
     def sizeHint(self) -> QSize:
         return QSize(430, 620)
 
+    @property
+    def settled(self) -> bool:
+        """Nothing left to compute: no model, or its figures (or why they failed) are shown."""
+        return self.doc is None or self._figures_page == self._shown_page
+
     def show_document(self, doc: Document | None) -> None:
         self.doc = doc
+        self._shown_page += 1
         self.costs = []
         self.begin(id(doc))
         if doc is None:
@@ -279,6 +287,7 @@ class ModelPanel(Page):
         if doc is not self.doc or self.cost_form is None:
             return
         self._task = None
+        self._figures_page = self._shown_page
         text = exc.message if isinstance(exc, OnnxvizError) else str(exc)
         self.cost_form.values["Parameters"].setText(f'<span style="color:#b5730a">not computed: '
                                                     f'{html.escape(text)}</span>')
@@ -287,6 +296,7 @@ class ModelPanel(Page):
         if doc is not self.doc or task is not self._task:
             return
         self._task = None
+        self._figures_page = self._shown_page
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
