@@ -71,6 +71,7 @@ class _Job:
     keep_view: bool
     announce: bool = True   # emit scene_ready once shown (not for label refreshes)
     after_frame: bool = False   # start once the window has painted (a newly opened document)
+    scope: tuple[str, list[str]] | None = None  # (scope, trail) the laid-out graph belongs to
 
 
 class GraphCanvas(QWidget):
@@ -309,12 +310,12 @@ class GraphCanvas(QWidget):
 
         def finish() -> None:
             self._layout_index = index
-            self._set_scope(scope, trail)
             if then is not None:
                 then()
 
         self._submit(_Job("Laying out graph", lambda: factory(index, scope, expanded),
-                          lambda lay, p, t: lay.build(p, t), finish, keep_view, after_frame=after_frame))
+                          lambda lay, p, t: lay.build(p, t), finish, keep_view, after_frame=after_frame,
+                          scope=(scope, trail)))
 
     def rebuild(self) -> None:
         """Lay the shown graph out again (after an edit), keeping expanded groups and the view."""
@@ -400,6 +401,8 @@ class GraphCanvas(QWidget):
         if self._task is not task:
             return
         self.layout_obj, drawable = result
+        if job.scope is not None:  # before showing: badges, overlay and selection are looked up per scope
+            self._set_scope(*job.scope)
         self._show(drawable, keep_view=job.keep_view, announce=job.announce)
         if job.then is not None:
             job.then()
