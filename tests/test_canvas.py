@@ -432,3 +432,34 @@ def test_waiting_layout_starts_without_a_frame(qtbot: QtBot, example_path: Path)
     canvas.set_document(window.doc)
     assert canvas.drawable is None and canvas._unstarted is not None
     qtbot.waitUntil(lambda: canvas._task is None and canvas.drawable is not None, timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("model", ["example", "synth"])
+def test_overlay_colours_a_box_by_the_largest_value_it_shows(qtbot: QtBot, example_path: Path, synth_small: Path,
+                                                            model: str) -> None:
+    """The vectorised overlay against the per-node rule: a node colours its own box, or the collapsed
+    group hiding it; a Constant drawn inside its consumer colours nothing."""
+    from onnxviz.ui.canvas.marks import overlay_colours
+
+    window, canvas = open_window(qtbot, example_path if model == "example" else synth_small)
+    d = canvas.drawable
+    assert d is not None and window.doc is not None
+    n = len(window.doc.model.graph.node)
+    rng = np.random.default_rng(0)
+    values = {("", i): float(v) for i, v in enumerate(rng.normal(size=n))}
+    values[("", 1)] = float("nan")
+    values[("other", 0)] = 1e9  # another scope's value plays no part
+    rgba, (lo, hi, _) = overlay_colours(d, values, "", canvas._box_for_node)
+    expected: dict[int, float] = {}
+    for (scope, node), v in values.items():
+        box = canvas._box_for_node(node)
+        if scope == "" and np.isfinite(v) and box >= 0:
+            expected[box] = max(v, expected.get(box, -np.inf))
+    finite = [v for (s, _), v in values.items() if s == "" and np.isfinite(v)]
+    assert (lo, hi) == (min(finite), max(finite))
+    assert set(np.flatnonzero(rgba[:, 3])) == set(expected)
+    top = max(expected, key=expected.get)
+    bottom = min(expected, key=expected.get)
+    assert rgba[top].tolist() != rgba[bottom].tolist()
+    if model == "synth":
+        assert any(d.scene.box_ref[b].kind == BoxKind.GROUP for b in expected)  # collapsed groups take values

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import ml_dtypes
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from onnxviz.model.runner import RunError
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.runner.store import RunResult, write_result
@@ -86,3 +88,21 @@ def test_damaged_result_folder_is_one_message(tmp_path: Path) -> None:
     with pytest.raises(RunError, match="does not hold a readable run"):
         RunResult.load(tmp_path)
 
+
+
+def test_index_is_plain_json_read_a_value_per_line_and_damage_is_one_message(tmp_path: Path) -> None:
+    from onnxviz.model.runner.store import INDEX_FILE, RunResult, _index_text, _read_index
+
+    values = {f"v{k}": {"name": f"v{k}", "stats": {"hist_counts": [k, 1], "note": "a\nb"}} for k in range(5)}
+    index = {"format": "x", "notes": ["one"], "values": values}
+    path = tmp_path / INDEX_FILE
+    path.write_text(_index_text(index), encoding="utf-8")
+    assert json.loads(path.read_text(encoding="utf-8")) == index  # any JSON reader takes it
+    assert _read_index(path) == index
+    path.write_text(json.dumps(index), encoding="utf-8")  # one line, as older runs wrote it
+    assert _read_index(path) == index
+    path.write_text(_index_text({**index, "values": {}}), encoding="utf-8")
+    assert _read_index(path)["values"] == {}
+    path.write_text(_index_text(index).rsplit("\n", 2)[0], encoding="utf-8")  # cut short
+    with pytest.raises(RunError, match="damaged"):
+        RunResult.load(tmp_path)

@@ -27,12 +27,12 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWid
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.heap import settle
 from onnxviz.model.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
 from onnxviz.ui.filewatch import FileWatcher
-from onnxviz.ui.heap import settle
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes

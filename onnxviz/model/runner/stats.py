@@ -160,8 +160,10 @@ def _histograms(buf: np.ndarray, finite: np.ndarray, sizes: np.ndarray, lows: np
     slots = segment[finite] * bins + position[finite].astype(np.int64)
     table = np.bincount(slots, minlength=len(sizes) * bins).reshape(len(sizes), bins)
     empty_counts, empty_edges = np.zeros(0, np.int64), np.zeros(0)
-    counts = [table[k] if have[k] else empty_counts for k in range(len(sizes))]
-    edges = [np.linspace(lo[k], hi[k], bins + 1) if have[k] else empty_edges for k in range(len(sizes))]
+    all_edges = lo[:, None] + (hi - lo)[:, None] * (np.arange(bins + 1) / bins)  # as linspace, for every row
+    all_edges[:, -1] = hi
+    counts = [row if ok else empty_counts for row, ok in zip(table, have.tolist(), strict=True)]
+    edges = [row if ok else empty_edges for row, ok in zip(all_edges, have.tolist(), strict=True)]
     return counts, edges
 
 

@@ -6,6 +6,7 @@ the statistics; an array is mapped from disk when a view asks for it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxviz.model.heap import building
 from onnxviz.model.index import topological_order
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
@@ -95,11 +97,19 @@ def value_key(scope: str, name: str) -> str:
     return f"{scope}::{name}" if scope else name
 
 
+_STATS_FIELDS = tuple(f.name for f in fields(TensorStats))
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype_text(dtype: np.dtype) -> str:
+    return str(dtype)  # numpy works the name out anew each time: 10 us, per value
+
+
 def stats_to_json(stats: TensorStats) -> dict[str, Any]:
     """Compact: the histogram's edges are evenly spaced, so only their range is kept."""
-    out = {f.name: getattr(stats, f.name) for f in fields(stats)}
+    out = {name: getattr(stats, name) for name in _STATS_FIELDS}
     out["shape"] = list(stats.shape)
-    out["hist_counts"] = [int(x) for x in stats.hist_counts]
+    out["hist_counts"] = np.asarray(stats.hist_counts).tolist()
     edges = stats.hist_edges
     out["hist_edges"] = [float(edges[0]), float(edges[-1])] if len(edges) else []
     return out
@@ -126,26 +136,48 @@ class _Writer:
     """Values into one packed file (far faster than 100k small files) in ``pack_dir``, or one .npy
     each in ``out_dir`` (``--dump``, or strings)."""
 
+    FLUSH_BYTES = 8 << 20  # small values are gathered and written in big pieces
+
     def __init__(self, out_dir: Path, pack_dir: Path | None) -> None:
         self.out_dir = out_dir
         self.pack_path = pack_dir / PACK_FILE if pack_dir is not None else None
         self.pack = open(self.pack_path, "wb") if self.pack_path else None  # noqa: SIM115 - closed in close()
+        self._end = 0  # bytes placed in the pack so far, written or waiting in _pending
+        self._pending: list[bytes | memoryview] = []
+        self._pending_bytes = 0
 
     def write(self, k: int, name: str, array: np.ndarray) -> dict[str, Any]:
         packable = array.dtype.kind in "biufc" or (array.dtype.kind == "V" and array.dtype.names is None)
         if self.pack is not None and packable:
-            offset = -(-self.pack.tell() // ALIGN) * ALIGN
-            self.pack.seek(offset)
-            self.pack.write(np.ascontiguousarray(array).tobytes())
+            offset = -(-self._end // ALIGN) * ALIGN
+            data = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+            self._append(bytes(offset - self._end))
+            self._append(data)
+            self._end = offset + data.nbytes
             return {"file": PACK_FILE, "offset": offset}
         file = _file_name(k, name)
         np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else array,
                 allow_pickle=False)
         return {"file": file}
 
+    def _append(self, data: bytes | memoryview) -> None:
+        if not len(data):
+            return
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        if self._pending_bytes >= self.FLUSH_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pack is not None and self._pending:
+            self.pack.writelines(self._pending)
+        self._pending, self._pending_bytes = [], 0
+
     def write_all(self, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
         try:
-            return [self.write(k, name, array) for k, (name, array) in enumerate(values.items())]
+            placed = [self.write(k, name, array) for k, (name, array) in enumerate(values.items())]
+            self._flush()
+            return placed
         finally:
             if self.pack is not None:
                 self.pack.close()
@@ -177,7 +209,7 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True):
         nodes = graphs[e.scope].node
         values[key] = {
-            **location, "name": e.name, "scope": e.scope, "numpy_dtype": str(array.dtype),
+            **location, "name": e.name, "scope": e.scope, "numpy_dtype": _dtype_text(array.dtype),
             "shape": list(array.shape), "node": e.node, "order": ranks[e.scope].get(e.node, -1),
             "node_name": nodes[e.node].name if e.node >= 0 else "",
             "op_type": nodes[e.node].op_type if e.node >= 0 else "",
@@ -192,7 +224,44 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
         "pack": str(writer.pack_path) if writer.pack_path is not None else None,
         "values": values,
     }
-    (out_dir / INDEX_FILE).write_text(json.dumps(index), encoding="utf-8")
+    (out_dir / INDEX_FILE).write_text(_index_text(index), encoding="utf-8")
+    return index
+
+
+_VALUES_OPEN = ',"values":{'
+
+
+def _index_text(index: dict[str, Any]) -> str:
+    """index.json as ordinary JSON laid out one value per line, so :func:`_read_index` can parse it
+    piece by piece: one json.loads of a 100k-value index holds the GIL (and the window) for a second."""
+    head = {k: v for k, v in index.items() if k != "values"}
+    values = index["values"]
+    lines = [json.dumps(head, separators=(",", ":"))[:-1] + _VALUES_OPEN]
+    last = len(values) - 1
+    lines += [f"{json.dumps(key)}:{json.dumps(value, separators=(',', ':'))}{',' if k < last else ''}"
+              for k, (key, value) in enumerate(values.items())]
+    lines.append("}}")
+    return "\n".join(lines)
+
+
+def _read_index(path: Path) -> dict[str, Any]:
+    """The index, a line at a time when laid out by :func:`_index_text` (else in one piece): no
+    single call that holds the GIL for long, not even reading or splitting the whole file."""
+    with open(path, encoding="utf-8") as f:
+        first = f.readline().rstrip("\n")
+        if not first.endswith(_VALUES_OPEN):
+            return json.loads(first + f.read())
+        index = json.loads(first[: -len(_VALUES_OPEN)] + "}")
+        values = {}
+        for line in f:
+            line = line.rstrip("\n")
+            if line == "}}":
+                break
+            key, value = json.loads("{" + line.rstrip(",") + "}").popitem()
+            values[key] = value
+        else:
+            raise ValueError(f"{path.name} ends early")
+    index["values"] = values
     return index
 
 
@@ -229,6 +298,7 @@ class RunResult:
     scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
 
     def __post_init__(self) -> None:
+        self._measures: dict[str, dict[tuple[str, int], float]] = {}
         folders = [self.directory]
         if self.pack_path is not None and self.pack_path.parent != self.directory:
             folders.append(self.pack_path.parent)
@@ -239,13 +309,14 @@ class RunResult:
     def load(cls, directory: str | Path, owns_directory: bool = False) -> RunResult:
         d = Path(directory)
         try:
-            index = json.loads((d / INDEX_FILE).read_text(encoding="utf-8"))
-            values = {key: ValueRecord(name=v.get("name", key), file=v["file"], numpy_dtype=v["numpy_dtype"],
-                                        shape=tuple(v["shape"]), node=v["node"], order=v["order"],
-                                        node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
-                                        summary=v["stats"], offset=v.get("offset", -1),
-                                        scope=v.get("scope", ""))
-                      for key, v in index["values"].items()}
+            with building():
+                index = _read_index(d / INDEX_FILE)
+                values = {key: ValueRecord(name=v.get("name", key), file=v["file"], numpy_dtype=v["numpy_dtype"],
+                                           shape=tuple(v["shape"]), node=v["node"], order=v["order"],
+                                           node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
+                                           summary=v["stats"], offset=v.get("offset", -1),
+                                           scope=v.get("scope", ""))
+                          for key, v in index["values"].items()}
             pack = index.get("pack")
             return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
                        {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory,
@@ -279,11 +350,22 @@ class RunResult:
 
     def first_nonfinite(self) -> ValueRecord | None:
         """The value with NaN or Inf produced first in topological order."""
+        return self._first_nonfinite
+
+    @cached_property
+    def _first_nonfinite(self) -> ValueRecord | None:
         bad = [r for r in self.values.values() if r.nonfinite and r.node >= 0 and not r.scope]
         return min(bad, key=lambda r: r.order) if bad else None
 
     def measure(self, key: str) -> dict[tuple[str, int], float]:
-        """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position)."""
+        """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position);
+        worked out once per key (a result does not change), so a background thread can prepare it."""
+        cached = self._measures.get(key)
+        if cached is None:
+            cached = self._measures[key] = self._measure(key)
+        return cached
+
+    def _measure(self, key: str) -> dict[tuple[str, int], float]:
         if key == "time_us":
             return {("", node): t for node, t in self.node_times_us.items()}
         pick: Callable[[ValueRecord], float | None] = {

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, Document
+from onnxviz.model.heap import settle
 from onnxviz.model.index import function_scope
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.scene import BoxKind, Scene
@@ -49,7 +50,6 @@ from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
-from onnxviz.ui.heap import settle
 from onnxviz.ui.tasks import Task
 
 LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene

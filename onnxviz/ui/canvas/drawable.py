@@ -28,6 +28,7 @@ class Drawable:
     node_box: dict[int, int] = field(init=False)    # node position -> OP box row
     group_box: dict[str, int] = field(init=False)   # group path -> collapsed GROUP box row
     value_box: dict[str, int] = field(init=False)   # terminal value name -> INPUT/OUTPUT box row
+    box_node: np.ndarray = field(init=False)        # OP box row -> its node position; -1 for other boxes
     bounds: tuple[float, float, float, float] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -41,9 +42,11 @@ class Drawable:
         self._seg_lo = np.ascontiguousarray(np.minimum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
         self._seg_hi = np.ascontiguousarray(np.maximum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
         self.node_box, self.group_box, self.value_box = {}, {}, {}
+        self.box_node = np.full(s.n_boxes, -1, np.int64)
         for i, ref in enumerate(s.box_ref):
             if ref.kind == BoxKind.OP:
                 self.node_box[ref.node] = i
+                self.box_node[i] = ref.node
             elif ref.kind == BoxKind.GROUP:
                 self.group_box[ref.group] = i
             else:

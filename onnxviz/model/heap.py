@@ -1,4 +1,4 @@
-"""Keeping Python's cycle collector from stopping the window while a big model opens.
+"""Keeping Python's cycle collector from stopping the window while big structures are built.
 
 A full collection walks every tracked object with the GIL held, in whichever thread
 happens to allocate: with a 123k-node model open (its index, the laid-out scene:
@@ -12,9 +12,26 @@ reference counting: a closed document has no reference cycles, so it goes as bef
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 
 def settle() -> None:
     """Call when objects that live as long as the document have just been built (any thread)."""
     gc.freeze()
+
+
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """Around code that makes very many long-lived, acyclic objects (a run's 100k value records):
+    no collection meanwhile, and the result settled, so no later one walks it either (loading 61k
+    records froze the window ~0.3 s in a collection triggered by the load)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        settle()
+        if enabled:
+            gc.enable()
