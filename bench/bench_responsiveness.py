@@ -1,13 +1,15 @@
 """How long the GUI thread freezes while a big model opens and validates, and while an edit validates.
 
-    python bench/bench_responsiveness.py [--runs 3] [FILE ...]
+    python bench/bench_responsiveness.py [--runs 3] [--with-run] [FILE ...]
 
 Defaults to /tmp/synth300.onnx, /tmp/synth1500.onnx, /tmp/synth3000.onnx (make them with
 ``python /work/shared/bench/synth.py N out.onnx``). Each run is a fresh process, offscreen, with the
 real MainWindow. A 10 ms QTimer on the GUI thread measures the longest gap between its ticks
 ("block" = the longest time the window could not react) from ``open_path`` until the canvas's
 ``scene_ready``, the validation result and the Model panel's figures have all arrived; then the
-same from an edit (a node rename) until its validation result and the new figures arrived.
+same from an edit (a node rename) until its validation result and the new figures arrived; with
+``--with-run``, also from Run (every value captured, in the worker process) until the result is
+shown and half a second after.
 
 Culprits: a sampler thread records the GUI thread's Python stack every 2 ms; the longest block is
 charged to what the GUI thread was running then (innermost onnxviz frames), or, when the sampler
@@ -119,18 +121,32 @@ w.doc.rename_node(node, "renamed_by_bench")
 edited = wait_until(lambda: {"validated", "figures"} <= marks and figures_done())
 edit_block = blocks.worst
 edit_blame = sampler.blame(blocks.span)
+ran = run_block = 0.0
+run_blame = []
+if os.environ.get("BENCH_RUN"):
+    from onnxviz.model.runner.inputs import build_feeds, input_specs
+    controller = w.run_controller
+    controller.run_finished.connect(lambda *_: marks.add("ran"))
+    feeds = build_feeds(input_specs(w.doc.model), {}, {}, seed=0)
+    marks.clear(); blocks.reset()
+    controller._start(w.doc, feeds, "", None)
+    ran = wait_until(lambda: "ran" in marks, timeout_s=900)
+    wait_until(lambda: False, timeout_s=0.5)  # the dock and the overlay settle after the result
+    run_block = blocks.worst
+    run_blame = sampler.blame(blocks.span)
 sampler.running = False
 from onnxviz.model.procpool import shared_worker
 shared_worker().shutdown()
 print(json.dumps(dict(nodes=w.doc.index.node_count(), opened=opened, open_block=open_block, edited=edited,
-                      edit_block=edit_block, open_blame=open_blame, edit_blame=edit_blame)))
+                      edit_block=edit_block, open_blame=open_blame, edit_blame=edit_blame, ran=ran,
+                      run_block=run_block, run_blame=run_blame)))
 sys.stdout.flush()
 os._exit(0)
 """
 
 
-def run_once(path: Path) -> dict:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+def run_once(path: Path, with_run: bool) -> dict:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **({"BENCH_RUN": "1"} if with_run else {})}
     out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env,
                          timeout=900)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -148,20 +164,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--with-run", action="store_true",
+                        help="also run the model (Run menu, every value captured) and time the pause as it arrives")
     args = parser.parse_args()
-    print(f"{'file':<18} {'nodes':>7} {'open s':>7} {'block ms':>8} {'edit s':>7} {'block ms':>8}")
+    print(f"{'file':<18} {'nodes':>7} {'open s':>7} {'block ms':>8} {'edit s':>7} {'block ms':>8}"
+          + (f" {'run s':>7} {'block ms':>8}" if args.with_run else ""))
     for path in args.files:
         if not path.exists():
             print(f"{path.name:<18} missing (make it with /work/shared/bench/synth.py)")
             continue
-        runs = [run_once(path) for _ in range(args.runs)]
+        runs = [run_once(path, args.with_run) for _ in range(args.runs)]
         med = {k: statistics.median(r[k] for r in runs) for k in ("nodes", "opened", "open_block", "edited",
-                                                                    "edit_block")}
+                                                                    "edit_block", "ran", "run_block")}
         print(f"{path.name:<18} {int(med['nodes']):>7} {med['opened']:>7.2f} {1000 * med['open_block']:>8.0f} "
-              f"{med['edited']:>7.2f} {1000 * med['edit_block']:>8.0f}")
-        worst = max(runs, key=lambda r: r["open_block"] + r["edit_block"])
+              f"{med['edited']:>7.2f} {1000 * med['edit_block']:>8.0f}"
+              + (f" {med['ran']:>7.2f} {1000 * med['run_block']:>8.0f}" if args.with_run else ""))
+        worst = max(runs, key=lambda r: r["open_block"] + r["edit_block"] + r["run_block"])
         print_blame("open", worst["open_blame"])
         print_blame("edit", worst["edit_blame"])
+        print_blame("run", worst["run_blame"])
     print(f"medians of {args.runs} fresh processes; block = longest GUI-thread gap (10 ms timer);"
           " culprits: top 3 of the longest block of the slowest run")
 
