@@ -253,10 +253,12 @@ def _read_index(path: Path) -> dict[str, Any]:
             return json.loads(first + f.read())
         index = json.loads(first[: -len(_VALUES_OPEN)] + "}")
         values = {}
-        for line in f:
+        for n, line in enumerate(f):
             line = line.rstrip("\n")
             if line == "}}":
                 break
+            if n % 256 == 255:
+                time.sleep(0)  # let a waiting GUI thread in: the interpreter's own switching was seen to starve it
             key, value = json.loads("{" + line.rstrip(",") + "}").popitem()
             values[key] = value
         else:
