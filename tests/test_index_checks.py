@@ -95,3 +95,19 @@ def test_ref_attr_outside_function_is_flagged_on_the_node() -> None:
     node.attribute.append(helper.make_attribute_ref("axis", AttributeProto.INT))
     [problem] = ModelIndex(hostile.model_of([node])).problems
     assert problem.node_name == "s" and "outside a function" in problem.message
+
+
+def test_sparse_initializers_define_their_values() -> None:
+    import numpy as np
+    from onnx import numpy_helper
+
+    from onnxviz.model.index import INITIALIZER
+
+    values = numpy_helper.from_array(np.array([1.0], np.float32), "sp")
+    sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(np.array([2], np.int64), "i"), [4])
+    graph = helper.make_graph([helper.make_node("Identity", ["sp"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+                              sparse_initializer=[sparse])
+    index = ModelIndex(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert index.main.producer["sp"] == INITIALIZER
+    assert not [p for p in index.problems if "not defined" in p.message]

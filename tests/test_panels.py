@@ -354,3 +354,36 @@ def test_problem_rows_can_be_copied(qtbot: QtBot, window: MainWindow, tmp_path: 
     view.selectRow(row)
     qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text().startswith("error\tinput 'nowhere' of lost is not defined")
+
+
+def _sparse_model(path: Path, dims: list[int], indices: np.ndarray) -> Path:
+    values = numpy_helper.from_array(np.array([1.5, -2.0], np.float32), "sp")
+    sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(indices, "sp_indices"), dims)
+    graph = helper.make_graph([helper.make_node("Identity", ["sp"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)],
+                              sparse_initializer=[sparse])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("indices", [np.array([1, 6], np.int64), np.array([[0, 1], [1, 2]], np.int64)],
+                         ids=["flat", "coordinates"])
+def test_sparse_initializer_shows_dense_in_weights(qtbot: QtBot, window: MainWindow, tmp_path: Path,
+                                                   indices: np.ndarray) -> None:
+    panels = open_model(qtbot, window, _sparse_model(tmp_path / "sparse.onnx", [2, 4], indices))
+    view = panels.weights_panel.view
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        window.doc.selection.select_value("", "sp")  # type: ignore[union-attr]
+    expected = np.zeros((2, 4), np.float32)
+    expected.reshape(-1)[[1, 6]] = [1.5, -2.0]
+    np.testing.assert_array_equal(view.prepared.array, expected)
+    assert "Sparse initializer: 2 of 8 values stored" in panels.weights_panel.origin.text()
+    assert "sparse" in labels_text(panels.value_panel).lower()  # its type, as a value shows it
+
+
+def test_sparse_initializer_that_does_not_fit_gives_a_message(qtbot: QtBot, window: MainWindow,
+                                                              tmp_path: Path) -> None:
+    panels = open_model(qtbot, window, _sparse_model(tmp_path / "bad.onnx", [2, 4], np.array([1, 60], np.int64)))
+    window.doc.selection.select_value("", "sp")  # type: ignore[union-attr]
+    message = panels.weights_panel.view.message
+    assert message.isVisibleTo(panels.weights_panel.view) and "do not fit" in message.text()

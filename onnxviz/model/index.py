@@ -213,7 +213,7 @@ class ModelIndex:
         for v in graph.output:
             if v.HasField("type"):
                 g.declared.setdefault(v.name, v.type)
-        self._define_terminals(g, [t.name for t in graph.sparse_initializer])
+        self._define_terminals(g, [t.values.name for t in graph.sparse_initializer])
         self._index_nodes(g)
         return g
 

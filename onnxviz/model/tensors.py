@@ -464,3 +464,31 @@ def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str
         if t.name == name:
             return t
     return None
+
+
+SPARSE_VIEW_LIMIT = 1 << 24  # elements of a sparse initializer made dense for viewing
+
+
+def sparse_to_dense(sparse: onnx.SparseTensorProto, max_elements: int = SPARSE_VIEW_LIMIT) -> TensorProto:
+    """A dense copy of ``sparse`` (named like it) for viewing; OnnxvizError in one sentence when the
+    file's indices do not fit its dims or the dense tensor would be too big."""
+    name = sparse.values.name
+    dims = [int(d) for d in sparse.dims]
+    if any(d < 0 for d in dims):
+        raise OnnxvizError(f"sparse initializer '{name}' has a negative dimension {dims}.")
+    numel = math.prod(dims)
+    if numel > max_elements:
+        raise OnnxvizError(f"sparse initializer '{name}' would have {numel:,} elements once dense; "
+                           f"only up to {max_elements:,} are shown.")
+    try:
+        values = numpy_helper.to_array(sparse.values).reshape(-1)
+        indices = numpy_helper.to_array(sparse.indices).astype(np.int64)
+        flat = np.ravel_multi_index(tuple(indices.T), dims) if indices.ndim == 2 else indices.reshape(-1)
+    except Exception as exc:  # noqa: BLE001 - malformed values or indices raise many types
+        raise OnnxvizError(f"sparse initializer '{name}' cannot be read ({' '.join(str(exc).split())}).") from exc
+    if len(flat) != len(values) or (len(flat) and (flat.min() < 0 or flat.max() >= numel)):
+        raise OnnxvizError(f"sparse initializer '{name}' has {len(flat)} indices for {len(values)} values "
+                           f"in {dims}; they do not fit.")
+    dense = np.zeros(numel, values.dtype)
+    dense[flat] = values
+    return numpy_helper.from_array(dense.reshape(dims), name)

@@ -285,7 +285,7 @@ def callees_first(functions: Iterable[onnx.FunctionProto]) -> list[onnx.Function
 def _free_names(graph: onnx.GraphProto) -> set[str]:
     """Names the graph (and bodies inside it) read but do not define."""
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
-        {t.name for t in graph.sparse_initializer}
+        {t.values.name for t in graph.sparse_initializer}
     used: set[str] = set()
     for node in graph.node:
         used.update(n for n in node.input if n)

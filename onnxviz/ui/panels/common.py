@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from onnx import TensorProto, TypeProto, helper
+from onnx import SparseTensorProto, TensorProto, TypeProto, helper
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
@@ -75,18 +75,27 @@ def code(text: str) -> str:
     return f"<code>{html.escape(text)}</code>" if text else ""
 
 
-def find_initializer(g: GraphIndex, name: str) -> TensorProto | None:
-    """The initializer ``name`` visible from ``g`` (its own or an enclosing graph's)."""
+def find_initializer(g: GraphIndex, name: str) -> TensorProto | SparseTensorProto | None:
+    """The initializer ``name`` visible from ``g`` (its own or an enclosing graph's), dense or sparse."""
     scope: GraphIndex | None = g
     while scope is not None:
         kind = scope.producer.get(name)
         if kind == INITIALIZER and scope.graph is not None:
-            # a C-speed list search, then direct access: no Python object per initializer
-            return scope.graph.initializer[scope.initializer_names.index(name)]
+            if name in scope.initializer_names:
+                # a C-speed list search, then direct access: no Python object per initializer
+                return scope.graph.initializer[scope.initializer_names.index(name)]
+            return next((t for t in scope.graph.sparse_initializer if t.values.name == name), None)
         if kind is not None:
             return None
         scope = scope.parent
     return None
+
+
+def tensor_type(tensor: TensorProto | SparseTensorProto) -> TypeProto:
+    """The type of a dense or sparse initializer, as a value would declare it."""
+    if isinstance(tensor, SparseTensorProto):
+        return helper.make_sparse_tensor_type_proto(tensor.values.data_type, list(tensor.dims))
+    return helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
 
 
 def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | None, str]:
@@ -101,7 +110,7 @@ def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | No
     g = index.graphs.get(scope)
     tensor = find_initializer(g, name) if g is not None else None
     if tensor is not None:
-        return helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims)), "initializer"
+        return tensor_type(tensor), "initializer"
     return None, ""
 
 

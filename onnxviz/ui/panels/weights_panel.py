@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from onnx import AttributeProto, NodeProto, TensorProto, helper
+from onnx import AttributeProto, NodeProto, SparseTensorProto, TensorProto, helper
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.tensors import raw_data_spans
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.tensors import raw_data_spans, sparse_to_dense, tensor_numel
 from onnxviz.ui.panels.common import find_initializer
 from onnxviz.ui.widgets.tensor_view import TensorView
 
@@ -91,13 +92,29 @@ class WeightsPanel(QWidget):
         if g is None:
             return False
         tensor = find_initializer(g, name)
+        where = f" of {scope}" if scope else ""
+        if isinstance(tensor, SparseTensorProto):
+            self._show_sparse(doc, scope, tensor, where)
+            return True
         if tensor is not None:
-            self.show_tensor(doc, ("init", scope, name), tensor, "Initializer" + (f" of {scope}" if scope else ""))
+            self.show_tensor(doc, ("init", scope, name), tensor, "Initializer" + where)
             return True
         p = g.producer_of(name)
         if p >= 0 and g.nodes[p].op_type == "Constant":
             return self.show_node(doc, scope, p)
         return False
+
+    def _show_sparse(self, doc: Document, scope: str, sparse: SparseTensorProto, where: str) -> None:
+        """Shown dense (zeros where nothing is stored), up to a size."""
+        try:
+            dense = sparse_to_dense(sparse)
+        except OnnxvizError as exc:
+            self.clear(exc.message[:1].upper() + exc.message[1:])
+            return
+        stored = int(sparse.indices.dims[0]) if sparse.indices.dims else 0
+        self.show_tensor(doc, ("sparse", scope, sparse.values.name), dense,
+                         f"Sparse initializer{where}: {stored:,} of {max(1, tensor_numel(dense)):,} values stored, "
+                         "shown dense")
 
     def show_node(self, doc: Document, scope: str, node: int) -> bool:
         """Show a Constant node's value (or the node's first tensor attribute); False if it has none."""
