@@ -129,3 +129,33 @@ def test_structural_edits_still_build_a_new_index(example_path: Path) -> None:
     doc.rename_value(doc.model.graph.node[0].output[0], "renamed")
     assert doc.index is not index
     _assert_index_current(doc)
+
+
+@pytest.mark.parametrize("index_built", [False, True])
+def test_node_name_lookup_follows_the_walk_order(tmp_path: Path, index_built: bool) -> None:
+    """The first node with a name wins, bodies counted where their holder stands."""
+    from onnxviz.model.validation import walk_nodes
+
+    then = helper.make_graph([helper.make_node("Neg", ["x"], ["t"], name="c"),
+                              helper.make_node("Neg", ["t"], ["t2"], name="a")], "then", [],
+                             [helper.make_tensor_value_info("t2", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Abs", ["x"], ["e"], name="")], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="first"),
+             helper.make_node("If", ["cond"], ["f"], name="if", then_branch=then, else_branch=other),
+             helper.make_node("Neg", ["f"], ["g"], name="c"),
+             helper.make_node("Neg", ["g"], ["h"], name="first")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+                                           helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("h", TensorProto.FLOAT, [2])])
+    path = tmp_path / "names.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    doc = onnxviz.open(path)
+    if index_built:
+        _ = doc.index
+    expected: dict[str, tuple[str, int]] = {}
+    for scope, i, node in walk_nodes(doc.model):
+        if node.name:
+            expected.setdefault(node.name, (scope, i))
+    assert doc._lookup() == expected
+    assert expected["c"] == ("1.then_branch", 0) and expected["first"] == ("", 0)

@@ -12,6 +12,7 @@ Node references accepted by the editing API (``NodeRef``):
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,9 +22,8 @@ from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 
 from onnxviz.model.edits import EditCommand, Op, Path, resolve
 from onnxviz.model.errors import EditError
-from onnxviz.model.index import ModelIndex, function_scope
+from onnxviz.model.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.opschema import node_schema
-from onnxviz.model.validation import walk_nodes
 
 if TYPE_CHECKING:
     from onnx.defs import OpSchema
@@ -43,6 +43,30 @@ def graph_bodies(node_path: Path, node: NodeProto) -> Iterator[tuple[Path, Graph
         elif attr.type == AttributeProto.GRAPHS:
             for k, g in enumerate(attr.graphs):
                 yield node_path + ("attribute", a, "graphs", k), g
+
+
+def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None) -> None:
+    """Names of ``body``'s nodes, and of the bodies they hold, in walk order; the first of a name wins.
+    ``holders``: the nodes holding subgraphs, when already known (the index knows them)."""
+    nodes = body.node
+    names = [n.name for n in nodes]
+    if holders is None:
+        holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in graph_bodies((), n))]
+    if not holders and not table:  # the common big graph: one C-speed pass, the first of a name kept
+        rows = zip(itertools.repeat(scope), reversed(range(len(names))))
+        table.update(zip(reversed(names), rows, strict=True))
+        table.pop("", None)
+        return
+    start = 0
+    for end in [*holders, len(nodes) - 1]:
+        for i in range(start, end + 1):
+            name = names[i]
+            if name and name not in table:
+                table[name] = (scope, i)
+        start = end + 1
+        if end in holders:
+            for attr, k, graph in subgraphs_of(nodes[end]):
+                _add_names(table, child_scope(scope, end, attr, k), graph)
 
 
 class EditBase:
@@ -150,9 +174,11 @@ class EditBase:
         if cached is not None and cached[0] == self.generation:
             return cached[1]
         table: dict[str, tuple[str, int]] = {}
-        for scope, i, n in walk_nodes(self.model):
-            if n.name and n.name not in table:
-                table[n.name] = (scope, i)
+        index = getattr(self, "_index", None)  # current when set: edits drop it when they change structure
+        holders = sorted({i for i, _, _ in index.main.children}) if index is not None else None
+        _add_names(table, "", self.model.graph, holders)
+        for fn in self.model.functions:
+            _add_names(table, function_scope(fn.domain, fn.name, getattr(fn, "overload", "")), fn)
         self._lookup_cache = (self.generation, table)
         return table
 
