@@ -23,6 +23,7 @@ run: $(STAMP) system-deps
 test: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check onnxviz tests bench resources scripts
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)

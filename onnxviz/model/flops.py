@@ -130,7 +130,7 @@ def _gemm(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
 
 
 def _attention(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
-    q, k, v = (s + [None, None, None])[:3]
+    q, k, v = (list(s) + [None, None, None])[:3]
     if q is None or k is None or v is None:
         return None
     if len(q) == 4 and len(k) == 4 and len(v) == 4:

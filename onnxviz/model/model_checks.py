@@ -15,7 +15,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
-from onnxviz.model.opschema import normalize_domain, schema_for
+from onnxviz.model.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.problems import Problem, Severity
 
 if TYPE_CHECKING:
@@ -147,9 +147,9 @@ def _attribute_problems(g: GraphIndex, i: int, imports: dict[str, int], in_funct
         spec = schema.attributes.get(attr.name)
         if spec is None:
             out.append(_at(g, i, f"{node.op_type} has no attribute '{attr.name}'", Severity.WARNING))
-        elif int(spec.type.value) != attr.type:
+        elif attribute_type_code(spec) != attr.type:
             out.append(_at(g, i, f"attribute '{attr.name}' is {_attr_type_name(attr.type)}, "
-                                 f"but {node.op_type} expects {spec.type.name}"))
+                                 f"but {node.op_type} expects {_attr_type_name(attribute_type_code(spec))}"))
     return out
 
 

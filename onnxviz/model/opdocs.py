@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,7 @@ import onnx
 from onnx import AttributeProto, NodeProto, helper
 from onnx.defs import OpSchema
 
-from onnxviz.model.opschema import node_schema, opset_version
+from onnxviz.model.opschema import attribute_type_code, node_schema, opset_version
 
 MAX_LIST_ITEMS = 16
 
@@ -64,7 +65,7 @@ def _option(formal: OpSchema.FormalParameter) -> str:
             OpSchema.FormalParameterOption.Variadic: "variadic"}.get(formal.option, "")
 
 
-def _formals(formals: list[OpSchema.FormalParameter]) -> tuple[FormalDoc, ...]:
+def _formals(formals: Sequence[OpSchema.FormalParameter]) -> tuple[FormalDoc, ...]:
     return tuple(FormalDoc(f.name, f.type_str, f.description.strip(), _option(f)) for f in formals)
 
 
@@ -77,7 +78,7 @@ def _default_text(attr: OpSchema.Attribute) -> str:
 
 def schema_doc(schema: OpSchema, model_opset: int | None = None) -> OpDoc:
     attrs = tuple(
-        AttributeDoc(name, a.type.name, bool(a.required), _default_text(a), a.description.strip())
+        AttributeDoc(name, onnx.AttributeProto.AttributeType.Name(attribute_type_code(a)), bool(a.required), _default_text(a), a.description.strip())
         for name, a in sorted(schema.attributes.items()))
     constraints = tuple(TypeConstraintDoc(c.type_param_str, tuple(c.allowed_type_strs), c.description.strip())
                         for c in schema.type_constraints)

@@ -47,3 +47,8 @@ def all_schemas() -> list[OpSchema]:
         if key not in latest or s.since_version > latest[key].since_version:
             latest[key] = s
     return sorted((s for s in latest.values() if not s.deprecated), key=lambda s: (s.domain, s.name))
+
+
+def attribute_type_code(spec: OpSchema.Attribute) -> int:
+    """The AttributeProto type code a schema attribute expects (onnx's stub leaves its enum without int())."""
+    return int(spec.type)  # type: ignore[call-overload]

@@ -9,7 +9,7 @@ import onnx
 from onnx.defs import OpSchema
 
 from onnxviz.model.edits_values import attribute_text
-from onnxviz.model.opschema import all_schemas, opset_version, schema_for
+from onnxviz.model.opschema import all_schemas, attribute_type_code, opset_version, schema_for
 
 
 @dataclass(frozen=True)
@@ -94,5 +94,5 @@ def _attribute(a: OpSchema.Attribute) -> AttributeInfo:
     default = ""
     if a.default_value.type:
         default = attribute_text(a.default_value)
-    type_name = onnx.AttributeProto.AttributeType.Name(int(a.type.value)).lower()
+    type_name = onnx.AttributeProto.AttributeType.Name(attribute_type_code(a)).lower()
     return AttributeInfo(a.name, type_name, bool(a.required), default, (a.description or "").strip())

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -307,7 +307,7 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
         if options.capture:
-            produced = evaluator.run(None, feeds, intermediate=True)
+            produced = cast(dict[str, Any], evaluator.run(None, feeds, intermediate=True))
         else:
             produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
     except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything

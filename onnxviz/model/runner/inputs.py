@@ -164,7 +164,7 @@ def read_inputs_file(path: str | Path) -> dict[str, np.ndarray]:
 
 
 def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
-    np.savez(Path(path), **dict(feeds))
+    np.savez(Path(path), **dict(feeds))  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
 
 
 def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def _large_stats(name: str, array: np.ndarray, bins: int) -> TensorStats:
     m = _Moments()
     for start in range(0, flat.size, CHUNK):
         m.add(flat[start:start + CHUNK])
-    base = dict(zero_fraction=m.zeros / flat.size, nan_count=m.nans, inf_count=m.infs)
+    base: dict[str, Any] = dict(zero_fraction=m.zeros / flat.size, nan_count=m.nans, inf_count=m.infs)
     if m.count:
         counts, edges = _chunked_histogram(flat, m.low, m.high, bins, m.nans + m.infs > 0)
         base.update(minimum=m.low, maximum=m.high, mean=m.mean, std=float(np.sqrt(m.m2 / m.count)),
@@ -135,7 +136,7 @@ def _batch_stats(names: list[str], values: dict[str, np.ndarray], bins: int) -> 
     hists, edges = _histograms(buf, finite, sizes, lows, highs, have, bins)
     out = {}
     for k, (name, array) in enumerate(zip(names, arrays, strict=True)):
-        numbers = {}
+        numbers: dict[str, Any] = {}
         if have[k]:
             numbers = dict(minimum=float(lows[k]), maximum=float(highs[k]), mean=float(means[k]),
                            std=float(stds[k]), hist_counts=hists[k], hist_edges=edges[k])

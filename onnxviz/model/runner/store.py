@@ -150,7 +150,7 @@ class _Writer:
         packable = array.dtype.kind in "biufc" or (array.dtype.kind == "V" and array.dtype.names is None)
         if self.pack is not None and packable:
             offset = -(-self._end // ALIGN) * ALIGN
-            data = memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+            data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
             self._append(bytes(offset - self._end))
             self._append(data)
             self._end = offset + data.nbytes

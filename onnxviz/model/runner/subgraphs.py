@@ -15,6 +15,7 @@ import time
 from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -129,15 +130,16 @@ def _run_function(model: onnx.ModelProto, fn: onnx.FunctionProto, call: onnx.Nod
     missing = [formal for formal, value in inputs.items() if value is None]
     if missing:
         raise BodyError(f"its input '{missing[0]}' has no captured tensor value.")
+    given = {formal: value for formal, value in inputs.items() if value is not None}
     graph = onnx.helper.make_graph(_bind_attributes(fn, call), fn.name,
-                                   [onnx.ValueInfoProto(name=n) for n in inputs],
+                                   [onnx.ValueInfoProto(name=n) for n in given],
                                    [onnx.ValueInfoProto(name=n) for n in fn.output if n])
     where = f"the call in node '{call.name or call.op_type}'"
     body = BodyRun(function_scope(fn.domain, fn.name, fn.overload), graph,
                    description=where if calls == 1 else f"{where}, the first of {calls} calls")
     opsets = {o.domain: o for o in [*model.opset_import, *fn.opset_import]}
-    runner = _Runner(model, graph, inputs, opset_import=list(opsets.values()))
-    body.values = runner.run(list(inputs.values()))
+    runner = _Runner(model, graph, given, opset_import=list(opsets.values()))
+    body.values = runner.run(list(given.values()))
     body.producers = runner.producers
     return body
 
@@ -250,7 +252,7 @@ class _Runner:
 
     def run(self, formal: list[np.ndarray]) -> dict[str, np.ndarray]:
         feeds = {**self.outer, **dict(zip(self.formal, formal, strict=False))}
-        produced = self.evaluator.run(None, feeds, intermediate=True)
+        produced = cast(dict[str, Any], self.evaluator.run(None, feeds, intermediate=True))
         out: dict[str, np.ndarray] = {}
         for name, value in produced.items():
             if name not in self.producers:

@@ -116,7 +116,7 @@ class WorkerRun:
             model_path = self.work_dir / "model.onnx"
             model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
-        np.savez(feeds_path, **dict(feeds))
+        np.savez(feeds_path, **dict(feeds))  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
                                   pack_values=self._owns_out)
         self._process: mp.process.BaseProcess | None = None
