@@ -126,3 +126,34 @@ def test_the_worker_starts_with_huge_pages_and_the_environment_is_restored(monke
     with _huge_pages_in_children():
         assert os.environ["GLIBC_TUNABLES"] == f"glibc.malloc.check=0:{HUGE_PAGES}"
     assert os.environ["GLIBC_TUNABLES"] == "glibc.malloc.check=0"
+
+
+class _FakeResult:
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+
+@pytest.mark.parametrize("phase", ["planning", "running"])
+def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: pytest.MonkeyPatch,
+                                                                  phase: str) -> None:
+    from onnxviz.model.runner import worker
+    from onnxviz.model.runner.protocol import PLANNING, RunError, RunOptions
+
+    calls: list[bool] = []
+
+    def run_once(model, feeds, options, base_dir, out_dir, progress, token, on_start):  # noqa: ANN001, ANN202
+        calls.append(options.pack)
+        if len(calls) == 1:
+            progress(0.05, PLANNING if phase == "planning" else "Running on onnxruntime")
+            raise RunError("the runtime process crashed with SIGSEGV; your model is unchanged.")
+        return _FakeResult()
+
+    monkeypatch.setattr(worker, "_run_once", run_once)
+    if phase == "running":
+        with pytest.raises(RunError, match="SIGSEGV"):
+            worker.run_in_worker(b"", {}, RunOptions())
+        assert calls == [True]
+        return
+    result = worker.run_in_worker(b"", {}, RunOptions())
+    assert calls == [True, False]
+    assert "fetched one by one" in result.notes[0]

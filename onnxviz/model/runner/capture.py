@@ -37,6 +37,7 @@ from onnxviz.model.runner.protocol import (
     ENGINE_ORT,
     ENGINE_REFERENCE,
     ENGINES,
+    PLANNING,
     RunError,
     RunOptions,
 )
@@ -172,7 +173,9 @@ def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opt
                     progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
     """Run with small values packed; if packing is what failed, run again without it."""
     t0 = time.perf_counter()
-    shapes = static_shapes(model, feeds) if options.capture else {}
+    if options.capture and options.pack:
+        progress(0.05, PLANNING)
+    shapes = static_shapes(model, feeds) if options.capture and options.pack else {}
     result.timings["shapes_s"] = time.perf_counter() - t0
     try:
         _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir)

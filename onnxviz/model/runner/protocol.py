@@ -10,6 +10,7 @@ from onnxviz.model.errors import OnnxvizError
 ENGINE_ORT = "onnxruntime"
 ENGINE_REFERENCE = "reference"
 ENGINES = (ENGINE_ORT, ENGINE_REFERENCE)
+PLANNING = "Inferring shapes to plan the capture"  # progress text while ONNX shape inference runs
 
 
 class RunError(OnnxvizError):
@@ -29,6 +30,7 @@ class RunOptions:
     profile: bool = False
     capture: bool = True
     threads: int = 0  # onnxruntime intra-op threads; 0 lets it choose
+    pack: bool = True  # fetch small values packed (see packing.py); off to retry after planning crashed
     memory_budget: int = 1 << 30  # bytes of values kept in shared memory; beyond it, on disk
 
 

@@ -16,6 +16,7 @@ import signal
 import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, RunError, RunOptions, RunRequest
+from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
 
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
@@ -238,7 +239,28 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
                   out_dir: Path | None = None, progress: ProgressFn = no_progress,
                   token: CancelToken | None = None,
                   on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
-    """Run in a new worker process and wait for it (see :class:`WorkerRun`)."""
+    """Run in a new worker process and wait for it (see :class:`WorkerRun`). If the process dies
+    while ONNX shape inference plans the capture (it can crash on a malformed model), the run is
+    made again without that step."""
+    last = [""]
+
+    def tracked(fraction: float, text: str) -> None:
+        last[0] = text
+        progress(fraction, text)
+
+    try:
+        return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start)
+    except RunError:
+        if last[0] != PLANNING or not options.pack:
+            raise
+    result = _run_once(model, feeds, replace(options, pack=False), base_dir, out_dir, progress, token, on_start)
+    result.notes.append("shape inference crashed while planning the capture; the values were fetched one by one.")
+    return result
+
+
+def _run_once(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray], options: RunOptions,
+              base_dir: Path | None, out_dir: Path | None, progress: ProgressFn, token: CancelToken | None,
+              on_start: Callable[[WorkerRun], None] | None) -> RunResult:
     run = WorkerRun(model, feeds, options, base_dir, out_dir)
     try:
         progress(0.0, "Starting the runtime process")
