@@ -111,3 +111,27 @@ def test_sparse_initializers_define_their_values() -> None:
     index = ModelIndex(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert index.main.producer["sp"] == INITIALIZER
     assert not [p for p in index.problems if "not defined" in p.message]
+
+
+def test_roles_of_values_in_words() -> None:
+    import numpy as np
+    from onnx import numpy_helper
+
+    body = helper.make_graph([helper.make_node("Neg", ["t"], ["b"])], "body", [],
+                             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["t"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body),
+         helper.make_node("Relu", ["ghost"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])],
+        [numpy_helper.from_array(np.ones(2, np.float32), "x"), numpy_helper.from_array(np.ones(2, np.float32), "w")])
+    index = ModelIndex(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    g = index.main
+    assert g.roles_of("x") == ["overridable default (graph input with an initializer)"]
+    assert g.roles_of("w") == ["initializer"] and g.roles_of("c") == ["graph input"]
+    assert g.roles_of("t") == ["intermediate value"] and g.roles_of("y") == ["graph output"]
+    assert g.roles_of("ghost") == ["not defined anywhere"]
+    assert index.graphs["1.then_branch"].roles_of("t") == ["from an enclosing graph"]

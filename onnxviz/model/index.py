@@ -87,6 +87,23 @@ class GraphIndex:
         """Node position producing ``name``; GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, or -4 if undefined."""
         return self.producer.get(name, OUTER_SCOPE if self.parent and self.parent.defines(name) else -4)
 
+    def roles_of(self, name: str) -> list[str]:
+        """What ``name`` is in this graph, in words: an initializer that is also a graph input is an
+        overridable default (IR spec); values no node, input or initializer defines say so."""
+        kind = self.producer_of(name)
+        initializer, graph_input = kind == INITIALIZER or name in self.initializer_names, name in self.input_names
+        roles = ["overridable default (graph input with an initializer)"] if initializer and graph_input else \
+            ["initializer"] if initializer else ["graph input"] if graph_input else []
+        if name in self.output_names:
+            roles.append("graph output")
+        if kind >= 0 and not roles:
+            roles.append("intermediate value")
+        elif kind == OUTER_SCOPE:
+            roles.append("from an enclosing graph")
+        elif kind == -4:
+            roles.append("not defined anywhere")
+        return roles
+
     def consumers_of(self, name: str) -> list[int]:
         return self.consumers.get(name, [])
 

@@ -171,16 +171,8 @@ def _formal_for(formals: tuple[FormalDoc, ...], k: int) -> FormalDoc | None:
 
 
 def _value_role(g: GraphIndex, name: str) -> str:
-    roles = []
-    if name in g.initializer_names:
-        roles.append("initializer")
-    elif name in g.input_names:
-        roles.append("graph input")
-    if name in g.output_names:
-        roles.append("graph output")
-    if not roles and g.producer_of(name) == -3:
-        roles.append("outer scope")
-    return f' <span style="{GREY}">· {", ".join(roles)}</span>' if roles else ""
+    roles = [r for r in g.roles_of(name) if r != "intermediate value"]  # the usual case goes unsaid
+    return f' <span style="{GREY}">· {html.escape(", ".join(roles))}</span>' if roles else ""
 
 
 def node_link(g: GraphIndex, i: int) -> str:

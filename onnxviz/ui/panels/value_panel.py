@@ -48,22 +48,8 @@ class ValuePanel(Page):
 
     @staticmethod
     def _role(g: GraphIndex, name: str) -> str:
-        roles = []
-        if name in g.initializer_names:
-            roles.append("initializer")
-        if name in g.input_names:
-            roles.append("graph input")
-        if name in g.output_names:
-            roles.append("graph output")
-        p = g.producer_of(name)
-        if p >= 0:
-            roles.append("intermediate value" if not roles else "")
-        elif p == OUTER_SCOPE:
-            roles.append("from an enclosing graph")
-        elif p not in (GRAPH_INPUT, INITIALIZER):
-            roles.append("not defined anywhere")
         where = f" in <code>{html.escape(g.scope)}</code>" if g.scope else ""
-        return html.escape(", ".join(r for r in roles if r)) + where
+        return html.escape(", ".join(g.roles_of(name))) + where
 
     def _add_types(self, doc: Document, g: GraphIndex, name: str) -> None:
         declared = _declared(g, name)
