@@ -7,8 +7,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from onnxviz.model.errors import OnnxvizError
+
+if TYPE_CHECKING:
+    from onnxviz.model.index import ModelIndex
+    from onnxviz.model.scene import Scene
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -57,12 +62,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def lay_out(index: object, scope: str, expand_all: bool) -> object:
+def lay_out(index: ModelIndex, scope: str, expand_all: bool) -> Scene:
     from onnxviz.model.layout import GraphLayout
 
-    layout = GraphLayout(index, scope)  # type: ignore[arg-type]
+    layout = GraphLayout(index, scope)
     if expand_all:
-        layout = GraphLayout(index, scope, expanded=layout.tree.paths)  # type: ignore[arg-type]
+        layout = GraphLayout(index, scope, expanded=layout.tree.paths)
     return layout.build()
 
 

@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QActionGroup,
     QCloseEvent,
     QDragEnterEvent,
+    QDragMoveEvent,
     QDropEvent,
     QGuiApplication,
     QKeySequence,
@@ -329,8 +330,11 @@ class MainWindow(QMainWindow):
         else:
             event.ignore()
 
-    def dragMoveEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
-        self.dragEnterEvent(event)
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 - Qt override
+        if _dropped_file(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
         path = _dropped_file(event)
@@ -553,7 +557,7 @@ class MainWindow(QMainWindow):
             if canvas is not None:  # the graph has been laid out and painted (or could not be)
                 canvas.scene_ready.connect(when_ready)
                 canvas.layout_failed.connect(lambda *_: when_ready())
-                self.loading_finished.connect(lambda: self.doc is None and when_ready())
+                self.loading_finished.connect(lambda: when_ready() if self.doc is None else None)
             else:
                 self.loading_finished.connect(when_ready)
             self.open_path(path)
@@ -589,7 +593,7 @@ def _restore_selection(doc: Document, previous: SelectionState) -> None:
         doc.selection.select_value(previous.scope, previous.value)
 
 
-def _dropped_file(event: QDropEvent | QDragEnterEvent) -> Path | None:
+def _dropped_file(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> Path | None:
     """The first local file of a drag, or None."""
     mime = event.mimeData()
     if mime is None or not mime.hasUrls():

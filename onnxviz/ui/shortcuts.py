@@ -87,13 +87,17 @@ class ShortcutsDialog(QDialog):
         self.filter.textChanged.connect(self._apply_filter)
 
     def rows(self) -> list[tuple[str, str, str]]:
-        return [tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
+        return [(self._cell(r, 0), self._cell(r, 1), self._cell(r, 2))
                 for r in range(self.table.rowCount()) if not self.table.isRowHidden(r)]
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
 
     def _apply_filter(self, text: str) -> None:
         needle = text.strip().lower()
         for row in range(self.table.rowCount()):
-            hay = " ".join(self.table.item(row, c).text().lower() for c in range(3))
+            hay = " ".join(self._cell(row, c).lower() for c in range(3))
             self.table.setRowHidden(row, bool(needle) and needle not in hay)
 
 

@@ -127,11 +127,15 @@ class ValidationService(QObject):
             return _Outcome(digest, unpack(packed), True)
 
         task = Task(work, "Validating", parent=self)
-        task.progress.connect(lambda _f, text: text == PASS_STARTED and task is self._task and self.started.emit())
+        task.progress.connect(lambda _f, text: self._on_progress(task, text))
         task.finished.connect(self._on_outcome)
         task.failed.connect(lambda exc, _tb: self._on_failed(generation, exc))
         self._task = task
         task.start()
+
+    def _on_progress(self, task: Task, text: str) -> None:
+        if text == PASS_STARTED and task is self._task:
+            self.started.emit()
 
     def _on_outcome(self, outcome: _Outcome) -> None:
         if outcome.fresh:

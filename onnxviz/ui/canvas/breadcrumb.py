@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from onnxviz.model.index import ModelIndex
+from onnxviz.ui.widgets.layouts import clear_layout
 
 
 def parent_scope(scope: str) -> str:
@@ -53,10 +54,7 @@ class Breadcrumb(QWidget):
         self.buttons: list[QToolButton] = []
 
     def set_trail(self, index: ModelIndex | None, trail: list[str]) -> None:
-        while self._layout.count():
-            item = self._layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+        clear_layout(self._layout)
         self.buttons = []
         for k, scope in enumerate(trail):
             if k:

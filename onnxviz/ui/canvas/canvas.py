@@ -509,10 +509,14 @@ class GraphCanvas(QWidget):
             out.append((f"function {fn.name}", function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))))
         return out
 
+    def scope_opener(self, scope: str) -> Callable[[], None]:
+        """A slot that enters ``scope`` (for menu actions)."""
+        return lambda: self.enter_scope(scope)
+
     def _choose_subgraph(self, targets: list[tuple[str, str]]) -> None:
         menu = QMenu(self)
         for label, scope in targets:
-            menu.addAction(f"Enter {label}", lambda s=scope: self.enter_scope(s))
+            menu.addAction(f"Enter {label}", self.scope_opener(scope))
         menu.popup(QCursor.pos())
 
     def activate_selected(self) -> None:

@@ -31,7 +31,8 @@ def install(window: MainWindow) -> None:
     _add_actions(window, canvas)
 
 
-def _action(window: MainWindow, text: str, slot: object, shortcut: QKeySequence | str | None = None,
+def _action(window: MainWindow, text: str, slot: object,
+            shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
             tip: str = "") -> QAction:
     action = QAction(text, window)
     if shortcut is not None:

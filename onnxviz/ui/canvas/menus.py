@@ -29,10 +29,11 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
     if d is not None and box >= 0:
         ref = d.scene.box_ref[box]
         if ref.kind == BoxKind.GROUP:
-            menu.addAction(f"Expand {ref.group}", lambda: canvas.expand_group(ref.group))
+            group = ref.group
+            menu.addAction(f"Expand {group}", lambda: canvas.expand_group(group))
         elif ref.kind == BoxKind.OP:
             for label, scope in canvas.subgraphs_of(ref.node):
-                menu.addAction(f"Open {label}", lambda s=scope: canvas.enter_scope(s))
+                menu.addAction(f"Open {label}", canvas.scope_opener(scope))
         text = d.scene.box_name[box] or (ref.value if ref.value else d.scene.box_title[box])
         menu.addAction("Copy Name", lambda: QGuiApplication.clipboard().setText(text))
     frame = d.group_frame_at(at.x(), at.y()) if d is not None else -1
@@ -63,5 +64,5 @@ def _add_edit_actions(canvas: GraphCanvas, menu: QMenu) -> None:
             menu.addAction(action)
         menu.addSeparator()
     edits.deleteLater()   # its actions belong to the editing controller and stay in our menu
-    if hasattr(editing, "last_menu"):
+    if editing is not None and hasattr(editing, "last_menu"):
         editing.last_menu = menu   # the menu the editing feature's right-click shows is now this combined one

@@ -282,7 +282,8 @@ class GraphView(QWidget):
     # -- keyboard --------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         key = event.key()
-        steps = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left", Qt.Key.Key_Right: "right"}
+        steps: dict[int, str] = {Qt.Key.Key_Up: "up", Qt.Key.Key_Down: "down", Qt.Key.Key_Left: "left",
+                                 Qt.Key.Key_Right: "right"}
         if key in steps and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             self.step_requested.emit(steps[key])
         elif key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):

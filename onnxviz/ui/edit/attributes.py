@@ -34,6 +34,7 @@ from onnxviz.model.document import Change, Document
 from onnxviz.model.edits_base import NodeRef
 from onnxviz.model.edits_values import attribute_text, attribute_type_name, parse_attribute_text
 from onnxviz.model.errors import EditError, OnnxvizError
+from onnxviz.model.opschema import attribute_type_code
 from onnxviz.ui.edit.forms import ErrorLabel
 
 A = AttributeProto
@@ -184,7 +185,7 @@ class AttributeEditor(QWidget):
         if spec is not None and spec.default_value.type:
             self.add_value.setPlaceholderText(f"default: {attribute_text(spec.default_value)}")
         else:
-            kind = attribute_type_name(int(spec.type.value)) if spec is not None else "value"
+            kind = attribute_type_name(attribute_type_code(spec)) if spec is not None else "value"
             self.add_value.setPlaceholderText(f"{kind} (required)" if spec is not None else "value")
 
     # -- editing -------------------------------------------------------------------

@@ -185,6 +185,7 @@ class Form(QWidget):
         self.grid.setVerticalSpacing(3)
         self.grid.setColumnStretch(1, 1)
         self.values: dict[str, QLabel] = {}
+        self.keys: dict[str, QLabel] = {}
 
     def add(self, key: str, value_html: str, tooltip: str = "") -> QLabel:
         row = self.grid.rowCount()
@@ -197,6 +198,7 @@ class Form(QWidget):
         self.grid.addWidget(key_label, row, 0)
         self.grid.addWidget(value, row, 1)
         self.values[key] = value
+        self.keys[key] = key_label
         return value
 
     def add_widget(self, widget: QWidget) -> None:

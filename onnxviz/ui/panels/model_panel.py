@@ -279,7 +279,7 @@ class ModelPanel(Page):
 
         task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
         task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
-        task.failed.connect(lambda exc, _tb, d=doc, t=task: t is self._task and self._figures_failed(d, exc))
+        task.failed.connect(lambda exc, _tb, d=doc, t=task: self._figures_failed(d, exc) if t is self._task else None)
         self._task = task
         task.start()
 

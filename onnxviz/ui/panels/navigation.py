@@ -41,5 +41,5 @@ class Navigator:
                 canvas.show_scope(link.scope)
             doc.selection.clear(link.scope)
         elif link.kind == "tensor":
-            node, _, attr = link.target.partition("/")
-            self.show_attribute_tensor(link.scope, int(node), attr)
+            position, _, attr = link.target.partition("/")
+            self.show_attribute_tensor(link.scope, int(position), attr)

@@ -107,7 +107,7 @@ class NodePanel(Page):
                     "<b>required, missing</b>" if d.required else "not set")
                 label = form.add(d.name, f'<span style="{GREY}">{text} · {d.type_name.lower()}</span>')
                 label.setToolTip(d.description)
-                form.grid.itemAtPosition(form.grid.rowCount() - 1, 0).widget().setStyleSheet(GREY)
+                form.keys[d.name].setStyleSheet(GREY)
         if not n.attribute and not (info and info.attributes):
             form.add("", f'<span style="{GREY}">none</span>')
         self.add_section(f"Attributes ({len(n.attribute)})", form)

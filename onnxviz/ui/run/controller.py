@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError
@@ -75,6 +75,7 @@ class RunController(QObject):
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
+        self.toolbar: QToolBar | None = None  # the Run toolbar, once the feature installs it
         self.window = window
         self.settings = window.settings if hasattr(window, "settings") else None
         self.plans: dict[str, InputPlan] = {}

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxviz.ui.widgets.layouts import clear_layout
+
 MAX_SIDE = 512
 MAX_TILES = 256
 
@@ -107,10 +109,7 @@ class SliceView(QWidget):
 
     def _build_sliders(self) -> None:
         assert self.array is not None
-        while self.slider_grid.count():
-            item = self.slider_grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+        clear_layout(self.slider_grid)
         self.sliders = {}
         shown = self.shown_axes()
         for row, k in enumerate(k for k in range(self.array.ndim) if k not in shown and self.array.shape[k] > 1):
@@ -118,8 +117,7 @@ class SliceView(QWidget):
             slider.setRange(0, self.array.shape[k] - 1)
             value = QLabel(f"0 / {self.array.shape[k] - 1}")
             value.setMinimumWidth(70)
-            slider.valueChanged.connect(lambda v, label=value, n=self.array.shape[k]: (
-                label.setText(f"{v} / {n - 1}"), self.refresh()))
+            slider.valueChanged.connect(lambda v, label=value, n=self.array.shape[k]: self._moved(label, v, n))
             self.slider_grid.addWidget(QLabel(f"axis {k}"), row, 0)
             self.slider_grid.addWidget(slider, row, 1)
             self.slider_grid.addWidget(value, row, 2)
@@ -153,6 +151,10 @@ class SliceView(QWidget):
             r, c = divmod(k, cols)
             grid[r * (h + 1):r * (h + 1) + h, c * (w + 1):c * (w + 1) + w] = p
         return grid
+
+    def _moved(self, label: QLabel, value: int, size: int) -> None:
+        label.setText(f"{value} / {size - 1}")
+        self.refresh()
 
     def refresh(self) -> None:
         if self.array is None:
