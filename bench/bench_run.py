@@ -1,9 +1,9 @@
 """How much capturing every intermediate value costs, and where the end-to-end time goes.
 
-For each model, a plain onnxruntime run against a captured run (what the worker does: small
-values of a known shape packed into a few Concat outputs, everything else fetched as its own
-graph output, then each value viewed as a numpy array), same optimization level, measured
-three ways:
+For each model, a plain onnxruntime run against a captured run (what the worker does: on graphs
+of 10k+ values, small values of a known shape packed into a few Concat outputs; everything else
+fetched as its own graph output; then each value viewed as a numpy array), same optimization
+level, measured three ways:
 
 - one run: a fresh session per run, as the window and CLI run a model (session creation, and for
   capture the shape inference that plans the packs, included); medians of interleaved pairs;
@@ -40,9 +40,9 @@ import onnx
 import onnxruntime as ort
 
 from onnxviz.model.runner import RunOptions, run_model
-from onnxviz.model.runner.capture import Prepared, prepare_model
+from onnxviz.model.runner.capture import Prepared, packing_shapes, prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
-from onnxviz.model.runner.packing import static_shapes, unpack
+from onnxviz.model.runner.packing import unpack
 from onnxviz.model.runner.worker import HUGE_PAGES
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -89,6 +89,7 @@ class _OneRun:
 
     def __init__(self, model: onnx.ModelProto, feeds: dict[str, np.ndarray], optimized: bool, capture: bool) -> None:
         self.model, self.feeds, self.optimized, self.capture = model, feeds, optimized, capture
+        self.options = RunOptions(optimized=optimized)
         self.data = model.SerializeToString()
         self.run_times: list[float] = []
 
@@ -98,7 +99,7 @@ class _OneRun:
             t0 = time.perf_counter()
             result = session.run(None, self.feeds)
         else:
-            prepared = prepare_model(self.model, True, static_shapes(self.model, self.feeds))
+            prepared = prepare_model(self.model, True, packing_shapes(self.model, self.feeds, self.options))
             session = _session(prepared.model.SerializeToString(), self.optimized, bool(prepared.packs), capture=True)
             run = _captured_run(session, prepared, self.feeds)
             t0 = time.perf_counter()
@@ -110,7 +111,8 @@ class _OneRun:
 def bench(path: Path, repeat: int, optimized: bool) -> None:
     model = onnx.load(str(path))
     feeds = build_feeds(input_specs(model), {}, {}, seed=0)
-    prepared = prepare_model(model, True, static_shapes(model, feeds))
+    options = RunOptions(optimized=optimized)
+    prepared = prepare_model(model, True, packing_shapes(model, feeds, options))
     unpacked = prepare_model(model, True)
     plain_session = _session(model.SerializeToString(), optimized)
     packed_session = _session(prepared.model.SerializeToString(), optimized, bool(prepared.packs), capture=True)

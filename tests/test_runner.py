@@ -71,8 +71,14 @@ def _corpus_case(model_path: Path) -> tuple[onnx.ModelProto, dict[str, np.ndarra
 
 
 @pytest.mark.slow
-def test_corpus_outputs_match_expected() -> None:
-    """Every conformance model an engine can run gives the expected outputs through capture()."""
+@pytest.mark.parametrize("pack_all", [False, True], ids=["as-run", "all-packed"])
+def test_corpus_outputs_match_expected(pack_all: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every conformance model an engine can run gives the expected outputs through capture(), also
+    with small values packed (which the window only does on graphs of many values)."""
+    from onnxviz.model.runner import capture as capture_module
+
+    if pack_all:
+        monkeypatch.setattr(capture_module, "PACK_MIN_VALUES", 0)
     assert NODE_TESTS.is_dir()
     ran, unsupported, wrong = 0, [], []
     for model_path in corpus_models():

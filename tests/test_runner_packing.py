@@ -46,6 +46,21 @@ def _chain_model(layers: int = 30, batch: str | int = "N") -> onnx.ModelProto:
 FEEDS = {"x": np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)}
 
 
+@pytest.fixture(autouse=True)
+def _pack_small_graphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These graphs are far below the size where the window packs; pack them anyway."""
+    monkeypatch.setattr(capture_module, "PACK_MIN_VALUES", 0)
+
+
+def test_small_graphs_are_not_packed_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+    model = _chain_model()
+    assert capture_module.packing_shapes(model, FEEDS, capture_module.RunOptions()) == {}
+    monkeypatch.setattr(capture_module, "PACK_MIN_VALUES", 50)
+    assert capture_module.packing_shapes(model, FEEDS, capture_module.RunOptions())
+    assert capture_module.packing_shapes(model, FEEDS, capture_module.RunOptions(pack=False)) == {}
+
+
 def _unpacked(model: onnx.ModelProto, feeds: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch) -> Captured:
     with monkeypatch.context() as patch:
         patch.setattr(capture_module, "static_shapes", lambda m, f: {})
