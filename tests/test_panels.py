@@ -387,3 +387,15 @@ def test_sparse_initializer_that_does_not_fit_gives_a_message(qtbot: QtBot, wind
     window.doc.selection.select_value("", "sp")  # type: ignore[union-attr]
     message = panels.weights_panel.view.message
     assert message.isVisibleTo(panels.weights_panel.view) and "do not fit" in message.text()
+
+
+def test_problems_list_errors_first(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    panels = open_model(qtbot, window, example_path)
+    doc = window.doc
+    assert doc is not None
+    add = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Add")
+    doc.set_input(add, 1, "image")  # breaks shape inference: one error, then infos downstream
+    qtbot.waitUntil(lambda: any(p.severity.value == "info" for p in doc.problems), timeout=30000)
+    model = panels.problems_panel.view.model()
+    severities = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert severities[0] == "error" and "info" in severities

@@ -45,6 +45,10 @@ class RowsModel(QAbstractTableModel):
         if self._sorted_by is not None and self._sorted_by != sorted_by:
             self.sort(*self._sorted_by)
 
+    def forget_sort(self) -> None:
+        """Later rows keep the order they are given in (no header sort chosen)."""
+        self._sorted_by = None
+
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if not 0 <= column < len(self.headers):
             return
@@ -118,8 +122,9 @@ def make_table(model: RowsModel, sortable: bool = True, stretch_column: int = -1
     view = RowsTable()
     view.setModel(model)
     if sortable:
-        view.setSortingEnabled(True)
+        view.setSortingEnabled(True)  # Qt sorts by its default indicator (column 0, descending) right away
         view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        model.forget_sort()  # the rows keep the order they are given until the user clicks a header
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
