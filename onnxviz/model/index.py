@@ -345,7 +345,7 @@ class ModelIndex:
         if not cyclic:
             g.problems.append(Problem(
                 Severity.WARNING, "nodes are not in topological order",
-                scope=g.scope, node=order[0] if order else -1))
+                scope=g.scope, node=order[0] if order else -1, node_name=g.nodes[order[0]].name if order else ""))
 
     def _check_function_recursion(self) -> None:
         calls: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
