@@ -6,7 +6,7 @@ its node or value; nothing here raises on a broken model.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -44,12 +44,12 @@ def model_problems(index: ModelIndex) -> list[Problem]:
     """Every problem of this module for the whole model."""
     model = index.model
     problems = version_problems(model)
-    imports = {normalize_domain(o.domain): int(o.version) for o in model.opset_import}
-    local = {normalize_domain(d) for d, _, _ in index.functions}
+    imports = _opsets(model.opset_import)
+    local = _local_domains(index)
     for g in index.graphs.values():
         scope_imports = imports
         if g.function is not None:
-            scope_imports = {normalize_domain(o.domain): int(o.version) for o in g.function.opset_import} or imports
+            scope_imports = _opsets(g.function.opset_import) or imports
         problems += node_problems(g, scope_imports, local, index)
         problems += tensor_problems(g)
     return problems
@@ -60,21 +60,22 @@ def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:
     attributes, tensor attributes), for an index brought up to date after an edit of that node."""
     g = index.main
     node = g.nodes[i]
-    imports = {normalize_domain(o.domain): int(o.version) for o in index.model.opset_import}
-    local = {normalize_domain(d) for d, _, _ in index.functions}
+    imports = _opsets(index.model.opset_import)
     out: list[Problem] = []
-    message = _op_problem(node.domain, node.op_type, imports, local, index)
+    message = _op_problem(node.domain, node.op_type, imports, _local_domains(index), index)
     if message:
         out.append(_at(g, i, message))
     out += _attribute_problems(g, i, imports, in_function=False)
-    for attr in node.attribute:
-        tensors = [attr.t] if attr.type == AttributeProto.TENSOR else \
-            list(attr.tensors) if attr.type == AttributeProto.TENSORS else []
-        for t in tensors:
-            message = "" if _looks_sound(t) else tensor_problem(t)
-            if message:
-                out.append(Problem(Severity.ERROR, message, scope="", node=i, node_name=node.name, value=t.name))
+    out += [p for t in _attribute_tensors(node) if (p := _tensor_problem_at(g, t, i)) is not None]
     return out
+
+
+def _opsets(opset_import: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
+    return {normalize_domain(o.domain): int(o.version) for o in opset_import}
+
+
+def _local_domains(index: ModelIndex) -> set[str]:
+    return {normalize_domain(d) for d, _, _ in index.functions}
 
 
 def version_problems(model: onnx.ModelProto) -> list[Problem]:
@@ -174,25 +175,31 @@ def _graph_tensors(g: GraphIndex) -> Iterator[tuple[TensorProto, int]]:
         for st in g.graph.sparse_initializer:
             yield st.values, -1
     for i in g.attribute_holders:
-        for attr in g.nodes[i].attribute:
-            if attr.type == AttributeProto.TENSOR:
-                yield attr.t, i
-            elif attr.type == AttributeProto.TENSORS:
-                for t in attr.tensors:
-                    yield t, i
+        for t in _attribute_tensors(g.nodes[i]):
+            yield t, i
+
+
+def _attribute_tensors(node: NodeProto) -> Iterator[TensorProto]:
+    for attr in node.attribute:
+        if attr.type == AttributeProto.TENSOR:
+            yield attr.t
+        elif attr.type == AttributeProto.TENSORS:
+            yield from attr.tensors
 
 
 def tensor_problems(g: GraphIndex) -> list[Problem]:
-    out: list[Problem] = []
-    for t, holder in _graph_tensors(g):
-        if _looks_sound(t):
-            continue
-        message = tensor_problem(t)
-        if message:
-            node_name = g.nodes[holder].name if holder >= 0 else ""
-            out.append(Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name,
-                               value=t.name))
-    return out
+    return [p for t, holder in _graph_tensors(g) if (p := _tensor_problem_at(g, t, holder)) is not None]
+
+
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int) -> Problem | None:
+    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
+    if _looks_sound(t):
+        return None
+    message = tensor_problem(t)
+    if not message:
+        return None
+    node_name = g.nodes[holder].name if holder >= 0 else ""
+    return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
 
 
 def _looks_sound(t: TensorProto) -> bool:
