@@ -51,22 +51,21 @@ def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holder
     nodes = body.node
     names = [n.name for n in nodes]
     if holders is None:
-        holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in graph_bodies((), n))]
+        holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in subgraphs_of(n))]
     if not holders and not table:  # the common big graph: one C-speed pass, the first of a name kept
         rows = zip(itertools.repeat(scope), reversed(range(len(names))))
         table.update(zip(reversed(names), rows, strict=True))
         table.pop("", None)
         return
     start = 0
-    for end in [*holders, len(nodes) - 1]:
-        for i in range(start, end + 1):
-            name = names[i]
-            if name and name not in table:
-                table[name] = (scope, i)
-        start = end + 1
-        if end in holders:
-            for attr, k, graph in subgraphs_of(nodes[end]):
-                _add_names(table, child_scope(scope, end, attr, k), graph)
+    for holder in [*holders, len(nodes)]:
+        for i in range(start, min(holder + 1, len(nodes))):
+            if names[i] and names[i] not in table:
+                table[names[i]] = (scope, i)
+        if holder < len(nodes):
+            for attr, k, graph in subgraphs_of(nodes[holder]):
+                _add_names(table, child_scope(scope, holder, attr, k), graph)
+        start = holder + 1
 
 
 class EditBase:
