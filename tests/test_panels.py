@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from PySide6.QtCore import QElapsedTimer, QSettings, Qt, QTimer
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
@@ -21,10 +21,8 @@ from onnxviz.ui.panels.tables import RowsModel, source_row
 
 
 @pytest.fixture
-def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
-    # a fresh settings folder: no window layout remembered from other runs
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
-    w = MainWindow()
+def window(qtbot: QtBot) -> MainWindow:
+    w = MainWindow()  # settings in a fresh folder: conftest's _isolated_settings
     qtbot.addWidget(w)
     return w
 

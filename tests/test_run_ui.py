@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -21,15 +20,6 @@ from onnxviz.ui.run.inputs_dialog import InputsDialog
 from tests.test_runner import _nan_model, _slow_model
 
 TIMEOUT = 30000
-
-
-@pytest.fixture(autouse=True)
-def _private_settings(tmp_path: Path) -> None:
-    try:
-        from onnxviz.ui.settings import use_settings_dir
-    except ImportError:
-        return
-    use_settings_dir(tmp_path / "settings")
 
 
 def _window(qtbot: QtBot, path: Path) -> tuple[MainWindow, RunController]:
