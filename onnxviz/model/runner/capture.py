@@ -206,8 +206,8 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     progress(0.1, "Creating the onnxruntime session")
     t0 = time.perf_counter()
     try:
-        session = ort.InferenceSession(prepared.model.SerializeToString(), _session_options(options, scratch_dir, bool(prepared.packs)),
-                                       providers=["CPUExecutionProvider"])
+        so = _session_options(options, scratch_dir, packed=bool(prepared.packs))
+        session = ort.InferenceSession(prepared.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
