@@ -118,3 +118,20 @@ def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str]
     assert inner["scope"] == "0.body" and inner["name"] == "sum_out" and inner["engine"] == "reference"
     np.testing.assert_array_equal(np.load(dump / inner["file"]), np.load(dump / index["values"]["y"]["file"]))
     assert index["values"]["y"]["scope"] == ""
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"PK\x03\x04 not a zip", "bad.npz could not be read as an .npz of inputs"),
+    (None, "bad.npz holds one unnamed array; an inputs file must be an .npz"),
+])
+def test_run_bad_inputs_file_is_one_sentence(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                             tmp_path: Path, content: bytes | None, message: str) -> None:
+    bad = tmp_path / "bad.npz"
+    if content is None:  # a .npy under any name
+        with bad.open("wb") as f:
+            np.save(f, np.zeros((1, 3, 32, 32), np.float32))
+    else:
+        bad.write_bytes(content)
+    code, _, err = run_cli(capsys, "run", str(example_path), "--inputs", str(bad))
+    assert code == 2
+    assert err == f"onnxviz: error: {message}\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,13 +154,16 @@ def read_inputs_file(path: str | Path) -> dict[str, np.ndarray]:
     """Every array of an .npz (named after graph inputs)."""
     p = Path(path)
     try:
-        with np.load(p, allow_pickle=False) as loaded:
-            if isinstance(loaded, np.ndarray):
-                raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+        loaded = np.load(p, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):  # a .npy: no names, and no context manager either
+            raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+        with loaded:
             return {k: loaded[k] for k in loaded.files}
+    except RunError:
+        raise
     except FileNotFoundError as exc:
         raise RunError(f"{p} does not exist.", str(exc)) from exc
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise RunError(f"{p.name} could not be read as an .npz of inputs.", str(exc)) from exc
 
 
