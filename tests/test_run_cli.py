@@ -120,6 +120,25 @@ def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str]
     assert index["values"]["y"]["scope"] == ""
 
 
+@pytest.mark.parametrize("engine", ["ort", "reference"])
+def test_run_all_nan_output_shows_counts_and_first_node(capfd: pytest.CaptureFixture[str], tmp_path: Path,
+                                                        engine: str) -> None:
+    capsys = capfd  # the worker process writes to the real stderr: a numpy warning would land there
+    from test_runner import _nan_model
+
+    path = tmp_path / "nan.onnx"
+    path.write_bytes(_nan_model().SerializeToString())
+    code, out, err = run_cli(capsys, "run", str(path), "--engine", engine)
+    assert code == 0
+    assert "y: float32 [2, 3]  NaN 6  Inf 0" in out  # every element NaN: no min/max, but the counts
+    assert "--dump DIR captures every value" in out
+    assert "RuntimeWarning" not in err
+    code, out, _ = run_cli(capsys, "run", str(path), "--engine", engine, "--dump", str(tmp_path / engine))
+    assert "first NaN/Inf: d (output of Sqrt node 'sqrt')" in out
+    code, out, _ = run_cli(capsys, "run", str(path), "--engine", engine, "--dump", str(tmp_path / engine), "--json")
+    assert json.loads(out)["first_nonfinite"] == {"name": "d", "node": "sqrt", "op_type": "Sqrt"}
+
+
 @pytest.mark.parametrize(("content", "message"), [
     (b"PK\x03\x04 not a zip", "bad.npz could not be read as an .npz of inputs"),
     (None, "bad.npz holds one unnamed array; an inputs file must be an .npz"),

@@ -101,6 +101,11 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) 
     for out in result.outputs:
         r = result.values.get(out)
         lines.append(f"  {out}: " + (_stats_text(r) if r else "not produced"))
+    bad = result.first_nonfinite()
+    if bad is not None and options.capture:
+        lines.append(f"first NaN/Inf: {bad.name} (output of {bad.op_type} node '{bad.node_name}')")
+    elif bad is not None:
+        lines.append("NaN/Inf in the outputs; --dump DIR captures every value and names the first node that made one")
     if dump is not None:
         lines.append(f"{len(result.values)} values written to {dump} (index.json)")
     return "\n".join(lines)
@@ -109,9 +114,9 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) 
 def _stats_text(r: ValueRecord) -> str:
     s = r.stats
     head = f"{s.dtype} [{', '.join(str(d) for d in r.shape)}]"
-    if s.minimum is None:
-        return head
     bad = f"  NaN {s.nan_count}  Inf {s.inf_count}" if r.nonfinite else ""
+    if s.minimum is None:  # no finite element (or not numeric): the NaN/Inf counts still matter
+        return head + bad
     return f"{head}  min {s.minimum:.6g}  max {s.maximum:.6g}  mean {s.mean:.6g}  std {s.std:.6g}{bad}"
 
 
@@ -125,6 +130,8 @@ def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None) 
                 "min": s.minimum, "max": s.maximum, "mean": s.mean, "std": s.std,
                 "nan": s.nan_count, "inf": s.inf_count}
 
+    bad = result.first_nonfinite() if options.capture else None  # only outputs are seen otherwise
+    first = {"name": bad.name, "node": bad.node_name, "op_type": bad.op_type} if bad is not None else None
     return {"model": name, "engine": result.engine, "optimized": options.optimized, "notes": result.notes,
-            "timings": result.timings, "outputs": [entry(o) for o in result.outputs],
+            "timings": result.timings, "outputs": [entry(o) for o in result.outputs], "first_nonfinite": first,
             "dump": str(dump) if dump else None, "values": len(result.values)}

@@ -47,7 +47,8 @@ def worker_main(conn: Connection, request: RunRequest) -> None:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
         feeds = _load_feeds(request.feeds_path, model)
-        captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
+        with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
+            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
     except OnnxvizError as exc:
