@@ -197,3 +197,20 @@ def test_tall_graphs_export_in_columns(qapp: object, tmp_path: Path) -> None:
     out = export_image(d, tmp_path / "tall.png")
     image = QImage(str(out))
     assert len(page.slices) * 120 < image.width() and image.height() < 48000 / 2
+
+
+def test_overlay_box_without_a_value_is_grey_near_and_far(qapp: object) -> None:
+    """With an overlay on, a box it has no value for (e.g. an all-NaN output) is grey at every zoom,
+    not its category colour, which would read as a value of the colour map."""
+    d = Drawable(chain_scene(3, with_group=False))
+    overlay = np.zeros((d.scene.n_boxes, 4), np.uint8)
+    overlay[1] = (68, 4, 84, 255)  # survives the far view's colour quantization  # node0 has a value; node1 (box 2) has none
+    for scale in (0.2, 1.0):
+        image = QImage(400, 400, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(style.BACKGROUND)
+        p = QPainter(image)
+        p.scale(scale, scale)
+        ScenePainter().paint(p, d, QRectF(0, 0, 400 / scale, 400 / scale), scale, PaintOptions(overlay=overlay))
+        p.end()
+        assert QColor(image.pixel(int(30 * scale), int(90 * scale))) == QColor(68, 4, 84)
+        assert QColor(image.pixel(int(30 * scale), int(170 * scale))) == style.NO_OVERLAY_VALUE, scale

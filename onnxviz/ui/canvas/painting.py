@@ -209,8 +209,8 @@ def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOption
 def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, opts: PaintOptions) -> None:
     s = d.scene
     header = style.category_colour(int(s.box_category[b]))
-    if opts.overlay is not None and opts.overlay[b, 3] > 0:
-        header = QColor(*[int(v) for v in opts.overlay[b]])
+    if opts.overlay is not None:  # no value (e.g. all NaN): grey, never a category colour read as a value
+        header = QColor(*[int(v) for v in opts.overlay[b]]) if opts.overlay[b, 3] > 0 else style.NO_OVERLAY_VALUE
     title = (s.box_name[b] or s.box_title[b]) if opts.show_names else s.box_title[b]
     lines = s.box_lines[b] if scale >= style.BODY_SCALE else []
     header_h = style.HEADER_H
@@ -378,5 +378,5 @@ def _key_colour(key: int, overlay: bool) -> QBrush:
     if not overlay:
         return QBrush(style.category_colour(key, far=True))
     if key == _NO_OVERLAY:
-        return QBrush(QColor("#d5d9de"))
+        return QBrush(style.NO_OVERLAY_VALUE)
     return QBrush(QColor(((key >> 10) & 31) << 3 | 4, ((key >> 5) & 31) << 3 | 4, (key & 31) << 3 | 4))

@@ -61,6 +61,7 @@ def use_dark(on: bool) -> None:
 SELECTION = QColor("#1a73e8")
 NEIGHBOUR = QColor("#7baaf0")
 FLAG = QColor("#e0118a")
+NO_OVERLAY_VALUE = QColor("#d5d9de")  # an op box the overlay has no (finite) value for, near or far
 SEVERITY_COLOURS = {"error": QColor("#d93025"), "warning": QColor("#f29900"), "info": QColor("#1a73e8")}
 
 FONT_FAMILY = "DejaVu Sans"

@@ -330,4 +330,10 @@ def paint_legend(p: QPainter, rect: QRectF, title: str, vmin: float, vmax: float
     p.setPen(style.TEXT_DIM)
     p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignLeft, f"{vmin:.4g}")
     p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignRight, f"{vmax:.4g}")
+    key = QRectF(bar.center().x() - 34, bar.bottom() + 4, 9, 9)  # what a grey box means
+    p.setPen(QPen(style.PANEL_BORDER, 1))
+    p.setBrush(style.NO_OVERLAY_VALUE)
+    p.drawRect(key)
+    p.setPen(style.TEXT_DIM)
+    p.drawText(QRectF(key.right() + 4, bar.bottom() + 1, 60, 14), Qt.AlignmentFlag.AlignLeft, "no value")
     p.restore()
