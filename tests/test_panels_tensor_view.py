@@ -95,3 +95,15 @@ def test_four_bit_weights(qtbot: QtBot, view: TensorView) -> None:
     assert (view.fact_labels["min"].text(), view.fact_labels["max"].text()) == ("-8", "7")
     table = view.table.values
     assert [table.data(table.index(1, c)) for c in range(3)] == ["3", "7", "2"]
+
+
+def test_hidden_tabs_leave_no_gap(qtbot: QtBot, view: TensorView) -> None:
+    """A 2-D value (with a Heatmap tab), then a scalar (none): Values sits right after Histogram."""
+    view.show()
+    for name, values in (("matrix", np.arange(10.0).reshape(2, 5)), ("scalar", np.array(3.0, np.float32))):
+        with qtbot.waitSignal(view.loaded, timeout=10000):
+            view.show_tensor(name, values)
+    bar = view.tabs.tabBar()
+    assert not bar.isTabVisible(view.image_index)
+    assert [bar.tabText(i) for i in range(bar.count()) if bar.isTabVisible(i)] == ["Histogram", "Values"]
+    assert bar.tabRect(bar.count() - 1).left() == bar.tabRect(0).right() + 1

@@ -278,6 +278,7 @@ class TensorView(QWidget):
         self._task = None
         self.busy.setVisible(False)
         self.prepared = prepared
+        self.body.setVisible(True)  # before tabs are shown or hidden: a hidden tab bar leaves a gap for them
         self._show_facts(prepared.stats)
         self._show_histogram(prepared.stats)
         self._show_image(prepared)
