@@ -19,8 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -84,33 +83,25 @@ def measure(path: Path, repeat: int) -> dict[str, object]:
 
 def window_open(path: Path) -> dict[str, float]:
     """The whole window: open_path -> canvas.scene_ready, and the longest GUI-thread stall meanwhile."""
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
+    from gui_probe import GuiStallProbe, wait_until
 
     from onnxviz.ui.main_window import MainWindow
 
-    app = QApplication.instance()
-    window = MainWindow()
+    window: Any = MainWindow()  # its docks and panels are attributes set while it is built
     window.resize(W, H)
     window.show()
-    ticks: list[float] = []
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     out: dict[str, float] = {}
 
     def ready() -> None:
         out["window_open_to_scene_ready_s"] = time.perf_counter() - start
-        gaps = np.diff(np.array(ticks)) if len(ticks) > 1 else np.zeros(1)
-        out["window_worst_gui_stall_ms"] = float(gaps.max() * 1000)
-        app.quit()  # type: ignore[union-attr]
+        stalls.tick()
+        out["window_worst_gui_stall_ms"] = stalls.worst * 1000
 
-    window.canvas.scene_ready.connect(ready)  # type: ignore[attr-defined]
-    timer.start()
+    window.canvas.scene_ready.connect(ready)
+    stalls = GuiStallProbe(interval_ms=5)
     start = time.perf_counter()
-    ticks.append(start)
     window.open_path(path)
-    app.exec()  # type: ignore[union-attr]
+    wait_until(lambda: bool(out))
     return out
 
 

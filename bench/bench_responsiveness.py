@@ -20,66 +20,57 @@ of the longest block of the slowest run.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from gui_probe import GuiStallProbe, print_and_exit, run_child, wait_until
 
 DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
 
-CHILD = r"""
-import json, os, sys, tempfile, threading, time, traceback
-from collections import Counter
-from onnxviz.ui.settings import use_settings_dir
-use_settings_dir(tempfile.mkdtemp())
-from PySide6.QtCore import QEventLoop, QTimer
-from onnxviz.ui.app import ensure_app
-app = ensure_app()
-from onnxviz.ui.main_window import MainWindow
-
-class Blocks:
-    # the longest gap between ticks of a 10 ms timer on the GUI thread, and when it was
-    def __init__(self):
-        self.timer = QTimer(interval=10); self.timer.timeout.connect(self.tick); self.reset(); self.timer.start()
-    def tick(self):
-        now = time.perf_counter()
-        if now - self.last > self.worst:
-            self.worst, self.span = now - self.last, (self.last, now)
-        self.last = now
-    def reset(self):
-        self.last = time.perf_counter(); self.worst = 0.0; self.span = (0.0, 0.0)
-
-def where(frame):
-    # innermost onnxviz frame and its onnxviz caller; None when the thread is idle in the bench script
-    found = []
+def where(frame: FrameType | None) -> str | None:
+    """The innermost onnxviz frame and its onnxviz caller; None when the thread is idle in this script."""
+    found: list[str] = []
     while frame is not None:
-        f = frame.f_code.co_filename
-        if f == "<string>":
+        filename = frame.f_code.co_filename
+        if filename == __file__:
             break
-        if "/onnxviz/" in f and len(found) < 2:
-            found.append(f"{f.split('/onnxviz/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+        if "/onnxviz/" in filename and len(found) < 2:
+            found.append(f"{filename.split('/onnxviz/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
         frame = frame.f_back
     return " < ".join(found) or None
 
+
+Sample = tuple[float, float, str | None, list[str]]
+
+
 class Sampler(threading.Thread):
-    # every 2 ms: what the GUI thread runs (when the sampler cannot run, something holds the GIL)
-    def __init__(self):
-        super().__init__(daemon=True); self.samples = []; self.running = True
-    def run(self):
-        main = threading.main_thread().ident; last = time.perf_counter()
+    """Every 2 ms: what the GUI thread runs (when the sampler cannot run, something holds the GIL)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[Sample] = []
+        self.running = True
+
+    def run(self) -> None:
+        main, last = threading.main_thread().ident, time.perf_counter()
         while self.running:
             time.sleep(0.002)
             now = time.perf_counter()
             frames = sys._current_frames()
-            gui = where(frames.get(main))
             others = [w for i, f in frames.items() if i not in (main, self.ident) for w in [where(f)] if w]
-            self.samples.append((last, now, gui, others))
+            self.samples.append((last, now, where(frames.get(main or 0)), others))
             last = now
-    def blame(self, span):
-        # time inside the GUI block charged to what the GUI thread was running; GIL gaps to the others
-        charge = Counter()
+
+    def blame(self, span: tuple[float, float]) -> list[tuple[str, float]]:
+        """Time inside the GUI block charged to what the GUI thread ran; GIL gaps to the others."""
+        charge: dict[str, float] = {}
         for t0, t1, gui, others in self.samples:
             lo, hi = max(t0, span[0]), min(t1, span[1])
             if hi <= lo:
@@ -88,74 +79,80 @@ class Sampler(threading.Thread):
                 who = f"GIL held; gui at {gui}" if gui else "GIL held by: " + " | ".join(others[:2])
             else:
                 who = f"gui: {gui}" if gui else "gui idle/in Qt C++"
-            charge[who] += hi - lo
+            charge[who] = charge.get(who, 0.0) + hi - lo
         self.samples.clear()
-        return charge.most_common(3)
+        return sorted(charge.items(), key=lambda item: -item[1])[:3]
 
-def wait_until(cond, timeout_s=300):
-    t0 = time.perf_counter()
-    while not cond() and time.perf_counter() - t0 < timeout_s:
-        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 20)
-    return time.perf_counter() - t0
 
-w = MainWindow(); w.resize(1400, 900); w.show(); app.processEvents()
-marks = set()
-w.canvas.scene_ready.connect(lambda *_: marks.add("drawn"))
-w.validation.finished.connect(lambda *_: marks.add("validated"))
-panel = w.panels.model_panel
-real_on_figures = panel._on_figures
-def on_figures(*args):
-    real_on_figures(*args); marks.add("figures")
-panel._on_figures = on_figures
-def figures_done():  # the panel has no pending background work
-    return panel._task is None
-blocks = Blocks(); sampler = Sampler(); sampler.start()
-w.open_path(sys.argv[1])
-opened = wait_until(lambda: {"drawn", "validated", "figures"} <= marks and figures_done())
-open_block = blocks.worst
-open_blame = sampler.blame(blocks.span)
-node = next(i for i, n in enumerate(w.doc.model.graph.node) if n.op_type == "Transpose")
-marks.clear(); blocks.reset()
-t0 = time.perf_counter()
-w.doc.rename_node(node, "renamed_by_bench")
-edited = wait_until(lambda: {"validated", "figures"} <= marks and figures_done())
-edit_block = blocks.worst
-edit_blame = sampler.blame(blocks.span)
-ran = run_block = 0.0
-run_blame = []
-if os.environ.get("BENCH_RUN"):
+def measure(path: Path, with_run: bool) -> dict[str, Any]:
+    """In a fresh process: open ``path``, rename a node, optionally run; the pauses meanwhile."""
+    from onnxviz.ui.settings import use_settings_dir
+
+    use_settings_dir(tempfile.mkdtemp())
+    from onnxviz.ui.app import ensure_app
+
+    app = ensure_app()
+    from onnxviz.ui.main_window import MainWindow
+
+    window: Any = MainWindow()  # its docks and panels are attributes set while it is built
+    window.resize(1400, 900)
+    window.show()
+    app.processEvents()
+    marks: set[str] = set()
+    window.canvas.scene_ready.connect(lambda *_: marks.add("drawn"))
+    window.validation.finished.connect(lambda *_: marks.add("validated"))
+    panel = window.panels.model_panel
+    real_on_figures = panel._on_figures
+
+    def on_figures(*args: Any) -> None:
+        real_on_figures(*args)
+        marks.add("figures")
+
+    panel._on_figures = on_figures  # type: ignore[method-assign]
+
+    def settled(*wanted: str) -> Callable[[], bool]:
+        return lambda: set(wanted) <= marks and panel._task is None  # the panel has no pending work
+
+    blocks, sampler = GuiStallProbe(interval_ms=10), Sampler()
+    sampler.start()
+    window.open_path(str(path))
+    result: dict[str, Any] = dict(opened=wait_until(settled("drawn", "validated", "figures")))
+    result.update(open_block=blocks.worst, open_blame=sampler.blame(blocks.span))
+    node = next(i for i, n in enumerate(window.doc.model.graph.node) if n.op_type == "Transpose")
+    marks.clear()
+    blocks.reset()
+    window.doc.rename_node(node, "renamed_by_bench")
+    result.update(edited=wait_until(settled("validated", "figures")), edit_block=blocks.worst,
+                  edit_blame=sampler.blame(blocks.span), ran=0.0, run_block=0.0, run_blame=[])
+    if with_run:
+        result.update(_run(window, marks, blocks, sampler))
+    sampler.running = False
+    from onnxviz.model.procpool import shared_worker
+
+    shared_worker().shutdown()
+    result["nodes"] = window.doc.index.node_count()
+    return result
+
+
+def _run(window: Any, marks: set[str], blocks: GuiStallProbe, sampler: Sampler) -> dict[str, Any]:
     from onnxviz.model.runner.inputs import build_feeds, input_specs
-    controller = w.run_controller
+
+    controller = window.run_controller
     controller.run_finished.connect(lambda *_: marks.add("ran"))
-    feeds = build_feeds(input_specs(w.doc.model), {}, {}, seed=0)
-    marks.clear(); blocks.reset()
-    controller._start(w.doc, feeds, "", None)
+    feeds = build_feeds(input_specs(window.doc.model), {}, {}, seed=0)
+    marks.clear()
+    blocks.reset()
+    controller._start(window.doc, feeds, "", None)
     ran = wait_until(lambda: "ran" in marks, timeout_s=900)
     wait_until(lambda: False, timeout_s=0.5)  # the dock and the overlay settle after the result
-    run_block = blocks.worst
-    run_blame = sampler.blame(blocks.span)
-sampler.running = False
-from onnxviz.model.procpool import shared_worker
-shared_worker().shutdown()
-print(json.dumps(dict(nodes=w.doc.index.node_count(), opened=opened, open_block=open_block, edited=edited,
-                      edit_block=edit_block, open_blame=open_blame, edit_blame=edit_blame, ran=ran,
-                      run_block=run_block, run_blame=run_blame)))
-sys.stdout.flush()
-os._exit(0)
-"""
+    return dict(ran=ran, run_block=blocks.worst, run_blame=sampler.blame(blocks.span))
 
 
-def run_once(path: Path, with_run: bool) -> dict:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **({"BENCH_RUN": "1"} if with_run else {})}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env,
-                         timeout=900)
-    line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
-    if line is None:
-        raise SystemExit(f"{path.name}: the child failed:\n{out.stderr[-3000:]}")
-    return json.loads(line)
+def run_once(path: Path, with_run: bool) -> dict[str, Any]:
+    return run_child(__file__, [str(path), *(["--with-run"] if with_run else [])])
 
 
-def print_blame(title: str, blame: list) -> None:
+def print_blame(title: str, blame: list[tuple[str, float]]) -> None:
     for where, seconds in blame:
         print(f"    {title}: {1000 * seconds:6.0f} ms  {where}")
 
@@ -166,7 +163,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--with-run", action="store_true",
                         help="also run the model (Run menu, every value captured) and time the pause as it arrives")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        print_and_exit(measure(args.files[0], args.with_run))
     print(f"{'file':<18} {'nodes':>7} {'open s':>7} {'block ms':>8} {'edit s':>7} {'block ms':>8}"
           + (f" {'run s':>7} {'block ms':>8}" if args.with_run else ""))
     for path in args.files:

@@ -11,97 +11,83 @@ Prints medians of the runs.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
+
+from gui_probe import GuiStallProbe, print_and_exit, run_child, wait_for, wait_until
 
 DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
 
-CHILD = r"""
-import json, os, sys, tempfile, time
-from pathlib import Path
-from onnxviz.ui.settings import use_settings_dir
-use_settings_dir(tempfile.mkdtemp())
-from PySide6.QtCore import QEventLoop, QTimer
-from onnxviz.ui.app import ensure_app
-from onnxviz.model.commands import Command
-app = ensure_app()
-from onnxviz.ui.main_window import MainWindow
 
-class Stalls:
-    def __init__(self):
-        self.last = time.perf_counter(); self.worst = 0.0
-        self.timer = QTimer(interval=5); self.timer.timeout.connect(self.tick); self.timer.start()
-    def tick(self):
-        now = time.perf_counter(); self.worst = max(self.worst, now - self.last); self.last = now
-    def reset(self):
-        self.last = time.perf_counter(); self.worst = 0.0
+def measure(path: Path) -> dict[str, Any]:
+    """In a fresh process: open ``path`` in the window, make one edit, save it."""
+    from onnxviz.ui.settings import use_settings_dir
 
-def wait(signal, timeout_s=300):
-    loop = QEventLoop(); signal.connect(loop.quit)
-    QTimer.singleShot(int(timeout_s * 1000), loop.quit); loop.exec()
+    use_settings_dir(tempfile.mkdtemp())
+    from onnxviz.model.commands import Command
+    from onnxviz.model.document import Document
+    from onnxviz.ui.app import ensure_app
 
-class Touch(Command):
-    label = "touch"
-    def apply(self, doc): doc.model.doc_string += "."
-    def revert(self, doc): doc.model.doc_string = doc.model.doc_string[:-1]
+    app = ensure_app()
+    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.saving import save_document
 
-t0 = time.perf_counter(); w = MainWindow(); w.resize(1400, 900); w.show(); app.processEvents()
-construct = time.perf_counter() - t0
-stalls = Stalls()
-canvas = getattr(w, "canvas", None)
-marks = {}
-if canvas is not None:
-    canvas.scene_ready.connect(lambda *_: marks.setdefault("drawn", time.perf_counter()))
-t0 = time.perf_counter(); w.open_path(sys.argv[1]); wait(w.loading_finished)
-loaded = time.perf_counter() - t0
-while canvas is not None and "drawn" not in marks and time.perf_counter() - t0 < 120:
-    app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
-drawn = marks.get("drawn", time.perf_counter()) - t0
-open_stall = stalls.worst
-w.doc.execute(Touch())
-t1 = time.perf_counter()
-while time.perf_counter() - t1 < 4:  # the user edits, validation settles, then they save
-    app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
-out = Path(tempfile.mkdtemp()) / "saved.onnx"
-QTimer.singleShot(50, lambda: None); app.processEvents()
-stalls.reset(); t0 = time.perf_counter()
-from onnxviz.ui.saving import save_document
-save_document(w, w.doc, out)
-while w.doc.is_dirty:
-    app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
-saved = time.perf_counter() - t0
-stalls.tick()  # a synchronous save never let the timer tick: the whole save counts as a stall
-save_stall = stalls.worst
-print(json.dumps(dict(nodes=w.doc.index.node_count(), construct=construct, loaded=loaded, drawn=drawn,
-                      open_stall=open_stall, saved=saved, save_stall=save_stall)))
-os._exit(0)
-"""
+    class Touch(Command):
+        label = "touch"
+
+        def apply(self, doc: Document) -> None:
+            doc.model.doc_string += "."
+
+        def revert(self, doc: Document) -> None:
+            doc.model.doc_string = doc.model.doc_string[:-1]
+
+    t0 = time.perf_counter()
+    window: Any = MainWindow()  # its docks and panels are attributes set while it is built
+    window.resize(1400, 900)
+    window.show()
+    app.processEvents()
+    construct = time.perf_counter() - t0
+    stalls = GuiStallProbe(interval_ms=5)
+    marks: dict[str, float] = {}
+    window.canvas.scene_ready.connect(lambda *_: marks.setdefault("drawn", time.perf_counter()))
+    t0 = time.perf_counter()
+    window.open_path(str(path))
+    wait_for(window.loading_finished)
+    loaded = time.perf_counter() - t0
+    wait_until(lambda: "drawn" in marks, timeout_s=120)
+    drawn = marks.get("drawn", time.perf_counter()) - t0
+    open_stall = stalls.worst
+    window.doc.execute(Touch())
+    wait_until(lambda: False, timeout_s=4)  # the user edits, validation settles, then they save
+    out = Path(tempfile.mkdtemp()) / "saved.onnx"
+    stalls.reset()
+    t0 = time.perf_counter()
+    save_document(window, window.doc, out)
+    wait_until(lambda: not window.doc.is_dirty)
+    saved = time.perf_counter() - t0
+    stalls.tick()  # a synchronous save never let the timer tick: the whole save counts as a stall
+    return dict(nodes=window.doc.index.node_count(), construct=construct, loaded=loaded, drawn=drawn,
+                open_stall=open_stall, saved=saved, save_stall=stalls.worst)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    if args.child:
+        print_and_exit(measure(args.files[0]))
     print(f"{'file':<18} {'nodes':>7} {'window s':>8} {'loaded s':>8} {'drawn s':>8} {'stall ms':>8} "
           f"{'save s':>7} {'stall ms':>8}")
     for path in args.files:
         if not path.exists():
             print(f"{path.name:<18} missing (make it with ../shared/bench/synth.py)")
             continue
-        runs = []
-        for _ in range(args.runs):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True,
-                                 env=env, timeout=900)
-            line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
-            if line is None:
-                raise SystemExit(f"{path.name}: the child failed:\n{out.stderr[-2000:]}")
-            runs.append(json.loads(line))
+        runs = [run_child(__file__, [str(path)]) for _ in range(args.runs)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         print(f"{path.name:<18} {int(med['nodes']):>7} {med['construct']:>8.2f} {med['loaded']:>8.2f} "
               f"{med['drawn']:>8.2f} {1000 * med['open_stall']:>8.0f} {med['saved']:>7.2f} "

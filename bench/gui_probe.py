@@ -1,0 +1,91 @@
+"""What the window benches share: a probe for GUI-thread stalls, waiting on the event loop,
+and running a measurement in a fresh offscreen process.
+
+A stall is the longest gap between ticks of a short QTimer on the GUI thread: while the GUI
+thread is busy (or cannot get the GIL) the timer cannot tick, and the window cannot react.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
+
+
+class GuiStallProbe:
+    """The longest gap between ticks of an ``interval_ms`` timer on the GUI thread, and when."""
+
+    def __init__(self, interval_ms: int = 10) -> None:
+        self.worst = 0.0
+        self.span = (0.0, 0.0)
+        self._last = time.perf_counter()
+        self._timer = QTimer(interval=interval_ms)
+        self._timer.timeout.connect(self.tick)
+        self._timer.start()
+
+    def tick(self) -> None:
+        """Also call it after synchronous work that never let the timer run, to count it."""
+        now = time.perf_counter()
+        if now - self._last > self.worst:
+            self.worst, self.span = now - self._last, (self._last, now)
+        self._last = now
+
+    def reset(self) -> None:
+        self._last = time.perf_counter()
+        self.worst = 0.0
+        self.span = (0.0, 0.0)
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 300.0) -> float:
+    """Run the event loop until ``condition()`` holds (checked every 10 ms) or the time is up;
+    the seconds waited."""
+    t0 = time.perf_counter()
+    if condition():
+        return 0.0
+    loop = QEventLoop()
+
+    def check() -> None:
+        if condition() or time.perf_counter() - t0 >= timeout_s:
+            loop.quit()
+
+    poll = QTimer(interval=10)
+    poll.timeout.connect(check)
+    poll.start()
+    loop.exec()
+    poll.stop()
+    return time.perf_counter() - t0
+
+
+def wait_for(signal: SignalInstance, timeout_s: float = 300.0) -> None:
+    """Run the event loop until ``signal`` is emitted or the time is up."""
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+
+
+def run_child(script: str, args: list[str], extra_env: dict[str, str] | None = None,
+              timeout_s: float = 900.0) -> dict[str, Any]:
+    """Run ``script --child ARGS`` offscreen in a fresh process; the JSON line it printed."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(extra_env or {})}
+    out = subprocess.run([sys.executable, script, "--child", *args], capture_output=True, text=True, env=env,
+                         timeout=timeout_s)
+    line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
+    if line is None:
+        raise SystemExit(f"{Path(args[0]).name if args else script}: the child failed:\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(line)
+    return result
+
+
+def print_and_exit(result: dict[str, Any]) -> None:
+    """Hand the child's result to :func:`run_child` and leave without tearing Qt down."""
+    print(json.dumps(result))
+    sys.stdout.flush()
+    os._exit(0)
