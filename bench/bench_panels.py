@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import sys
@@ -82,9 +83,9 @@ def bench_window(model: Path) -> None:
 
         n = len(doc.model.graph.node)
         picks = [n // 7, n // 3, n // 2, n - 5, 11]
-        node_times = [timed(lambda i=i: doc.selection.select_node("", i)) for i in picks]
+        node_times = [timed(functools.partial(doc.selection.select_node, "", i)) for i in picks]
         names = [doc.model.graph.node[i].output[0] for i in picks]
-        value_times = [timed(lambda v=v: doc.selection.select_value("", v)) for v in names]
+        value_times = [timed(functools.partial(doc.selection.select_value, "", v)) for v in names]
         settle()
         model_time = median_seconds(lambda: panels.model_panel.show_document(doc), 3)
         print(f"{model.name}: {doc.index.node_count():,} nodes")
