@@ -187,6 +187,22 @@ def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
     assert not view.usable
 
 
+def test_slice_view_axis_choices_are_not_clipped_in_a_narrow_dock(qtbot: QtBot) -> None:
+    from onnxviz.ui.widgets.slice_view import SliceView
+
+    view = SliceView()
+    qtbot.addWidget(view)
+    view.resize(370, 400)  # the Activations dock's usual width
+    view.show()
+    view.set_array(np.zeros((1, 64, 111, 111), np.float32))
+    view.layout().activate()
+    for combo in (view.rows_combo, view.cols_combo):
+        assert combo.currentText().endswith("(111)")
+        text = combo.fontMetrics().horizontalAdvance(combo.currentText())
+        assert combo.width() >= combo.sizeHint().width() > text  # the whole text and the arrow
+    assert view.grid_check.geometry().right() <= view.width()
+
+
 def test_closing_the_window_ends_a_running_worker(qtbot: QtBot, tmp_path: Path) -> None:
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
     c.run()

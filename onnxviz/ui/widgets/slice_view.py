@@ -41,16 +41,17 @@ class SliceView(QWidget):
         axes = QHBoxLayout()
         self.rows_combo, self.cols_combo = QComboBox(), QComboBox()
         for label, combo in (("Rows:", self.rows_combo), ("Columns:", self.cols_combo)):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "axis 2 (111)" in full
             axes.addWidget(QLabel(label))
             axes.addWidget(combo)
             combo.currentIndexChanged.connect(self._on_axes_changed)
-        self.grid_check = QCheckBox("All maps")
+        axes.addStretch(1)
+        layout.addLayout(axes)
+        self.grid_check = QCheckBox("All maps")  # a row of its own: beside the axes it squeezed them in a dock
         self.grid_check.setToolTip("Tile the slices along the last slider's axis (e.g. every channel of "
                                    "an NCHW feature map) instead of showing one")
         self.grid_check.toggled.connect(self.refresh)
-        axes.addWidget(self.grid_check)
-        axes.addStretch(1)
-        layout.addLayout(axes)
+        layout.addWidget(self.grid_check)
         self.slider_grid = QGridLayout()
         layout.addLayout(self.slider_grid)
         self.plot_widget = pg.GraphicsLayoutWidget()
