@@ -54,6 +54,8 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
     assert [r.name for r in c.dock.records] == ["stem.conv"]
     assert "onnxruntime" in c.dock.facts.text()
     assert c.dock.view.prepared is not None and c.dock.view.prepared.array.shape == (2, 16, 16, 16)
+    tabs = c.dock.view.tabs  # a feature map is seen in Slices; a "Kernels" grid (output x input channels) is for weights
+    assert [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)] == ["Histogram", "Slices", "Values"]
     # F9 again: the size of "batch" is remembered, no dialog
     c.inputs_dialog = None
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):

@@ -154,7 +154,8 @@ class ActivationsDock(QDockWidget):
         record = self.records[index]
         self.facts.setText(self._facts_html(record))
         result = self.result
-        self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.key))
+        self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.key),
+                              kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
 
     def _facts_html(self, r: ValueRecord) -> str:
         producer = f"{html.escape(r.op_type)} <b>{html.escape(r.node_name)}</b>" if r.node >= 0 else "graph input"

@@ -60,16 +60,16 @@ class Prepared:
     image_kind: str = ""   # "heatmap" or "kernels"
 
 
-def preview_image(array: np.ndarray) -> tuple[np.ndarray | None, str]:
-    """A small float32 image of a 2-D tensor (strided to at most 512 per side) or a grid of the
-    kernels of a 4-D convolution weight (rows: output channels, columns: input channels)."""
+def preview_image(array: np.ndarray, kernels: bool = True) -> tuple[np.ndarray | None, str]:
+    """A small float32 image of a 2-D tensor (strided to at most 512 per side) or, if ``kernels``, a grid
+    of the kernels of a 4-D convolution weight (rows: output channels, columns: input channels)."""
     if array.dtype.kind in "OSUc" or array.size == 0:
         return None, ""
     if array.ndim == 2:
         step_r = max(1, -(-array.shape[0] // MAX_IMAGE_SIDE))
         step_c = max(1, -(-array.shape[1] // MAX_IMAGE_SIDE))
         return np.asarray(array[::step_r, ::step_c], dtype=np.float32), "heatmap"
-    if array.ndim == 4 and array.shape[2] * array.shape[3] <= 64 * 64:
+    if kernels and array.ndim == 4 and array.shape[2] * array.shape[3] <= 64 * 64:
         o, i = min(array.shape[0], MAX_KERNELS), min(array.shape[1], MAX_KERNELS)
         kh, kw = array.shape[2], array.shape[3]
         grid = np.full((o * (kh + 1) - 1, i * (kw + 1) - 1), np.nan, np.float32)
@@ -82,12 +82,12 @@ def preview_image(array: np.ndarray) -> tuple[np.ndarray | None, str]:
 
 
 def _prepare(name: str, array: np.ndarray | None, stats: TensorStats | None, progress: ProgressFn,
-             token: CancelToken) -> Prepared:
+             token: CancelToken, kernels: bool = True) -> Prepared:
     if array is None:
         raise OnnxvizError(f"tensor '{name}' has no values to show.")
     if stats is None:
         stats = stats_of_array(array, name, progress, token)
-    image, kind = preview_image(array)
+    image, kind = preview_image(array, kernels)
     return Prepared(name, array, stats, image, kind)
 
 
@@ -106,12 +106,13 @@ class TensorView(QWidget):
 
     # -- public API --------------------------------------------------------------------------------
     def show_tensor(self, name: str, array: np.ndarray | None = None, stats: TensorStats | None = None,
-                    loader: Callable[[], np.ndarray] | None = None) -> None:
+                    loader: Callable[[], np.ndarray] | None = None, kernels: bool = True) -> None:
         """Show ``array`` (or what ``loader`` returns, called off the GUI thread) with ``stats``
-        (computed from the array in the background when not given)."""
+        (computed from the array in the background when not given). ``kernels=False`` for values that
+        are not weights: a 4-D one is then seen in the Slices tab (feature maps), not as a kernel grid."""
         def work(progress: ProgressFn, token: CancelToken) -> Prepared:
             values = loader() if array is None and loader is not None else array
-            return _prepare(name, values, stats, progress, token)
+            return _prepare(name, values, stats, progress, token, kernels)
 
         self._run(name, stats, work)
 
