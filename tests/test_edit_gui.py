@@ -410,3 +410,20 @@ def test_palette_without_selection_inserts_after_a_graph_input(qtbot: QtBot, win
     dialog.accept()
     assert doc.model.graph.node[0].op_type == "Identity" and doc.model.graph.node[0].input[0] == "image"
     assert doc.model.graph.node[1].input[0] == doc.model.graph.node[0].output[0]
+
+
+def test_f2_then_typing_renames_the_node(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 0)
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_F2)
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    qtbot.waitExposed(dialog)
+    typed_into = dialog.focusWidget()
+    assert typed_into is dialog.fields["name"]  # not the Rename button made before the field
+    qtbot.keyClick(typed_into, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(typed_into, "stem_conv")
+    qtbot.keyClick(typed_into, Qt.Key.Key_Return)
+    assert not dialog.isVisible()
+    assert doc.model.graph.node[0].name == "stem_conv"

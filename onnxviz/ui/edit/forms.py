@@ -102,6 +102,8 @@ class FormDialog(QDialog):
 
     def _add(self, key: str, label: str, widget: W) -> W:
         self.form.addRow(label, widget)
+        if not self.fields:
+            widget.setFocus()  # typing goes to the first field, not to the buttons made before it
         self.fields[key] = widget
         return widget
 
