@@ -107,3 +107,14 @@ def test_hidden_tabs_leave_no_gap(qtbot: QtBot, view: TensorView) -> None:
     assert not bar.isTabVisible(view.image_index)
     assert [bar.tabText(i) for i in range(bar.count()) if bar.isTabVisible(i)] == ["Histogram", "Values"]
     assert bar.tabRect(bar.count() - 1).left() == bar.tabRect(0).right() + 1
+
+
+def test_all_nan_value_has_no_empty_histogram(qtbot: QtBot, view: TensorView) -> None:
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("nan", np.full((3, 8), np.nan, np.float32))
+    tabs = view.tabs
+    assert [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)] == ["Values"]
+    assert view.fact_labels["NaN"].text() == "24"
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("ok", np.arange(4.0))
+    assert tabs.isTabVisible(view.histogram_index)

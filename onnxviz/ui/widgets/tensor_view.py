@@ -212,7 +212,7 @@ class TensorView(QWidget):
         self.histogram.setBackground(None)
         self.histogram.showGrid(x=True, y=True, alpha=0.2)
         self.histogram.getAxis("left").setLabel("count")
-        self.tabs.addTab(self.histogram, "Histogram")
+        self.histogram_index = self.tabs.addTab(self.histogram, "Histogram")
         self.image_widget = pg.GraphicsLayoutWidget()
         self.image_widget.setBackground(None)
         self.image_plot = self.image_widget.addPlot()
@@ -316,6 +316,8 @@ class TensorView(QWidget):
 
     def _show_histogram(self, s: TensorStats) -> None:
         self.histogram.clear()
+        # no finite value (all NaN, strings): no tab rather than empty axes
+        self.tabs.setTabVisible(self.histogram_index, len(s.hist_counts) > 0)
         if len(s.hist_counts) == 0:
             return
         centers = (s.hist_edges[:-1] + s.hist_edges[1:]) / 2
