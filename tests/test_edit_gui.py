@@ -62,7 +62,7 @@ def test_undo_redo_actions_have_readable_labels_and_shortcuts(qtbot: QtBot, wind
     actions = editing(window).actions
     assert not actions["undo"].isEnabled()
     assert QKeySequence("Ctrl+Shift+Z") in actions["redo"].shortcuts()
-    doc_of(window).set_attribute(CONV, "strides", [2, 2])
+    doc_of(window).set_attribute(CONV, "strides", [1, 1])
     assert actions["undo"].text() == f"&Undo Set {CONV}.strides"
     assert window.isWindowModified()
     press_undo(qtbot, window)
@@ -99,9 +99,9 @@ def test_attribute_editor_sets_adds_and_removes(qtbot: QtBot, window: MainWindow
     dialog = editing(window).dialog
     assert isinstance(dialog, AttributesDialog)
     editor = dialog.editor
-    editor.set_value_text("strides", "2, 2")
+    editor.set_value_text("strides", "1, 1")
     attrs = {a.name: helper.get_attribute_value(a) for a in doc.model.graph.node[0].attribute}
-    assert attrs["strides"] == [2, 2]
+    assert attrs["strides"] == [1, 1]
     editor.set_value_text("strides", "two")
     assert "is not a list of integers" in editor.error.text()
     qtbot.waitUntil(lambda: "group" in [editor.add_combo.itemText(k) for k in range(editor.add_combo.count())])
@@ -156,7 +156,7 @@ def test_history_dock_jumps(qtbot: QtBot, window: MainWindow) -> None:
     original = doc.model.SerializeToString()
     doc.set_metadata("a", "1")
     doc.rename_node(0, "first")
-    doc.set_attribute("first", "strides", [2, 2])
+    doc.set_attribute("first", "strides", [1, 1])
     history = editing(window).history
     assert history.list.count() == 4
     assert history.list.item(2).text() == "Rename node /stem/conv/Conv -> first"
@@ -427,3 +427,20 @@ def test_f2_then_typing_renames_the_node(qtbot: QtBot, window: MainWindow) -> No
     qtbot.keyClick(typed_into, Qt.Key.Key_Return)
     assert not dialog.isVisible()
     assert doc.model.graph.node[0].name == "stem_conv"
+
+
+def test_unchanged_entries_make_no_edit(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 0)
+    editing(window).actions["attributes"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, AttributesDialog)
+    qtbot.keyClick(dialog.editor.value_edits["strides"], Qt.Key.Key_Return)  # Enter on the value as loaded
+    dialog.close()
+    editing(window).actions["rename_node"].trigger()
+    form = editing(window).dialog
+    assert isinstance(form, FormDialog)
+    qtbot.keyClick(form.fields["name"], Qt.Key.Key_Return)  # the name as it was
+    assert not form.isVisible()
+    assert not doc.undo_stack.can_undo and not window.isWindowModified()
+    assert doc.model.SerializeToString() == doc.path.read_bytes()  # type: ignore[union-attr]

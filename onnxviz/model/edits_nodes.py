@@ -71,7 +71,8 @@ class NodeEditsMixin(EditBase):
         path = self._node_path(scope, i) + ("attribute",)
         if k is None:
             return [Insert(path, len(n.attribute), attr)]
-        attr.doc_string = n.attribute[k].doc_string
+        if n.attribute[k].HasField("doc_string"):  # an empty one would be written out, and differ
+            attr.doc_string = n.attribute[k].doc_string
         if attr.SerializeToString() == n.attribute[k].SerializeToString():
             return []
         return [ReplaceMessage(path + (k,), attr)]
@@ -93,7 +94,9 @@ class NodeEditsMixin(EditBase):
     def rename_node(self, node: NodeRef, new: str) -> None:
         scope, i = self.locate(node)
         old_label = self.node_label(scope, i)
-        if new and new in self._lookup() and self.node_proto(scope, i).name != new:
+        if self.node_proto(scope, i).name == new:
+            return
+        if new and new in self._lookup():
             raise EditError(f"a node named '{new}' already exists; choose another name.")
         self._run(f"Rename node {old_label} -> {new or '(unnamed)'}",
                   [SetField(self._node_path(scope, i), "name", new)])
