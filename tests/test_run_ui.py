@@ -127,7 +127,7 @@ def test_compare_engines_and_jump_to_first_difference(qtbot: QtBot, example_path
     c.dock.diff_button.click()
     first = next(d for d in c.diffs if d.max_abs_error > 0)
     qtbot.waitUntil(lambda: window.doc.selection.state.node == first.node, timeout=TIMEOUT)
-    assert "vs other run: max abs error" in c.dock.facts.text()
+    assert "vs reference: max abs error" in c.dock.facts.text()  # names what the value was compared with
 
 
 def test_invalid_model_is_refused_before_starting(qtbot: QtBot, tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ class ActivationsDock(QDockWidget):
         self.setObjectName("ActivationsDock")
         self.result: RunResult | None = None
         self.diffs: dict[str, ValueDiff] = {}
+        self.other_label = ""  # what the values were compared with (an engine, a file)
         self.records: list[ValueRecord] = []
         self.scope_label: Callable[[str], str] = str  # the controller names scopes like the breadcrumb
         body = QWidget()
@@ -100,9 +101,10 @@ class ActivationsDock(QDockWidget):
 
     # -- what the controller sets ----------------------------------------------------------------
     def set_result(self, result: RunResult | None, diffs: list[ValueDiff] | None = None,
-                   summary: str = "", overlay: str = "") -> None:
+                   summary: str = "", overlay: str = "", other_label: str = "") -> None:
         self.result = result
         self.diffs = {d.name: d for d in diffs or []}
+        self.other_label = other_label
         self.summary.setText(summary or ("" if result else NO_RUN_TEXT))
         has_nan = result is not None and result.first_nonfinite() is not None
         self.nan_button.setEnabled(has_nan)
@@ -168,7 +170,7 @@ class ActivationsDock(QDockWidget):
             parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
         diff = self.diffs.get(r.name)
         if diff is not None:
-            parts.append(f"vs other run: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
+            parts.append(f"vs {html.escape(self.other_label or 'the other run')}: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
                          f"cosine {diff.cosine:.6f}" + (f" ({html.escape(diff.note)})" if diff.note else ""))
         return "<br>".join(parts)
 

@@ -263,7 +263,8 @@ class RunController(QObject):
         elif self.diffs is None and self.overlay_key not in MEASURES:
             self.overlay_key = "max_abs"
         summary = self._summary(jobs)
-        self.dock.set_result(self.result, self.diffs, summary, self.overlay_key)
+        self.dock.set_result(self.result, self.diffs, summary, self.overlay_key,
+                             jobs[1].label if len(jobs) > 1 else "")
         self._bring_dock_forward()
         self._apply_overlay()
         self._on_selection(doc.selection.state)
