@@ -9,7 +9,7 @@ import onnx
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence, QPalette
-from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -434,6 +434,23 @@ def test_save_as_adds_the_onnx_suffix_and_switches_to_the_new_file(
     assert onnx.load(tmp_path / "copy.onnx").graph.node[0].name == "in_the_copy"
     assert w.windowTitle().startswith("copy.onnx")
     assert w.recent.paths()[0] == str(tmp_path / "copy.onnx")
+
+
+def test_model_panel_names_the_file_saved_as(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                             example_copy: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    assert w.doc is not None
+    w.doc.rename_node(CONV, "in_the_copy")
+    w.doc.selection.clear()  # the Model panel in front
+    monkeypatch.setattr("onnxviz.ui.main_window.QFileDialog.getSaveFileName",
+                        lambda *_: (str(tmp_path / "copy.onnx"), ""))
+    w.save_as_action.trigger()
+    panel = w.panels.model_panel  # type: ignore[attr-defined]
+    texts = [label.text() for label in panel.findChildren(QLabel)]
+    assert "copy.onnx" in texts and "example.onnx" not in texts
+    assert any(str(tmp_path / "copy.onnx") in t for t in texts)
 
 
 def test_opening_a_model_brings_its_model_panel_forward(qtbot: QtBot, make_window: Callable[[], MainWindow],

@@ -98,10 +98,12 @@ class Panels(QObject):
         self._on_selection(doc.selection.state if doc else SelectionState(), raise_dock=False)
 
     def _on_model_changed(self, change: Change) -> None:
-        if self.doc is None or change.kind == "saved":
+        if self.doc is None:
             return
         doc = self.doc
-        self._when_seen("Model", lambda: self.model_panel.show_document(doc))
+        self._when_seen("Model", lambda: self.model_panel.show_document(doc))  # a Save As renames the file
+        if change.kind == "saved":
+            return
         self.problems_panel.show_problems(doc)
         if change.kind != "validated":
             self.weights_panel.shown = ()  # the tensor may have been edited: reload it
