@@ -10,7 +10,7 @@ import pytest
 from onnx import helper, numpy_helper
 from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLineEdit
+from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.document import Document
@@ -444,3 +444,16 @@ def test_unchanged_entries_make_no_edit(qtbot: QtBot, window: MainWindow) -> Non
     assert not form.isVisible()
     assert not doc.undo_stack.can_undo and not window.isWindowModified()
     assert doc.model.SerializeToString() == doc.path.read_bytes()  # type: ignore[union-attr]
+
+
+def test_renamed_value_stays_selected_and_described(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_value("", "stem.conv")
+    dialog = _form(window, "rename_value")
+    _typed(qtbot, dialog, "name", "stem_out")
+    qtbot.keyClick(dialog.fields["name"], Qt.Key.Key_Return)
+    assert not dialog.isVisible()
+    assert doc.selection.state.value == "stem_out"
+    panel = window.panels.value_panel  # type: ignore[attr-defined]
+    texts = [label.text() for label in panel.findChildren(QLabel)]
+    assert "stem_out" in texts and not any("not defined anywhere" in t for t in texts)

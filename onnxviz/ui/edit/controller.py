@@ -339,8 +339,14 @@ class EditController(QObject):
     # -- value edits -------------------------------------------------------------------
     def rename_value(self) -> None:
         doc, scope, value = self._value()
+
+        def rename(f: FormDialog) -> None:
+            new = f.text("name").strip()
+            doc.rename_value(value, new, scope)
+            doc.selection.select_value(scope, new)  # the panels show the value, not its old name
+
         form = self._form("Rename Value", f"Rename '{value}' everywhere it is used, subgraphs included:",
-                          lambda f: doc.rename_value(value, f.text("name").strip(), scope), "Rename")
+                          rename, "Rename")
         form.add_line("name", "New name:", value)
         self._open(form)
 
