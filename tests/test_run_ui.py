@@ -165,6 +165,22 @@ def test_inputs_dialog_image_source_and_npz_round_trip(qtbot: QtBot, example_pat
     assert not dialog.error.isHidden() and "could not be read as an image" in dialog.error.text()
 
 
+def test_error_messages_keep_the_file_name_as_written(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import input_specs
+
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 not a zip")
+    dialog = InputsDialog(input_specs(onnx.load(str(example_path))), InputPlan({}, {"batch": 1}), "example.onnx")
+    qtbot.addWidget(dialog)
+    dialog.load_npz(str(tmp_path / "bad.npz"))
+    assert dialog.error.text() == "bad.npz could not be read as an .npz of inputs."  # not "Bad.npz"
+    dialog.rows[0].set_file(str(tmp_path / "none.npy"))
+    dialog.accept()
+    assert dialog.error.text() == f"{tmp_path / 'none.npy'} does not exist."
+    dialog.rows[0].set_file("")
+    dialog.accept()
+    assert dialog.error.text() == "Choose a file for input 'image'."  # a plain sentence is capitalised
+
+
 def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
     from onnxviz.ui.widgets.slice_view import SliceView
 

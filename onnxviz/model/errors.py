@@ -19,6 +19,15 @@ class OnnxvizError(Exception):
         return self.message
 
 
+def sentence(message: str) -> str:
+    """``message`` as a sentence for a dialog: its first letter capitalised, unless the first word is a
+    file or value name ("bad.npz could not be read", "x_1 ...") that would then be misspelt."""
+    first = message.split(" ", 1)[0]
+    if not first or any(c in first for c in "./\\_'\"0123456789") or not first.islower():
+        return message
+    return message[:1].upper() + message[1:]
+
+
 class LoadError(OnnxvizError):
     """The file could not be read as an ONNX model."""
 

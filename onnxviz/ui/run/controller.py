@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -317,9 +317,9 @@ class RunController(QObject):
         self.window.statusBar().showMessage("Run cancelled.", 5000)
 
     def _report_failure(self, message: str, details: str = "") -> None:
-        sentence = message[:1].upper() + message[1:]
-        self.window.statusBar().showMessage(sentence, 10000)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot run the model", sentence, parent=self.window)
+        text = sentence(message)
+        self.window.statusBar().showMessage(text, 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot run the model", text, parent=self.window)
         if details:
             box.setDetailedText(details)
         box.open()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxviz.model.errors import sentence
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan
@@ -216,6 +217,6 @@ class InputsDialog(QDialog):
         super().accept()
 
     def _show_error(self, message: str) -> None:
-        self.error.setText(message[:1].upper() + message[1:])
+        self.error.setText(sentence(message))
         self.error.show()
 

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import human_bytes
 from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
@@ -269,7 +269,7 @@ class TensorView(QWidget):
         self._task = None
         self.busy.setVisible(False)
         text = exc.message if isinstance(exc, OnnxvizError) else f"the tensor could not be read: {exc}."
-        self.message.setText(text[:1].upper() + text[1:])
+        self.message.setText(sentence(text))
         self.message.setVisible(True)
         self.failed.emit(text)
 
