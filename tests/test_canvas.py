@@ -146,6 +146,20 @@ def test_regex_search_and_bad_pattern(qtbot: QtBot, example_path: Path) -> None:
     assert panel.hits == [] and "invalid regular expression" in panel.status.text().lower()
 
 
+def test_arrow_keys_in_the_find_field_choose_the_result(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, example_path)
+    assert window.doc is not None
+    canvas.open_search()
+    panel = canvas.search_panel
+    qtbot.keyClicks(panel.field, "matmul")
+    qtbot.waitUntil(lambda: len(panel.hits) == 6)
+    for key in (Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Up):
+        qtbot.keyClick(panel.field, key)
+    qtbot.keyClick(panel.field, Qt.Key.Key_Return)
+    chosen = panel.hits[1]
+    assert window.doc.selection.state.node == chosen.node and chosen.node >= 0
+
+
 @pytest.mark.parametrize("folder", ["test_loop11", "test_if"])
 def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> None:
     _, canvas = open_window(qtbot, NODE_TESTS / "node" / folder / "model.onnx")

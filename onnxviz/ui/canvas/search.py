@@ -147,7 +147,7 @@ class SearchPanel(QFrame):
         self._timer.timeout.connect(self.run)
         self.field.textChanged.connect(lambda _: self._timer.start())
         self.regex.toggled.connect(lambda _: self.run())
-        self.field.returnPressed.connect(self._activate_first)
+        self.field.returnPressed.connect(self._activate_current)
         self.results.itemActivated.connect(self._activate)
         self.results.itemClicked.connect(self._activate)
         self.resize(380, 320)
@@ -212,15 +212,23 @@ class SearchPanel(QFrame):
         if 0 <= row < len(self.hits):
             self.activated.emit(self.hits[row])
 
-    def _activate_first(self) -> None:
+    def _activate_current(self) -> None:
+        """Enter in the field: the result chosen with the arrow keys, else the first."""
         if self._timer.isActive() or not self.hits:
             self.run()
         if self.hits:
-            self.results.setCurrentRow(0)
-            self.activated.emit(self.hits[0])
+            row = max(self.results.currentRow(), 0)
+            self.results.setCurrentRow(row)
+            self.activated.emit(self.hits[row])
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key.Key_Escape:
             self.hide()
+        elif event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Up) and self.results.count():
+            # the field ignores these keys: they move through the results while typing stays in the field
+            if self._timer.isActive():
+                self.run()
+            step = 1 if event.key() == Qt.Key.Key_Down else -1
+            self.results.setCurrentRow(min(max(self.results.currentRow() + step, 0), self.results.count() - 1))
         else:
             super().keyPressEvent(event)
