@@ -188,6 +188,24 @@ def test_problems_panel_click_selects_the_node(qtbot: QtBot, window: MainWindow,
     assert "not defined" in labels_text(panels.node_panel)      # the node panel lists the node's problem
 
 
+def test_model_panel_costs_after_undo_to_a_validated_state(qtbot: QtBot, window: MainWindow,
+                                                           example_copy: Path) -> None:
+    panels = open_model(qtbot, window, example_copy)
+    model_panel = panels.model_panel
+    window.show()
+    qtbot.waitUntil(lambda: model_panel.settled and "602.27 K" in model_panel.cost_form.values["MACs"].text(),
+                    timeout=20000)
+    doc = window.doc
+    assert doc is not None
+    doc.remove_node(0)  # shapes after it can no longer be inferred
+    qtbot.waitUntil(lambda: not window.validation.busy and model_panel.settled, timeout=20000)
+    assert "without known shapes" in model_panel.cost_form.values["MACs"].text()
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back to the opened state
+    qtbot.waitUntil(lambda: not window.validation.busy and model_panel.settled, timeout=20000)
+    assert "602.27 K" in model_panel.cost_form.values["MACs"].text()
+
+
 def test_model_panel_shows_metadata_and_flops(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
     panels = open_model(qtbot, window, example_path)
     model_panel = panels.model_panel

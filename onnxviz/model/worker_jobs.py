@@ -83,7 +83,8 @@ def received(data: ModelData) -> bytes | None:
 class SourceChanged(Exception):
     """The worker found the source file changed: hand the bytes over again without it."""
 REMEMBERED_DOCUMENTS = 8
-_latest_types: OrderedDict[str, Types] = OrderedDict()  # in the worker: document key -> last inferred types
+# in the worker: document key -> (digest of the model bytes, the types inferred for them)
+_latest_types: OrderedDict[str, tuple[bytes, Types]] = OrderedDict()
 
 
 def validate_job(handed: ModelData, generation: int, document: str) -> PackedValidation:
@@ -92,7 +93,7 @@ def validate_job(handed: ModelData, generation: int, document: str) -> PackedVal
     if data is None:
         raise SourceChanged()
     result = validate(data, None, generation)
-    _latest_types[document] = result.inference.types
+    _latest_types[document] = (digest_of(data), result.inference.types)
     _latest_types.move_to_end(document)
     while len(_latest_types) > REMEMBERED_DOCUMENTS:
         _latest_types.popitem(last=False)
@@ -116,9 +117,13 @@ def figures_job(handed: ModelData, document: str) -> PackedFigures:
     data = received(handed)
     if data is None:
         raise SourceChanged()
+    digest, types = _latest_types.get(document, (b"", {}))
+    if digest != digest_of(data):
+        # a state the GUI had validated before (undo, redo): it did not ask again, the types here are another's
+        types = validate(data, None, 0).inference.types
     model = onnx.ModelProto.FromString(data)
     index = ModelIndex(model)
-    index.set_inferred(_latest_types.get(document, {}))
+    index.set_inferred(types)
     figures = model_figures(model, index)
     columns = [list(column) for column in zip(*map(astuple, figures.costs), strict=True)]
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
