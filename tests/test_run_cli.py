@@ -154,3 +154,11 @@ def test_run_bad_inputs_file_is_one_sentence(capsys: pytest.CaptureFixture[str],
     code, _, err = run_cli(capsys, "run", str(example_path), "--inputs", str(bad))
     assert code == 2
     assert err == f"onnxviz: error: {message}\n"
+
+
+def test_run_bfloat16_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bfloat16 input crosses to the worker in an .npz, which keeps it as raw bytes ('|V2')."""
+    model = "/work/shared/onnx-node-tests/node/test_castlike_FLOAT_to_BFLOAT16_expanded/model.onnx"
+    code, out, err = run_cli(capsys, "run", model, "--json")
+    assert code == 0, err
+    assert json.loads(out)["outputs"][0]["dtype"] == "bfloat16"

@@ -95,9 +95,12 @@ def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
         feeds = {k: saved[k] for k in saved.files}
     for name, array in feeds.items():
         spec = specs.get(name)
-        if spec is not None and array.dtype != spec.dtype and array.dtype.kind in "biuf" \
-                and spec.dtype.kind in "biufV":
+        if spec is None or array.dtype == spec.dtype:
+            continue
+        if array.dtype.kind in "biuf" and spec.dtype.kind in "biufV":
             feeds[name] = array.astype(spec.dtype)
+        elif array.dtype.kind == "V" and spec.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
+            feeds[name] = array.view(spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
     return feeds
 
 
