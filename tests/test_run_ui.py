@@ -113,6 +113,19 @@ def test_nan_overlay_and_jump_to_first_nan(qtbot: QtBot, tmp_path: Path) -> None
     assert "6 NaN" in c.dock.facts.text()
 
 
+def test_unnamed_node_is_named_by_its_position(qtbot: QtBot, tmp_path: Path) -> None:
+    model = _nan_model()
+    for node in model.graph.node:
+        node.name = ""
+    window, c = _window(qtbot, _save(model, tmp_path / "unnamed.onnx"))
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    c.dock.nan_button.click()
+    qtbot.waitUntil(lambda: window.doc.selection.state.node == 3, timeout=TIMEOUT)
+    assert c.dock.facts.text().startswith("Sqrt <b>node 3</b>")  # was "Sqrt <b></b>"
+    assert window.statusBar().currentMessage() == "First NaN/Inf: d (Sqrt node 3)."
+
+
 def test_compare_engines_and_jump_to_first_difference(qtbot: QtBot, example_path: Path) -> None:
     window, c = _window(qtbot, example_path)
     c.plans[str(window.doc.path)] = InputPlan({}, {"batch": 1})

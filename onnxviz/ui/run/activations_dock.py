@@ -160,7 +160,7 @@ class ActivationsDock(QDockWidget):
                               kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
 
     def _facts_html(self, r: ValueRecord) -> str:
-        producer = f"{html.escape(r.op_type)} <b>{html.escape(r.node_name)}</b>" if r.node >= 0 else "graph input"
+        producer = f"{html.escape(r.op_type)} <b>{html.escape(node_label(r))}</b>" if r.node >= 0 else "graph input"
         parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
         if r.scope and self.result is not None:
             shown = self.result.scopes.get(r.scope, "")
@@ -181,6 +181,11 @@ class ActivationsDock(QDockWidget):
             self.tolerance.setText("1e-4")
             tolerance = 1e-4
         self.first_difference_requested.emit(tolerance)
+
+
+def node_label(r: ValueRecord) -> str:
+    """The producing node's name, or its position when it has none (an empty name reads as nothing)."""
+    return r.node_name or f"node {r.node}"
 
 
 def _g(x: float) -> str:

@@ -40,7 +40,7 @@ from onnxviz.model.runner.inputs import input_specs, symbolic_dims
 from onnxviz.model.runner.store import MEASURES, ValueRecord
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
-from onnxviz.ui.run.activations_dock import ActivationsDock
+from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
 from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
@@ -392,7 +392,7 @@ class RunController(QObject):
             self.window.statusBar().showMessage("No value of the last run has NaN or Inf.", 5000)
             return
         self.reveal(bad.node)
-        self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {bad.node_name}).", 10000)
+        self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
     def jump_to_first_difference(self, tolerance: float) -> None:
         found = first_exceeding(self.diffs or [], tolerance)
