@@ -73,10 +73,10 @@ def preview_image(array: np.ndarray, kernels: bool = True) -> tuple[np.ndarray |
         o, i = min(array.shape[0], MAX_KERNELS), min(array.shape[1], MAX_KERNELS)
         kh, kw = array.shape[2], array.shape[3]
         grid = np.full((o * (kh + 1) - 1, i * (kw + 1) - 1), np.nan, np.float32)
-        kernels = np.asarray(array[:o, :i], dtype=np.float32)
+        blocks = np.asarray(array[:o, :i], dtype=np.float32)
         for r in range(o):
             for c in range(i):
-                grid[r * (kh + 1):r * (kh + 1) + kh, c * (kw + 1):c * (kw + 1) + kw] = kernels[r, c]
+                grid[r * (kh + 1):r * (kh + 1) + kh, c * (kw + 1):c * (kw + 1) + kw] = blocks[r, c]
         return grid, "kernels"
     return None, ""
 
