@@ -195,7 +195,7 @@ def test_overlay_badges_and_export(qtbot: QtBot, example_path: Path, tmp_path: P
     values = {("", i): float(i) for i in range(n)}
     canvas.set_overlay(values, "time (ms)", flagged=("", 3))
     overlay = canvas.view.options.overlay
-    assert overlay is not None and canvas.view.legend is not None and canvas.view.legend[0] == "time (ms)"
+    assert overlay is not None and canvas.view.legend is not None and canvas.view.legend.title == "time (ms)"
     first, last = canvas.drawable.node_box[0], canvas.drawable.node_box[n - 1]
     assert overlay[first, 3] == 255 and not np.array_equal(overlay[first], overlay[last])
     assert canvas.view.options.flagged_box == canvas.drawable.node_box[3]
@@ -463,7 +463,8 @@ def test_overlay_colours_a_box_by_the_largest_value_it_shows(qtbot: QtBot, examp
     values = {("", i): float(v) for i, v in enumerate(rng.normal(size=n))}
     values[("", 1)] = float("nan")
     values[("other", 0)] = 1e9  # another scope's value plays no part
-    rgba, (lo, hi, _) = overlay_colours(d, values, "", canvas._box_for_node)
+    rgba, legend = overlay_colours(d, values, "", canvas._box_for_node)
+    lo, hi = legend.lo, legend.hi
     expected: dict[int, float] = {}
     for (scope, node), v in values.items():
         box = canvas._box_for_node(node)
@@ -477,3 +478,24 @@ def test_overlay_colours_a_box_by_the_largest_value_it_shows(qtbot: QtBot, examp
     assert rgba[top].tolist() != rgba[bottom].tolist()
     if model == "synth":
         assert any(d.scene.box_ref[b].kind == BoxKind.GROUP for b in expected)  # collapsed groups take values
+
+
+def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, example_path: Path) -> None:
+    """max |x| from 0.001 to 1e9 on a linear bar is one colour for all but the largest box; on the
+    log bar each decade gets its own colour, and the legend says so."""
+    window, canvas = open_window(qtbot, example_path)
+    d = canvas.drawable
+    assert d is not None and window.doc is not None
+    boxes = {i: canvas._box_for_node(i) for i in range(len(window.doc.model.graph.node))}
+    own = [i for i, b in boxes.items() if b >= 0 and list(boxes.values()).count(b) == 1][:4]
+    assert len(own) == 4
+    wide = {("", i): v for i, v in zip(own, (1e-3, 1.0, 1e3, 1e9), strict=True)}
+    canvas.set_overlay(wide, "max |x|")
+    legend = canvas.view.legend
+    assert legend is not None and legend.log and (legend.lo, legend.hi) == (1e-3, 1e9)
+    colours = [tuple(canvas.view.options.overlay[boxes[i]]) for i in own]
+    assert len(set(colours)) == 4  # every decade apart, the smallest three too
+    canvas.set_overlay({("", i): v for i, v in zip(own, (0.5, 1.0, 2.0, 3.0), strict=True)}, "max |x|")
+    assert canvas.view.legend is not None and not canvas.view.legend.log
+    canvas.set_overlay({("", i): v for i, v in zip(own, (-1e-3, 1.0, 1e3, 1e9), strict=True)}, "mean")
+    assert canvas.view.legend is not None and not canvas.view.legend.log  # signed values stay linear

@@ -283,8 +283,8 @@ def test_dock_shows_values_inside_a_local_function(qtbot: QtBot, tmp_path: Path)
     np.testing.assert_allclose(c.dock.view.prepared.array, [-1.0, 1.0, 4.0])
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("max_abs"))
-    assert window.canvas.view.legend[1:3] == (4.0, 16.0)  # this function's values, not the main graph's
+    assert (window.canvas.view.legend.lo, window.canvas.view.legend.hi) == (4.0, 16.0)  # this function's values, not the main graph's
     window.canvas.leave_scope()
-    qtbot.waitUntil(lambda: window.canvas.scope == "" and window.canvas.view.legend[1:3] == (16.0, 1024.0),
+    qtbot.waitUntil(lambda: window.canvas.scope == "" and (window.canvas.view.legend.lo, window.canvas.view.legend.hi) == (16.0, 1024.0),
                     timeout=TIMEOUT)
     window.grab().save(str(Path("/tmp/onnxviz_run_function.png")))

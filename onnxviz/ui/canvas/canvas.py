@@ -637,8 +637,7 @@ class GraphCanvas(QWidget):
             opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
             if self._overlay is not None:
                 values, title, flagged = self._overlay
-                opts.overlay, legend = overlay_colours(d, values, self._scope, self._box_for_node)
-                self.view.legend = (title, *legend)
+                opts.overlay, self.view.legend = overlay_colours(d, values, self._scope, self._box_for_node, title)
                 if flagged is not None and flagged[0] == self._scope:
                     opts.flagged_box = self._box_for_node(flagged[1])
         self.view.update()

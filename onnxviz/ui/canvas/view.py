@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.marks import Legend
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
@@ -51,7 +52,7 @@ class GraphView(QWidget):
         super().__init__(parent)
         self.drawable: Drawable | None = None
         self.options = PaintOptions()
-        self.legend: tuple[str, float, float, np.ndarray] | None = None  # title, min, max, (k, 4) colours
+        self.legend: Legend | None = None  # the overlay's colour bar
         self.message = ""   # shown in the middle when there is nothing (or nothing good) to draw
         self.scale = 1.0
         self.center = QPointF(0, 0)
@@ -160,7 +161,7 @@ class GraphView(QWidget):
             self._painter.paint(p, self.drawable, self.visible_scene_rect(), self.scale, self.options)
             p.restore()
         if self.legend is not None:
-            paint_legend(p, QRectF(12, 12, 220, 48), *self.legend)
+            paint_legend(p, QRectF(12, 12, 220, 48), self.legend)
         if self.message:
             p.setPen(style.TEXT_DIM)
             p.setFont(style.font(13))
@@ -308,7 +309,7 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
 
-def paint_legend(p: QPainter, rect: QRectF, title: str, vmin: float, vmax: float, colours: np.ndarray) -> None:
+def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
     """A colour bar with its title and range, for overlays."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -318,18 +319,19 @@ def paint_legend(p: QPainter, rect: QRectF, title: str, vmin: float, vmax: float
     p.setFont(style.font(11, bold=True))
     p.setPen(style.TEXT)
     inner = rect.adjusted(10, 4, -10, -4)
+    title = f"{legend.title}, log scale" if legend.log else legend.title
     p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, title)
     bar = QRectF(inner.x(), inner.y() + 18, inner.width(), 9)
     gradient = QLinearGradient(bar.topLeft(), bar.topRight())
-    for k, c in enumerate(colours):
-        gradient.setColorAt(k / max(len(colours) - 1, 1), QColor(*[int(v) for v in c]))
+    for k, c in enumerate(legend.colours):
+        gradient.setColorAt(k / max(len(legend.colours) - 1, 1), QColor(*[int(v) for v in c]))
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(gradient)
     p.drawRect(bar)
     p.setFont(style.font(10))
     p.setPen(style.TEXT_DIM)
-    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignLeft, f"{vmin:.4g}")
-    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignRight, f"{vmax:.4g}")
+    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignLeft, f"{legend.lo:.4g}")
+    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignRight, f"{legend.hi:.4g}")
     key = QRectF(bar.center().x() - 34, bar.bottom() + 4, 9, 9)  # what a grey box means
     p.setPen(QPen(style.PANEL_BORDER, 1))
     p.setBrush(style.NO_OVERLAY_VALUE)
