@@ -415,3 +415,25 @@ def test_problems_list_errors_first(qtbot: QtBot, window: MainWindow, example_pa
     model = panels.problems_panel.view.model()
     severities = [model.index(r, 0).data() for r in range(model.rowCount())]
     assert severities[0] == "error" and "info" in severities
+
+
+def test_problem_message_takes_the_spare_width_of_a_small_window(qtbot: QtBot, window: MainWindow,
+                                                                 tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Relu", ["nowhere"], ["y"], name="lost")], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "lost.onnx"
+    onnx.save(helper.make_model(graph), path)
+    panels = open_model(qtbot, window, path)
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitExposed(window)
+    panels.docks["Problems"].raise_()
+    view = panels.problems_panel.view
+    qtbot.waitUntil(lambda: view.isVisible() and view.viewport().width() > 0)
+    header = view.horizontalHeader()
+    message = header.sectionSize(1)
+    others = [header.sectionSize(c) for c in (0, 2, 3, 4, 5)]
+    assert message >= view.viewport().width() // 2 > max(others)
+    severity_text = view.fontMetrics().horizontalAdvance("Severity")
+    assert header.sectionSize(0) < severity_text + 60            # sized to its contents, not a fixed 80+
+    assert header.sectionSize(5) < view.fontMetrics().horizontalAdvance("Graph") + 40

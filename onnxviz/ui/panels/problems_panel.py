@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QIcon, QResizeEvent
 from PySide6.QtWidgets import QApplication, QLabel, QStyle, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
@@ -14,6 +14,8 @@ from onnxviz.model.problems import Problem, Severity
 from onnxviz.ui.panels.tables import RowsModel, make_table, source_row
 
 HEADERS = ["Severity", "Message", "Source", "Node", "Value", "Graph"]
+_FITTED = (0, 2, 3, 4, 5)  # every column but Message, which takes the rest of the width
+_MAX_FITTED = 180  # px: a long node or value name is cut (its tooltip has it) rather than the message
 _COLOURS = {Severity.ERROR: "#c01c28", Severity.WARNING: "#b5730a", Severity.INFO: "#1a5fb4"}
 _ICONS = {Severity.ERROR: QStyle.StandardPixmap.SP_MessageBoxCritical,
           Severity.WARNING: QStyle.StandardPixmap.SP_MessageBoxWarning,
@@ -41,6 +43,7 @@ class ProblemsPanel(QWidget):
         self.select_node = select_node
         self.select_value = select_value
         self.problems: list[Problem] = []
+        self._wanted: dict[int, int] = {}  # column -> width of its contents (at most _MAX_FITTED)
         self.summary = QLabel()
         self.model = RowsModel(HEADERS, self)
         self.view = make_table(self.model, stretch_column=1)
@@ -60,8 +63,7 @@ class ProblemsPanel(QWidget):
         rows = [(p.severity.value, p.message, p.source, p.node_name or (f"#{p.node}" if p.node >= 0 else ""),
                  p.value, p.scope or ("main" if p.node >= 0 or p.value else "")) for p in self.problems]
         self.model.set_rows(rows, payload=self.problems, icons=[severity_icon(p.severity) for p in self.problems])
-        for column, width in ((0, 80), (2, 110), (3, 150), (4, 150)):
-            self.view.setColumnWidth(column, width)
+        self._measure_columns()
         counts = Counter(p.severity for p in self.problems)
         if doc is None:
             self.summary.setText("No model open.")
@@ -70,6 +72,24 @@ class ProblemsPanel(QWidget):
         else:
             self.summary.setText(", ".join(f"{counts[s]} {s.value}{'s' if counts[s] != 1 else ''}"
                                            for s in Severity if counts[s]) + " - click one to select what it concerns.")
+
+    def _measure_columns(self) -> None:
+        header = self.view.horizontalHeader()
+        self._wanted = {c: min(max(self.view.sizeHintForColumn(c), header.sectionSizeHint(c)), _MAX_FITTED)
+                        for c in _FITTED}
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The other columns fit their contents but together take at most half the width."""
+        room = self.view.contentsRect().width() // 2
+        total = sum(self._wanted.values())
+        scale = min(1.0, room / total) if total and room > 0 else 1.0
+        for column, width in self._wanted.items():
+            self.view.setColumnWidth(column, max(int(width * scale), 24))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def _on_clicked(self, index: QModelIndex) -> None:
         row = source_row(self.view, index)
