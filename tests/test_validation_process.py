@@ -151,3 +151,30 @@ def test_big_models_go_through_files_and_a_changed_source_is_not_trusted(
                                       5, "test-doc")
     assert packed.generation == 5 and unpack(packed).inference.types[""]
     assert [p.name for p in tmp_path.iterdir()] == ["changed.onnx"]  # the temporary hand-over file is gone
+
+
+def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
+        example_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures job may run before the validation job of the same state (or alone, after undo):
+    the worker validates each state once, and a changed state again."""
+    import onnx
+
+    from onnxviz.model import worker_jobs
+
+    calls: list[int] = []
+    real_validate = worker_jobs.validate
+
+    def counted(data: bytes, index: object, generation: int) -> ValidationResult:
+        calls.append(generation)
+        return real_validate(data, None, generation)
+
+    monkeypatch.setattr(worker_jobs, "validate", counted)
+    data = example_path.read_bytes()
+    figures = worker_jobs.figures_job(data, "doc-a")
+    packed = worker_jobs.validate_job(data, 7, "doc-a")
+    assert len(calls) == 1
+    assert unpack(packed).generation == 7 and figures.op_counts
+    model = onnx.load_from_string(data)
+    model.graph.node[0].name = "renamed"
+    worker_jobs.validate_job(model.SerializeToString(), 8, "doc-a")
+    assert len(calls) == 2

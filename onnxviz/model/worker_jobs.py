@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +24,7 @@ from onnxviz.model.index import ModelIndex
 from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.summary import ModelFigures, model_figures
-from onnxviz.model.validation import PackedValidation, pack, validate
+from onnxviz.model.validation import PackedValidation, ValidationResult, pack, validate
 
 T = TypeVar("T")
 Types = dict[str, dict[str, TypeProto]]
@@ -83,21 +83,32 @@ def received(data: ModelData) -> bytes | None:
 class SourceChanged(Exception):
     """The worker found the source file changed: hand the bytes over again without it."""
 REMEMBERED_DOCUMENTS = 8
-# in the worker: document key -> (digest of the model bytes, the types inferred for them)
-_latest_types: OrderedDict[str, tuple[bytes, Types]] = OrderedDict()
+# in the worker: document key -> (digest of the model bytes, their validation)
+_latest: OrderedDict[str, tuple[bytes, ValidationResult]] = OrderedDict()
+
+
+def _validated(data: bytes, document: str) -> ValidationResult:
+    """The validation of ``data``, done once per model state: the figures of a state and its
+    validation share it, whichever the GUI asks for first (undo and redo ask only for figures)."""
+    digest = digest_of(data)
+    cached = _latest.get(document)
+    if cached is not None and cached[0] == digest:
+        result = cached[1]
+    else:
+        result = validate(data, None, 0)
+        _latest[document] = (digest, result)
+    _latest.move_to_end(document)
+    while len(_latest) > REMEMBERED_DOCUMENTS:
+        _latest.popitem(last=False)
+    return result
 
 
 def validate_job(handed: ModelData, generation: int, document: str) -> PackedValidation:
-    """Validate the model (see :func:`onnxviz.model.validation.validate`) and remember its types."""
+    """Validate the model (see :func:`onnxviz.model.validation.validate`) and remember the result."""
     data = received(handed)
     if data is None:
         raise SourceChanged()
-    result = validate(data, None, generation)
-    _latest_types[document] = (digest_of(data), result.inference.types)
-    _latest_types.move_to_end(document)
-    while len(_latest_types) > REMEMBERED_DOCUMENTS:
-        _latest_types.popitem(last=False)
-    return pack(result)
+    return pack(replace(_validated(data, document), generation=generation))
 
 
 @dataclass
@@ -117,10 +128,7 @@ def figures_job(handed: ModelData, document: str) -> PackedFigures:
     data = received(handed)
     if data is None:
         raise SourceChanged()
-    digest, types = _latest_types.get(document, (b"", {}))
-    if digest != digest_of(data):
-        # a state the GUI had validated before (undo, redo): it did not ask again, the types here are another's
-        types = validate(data, None, 0).inference.types
+    types = _validated(data, document).inference.types
     model = onnx.ModelProto.FromString(data)
     index = ModelIndex(model)
     index.set_inferred(types)
