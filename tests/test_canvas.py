@@ -180,6 +180,17 @@ def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> 
     assert canvas.scope == "" and len(canvas.breadcrumb.buttons) == 1
 
 
+def test_breadcrumb_resets_as_soon_as_another_model_is_set(qtbot: QtBot, example_path: Path) -> None:
+    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
+        qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, op_box(canvas, "Loop")))
+    assert [b.text() for b in canvas.breadcrumb.buttons] == ["main graph", "Loop #0 (body)"]
+    with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
+        window.open_path(example_path)
+    assert canvas.busy                                    # the new layout is still to come
+    assert canvas.scope == "" and [b.text() for b in canvas.breadcrumb.buttons] == ["main graph"]
+
+
 def test_selection_in_another_scope_switches_to_it(qtbot: QtBot) -> None:
     window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_if" / "model.onnx")
     scope = next(s for s in window.doc.index.graphs if s)

@@ -190,6 +190,7 @@ class GraphCanvas(QWidget):
         doc.selection.changed.connect(self._on_selection)
         self.layout_obj, self.drawable = None, None     # the previous model's drawing goes at once
         self.view.set_drawable(None)
+        self._set_scope("", [""])                        # and its subgraph trail with it
         self.view.message = f"Laying out {len(doc.model.graph.node):,} nodes..."
         self._load_scope("", [""], expanded=None, keep_view=False, after_frame=True)
 
