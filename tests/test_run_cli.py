@@ -162,3 +162,58 @@ def test_run_bfloat16_input(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "run", model, "--json")
     assert code == 0, err
     assert json.loads(out)["outputs"][0]["dtype"] == "bfloat16"
+
+
+def _chain_model(path: Path, count: int) -> Path:
+    """``count`` unnamed Relu nodes in a row, except the first, named 'first'."""
+    import onnx
+    from onnx import helper
+
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name="first" if i == 0 else "")
+             for i in range(count)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [64, 64])],
+                              [helper.make_tensor_value_info(f"v{count}", TensorProto.FLOAT, [64, 64])])
+    onnx.save(helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_run_profile_prints_slowest_nodes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _chain_model(tmp_path / "chain.onnx", 12)
+    code, out, _ = run_cli(capsys, "run", str(path), "--profile")
+    assert code == 0
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("slowest nodes (10 of 12, "))
+    table = lines[start + 1:start + 12]
+    assert table[0].split() == ["node", "op", "type", "ms", "share"]
+    assert len({len(row) for row in table}) == 1  # aligned: every row as wide as the header
+    assert all(row.split()[-1].endswith("%") for row in table[1:])
+    assert any(row.split()[0] in ("first", "Relu") for row in table[1:])
+    code, out, _ = run_cli(capsys, "run", str(path), "--profile", "--json")
+    slowest = json.loads(out)["slowest_nodes"]
+    assert len(slowest) == 10 and {t["op_type"] for t in slowest} == {"Relu"}
+    assert [t["ms"] for t in slowest] == sorted((t["ms"] for t in slowest), reverse=True)
+    assert 0 < sum(t["share"] for t in slowest) <= 1
+    assert {t["name"] for t in slowest} <= {"first", ""} and all(0 <= t["position"] < 12 for t in slowest)
+
+
+def test_run_profile_names_unnamed_nodes_by_position(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run_cli(capsys, "run", str(_chain_model(tmp_path / "chain.onnx", 3)), "--profile")
+    assert code == 0
+    assert "slowest nodes (3 of 3, " in out
+    for label in ("first ", "Relu node 1 ", "Relu node 2 "):
+        assert f"\n  {label}" in out
+
+
+def test_run_profile_without_onnxruntime_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _chain_model(tmp_path / "chain.onnx", 2)
+    code, out, _ = run_cli(capsys, "run", str(path), "--profile", "--engine", "reference")
+    assert code == 0
+    assert "no node times: the profiler times onnxruntime runs only, and this one ran on reference" in out
+    code, out, _ = run_cli(capsys, "run", str(path), "--json")
+    assert json.loads(out)["slowest_nodes"] is None
+
+
+def test_run_help_describes_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "run", "--help")
+    assert code == 0
+    assert "print the 10 slowest nodes" in " ".join(out.split())

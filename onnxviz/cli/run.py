@@ -6,12 +6,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from onnxviz.model.document import Document
+from onnxviz.model.index import display_name
 from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
 from onnxviz.model.runner.inputs import (
     InputSpec,
@@ -25,6 +28,24 @@ from onnxviz.model.runner.inputs import (
 from onnxviz.model.runner.store import ValueRecord
 
 ENGINE_NAMES = {"ort": ENGINE_ORT, "reference": ENGINE_REFERENCE}
+SLOWEST = 10  # nodes listed by --profile
+NAME_WIDTH = 60  # a longer node name is cut so the columns stay aligned
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    """One main-graph node's kernel time from onnxruntime's profiler; ``share`` of all nodes' time."""
+
+    position: int
+    name: str
+    op_type: str
+    ms: float
+    share: float
+
+    @property
+    def label(self) -> str:
+        """The node's name, or its op type and position when it has none."""
+        return display_name(self.name, NAME_WIDTH) if self.name else f"{self.op_type} node {self.position}"
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -43,7 +64,9 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
                         help="enable onnxruntime graph optimizations (values may not match nodes one to one)")
     parser.add_argument("--engine", choices=sorted(ENGINE_NAMES), default="ort",
                         help="the engine tried first (onnxruntime falls back to the reference evaluator)")
-    parser.add_argument("--profile", action="store_true", help="record per-node run times (onnxruntime)")
+    parser.add_argument("--profile", action="store_true",
+                        help=f"record per-node run times (onnxruntime's profiler) and print the {SLOWEST} slowest "
+                             "nodes after the outputs' statistics")
     return run
 
 
@@ -61,10 +84,11 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"{dump} exists and is not a folder.")
     result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
     try:
+        slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
-            print(json.dumps(_json(doc.name, result, options, dump), indent=2, ensure_ascii=False))
+            print(json.dumps(_json(doc.name, result, options, dump, slowest), indent=2, ensure_ascii=False))
         else:
-            print(_text(doc.name, result, options, dump))
+            print(_text(doc.name, result, options, dump, slowest))
     finally:
         result.cleanup()
     return 0
@@ -94,7 +118,32 @@ def _how(result: RunResult, options: RunOptions) -> str:
     return f"ran on {result.engine} (graph optimizations {level}) in {ms:.1f} ms"
 
 
-def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) -> str:
+def slowest_nodes(result: RunResult, graph: onnx.GraphProto, count: int = SLOWEST) -> list[NodeTime]:
+    """The ``count`` main-graph nodes with the longest kernel times, slowest first."""
+    times = {i: us for i, us in result.node_times_us.items() if 0 <= i < len(graph.node)}
+    total = sum(times.values())
+    ranked = sorted(times.items(), key=lambda item: (-item[1], item[0]))[:count]
+    return [NodeTime(i, graph.node[i].name, graph.node[i].op_type, us / 1000, us / total if total else 0.0)
+            for i, us in ranked]
+
+
+def _profile_text(result: RunResult, slowest: list[NodeTime]) -> list[str]:
+    if not slowest:
+        if result.engine != ENGINE_ORT:
+            return [f"no node times: the profiler times onnxruntime runs only, and this one ran on {result.engine}"]
+        return ["no node times were recorded"]
+    total_ms = sum(result.node_times_us.values()) / 1000
+    header = (f"slowest nodes ({len(slowest)} of {len(result.node_times_us)}, "
+              f"{total_ms:.3f} ms of node time in all):")
+    rows = [("node", "op type", "ms", "share")]
+    rows += [(t.label, display_name(t.op_type, NAME_WIDTH), f"{t.ms:.3f}", f"{100 * t.share:.1f}%") for t in slowest]
+    widths = [max(len(row[c]) for row in rows) for c in range(4)]
+    return [header] + [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c:>{widths[2]}}  {d:>{widths[3]}}"
+                       for a, b, c, d in rows]
+
+
+def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
+          slowest: list[NodeTime] | None = None) -> str:
     lines = [f"{name}: {_how(result, options)}"]
     lines += [f"note: {n}" for n in result.notes]
     lines += [f"  inside {scope} (reference evaluator): {shown}" for scope, shown in result.scopes.items()]
@@ -106,6 +155,8 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None) 
         lines.append(f"first NaN/Inf: {bad.name} (output of {bad.op_type} node '{bad.node_name}')")
     elif bad is not None:
         lines.append("NaN/Inf in the outputs; --dump DIR captures every value and names the first node that made one")
+    if slowest is not None:
+        lines += _profile_text(result, slowest)
     if dump is not None:
         lines.append(f"{len(result.values)} values written to {dump} (index.json)")
     return "\n".join(lines)
@@ -120,7 +171,8 @@ def _stats_text(r: ValueRecord) -> str:
     return f"{head}  min {s.minimum:.6g}  max {s.maximum:.6g}  mean {s.mean:.6g}  std {s.std:.6g}{bad}"
 
 
-def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None) -> dict[str, Any]:
+def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None,
+          slowest: list[NodeTime] | None = None) -> dict[str, Any]:
     def entry(out: str) -> dict[str, Any]:
         r = result.values.get(out)
         if r is None:
@@ -134,4 +186,7 @@ def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None) 
     first = {"name": bad.name, "node": bad.node_name, "op_type": bad.op_type} if bad is not None else None
     return {"model": name, "engine": result.engine, "optimized": options.optimized, "notes": result.notes,
             "timings": result.timings, "outputs": [entry(o) for o in result.outputs], "first_nonfinite": first,
-            "dump": str(dump) if dump else None, "values": len(result.values)}
+            "dump": str(dump) if dump else None, "values": len(result.values),
+            "slowest_nodes": None if slowest is None else [
+                {"position": t.position, "name": t.name, "op_type": t.op_type, "ms": t.ms, "share": t.share}
+                for t in slowest]}
