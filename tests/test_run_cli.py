@@ -140,7 +140,7 @@ def test_run_all_nan_output_shows_counts_and_first_node(capfd: pytest.CaptureFix
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    (b"PK\x03\x04 not a zip", "bad.npz could not be read as an .npz of inputs"),
+    (b"PK\x03\x04 not a zip", "bad.npz is an .npz file that is truncated or damaged"),
     (None, "bad.npz holds one unnamed array; an inputs file must be an .npz"),
 ])
 def test_run_bad_inputs_file_is_one_sentence(capsys: pytest.CaptureFixture[str], example_path: Path,
@@ -155,6 +155,39 @@ def test_run_bad_inputs_file_is_one_sentence(capsys: pytest.CaptureFixture[str],
     assert code == 2
     assert err == f"onnxviz: error: {message}\n"
 
+
+
+def _bad_array_files(folder: Path) -> dict[str, str]:
+    """File name -> the one sentence ``--input x=FILE`` must give for it (no word of pickles)."""
+    from onnx import helper
+
+    (folder / "t.npy").write_text("1 2 3\n")
+    (folder / "empty.npy").write_bytes(b"")
+    (folder / "empty.pb").write_bytes(b"")
+    (folder / "model.pb").write_bytes(helper.make_model(helper.make_graph([], "g", [], [])).SerializeToString())
+    (folder / "text.pb").write_text("not a tensor\n")
+    np.save(folder / "objects.npy", np.array([{"a": 1}], dtype=object))
+    np.savez(folder / "objects.npz", x=np.array([{"a": 1}], dtype=object))
+    np.save(folder / "short.npy", np.zeros((1, 3, 32, 32), np.float32))
+    (folder / "short.npy").write_bytes((folder / "short.npy").read_bytes()[:-100])
+    (folder / "folder.npy").mkdir()
+    return {"t.npy": "t.npy is not a NumPy array file (.npy or .npz)",
+            "empty.npy": "empty.npy is empty", "empty.pb": "empty.pb is empty",
+            "model.pb": "model.pb is not an ONNX TensorProto file", "text.pb": "text.pb is not an ONNX TensorProto file",
+            "objects.npy": "objects.npy holds Python objects; onnxviz loads plain arrays only, never pickles",
+            "objects.npz": "objects.npz holds Python objects; onnxviz loads plain arrays only, never pickles",
+            "short.npy": "short.npy is a NumPy file that is truncated or damaged",
+            "folder.npy": f"{folder / 'folder.npy'} is a folder, not an array file"}
+
+
+def test_run_input_that_is_no_array_file_is_one_sentence(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                                         tmp_path: Path) -> None:
+    for file, message in _bad_array_files(tmp_path).items():
+        code, _, err = run_cli(capsys, "run", str(example_path), "--input", f"image={tmp_path / file}")
+        assert code == 2
+        assert err == f"onnxviz: error: {message}\n", file
+    code, _, err = run_cli(capsys, "run", str(example_path), "--inputs", str(tmp_path / "t.npy"))
+    assert err == "onnxviz: error: t.npy is not a NumPy array file (.npy or .npz)\n"
 
 def test_run_bfloat16_input(capsys: pytest.CaptureFixture[str]) -> None:
     """A bfloat16 input crosses to the worker in an .npz, which keeps it as raw bytes ('|V2')."""

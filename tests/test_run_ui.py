@@ -185,7 +185,7 @@ def test_error_messages_keep_the_file_name_as_written(qtbot: QtBot, example_path
     dialog = InputsDialog(input_specs(onnx.load(str(example_path))), InputPlan({}, {"batch": 1}), "example.onnx")
     qtbot.addWidget(dialog)
     dialog.load_npz(str(tmp_path / "bad.npz"))
-    assert dialog.error.text() == "bad.npz could not be read as an .npz of inputs."  # not "Bad.npz"
+    assert dialog.error.text() == "bad.npz is an .npz file that is truncated or damaged."  # not "Bad.npz"
     dialog.rows[0].set_file(str(tmp_path / "none.npy"))
     dialog.accept()
     assert dialog.error.text() == f"{tmp_path / 'none.npy'} does not exist."
@@ -193,6 +193,20 @@ def test_error_messages_keep_the_file_name_as_written(qtbot: QtBot, example_path
     dialog.accept()
     assert dialog.error.text() == "Choose a file for input 'image'."  # a plain sentence is capitalised
 
+
+
+def test_inputs_dialog_explains_files_that_are_no_arrays(qtbot: QtBot, example_path: Path, tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import input_specs
+    from tests.test_run_cli import _bad_array_files
+
+    dialog = InputsDialog(input_specs(onnx.load(str(example_path))), InputPlan({}, {"batch": 1}), "example.onnx")
+    qtbot.addWidget(dialog)
+    for file, message in _bad_array_files(tmp_path).items():
+        dialog.rows[0].set_file(str(tmp_path / file))
+        dialog.accept()
+        assert dialog.error.text() == f"{message}.", file
+    dialog.load_npz(str(tmp_path / "t.npy"))
+    assert dialog.error.text() == "t.npy is not a NumPy array file (.npy or .npz)."
 
 def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
     from onnxviz.ui.widgets.slice_view import SliceView

@@ -123,48 +123,85 @@ def _stable_hash(name: str) -> int:
     return sum((i + 1) * b for i, b in enumerate(name.encode())) % (2**31)
 
 
+NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)
+
+
 def read_array_file(path: str | Path, name: str = "") -> np.ndarray:
-    """One array from .npy, a single-array or named .npz, or a TensorProto .pb."""
+    """One array from .npy, a single-array or named .npz, or a TensorProto .pb.
+
+    Never loads pickles: a file numpy could only read with ``allow_pickle`` is refused in one sentence."""
     p = Path(path)
-    try:
-        if p.suffix.lower() == ".pb":
-            tensor = onnx.TensorProto()
-            tensor.ParseFromString(p.read_bytes())
-            return numpy_helper.to_array(tensor)
-        loaded = np.load(p, allow_pickle=False)
-        if isinstance(loaded, np.ndarray):
-            return loaded
-        with loaded:
-            if name in loaded.files:
-                return loaded[name]
-            if len(loaded.files) == 1:
-                return loaded[loaded.files[0]]
-            raise RunError(f"{p.name} holds {len(loaded.files)} arrays but none named '{name}'.")
-    except RunError:
-        raise
-    except FileNotFoundError as exc:
-        raise RunError(f"{p} does not exist.", str(exc)) from exc
-    except (OSError, ValueError, EOFError) as exc:
-        raise RunError(f"{p.name} could not be read as an array: {exc}.", str(exc)) from exc
-    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and friends
-        raise RunError(f"{p.name} is not a valid tensor file.", str(exc)) from exc
+    if p.suffix.lower() == ".pb":
+        return _read_tensor_file(p)
+    loaded = _load_numpy(p)
+    if isinstance(loaded, np.ndarray):
+        return loaded
+    with loaded:
+        if name in loaded.files:
+            return _member(p, loaded, name)
+        if len(loaded.files) == 1:
+            return _member(p, loaded, loaded.files[0])
+        raise RunError(f"{p.name} holds {len(loaded.files)} arrays but none named '{name}'.")
 
 
 def read_inputs_file(path: str | Path) -> dict[str, np.ndarray]:
     """Every array of an .npz (named after graph inputs)."""
     p = Path(path)
+    loaded = _load_numpy(p)
+    if isinstance(loaded, np.ndarray):  # a .npy: no names, and no context manager either
+        raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+    with loaded:
+        return {k: _member(p, loaded, k) for k in loaded.files}
+
+
+def _read_head(p: Path, size: int | None = None) -> bytes:
+    """The file's first ``size`` bytes (all when None); RunError when it is missing, unreadable or empty."""
     try:
-        loaded = np.load(p, allow_pickle=False)
-        if isinstance(loaded, np.ndarray):  # a .npy: no names, and no context manager either
-            raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
-        with loaded:
-            return {k: loaded[k] for k in loaded.files}
-    except RunError:
-        raise
+        with p.open("rb") as f:
+            data = f.read() if size is None else f.read(size)
     except FileNotFoundError as exc:
         raise RunError(f"{p} does not exist.", str(exc)) from exc
+    except IsADirectoryError as exc:
+        raise RunError(f"{p} is a folder, not an array file.", str(exc)) from exc
+    except OSError as exc:
+        raise RunError(f"{p.name} could not be read ({exc.strerror or exc}).", str(exc)) from exc
+    if not data:
+        raise RunError(f"{p.name} is empty.")
+    return data
+
+
+def _read_tensor_file(p: Path) -> np.ndarray:
+    data = _read_head(p)
+    try:
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString(data)
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError, to_array's TypeError/ValueError
+        raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
+
+
+def _load_numpy(p: Path) -> np.ndarray | np.lib.npyio.NpzFile:
+    """``np.load`` without pickles, for a file that starts like a .npy or .npz; else one sentence."""
+    if not _read_head(p, 8).startswith(NUMPY_MAGIC):
+        raise RunError(f"{p.name} is not a NumPy array file (.npy or .npz).")
+    try:
+        return np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise RunError(f"{p.name} could not be read as an .npz of inputs.", str(exc)) from exc
+        raise _numpy_error(p, exc) from exc
+
+
+def _member(p: Path, archive: np.lib.npyio.NpzFile, key: str) -> np.ndarray:
+    try:
+        return archive[key]
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise _numpy_error(p, exc) from exc
+
+
+def _numpy_error(p: Path, exc: Exception) -> RunError:
+    if "allow_pickle" in str(exc):  # numpy's wording for an object array
+        return RunError(f"{p.name} holds Python objects; onnxviz loads plain arrays only, never pickles.", str(exc))
+    kind = "an .npz" if p.suffix.lower() == ".npz" or isinstance(exc, zipfile.BadZipFile) else "a NumPy"
+    return RunError(f"{p.name} is {kind} file that is truncated or damaged.", str(exc))
 
 
 def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
