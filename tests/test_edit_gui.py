@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from onnx import helper, numpy_helper
 from PySide6.QtCore import Qt, QThreadPool
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QKeySequence, QTextDocument
 from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit
 from pytestqt.qtbot import QtBot
 
@@ -457,3 +457,30 @@ def test_renamed_value_stays_selected_and_described(qtbot: QtBot, window: MainWi
     panel = window.panels.value_panel  # type: ignore[attr-defined]
     texts = [label.text() for label in panel.findChildren(QLabel)]
     assert "stem_out" in texts and not any("not defined anywhere" in t for t in texts)
+
+
+def _attributes_of(qtbot: QtBot, doc: Document, op_type: str) -> AttributesDialog:
+    node = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == op_type)
+    dialog = AttributesDialog(doc, "", node)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    return dialog
+
+
+def test_attribute_dialog_renders_the_operator_summary_as_markdown(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = _attributes_of(qtbot, doc_of(window), "MatMul")
+    summary = dialog.editor.summary.toPlainText()
+    assert summary.startswith("Matrix product that behaves like numpy.matmul")
+    assert "](https" not in summary and "numpy.org" in dialog.editor.summary.toHtml()  # a link, not its markup
+
+
+def test_attribute_dialog_shows_schema_and_names_as_text_not_html(qtbot: QtBot) -> None:
+    graph = helper.make_graph([helper.make_node("Gelu", ["x"], ["y"], name="<i>g</i>")], "g",
+                              [helper.make_tensor_value_info("x", 1, [2])], [helper.make_tensor_value_info("y", 1, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]))
+    dialog = AttributesDialog(doc, "", 0)
+    qtbot.addWidget(dialog)
+    assert "Gelu takes one input data (Tensor<T>) and produces one" in dialog.editor.summary.toPlainText()
+    header = QTextDocument()
+    header.setHtml(dialog.editor.header.text())
+    assert header.toPlainText().startswith("<i>g</i>")

@@ -6,6 +6,7 @@ node panel; :class:`AttributesDialog` wraps it for the Edit menu.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from onnxviz.model.edits_values import attribute_text, attribute_type_name, pars
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.opschema import attribute_type_code
 from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.widgets.markdown import MarkdownBlock
 
 A = AttributeProto
 _NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?inf|nan"
@@ -68,6 +70,8 @@ class AttributeEditor(QWidget):
         self.header = QLabel()
         self.header.setWordWrap(True)
         layout.addWidget(self.header)
+        self.summary = MarkdownBlock("", max_height=90)  # the operator's first paragraph, links clickable
+        layout.addWidget(self.summary)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Attribute", "Type", "Value"])
         self.table.verticalHeader().hide()
@@ -131,9 +135,9 @@ class AttributeEditor(QWidget):
         scope, i = where
         node = self.doc.node_proto(scope, i)
         schema = self.doc.schema_of(scope, i)
-        summary = schema.doc.strip().split("\n\n")[0].replace("\n", " ") if schema is not None and schema.doc else ""
-        self.header.setText(f"<b>{self.doc.node_label(scope, i)}</b> &nbsp; {node.op_type}"
-                            f"{(' (' + node.domain + ')') if node.domain else ''}<br><small>{summary}</small>")
+        self.header.setText(f"<b>{html.escape(self.doc.node_label(scope, i))}</b> &nbsp; "
+                            f"{html.escape(node.op_type + (f' ({node.domain})' if node.domain else ''))}")
+        self.summary.set_markdown(schema.doc.strip().split("\n\n")[0] if schema is not None and schema.doc else "")
         specs = schema.attributes if schema is not None else {}
         for attr in node.attribute:
             spec = specs.get(attr.name)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
-from PySide6.QtGui import QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
-from PySide6.QtWidgets import QFrame, QLabel, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
@@ -33,6 +32,7 @@ from onnxviz.ui.panels.common import (
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, sorted_order, source_row
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes, document_key, document_source
+from onnxviz.ui.widgets.markdown import markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
@@ -53,49 +53,6 @@ def prepare_figures(figures: ModelFigures) -> PreparedFigures:
     rows = [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.macs, c.flops, c.output_shape) for c in costs]
     order = sorted_order(rows, *COST_ORDER)
     return PreparedFigures(figures, summarize(costs), [rows[i] for i in order], [costs[i].node for i in order])
-
-
-class MarkdownBlock(QTextBrowser):
-    """A borderless read-only Markdown block that grows to fit its text (up to ``max_height``)."""
-
-    def __init__(self, markdown: str, max_height: int = 260) -> None:
-        super().__init__()
-        self.max_height = max_height
-        self.setOpenExternalLinks(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setMarkdown(markdown)
-        _tone_down_headings(self.document())
-        self.document().setDocumentMargin(2)
-        self.setStyleSheet("QTextBrowser { background: transparent; }")
-        self._fit(300)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit(self.viewport().width())
-
-    def _fit(self, width: int) -> None:
-        self.document().setTextWidth(max(width, 100))
-        height = int(min(self.document().size().height() + 6, self.max_height))
-        if height != self.height():
-            self.setFixedHeight(height)
-
-
-def _tone_down_headings(document: QTextDocument) -> None:
-    """Markdown headings inside a side panel: a little larger than the text, not poster-sized."""
-    block = document.begin()
-    while block.isValid():
-        level = block.blockFormat().headingLevel()
-        if level:
-            cursor = QTextCursor(block)
-            cursor.select(QTextCursor.SelectionType.BlockUnderCursor)
-            fmt = QTextCharFormat()
-            fmt.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
-            cursor.mergeCharFormat(fmt)
-        block = block.next()
-
-
-def markdown_view(markdown: str, max_height: int = 260) -> QTextBrowser:
-    return MarkdownBlock(markdown, max_height)
 
 
 def _inference_html(doc: Document) -> str:

@@ -22,9 +22,9 @@ from onnxviz.ui.panels.common import (
     value_href,
     value_type,
 )
-from onnxviz.ui.panels.model_panel import markdown_view
 from onnxviz.ui.panels.navigation import attribute_tensor_href
 from onnxviz.ui.panels.problems_panel import severity_html
+from onnxviz.ui.widgets.markdown import markdown_view
 
 GREY = "color:gray"
 MAX_VALUES = 200  # inputs/outputs listed; a Sum over 100k values must not build 100k rows
