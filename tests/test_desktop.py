@@ -380,6 +380,31 @@ def test_without_a_display_the_window_refuses_in_one_line_and_screenshot_goes_of
     assert out.stat().st_size > 10000
 
 
+
+def test_failed_save_keeps_a_leading_file_name_as_written(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                          example_copy: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxviz.model.document import Document
+    from onnxviz.model.errors import SaveError
+    from onnxviz.ui.saving import save_document
+
+    w = make_window()
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    errors: list[str] = []
+    monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
+    save_document(w, doc, tmp_path / "no such folder" / "x.onnx")  # a real failure: a plain sentence
+    assert errors[-1].startswith("Could not save x.onnx: ")
+
+    def refuse(self: Document, path: Path | None = None, external: str = "keep") -> Path:
+        raise SaveError("bad.onnx is locked by another program.")
+
+    monkeypatch.setattr(Document, "save", refuse)
+    save_document(w, doc, tmp_path / "bad.onnx")
+    assert errors[-1] == "bad.onnx is locked by another program."  # not "Bad.onnx"
+    assert w.statusBar().currentMessage() == "bad.onnx is locked by another program. Your edits are still here."
+
 def test_big_model_saves_in_the_background_with_the_window_locked(
         qtbot: QtBot, make_window: Callable[[], MainWindow], example_copy: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.events import Signal
 from onnxviz.ui.tasks import Task
 
@@ -86,6 +86,6 @@ def _report_failure(window: MainWindow, target: Path, exc: object, tb: str) -> N
         message, details = exc.message, exc.details or tb
     else:
         message, details = f"Could not save {target.name}: {exc}.", tb
-    message = message[:1].upper() + message[1:]
+    message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
     window.statusBar().showMessage(f"{message} Your edits are still here.", 10000)
     window.show_error("Cannot save model", message, details)
