@@ -484,3 +484,24 @@ def test_attribute_dialog_shows_schema_and_names_as_text_not_html(qtbot: QtBot) 
     header = QTextDocument()
     header.setHtml(dialog.editor.header.text())
     assert header.toPlainText().startswith("<i>g</i>")
+
+
+def test_attribute_dialog_of_an_operator_without_attributes_says_so(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = _attributes_of(qtbot, doc_of(window), "MatMul")
+    editor = dialog.editor
+    assert editor.empty.isVisible() and editor.empty.text() == "MatMul has no attributes."
+    assert not editor.table.isVisible() and not editor.remove_button.isEnabled()
+
+
+def test_remove_is_enabled_only_while_an_attribute_is_selected(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = _attributes_of(qtbot, doc_of(window), "Conv")
+    editor = dialog.editor
+    assert editor.table.rowCount() == 2 and not editor.empty.isVisible()
+    assert not editor.remove_button.isEnabled()
+    cell = editor.table.visualItemRect(editor.table.item(1, 0)).center()
+    qtbot.mouseClick(editor.table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    assert editor.remove_button.isEnabled()
+    qtbot.mouseClick(editor.remove_button, Qt.MouseButton.LeftButton)
+    assert [a.name for a in doc_of(window).model.graph.node[0].attribute] == ["pads"]
+    qtbot.waitUntil(lambda: editor.table.rowCount() == 1)
+    assert not editor.remove_button.isEnabled()                  # the refreshed table has no selection

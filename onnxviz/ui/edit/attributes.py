@@ -82,7 +82,13 @@ class AttributeEditor(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._update_remove)
         layout.addWidget(self.table, 1)
+        self.empty = QLabel()  # instead of an empty table: why there is nothing to show
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.empty.setStyleSheet("color: gray; padding: 6px 2px;")
+        self.empty.hide()
+        layout.addWidget(self.empty, 1)
         layout.addLayout(self._build_add_row())
         self.error = ErrorLabel(self)
         layout.addWidget(self.error)
@@ -147,6 +153,25 @@ class AttributeEditor(QWidget):
             self.add_combo.addItems(sorted(n for n in schema.attributes if n not in present))
         self.add_combo.setEditable(schema is None)
         self.add_button.setEnabled(schema is None or self.add_combo.count() > 0)
+        self._show_empty(node.op_type, schema is not None and not schema.attributes)
+        self._update_remove()
+
+    def _show_empty(self, op_type: str, has_none: bool) -> None:
+        """Say why the table is empty: the operator has no attributes, or the node sets none."""
+        empty = self.table.rowCount() == 0
+        self.table.setVisible(not empty)
+        self.empty.setVisible(empty)
+        if has_none:
+            self.empty.setText(f"{op_type} has no attributes.")
+        else:
+            self.empty.setText("No attributes set: the defaults apply. Add one below.")
+
+    def _selected_row(self) -> int:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else -1
+
+    def _update_remove(self) -> None:
+        self.remove_button.setEnabled(self._selected_row() >= 0)
 
     def _add_row(self, attr: AttributeProto, description: str) -> None:
         r = self.table.rowCount()
@@ -235,7 +260,7 @@ class AttributeEditor(QWidget):
             self.add_value.clear()
 
     def remove_selected(self) -> None:
-        row = self.table.currentRow()
+        row = self._selected_row()
         if row < 0:
             self.error.show_message("select an attribute to remove.")
             return
