@@ -214,3 +214,20 @@ def test_overlay_box_without_a_value_is_grey_near_and_far(qapp: object) -> None:
         p.end()
         assert QColor(image.pixel(int(30 * scale), int(90 * scale))) == QColor(68, 4, 84)
         assert QColor(image.pixel(int(30 * scale), int(170 * scale))) == style.NO_OVERLAY_VALUE, scale
+
+
+def test_overlay_colours_a_collapsed_group_near_and_far(qapp: object) -> None:
+    """A collapsed group takes the largest value it hides: its box shows the overlay colour at every
+    zoom (close up, in its title band), so a big model's overview of groups can be read by value."""
+    d = Drawable(chain_scene(3, with_group=True))
+    group = d.scene.n_boxes - 1
+    overlay = np.zeros((d.scene.n_boxes, 4), np.uint8)
+    overlay[group] = (68, 4, 84, 255)  # survives the far view's colour quantization
+    for scale in (0.2, 1.0):
+        image = QImage(400, 400, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(style.BACKGROUND)
+        p = QPainter(image)
+        p.scale(scale, scale)
+        ScenePainter().paint(p, d, QRectF(0, 0, 400 / scale, 400 / scale), scale, PaintOptions(overlay=overlay))
+        p.end()
+        assert QColor(image.pixel(int(204 * scale), int(90 * scale))) == QColor(68, 4, 84), scale

@@ -201,16 +201,32 @@ def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOption
         p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _elide(p, s.box_title[b], rect.width() - 12))
         return
     if kind == BoxKind.GROUP:
-        _paint_group_box(p, d, b, rect, scale)
+        _paint_group_box(p, d, b, rect, scale, opts)
         return
     _paint_op_box(p, d, b, rect, scale, opts)
 
 
+def _overlay_colour(opts: PaintOptions, b: int) -> QColor | None:
+    """Box ``b``'s overlay colour; grey when the overlay has no value for it (e.g. all NaN), never a
+    category colour that would read as a value; None without an overlay."""
+    if opts.overlay is None:
+        return None
+    return QColor(*[int(v) for v in opts.overlay[b]]) if opts.overlay[b, 3] > 0 else style.NO_OVERLAY_VALUE
+
+
+def _header_path(rect: QRectF, header_h: float, radius: float) -> QPainterPath:
+    """The top band of a box, rounded above and square below when the box goes on under it."""
+    head = QPainterPath()
+    head.setFillRule(Qt.FillRule.WindingFill)
+    head.addRoundedRect(QRectF(rect.x(), rect.y(), rect.width(), header_h), radius, radius)
+    if header_h < rect.height():
+        head.addRect(QRectF(rect.x(), rect.y() + header_h / 2, rect.width(), header_h / 2))
+    return head
+
+
 def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, opts: PaintOptions) -> None:
     s = d.scene
-    header = style.category_colour(int(s.box_category[b]))
-    if opts.overlay is not None:  # no value (e.g. all NaN): grey, never a category colour read as a value
-        header = QColor(*[int(v) for v in opts.overlay[b]]) if opts.overlay[b, 3] > 0 else style.NO_OVERLAY_VALUE
+    header = _overlay_colour(opts, b) or style.category_colour(int(s.box_category[b]))
     title = (s.box_name[b] or s.box_title[b]) if opts.show_names else s.box_title[b]
     lines = s.box_lines[b] if scale >= style.BODY_SCALE else []
     header_h = style.HEADER_H
@@ -220,15 +236,10 @@ def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, 
         p.setPen(QPen(style.BOX_BORDER, 1.0))
         p.setBrush(style.BOX_BODY)
         p.drawRoundedRect(rect, 4, 4)
-    head = QPainterPath()
-    head.setFillRule(Qt.FillRule.WindingFill)
-    head.addRoundedRect(QRectF(rect.x(), rect.y(), rect.width(), header_h), 4, 4)
-    if header_h < rect.height():  # square off the header's lower corners
-        head.addRect(QRectF(rect.x(), rect.y() + header_h / 2, rect.width(), header_h / 2))
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(header)
-    p.drawPath(head)
-    text_colour = style.TEXT if header.lightness() > 150 else style.HEADER_TEXT
+    p.drawPath(_header_path(rect, header_h, 4))
+    text_colour = style.text_on(header)
     p.setPen(text_colour)
     p.setFont(style.font(style.TITLE_PT, bold=True))
     title_rect = QRectF(rect.x() + 4, rect.y(), rect.width() - 8, min(header_h, style.HEADER_H))
@@ -253,16 +264,24 @@ def _paint_lines(p: QPainter, lines: list[str], area: QRectF) -> None:
                    _elide(p, line, area.width()))
 
 
-def _paint_group_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float) -> None:
+def _paint_group_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, opts: PaintOptions) -> None:
+    """A collapsed group; under an overlay its title band takes the largest value it hides."""
     s = d.scene
     p.setPen(QPen(style.GROUP_BORDER, 1.2, Qt.PenStyle.DashLine))
     p.setBrush(style.GROUP_FILL)
     p.drawRoundedRect(rect, 6, 6)
+    band = _overlay_colour(opts, b)
+    title_colour = style.TEXT
+    if band is not None:
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(band)
+        p.drawPath(_header_path(rect.adjusted(1, 1, -1, 0), min(style.HEADER_H + 2, rect.height() - 1), 5))
+        title_colour = style.text_on(band)
     # a second, offset outline suggests a stack of nodes
     p.setPen(QPen(style.GROUP_BORDER, 1.0))
     p.setBrush(Qt.BrushStyle.NoBrush)
     p.drawLine(QPointF(rect.left() + 4, rect.bottom() + 3), QPointF(rect.right() - 4, rect.bottom() + 3))
-    p.setPen(style.TEXT)
+    p.setPen(title_colour)
     p.setFont(style.font(style.TITLE_PT, bold=True))
     title = QRectF(rect.x() + 8, rect.y(), rect.width() - 32, style.HEADER_H + 2)
     p.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,

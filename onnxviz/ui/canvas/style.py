@@ -45,7 +45,14 @@ BACKGROUND = BOX_BODY = BOX_BORDER = TEXT = TEXT_DIM = TERMINAL_FILL = TERMINAL_
 GROUP_FILL = GROUP_BORDER = FRAME_FILL = FRAME_BORDER = FRAME_TEXT = QColor()
 EDGE = EDGE_LABEL = EDGE_LABEL_INFERRED = PANEL = PANEL_BORDER = QColor()
 HEADER_TEXT = QColor("#ffffff")
+HEADER_TEXT_ON_LIGHT = QColor("#1f2328")
 dark = False
+
+
+def text_on(background: QColor) -> QColor:
+    """Title text readable on a header of this colour, in either theme (perceived brightness)."""
+    brightness = 0.299 * background.red() + 0.587 * background.green() + 0.114 * background.blue()
+    return HEADER_TEXT_ON_LIGHT if brightness > 150 else HEADER_TEXT
 
 
 def use_dark(on: bool) -> None:
