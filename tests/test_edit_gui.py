@@ -505,3 +505,13 @@ def test_remove_is_enabled_only_while_an_attribute_is_selected(qtbot: QtBot, win
     assert [a.name for a in doc_of(window).model.graph.node[0].attribute] == ["pads"]
     qtbot.waitUntil(lambda: editor.table.rowCount() == 1)
     assert not editor.remove_button.isEnabled()                  # the refreshed table has no selection
+
+
+def test_enter_in_the_new_value_field_adds_the_attribute(qtbot: QtBot, window: MainWindow) -> None:
+    dialog = _attributes_of(qtbot, doc_of(window), "Conv")
+    editor = dialog.editor
+    editor.add_combo.setCurrentIndex(editor.add_combo.findText("group"))
+    qtbot.keyClicks(editor.add_value, "1")
+    qtbot.keyClick(editor.add_value, Qt.Key.Key_Return)
+    attrs = {a.name: helper.get_attribute_value(a) for a in doc_of(window).model.graph.node[0].attribute}
+    assert attrs.get("group") == 1 and editor.add_value.text() == "" and dialog.isVisible()

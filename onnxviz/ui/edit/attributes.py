@@ -103,6 +103,7 @@ class AttributeEditor(QWidget):
         self.add_combo.currentTextChanged.connect(self._show_default)
         self.add_value = QLineEdit()
         self.add_value.setPlaceholderText("value (empty: the default)")
+        self.add_value.returnPressed.connect(self.add_attribute)  # Enter adds, as the Add button does
         self.add_button = QPushButton("Add")
         self.add_button.clicked.connect(self.add_attribute)
         self.remove_button = QPushButton("Remove")
