@@ -515,3 +515,16 @@ def test_enter_in_the_new_value_field_adds_the_attribute(qtbot: QtBot, window: M
     qtbot.keyClick(editor.add_value, Qt.Key.Key_Return)
     attrs = {a.name: helper.get_attribute_value(a) for a in doc_of(window).model.graph.node[0].attribute}
     assert attrs.get("group") == 1 and editor.add_value.text() == "" and dialog.isVisible()
+
+
+@pytest.mark.parametrize("typed", [",", "[ , ]"])
+def test_a_list_of_only_commas_is_refused_with_a_message(qtbot: QtBot, window: MainWindow, typed: str) -> None:
+    dialog = _attributes_of(qtbot, doc_of(window), "Conv")
+    edit = dialog.editor.value_edits["strides"]
+    edit.setFocus()
+    qtbot.keyClick(edit, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(edit, typed)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    attrs = {a.name: helper.get_attribute_value(a) for a in doc_of(window).model.graph.node[0].attribute}
+    assert attrs["strides"] == [2, 2] and doc_of(window).undo_stack.index == 0
+    assert dialog.editor.error.text() == f"'{typed}' is not a list of integers."

@@ -103,16 +103,23 @@ def parse_attribute_text(text: str, attr_type: int) -> Any:
             return float(raw)
         if attr_type == A.STRING:
             return text
-        items = [s.strip().strip("'\"") for s in raw.strip("[]()").split(",") if s.strip()]
+        items = _list_items(raw)
         if attr_type == A.INTS:
             return [int(s) for s in items]
         if attr_type == A.FLOATS:
             return [float(s) for s in items]
         if attr_type == A.STRINGS:
-            return items
+            return [s for s in items if s]
     except ValueError:
         raise EditError(f"'{text}' is not {_TYPE_WORDS[attr_type]}.") from None
     raise EditError(f"attributes of type {attribute_type_name(attr_type)} cannot be typed as text.")
+
+
+def _list_items(raw: str) -> list[str]:
+    """The comma-separated items of ``[1, 2]`` or ``1, 2,``; an empty item (``,`` alone) stays, as ''."""
+    inner = raw.strip("[]()").strip()
+    items = [s.strip().strip("'\"") for s in inner.split(",")] if inner else []
+    return items[:-1] if len(items) > 1 and not items[-1] else items  # one trailing comma is fine
 
 
 def attribute_text(attr: AttributeProto) -> str:
