@@ -412,9 +412,12 @@ def test_problems_list_errors_first(qtbot: QtBot, window: MainWindow, example_pa
     add = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Add")
     doc.set_input(add, 1, "image")  # breaks shape inference: one error, then infos downstream
     qtbot.waitUntil(lambda: any(p.severity.value == "info" for p in doc.problems), timeout=30000)
+    qtbot.waitUntil(lambda: not window.validation.busy, timeout=30000)
     model = panels.problems_panel.view.model()
     severities = [model.index(r, 0).data() for r in range(model.rowCount())]
-    assert severities[0] == "error" and "info" in severities
+    assert severities[0] == "error" and "note" in severities and "info" not in severities
+    notes = f"{severities.count('note')} notes"       # one word for them in the panel and the status bar
+    assert notes in panels.problems_panel.summary.text() and notes in window.status_fields.problems.text()
 
 
 def test_problem_message_takes_the_spare_width_of_a_small_window(qtbot: QtBot, window: MainWindow,

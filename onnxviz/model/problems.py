@@ -11,6 +11,15 @@ class Severity(str, Enum):
     WARNING = "warning"
     INFO = "info"
 
+    @property
+    def word(self) -> str:
+        """What people read: "error", "warning", "note" ("23 notes" rather than "23 infos")."""
+        return "note" if self is Severity.INFO else self.value
+
+    def counted(self, n: int) -> str:
+        """'1 error', '2 warnings', '23 notes'."""
+        return f"{n} {self.word}{'s' if n != 1 else ''}"
+
 
 @dataclass(frozen=True)
 class Problem:

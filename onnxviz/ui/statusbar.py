@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -140,17 +141,12 @@ class StatusFields(QWidget):
 
     def _show_problems(self, doc: Document) -> None:
         problems = doc.problems
-        errors = sum(p.severity is Severity.ERROR for p in problems)
-        warnings = sum(p.severity is Severity.WARNING for p in problems)
+        counts = Counter(p.severity for p in problems)
+        errors = counts[Severity.ERROR]
         if not problems:
             self.problems.setText("✓ No problems")
         else:
-            parts = [f"{errors} error{'s' if errors != 1 else ''}"] if errors else []
-            if warnings:
-                parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
-            others = len(problems) - errors - warnings
-            if others:
-                parts.append(f"{others} note{'s' if others != 1 else ''}")
+            parts = [s.counted(counts[s]) for s in Severity if counts[s]]  # the Problems panel's words
             self.problems.setText(("✖ " if errors else "⚠ ") + ", ".join(parts))
         colour = "#d03a3a" if errors else ("#c98a00" if problems else "")
         self.problems.setStyleSheet(f"color: {colour};" if colour else "")

@@ -23,7 +23,7 @@ _ICONS = {Severity.ERROR: QStyle.StandardPixmap.SP_MessageBoxCritical,
 
 
 def severity_html(p: Problem) -> str:
-    return f'<b style="color:{_COLOURS[p.severity]}">{p.severity.value}</b>'
+    return f'<b style="color:{_COLOURS[p.severity]}">{p.severity.word}</b>'
 
 
 _icon_cache: dict[Severity, QIcon] = {}
@@ -60,7 +60,7 @@ class ProblemsPanel(QWidget):
         self.problems = list(doc.problems) if doc is not None else []
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         self.problems.sort(key=lambda p: order[p.severity])
-        rows = [(p.severity.value, p.message, p.source, p.node_name or (f"#{p.node}" if p.node >= 0 else ""),
+        rows = [(p.severity.word, p.message, p.source, p.node_name or (f"#{p.node}" if p.node >= 0 else ""),
                  p.value, p.scope or ("main" if p.node >= 0 or p.value else "")) for p in self.problems]
         self.model.set_rows(rows, payload=self.problems, icons=[severity_icon(p.severity) for p in self.problems])
         self._measure_columns()
@@ -70,8 +70,8 @@ class ProblemsPanel(QWidget):
         elif not self.problems:
             self.summary.setText("No problems found.")
         else:
-            self.summary.setText(", ".join(f"{counts[s]} {s.value}{'s' if counts[s] != 1 else ''}"
-                                           for s in Severity if counts[s]) + " - click one to select what it concerns.")
+            self.summary.setText(", ".join(s.counted(counts[s]) for s in Severity if counts[s])
+                                 + " - click one to select what it concerns.")
 
     def _measure_columns(self) -> None:
         header = self.view.horizontalHeader()
