@@ -250,3 +250,19 @@ def test_run_help_describes_profile(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "run", "--help")
     assert code == 0
     assert "print the 10 slowest nodes" in " ".join(out.split())
+
+
+def test_run_float8e5m2_input_and_dump(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """float8_e5m2 is the one ml_dtypes type numpy writes as a descriptor it cannot read back ('<f1')."""
+    from onnxviz.model.runner.store import RunResult
+
+    node = "/work/shared/onnx-node-tests/node"
+    code, out, err = run_cli(capsys, "run", f"{node}/test_castlike_FLOAT8E5M2_to_FLOAT_expanded/model.onnx", "--json")
+    assert code == 0, err
+    assert json.loads(out)["outputs"][0]["dtype"] == "float32"
+    code, _, err = run_cli(capsys, "run", f"{node}/test_cast_FLOAT_to_FLOAT8E5M2/model.onnx", "--dump", str(tmp_path))
+    assert code == 0, err
+    result = RunResult.load(tmp_path)
+    out_array, in_array = result.array("output"), result.array("input")
+    assert str(out_array.dtype) == "float8_e5m2"
+    np.testing.assert_allclose(out_array.astype(np.float32), in_array, rtol=0.25)

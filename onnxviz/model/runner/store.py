@@ -56,6 +56,17 @@ def _numpy_dtype(name: str) -> np.dtype:
         return np.dtype(getattr(ml_dtypes, name))
 
 
+def savable(array: np.ndarray) -> np.ndarray:
+    """``array`` as a .npy/.npz can give it back: raw bytes when numpy cannot read its dtype's descriptor
+    (ml_dtypes' float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    try:
+        if np.dtype(array.dtype.str) == array.dtype:
+            return array
+    except TypeError:
+        pass
+    return array.view(f"V{array.dtype.itemsize}")
+
+
 @dataclass(frozen=True)
 class ValueRecord:
     """One captured value: where it is, what produced it, and its statistics."""
@@ -156,7 +167,7 @@ class _Writer:
             self._end = offset + data.nbytes
             return {"file": PACK_FILE, "offset": offset}
         file = _file_name(k, name)
-        np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else array,
+        np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else savable(array),
                 allow_pickle=False)
         return {"file": file}
 

@@ -26,7 +26,7 @@ import onnx
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
-from onnxviz.model.runner.store import RunResult
+from onnxviz.model.runner.store import RunResult, savable
 
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
@@ -99,7 +99,7 @@ def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
             continue
         if array.dtype.kind in "biuf" and spec.dtype.kind in "biufV":
             feeds[name] = array.astype(spec.dtype)
-        elif array.dtype.kind == "V" and spec.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
+        elif array.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
             feeds[name] = array.view(spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
     return feeds
 
@@ -121,7 +121,7 @@ class WorkerRun:
             model_path = self.work_dir / "model.onnx"
             model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
-        np.savez(feeds_path, **dict(feeds))  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
+        np.savez(feeds_path, **{k: savable(np.asarray(v)) for k, v in feeds.items()})  # type: ignore[arg-type]
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
                                   pack_values=self._owns_out)
         self._process: mp.process.BaseProcess | None = None
