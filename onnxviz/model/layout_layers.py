@@ -492,7 +492,7 @@ class _Slots:
         w = np.array(self.w)
         xs = np.array(self.x) - w / 2
         if len(xs):
-            xs -= xs.min()
+            xs -= float(np.min(xs))
         ys = band_top[layer] if n_layers else np.zeros(0)
         chains = []
         for s, t, r in zip(src.tolist(), dst.tolist(), reversed_.tolist(), strict=True):

@@ -486,7 +486,7 @@ def sparse_to_dense(sparse: onnx.SparseTensorProto, max_elements: int = SPARSE_V
         flat = np.ravel_multi_index(tuple(indices.T), dims) if indices.ndim == 2 else indices.reshape(-1)
     except Exception as exc:  # noqa: BLE001 - malformed values or indices raise many types
         raise OnnxvizError(f"sparse initializer '{name}' cannot be read ({' '.join(str(exc).split())}).") from exc
-    if len(flat) != len(values) or (len(flat) and (flat.min() < 0 or flat.max() >= numel)):
+    if len(flat) != len(values) or (len(flat) and (int(np.min(flat)) < 0 or int(np.max(flat)) >= numel)):
         raise OnnxvizError(f"sparse initializer '{name}' has {len(flat)} indices for {len(values)} values "
                            f"in {dims}; they do not fit.")
     dense = np.zeros(numel, values.dtype)

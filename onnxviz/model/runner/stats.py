@@ -75,7 +75,7 @@ class _Moments:
             low, high = chunk.min(), chunk.max()
         k = chunk.size
         self.zeros += k - int(np.count_nonzero(chunk))
-        mean = float(np.add.reduce(chunk, dtype=np.float64)) / k
+        mean = float(np.sum(chunk, dtype=np.float64)) / k
         wide = max(abs(float(low)), abs(float(high))) > 1e12  # a million squares could overflow float32
         deviation = (chunk.astype(np.float64) if wide else chunk) - mean
         m2 = float(np.dot(deviation, deviation))
