@@ -8,10 +8,10 @@ EXAMPLE := resources/examples/example.onnx
 
 .PHONY: run test lint bench examples system-deps install-desktop check-install clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test]" -c constraints.txt
 	@touch $(STAMP)
 
 system-deps:
