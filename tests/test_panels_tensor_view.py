@@ -118,3 +118,18 @@ def test_all_nan_value_has_no_empty_histogram(qtbot: QtBot, view: TensorView) ->
     with qtbot.waitSignal(view.loaded, timeout=10000):
         view.show_tensor("ok", np.arange(4.0))
     assert tabs.isTabVisible(view.histogram_index)
+
+
+def test_a_shape_stays_on_one_line_in_a_narrow_view(qtbot: QtBot, view: TensorView) -> None:
+    values = np.random.default_rng(0).normal(0, 0.1, (16, 3, 3, 3)).astype(np.float32)
+    view.resize(300, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("stem.conv.weight", values)
+    label = view.fact_labels["shape"]
+    assert label.text() == "[16, 3, 3, 3]"
+    metrics = label.fontMetrics()
+    # once laid out, the shape has its whole width (it was wrapped after '3,' in a narrow dock)
+    qtbot.waitUntil(lambda: label.width() >= metrics.horizontalAdvance(label.text()), timeout=3000)
+    assert label.height() < 2 * metrics.lineSpacing()

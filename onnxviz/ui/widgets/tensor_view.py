@@ -178,7 +178,7 @@ class TensorView(QWidget):
         for k, key in enumerate(("dtype", "shape", "bytes", "elements", "min", "max", "mean", "std",
                                  "zeros", "NaN", "Inf")):
             self._add_fact(key, k % 4, 2 * (k // 4))
-        self._add_fact("storage", 4, 0, span=5)
+        self._add_fact("storage", 4, 0, span=5, wrap=True)
         self.body = self._build_tabs()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -189,13 +189,14 @@ class TensorView(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.body, 1)
 
-    def _add_fact(self, key: str, row: int, col: int, span: int = 1) -> None:
+    def _add_fact(self, key: str, row: int, col: int, span: int = 1, wrap: bool = False) -> None:
+        """A name and its value; only ``wrap`` values break lines (a shape or a number never does)."""
         name = QLabel(key)
         name.setStyleSheet("color: palette(placeholder-text);")
         name.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         value = QLabel()
         value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        value.setWordWrap(True)  # a long external-file path wraps instead of widening the dock
+        value.setWordWrap(wrap)  # a long external-file path wraps instead of widening the dock
         self.fact_grid.addWidget(name, row, col)
         self.fact_grid.addWidget(value, row, col + 1, 1, span)
         self.fact_grid.setColumnStretch(col + 1, 1)
