@@ -61,3 +61,18 @@ def test_console_entry_point_runs_as_module(example_path: Path) -> None:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0
     assert json.loads(result.stdout)["nodes"] == 24
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("hello, this is not a model\n", "at line 1, column 6: expected character = not found"),
+    ("<ir_version: 8>\nagraph (float[2] x) => (float[2] y) {\n  y = Relu(x\n}\n",
+     "at line 4, column 1: expected character ) not found"),
+])
+def test_text_model_syntax_error_names_line_and_column(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                       text: str, message: str) -> None:
+    """onnx.parser's error is bytes: it was shown as "b'[ParseError at position ...]\\nError context: ...'"."""
+    path = tmp_path / "model.txt"
+    path.write_text(text)
+    code, _, err = run_cli(capsys, "check", str(path), "--text")
+    assert code == 2
+    assert err == f"onnxviz: error: model.txt could not be parsed as a text-format model {message}\n"

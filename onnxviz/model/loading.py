@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -78,11 +79,30 @@ def read_text_model_file(path: str | os.PathLike[str]) -> onnx.ModelProto:
     except RecursionError:
         raise LoadError(f"{_shown(p)} nests too deeply to be parsed as text.") from None
     except Exception as exc:  # noqa: BLE001 - onnx.parser.ParseError, text_format.ParseError, ...
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise LoadError(f"{_shown(p)} could not be parsed as a text-format model: {first}", str(exc)) from None
+        raise LoadError(f"{_shown(p)} could not be parsed as a text-format model{_parse_failure(exc)}",
+                        _exception_text(exc)) from None
     if not model.HasField("graph"):
         raise LoadError(f"{_shown(p)} was parsed as text, but it holds no graph.")
     return model
+
+
+def _exception_text(exc: Exception) -> str:
+    """The exception's text; onnx.parser's ParseError holds bytes, which str() shows as "b'...\\n...'"."""
+    arg = exc.args[0] if exc.args else None
+    return arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(exc)
+
+
+def _parse_failure(exc: Exception) -> str:
+    """': what went wrong' for a one-line message; onnx.parser's position and reason made readable
+    ('[ParseError at position (line: 1 column: 6)]', 'Error context: ...', 'Expected ...')."""
+    lines = [line.strip() for line in _exception_text(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return f": {type(exc).__name__}."
+    where = re.match(r"\[ParseError at position \(line: (\d+) column: (\d+)\)\]", lines[0])
+    if where is None:
+        return f": {lines[0]}"
+    reason = lines[-1] if len(lines) > 1 and not lines[-1].startswith("Error context:") else "a syntax error"
+    return f" at line {where[1]}, column {where[2]}: {reason[:1].lower() + reason[1:]}"
 
 
 def _shown(p: Path, full: bool = False) -> str:
