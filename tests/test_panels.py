@@ -440,3 +440,18 @@ def test_problem_message_takes_the_spare_width_of_a_small_window(qtbot: QtBot, w
     severity_text = view.fontMetrics().horizontalAdvance("Severity")
     assert header.sectionSize(0) < severity_text + 60            # sized to its contents, not a fixed 80+
     assert header.sectionSize(5) < view.fontMetrics().horizontalAdvance("Graph") + 40
+
+
+def test_operators_table_is_shown_whole_and_the_page_scrolls(qtbot: QtBot, window: MainWindow,
+                                                             example_path: Path) -> None:
+    model_panel = open_model(qtbot, window, example_path).model_panel
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitUntil(lambda: bool(model_panel.costs), timeout=20000)
+    view = model_panel.op_view
+    rows = view.model().rowCount()
+    assert rows == 12                                              # more than the 10 it used to show
+    qtbot.waitUntil(lambda: view.height() > 0)
+    assert view.verticalScrollBar().maximum() == 0                 # no scroll area inside the page's
+    last = view.rowViewportPosition(rows - 1) + view.rowHeight(rows - 1)
+    assert 0 < last <= view.viewport().height()                    # every row on the page

@@ -29,7 +29,14 @@ from onnxviz.ui.panels.common import (
     value_href,
     value_type,
 )
-from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, sorted_order, source_row
+from onnxviz.ui.panels.tables import (
+    RowsModel,
+    fit_height,
+    make_table,
+    show_all_rows,
+    sorted_order,
+    source_row,
+)
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes, document_key, document_source
 from onnxviz.ui.widgets.markdown import markdown_view
@@ -185,7 +192,7 @@ class ModelPanel(Page):
         self.op_model.numeric_columns = {1}
         view = make_table(self.op_model, stretch_column=0)
         view.sortByColumn(1, Qt.SortOrder.DescendingOrder)
-        fit_height(view, 10)
+        show_all_rows(view)
         self.op_view = view
         self.op_section = self.add_section("Operators", view)
 
@@ -265,7 +272,7 @@ class ModelPanel(Page):
         form.values["FLOPs"].setText(human_count(total.flops))
         self.op_model.set_rows(figures.op_counts.most_common())
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
-        fit_height(self.op_view, 10)
+        show_all_rows(self.op_view)
         self.cost_model.set_rows(prepared.cost_rows, payload=prepared.cost_nodes, sorted_by=COST_ORDER)
         fit_height(self.cost_view, 14)
         self.costs = figures.costs

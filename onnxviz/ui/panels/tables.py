@@ -175,3 +175,12 @@ def fit_height(view: QTableView, max_rows: int = 12) -> None:
     rows = min(view.model().rowCount(), max_rows)
     height = view.horizontalHeader().sizeHint().height() + rows * view.verticalHeader().defaultSectionSize() + 4
     view.setFixedHeight(height)
+
+
+def show_all_rows(view: QTableView) -> None:
+    """Make a table inside a scrolling page as tall as all its rows: the page scrolls, not the table.
+
+    Only the rows on screen are painted, so a few hundred rows stay cheap.
+    """
+    view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    fit_height(view, view.model().rowCount())
