@@ -266,3 +266,10 @@ def test_run_float8e5m2_input_and_dump(capsys: pytest.CaptureFixture[str], tmp_p
     out_array, in_array = result.array("output"), result.array("input")
     assert str(out_array.dtype) == "float8_e5m2"
     np.testing.assert_allclose(out_array.astype(np.float32), in_array, rtol=0.25)
+
+
+def test_run_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
+    code, _, err = run_cli(capsys, "run", str(example_path), "--seed", "-1")  # was an 'unexpected internal error'
+    assert code == 2
+    assert err.startswith("usage: onnxviz run ")
+    assert err.endswith("onnxviz: error: argument --seed: '-1' is not a whole number of 0 or more\n")

@@ -57,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("--inputs", metavar="PATH.npz", help="an .npz of arrays named after the graph inputs")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                         help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--dump", metavar="DIR", help="write every captured value as .npy plus DIR/index.json")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--optimized", action="store_true",
@@ -92,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         result.cleanup()
     return 0
+
+
+def _seed(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of 0 or more")
+    return int(text)
 
 
 def _given_inputs(args: argparse.Namespace) -> dict[str, np.ndarray]:
