@@ -268,6 +268,15 @@ def test_run_float8e5m2_input_and_dump(capsys: pytest.CaptureFixture[str], tmp_p
     np.testing.assert_allclose(out_array.astype(np.float32), in_array, rtol=0.25)
 
 
+def test_run_dump_folder_that_cannot_be_made_is_one_sentence(capsys: pytest.CaptureFixture[str],
+                                                             example_path: Path, tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("a file, not a folder")
+    dump = tmp_path / "file.txt" / "dump"
+    code, _, err = run_cli(capsys, "run", str(example_path), "--dump", str(dump))
+    assert code == 2
+    assert err.endswith(f"onnxviz: error: the folder {dump} could not be made (Not a directory)\n")
+
+
 def test_run_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
     code, _, err = run_cli(capsys, "run", str(example_path), "--seed", "-1")  # was an 'unexpected internal error'
     assert code == 2

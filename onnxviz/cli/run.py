@@ -79,9 +79,7 @@ def run(args: argparse.Namespace) -> int:
     feeds = build_feeds(specs, given, dims, "random", args.seed)
     options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
                          capture=bool(args.dump) or args.profile)
-    dump = Path(args.dump) if args.dump else None
-    if dump is not None and dump.exists() and not dump.is_dir():
-        raise RunError(f"{dump} exists and is not a folder.")
+    dump = _dump_folder(args.dump) if args.dump else None
     result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
     try:
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
@@ -98,6 +96,18 @@ def _seed(text: str) -> int:
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of 0 or more")
     return int(text)
+
+
+def _dump_folder(path: str) -> Path:
+    """``path`` as a folder, made before the run so a bad place is one sentence, not a failed run."""
+    dump = Path(path)
+    if dump.exists() and not dump.is_dir():
+        raise RunError(f"{dump} exists and is not a folder.")
+    try:
+        dump.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"the folder {dump} could not be made ({exc.strerror or exc}).", str(exc)) from exc
+    return dump
 
 
 def _given_inputs(args: argparse.Namespace) -> dict[str, np.ndarray]:
