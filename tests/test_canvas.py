@@ -405,6 +405,34 @@ def test_a_failing_layout_is_reported_and_clears_the_old_drawing(qtbot: QtBot, e
     canvas.view.grab()   # paints the message without error
 
 
+def test_jobs_queued_on_a_layout_that_fails_are_dropped(qtbot: QtBot, example_path: Path) -> None:
+    """Inferred shapes can arrive while a new model is laid out: their edge-label job waits for the
+    layout, and when the layout fails there is nothing left to label (it ran on None and replaced the
+    message, and the canvas stayed busy)."""
+    import threading
+
+    release = threading.Event()
+
+    class SlowBrokenLayout:
+        def __init__(self, *_args: object) -> None:
+            pass
+
+        def build(self, *_args: object) -> object:
+            release.wait(10)
+            raise ValueError("no room")
+
+    window, canvas = open_window(qtbot, example_path)
+    canvas.layout_factory = SlowBrokenLayout
+    window.open_path(NODE_TESTS / "node" / "test_if" / "model.onnx")
+    qtbot.waitUntil(lambda: canvas._task is not None and canvas._unstarted is None, timeout=TIMEOUT)
+    canvas.relabel()
+    assert canvas._pending
+    with qtbot.waitSignal(canvas.layout_failed, timeout=TIMEOUT) as failed:
+        release.set()
+    assert "no room" in failed.args[0] and "no room" in canvas.view.message
+    assert not canvas.busy
+
+
 def test_an_empty_graph_draws_a_message(qtbot: QtBot, tmp_path: Path) -> None:
     import onnx
     from onnx import helper

@@ -427,8 +427,11 @@ class GraphCanvas(QWidget):
             return
         self._task = None
         self.progress_bar.hide()
-        if self._pending:
-            self._start(self._pending.pop(0))
+        while self._pending:
+            job = self._pending.pop(0)
+            if job.make_layout is not None or self.layout_obj is not None:  # a failed layout left none to edit
+                self._start(job)
+                break
 
     def _show(self, drawable: Drawable, keep_view: bool, announce: bool) -> None:
         self.drawable = drawable
