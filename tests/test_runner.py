@@ -258,3 +258,30 @@ def test_values_beyond_the_memory_budget_stay_on_disk() -> None:
         folder = result.pack_path.parent
         result.cleanup()
         assert not folder.exists() and not result.directory.exists()
+
+
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_saved_inputs_of_ml_dtypes_load_back_as_they_were(tmp_path: Path, dtype_name: str) -> None:
+    """Run > Save Inputs then Load Inputs: numpy writes some of ml_dtypes' types with a descriptor
+    np.load refuses ('<f1' for float8_e5m2), so they are saved as raw bytes and viewed back."""
+    import ml_dtypes
+
+    from onnxviz.model.runner.inputs import InputSpec, conform, read_inputs_file, save_inputs_file
+
+    dtype = np.dtype(getattr(ml_dtypes, dtype_name))
+    array = np.array([[0.5, -1.0, 2.0]], np.float32).astype(dtype)
+    spec = next(s for s in input_specs(_model_with_input(dtype_name)) if s.name == "x")
+    assert isinstance(spec, InputSpec) and spec.dtype == dtype
+    path = tmp_path / "inputs.npz"
+    save_inputs_file(path, {"x": array})
+    loaded = conform(spec, read_inputs_file(path)["x"])
+    assert loaded.dtype == dtype and loaded.tobytes() == array.tobytes()
+
+
+def _model_with_input(dtype_name: str) -> onnx.ModelProto:
+    elem = {"bfloat16": TensorProto.BFLOAT16, "float8_e4m3fn": TensorProto.FLOAT8E4M3FN,
+            "float8_e5m2": TensorProto.FLOAT8E5M2}[dtype_name]
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", elem, [1, 3])],
+                              [helper.make_tensor_value_info("y", elem, [1, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])

@@ -205,7 +205,19 @@ def _numpy_error(p: Path, exc: Exception) -> RunError:
 
 
 def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
-    np.savez(Path(path), **dict(feeds))  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
+    arrays = {name: savable(np.asarray(a)) for name, a in feeds.items()}
+    np.savez(Path(path), **arrays)  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
+
+
+def savable(array: np.ndarray) -> np.ndarray:
+    """``array`` as a .npy/.npz can give it back: raw bytes when numpy cannot read its dtype's descriptor
+    (ml_dtypes' float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    try:
+        if np.dtype(array.dtype.str) == array.dtype:
+            return array
+    except TypeError:
+        pass
+    return array.view(f"V{array.dtype.itemsize}")
 
 
 def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
@@ -219,6 +231,8 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
             if isinstance(want, int) and want > 0 and want != got:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
                                f"({spec.shape_text}) but the array has shape {_shape(a)}.")
+    if a.dtype.kind == "V" and a.dtype != spec.dtype and a.dtype.itemsize == spec.dtype.itemsize:
+        a = a.view(spec.dtype)  # raw bytes of a bfloat16/float8 array, as saved by savable()
     if a.dtype != spec.dtype:
         if a.dtype.kind in "OSU" or spec.dtype.kind in "OSU":
             raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {a.dtype}.")

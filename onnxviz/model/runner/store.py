@@ -27,6 +27,7 @@ from onnxviz.model.heap import building
 from onnxviz.model.index import topological_order
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
+from onnxviz.model.runner.inputs import savable
 from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.tensors import TensorStats
@@ -54,17 +55,6 @@ def _numpy_dtype(name: str) -> np.dtype:
         import ml_dtypes
 
         return np.dtype(getattr(ml_dtypes, name))
-
-
-def savable(array: np.ndarray) -> np.ndarray:
-    """``array`` as a .npy/.npz can give it back: raw bytes when numpy cannot read its dtype's descriptor
-    (ml_dtypes' float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
-    try:
-        if np.dtype(array.dtype.str) == array.dtype:
-            return array
-    except TypeError:
-        pass
-    return array.view(f"V{array.dtype.itemsize}")
 
 
 @dataclass(frozen=True)

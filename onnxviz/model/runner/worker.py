@@ -25,8 +25,9 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.runner.inputs import savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
-from onnxviz.model.runner.store import RunResult, savable
+from onnxviz.model.runner.store import RunResult
 
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
