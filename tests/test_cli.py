@@ -76,3 +76,11 @@ def test_text_model_syntax_error_names_line_and_column(capsys: pytest.CaptureFix
     code, _, err = run_cli(capsys, "check", str(path), "--text")
     assert code == 2
     assert err == f"onnxviz: error: model.txt could not be parsed as a text-format model {message}\n"
+
+
+def test_check_lines_call_an_info_a_note_as_the_window_does() -> None:
+    from onnxviz.cli.check import problem_line
+    from onnxviz.model.problems import Problem, Severity
+
+    assert problem_line(Problem(Severity.INFO, "no type for an input")) == "note: no type for an input"
+    assert problem_line(Problem(Severity.WARNING, "w", node=2)) == "warning: w [node #2]"

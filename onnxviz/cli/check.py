@@ -40,4 +40,4 @@ def problem_line(p: Problem) -> str:
         f"node {p.node_name or ('#' + str(p.node))}" if p.node >= 0 else "",
         f"value '{p.value}'" if p.value else "",
         f"in {p.scope}" if p.scope else "") if x)
-    return f"{p.severity.value}: {p.message}" + (f" [{where}]" if where else "")
+    return f"{p.severity.word}: {p.message}" + (f" [{where}]" if where else "")
