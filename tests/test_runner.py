@@ -285,3 +285,13 @@ def _model_with_input(dtype_name: str) -> onnx.ModelProto:
                               [helper.make_tensor_value_info("x", elem, [1, 3])],
                               [helper.make_tensor_value_info("y", elem, [1, 3])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def test_a_long_engine_error_is_cut_at_a_word() -> None:
+    from onnxviz.model.runner.capture import _message
+
+    words = " ".join(f"word{k}" for k in range(200))
+    short = _message(RuntimeError(f"[ONNXRuntimeError] : 1 : FAIL : {words}."))
+    assert short.endswith("\u2026") and len(short) <= 301
+    assert short[:-1].split(" ")[-1] in words.split(" ")  # the last word kept is whole
+    assert _message(RuntimeError("Short message.")) == "Short message"

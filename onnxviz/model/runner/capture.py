@@ -141,7 +141,13 @@ def _message(exc: BaseException) -> str:
             if "::" not in ") ".join(pieces[k:]):
                 text = ") ".join(pieces[k:])
                 break
-    return text[:300].rstrip(". ")
+    text = text.rstrip(". ")
+    if len(text) > _MESSAGE_LIMIT:  # cut at a word, never inside one
+        text = text[:_MESSAGE_LIMIT].rsplit(" ", 1)[0].rstrip(",;:. ") + "\u2026"
+    return text
+
+
+_MESSAGE_LIMIT = 300  # characters of an engine's error kept in the one-sentence message (details keep it all)
 
 
 def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool):  # noqa: ANN202 - ort type
