@@ -1,5 +1,5 @@
-"""Edits that leave the graph's structure alone update the index in place: after any sequence of
-edits, undos and redos the document's index says exactly what a freshly built one says."""
+"""Edits that leave the graph's structure alone update the index (and the node-name table) in place:
+after any sequence of edits, undos and redos they say exactly what freshly built ones say."""
 
 from __future__ import annotations
 
@@ -27,7 +27,10 @@ def _facts(index: ModelIndex) -> tuple[object, ...]:
 
 
 def _assert_index_current(doc: Document) -> None:
+    """The index, and the node-name table renames keep up to date, as freshly built ones."""
     assert _facts(doc.index) == _facts(ModelIndex(doc.model))
+    fresh = Document(onnx.ModelProto.FromString(doc.model.SerializeToString()))
+    assert doc._lookup() == fresh._lookup()
 
 
 def _broken_model() -> onnx.ModelProto:
@@ -160,3 +163,20 @@ def test_node_name_lookup_follows_the_walk_order(tmp_path: Path, index_built: bo
             expected.setdefault(node.name, (scope, i))
     assert doc._lookup() == expected
     assert expected["c"] == ("1.then_branch", 0) and expected["first"] == ("", 0)
+
+
+def test_a_rename_keeps_the_name_table_and_a_shared_name_drops_it(tmp_path: Path) -> None:
+    path = tmp_path / "broken.onnx"
+    onnx.save(_broken_model(), path)
+    doc = onnxviz.open(path)
+    table = doc._lookup()
+    doc.rename_node("a", "first")
+    assert doc._lookup() is table and table["first"] == ("", 0) and "a" not in table
+    doc.undo()
+    assert doc._lookup() is table and table["a"] == ("", 0) and "first" not in table
+    doc.model.graph.node[1].name = "a"  # two nodes named 'a' (as a file may have them): walk order decides
+    doc.invalidate()
+    doc.generation += 1
+    assert doc._lookup() is not table and doc._lookup()["a"] == ("", 0)
+    doc.rename_node(2, "c")
+    assert doc._lookup() == Document(onnx.ModelProto.FromString(doc.model.SerializeToString()))._lookup()

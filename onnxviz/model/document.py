@@ -171,6 +171,8 @@ class Document(EditingMixin):
         # (names, descriptions, attribute values, metadata) update it in place
         if effect.rebuild or (self._index is not None and not self._index.refresh_nodes(effect.nodes)):
             self.invalidate()
+        if not effect.rebuild:
+            self._follow_renames(effect.nodes)
         self.changed.emit(change)
         if selected is not None:
             self._follow_selected_node(selected)

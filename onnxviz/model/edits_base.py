@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import onnx
@@ -45,18 +46,21 @@ def graph_bodies(node_path: Path, node: NodeProto) -> Iterator[tuple[Path, Graph
                 yield node_path + ("attribute", a, "graphs", k), g
 
 
-def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None) -> None:
+def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None
+               ) -> tuple[list[str], int]:
     """Names of ``body``'s nodes, and of the bodies they hold, in walk order; the first of a name wins.
-    ``holders``: the nodes holding subgraphs, when already known (the index knows them)."""
+    ``holders``: the nodes holding subgraphs, when already known (the index knows them).
+    Returns the names of ``body``'s own nodes by position, and how many named nodes it holds in all."""
     nodes = body.node
     names = [n.name for n in nodes]
+    named = len(names) - names.count("")
     if holders is None:
         holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in subgraphs_of(n))]
     if not holders and not table:  # the common big graph: one C-speed pass, the first of a name kept
         rows = zip(itertools.repeat(scope), reversed(range(len(names))))
         table.update(zip(reversed(names), rows, strict=True))
         table.pop("", None)
-        return
+        return names, named
     start = 0
     for holder in [*holders, len(nodes)]:
         for i in range(start, min(holder + 1, len(nodes))):
@@ -64,8 +68,19 @@ def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holder
                 table[names[i]] = (scope, i)
         if holder < len(nodes):
             for attr, k, graph in subgraphs_of(nodes[holder]):
-                _add_names(table, child_scope(scope, holder, attr, k), graph)
+                named += _add_names(table, child_scope(scope, holder, attr, k), graph)[1]
         start = holder + 1
+    return names, named
+
+
+@dataclass
+class _NameLookup:
+    """Node names -> (scope, position) for one model state, and the main graph's names by position."""
+
+    generation: int
+    table: dict[str, tuple[str, int]]
+    main_names: list[str]
+    unique: bool  # no two nodes share a name: the table can follow renames exactly
 
 
 class EditBase:
@@ -74,6 +89,7 @@ class EditBase:
     model: onnx.ModelProto
     node_ids: list[str]
     generation: int
+    _lookup_cache: _NameLookup | None = None
 
     if TYPE_CHECKING:  # provided by Document
         @property
@@ -164,22 +180,44 @@ class EditBase:
             return None
 
     def _lookup(self) -> dict[str, tuple[str, int]]:
-        """Node names to (scope, position), main graph first; rebuilt once per model state.
+        """Node names to (scope, position), main graph first; built once per model state and kept
+        through renames (see :meth:`_follow_renames`).
 
         Walks the model itself rather than the index, so an edit right after
         another does not wait for an index rebuild.
         """
-        cached = getattr(self, "_lookup_cache", None)
-        if cached is not None and cached[0] == self.generation:
-            return cached[1]
+        cached = self._lookup_cache
+        if cached is not None and cached.generation == self.generation:
+            return cached.table
         table: dict[str, tuple[str, int]] = {}
         index = getattr(self, "_index", None)  # current when set: edits drop it when they change structure
         holders = sorted({i for i, _, _ in index.main.children}) if index is not None else None
-        _add_names(table, "", self.model.graph, holders)
+        main_names, named = _add_names(table, "", self.model.graph, holders)
         for fn in self.model.functions:
-            _add_names(table, function_scope(fn.domain, fn.name, getattr(fn, "overload", "")), fn)
-        self._lookup_cache = (self.generation, table)
+            named += _add_names(table, function_scope(fn.domain, fn.name, getattr(fn, "overload", "")), fn)[1]
+        self._lookup_cache = _NameLookup(self.generation, table, main_names, unique=named == len(table))
         return table
+
+    def _follow_renames(self, nodes: Iterable[int]) -> None:
+        """After an edit that changed at most the names (doc strings, attributes) of these main-graph
+        nodes, bring the name table to the new model state instead of building it again (123k
+        nodes: 60 ms per rename). Call with the generation already moved on by one."""
+        cached = self._lookup_cache
+        if cached is None or cached.generation != self.generation - 1:
+            return
+        graph_nodes = self.model.graph.node
+        for i in nodes:
+            old, new = cached.main_names[i], graph_nodes[i].name
+            if old == new:
+                continue
+            if not cached.unique or (new and new in cached.table):
+                self._lookup_cache = None  # a shared name: which node comes first needs the full walk
+                return
+            cached.table.pop(old, None)
+            if new:
+                cached.table[new] = ("", i)
+            cached.main_names[i] = new
+        cached.generation = self.generation
 
     def node_names(self) -> set[str]:
         return set(self._lookup())
