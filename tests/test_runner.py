@@ -295,3 +295,33 @@ def test_a_long_engine_error_is_cut_at_a_word() -> None:
     assert short.endswith("\u2026") and len(short) <= 301
     assert short[:-1].split(" ")[-1] in words.split(" ")  # the last word kept is whole
     assert _message(RuntimeError("Short message.")) == "Short message"
+
+
+def test_run_folders_of_a_dead_owner_are_swept_and_live_ones_kept(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An app killed during a session leaves its run folders (values on disk and in shared memory):
+    the next run removes those whose owner process is gone, and no other."""
+    import subprocess
+    import sys
+
+    from onnxviz.model.runner import worker
+
+    temp, shm = tmp_path / "tmp", tmp_path / "shm"
+    temp.mkdir()
+    shm.mkdir()
+    monkeypatch.setattr(worker.tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(worker, "SHARED_MEMORY", shm)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    names = {"dead": f"onnxviz-run-{dead}-abc", "live": f"onnxviz-run-{os.getpid()}-def", "old": "onnxviz-run-xyz"}
+    for name in names.values():
+        (temp / name).mkdir()
+        (shm / name).mkdir()
+    run = WorkerRun(_slow_model(), _slow_feeds(), RunOptions())
+    try:
+        left = {p.name for p in temp.iterdir()} - {run.work_dir.name}
+        assert left == {names["live"], names["old"]}
+        assert {p.name for p in shm.iterdir()} == {names["live"], names["old"]}
+        assert run.work_dir.name.startswith(f"onnxviz-run-{os.getpid()}-")
+    finally:
+        run._tidy(keep_output=False)

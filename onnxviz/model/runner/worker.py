@@ -33,6 +33,7 @@ SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere valu
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
 POLL_S = 0.05
 HUGE_PAGES = "glibc.malloc.hugetlb=1"  # glibc >= 2.35 puts big allocations in transparent huge pages
+RUN_FOLDER_PREFIX = "onnxviz-run-"  # then the owner's process id: onnxviz-run-<pid>-<random>
 
 
 # -- in the worker process -----------------------------------------------------------
@@ -113,7 +114,7 @@ class WorkerRun:
                  options: RunOptions = DEFAULT_OPTIONS, base_dir: Path | None = None,
                  out_dir: Path | None = None) -> None:
         _sweep_orphans()
-        self.work_dir = Path(tempfile.mkdtemp(prefix="onnxviz-run-"))
+        self.work_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-"))
         self._owns_out = out_dir is None
         self.out_dir = self.work_dir if out_dir is None else Path(out_dir)
         if isinstance(model, Path):
@@ -217,13 +218,32 @@ def _huge_pages_in_children() -> Iterator[None]:
 
 
 def _sweep_orphans() -> None:
-    """Shared-memory folders whose run folder is gone (the app was killed) would hold RAM until reboot."""
-    if not SHARED_MEMORY.is_dir():
-        return
+    """Run folders whose owner is gone (the app crashed or was killed): the values of its runs, on
+    disk and in shared memory, which would otherwise hold RAM until reboot and disk until /tmp is cleaned."""
     temp = Path(tempfile.gettempdir())
-    for folder in SHARED_MEMORY.glob("onnxviz-run-*"):
-        if not (temp / folder.name).exists():
-            shutil.rmtree(folder, ignore_errors=True)
+    for base in (temp, SHARED_MEMORY):
+        if not base.is_dir():
+            continue
+        for folder in base.glob(f"{RUN_FOLDER_PREFIX}*"):
+            orphan = not _owner_alive(folder.name)
+            if base == SHARED_MEMORY and not (temp / folder.name).exists():
+                orphan = True  # its run folder went with a normal cleanup
+            if orphan:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _owner_alive(folder_name: str) -> bool:
+    """Whether the process that made this run folder still runs (True when that cannot be told)."""
+    owner = folder_name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0]
+    if not owner.isdigit() or os.name != "posix":  # an older version's folder; Windows' kill() would kill
+        return True
+    try:
+        os.kill(int(owner), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _exit_text(process: mp.process.BaseProcess) -> str:
