@@ -178,3 +178,37 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     model.graph.node[0].name = "renamed"
     worker_jobs.validate_job(model.SerializeToString(), 8, "doc-a")
     assert len(calls) == 2
+
+
+def test_figures_are_not_computed_again_when_the_same_state_is_validated(
+        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Model page is rebuilt when validation arrives; the worker computed the figures with
+    that state's own types, so they are shown again rather than computed again (3 s at 123k nodes)."""
+    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.panels import model_panel
+
+    asked: list[str] = []
+    real_run_on_model = model_panel.run_on_model
+
+    def counted(*args: object, **kwargs: object) -> object:
+        asked.append(getattr(args[1], "__name__", ""))
+        return real_run_on_model(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(model_panel, "run_on_model", counted)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(window.loading_finished, timeout=30000):
+        window.open_path(example_copy)
+    panel = window.panels.model_panel  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel.settled, timeout=30000)
+    doc = window.doc
+    assert doc is not None
+    asked.clear()
+    with qtbot.waitSignal(window.validation.finished, timeout=30000):
+        doc.rename_node(0, "renamed")
+    qtbot.waitUntil(lambda: panel.settled and panel._task is None, timeout=30000)
+    QApplication.processEvents()  # a figures job the validation result starts waits behind a zero timer
+    assert asked == ["figures_job"] and panel.costs
+    window.set_document(None)
+    QThreadPool.globalInstance().waitForDone(20000)

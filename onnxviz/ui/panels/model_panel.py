@@ -82,6 +82,9 @@ class ModelPanel(Page):
         self._task: Task | None = None
         self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
         self._figures_page = -1  # the page whose figures (or their failure) are shown
+        # the last figures and the model state they describe: the page is rebuilt when validation
+        # arrives, and the worker computed them with that state's own types, so they still hold
+        self._last_figures: tuple[Document, int, PreparedFigures] | None = None
         self.cost_model = RowsModel(COST_HEADERS, self)
         self.cost_form: Form | None = None
         self.show_document(None)
@@ -95,6 +98,8 @@ class ModelPanel(Page):
         return self.doc is None or self._figures_page == self._shown_page
 
     def show_document(self, doc: Document | None) -> None:
+        if self._last_figures is not None and self._last_figures[0] is not doc:
+            self._last_figures = None  # nor keep a closed document alive
         self.doc = doc
         self._shown_page += 1
         self.costs = []
@@ -230,6 +235,11 @@ class ModelPanel(Page):
         """In the worker process, from the model's bytes: no copy here, no GIL taken from the GUI."""
         if doc is not self.doc or self._task is not None:
             return
+        last = self._last_figures
+        if last is not None and last[0] is doc and last[1] == doc.generation:
+            self._figures_page = self._shown_page
+            self._show_figures(last[2])
+            return
         try:
             data = document_bytes(doc)
         except OnnxvizError as exc:
@@ -242,7 +252,7 @@ class ModelPanel(Page):
             return prepare_figures(unpack_figures(packed))
 
         task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
-        task.finished.connect(lambda figures, d=doc, t=task: self._on_figures(d, t, figures))
+        task.finished.connect(lambda figures, d=doc, t=task, g=doc.generation: self._on_figures(d, t, g, figures))
         task.failed.connect(lambda exc, _tb, d=doc, t=task: self._figures_failed(d, exc) if t is self._task else None)
         self._task = task
         task.start()
@@ -256,11 +266,15 @@ class ModelPanel(Page):
         self.cost_form.values["Parameters"].setText(f'<span style="color:#b5730a">not computed: '
                                                     f'{html.escape(text)}</span>')
 
-    def _on_figures(self, doc: Document, task: Task, prepared: PreparedFigures) -> None:
+    def _on_figures(self, doc: Document, task: Task, generation: int, prepared: PreparedFigures) -> None:
         if doc is not self.doc or task is not self._task:
             return
         self._task = None
         self._figures_page = self._shown_page
+        self._last_figures = (doc, generation, prepared)
+        self._show_figures(prepared)
+
+    def _show_figures(self, prepared: PreparedFigures) -> None:
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
