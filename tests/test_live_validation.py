@@ -137,3 +137,13 @@ def test_inference_errors_are_split_per_node_with_the_cause_first(example_path: 
     followers = [p for p in inference if p.severity == Severity.INFO]
     assert "/res/relu_out/Relu" in {p.node_name for p in followers}
     assert all("(op_type:" in p.message and p.message.count("(op_type:") == 1 for p in inference)
+
+
+def test_an_opened_document_is_ready_for_its_first_rename(window: MainWindow) -> None:
+    """The index and the node-name table are built while loading, off the GUI thread."""
+    doc = window.doc
+    assert doc is not None and doc._index is not None
+    table = doc._lookup_cache
+    assert table is not None and table.generation == doc.generation and CONV in table.table
+    doc.rename_node(CONV, "stem_conv")
+    assert doc._lookup_cache is table and "stem_conv" in table.table  # followed, not built again

@@ -93,6 +93,12 @@ class Document(EditingMixin):
             self._index.set_inferred(self._inferred)
         return self._index
 
+    def prepare(self) -> None:
+        """Build what browsing and the first edit need (the index, the node-name table) now, e.g. in
+        the loading thread, rather than on first use on the GUI thread (123k nodes: 0.6 s and 60 ms)."""
+        _ = self.index
+        self._lookup()
+
     @property
     def problems(self) -> list[Problem]:
         return self.load_problems + self.index.problems + self.validation_problems

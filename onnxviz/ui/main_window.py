@@ -573,7 +573,7 @@ class MainWindow(QMainWindow):
 def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
     def work(_progress: ProgressFn, token: CancelToken) -> Document:
         doc = Document.open(path)
-        _ = doc.index  # build the index off the GUI thread
+        doc.prepare()  # off the GUI thread
         if token.cancelled:
             raise Cancelled()
         settle()  # the document lives on: later collections need not walk it
