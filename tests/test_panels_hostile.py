@@ -85,3 +85,47 @@ def test_out_of_range_selection_says_so(qtbot: QtBot, example_path: Path, index:
     node_panel.show_node(doc, ["", "", "no-such-scope"][index], [10**6, -5, 0][index])
     assert node_panel.sections == {}
     assert "Node not found" in [label.text() for label in node_panel.findChildren(QLabel)]
+
+
+def test_links_in_a_models_description_open_only_web_pages(qtbot: QtBot, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A doc_string's [docs](file:///...) must not replace the Description with a local file, and
+    javascript:/smb: links must not reach the desktop's URL handlers; https links open in the browser."""
+    from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QTextBrowser
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET")
+    opened: list[str] = []
+
+    class Handler(QObject):
+        @Slot(QUrl)
+        def handle(self, url: QUrl) -> None:
+            opened.append(url.toString())
+
+    handler = Handler()
+    for scheme in ("javascript", "smb", "https", "file"):
+        QDesktopServices.setUrlHandler(scheme, handler, "handle")
+    try:
+        for target, expected in ((secret.as_uri(), []), ("javascript:alert(1)", []), ("smb://host/x", []),
+                                 ("https://onnx.ai/", ["https://onnx.ai/"])):
+            opened.clear()
+            model = hostile.valid_model()
+            model.doc_string = f"see [the docs]({target}) here"
+            path = tmp_path / "doc.onnx"
+            onnx.save(model, path)
+            panel = ModelPanel(lambda href: None, lambda scope, node: None)
+            qtbot.addWidget(panel)
+            panel.resize(500, 800)
+            panel.show()
+            panel.show_document(Document.open(path))
+            [view] = [b for b in panel.findChildren(QTextBrowser) if "the docs" in b.toPlainText()]
+            qtbot.waitExposed(view)
+            pos = view.cursorRect(view.document().find("the docs")).center() - QPoint(8, 0)
+            assert view.anchorAt(pos) == target
+            qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+            assert view.toPlainText() == "see the docs here" and opened == expected, target
+    finally:
+        for scheme in ("javascript", "smb", "https", "file"):
+            QDesktopServices.unsetUrlHandler(scheme)

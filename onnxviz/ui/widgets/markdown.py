@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtGui import QResizeEvent, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import (
+    QDesktopServices,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import QFrame, QTextBrowser
 
 _FEATURES = QTextDocument.MarkdownFeature(QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
@@ -17,12 +25,15 @@ class MarkdownBlock(QTextBrowser):
 
     Raw HTML in the text is shown as text, never interpreted: operator docs write ``Tensor<T>``,
     and a model's doc_string is the file's to choose. Only ``<br>`` (in the ai.onnx.ml docs) breaks a line.
+    Only http(s) links open (in the browser): a model's ``[docs](file:///etc/passwd)`` would otherwise
+    replace the block with that file, and ``javascript:`` or ``smb:`` links go to whatever handles them.
     """
 
     def __init__(self, markdown: str, max_height: int = 260) -> None:
         super().__init__()
         self.max_height = max_height
-        self.setOpenExternalLinks(True)
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(_open_web_link)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setStyleSheet("QTextBrowser { background: transparent; }")
         self.set_markdown(markdown)
@@ -46,6 +57,11 @@ class MarkdownBlock(QTextBrowser):
         height = int(min(self.document().size().height() + 6, self.max_height))
         if height != self.height():
             self.setFixedHeight(height)
+
+
+def _open_web_link(url: QUrl) -> None:
+    if url.scheme().lower() in ("http", "https"):
+        QDesktopServices.openUrl(url)
 
 
 def _tone_down_headings(document: QTextDocument) -> None:
