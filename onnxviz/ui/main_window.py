@@ -150,7 +150,7 @@ class MainWindow(QMainWindow):
         """Actions that go after what the features added to their menus."""
         self._build_theme_menu()
         self.edit_menu.addSeparator()
-        self.copy_name_action = self._action("Copy &Name", self.copy_selected_name, QKeySequence.StandardKey.Copy)
+        self.copy_name_action = self._action("Cop&y Name", self.copy_selected_name, QKeySequence.StandardKey.Copy)
         self.copy_name_action.setStatusTip("Copy the selected node's or value's name")
         # Ctrl+C copies the name only while the canvas has focus; panel tables keep their own Ctrl+C
         self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)

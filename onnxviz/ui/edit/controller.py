@@ -89,16 +89,16 @@ class EditController(QObject):
         menu.addAction(a("attributes", "Edit &Attributes...", self.edit_attributes, NEEDS_NODE, "Ctrl+Shift+A",
                          "Change, add or remove attributes of the selected node"))
         menu.addAction(a("rename_node", "Re&name Node...", self.rename_node, NEEDS_NODE, "F2"))
-        menu.addAction(a("op_type", "Change &Operator...", self.change_operator, NEEDS_NODE,
+        menu.addAction(a("op_type", "C&hange Operator...", self.change_operator, NEEDS_NODE,
                          tip="Change the selected node's operator type or domain"))
         menu.addAction(a("insert", "&Insert Node...", self.insert_node, NEEDS_VALUE, "Ctrl+Shift+I",
                          "Insert an operator after or before the selected node, or on the selected edge"))
         menu.addAction(a("rewire", "Re&wire Input...", self.rewire_input, NEEDS_NODE,
                          tip="Make an input of the selected node read another value"))
-        menu.addAction(a("describe", "Edit Node &Description...", self.describe_node, NEEDS_NODE,
+        menu.addAction(a("describe", "Edit Node Descrip&tion...", self.describe_node, NEEDS_NODE,
                          tip="Change the selected node's doc_string"))
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
-        menu.addAction(a("delete_reconnect", "Delete Node and &Reconnect", lambda: self.delete_node(True),
+        menu.addAction(a("delete_reconnect", "Delete Node and Reconn&ect", lambda: self.delete_node(True),
                          NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
         menu.addSeparator()
         menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
@@ -106,8 +106,8 @@ class EditController(QObject):
         menu.addAction(a("mark_output", "Mark as Graph &Output", self.mark_output, NEEDS_VALUE))
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
         menu.addSeparator()
-        menu.addAction(a("replace_weights", "Replace &Weights from .npy...", self.replace_weights, NEEDS_VALUE))
-        menu.addAction(a("to_initializer", "Constant to &Initializer", self.constant_to_initializer, NEEDS_NODE))
+        menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_VALUE))
+        menu.addAction(a("to_initializer", "Con&stant to Initializer", self.constant_to_initializer, NEEDS_NODE))
         menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
         menu.addSeparator()
         menu.addAction(a("model", "&Model Properties...", self.model_properties,

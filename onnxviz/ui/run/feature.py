@@ -55,7 +55,7 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
                              "not match the nodes one to one)", checkable=True),
         "profile": _action(window, "&Profile Node Times", "Record each node's run time for the overlay "
                            "(onnxruntime's profiler slows the run down)", checkable=True),
-        "reference": _action(window, "Use the &Reference Evaluator", "Run on onnx.reference instead of "
+        "reference": _action(window, "Use the Reference E&valuator", "Run on onnx.reference instead of "
                              "onnxruntime", checkable=True),
     }
     a["run"].triggered.connect(lambda: c.run())

@@ -1,0 +1,82 @@
+"""Keyboard use of the window: menu mnemonics, Enter and Escape in dialogs, what is enabled without a model."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QDialog, QMenu
+from pytestqt.qtbot import QtBot
+
+from onnxviz.ui.main_window import MainWindow
+
+CONV = "/stem/conv/Conv"
+
+
+def settle() -> None:
+    for _ in range(3):
+        QThreadPool.globalInstance().waitForDone(20000)
+        QApplication.processEvents()
+
+
+@pytest.fixture
+def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
+    made: list[MainWindow] = []
+
+    def make() -> MainWindow:
+        w = MainWindow()
+        qtbot.addWidget(w)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.set_document(None)
+    settle()
+
+
+def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.open_path(path)
+
+
+def _menus(actions: list[QAction], path: str) -> Iterator[tuple[str, QMenu]]:
+    for action in actions:
+        menu = action.menu()
+        if isinstance(menu, QMenu):
+            name = f"{path} > {action.text()}" if path else action.text()
+            yield name, menu
+            yield from _menus(menu.actions(), name)
+
+
+def test_no_two_items_of_one_menu_share_a_mnemonic(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                     example_path: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    clashes = {}
+    for name, menu in [("menu bar", w.menuBar()), *_menus(w.menuBar().actions(), "")]:
+        letters = Counter(QKeySequence.mnemonic(a.text()).toString().lower()
+                          for a in menu.actions() if not a.isSeparator())
+        letters.pop("", None)
+        if repeated := sorted(k for k, n in letters.items() if n > 1):
+            clashes[name] = repeated
+    assert clashes == {}
+
+
+def test_a_mnemonic_key_in_the_open_edit_menu_runs_its_item(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                            example_path: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    assert w.doc is not None
+    w.doc.selection.select_node("", 0)
+    w.edit_menu.popup(w.mapToGlobal(w.rect().center()))
+    qtbot.waitExposed(w.edit_menu)
+    qtbot.keyClick(w.edit_menu, Qt.Key.Key_N)   # Rename Node (Copy Name shared the N)
+    qtbot.waitUntil(lambda: isinstance(w.editing.dialog, QDialog) and w.editing.dialog.isVisible())
+    assert w.editing.dialog.windowTitle() == "Rename Node"
+    w.editing.dialog.reject()
