@@ -180,10 +180,12 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     assert len(calls) == 2
 
 
+@pytest.mark.parametrize("slow_figures", [False, True])
 def test_figures_are_not_computed_again_when_the_same_state_is_validated(
-        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Model page is rebuilt when validation arrives; the worker computed the figures with
-    that state's own types, so they are shown again rather than computed again (3 s at 123k nodes)."""
+        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch, slow_figures: bool) -> None:
+    """The Model page is rebuilt when validation arrives; the worker computes the figures with
+    that state's own types, so they are shown again, or still being computed are let finish, rather
+    than computed again (3 s at 123k nodes). ``slow_figures``: validation arrives while they run."""
     from onnxviz.ui.main_window import MainWindow
     from onnxviz.ui.panels import model_panel
 
@@ -192,7 +194,10 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
 
     def counted(*args: object, **kwargs: object) -> object:
         asked.append(getattr(args[1], "__name__", ""))
-        return real_run_on_model(*args, **kwargs)  # type: ignore[arg-type]
+        result = real_run_on_model(*args, **kwargs)  # type: ignore[arg-type]
+        if slow_figures:
+            time.sleep(0.5)  # a big model's figures, in the panel's background thread
+        return result
 
     monkeypatch.setattr(model_panel, "run_on_model", counted)
     window = MainWindow()

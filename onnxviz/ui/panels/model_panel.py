@@ -80,6 +80,7 @@ class ModelPanel(Page):
         self.doc: Document | None = None
         self.costs: list[NodeCost] = []
         self._task: Task | None = None
+        self._task_state: tuple[Document, int] | None = None  # the document and generation it computes
         self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
         self._figures_page = -1  # the page whose figures (or their failure) are shown
         # the last figures and the model state they describe: the page is rebuilt when validation
@@ -226,8 +227,10 @@ class ModelPanel(Page):
     # -- background figures ----------------------------------------------------------------------
     def _start_figures(self, doc: Document) -> None:
         if self._task is not None:
+            if self._task_state is not None and self._task_state[0] is doc and self._task_state[1] == doc.generation:
+                return  # the page was rebuilt for the same state (its validation arrived): the figures will fill it
             self._task.cancel()
-            self._task = None
+            self._task, self._task_state = None, None
         # after this page's first frame: taking the bytes of an edited model is a serialization
         QTimer.singleShot(0, self, lambda d=doc: self._compute_figures(d))
 
@@ -254,13 +257,13 @@ class ModelPanel(Page):
         task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
         task.finished.connect(lambda figures, d=doc, t=task, g=doc.generation: self._on_figures(d, t, g, figures))
         task.failed.connect(lambda exc, _tb, d=doc, t=task: self._figures_failed(d, exc) if t is self._task else None)
-        self._task = task
+        self._task, self._task_state = task, (doc, doc.generation)
         task.start()
 
     def _figures_failed(self, doc: Document, exc: object) -> None:
         if doc is not self.doc or self.cost_form is None:
             return
-        self._task = None
+        self._task, self._task_state = None, None
         self._figures_page = self._shown_page
         text = exc.message if isinstance(exc, OnnxvizError) else str(exc)
         self.cost_form.values["Parameters"].setText(f'<span style="color:#b5730a">not computed: '
@@ -269,7 +272,7 @@ class ModelPanel(Page):
     def _on_figures(self, doc: Document, task: Task, generation: int, prepared: PreparedFigures) -> None:
         if doc is not self.doc or task is not self._task:
             return
-        self._task = None
+        self._task, self._task_state = None, None
         self._figures_page = self._shown_page
         self._last_figures = (doc, generation, prepared)
         self._show_figures(prepared)
