@@ -80,3 +80,16 @@ def test_a_mnemonic_key_in_the_open_edit_menu_runs_its_item(qtbot: QtBot, make_w
     qtbot.waitUntil(lambda: isinstance(w.editing.dialog, QDialog) and w.editing.dialog.isVisible())
     assert w.editing.dialog.windowTitle() == "Rename Node"
     w.editing.dialog.reject()
+
+
+def test_enter_in_the_run_inputs_dialog_runs(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                             example_path: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    c = w.run_controller
+    c.actions["run_inputs"].trigger()
+    dialog = c.inputs_dialog
+    assert dialog is not None
+    qtbot.waitExposed(dialog)
+    with qtbot.waitSignal(c.run_finished, timeout=60000):   # typed a size for "batch", then Enter
+        qtbot.keyClick(dialog.dim_boxes["batch"], Qt.Key.Key_Return)

@@ -125,10 +125,10 @@ class InputsDialog(QDialog):
         layout.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.run_button = buttons.addButton("Run", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.run_button.setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        self.run_button.setDefault(True)  # once inside the dialog, else showing it makes Browse... the default
         self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
 
     def _dims_box(self, dims: list[str], known: dict[str, int]) -> QGroupBox:
