@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMenu
 from pytestqt.qtbot import QtBot
 
+from onnxviz.ui.edit.model_dialogs import GraphIODialog
 from onnxviz.ui.main_window import MainWindow
 
 CONV = "/stem/conv/Conv"
@@ -93,3 +94,18 @@ def test_enter_in_the_run_inputs_dialog_runs(qtbot: QtBot, make_window: Callable
     qtbot.waitExposed(dialog)
     with qtbot.waitSignal(c.run_finished, timeout=60000):   # typed a size for "batch", then Enter
         qtbot.keyClick(dialog.dim_boxes["batch"], Qt.Key.Key_Return)
+
+
+def test_enter_after_a_new_input_name_adds_the_input(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                     example_path: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    assert w.doc is not None
+    w.editing.actions["graph_io"].trigger()
+    dialog = w.editing.dialog
+    assert isinstance(dialog, GraphIODialog)
+    qtbot.keyClicks(dialog.new_name, "mask")
+    qtbot.keyClick(dialog.new_name, Qt.Key.Key_Return)
+    assert "mask" in [v.name for v in w.doc.model.graph.input]
+    assert dialog.new_name.text() == "" and dialog.isVisible()
+    dialog.reject()

@@ -168,6 +168,7 @@ class GraphIODialog(QDialog):
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.new_name = QLineEdit()
         self.new_name.setPlaceholderText("new input name")
+        self.new_name.returnPressed.connect(self.add_input)
         add = QPushButton("Add Input")
         add.clicked.connect(self.add_input)
         remove = QPushButton("Remove")
