@@ -109,3 +109,24 @@ def test_enter_after_a_new_input_name_adds_the_input(qtbot: QtBot, make_window: 
     assert "mask" in [v.name for v in w.doc.model.graph.input]
     assert dialog.new_name.text() == "" and dialog.isVisible()
     dialog.reject()
+
+
+def test_graph_actions_wait_for_a_model(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                        example_path: Path) -> None:
+    w = make_window()
+    view = {a.text(): a for a in w.view_menu.actions()}
+    graph_actions = [view[t] for t in ("&Fit Graph", "Zoom &In", "Fin&d...", "&Export Image...")]
+    nan = w.run_controller.actions["first_nan"]
+    assert not any(a.isEnabled() for a in graph_actions) and not nan.isEnabled()
+    assert not view["&Parent Graph"].isEnabled()
+    open_and_wait(qtbot, w, example_path)
+    assert all(a.isEnabled() for a in graph_actions)
+    assert not view["&Parent Graph"].isEnabled() and not nan.isEnabled()  # the main graph; no run yet
+    w.run_controller.actions["run"].trigger()   # asks for the size of "batch" first
+    dialog = w.run_controller.inputs_dialog
+    assert dialog is not None
+    with qtbot.waitSignal(w.run_controller.run_finished, timeout=60000):
+        qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    assert nan.isEnabled()
+    w.close_model_action.trigger()
+    assert not any(a.isEnabled() for a in graph_actions) and not nan.isEnabled()

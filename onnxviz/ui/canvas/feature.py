@@ -78,6 +78,16 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
                               "export": export_action}
     canvas.add_tool_buttons([(zoom_out, "−"), (zoom_in, "+"), (actual, "1:1"), (fit, "Fit"), (find, "Find")])
 
+    def update_enabled(*_: object) -> None:
+        """The graph's actions need a model; Parent Graph also needs a subgraph to leave."""
+        for action in (fit, actual, zoom_in, zoom_out, find, expand_all, collapse_all, export_action):
+            action.setEnabled(canvas.doc is not None)
+        up.setEnabled(canvas.doc is not None and bool(canvas.scope))
+
+    window.document_changed.connect(update_enabled)
+    canvas.scope_changed.connect(update_enabled)
+    update_enabled()
+
 
 def export_dialog(window: MainWindow, canvas: GraphCanvas) -> None:
     if canvas.drawable is None:

@@ -258,6 +258,7 @@ class RunController(QObject):
         self.result = outcome.results[0]
         self.other = outcome.results[1] if len(outcome.results) > 1 else None
         self.diffs = outcome.diffs
+        self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
             self.overlay_key = "max_abs_error"
         elif self.diffs is None and self.overlay_key not in MEASURES:
@@ -426,6 +427,7 @@ class RunController(QObject):
             self.actions[name].setEnabled(doc is not None and not running)
         self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
         self.actions["cancel"].setEnabled(running)
+        self.actions["first_nan"].setEnabled(self.result is not None)
 
 
 def _not_captured(scope: str) -> str:
