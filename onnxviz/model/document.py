@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +23,10 @@ from onnxviz.model.external import (
     resolve_location,
 )
 from onnxviz.model.index import ModelIndex
-from onnxviz.model.loading import read_model_file, read_text_model_file
+from onnxviz.model.loading import MAX_PROTO_BYTES, read_model_file, read_text_model_file
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
+from onnxviz.model.slices import serialize_in_slices
 from onnxviz.model.validation import ValidationResult, validate
 
 
@@ -221,7 +223,17 @@ class Document(EditingMixin):
         try:
             return self.model.SerializeToString()
         except ValueError as exc:  # e.g. over 2 GiB
-            raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", str(exc)) from exc
+            raise SaveError(_TOO_LARGE, str(exc)) from exc
+
+    def serialize_in_slices(self, pause: Callable[[], None]) -> bytes:
+        """:meth:`serialize` from a background thread, a slice at a time (see :mod:`onnxviz.model.slices`):
+        ``pause`` runs between slices, where other threads run and the caller may raise to give up."""
+        if self._original is not None and self.undo_stack.index == 0:
+            return self._original
+        data = serialize_in_slices(self.model, pause)
+        if len(data) > MAX_PROTO_BYTES:
+            raise SaveError(_TOO_LARGE)
+        return data
 
     def save(self, path: str | os.PathLike[str] | None = None, external: str = "keep") -> Path:
         """Write atomically to ``path`` (default: where it came from); returns the path written.
@@ -309,6 +321,7 @@ def _load_external_into(model: onnx.ModelProto, base_dir: Path | None) -> None:
         t.data_location = onnx.TensorProto.DEFAULT
 
 
+_TOO_LARGE = "the model is too large to write as one protobuf (over 2 GiB)."
 _PARANOID = False  # tests switch this on to assert failing edits leave the bytes unchanged
 
 

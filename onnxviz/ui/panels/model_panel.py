@@ -38,7 +38,7 @@ from onnxviz.ui.panels.tables import (
     source_row,
 )
 from onnxviz.ui.tasks import Task
-from onnxviz.ui.validation import document_bytes, document_key, document_source
+from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, document_state
 from onnxviz.ui.widgets.markdown import markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
@@ -243,14 +243,10 @@ class ModelPanel(Page):
             self._figures_page = self._shown_page
             self._show_figures(last[2])
             return
-        try:
-            data = document_bytes(doc)
-        except OnnxvizError as exc:
-            self._figures_failed(doc, exc)
-            return
-        key, source, worker = document_key(doc), document_source(doc), shared_worker()
+        key, source, worker, state = document_key(doc), document_source(doc), shared_worker(), document_state(doc)
 
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
+            data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
             packed = run_on_model(worker, figures_job, data, digest_of(data), source, key, token=token)
             return prepare_figures(unpack_figures(packed))
 

@@ -1,0 +1,60 @@
+"""A model's bytes built in slices from a background thread equal SerializeToString's, byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import NODE_TESTS
+
+import onnxviz
+from onnxviz.model.errors import Cancelled
+from onnxviz.model.progress import CancelToken
+from onnxviz.model.slices import serialize_in_slices
+
+
+def _models() -> list[Path]:
+    return sorted(NODE_TESTS.glob("node/*/model.onnx"))[::25]
+
+
+@pytest.mark.parametrize("items", [1, 3, 2000])
+def test_sliced_bytes_equal_the_whole_serialization(example_path: Path, items: int) -> None:
+    paths = [example_path, *_models()]
+    assert len(paths) > 40
+    pauses: list[int] = []
+    for path in paths:
+        model = onnx.load(str(path))
+        assert serialize_in_slices(model, lambda: pauses.append(1), items) == model.SerializeToString(), path
+    assert pauses
+
+
+def test_a_message_with_unknown_fields_keeps_them(example_path: Path) -> None:
+    model = onnx.load(str(example_path))
+    data = model.SerializeToString() + bytes([0xF8, 0x07, 0x2A])  # field 127 (varint 42): no ONNX field
+    odd = onnx.ModelProto.FromString(data)
+    assert serialize_in_slices(odd, lambda: None, 2) == odd.SerializeToString()
+
+
+def test_a_pause_that_raises_stops_the_serialization(example_path: Path) -> None:
+    model = onnx.load(str(example_path))
+
+    def pause() -> None:
+        raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        serialize_in_slices(model, pause, 2)
+
+
+def test_background_bytes_of_a_state_the_document_left_are_refused(example_copy: Path) -> None:
+    from onnxviz.ui.validation import document_bytes, document_bytes_in_thread, document_state
+
+    unedited = onnxviz.open(example_copy)
+    assert document_bytes_in_thread(unedited, document_state(unedited), CancelToken()) == example_copy.read_bytes()
+    doc = onnxviz.open(example_copy)
+    state = document_state(doc)
+    doc.rename_node(0, "renamed")
+    with pytest.raises(Cancelled):
+        document_bytes_in_thread(doc, state, CancelToken())
+    edited = document_bytes_in_thread(doc, document_state(doc), CancelToken())
+    assert edited == doc.model.SerializeToString() and document_bytes(doc) is edited  # one serialization per state
