@@ -2,10 +2,10 @@
 
 The checker and shape inference are C++ that holds the GIL for its whole run (over a second on
 a 100k-node model), so they run in a worker process (:mod:`onnxviz.model.procpool`); a thread here
-only hashes the bytes, waits for the answer and unpacks it. The GUI thread's share is taking the
-model's bytes: free while the document is unedited (the file's own bytes), one serialization after
-edits. Results are remembered by the bytes' digest, so undo and redo back to a state already
-validated get their problems and shapes at once.
+takes the model's bytes, hashes them, waits for the answer and unpacks it. The bytes are free while
+the document is unedited (the file's own); after an edit they are serialized in slices in that
+thread, so the GUI thread keeps running. Results are remembered by the bytes' digest, so undo and
+redo back to a state already validated get their problems and shapes at once.
 """
 
 from __future__ import annotations
