@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -302,3 +303,27 @@ def test_dock_shows_values_inside_a_local_function(qtbot: QtBot, tmp_path: Path)
     qtbot.waitUntil(lambda: window.canvas.scope == "" and (window.canvas.view.legend.lo, window.canvas.view.legend.hi) == (16.0, 1024.0),
                     timeout=TIMEOUT)
     window.grab().save(str(Path("/tmp/onnxviz_run_function.png")))
+
+
+def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBot, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run hands the worker the bytes validation already took of this state (no serialization on
+    the GUI thread); a model protobuf cannot serialize (over 2 GiB) is one sentence, nothing lost."""
+    from onnxviz.model.errors import SaveError
+    from onnxviz.ui.validation import document_bytes
+
+    window, c = _window(qtbot, _save(_slow_model(), tmp_path / "m.onnx"))
+    doc = window.doc
+    assert doc is not None
+    doc.set_doc_string(0, "edited")
+    qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
+    assert [j.model for j in c._jobs(doc, "", None)] == [document_bytes(doc)]
+
+    def too_large() -> bytes:
+        raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", "ValueError: 2 GiB")
+
+    doc.set_doc_string(0, "edited again")
+    monkeypatch.setattr(doc, "serialize", too_large)
+    with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
+        c._start(doc, {}, "", None)
+    assert "over 2 GiB" in failed.args[0] and c.task is None and window.doc is doc and doc.is_dirty
