@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDialog, QMenu
+from PySide6.QtWidgets import QApplication, QDialog, QMenu, QToolButton
 from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.edit.model_dialogs import GraphIODialog
@@ -130,3 +130,15 @@ def test_graph_actions_wait_for_a_model(qtbot: QtBot, make_window: Callable[[], 
     assert nan.isEnabled()
     w.close_model_action.trigger()
     assert not any(a.isEnabled() for a in graph_actions) and not nan.isEnabled()
+
+
+def test_button_tooltips_are_sentences(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                       example_path: Path) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    tips = {b.text(): b.toolTip() for b in w.findChildren(QToolButton) if b.isVisibleTo(w) and b.toolTip()}
+    assert {"−", "+", "1:1", "Fit", "Find"} <= tips.keys()   # the short texts stay once the actions are enabled
+    assert tips["Find"] == "Find nodes, op types, values and initializers (Ctrl+F)"
+    assert tips["+"].startswith("Zoom in (")
+    bad = {text: tip for text, tip in tips.items() if not tip[0].isupper() or "..." in tip}
+    assert bad == {}

@@ -133,7 +133,7 @@ class StatusFields(QWidget):
             self.selection.clear()
             return
         self.model_name.setText(doc.name + (" •" if doc.is_dirty else ""))
-        self.model_name.setToolTip(str(doc.path) if doc.path else "not saved yet")
+        self.model_name.setToolTip(str(doc.path) if doc.path else "Not saved yet")
         count = doc.index.node_count()
         self.nodes.setText(f"{count:,} node{'s' if count != 1 else ''}")
         self._show_problems(doc)

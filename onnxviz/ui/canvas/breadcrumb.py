@@ -67,7 +67,7 @@ class Breadcrumb(QWidget):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             if k == len(trail) - 1:
                 button.setStyleSheet("QToolButton { font-weight: bold; border: none; }")
-                button.setToolTip(scope or "the model's main graph")
+                button.setToolTip(scope or "The model's main graph")
             else:
                 button.setStyleSheet("QToolButton { color: #1a73e8; }")
                 button.setToolTip(f"Back to {scope_label(index, scope)}")

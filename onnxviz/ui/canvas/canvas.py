@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, QTimer, Signal
-from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QResizeEvent, QShowEvent
+from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QMenu,
@@ -150,10 +150,12 @@ class GraphCanvas(QWidget):
     def add_tool_buttons(self, actions: list[tuple[QAction, str]]) -> None:
         """Compact buttons at the right of the breadcrumb bar: (action, short text)."""
         for action, text in actions:
+            # on the action, not the button: the button takes them from the action again whenever it changes
+            action.setIconText(text)
+            what = action.statusTip() or action.text().replace("&", "").removesuffix("...")  # a sentence
+            action.setToolTip(f"{what} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})")
             button = QToolButton()
             button.setDefaultAction(action)
-            button.setText(text)
-            button.setToolTip(f"{action.text().replace('&', '')} ({action.shortcut().toString()})")
             button.setAutoRaise(True)
             button.setMinimumWidth(30)
             self.toolbar.addWidget(button)

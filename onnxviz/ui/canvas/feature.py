@@ -49,8 +49,10 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     menu = window.view_menu
     fit = _action(window, "&Fit Graph", canvas.fit, "Ctrl+0", "Show the whole graph")
     actual = _action(window, "&Actual Size", lambda: view.set_scale(1.0), "Ctrl+1", "Zoom to 1:1")
-    zoom_in = _action(window, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn)
-    zoom_out = _action(window, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut)
+    zoom_in = _action(window, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn,
+                      "Zoom in")
+    zoom_out = _action(window, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut,
+                       "Zoom out")
     find = _action(window, "Fin&d...", canvas.open_search, QKeySequence.StandardKey.Find,
                    "Find nodes, op types, values and initializers")
     up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
