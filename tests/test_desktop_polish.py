@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.edit.model_dialogs import GraphIODialog
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.shortcuts import ShortcutsDialog
 
 CONV = "/stem/conv/Conv"
 
@@ -142,3 +143,16 @@ def test_button_tooltips_are_sentences(qtbot: QtBot, make_window: Callable[[], M
     assert tips["+"].startswith("Zoom in (")
     bad = {text: tip for text, tip in tips.items() if not tip[0].isupper() or "..." in tip}
     assert bad == {}
+
+
+def test_shortcuts_list_the_keys_of_the_graph(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+    help_actions = {a.text(): a for a in w.help_menu.actions()}
+    help_actions["&Keyboard Shortcuts"].trigger()
+    dialog = next(d for d in w.findChildren(ShortcutsDialog) if d.isVisible())
+    rows = {(name, keys, where) for name, keys, where in dialog.rows()}
+    assert ("Back to the parent graph", "Backspace", "Graph") in rows
+    assert ("Select a producer, a consumer", "Up, Down", "Graph") in rows
+    assert ("Close the search", "Esc", "Find") in rows
+    qtbot.keyClick(dialog.filter, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()

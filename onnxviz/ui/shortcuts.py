@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 
 def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
-    """(menu path, action, shortcuts) for every action with a shortcut, in menu order."""
+    """(menu path, action, shortcuts) for every action with a shortcut, in menu order, then other keys."""
     rows: list[tuple[str, str, str]] = []
     seen: set[int] = set()
     for menu_path, action in _walk(window.menuBar().actions(), ""):
@@ -31,6 +31,7 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     for action in window.findChildren(QAction):  # actions bound to widgets but in no menu
         if id(action) not in seen and (text := _shortcut_text(action)) and action.text():
             rows.append(("(window)", _plain(action.text()), text))
+    rows += getattr(window, "key_rows", ())  # keys a widget handles itself, e.g. the arrows on the graph
     return rows
 
 

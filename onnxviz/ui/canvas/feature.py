@@ -29,6 +29,21 @@ def install(window: MainWindow) -> None:
         theme_changed.connect(canvas.set_dark)
         canvas.set_dark(bool(getattr(window, "is_dark", False)))
     _add_actions(window, canvas)
+    window.key_rows = KEY_ROWS  # type: ignore[attr-defined]  # for Help > Keyboard Shortcuts
+
+
+# The keys GraphView.keyPressEvent and the search box handle themselves: (where, what, keys)
+KEY_ROWS = (
+    ("Graph", "Select a producer, a consumer", "Up, Down"),
+    ("Graph", "Select the neighbour in the same row", "Left, Right"),
+    ("Graph", "Open the selected subgraph or group", "Enter"),
+    ("Graph", "Back to the parent graph", "Backspace"),
+    ("Graph", "Zoom in, zoom out", "+, -"),
+    ("Graph", "Pan", "Ctrl+Arrows"),
+    ("Find", "Move through the results", "Up, Down"),
+    ("Find", "Go to the chosen result", "Enter"),
+    ("Find", "Close the search", "Esc"),
+)
 
 
 def _action(window: MainWindow, text: str, slot: object,
