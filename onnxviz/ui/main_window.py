@@ -188,7 +188,7 @@ class MainWindow(QMainWindow):
 
     # -- opening -------------------------------------------------------------------
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", self._start_folder(), MODEL_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX Model", self._start_folder(), MODEL_FILTER)
         if path:
             self.open_path(path)
 
@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
 
             offer_text_format(self, path, exc)
             return
-        self.show_error("Cannot open model", message, details)
+        self.show_error("Cannot Open Model", message, details)
 
     def _on_load_cancelled(self, task: Task, path: Path) -> None:
         if task is not self._load_task:
@@ -387,7 +387,7 @@ class MainWindow(QMainWindow):
         if self.doc is None:
             return
         start = str(self.doc.path) if self.doc.path else str(Path(self._start_folder(), Path(self.doc.name).stem))
-        path, _ = QFileDialog.getSaveFileName(self, "Save ONNX model as", start, MODEL_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self, "Save ONNX Model As", start, MODEL_FILTER)
         if path:
             target = Path(path)
             if not target.suffix:  # "model" typed in the dialog means model.onnx

@@ -88,4 +88,4 @@ def _report_failure(window: MainWindow, target: Path, exc: object, tb: str) -> N
         message, details = f"Could not save {target.name}: {exc}.", tb
     message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
     window.statusBar().showMessage(f"{message} Your edits are still here.", 10000)
-    window.show_error("Cannot save model", message, details)
+    window.show_error("Cannot Save Model", message, details)

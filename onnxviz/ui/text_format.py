@@ -27,7 +27,7 @@ Button = QMessageBox.StandardButton
 
 def offer_text_format(window: MainWindow, path: Path, error: TextFormatError) -> QMessageBox:
     """Ask (without blocking) whether to open ``path`` as text; opens it on "Open as Text"."""
-    box = QMessageBox(QMessageBox.Icon.Question, "Open as text format?", error.message,
+    box = QMessageBox(QMessageBox.Icon.Question, "Open as Text Format?", error.message,
                       Button.Open | Button.Cancel, window)
     box.button(Button.Open).setText("Open as Text")
     box.setInformativeText("The model opens without a file name: use Save As to write it as a binary .onnx file.")
@@ -64,6 +64,6 @@ def _failed(window: MainWindow, path: Path, exc: object, tb: str) -> None:
     details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
     window.statusBar().showMessage(message)
     window.loading_finished.emit()
-    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open model", message, Button.Ok, window)
+    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Open Model", message, Button.Ok, window)
     box.setDetailedText(details)
     box.open()

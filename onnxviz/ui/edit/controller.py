@@ -248,9 +248,9 @@ class EditController(QObject):
         self.window.statusBar().showMessage(exc.message, 8000)
         show = getattr(self.window, "show_error", None)
         if show is not None:
-            show("Edit refused", exc.message, exc.details)
+            show("Edit Refused", exc.message, exc.details)
         else:
-            QMessageBox.warning(self.window, "Edit refused", exc.message)
+            QMessageBox.warning(self.window, "Edit Refused", exc.message)
 
     def _open(self, dialog: QDialog, modal: bool = True) -> QDialog:
         self.dialog = dialog

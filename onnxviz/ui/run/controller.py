@@ -322,7 +322,7 @@ class RunController(QObject):
     def _report_failure(self, message: str, details: str = "") -> None:
         text = sentence(message)
         self.window.statusBar().showMessage(text, 10000)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot run the model", text, parent=self.window)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Run the Model", text, parent=self.window)
         if details:
             box.setDetailedText(details)
         box.open()
@@ -415,7 +415,7 @@ class RunController(QObject):
 
     # -- actions (built by feature.install) ------------------------------------------------------
     def compare_with_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Compare with model", "",
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare with Model", "",
                                               "ONNX models (*.onnx);;All files (*)")
         if path:
             self.run(compare="file", other_path=Path(path))

@@ -184,7 +184,7 @@ class InputsDialog(QDialog):
 
     def load_npz(self, path: str = "") -> None:
         if not path:
-            path, _ = QFileDialog.getOpenFileName(self, "Load inputs", "", "NumPy archives (*.npz)")
+            path, _ = QFileDialog.getOpenFileName(self, "Load Inputs", "", "NumPy archives (*.npz)")
         if not path:
             return
         try:
@@ -200,7 +200,7 @@ class InputsDialog(QDialog):
 
     def save_npz(self, path: str = "") -> None:
         if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Save inputs", "inputs.npz", "NumPy archives (*.npz)")
+            path, _ = QFileDialog.getSaveFileName(self, "Save Inputs", "inputs.npz", "NumPy archives (*.npz)")
         if not path:
             return
         try:

@@ -361,7 +361,7 @@ class TensorView(QWidget):
         if self.prepared is None or self.prepared.array is None:
             return
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in self.prepared.name) or "tensor"
-        path, _ = QFileDialog.getSaveFileName(self, "Save tensor", f"{safe}.npy", "NumPy arrays (*.npy)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save Tensor", f"{safe}.npy", "NumPy arrays (*.npy)")
         if path:
             self.save_npy(Path(path))
 
