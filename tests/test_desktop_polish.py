@@ -156,3 +156,18 @@ def test_shortcuts_list_the_keys_of_the_graph(qtbot: QtBot, make_window: Callabl
     assert ("Close the search", "Esc", "Find") in rows
     qtbot.keyClick(dialog.filter, Qt.Key.Key_Escape)
     assert not dialog.isVisible()
+
+
+def test_enter_in_the_shortcuts_filter_goes_to_the_results(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    """Enter after typing a filter selects the first shortcut left instead of closing the dialog."""
+    w = make_window()
+    help_actions = {a.text(): a for a in w.help_menu.actions()}
+    help_actions["&Keyboard Shortcuts"].trigger()
+    dialog = next(d for d in w.findChildren(ShortcutsDialog) if d.isVisible())
+    qtbot.keyClicks(dialog.filter, "undo")
+    qtbot.keyClick(dialog.filter, Qt.Key.Key_Return)
+    assert dialog.isVisible()
+    selected = dialog.table.selectionModel().selectedRows()
+    assert len(selected) == 1 and "undo" in dialog.table.item(selected[0].row(), 0).text().lower()
+    qtbot.keyClick(dialog.table, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()

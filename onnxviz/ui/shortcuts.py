@@ -81,11 +81,15 @@ class ShortcutsDialog(QDialog):
                 self.table.setItem(row, column, QTableWidgetItem(text))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        close.setAutoDefault(False)  # Enter in the filter goes to the results; Escape closes
+        close.setDefault(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.filter)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
         self.filter.textChanged.connect(self._apply_filter)
+        self.filter.returnPressed.connect(self._to_results)
 
     def rows(self) -> list[tuple[str, str, str]]:
         return [(self._cell(r, 0), self._cell(r, 1), self._cell(r, 2))
@@ -94,6 +98,13 @@ class ShortcutsDialog(QDialog):
     def _cell(self, row: int, column: int) -> str:
         item = self.table.item(row, column)
         return item.text() if item is not None else ""
+
+    def _to_results(self) -> None:
+        """Enter in the filter: the first shortcut it left, selected, with the keyboard focus."""
+        first = next((r for r in range(self.table.rowCount()) if not self.table.isRowHidden(r)), -1)
+        if first >= 0:
+            self.table.selectRow(first)
+            self.table.setFocus()
 
     def _apply_filter(self, text: str) -> None:
         needle = text.strip().lower()
