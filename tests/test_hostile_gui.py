@@ -171,3 +171,39 @@ def test_text_format_that_fails_to_parse_shows_why(qtbot: QtBot, window: MainWin
         open_as_text(window, path)
     [box] = _error_boxes(window)
     assert "could not be parsed as a text-format model" in box.text() and window.doc is doc
+
+
+def test_deep_subgraphs_and_recursive_functions_never_widen_the_window(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
+    """The breadcrumb of 12 nested Ifs folds its middle into '...' (it made the window 1,300 px wider), a
+    long or multi-line node name is escaped and cut there, and a function entered from the function it
+    calls goes back in the trail instead of adding a level per double-click."""
+    import onnx
+
+    model = onnx.load_from_string(hostile.nested_if_bytes(12))
+    model.graph.node[0].name = "evil\n" + "n" * 5000
+    path = tmp_path / "deep12.onnx"
+    onnx.save(model, path)
+    window.resize(1000, 700)
+    window.show()
+    with qtbot.waitSignals([window.loading_finished, window.canvas.scene_ready], timeout=30000):
+        window.open_path(path)
+    canvas = window.canvas
+    deepest = max(window.doc.index.graphs, key=len) if window.doc is not None else ""
+    assert deepest.count("/") == 11
+    with qtbot.waitSignal(canvas.scene_ready, timeout=30000):
+        canvas.enter_scope(deepest)
+    assert window.width() == 1000 and canvas.breadcrumb.folded is not None
+    assert len(canvas.breadcrumb.buttons) == 5 and len(canvas.breadcrumb.folded.menu().actions()) == 8
+    with qtbot.waitSignal(canvas.scene_ready, timeout=30000):
+        canvas.breadcrumb.folded.menu().actions()[0].trigger()
+    assert canvas.scope == deepest.split("/")[0]
+    [top] = [b.text() for b in canvas.breadcrumb.buttons if b.text().startswith("If evil")]
+    assert top.startswith("If evil\\x0annn") and len(top) < 120
+
+    with qtbot.waitSignals([window.loading_finished, window.canvas.scene_ready], timeout=30000):
+        window.open_path(cases["recursive_functions"][1])
+    for scope in ("fn:local:F:", "fn:local:G:", "fn:local:F:", "fn:local:G:"):
+        with qtbot.waitSignal(canvas.scene_ready, timeout=30000):
+            canvas.enter_scope(scope)
+    assert canvas.trail == ["", "fn:local:F:", "fn:local:G:"]

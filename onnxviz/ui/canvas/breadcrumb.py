@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
 
-from onnxviz.model.index import ModelIndex
+from onnxviz.model.index import ModelIndex, display_name
 from onnxviz.ui.widgets.layouts import clear_layout
+
+LABEL_CHARS = 60  # a node's name in a breadcrumb button
+SHOWN_LEVELS = 5  # deeper trails show the main graph, a "..." menu of the middle, and the last levels
 
 
 def parent_scope(scope: str) -> str:
@@ -20,7 +23,7 @@ def scope_label(index: ModelIndex | None, scope: str) -> str:
         return "main graph"
     if scope.startswith("fn:"):
         _, domain, name, _ = (scope.split(":") + ["", "", "", ""])[:4]
-        return f"{name} (function)"
+        return f"{display_name(name, LABEL_CHARS)} (function)"
     step = scope.rsplit("/", 1)[-1]
     node_text, _, attr = step.partition(".")
     label = f"node {node_text}"
@@ -28,7 +31,7 @@ def scope_label(index: ModelIndex | None, scope: str) -> str:
     if graph is not None and node_text.isdigit() and int(node_text) < len(graph.nodes):
         node = graph.nodes[int(node_text)]
         label = f"{node.op_type} {node.name}".strip() if node.name else f"{node.op_type} #{node_text}"
-    return f"{label} ({attr})"
+    return f"{display_name(label, LABEL_CHARS)} ({attr})"
 
 
 def scope_trail(scope: str) -> list[str]:
@@ -42,7 +45,11 @@ def scope_trail(scope: str) -> list[str]:
 
 
 class Breadcrumb(QWidget):
-    """Buttons for each level of the trail; clicking one emits ``scope_clicked``."""
+    """Buttons for each level of the trail; clicking one emits ``scope_clicked``.
+
+    It never widens the window: a deep trail (ten nested bodies, a function entered from a function...)
+    folds its middle levels into a "..." menu, and what still does not fit is cut on the right.
+    """
 
     scope_clicked = Signal(str)
 
@@ -52,15 +59,23 @@ class Breadcrumb(QWidget):
         self._layout.setContentsMargins(6, 0, 6, 0)
         self._layout.setSpacing(2)
         self.buttons: list[QToolButton] = []
+        self.folded: QToolButton | None = None  # the "..." button of a deep trail
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
     def set_trail(self, index: ModelIndex | None, trail: list[str]) -> None:
         clear_layout(self._layout)
         self.buttons = []
+        self.folded = None
+        hidden = trail[1:len(trail) - SHOWN_LEVELS + 1] if len(trail) > SHOWN_LEVELS else []
         for k, scope in enumerate(trail):
+            if 0 < k <= len(hidden):
+                if k == 1:
+                    self._add_separator()
+                    self.folded = self._folded_button(index, hidden)
+                    self._layout.addWidget(self.folded)
+                continue
             if k:
-                sep = QLabel("›")
-                sep.setStyleSheet("color: #8a929b; font-size: 14px;")
-                self._layout.addWidget(sep)
+                self._add_separator()
             button = QToolButton()
             button.setText(scope_label(index, scope))
             button.setAutoRaise(True)
@@ -75,3 +90,21 @@ class Breadcrumb(QWidget):
             self.buttons.append(button)
             self._layout.addWidget(button)
         self._layout.addStretch(1)
+
+    def _add_separator(self) -> None:
+        sep = QLabel("›")
+        sep.setStyleSheet("color: #8a929b; font-size: 14px;")
+        self._layout.addWidget(sep)
+
+    def _folded_button(self, index: ModelIndex | None, scopes: list[str]) -> QToolButton:
+        button = QToolButton()
+        button.setText("…")
+        button.setAutoRaise(True)
+        button.setToolTip(f"{len(scopes)} more levels")
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(button)
+        for scope in scopes:
+            action = menu.addAction(scope_label(index, scope))
+            action.triggered.connect(lambda _=False, s=scope: self.scope_clicked.emit(s))
+        button.setMenu(menu)
+        return button

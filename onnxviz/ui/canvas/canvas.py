@@ -211,7 +211,10 @@ class GraphCanvas(QWidget):
         """Like :meth:`show_scope`, remembering where we came from for the breadcrumb."""
         if self.doc is None or scope not in self.doc.index.graphs:
             return
-        trail = self._trail + [scope] if scope.startswith("fn:") else scope_trail(scope)
+        if scope in self._trail:  # a function entered from itself: back to where it was, the trail does not grow
+            trail = self._trail[: self._trail.index(scope) + 1]
+        else:
+            trail = self._trail + [scope] if scope.startswith("fn:") else scope_trail(scope)
         self._load_scope(scope, trail, expanded=None, keep_view=False)
 
     def leave_scope(self) -> None:
