@@ -528,3 +528,13 @@ def test_a_list_of_only_commas_is_refused_with_a_message(qtbot: QtBot, window: M
     attrs = {a.name: helper.get_attribute_value(a) for a in doc_of(window).model.graph.node[0].attribute}
     assert attrs["strides"] == [2, 2] and doc_of(window).undo_stack.index == 0
     assert dialog.editor.error.text() == f"'{typed}' is not a list of integers."
+
+
+def test_attribute_dialog_opens_with_the_keyboard_on_the_attributes(qtbot: QtBot, window: MainWindow) -> None:
+    doc = doc_of(window)
+    doc.selection.select_node("", 0)
+    editing(window).actions["attributes"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, AttributesDialog)
+    qtbot.waitUntil(lambda: dialog.focusWidget() is not None)
+    assert dialog.focusWidget() is dialog.editor.table

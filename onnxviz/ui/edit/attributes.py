@@ -310,3 +310,4 @@ class AttributesDialog(QDialog):
         layout.addWidget(buttons)
         for button in self.findChildren(QPushButton):
             button.setAutoDefault(False)  # Enter commits a value; it must not press a button
+        self.editor.table.setFocus()  # not the operator's description above it
