@@ -207,3 +207,25 @@ def test_deep_subgraphs_and_recursive_functions_never_widen_the_window(
         with qtbot.waitSignal(canvas.scene_ready, timeout=30000):
             canvas.enter_scope(scope)
     assert canvas.trail == ["", "fn:local:F:", "fn:local:G:"]
+
+
+def test_status_bar_shows_a_selected_hostile_name_on_one_short_line(
+        qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]], tmp_path: Path) -> None:
+    """A node named 'a\\nb' made the status bar two lines tall; a 100,000-character one asked for 760,000 px."""
+    import onnx
+
+    model = hostile.model_of([onnx.helper.make_node("Relu", ["x"], ["a\nb\u202e"], name="a\nb"),
+                              onnx.helper.make_node("Relu", ["a\nb\u202e"], ["y"], name="n" * 100_000)])
+    path = tmp_path / "names.onnx"
+    onnx.save(model, path)
+    window.show()
+    with qtbot.waitSignals([window.loading_finished, window.canvas.scene_ready], timeout=30000):
+        window.open_path(path)
+    assert window.doc is not None
+    label = window.status_fields.selection
+    window.doc.selection.select_node("", 0)
+    assert label.text() == "a\\x0ab (Relu)"
+    window.doc.selection.select_value("", "a\nb\u202e")
+    assert label.text() == "value a\\x0ab\\u202e"
+    window.doc.selection.select_node("", 1)
+    assert label.text().startswith("nnnn") and len(label.text()) < 150 and label.sizeHint().width() < 1000

@@ -10,10 +10,12 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
 from onnxviz.model.document import Document
+from onnxviz.model.index import display_name
 from onnxviz.model.problems import Severity
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.tasks import Task
 
+NAME_CHARS = 80  # of a node, value or file name in the status bar
 SHOW_AFTER_S = 0.25  # short tasks finish without the progress bar flickering in
 
 
@@ -132,7 +134,7 @@ class StatusFields(QWidget):
         if doc is None:
             self.selection.clear()
             return
-        self.model_name.setText(doc.name + (" •" if doc.is_dirty else ""))
+        self.model_name.setText(display_name(doc.name, NAME_CHARS) + (" •" if doc.is_dirty else ""))
         self.model_name.setToolTip(str(doc.path) if doc.path else "Not saved yet")
         count = doc.index.node_count()
         self.nodes.setText(f"{count:,} node{'s' if count != 1 else ''}")
@@ -156,15 +158,16 @@ class StatusFields(QWidget):
 
 
 def selection_text(doc: Document, state: SelectionState) -> str:
-    """'Conv_3 (Conv)' for a node, 'value x' for a value, '' for nothing."""
+    """'Conv_3 (Conv)' for a node, 'value x' for a value, '' for nothing; names escaped and cut, on one line."""
     if state.is_empty:
         return ""
     graph = doc.index.graphs.get(state.scope)
-    where = f" in {state.scope}" if state.scope else ""
+    where = f" in {display_name(state.scope, NAME_CHARS)}" if state.scope else ""
     if state.node >= 0 and graph is not None and state.node < len(graph.nodes):
         node = graph.nodes[state.node]
-        return f"{graph.node_label(state.node)} ({node.op_type}){where}"
-    return f"value {state.value}{where}" if state.value else ""
+        label, op = display_name(graph.node_label(state.node), NAME_CHARS), display_name(node.op_type, NAME_CHARS)
+        return f"{label} ({op}){where}"
+    return f"value {display_name(state.value, NAME_CHARS)}{where}" if state.value else ""
 
 
 def selected_name(doc: Document) -> str:
