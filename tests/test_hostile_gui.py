@@ -7,6 +7,7 @@ from pathlib import Path
 
 import hostile
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -229,3 +230,5 @@ def test_status_bar_shows_a_selected_hostile_name_on_one_short_line(
     assert label.text() == "value a\\x0ab\\u202e"
     window.doc.selection.select_node("", 1)
     assert label.text().startswith("nnnn") and len(label.text()) < 150 and label.sizeHint().width() < 1000
+    window.doc.selection.select_value("", "y")  # a name like '<b>y</b>' is not drawn bold
+    assert label.textFormat() == window.status_fields.model_name.textFormat() == Qt.TextFormat.PlainText

@@ -7,6 +7,7 @@ from pathlib import Path
 import hostile
 import onnx
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -129,3 +130,31 @@ def test_links_in_a_models_description_open_only_web_pages(qtbot: QtBot, tmp_pat
     finally:
         for scheme in ("javascript", "smb", "https", "file"):
             QDesktopServices.unsetUrlHandler(scheme)
+
+
+def test_names_with_markup_and_invisible_characters_are_shown_as_written(qtbot: QtBot, tmp_path: Path) -> None:
+    """A value named '<b>x</b><img width=3000 ...>' was drawn bold with a 3,000 px image as the Value panel's
+    title; a node named 'a\\nb' read 'a b', and a bidi override reordered the names in links."""
+    from onnx import helper
+
+    img = '<b>x</b><img width=3000 height=50 src="y">'
+    node = helper.make_node("Relu", ["x"], [img], name="a\nb")
+    node.attribute.append(helper.make_attribute("<i>note</i>", 1))
+    model = hostile.model_of([node, helper.make_node("Relu", [img], ["y"], name="gpj.\u202eexe")])
+    path = tmp_path / "markup.onnx"
+    onnx.save(model, path)
+    doc = Document.open(path)
+    value_panel, node_panel = ValuePanel(lambda href: None), NodePanel(lambda href: None)
+    for panel in (value_panel, node_panel):
+        qtbot.addWidget(panel)
+    value_panel.show_value(doc, "", img)
+    title = value_panel.content.findChildren(QLabel)[0]
+    assert title.text() == img and title.sizeHint().width() < 1000
+    assert value_panel.sections["Connections"].body.values["Producer"].text().count("a\\x0ab") == 1
+    assert "gpj.\\u202eexe" in value_panel.sections["Connections"].body.values["Consumers (1)"].text()
+    node_panel.show_node(doc, "", 0)
+    form = node_panel.sections["Node"].body
+    assert "a\\x0ab" in form.values["Name"].text()
+    attributes = node_panel.sections["Attributes (1)"].body
+    [key] = [k for k in attributes.keys.values() if "note" in k.text()]
+    assert key.textFormat() == Qt.TextFormat.RichText and "&lt;i&gt;note" in key.text()

@@ -124,6 +124,8 @@ class StatusFields(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 0, 4, 0)
         layout.setSpacing(14)
+        for label in (self.selection, self.model_name):  # names from the file: '<b>x</b>' is shown as written
+            label.setTextFormat(Qt.TextFormat.PlainText)
         for widget in (self.selection, self.model_name, self.nodes, self.problems):
             layout.addWidget(widget)
         self.show_document(None)

@@ -20,7 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import INITIALIZER, GraphIndex, ModelIndex, dtype_text, shape_list, shape_text
+from onnxviz.model.index import (
+    INITIALIZER,
+    GraphIndex,
+    ModelIndex,
+    display_name,
+    dtype_text,
+    shape_list,
+    shape_text,
+)
 from onnxviz.model.selection import SelectionState
 
 PANEL_STYLE = """
@@ -31,6 +39,8 @@ QLabel[role="title"] { font-size: 13pt; font-weight: 600; }
 QLabel[role="subtitle"] { color: palette(placeholder-text); }
 QLabel[role="note"] { color: palette(placeholder-text); font-style: italic; }
 """
+
+TITLE_CHARS = 300  # of a name shown as a panel's title; the Name row below shows all of it
 
 
 # -- links: "node:<scope>:<index>", "value:<scope>:<name>", "scope:<scope>", "tensor:<key>" ---------
@@ -65,14 +75,16 @@ def parse_href(href: str) -> Link | None:
 
 
 def anchor(href: str, text: str, mono: bool = True) -> str:
-    body = html.escape(text)
+    """A link showing ``text`` (a name from the file: escaped, its invisible characters shown as ``\\x0a``)."""
+    body = html.escape(display_name(text, None))
     if mono:
         body = f"<code>{body}</code>"
     return f'<a href="{html.escape(href)}" style="text-decoration:none">{body}</a>'
 
 
 def code(text: str) -> str:
-    return f"<code>{html.escape(text)}</code>" if text else ""
+    """``text`` (a name from the file) in a monospace font, escaped like :func:`anchor`."""
+    return f"<code>{html.escape(display_name(text, None))}</code>" if text else ""
 
 
 def find_initializer(g: GraphIndex, name: str) -> TensorProto | SparseTensorProto | None:
@@ -188,8 +200,10 @@ class Form(QWidget):
         self.keys: dict[str, QLabel] = {}
 
     def add(self, key: str, value_html: str, tooltip: str = "") -> QLabel:
+        """A row; ``key`` is HTML too (escape names from the file), never guessed to be plain text."""
         row = self.grid.rowCount()
         key_label = QLabel(key)
+        key_label.setTextFormat(Qt.TextFormat.RichText)
         key_label.setProperty("role", "key")
         key_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
         value = rich_label(value_html or '<span style="color:gray">-</span>', self.on_link)
@@ -241,7 +255,9 @@ class Page(QScrollArea):
             QTimer.singleShot(0, lambda v=self._scroll: self.verticalScrollBar().setValue(v))
 
     def add_title(self, title: str, subtitle_html: str = "") -> None:
-        label = QLabel(title)
+        """``title`` is plain text (a value's name: '<b>x</b>' is shown as written), escaped and cut."""
+        label = QLabel(display_name(title, TITLE_CHARS))
+        label.setTextFormat(Qt.TextFormat.PlainText)
         label.setProperty("role", "title")
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setWordWrap(True)

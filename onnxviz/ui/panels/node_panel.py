@@ -8,7 +8,7 @@ from collections.abc import Callable
 from onnx import AttributeProto, NodeProto
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import GraphIndex, child_scope
+from onnxviz.model.index import GraphIndex, child_scope, display_name
 from onnxviz.model.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
 from onnxviz.model.problems import Problem
 from onnxviz.ui.panels.common import (
@@ -95,7 +95,8 @@ class NodePanel(Page):
                                  for k in range(len(a.graphs)))
             elif a.type == AttributeProto.TENSOR:
                 value = anchor(attribute_tensor_href(g.scope, i, a.name), value)
-            label = form.add(a.name, f'{value} <span style="{GREY}">{type_name.lower()}</span>')
+            label = form.add(html.escape(display_name(a.name, None)),
+                             f'{value} <span style="{GREY}">{type_name.lower()}</span>')
             doc = info.attribute(a.name) if info else None
             if doc is not None:
                 label.setToolTip(doc.description)
@@ -117,7 +118,7 @@ class NodePanel(Page):
         form = Form(self.on_link)
         for k, name in enumerate(names[:MAX_VALUES]):
             formal = _formal_for(formals, k)
-            key = formal.name if formal else f"#{k}"
+            key = html.escape(formal.name) if formal else f"#{k}"
             if not name:
                 form.add(key, f'<span style="{GREY}">(omitted optional input)</span>')
                 continue
