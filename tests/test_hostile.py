@@ -258,3 +258,21 @@ def test_canvas_boxes_show_hostile_names_escaped_and_clipped(cases: dict[str, tu
     assert not any("\u202e" in t for t in scene.box_title + scene.box_name + sum(scene.box_lines, []))
     scene = GraphLayout(Document.open(cases["long_name"][1]).index, "").build()
     assert max(len(t) for t in scene.box_title + scene.box_name) < 200
+
+
+def test_info_keeps_each_field_on_its_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A producer, output name or metadata key with a newline started a line of its own in `onnxviz info`."""
+    from conftest import run_cli
+
+    model = hostile.model_of([onnx.helper.make_node("Relu", ["x"], ["y\nfake: line"])], outputs=["y\nfake: line"])
+    model.producer_name = "me\nnodes:       0"
+    onnx.helper.set_model_props(model, {"key\nfake": "v\u202e"})
+    del model.opset_import[:]
+    path = tmp_path / "newlines.onnx"
+    onnx.save(model, path)
+    code, out, _ = run_cli(capsys, "info", str(path))
+    assert code == 0
+    lines = out.splitlines()
+    assert "producer:    me\\x0anodes:       0" in lines and "  y\\x0afake: line: float32 [1]" in lines
+    assert "  key\\x0afake: v\\u202e" in lines and "opsets:      (none)" in lines
+    assert not [line for line in lines if line.startswith(("nodes:       0", "fake"))]

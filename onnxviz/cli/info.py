@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from onnxviz.cli.common import add_file_arguments, open_document, print_json, terminal_text
+from onnxviz.model.index import display_name
 from onnxviz.model.summary import human_bytes, model_info
 
 
@@ -26,25 +27,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(text: object) -> str:
+    """A string from the file on one line: its newlines escaped here, as terminal_text escapes the rest."""
+    return display_name(str(text), None)
+
+
 def _sig(v: dict[str, Any]) -> str:
-    shape = "?" if v["shape"] is None else "[" + ", ".join("?" if d is None else str(d) for d in v["shape"]) + "]"
-    return f"  {v['name']}: {v['dtype'] or '?'} {shape}"
+    shape = "?" if v["shape"] is None else "[" + ", ".join("?" if d is None else _one_line(d) for d in v["shape"]) + "]"
+    return f"  {_one_line(v['name'])}: {v['dtype'] or '?'} {shape}"
 
 
 def format_text(name: str, info: dict[str, Any]) -> str:
-    producer = " ".join(x for x in (info["producer"]["name"], info["producer"]["version"]) if x) or "(unknown)"
+    producer = " ".join(_one_line(x) for x in (info["producer"]["name"], info["producer"]["version"]) if x) \
+        or "(unknown)"
     lines = [
         f"{name}",
         f"IR version:  {info['ir_version']}",
-        "opsets:      " + ", ".join(f"{d} {v}" for d, v in info["opsets"].items()),
+        "opsets:      " + (", ".join(f"{_one_line(d)} {v}" for d, v in info["opsets"].items()) or "(none)"),
         f"producer:    {producer}",
         f"nodes:       {info['nodes']} ({info['nodes_total']} including subgraphs and functions)",
         f"parameters:  {info['parameters']:,} ({human_bytes(info['parameter_bytes'])})",
         "inputs:", *[_sig(v) for v in info["inputs"]],
         "outputs:", *[_sig(v) for v in info["outputs"]],
         "operators:",
-        *[f"  {op:<24} {n}" for op, n in info["op_types"].items()],
+        *[f"  {_one_line(op):<24} {n}" for op, n in info["op_types"].items()],
     ]
     if info["metadata"]:
-        lines += ["metadata:", *[f"  {k}: {v}" for k, v in info["metadata"].items()]]
+        lines += ["metadata:", *[f"  {_one_line(k)}: {_one_line(v)}" for k, v in info["metadata"].items()]]
     return "\n".join(lines)
