@@ -327,3 +327,21 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c._start(doc, {}, "", None)
     assert "over 2 GiB" in failed.args[0] and c.task is None and window.doc is doc and doc.is_dirty
+
+
+def test_inputs_dialog_shows_names_as_text(qtbot: QtBot) -> None:
+    """An input or model name holding markup or invisible characters is shown as written, escaped."""
+    from onnx import TensorProto, helper
+    from PySide6.QtWidgets import QLabel
+
+    from onnxviz.model.runner.inputs import input_specs
+
+    name = "<b>x</b>\n<img src=y>"
+    graph = helper.make_graph([helper.make_node("Relu", [name], ["y"])], "g",
+                              [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    dialog = InputsDialog(input_specs(helper.make_model(graph)), InputPlan({}, {}), "<i>m</i>.onnx")
+    qtbot.addWidget(dialog)
+    texts = [label.text() for label in dialog.findChildren(QLabel)]
+    assert any("&lt;b&gt;x&lt;/b&gt;\\x0a&lt;img src=y&gt;" in t for t in texts)
+    assert any("&lt;i&gt;m&lt;/i&gt;.onnx" in t for t in texts) and "<img" not in "".join(texts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import sentence
+from onnxviz.model.index import display_name
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan
@@ -59,7 +61,7 @@ class _InputRow:
     def __init__(self, spec: InputSpec, choice: InputChoice, grid: QGridLayout, row: int) -> None:
         self.spec = spec
         dims = "?" if spec.shape is None else ", ".join("?" if d is None else str(d) for d in spec.shape) or "scalar"
-        name = QLabel(f"<b>{spec.name}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
+        name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
         self.source = _combo(source_labels(spec), choice.source)
         self.path = QLineEdit(choice.path)
         self.path.setPlaceholderText("file...")
@@ -104,12 +106,12 @@ class InputsDialog(QDialog):
     def __init__(self, specs: list[InputSpec], plan: InputPlan, model_name: str,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Run {model_name}")
+        self.setWindowTitle(f"Run {display_name(model_name, 80)}")
         self.specs = specs
         self.feeds: dict[str, np.ndarray] = {}
         self.dim_boxes: dict[str, QSpinBox] = {}
         layout = QVBoxLayout(self)
-        intro = QLabel(f"Choose the inputs of <b>{model_name}</b>. Generated values use the seed below; "
+        intro = QLabel(f"Choose the inputs of <b>{_shown(model_name)}</b>. Generated values use the seed below; "
                        "sizes of symbolic dimensions are remembered.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
@@ -220,3 +222,7 @@ class InputsDialog(QDialog):
         self.error.setText(sentence(message))
         self.error.show()
 
+
+def _shown(name: str) -> str:
+    """A model or input name inside rich text: invisible characters escaped, no markup, not too long."""
+    return html.escape(display_name(name, 80))
