@@ -345,3 +345,21 @@ def test_inputs_dialog_shows_names_as_text(qtbot: QtBot) -> None:
     texts = [label.text() for label in dialog.findChildren(QLabel)]
     assert any("&lt;b&gt;x&lt;/b&gt;\\x0a&lt;img src=y&gt;" in t for t in texts)
     assert any("&lt;i&gt;m&lt;/i&gt;.onnx" in t for t in texts) and "<img" not in "".join(texts)
+
+
+def test_a_shown_activation_does_not_make_the_window_taller(qtbot: QtBot, example_path: Path) -> None:
+    """A dock's minimum height is the window's: a value's view (stats, slice controls, plot) must fit
+    a 1024x640 window, which became 1024x719 once a value was shown."""
+    from onnxviz.model.runner.inputs import build_feeds, input_specs
+
+    window, c = _window(qtbot, example_path)
+    window.resize(1024, 640)
+    window.show()
+    doc = window.doc
+    assert doc is not None
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(doc, build_feeds(input_specs(doc.model), {}, {"batch": 1}, seed=0), "", None)
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        doc.selection.select_node("", 0)
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: window.height() == 640)

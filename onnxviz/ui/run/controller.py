@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
@@ -40,6 +40,7 @@ from onnxviz.model.runner.inputs import input_specs, symbolic_dims
 from onnxviz.model.runner.store import MEASURES, ValueRecord
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
+from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
 from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
 from onnxviz.ui.run.inputs_dialog import InputsDialog
@@ -284,8 +285,16 @@ class RunController(QObject):
             self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock, Qt.Orientation.Vertical)
         self.dock.show()
         self.dock.raise_()
-        if first:
-            self.window.resizeDocks([self.dock], [int(self.window.height() * 0.6)], Qt.Orientation.Vertical)
+        if first:  # once the dock has joined the column's layout (right away, it is half ignored)
+            QTimer.singleShot(0, self, self._give_dock_room)
+
+    def _give_dock_room(self) -> None:
+        """Most of the right column: the inspector above keeps about a third (sizes are proportions
+        between docks that share the column)."""
+        above = [d for d in (find_dock(self.window, name) for name in RIGHT_TABS)
+                 if d is not None and d.isVisible() and not d.isFloating()]
+        if above:
+            self.window.resizeDocks([above[0], self.dock], [35, 65], Qt.Orientation.Vertical)
 
     def _summary(self, jobs: list[Job]) -> str:
         assert self.result is not None

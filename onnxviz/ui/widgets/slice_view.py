@@ -55,7 +55,7 @@ class SliceView(QWidget):
         self.slider_grid = QGridLayout()
         layout.addLayout(self.slider_grid)
         self.plot_widget = pg.GraphicsLayoutWidget()
-        self.plot_widget.setMinimumHeight(180)
+        self.plot_widget.setMinimumHeight(100)  # the dock stretches it; its minimum is the window's
         self.plot_widget.setBackground(None)
         self.plot = self.plot_widget.addPlot()
         self.plot.setAspectLocked(True)
