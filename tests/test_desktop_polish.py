@@ -171,3 +171,30 @@ def test_enter_in_the_shortcuts_filter_goes_to_the_results(qtbot: QtBot, make_wi
     assert len(selected) == 1 and "undo" in dialog.table.item(selected[0].row(), 0).text().lower()
     qtbot.keyClick(dialog.table, Qt.Key.Key_Escape)
     assert not dialog.isVisible()
+
+
+def test_breadcrumb_links_and_refusals_follow_the_dark_theme(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> None:
+    """The breadcrumb's links take the theme's link colour and a form's refusal a red readable on it
+    (both were fixed light-theme colours)."""
+    from PySide6.QtGui import QColor, QPalette
+
+    from onnxviz.ui.canvas.breadcrumb import Breadcrumb
+    from onnxviz.ui.edit.forms import ERROR_COLOURS, ErrorLabel
+    from onnxviz.ui.theme import Theme
+
+    w = make_window()
+    try:
+        w.theme.set_choice(Theme.DARK)
+        crumb = Breadcrumb()
+        qtbot.addWidget(crumb)
+        crumb.set_trail(None, ["", "0.then_branch"])
+        crumb.show()
+        link = crumb.buttons[0]
+        link.ensurePolished()
+        assert link.palette().color(link.foregroundRole()) == QApplication.palette().color(QPalette.ColorRole.Link)
+        error = ErrorLabel()
+        qtbot.addWidget(error)
+        error.ensurePolished()
+        assert error.palette().color(error.foregroundRole()) == QColor(ERROR_COLOURS[1])
+    finally:
+        w.theme.set_choice(Theme.LIGHT)  # the palette is application-wide: leave it light for others

@@ -84,7 +84,7 @@ class Breadcrumb(QWidget):
                 button.setStyleSheet("QToolButton { font-weight: bold; border: none; }")
                 button.setToolTip(scope or "The model's main graph")
             else:
-                button.setStyleSheet("QToolButton { color: #1a73e8; }")
+                button.setStyleSheet("QToolButton { color: palette(link); }")  # the theme's link colour
                 button.setToolTip(f"Back to {scope_label(index, scope)}")
                 button.clicked.connect(lambda _=False, s=scope: self.scope_clicked.emit(s))
             self.buttons.append(button)

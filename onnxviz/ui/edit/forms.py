@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QCompleter,
@@ -22,7 +24,13 @@ from PySide6.QtWidgets import (
 from onnxviz.model.errors import OnnxvizError
 
 W = TypeVar("W", bound=QWidget)
-ERROR_STYLE = "color: #c0392b; font-weight: 500;"
+ERROR_COLOURS = ("#c0392b", "#ff7b72")  # on a light and on a dark window: both readable
+
+
+def error_style() -> str:
+    """The red of a refusal, readable in the current theme."""
+    dark = QApplication.palette().color(QPalette.ColorRole.Window).lightness() < 128
+    return f"color: {ERROR_COLOURS[dark]}; font-weight: 500;"
 
 
 class ErrorLabel(QLabel):
@@ -31,7 +39,7 @@ class ErrorLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWordWrap(True)
-        self.setStyleSheet(ERROR_STYLE)
+        self.setStyleSheet(error_style())
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hide()
 
