@@ -198,3 +198,25 @@ def test_breadcrumb_links_and_refusals_follow_the_dark_theme(qtbot: QtBot, make_
         assert error.palette().color(error.foregroundRole()) == QColor(ERROR_COLOURS[1])
     finally:
         w.theme.set_choice(Theme.LIGHT)  # the palette is application-wide: leave it light for others
+
+
+def test_tab_goes_through_the_graph_io_rows_then_the_add_row(qtbot: QtBot, make_window: Callable[[], MainWindow],
+                                                             example_path: Path) -> None:
+    """Name, type, shape of each row in reading order, then the new-input field and the buttons
+    (the rows' fields, made after the buttons, came after Close)."""
+    w = make_window()
+    open_and_wait(qtbot, w, example_path)
+    w.editing.actions["graph_io"].trigger()
+    dialog = w.editing.dialog
+    assert isinstance(dialog, GraphIODialog) and dialog.table.rowCount() >= 2
+    cells = [dialog.cell(r, c) for r in range(dialog.table.rowCount()) for c in (1, 2, 3)]
+    expected = [*cells, *dialog._after_table]
+    wanted = set(map(id, expected))
+    seen: list[object] = []
+    widget = dialog.table.nextInFocusChain()
+    while widget is not dialog.table and len(seen) < len(expected):
+        if id(widget) in wanted:
+            seen.append(widget)
+        widget = widget.nextInFocusChain()
+    assert seen == expected
+    dialog.reject()

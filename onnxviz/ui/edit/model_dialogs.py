@@ -181,6 +181,7 @@ class GraphIODialog(QDialog):
         self.error = ErrorLabel(self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        self._after_table: list[QWidget] = [self.new_name, add, remove, buttons.button(QDialogButtonBox.StandardButton.Close)]
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.table, 1)
@@ -201,6 +202,15 @@ class GraphIODialog(QDialog):
             for v in items:
                 self._add_row(kind, v)
         self._refreshing = False
+        self._order_tabs()
+
+    def _order_tabs(self) -> None:
+        """Tab goes through the rows' fields in reading order, then the add row and Close (the rows'
+        fields, made after the buttons, came last)."""
+        cells = [self.cell(r, c) for r in range(self.table.rowCount()) for c in (1, 2, 3)]
+        chain = [w for w in cells if w is not None] + self._after_table
+        for before, after in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(before, after)
 
     def _add_row(self, kind: str, v: onnx.ValueInfoProto) -> None:
         r = self.table.rowCount()
