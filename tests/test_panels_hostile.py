@@ -158,3 +158,21 @@ def test_names_with_markup_and_invisible_characters_are_shown_as_written(qtbot: 
     attributes = node_panel.sections["Attributes (1)"].body
     [key] = [k for k in attributes.keys.values() if "note" in k.text()]
     assert key.textFormat() == Qt.TextFormat.RichText and "&lt;i&gt;note" in key.text()
+
+
+def test_metadata_keys_and_values_show_invisible_characters(qtbot: QtBot, tmp_path: Path) -> None:
+    """A metadata key 'a\\nb' read as 'a b' in the Model panel, and a 100k-character value was laid out whole."""
+    from onnx import helper
+
+    model = hostile.model_of([helper.make_node("Relu", ["x"], ["y"])])
+    onnx.helper.set_model_props(model, {"a\nb": "v\u202eal", "big": "x" * 100_000})
+    path = tmp_path / "meta.onnx"
+    onnx.save(model, path)
+    panel = ModelPanel(lambda href: None, lambda scope, node: None)
+    qtbot.addWidget(panel)
+    panel.show_document(Document.open(path))
+    rows = [section for title, section in panel.sections.items() if title.startswith("Metadata")]
+    assert rows
+    model_rows = rows[0].body.model().rows  # type: ignore[attr-defined]
+    assert ("a\\x0ab", "v\\u202eal") in model_rows
+    assert max(len(value) for _, value in model_rows) < 1100

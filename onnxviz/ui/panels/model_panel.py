@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.flops import CostSummary, NodeCost, human_count, summarize
-from onnxviz.model.index import function_scope
+from onnxviz.model.index import display_name, function_scope
 from onnxviz.model.procpool import shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import ModelFigures, human_bytes, opsets
@@ -167,7 +167,8 @@ class ModelPanel(Page):
 
     def _add_metadata(self, doc: Document) -> None:
         table_model = RowsModel(["Key", "Value"], self.content)
-        table_model.set_rows([(p.key, p.value) for p in doc.model.metadata_props])
+        # written by whoever made the file: invisible characters shown escaped, huge values cut
+        table_model.set_rows([(display_name(p.key), display_name(p.value, 1000)) for p in doc.model.metadata_props])
         view = make_table(table_model, sortable=False)
         view.resizeColumnToContents(0)
         fit_height(view, 8)
