@@ -135,3 +135,17 @@ def test_roles_of_values_in_words() -> None:
     assert g.roles_of("t") == ["intermediate value"] and g.roles_of("y") == ["graph output"]
     assert g.roles_of("ghost") == ["not defined anywhere"]
     assert index.graphs["1.then_branch"].roles_of("t") == ["from an enclosing graph"]
+
+
+def test_declared_types_that_cannot_be_right_are_flagged() -> None:
+    """A negative size or a missing element type in a graph input or output: neither the checker
+    nor shape inference says so, and Run then failed without a reason."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, -5])],
+                              [helper.make_tensor_value_info("y", 0, [1, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    found = {(p.severity.value, p.value, p.message) for p in ModelIndex(model).problems}
+    assert ("error", "x", "input 'x' declares size -5 on axis 1; sizes cannot be negative") in found
+    assert ("warning", "y", "output 'y' declares no element type") in found

@@ -52,7 +52,30 @@ def model_problems(index: ModelIndex) -> list[Problem]:
             scope_imports = _opsets(g.function.opset_import) or imports
         problems += node_problems(g, scope_imports, local, index)
         problems += tensor_problems(g)
-    return problems
+    return problems + declared_type_problems(model.graph)
+
+
+def declared_type_problems(graph: onnx.GraphProto) -> list[Problem]:
+    """Declared tensor types of the graph's inputs, outputs and value infos that cannot be right:
+    a negative size, or no element type (neither the checker nor inference says so)."""
+    from onnxviz.model.index import display_name  # the index imports this module
+
+    out: list[Problem] = []
+    for role, values in (("input", graph.input), ("output", graph.output), ("value", graph.value_info)):
+        for v in values:
+            if not v.type.HasField("tensor_type"):
+                continue
+            tensor = v.type.tensor_type
+            name = display_name(v.name, 80)
+            if tensor.elem_type == 0:
+                out.append(Problem(Severity.WARNING, f"{role} '{name}' declares no element type", value=v.name))
+            negative = [(k, d.dim_value) for k, d in enumerate(tensor.shape.dim)
+                        if d.HasField("dim_value") and d.dim_value < 0]
+            if negative:
+                axis, size = negative[0]
+                out.append(Problem(Severity.ERROR, f"{role} '{name}' declares size {size} on axis {axis}; "
+                                                   "sizes cannot be negative", value=v.name))
+    return out
 
 
 def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:
