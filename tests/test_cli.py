@@ -84,3 +84,19 @@ def test_check_lines_call_an_info_a_note_as_the_window_does() -> None:
 
     assert problem_line(Problem(Severity.INFO, "no type for an input")) == "note: no type for an input"
     assert problem_line(Problem(Severity.WARNING, "w", node=2)) == "warning: w [node #2]"
+
+
+def test_info_text_lists_the_first_metadata_entries_and_json_all(capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    helper.set_model_props(model, {f"key{k}": "v" * (1000 if k == 0 else 1) for k in range(5000)})
+    path = tmp_path / "meta.onnx"
+    path.write_bytes(model.SerializeToString())
+    code, out, _ = run_cli(capsys, "info", str(path))
+    assert code == 0 and "key49: v" in out and "key50:" not in out
+    assert "... and 4,950 more (all of them with --json)" in out and max(map(len, out.splitlines())) < 300
+    code, out, _ = run_cli(capsys, "info", str(path), "--json")
+    assert len(json.loads(out)["metadata"]) == 5000

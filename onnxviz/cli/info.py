@@ -52,6 +52,14 @@ def format_text(name: str, info: dict[str, Any]) -> str:
         "operators:",
         *[f"  {_one_line(op):<24} {n}" for op, n in info["op_types"].items()],
     ]
-    if info["metadata"]:
-        lines += ["metadata:", *[f"  {_one_line(k)}: {_one_line(v)}" for k, v in info["metadata"].items()]]
+    metadata = list(info["metadata"].items())
+    if metadata:
+        lines += ["metadata:", *[f"  {_one_line(k)}: {_one_line(v)[:TEXT_VALUE_CHARS]}"
+                                 for k, v in metadata[:TEXT_METADATA_ROWS]]]
+        if len(metadata) > TEXT_METADATA_ROWS:
+            lines.append(f"  ... and {len(metadata) - TEXT_METADATA_ROWS:,} more (all of them with --json)")
     return "\n".join(lines)
+
+
+TEXT_METADATA_ROWS = 50  # metadata entries the text output lists; --json has every one
+TEXT_VALUE_CHARS = 200
