@@ -9,6 +9,7 @@ import onnx
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+pytest_plugins = ["window_fixtures"]  # make_window, for the desktop tests
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "resources" / "examples" / "example.onnx"

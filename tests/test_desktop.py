@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
@@ -11,6 +11,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox
 from pytestqt.qtbot import QtBot
+from window_fixtures import open_and_wait
 
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui import docks
@@ -22,34 +23,6 @@ from onnxviz.ui.theme import Theme
 
 Button = QMessageBox.StandardButton
 CONV = "/stem/conv/Conv"
-
-
-def settle() -> None:
-    for _ in range(3):
-        QThreadPool.globalInstance().waitForDone(20000)
-        QApplication.processEvents()
-
-
-@pytest.fixture
-def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
-    made: list[MainWindow] = []
-
-    def make() -> MainWindow:
-        w = MainWindow()
-        qtbot.addWidget(w)
-        w.show()
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.set_document(None)
-    settle()
-
-
-def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
-    with qtbot.waitSignal(w.loading_finished, timeout=20000):
-        w.open_path(path)
 
 
 def small_model(path: Path, nodes: int) -> Path:

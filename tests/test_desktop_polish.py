@@ -6,45 +6,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMenu, QToolButton
 from pytestqt.qtbot import QtBot
+from window_fixtures import open_and_wait
 
 from onnxviz.ui.edit.model_dialogs import GraphIODialog
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.shortcuts import ShortcutsDialog
-
-CONV = "/stem/conv/Conv"
-
-
-def settle() -> None:
-    for _ in range(3):
-        QThreadPool.globalInstance().waitForDone(20000)
-        QApplication.processEvents()
-
-
-@pytest.fixture
-def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
-    made: list[MainWindow] = []
-
-    def make() -> MainWindow:
-        w = MainWindow()
-        qtbot.addWidget(w)
-        w.show()
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.set_document(None)
-    settle()
-
-
-def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
-    with qtbot.waitSignal(w.loading_finished, timeout=20000):
-        w.open_path(path)
 
 
 def _menus(actions: list[QAction], path: str) -> Iterator[tuple[str, QMenu]]:

@@ -1,0 +1,49 @@
+"""The window fixture the desktop tests share (a pytest plugin named in conftest): ``make_window``
+makes shown MainWindows and drops their documents afterwards. Qt is imported on first use, so tests
+of the model layer never load it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+if TYPE_CHECKING:
+    from onnxviz.ui.main_window import MainWindow
+
+
+def settle() -> None:
+    """Background tasks finished and their results delivered."""
+    from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):
+        QThreadPool.globalInstance().waitForDone(20000)
+        QApplication.processEvents()
+
+
+@pytest.fixture
+def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
+    from onnxviz.ui.main_window import MainWindow
+
+    made: list[MainWindow] = []
+
+    def make() -> MainWindow:
+        w = MainWindow()
+        qtbot.addWidget(w)
+        w.show()
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.set_document(None)
+    settle()
+
+
+def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
+    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+        w.open_path(path)
