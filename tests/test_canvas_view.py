@@ -53,12 +53,12 @@ def chain_scene(n: int = 4, with_group: bool = True) -> Scene:
     )
 
 
-def render(d: Drawable, scale: float, size: int = 400) -> QImage:
+def render(d: Drawable, scale: float, size: int = 400, options: PaintOptions | None = None) -> QImage:
     image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
     image.fill(style.BACKGROUND)
     p = QPainter(image)
     p.scale(scale, scale)
-    ScenePainter().paint(p, d, QRectF(0, 0, size / scale, size / scale), scale, PaintOptions())
+    ScenePainter().paint(p, d, QRectF(0, 0, size / scale, size / scale), scale, options or PaintOptions())
     p.end()
     return image
 
@@ -206,12 +206,7 @@ def test_overlay_box_without_a_value_is_grey_near_and_far(qapp: object) -> None:
     overlay = np.zeros((d.scene.n_boxes, 4), np.uint8)
     overlay[1] = (68, 4, 84, 255)  # survives the far view's colour quantization  # node0 has a value; node1 (box 2) has none
     for scale in (0.2, 1.0):
-        image = QImage(400, 400, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(style.BACKGROUND)
-        p = QPainter(image)
-        p.scale(scale, scale)
-        ScenePainter().paint(p, d, QRectF(0, 0, 400 / scale, 400 / scale), scale, PaintOptions(overlay=overlay))
-        p.end()
+        image = render(d, scale, options=PaintOptions(overlay=overlay))
         assert QColor(image.pixel(int(30 * scale), int(90 * scale))) == QColor(68, 4, 84)
         assert QColor(image.pixel(int(30 * scale), int(170 * scale))) == style.NO_OVERLAY_VALUE, scale
 
@@ -224,10 +219,5 @@ def test_overlay_colours_a_collapsed_group_near_and_far(qapp: object) -> None:
     overlay = np.zeros((d.scene.n_boxes, 4), np.uint8)
     overlay[group] = (68, 4, 84, 255)  # survives the far view's colour quantization
     for scale in (0.2, 1.0):
-        image = QImage(400, 400, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(style.BACKGROUND)
-        p = QPainter(image)
-        p.scale(scale, scale)
-        ScenePainter().paint(p, d, QRectF(0, 0, 400 / scale, 400 / scale), scale, PaintOptions(overlay=overlay))
-        p.end()
+        image = render(d, scale, options=PaintOptions(overlay=overlay))
         assert QColor(image.pixel(int(204 * scale), int(90 * scale))) == QColor(68, 4, 84), scale
