@@ -6,7 +6,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +14,14 @@ import shiboken6
 from PySide6.QtCore import QObject, QThreadPool
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
+from window_fixtures import open_and_wait
 
 import onnxviz
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.validation import ValidationResult, unpack, validate, validate_packed
+from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import ValidationService
 
@@ -115,14 +117,10 @@ def test_task_of_a_deleted_parent_ends_silently(qtbot: QtBot, capfd: pytest.Capt
     assert capfd.readouterr().err == ""
 
 
-def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot, example_copy: Path) -> None:
-    from onnxviz.ui.main_window import MainWindow
-
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.show()
-    with qtbot.waitSignal(window.loading_finished, timeout=30000):
-        window.open_path(example_copy)
+def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot, example_copy: Path,
+                                                                   make_window: Callable[[], MainWindow]) -> None:
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy, timeout_ms=30000)
     panel = window.panels.model_panel  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel._task is None, timeout=30000)
     doc = window.doc
@@ -132,8 +130,6 @@ def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot,
     doc.set_value_type("image", shape=[1, 3, 64, 64])  # four times the pixels: four times the MACs
     qtbot.waitUntil(lambda: not window.validation.busy and panel._task is None
                     and [c.macs for c in panel.costs if c.op_type == "Conv"][:1] == [4 * conv.macs], timeout=30000)
-    window.set_document(None)
-    QThreadPool.globalInstance().waitForDone(20000)
 
 
 def test_big_models_go_through_files_and_a_changed_source_is_not_trusted(
@@ -182,11 +178,11 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
 
 @pytest.mark.parametrize("slow_figures", [False, True])
 def test_figures_are_not_computed_again_when_the_same_state_is_validated(
-        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch, slow_figures: bool) -> None:
+        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch, slow_figures: bool,
+        make_window: Callable[[], MainWindow]) -> None:
     """The Model page is rebuilt when validation arrives; the worker computes the figures with
     that state's own types, so they are shown again, or still being computed are let finish, rather
     than computed again (3 s at 123k nodes). ``slow_figures``: validation arrives while they run."""
-    from onnxviz.ui.main_window import MainWindow
     from onnxviz.ui.panels import model_panel
 
     asked: list[str] = []
@@ -200,11 +196,8 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
         return result
 
     monkeypatch.setattr(model_panel, "run_on_model", counted)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.show()
-    with qtbot.waitSignal(window.loading_finished, timeout=30000):
-        window.open_path(example_copy)
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy, timeout_ms=30000)
     panel = window.panels.model_panel  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel.settled, timeout=30000)
     doc = window.doc
@@ -215,5 +208,3 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
     qtbot.waitUntil(lambda: panel.settled and panel._task is None, timeout=30000)
     QApplication.processEvents()  # a figures job the validation result starts waits behind a zero timer
     assert asked == ["figures_job"] and panel.costs
-    window.set_document(None)
-    QThreadPool.globalInstance().waitForDone(20000)

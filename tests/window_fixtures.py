@@ -44,6 +44,6 @@ def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
     settle()
 
 
-def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path) -> None:
-    with qtbot.waitSignal(w.loading_finished, timeout=20000):
+def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path, timeout_ms: int = 20000) -> None:
+    with qtbot.waitSignal(w.loading_finished, timeout=timeout_ms):
         w.open_path(path)
