@@ -319,7 +319,7 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
     assert [j.model for j in c._jobs(doc, "", None)] == [document_bytes(doc)]
 
-    def too_large() -> bytes:
+    def too_large(*_pause: object) -> bytes:
         raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", "ValueError: 2 GiB")
 
     doc.set_doc_string(0, "edited again")

@@ -216,24 +216,23 @@ class Document(EditingMixin):
         return True
 
     # -- saving --------------------------------------------------------------------
-    def serialize(self) -> bytes:
-        """The bytes a save writes: the original bytes while nothing was edited."""
+    def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
+        """The bytes a save writes: the original bytes while nothing was edited.
+
+        With ``pause``, for background threads: serialized a slice at a time (see
+        :mod:`onnxviz.model.slices`), ``pause`` running between slices, where other threads run and
+        the caller may raise to give up."""
         if self._original is not None and self.undo_stack.index == 0:
             return self._original
+        if pause is not None:
+            data = serialize_in_slices(self.model, pause)
+            if len(data) > MAX_PROTO_BYTES:
+                raise SaveError(_TOO_LARGE)
+            return data
         try:
             return self.model.SerializeToString()
         except ValueError as exc:  # e.g. over 2 GiB
             raise SaveError(_TOO_LARGE, str(exc)) from exc
-
-    def serialize_in_slices(self, pause: Callable[[], None]) -> bytes:
-        """:meth:`serialize` from a background thread, a slice at a time (see :mod:`onnxviz.model.slices`):
-        ``pause`` runs between slices, where other threads run and the caller may raise to give up."""
-        if self._original is not None and self.undo_stack.index == 0:
-            return self._original
-        data = serialize_in_slices(self.model, pause)
-        if len(data) > MAX_PROTO_BYTES:
-            raise SaveError(_TOO_LARGE)
-        return data
 
     def save(self, path: str | os.PathLike[str] | None = None, external: str = "keep") -> Path:
         """Write atomically to ``path`` (default: where it came from); returns the path written.

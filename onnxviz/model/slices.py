@@ -44,9 +44,7 @@ def _field_bytes(message: Message, field: FieldDescriptor, value: Any) -> bytes:
     holder = type(message)()
     if _repeated(field):
         getattr(holder, field.name).extend(value)
-    elif field.type == FieldDescriptor.TYPE_MESSAGE:
-        getattr(holder, field.name).CopyFrom(value)
-    else:
+    else:  # a scalar: singular messages are serialized by parts in serialize_in_slices
         setattr(holder, field.name, value)
     return holder.SerializeToString()
 

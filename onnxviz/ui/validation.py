@@ -79,7 +79,7 @@ def document_bytes_in_thread(doc: Document, state: State, token: CancelToken) ->
         if cached is not None and cached[0] == state:
             return cached[1]
         pause()
-        data = doc.serialize_in_slices(pause)
+        data = doc.serialize(pause)
         pause()
         _bytes_of[doc] = (state, data)
         return data
