@@ -220,6 +220,14 @@ def savable(array: np.ndarray) -> np.ndarray:
     return array.view(f"V{array.dtype.itemsize}")
 
 
+def restored(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Raw bytes written by :func:`savable` (a bfloat16/float8 array) viewed back as ``dtype``;
+    any other array as it is."""
+    if array.dtype.kind == "V" and array.dtype != dtype and array.dtype.itemsize == dtype.itemsize:
+        return array.view(dtype)
+    return array
+
+
 def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
     """``array`` cast to the input's dtype; raises RunError if its shape cannot fit."""
     a = np.asarray(array)
@@ -231,8 +239,7 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
             if isinstance(want, int) and want > 0 and want != got:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
                                f"({spec.shape_text}) but the array has shape {_shape(a)}.")
-    if a.dtype.kind == "V" and a.dtype != spec.dtype and a.dtype.itemsize == spec.dtype.itemsize:
-        a = a.view(spec.dtype)  # raw bytes of a bfloat16/float8 array, as saved by savable()
+    a = restored(a, spec.dtype)
     if a.dtype != spec.dtype:
         if a.dtype.kind in "OSU" or spec.dtype.kind in "OSU":
             raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {a.dtype}.")

@@ -25,7 +25,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.inputs import savable
+from onnxviz.model.runner.inputs import restored, savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
 
@@ -101,8 +101,8 @@ def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
             continue
         if array.dtype.kind in "biuf" and spec.dtype.kind in "biufV":
             feeds[name] = array.astype(spec.dtype)
-        elif array.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
-            feeds[name] = array.view(spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
+        else:
+            feeds[name] = restored(array, spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
     return feeds
 
 
