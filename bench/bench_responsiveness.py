@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from gui_probe import GuiStallProbe, print_and_exit, run_child, wait_until
+from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_until
 
 DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
 
@@ -86,18 +85,8 @@ class Sampler(threading.Thread):
 
 def measure(path: Path, with_run: bool) -> dict[str, Any]:
     """In a fresh process: open ``path``, rename a node, optionally run; the pauses meanwhile."""
-    from onnxviz.ui.settings import use_settings_dir
-
-    use_settings_dir(tempfile.mkdtemp())
-    from onnxviz.ui.app import ensure_app
-
-    app = ensure_app()
-    from onnxviz.ui.main_window import MainWindow
-
-    window: Any = MainWindow()  # its docks and panels are attributes set while it is built
-    window.resize(1400, 900)
-    window.show()
-    app.processEvents()
+    fresh_app()
+    window = fresh_window()
     marks: set[str] = set()
     window.canvas.scene_ready.connect(lambda *_: marks.add("drawn"))
     window.validation.finished.connect(lambda *_: marks.add("validated"))

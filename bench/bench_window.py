@@ -17,23 +17,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gui_probe import GuiStallProbe, print_and_exit, run_child, wait_for, wait_until
+from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_for, wait_until
 
 DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
 
 
 def measure(path: Path) -> dict[str, Any]:
     """In a fresh process: open ``path`` in the window, make one edit, save it."""
-    from onnxviz.ui.settings import use_settings_dir
-
-    use_settings_dir(tempfile.mkdtemp())
     from onnxviz.model.commands import Command
     from onnxviz.model.document import Document
-    from onnxviz.ui.app import ensure_app
-
-    app = ensure_app()
-    from onnxviz.ui.main_window import MainWindow
-    from onnxviz.ui.saving import save_document
 
     class Touch(Command):
         label = "touch"
@@ -44,12 +36,11 @@ def measure(path: Path) -> dict[str, Any]:
         def revert(self, doc: Document) -> None:
             doc.model.doc_string = doc.model.doc_string[:-1]
 
+    fresh_app()
     t0 = time.perf_counter()
-    window: Any = MainWindow()  # its docks and panels are attributes set while it is built
-    window.resize(1400, 900)
-    window.show()
-    app.processEvents()
+    window = fresh_window()
     construct = time.perf_counter() - t0
+    from onnxviz.ui.saving import save_document
     stalls = GuiStallProbe(interval_ms=5)
     marks: dict[str, float] = {}
     window.canvas.scene_ready.connect(lambda *_: marks.setdefault("drawn", time.perf_counter()))

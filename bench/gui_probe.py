@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,6 +70,30 @@ def wait_for(signal: SignalInstance, timeout_s: float = 300.0) -> None:
     signal.connect(loop.quit)
     QTimer.singleShot(int(timeout_s * 1000), loop.quit)
     loop.exec()
+
+
+def fresh_app() -> None:
+    """The application, with settings of its own: nobody's saved layout or theme leaks in."""
+    from onnxviz.ui.settings import use_settings_dir
+
+    use_settings_dir(tempfile.mkdtemp())
+    from onnxviz.ui.app import ensure_app
+
+    ensure_app()
+
+
+def fresh_window(width: int = 1400, height: int = 900) -> Any:
+    """A shown MainWindow (after :func:`fresh_app`). Typed Any: its docks and panels are attributes
+    set while it is built."""
+    from PySide6.QtCore import QCoreApplication
+
+    from onnxviz.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(width, height)
+    window.show()
+    QCoreApplication.processEvents()
+    return window
 
 
 def run_child(script: str, args: list[str], extra_env: dict[str, str] | None = None,
