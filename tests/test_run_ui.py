@@ -363,3 +363,16 @@ def test_a_shown_activation_does_not_make_the_window_taller(qtbot: QtBot, exampl
         doc.selection.select_node("", 0)
     window.resize(1024, 640)
     qtbot.waitUntil(lambda: window.height() == 640)
+
+
+def test_a_run_leaves_a_worker_ready_for_the_next_one(qtbot: QtBot, tmp_path: Path) -> None:
+    from onnxviz.model.runner import worker
+
+    window, c = _window(qtbot, _save(_nan_model(), tmp_path / "nan.onnx"))
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    spare = worker._spare._waiting
+    assert spare is not None and spare[0].is_alive()
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    assert c.active_run is not None and c.active_run.pid == spare[0].pid

@@ -325,3 +325,34 @@ def test_run_folders_of_a_dead_owner_are_swept_and_live_ones_kept(tmp_path: Path
         assert run.work_dir.name.startswith(f"onnxviz-run-{os.getpid()}-")
     finally:
         run._tidy(keep_output=False)
+
+
+def test_a_spare_worker_serves_the_next_run_and_a_dead_one_is_replaced() -> None:
+    from onnxviz.model.runner import warm_up, worker
+
+    warm_up()
+    waiting = worker._spare._waiting
+    assert waiting is not None and waiting[0].is_alive()
+    pids: list[int | None] = []
+    result = run_model(_nan_model(), {"x": np.ones((2, 3), np.float32)}, on_start=lambda run: pids.append(run.pid))
+    assert pids == [waiting[0].pid] and worker._spare._waiting is None
+    assert "c" in result.values
+    result.cleanup()
+    warm_up()
+    dead = worker._spare._waiting
+    assert dead is not None
+    os.kill(dead[0].pid, signal.SIGKILL)
+    dead[0].join(10)
+    result = run_model(_nan_model(), {"x": np.ones((2, 3), np.float32)}, on_start=lambda run: pids.append(run.pid))
+    assert pids[-1] not in (None, dead[0].pid) and "c" in result.values
+    result.cleanup()
+
+
+def test_a_spare_worker_ends_when_its_owner_drops_it() -> None:
+    """A spare waits on its pipe: when the app ends (even killed) the pipe closes and the spare exits."""
+    from onnxviz.model.runner import worker
+
+    process, conn = worker._spare.take()
+    conn.close()
+    process.join(30)
+    assert process.exitcode == 0

@@ -29,10 +29,10 @@ from onnxviz.model.runner.protocol import (
     RunOptions,
 )
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
-from onnxviz.model.runner.worker import WorkerRun, run_in_worker
+from onnxviz.model.runner.worker import WorkerRun, run_in_worker, warm_up
 
 __all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "MEASURES", "RunError", "RunOptions", "RunResult",
-           "ValueRecord", "WorkerRun", "check_runnable", "refusal", "run_model"]
+           "ValueRecord", "WorkerRun", "check_runnable", "refusal", "run_model", "warm_up"]
 
 
 def check_runnable(model: onnx.ModelProto, index: ModelIndex | None = None) -> None:

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
@@ -37,10 +38,16 @@ RUN_FOLDER_PREFIX = "onnxviz-run-"  # then the owner's process id: onnxviz-run-<
 
 
 # -- in the worker process -----------------------------------------------------------
-def worker_main(conn: Connection, request: RunRequest) -> None:
-    """Entry point of the worker process: run, write the values, report."""
+def worker_main(conn: Connection) -> None:
+    """Entry point of the worker process: import the runtime, wait for the request (a spare
+    process waits here until a run needs it), run, write the values, report."""
     from onnxviz.model.runner.capture import capture
     from onnxviz.model.runner.store import write_result
+
+    try:
+        request: RunRequest = conn.recv()
+    except (EOFError, OSError):  # the app ended, or dropped this spare, before a run needed it
+        return
 
     def progress(fraction: float, text: str) -> None:
         conn.send(("progress", fraction, text))
@@ -134,14 +141,8 @@ class WorkerRun:
         return self._process.pid if self._process is not None else None
 
     def start(self) -> WorkerRun:
-        ctx = mp.get_context("spawn")
-        parent, child = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=worker_main, args=(child, self.request), daemon=True,
-                                    name="onnxviz-run")
-        with _huge_pages_in_children():
-            self._process.start()
-        child.close()
-        self._conn = parent
+        self._process, self._conn = _spare.take()
+        self._conn.send(self.request)
         return self
 
     def wait(self, progress: ProgressFn = no_progress, token: CancelToken | None = None) -> RunResult:
@@ -198,6 +199,51 @@ class WorkerRun:
         else:
             shutil.rmtree(self.work_dir, ignore_errors=True)
             shutil.rmtree(SHARED_MEMORY / self.work_dir.name, ignore_errors=True)
+
+
+def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
+    """A worker process on its way to waiting for its request (see :func:`worker_main`)."""
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
+    process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
+    with _environment_lock, _huge_pages_in_children():
+        process.start()
+    child.close()
+    return process, parent
+
+
+class _SpareProcess:
+    """At most one worker process started ahead of the next run, its imports done: a run that
+    takes it skips the start of a Python process and the imports of numpy, onnx and onnxruntime."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: tuple[mp.process.BaseProcess, Connection] | None = None
+
+    def take(self) -> tuple[mp.process.BaseProcess, Connection]:
+        """The spare if it is still alive, else a new process."""
+        with self._lock:
+            waiting, self._waiting = self._waiting, None
+        if waiting is not None and waiting[0].is_alive():
+            return waiting
+        if waiting is not None:
+            waiting[1].close()
+        return _start_process()
+
+    def refill(self) -> None:
+        with self._lock:
+            if self._waiting is None or not self._waiting[0].is_alive():
+                self._waiting = _start_process()
+
+
+_spare = _SpareProcess()
+_environment_lock = threading.Lock()  # os.environ is changed while a worker starts
+
+
+def warm_up() -> None:
+    """Have a worker process ready for the next run (~0.2 s sooner). The window calls this when
+    the user starts to run a model and after every run; it costs one idle process (~60 MB)."""
+    _spare.refill()
 
 
 @contextlib.contextmanager

@@ -28,6 +28,7 @@ from onnxviz.model.runner import (
     WorkerRun,
     refusal,
     run_model,
+    warm_up,
 )
 from onnxviz.model.runner.compare import (
     COMPARE_MEASURES,
@@ -151,6 +152,7 @@ class RunController(QObject):
         except RunError as exc:
             self._report_failure(exc.message, exc.details)
             return
+        warm_up()  # a worker process imports the runtime while the user picks inputs
         plan = self._plan(doc)
         if ask or any(d not in plan.dims for d in symbolic_dims(specs)):
             self._ask_inputs(doc, plan, compare, other_path)
@@ -210,6 +212,7 @@ class RunController(QObject):
                     results.append(run_model(job.model, feeds, job.options, index=index if k == 0 else None,
                                              base_dir=job.base_dir, progress=part, token=token,
                                              on_start=self._on_worker_started))
+                    warm_up()  # for the next run, or the comparison's second one
                 results[0].first_nonfinite()  # worked out here, not on the GUI thread (100k values: ~0.1 s)
                 results[0].measure(self.overlay_key if self.overlay_key in MEASURES else "max_abs")
                 diffs = None
