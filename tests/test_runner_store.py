@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def test_every_dtype_reads_back(tmp_path: Path, packed: bool) -> None:
     graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info("normal", TensorProto.FLOAT, None)])
     write_result(captured, helper.make_model(graph), tmp_path, tmp_path if packed else None)
     files = {p.name for p in tmp_path.iterdir()}
-    assert ("values.bin" in files) == packed and len(files) == (3 if packed else len(values) + 1)
+    # the values (strings always as a .npy), the table (run.json, columns.npz), a dump's index.json
+    assert ("values.bin" in files) == packed and len(files) == (4 if packed else len(values) + 3)
+    assert ("index.json" in files) != packed
     result = RunResult.load(tmp_path)
     for name, array in values.items():
         back = np.asarray(result.array(name))
@@ -78,31 +81,54 @@ def test_every_dtype_reads_back(tmp_path: Path, packed: bool) -> None:
             assert back.dtype == array.dtype, name
             np.testing.assert_array_equal(back, array)
     assert result.values["with_nan"].nonfinite and result.values["with_nan"].stats.nan_count == 1
+    expected = summarize(values)
+    for name in values:  # the table keeps every statistic exactly
+        got, want = result.values[name].stats, expected[name]
+        for field in dataclasses.fields(want):
+            a, b = getattr(got, field.name), getattr(want, field.name)
+            if isinstance(b, np.ndarray):
+                np.testing.assert_array_equal(a, b, err_msg=f"{name}.{field.name}")
+            else:
+                assert a == b, (name, field.name)
     assert result.values["constant"].stats.maximum == pytest.approx(8.31e20, rel=1e-6)
 
 
 def test_damaged_result_folder_is_one_message(tmp_path: Path) -> None:
-    from onnxviz.model.runner import RunError
-
-    (tmp_path / "index.json").write_text("{not json")
+    (tmp_path / "run.json").write_text("{not json")
     with pytest.raises(RunError, match="does not hold a readable run"):
         RunResult.load(tmp_path)
 
 
-
-def test_index_is_plain_json_read_a_value_per_line_and_damage_is_one_message(tmp_path: Path) -> None:
-    from onnxviz.model.runner.store import INDEX_FILE, RunResult, _index_text, _read_index
-
-    values = {f"v{k}": {"name": f"v{k}", "stats": {"hist_counts": [k, 1], "note": "a\nb"}} for k in range(5)}
-    index = {"format": "x", "notes": ["one"], "values": values}
-    path = tmp_path / INDEX_FILE
-    path.write_text(_index_text(index), encoding="utf-8")
-    assert json.loads(path.read_text(encoding="utf-8")) == index  # any JSON reader takes it
-    assert _read_index(path) == index
-    path.write_text(json.dumps(index), encoding="utf-8")  # one line, as older runs wrote it
-    assert _read_index(path) == index
-    path.write_text(_index_text({**index, "values": {}}), encoding="utf-8")
-    assert _read_index(path)["values"] == {}
-    path.write_text(_index_text(index).rsplit("\n", 2)[0], encoding="utf-8")  # cut short
-    with pytest.raises(RunError, match="damaged"):
+@pytest.mark.parametrize("damage", ["cut", "codes", "no columns"])
+def test_a_damaged_table_is_one_message(tmp_path: Path, damage: str) -> None:
+    _write(tmp_path, {f"v{k}": np.full((2,), k, np.float32) for k in range(5000)})
+    assert len(RunResult.load(tmp_path).values) == 5000
+    run = tmp_path / "run.json"
+    if damage == "cut":  # the names of the last values are gone
+        run.write_text(run.read_text(encoding="utf-8").rsplit("\n", 1)[0], encoding="utf-8")
+    elif damage == "codes":
+        with np.load(tmp_path / "columns.npz") as saved:
+            arrays = {k: saved[k] for k in saved.files}
+        arrays["code_name"][7] = 10**6
+        np.savez(tmp_path / "columns.npz", **arrays)
+    else:
+        (tmp_path / "columns.npz").unlink()
+    with pytest.raises(RunError, match="missing or damaged"):
         RunResult.load(tmp_path)
+
+
+def _write(folder: Path, values: dict[str, np.ndarray], packed: bool = True) -> None:
+    captured = Captured(values=values, engines=dict.fromkeys(values, "onnxruntime"),
+                        producers=dict.fromkeys(values, -1), outputs=[], engine="onnxruntime")
+    write_result(captured, helper.make_model(helper.make_graph([], "g", [], [])), folder, folder if packed else None)
+
+
+def test_a_dump_index_is_plain_json_with_every_value(tmp_path: Path) -> None:
+    values = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b\nc": np.array([np.nan, 1.0])}
+    _write(tmp_path, values, packed=False)
+    index = json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))
+    assert list(index["values"]) == ["a", "b\nc"]
+    a = index["values"]["a"]
+    assert (a["shape"], a["numpy_dtype"], a["engine"], a["node"]) == ([2, 3], "float32", "onnxruntime", -1)
+    assert a["stats"]["maximum"] == 5.0 and index["values"]["b\nc"]["stats"]["nan_count"] == 1
+    assert (tmp_path / a["file"]).is_file()

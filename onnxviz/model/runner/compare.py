@@ -84,7 +84,7 @@ def compare_results(a: RunResult, b: RunResult, progress: ProgressFn = no_progre
             diffs.append(ValueDiff(name, ra.node, ra.order, math.inf, math.inf, 0.0,
                                    f"shapes differ: {list(ra.shape)} vs {list(b.values[name].shape)}"))
             continue
-        if not (ra.summary["numeric"] and b.values[name].summary["numeric"]):
+        if not (ra.stats.numeric and b.values[name].stats.numeric):
             continue
         err, rel, cos = diff_arrays(a.array(name), b.array(name))
         diffs.append(ValueDiff(name, ra.node, ra.order, err, rel, cos))

@@ -1,7 +1,10 @@
-"""Captured values on disk: one .npy per value plus ``index.json``; read back memory-mapped.
+"""Captured values on disk, read back memory-mapped.
 
-The worker writes values as they are summarized, so the window only ever holds
-the statistics; an array is mapped from disk when a view asks for it.
+The worker writes the values (packed into one file in shared memory, or one .npy each for
+``--dump``) as they are summarized, and their facts and statistics as a table
+(:mod:`onnxviz.model.runner.table`); the window only ever holds the statistics and maps an
+array from disk when a view asks for it. A dump folder also gets ``index.json``, the same
+facts for people and scripts.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 import shutil
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from functools import cached_property
@@ -30,12 +33,21 @@ from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.inputs import savable
 from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
 from onnxviz.model.runner.stats import summarize
+from onnxviz.model.runner.table import (
+    COLUMNS_FILE,
+    RUN_FILE,
+    Row,
+    ValueTable,
+    build_table,
+    read_table,
+    write_table,
+)
 from onnxviz.model.tensors import TensorStats
 
 INDEX_FILE = "index.json"
 PACK_FILE = "values.bin"
 ALIGN = 64
-FORMAT = "onnxviz-run/1"
+FORMAT = "onnxviz-run/2"
 
 MEASURES: dict[str, str] = {
     "max_abs": "max |x|",
@@ -70,7 +82,7 @@ class ValueRecord:
     node_name: str
     op_type: str
     engine: str
-    summary: dict[str, Any]  # the statistics as stored; :attr:`stats` builds the TensorStats when asked
+    stats: TensorStats
     offset: int = -1         # position in the packed file; -1 for a .npy of its own
     scope: str = ""          # the graph it belongs to (index.py's scope strings); "" for the main graph
 
@@ -79,18 +91,14 @@ class ValueRecord:
         """Its key in :attr:`RunResult.values` (the name itself in the main graph)."""
         return value_key(self.scope, self.name)
 
-    @cached_property
-    def stats(self) -> TensorStats:
-        return stats_from_json(self.summary)
-
     @property
     def abs_max(self) -> float | None:
-        low, high = self.summary["minimum"], self.summary["maximum"]
+        low, high = self.stats.minimum, self.stats.maximum
         return None if low is None or high is None else max(abs(low), abs(high))
 
     @property
     def nonfinite(self) -> bool:
-        return self.summary["nan_count"] > 0 or self.summary["inf_count"] > 0
+        return self.stats.nan_count > 0 or self.stats.inf_count > 0
 
 
 def value_key(scope: str, name: str) -> str:
@@ -114,18 +122,6 @@ def stats_to_json(stats: TensorStats) -> dict[str, Any]:
     edges = stats.hist_edges
     out["hist_edges"] = [float(edges[0]), float(edges[-1])] if len(edges) else []
     return out
-
-
-def stats_from_json(data: dict[str, Any]) -> TensorStats:
-    known = {f.name for f in fields(TensorStats)}
-    data = {k: v for k, v in data.items() if k in known}
-    data["shape"] = tuple(data.get("shape", ()))
-    counts = np.asarray(data.get("hist_counts", []), np.int64)
-    edges = data.get("hist_edges", [])
-    data["hist_counts"] = counts
-    data["hist_edges"] = np.linspace(edges[0], edges[1], len(counts) + 1) if len(edges) == 2 and len(counts) \
-        else np.asarray(edges, np.float64)
-    return TensorStats(**data)
 
 
 def _file_name(k: int, name: str) -> str:
@@ -185,9 +181,9 @@ class _Writer:
 
 
 def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None = None,
-                 progress: ProgressFn = no_progress) -> dict[str, Any]:
-    """Save every value (packed into ``pack_dir`` when given, else one .npy each) with its
-    statistics and ``index.json``; returns the index."""
+                 progress: ProgressFn = no_progress) -> None:
+    """Save every value (packed into ``pack_dir`` when given, else one .npy each, with
+    ``index.json`` describing them) and its facts and statistics as a table."""
     out_dir.mkdir(parents=True, exist_ok=True)
     entries = [_Entry(name, "", array, captured.producers.get(name, -1), captured.engines.get(name, captured.engine))
                for name, array in captured.values.items()]
@@ -206,66 +202,48 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
         t1 = time.perf_counter()
         locations = placed.result()
     ranks = {scope: _ranks(graph) for scope, graph in graphs.items()}
-    values: dict[str, Any] = {}
-    for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True):
-        nodes = graphs[e.scope].node
-        values[key] = {
-            **location, "name": e.name, "scope": e.scope, "numpy_dtype": _dtype_text(array.dtype),
-            "shape": list(array.shape), "node": e.node, "order": ranks[e.scope].get(e.node, -1),
-            "node_name": nodes[e.node].name if e.node >= 0 else "",
-            "op_type": nodes[e.node].op_type if e.node >= 0 else "",
-            "engine": e.engine, "stats": stats_to_json(stats[key]),
-        }
-    index = {
+    rows = [_row(e, graphs[e.scope].node, ranks[e.scope], location, stats[key])
+            for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True)]
+    timings = {**captured.timings, "stats_s": t1 - t0, "save_s": 0.0}
+    head: dict[str, Any] = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
         "scopes": {body.scope: body.description for body in captured.bodies},
         "outputs": captured.outputs, "inputs": [n for n, e in captured.engines.items() if e == "input"],
-        "timings": {**captured.timings, "stats_s": t1 - t0, "save_s": time.perf_counter() - t0},
+        "timings": timings,
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
         "pack": str(writer.pack_path) if writer.pack_path is not None else None,
-        "values": values,
     }
-    (out_dir / INDEX_FILE).write_text(_index_text(index), encoding="utf-8")
-    return index
+    if writer.pack_path is None:  # a folder of .npy files (--dump): described for people and scripts
+        (out_dir / INDEX_FILE).write_text(_index_text({**head, "values": _described(rows)}), encoding="utf-8")
+    timings["save_s"] = time.perf_counter() - t0
+    write_table(out_dir, head, build_table(rows))
 
 
-_VALUES_OPEN = ',"values":{'
+def _row(e: _Entry, nodes: Any, ranks: dict[int, int], location: dict[str, Any], stats: TensorStats) -> Row:
+    texts = {"name": e.name, "scope": e.scope, "file": location["file"], "numpy_dtype": _dtype_text(e.array.dtype),
+             "node_name": nodes[e.node].name if e.node >= 0 else "", "op_type": nodes[e.node].op_type if e.node >= 0
+             else "", "engine": e.engine, "dtype": stats.dtype, "storage": stats.storage}
+    return Row(texts, e.node, ranks.get(e.node, -1), location.get("offset", -1), stats)
+
+
+def _described(rows: list[Row]) -> dict[str, Any]:
+    """index.json's entry of every value."""
+    keep = ("name", "scope", "file", "numpy_dtype", "node_name", "op_type", "engine")
+    return {value_key(r.texts["scope"], r.texts["name"]): {
+        **{k: r.texts[k] for k in keep}, "shape": list(r.stats.shape), "node": r.node, "order": r.order,
+        **({"offset": r.offset} if r.offset >= 0 else {}), "stats": stats_to_json(r.stats)} for r in rows}
 
 
 def _index_text(index: dict[str, Any]) -> str:
-    """index.json as ordinary JSON laid out one value per line, so :func:`_read_index` can parse it
-    piece by piece: one json.loads of a 100k-value index holds the GIL (and the window) for a second."""
+    """index.json as ordinary JSON laid out one value per line (easy to read, grep and diff)."""
     head = {k: v for k, v in index.items() if k != "values"}
     values = index["values"]
-    lines = [json.dumps(head, separators=(",", ":"))[:-1] + _VALUES_OPEN]
+    lines = [json.dumps(head, separators=(",", ":"))[:-1] + ',"values":{']
     last = len(values) - 1
     lines += [f"{json.dumps(key)}:{json.dumps(value, separators=(',', ':'))}{',' if k < last else ''}"
               for k, (key, value) in enumerate(values.items())]
     lines.append("}}")
     return "\n".join(lines)
-
-
-def _read_index(path: Path) -> dict[str, Any]:
-    """The index, a line at a time when laid out by :func:`_index_text` (else in one piece): no
-    single call that holds the GIL for long, not even reading or splitting the whole file."""
-    with open(path, encoding="utf-8") as f:
-        first = f.readline().rstrip("\n")
-        if not first.endswith(_VALUES_OPEN):
-            return json.loads(first + f.read())
-        index = json.loads(first[: -len(_VALUES_OPEN)] + "}")
-        values = {}
-        for n, line in enumerate(f):
-            line = line.rstrip("\n")
-            if line == "}}":
-                break
-            if n % 256 == 255:
-                time.sleep(0)  # let a waiting GUI thread in: the interpreter's own switching was seen to starve it
-            key, value = json.loads("{" + line.rstrip(",") + "}").popitem()
-            values[key] = value
-        else:
-            raise ValueError(f"{path.name} ends early")
-    index["values"] = values
-    return index
 
 
 @dataclass
@@ -284,6 +262,45 @@ def _ranks(graph: onnx.GraphProto) -> dict[int, int]:
     return {node: k for k, node in enumerate(order)}
 
 
+class RunValues(Mapping[str, ValueRecord]):
+    """A run's values by key (see :func:`value_key`) in the order they were produced; a record
+    is made when asked for, so a 123k-value run does not build 123k of them to show one."""
+
+    def __init__(self, table: ValueTable) -> None:
+        self.table = table
+        scopes, names = table.texts("scope"), table.texts("name")
+        self.rows = {value_key(s, n): k for k, (s, n) in enumerate(zip(scopes, names, strict=True))}
+        self._made: dict[int, ValueRecord] = {}
+
+    def __getitem__(self, key: str) -> ValueRecord:
+        return self.record(self.rows[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def record(self, row: int) -> ValueRecord:
+        made = self._made.get(row)
+        if made is None:
+            t, n = self.table, self.table.numbers
+            made = self._made[row] = ValueRecord(
+                t.text("name", row), t.text("file", row), t.text("numpy_dtype", row), t.shape(row), int(n["node"][row]),
+                int(n["order"][row]), t.text("node_name", row), t.text("op_type", row), t.text("engine", row),
+                t.stats(row), int(n["offset"][row]), t.text("scope", row))
+        return made
+
+    def in_main_graph(self) -> np.ndarray:
+        """Per row: whether the value is in the main graph (not inside a body)."""
+        scopes = self.table.strings["scope"]
+        main = scopes.index("") if "" in scopes else -1
+        return self.table.codes["scope"] == main
+
+
 @dataclass
 class RunResult:
     """A finished run, read from its folder. Arrays are memory-mapped on request."""
@@ -295,7 +312,7 @@ class RunResult:
     inputs: list[str]
     timings: dict[str, float]
     node_times_us: dict[int, float]
-    values: dict[str, ValueRecord]
+    values: RunValues
     owns_directory: bool = False
     pack_path: Path | None = None
     scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
@@ -313,19 +330,14 @@ class RunResult:
         d = Path(directory)
         try:
             with building():
-                index = _read_index(d / INDEX_FILE)
-                values = {key: ValueRecord(name=v.get("name", key), file=v["file"], numpy_dtype=v["numpy_dtype"],
-                                           shape=tuple(v["shape"]), node=v["node"], order=v["order"],
-                                           node_name=v["node_name"], op_type=v["op_type"], engine=v["engine"],
-                                           summary=v["stats"], offset=v.get("offset", -1),
-                                           scope=v.get("scope", ""))
-                          for key, v in index["values"].items()}
-            pack = index.get("pack")
-            return cls(d, index["engine"], index["notes"], index["outputs"], index["inputs"], index["timings"],
-                       {int(k): float(v) for k, v in index["node_times_us"].items()}, values, owns_directory,
-                       Path(pack) if pack else None, dict(index.get("scopes", {})))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise RunError(f"{d} does not hold a readable run ({INDEX_FILE} is missing or damaged).",
+                head, table = read_table(d)
+                values = RunValues(table)
+            pack = head.get("pack")
+            return cls(d, head["engine"], head["notes"], head["outputs"], head["inputs"], head["timings"],
+                       {int(k): float(v) for k, v in head["node_times_us"].items()}, values, owns_directory,
+                       Path(pack) if pack else None, dict(head.get("scopes", {})))
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise RunError(f"{d} does not hold a readable run ({RUN_FILE} or {COLUMNS_FILE} is missing or damaged).",
                            str(exc)) from exc
 
     def array(self, name: str) -> np.ndarray:
@@ -346,7 +358,10 @@ class RunResult:
         return array
 
     def outputs_of(self, node: int) -> list[ValueRecord]:
-        return [r for r in self.values.values() if r.node == node and node >= 0 and not r.scope]
+        if node < 0:
+            return []
+        rows = np.flatnonzero((self.values.table.numbers["node"] == node) & self.values.in_main_graph())
+        return [self.values.record(int(row)) for row in rows]
 
     def record(self, scope: str, name: str) -> ValueRecord | None:
         return self.values.get(value_key(scope, name))
@@ -357,8 +372,9 @@ class RunResult:
 
     @cached_property
     def _first_nonfinite(self) -> ValueRecord | None:
-        bad = [r for r in self.values.values() if r.nonfinite and r.node >= 0 and not r.scope]
-        return min(bad, key=lambda r: r.order) if bad else None
+        n = self.values.table.numbers
+        rows = np.flatnonzero((n["nan_count"] + n["inf_count"] > 0) & (n["node"] >= 0) & self.values.in_main_graph())
+        return self.values.record(int(rows[np.argmin(n["order"][rows])])) if len(rows) else None
 
     def measure(self, key: str) -> dict[tuple[str, int], float]:
         """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position);
@@ -371,19 +387,22 @@ class RunResult:
     def _measure(self, key: str) -> dict[tuple[str, int], float]:
         if key == "time_us":
             return {("", node): t for node, t in self.node_times_us.items()}
-        pick: Callable[[ValueRecord], float | None] = {
-            "max_abs": lambda r: r.abs_max,
-            "mean": lambda r: r.summary["mean"],
-            "std": lambda r: r.summary["std"],
-            "nonfinite": lambda r: 1.0 if r.nonfinite else 0.0,
-        }[key]
+        t = self.values.table
+        n = t.numbers
+        figures = {
+            "max_abs": lambda: np.maximum(np.abs(n["minimum"]), np.abs(n["maximum"])),
+            "mean": lambda: n["mean"],
+            "std": lambda: n["std"],
+            "nonfinite": lambda: (n["nan_count"] + n["inf_count"] > 0).astype(np.float64),
+        }[key]()
+        rows = np.flatnonzero((n["node"] >= 0) & ~np.isnan(figures))
+        scopes = t.strings["scope"]
         out: dict[tuple[str, int], float] = {}
-        for r in self.values.values():
-            v = pick(r)
-            if r.node < 0 or v is None:
-                continue
-            at = (r.scope, r.node)
-            if at in out and key in ("max_abs", "nonfinite"):
+        keep_max = key in ("max_abs", "nonfinite")
+        for code, node, v in zip(t.codes["scope"][rows].tolist(), n["node"][rows].tolist(), figures[rows].tolist(),
+                                 strict=True):
+            at = (scopes[code], node)
+            if at in out and keep_max:
                 out[at] = max(out[at], v)
             else:
                 out.setdefault(at, v)  # mean and std describe a node's first output
