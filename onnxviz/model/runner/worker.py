@@ -2,8 +2,9 @@
 runtime only ends that process. The parent gets progress and a RunResult.
 
 The model and the inputs travel as files in a private folder, the values come
-back as .npy files in the same folder (see :mod:`onnxviz.model.runner.store`);
-only progress messages and errors go through the pipe.
+back as files too (see :mod:`onnxviz.model.runner.store`); the request, progress
+messages and errors go through a pipe. A spare process, started ahead of the next
+run, has its imports done when the request comes.
 """
 
 from __future__ import annotations
