@@ -489,6 +489,31 @@ def display_name(name: str | bytes, limit: int | None = 200) -> str:
     return "".join(c if c.isprintable() else _escape_char(c) for c in name)
 
 
+# What hides in prose: characters that change how the text around them is shown, or hide it, while being
+# invisible themselves. Bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C: an override
+# makes 'exe.txt' read 'txt.exe'), zero-width and other format characters (U+200B, U+2060-U+2064, U+FEFF,
+# the interlinear annotations, the invisible tag characters U+E0000-U+E007F) and control characters.
+# Line breaks and tabs are prose, and the joiners U+200C/U+200D shape Persian, Indic scripts and emoji.
+_HIDDEN_IN_PROSE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f"
+                              "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]")
+
+
+def display_prose(text: str | bytes) -> str:
+    """Prose from the file (a doc_string) made safe to show: its bidi controls, zero-width and control
+    characters escaped like :func:`display_name` escapes them in names (``\\u202e``); line breaks,
+    tabs and every visible character kept, nothing cut."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    return _HIDDEN_IN_PROSE.sub(lambda m: _escape_char(m.group()), text)
+
+
+def hidden_in_prose(text: str) -> Iterator[tuple[int, str]]:
+    """(position, character) of each character :func:`display_prose` escapes in ``text``, for views that
+    escape them in text they have already parsed (Markdown decodes ``&#x202e;`` into the character)."""
+    for m in _HIDDEN_IN_PROSE.finditer(text):
+        yield m.start(), m.group()
+
+
 def _escape_char(c: str) -> str:
     code = ord(c)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -39,7 +39,7 @@ from onnxviz.ui.panels.tables import (
 )
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, document_state
-from onnxviz.ui.widgets.markdown import markdown_view
+from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
@@ -113,12 +113,19 @@ class ModelPanel(Page):
         index = doc.index
         self.add_title(doc.name, html.escape(f"ONNX IR v{model.ir_version} · {index.node_count():,} nodes"))
         self.scope_label = rich_label("", self.on_link)
-        self.scope_label.setContentsMargins(14, 0, 0, 0)
-        self.scope_section = self.add_section("Current graph", self.scope_label)
+        self.scope_doc = MarkdownBlock("")  # the subgraph's or function's doc_string
+        scope_body = QWidget()
+        scope_layout = QVBoxLayout(scope_body)
+        scope_layout.setContentsMargins(14, 0, 0, 0)
+        scope_layout.addWidget(self.scope_label)
+        scope_layout.addWidget(self.scope_doc)
+        self.scope_section = self.add_section("Current graph", scope_body)
         self.show_scope(doc.selection.state.scope)
         self._add_facts(doc)
         if model.doc_string:
             self.add_section("Description", markdown_view(model.doc_string))
+        if model.graph.doc_string:
+            self.add_section("Main graph description", markdown_view(model.graph.doc_string))
         if model.metadata_props:
             self._add_metadata(doc)
         self._add_signature(doc)
@@ -147,6 +154,8 @@ class ModelPanel(Page):
             lines.append(f"{title}: {links or '-'}{more}")
         lines.append(anchor(scope_href(""), "back to the main graph", mono=False))
         self.scope_label.setText("<br>".join(lines))
+        described = g.function if g.function is not None else g.graph
+        self.scope_doc.set_markdown(described.doc_string if described is not None else "")
         self.scope_section.setVisible(True)
 
     def _add_facts(self, doc: Document) -> None:

@@ -28,6 +28,7 @@ from onnxviz.ui.widgets.markdown import markdown_view
 
 GREY = "color:gray"
 MAX_VALUES = 200  # inputs/outputs listed; a Sum over 100k values must not build 100k rows
+SECTION_CHARS = 60  # of a name from the file in a section's title
 
 
 class NodePanel(Page):
@@ -56,8 +57,11 @@ class NodePanel(Page):
             self.add_section("Node doc_string", markdown_view(n.doc_string))
         if n.metadata_props:
             self.add_form("Metadata", [(html.escape(p.key), html.escape(p.value)) for p in n.metadata_props])
+        fn = doc.index.function_for(n) if doc_info is None else None
         if doc_info is not None:
             self._add_schema_doc(doc_info)
+        elif fn is not None and fn.doc_string:
+            self.add_section(f"{display_name(fn.name, SECTION_CHARS)} documentation", markdown_view(fn.doc_string))
         self.end()
 
     def _add_header(self, doc: Document, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:

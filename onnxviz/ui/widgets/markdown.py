@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import (
+    QColor,
     QDesktopServices,
+    QPalette,
     QResizeEvent,
     QTextCharFormat,
     QTextCursor,
@@ -14,6 +17,8 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 from PySide6.QtWidgets import QFrame, QTextBrowser
+
+from onnxviz.model.index import display_prose, hidden_in_prose
 
 _FEATURES = QTextDocument.MarkdownFeature(QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
                                           | QTextDocument.MarkdownFeature.MarkdownNoHTML.value)
@@ -27,6 +32,9 @@ class MarkdownBlock(QTextBrowser):
     and a model's doc_string is the file's to choose. Only ``<br>`` (in the ai.onnx.ml docs) breaks a line.
     Only http(s) links open (in the browser): a model's ``[docs](file:///etc/passwd)`` would otherwise
     replace the block with that file, and ``javascript:`` or ``smb:`` links go to whatever handles them.
+    Bidi controls, zero-width and control characters are shown as escapes (``\\u202e``, in the theme's
+    alert colour, named in a tooltip) instead of acting on the text: a doc_string's right-to-left
+    override would make 'exe.txt' read 'txt.exe'.
     """
 
     def __init__(self, markdown: str, max_height: int = 260) -> None:
@@ -42,6 +50,7 @@ class MarkdownBlock(QTextBrowser):
         """Show ``markdown`` instead (hidden while empty)."""
         self.document().setMarkdown(_BREAK.sub("  \n", markdown), _FEATURES)
         _tone_down_headings(self.document())
+        _show_hidden_characters(self.document(), self.palette().color(QPalette.ColorRole.BrightText))
         self.document().setDocumentMargin(2)
         empty = not markdown.strip()
         if empty or self.parentWidget() is not None:  # showing a block with no parent would open a window
@@ -76,6 +85,36 @@ def _tone_down_headings(document: QTextDocument) -> None:
             fmt.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
             cursor.mergeCharFormat(fmt)
         block = block.next()
+
+
+def _show_hidden_characters(document: QTextDocument, colour: QColor) -> None:
+    """Replace each character :func:`~onnxviz.model.index.display_prose` escapes with its escape, after
+    parsing: Markdown turns ``&#x202e;`` into the character itself, so escaping the source is not enough."""
+    found: list[tuple[int, str, QTextCharFormat]] = []  # position, character, its format
+    block = document.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            text = fragment.text()
+            found += [(fragment.position() + _utf16_length(text[:offset]), c, fragment.charFormat())
+                      for offset, c in hidden_in_prose(text)]
+            fragments += 1
+        block = block.next()
+    cursor = QTextCursor(document)
+    for position, c, base in reversed(found):  # from the end: earlier positions stay valid
+        cursor.setPosition(position)
+        cursor.setPosition(position + _utf16_length(c), QTextCursor.MoveMode.KeepAnchor)
+        fmt = QTextCharFormat(base)
+        fmt.setForeground(colour)
+        fmt.setToolTip(f"U+{ord(c):04X} {unicodedata.name(c, 'control character')}: "
+                       "an invisible character in the file, shown escaped")
+        cursor.insertText(display_prose(c), fmt)
+
+
+def _utf16_length(text: str) -> int:
+    """Qt counts positions in UTF-16 units: a character beyond U+FFFF takes two."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF) if not text.isascii() else len(text)
 
 
 def markdown_view(markdown: str, max_height: int = 260) -> MarkdownBlock:
