@@ -58,7 +58,7 @@ def static_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> di
     except Exception:  # noqa: BLE001 - inference raises many types on odd models; then nothing is packed
         return {}
     shapes: dict[str, tuple[int, tuple[int, ...]]] = {}
-    for value in inferred.graph.value_info:
+    for value in (*inferred.graph.value_info, *inferred.graph.output):
         tensor = value.type.tensor_type
         if value.type.HasField("tensor_type") and tensor.HasField("shape"):
             dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim)
