@@ -20,6 +20,7 @@ from onnxviz.ui.settings import open_settings
 from onnxviz.ui.shortcuts import ShortcutsDialog, shortcut_rows
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.theme import Theme
+from onnxviz.ui.widgets.names import unbreak
 
 Button = QMessageBox.StandardButton
 CONV = "/stem/conv/Conv"
@@ -453,7 +454,7 @@ def test_model_panel_names_the_file_saved_as(qtbot: QtBot, make_window: Callable
                         lambda *_: (str(tmp_path / "copy.onnx"), ""))
     w.save_as_action.trigger()
     panel = w.panels.model_panel  # type: ignore[attr-defined]
-    texts = [label.text() for label in panel.findChildren(QLabel)]
+    texts = [unbreak(label.text()) for label in panel.findChildren(QLabel)]  # without the places to wrap
     assert "copy.onnx" in texts and "example.onnx" not in texts
     assert any(str(tmp_path / "copy.onnx") in t for t in texts)
 

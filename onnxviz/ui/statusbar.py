@@ -14,6 +14,7 @@ from onnxviz.model.index import display_name
 from onnxviz.model.problems import Severity
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.names import ElidedLabel
 
 NAME_CHARS = 80  # of a node, value or file name in the status bar
 SHOW_AFTER_S = 0.25  # short tasks finish without the progress bar flickering in
@@ -40,6 +41,7 @@ class TaskProgress(QWidget):
         self._tracked: list[_Tracked] = []
         self.label = QLabel()
         self.label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # next to its bar
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # task labels may name things from the file
         self.bar = QProgressBar()
         self.bar.setFixedWidth(160)
         self.bar.setMaximumHeight(14)
@@ -97,7 +99,7 @@ class TaskProgress(QWidget):
         if time.monotonic() - current.started < SHOW_AFTER_S and self.isHidden():
             return
         more = len(self._tracked) - 1
-        self.label.setText(current.text + (f"  (+{more} more)" if more else ""))
+        self.label.setText(display_name(current.text, 2 * NAME_CHARS) + (f"  (+{more} more)" if more else ""))
         if current.fraction < 0:
             self.bar.setRange(0, 0)
         else:
@@ -114,7 +116,7 @@ class StatusFields(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.selection = QLabel()
+        self.selection = ElidedLabel(hint_width=None)  # elided in a narrow window; whole in its tooltip
         self.model_name = QLabel()
         self.nodes = QLabel()
         self.problems = QToolButton(autoRaise=True)
@@ -134,7 +136,7 @@ class StatusFields(QWidget):
         for widget in (self.model_name, self.nodes, self.problems):
             widget.setVisible(doc is not None)
         if doc is None:
-            self.selection.clear()
+            self.selection.set_name("", "")
             return
         self.model_name.setText(display_name(doc.name, NAME_CHARS) + (" •" if doc.is_dirty else ""))
         self.model_name.setToolTip(str(doc.path) if doc.path else "Not saved yet")
@@ -156,7 +158,7 @@ class StatusFields(QWidget):
         self.problems.setStyleSheet(f"color: {colour};" if colour else "")
 
     def show_selection(self, doc: Document, state: SelectionState) -> None:
-        self.selection.setText(selection_text(doc, state))
+        self.selection.set_name(selection_text(doc, state), selected_name(doc) if not state.is_empty else "")
 
 
 def selection_text(doc: Document, state: SelectionState) -> str:

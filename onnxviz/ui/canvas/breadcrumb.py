@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButt
 
 from onnxviz.model.index import ModelIndex, display_name
 from onnxviz.ui.widgets.layouts import clear_layout
+from onnxviz.ui.widgets.names import name_tooltip
 
 LABEL_CHARS = 60  # a node's name in a breadcrumb button
 SHOWN_LEVELS = 5  # deeper trails show the main graph, a "..." menu of the middle, and the last levels
@@ -82,7 +83,7 @@ class Breadcrumb(QWidget):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             if k == len(trail) - 1:
                 button.setStyleSheet("QToolButton { font-weight: bold; border: none; }")
-                button.setToolTip(scope or "The model's main graph")
+                button.setToolTip(name_tooltip(scope) if scope else "The model's main graph")
             else:
                 button.setStyleSheet("QToolButton { color: palette(link); }")  # the theme's link colour
                 button.setToolTip(f"Back to {scope_label(index, scope)}")

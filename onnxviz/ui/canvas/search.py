@@ -21,10 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import INITIALIZER, ModelIndex
+from onnxviz.model.index import INITIALIZER, ModelIndex, display_name
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.names import name_tooltip
 
 MAX_RESULTS = 500
+NAME_CHARS = 120  # of a name in a result (elided to the list's width; its tooltip has more)
 SYNC_BUILD_NODES = 20_000   # bigger models index their names for search in the background
 
 
@@ -40,10 +42,11 @@ class SearchHit:
     detail: str = ""   # the node an "op" hit stands for
 
     def display(self) -> str:
-        where = f", in {self.scope}" if self.scope else ""
+        """One line: the name escaped and cut (invisible characters shown, like everywhere else)."""
+        where = f", in {display_name(self.scope, NAME_CHARS)}" if self.scope else ""
         if self.what == "op":
-            return f"{self.text}    ({self.detail}{where})"
-        return f"{self.text}    ({self.what}{where})"
+            return f"{display_name(self.text, NAME_CHARS)}    ({display_name(self.detail, NAME_CHARS)}{where})"
+        return f"{display_name(self.text, NAME_CHARS)}    ({self.what}{where})"
 
 
 class SearchIndex:
@@ -67,6 +70,7 @@ class SearchIndex:
                 texts.append(name)
                 self._rows.append((scope, -1, name, "initializer" if producer == INITIALIZER else "value"))
         self._index = index
+        self._names = texts  # as written, for the results; searched with newlines as spaces (one name a line)
         self._texts = [t.replace("\n", " ") for t in texts]
         self._joined = "\n".join(self._texts)
         self._starts = np.cumsum([0] + [len(t) + 1 for t in self._texts[:-1]]) if texts else np.zeros(0, np.int64)
@@ -100,7 +104,7 @@ class SearchIndex:
     def _hit(self, row: int) -> SearchHit:
         scope, node, value, what = self._rows[row]
         detail = self._index.graphs[scope].node_label(node) if what == "op" else ""
-        return SearchHit(scope, node, value, what, self._texts[row], detail)
+        return SearchHit(scope, node, value, what, self._names[row], detail)
 
 
 def search(index: ModelIndex, pattern: str, regex: bool = False, limit: int = MAX_RESULTS) -> list[SearchHit]:
@@ -134,6 +138,9 @@ class SearchPanel(QFrame):
         self.status = QLabel("")
         self.results = QListWidget()
         self.results.setUniformItemSizes(True)
+        # a long name is elided in the middle to the list's width, never scrolled to sideways
+        self.results.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         row = QHBoxLayout()
         row.addWidget(self.field, 1)
         row.addWidget(self.regex)
@@ -186,7 +193,7 @@ class SearchPanel(QFrame):
             return
         for hit in self.hits:
             item = QListWidgetItem(hit.display())
-            item.setToolTip(hit.display())
+            item.setToolTip(name_tooltip(hit.detail if hit.what == "op" else hit.text))
             self.results.addItem(item)
         more = "+" if len(self.hits) >= MAX_RESULTS else ""
         self.status.setText(f"{len(self.hits)}{more} result{'s' if len(self.hits) != 1 else ''}")

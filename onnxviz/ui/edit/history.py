@@ -7,6 +7,10 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QListWidget, QListWidgetItem, QWidget
 
 from onnxviz.model.document import Change, Document
+from onnxviz.model.index import display_name
+from onnxviz.ui.widgets.names import name_tooltip
+
+LABEL_CHARS = 200  # of an edit's label (it quotes names from the file); elided to the list's width
 
 
 class HistoryDock(QDockWidget):
@@ -20,6 +24,8 @@ class HistoryDock(QDockWidget):
         self.list = QListWidget()
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setUniformItemSizes(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a renamed 100,000-character name
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # is never scrolled to
         self.list.itemClicked.connect(self._on_clicked)
         self.list.itemActivated.connect(self._on_clicked)
         self.setWidget(self.list)
@@ -42,7 +48,9 @@ class HistoryDock(QDockWidget):
         labels = [f"Opened {doc.name}", *(c.label for c in stack.commands)]
         for k, label in enumerate(labels):
             saved = " (saved)" if stack.clean_index == k and k else ""
-            item = QListWidgetItem(label + saved)
+            item = QListWidgetItem(display_name(label, LABEL_CHARS) + saved)
+            if len(label) > 60:
+                item.setToolTip(name_tooltip(label))
             item.setData(Qt.ItemDataRole.UserRole, k)
             if k > stack.index:
                 item.setForeground(grey)

@@ -24,12 +24,12 @@ from onnxviz.model.index import (
     INITIALIZER,
     GraphIndex,
     ModelIndex,
-    display_name,
     dtype_text,
     shape_list,
     shape_text,
 )
 from onnxviz.model.selection import SelectionState
+from onnxviz.ui.widgets.names import ElidedLabel, RichLabel, name_tooltip, wrappable
 
 PANEL_STYLE = """
 QToolButton#sectionHeader { border: none; font-weight: 600; padding: 4px 2px 2px 0px; text-align: left; }
@@ -40,7 +40,9 @@ QLabel[role="subtitle"] { color: palette(placeholder-text); }
 QLabel[role="note"] { color: palette(placeholder-text); font-style: italic; }
 """
 
-TITLE_CHARS = 300  # of a name shown as a panel's title; the Name row below shows all of it
+TITLE_CHARS = 300  # of a name shown as a panel's title (elided to one line; its tooltip has more)
+NAME_CHARS = 300   # of a name in a row or a link (wrapped within the panel; its tooltip has more)
+KEY_CHARS = 60     # of a name used as a row's key (an attribute's, a metadata key)
 
 
 # -- links: "node:<scope>:<index>", "value:<scope>:<name>", "scope:<scope>", "tensor:<key>" ---------
@@ -74,17 +76,30 @@ def parse_href(href: str) -> Link | None:
     return Link(parts[0], unquote(parts[1]), unquote(parts[2]))
 
 
+def text_html(text: str, limit: int | None = NAME_CHARS) -> str:
+    """``text`` from the file (a name, a message quoting one) as HTML for a wrapping label: invisible
+    characters shown as ``\\x0a``, cut at ``limit`` characters, and free to wrap anywhere so that a
+    100,000-character name never makes its panel wider (:func:`~onnxviz.ui.widgets.names.breakable`)."""
+    return html.escape(wrappable(text, limit))
+
+
 def anchor(href: str, text: str, mono: bool = True) -> str:
-    """A link showing ``text`` (a name from the file: escaped, its invisible characters shown as ``\\x0a``)."""
-    body = html.escape(display_name(text, None))
+    """A link showing ``text`` (a name from the file, shown like :func:`text_html` shows it)."""
+    body = text_html(text)
     if mono:
         body = f"<code>{body}</code>"
     return f'<a href="{html.escape(href)}" style="text-decoration:none">{body}</a>'
 
 
 def code(text: str) -> str:
-    """``text`` (a name from the file) in a monospace font, escaped like :func:`anchor`."""
-    return f"<code>{html.escape(display_name(text, None))}</code>" if text else ""
+    """``text`` (a name from the file) in a monospace font, shown like :func:`anchor` shows it."""
+    return f"<code>{text_html(text)}</code>" if text else ""
+
+
+def key_html(text: str) -> str:
+    """A name from the file as a row's key (an attribute's name, a metadata key): shown like
+    :func:`text_html`, cut shorter."""
+    return text_html(text, KEY_CHARS)
 
 
 def find_initializer(g: GraphIndex, name: str) -> TensorProto | SparseTensorProto | None:
@@ -131,7 +146,7 @@ def type_html(t: TypeProto | None, source: str | bool = "") -> str:
     if t is None:
         return '<span style="color:gray">unknown type</span>'
     dtype, shape = dtype_text(t), shape_text(t)
-    text = f"{html.escape(dtype)} <code>[{html.escape(shape)}]</code>" if shape else html.escape(dtype)
+    text = f"{html.escape(dtype)} <code>[{text_html(shape)}]</code>" if shape else html.escape(dtype)
     marker = "inferred" if source is True else source if isinstance(source, str) else ""
     if marker and marker != "declared":
         text += f' <span style="color:gray">({marker})</span>'
@@ -139,8 +154,8 @@ def type_html(t: TypeProto | None, source: str | bool = "") -> str:
 
 
 # -- widgets ---------------------------------------------------------------------------------
-def rich_label(text: str, on_link: Callable[[str], None] | None = None, wrap: bool = True) -> QLabel:
-    label = QLabel(text)
+def rich_label(text: str, on_link: Callable[[str], None] | None = None, wrap: bool = True) -> RichLabel:
+    label = RichLabel(text)
     label.setTextFormat(Qt.TextFormat.RichText)
     label.setWordWrap(wrap)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
@@ -196,14 +211,16 @@ class Form(QWidget):
         self.grid.setHorizontalSpacing(10)
         self.grid.setVerticalSpacing(3)
         self.grid.setColumnStretch(1, 1)
-        self.values: dict[str, QLabel] = {}
+        self.values: dict[str, RichLabel] = {}
         self.keys: dict[str, QLabel] = {}
 
-    def add(self, key: str, value_html: str, tooltip: str = "") -> QLabel:
-        """A row; ``key`` is HTML too (escape names from the file), never guessed to be plain text."""
+    def add(self, key: str, value_html: str, tooltip: str = "") -> RichLabel:
+        """A row; ``key`` is HTML too (a name from the file goes through :func:`key_html`), never guessed
+        to be plain text."""
         row = self.grid.rowCount()
-        key_label = QLabel(key)
+        key_label = RichLabel(key)
         key_label.setTextFormat(Qt.TextFormat.RichText)
+        key_label.setWordWrap(True)
         key_label.setProperty("role", "key")
         key_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
         value = rich_label(value_html or '<span style="color:gray">-</span>', self.on_link)
@@ -214,6 +231,15 @@ class Form(QWidget):
         self.values[key] = value
         self.keys[key] = key_label
         return value
+
+    def add_name(self, key: str, name: str, empty_html: str = "") -> RichLabel:
+        """A row showing ``name`` (from the file) wrapped within the panel, with the name in its tooltip
+        and "Copy Name" in its context menu."""
+        label = self.add(key, code(name) or empty_html)
+        if name:
+            label.copy_name = name
+            label.setToolTip(name_tooltip(name))
+        return label
 
     def add_widget(self, widget: QWidget) -> None:
         self.grid.addWidget(widget, self.grid.rowCount(), 0, 1, 2)
@@ -255,12 +281,11 @@ class Page(QScrollArea):
             QTimer.singleShot(0, lambda v=self._scroll: self.verticalScrollBar().setValue(v))
 
     def add_title(self, title: str, subtitle_html: str = "") -> None:
-        """``title`` is plain text (a value's name: '<b>x</b>' is shown as written), escaped and cut."""
-        label = QLabel(display_name(title, TITLE_CHARS))
-        label.setTextFormat(Qt.TextFormat.PlainText)
+        """``title`` is plain text (a value's name: '<b>x</b>' is shown as written), escaped, cut and elided
+        to one line; its tooltip and "Copy Name" have the rest."""
+        label = ElidedLabel(title, TITLE_CHARS)
         label.setProperty("role", "title")
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        label.setWordWrap(True)
+        self.title = label
         self.column.addWidget(label)
         if subtitle_html:
             sub = rich_label(subtitle_html, self.on_link)

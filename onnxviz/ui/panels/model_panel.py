@@ -19,12 +19,15 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import ModelFigures, human_bytes, opsets
 from onnxviz.model.worker_jobs import digest_of, figures_job, run_on_model, unpack_figures
 from onnxviz.ui.panels.common import (
+    NAME_CHARS,
     Form,
     Page,
     anchor,
     code,
+    key_html,
     rich_label,
     scope_href,
+    text_html,
     type_html,
     value_href,
     value_type,
@@ -57,7 +60,8 @@ class PreparedFigures:
 
 def prepare_figures(figures: ModelFigures) -> PreparedFigures:
     costs = figures.costs
-    rows = [(c.name or f"{c.op_type}#{c.node}", c.op_type, c.macs, c.flops, c.output_shape) for c in costs]
+    rows = [(display_name(c.name or f"{c.op_type}#{c.node}", NAME_CHARS), display_name(c.op_type, NAME_CHARS),
+             c.macs, c.flops, display_name(c.output_shape, NAME_CHARS)) for c in costs]
     order = sorted_order(rows, *COST_ORDER)
     return PreparedFigures(figures, summarize(costs), [rows[i] for i in order], [costs[i].node for i in order])
 
@@ -130,7 +134,7 @@ class ModelPanel(Page):
             self._add_metadata(doc)
         self._add_signature(doc)
         if model.functions:
-            rows = [(f"{f.domain or 'ai.onnx'}", anchor(scope_href(function_scope(f.domain, f.name,
+            rows = [(key_html(f.domain or "ai.onnx"), anchor(scope_href(function_scope(f.domain, f.name,
                                                                                getattr(f, "overload", ""))),
                                                    f.name) + f" ({len(f.node)} nodes)") for f in model.functions]
             self.add_form(f"Local functions ({len(rows)})", rows)
@@ -147,7 +151,7 @@ class ModelPanel(Page):
             if doc is not None:
                 self.scope_section.setVisible(False)
             return
-        lines = [f"<code>{html.escape(scope)}</code> · {len(g.nodes):,} nodes"]
+        lines = [f"{code(scope)} · {len(g.nodes):,} nodes"]
         for title, names in (("inputs", g.input_names), ("outputs", g.output_names)):
             links = ", ".join(anchor(value_href(scope, n), n) for n in names[:20])
             more = f" and {len(names) - 20} more" if len(names) > 20 else ""
@@ -163,13 +167,13 @@ class ModelPanel(Page):
         producer = " ".join(x for x in (model.producer_name, model.producer_version) if x)
         rows = [
             ("IR version", str(model.ir_version)),
-            ("Opsets", ", ".join(f"{html.escape(d)} <b>{v}</b>" for d, v in opsets(model).items())),
-            ("Producer", html.escape(producer)),
-            ("Domain", html.escape(model.domain)),
+            ("Opsets", ", ".join(f"{text_html(d)} <b>{v}</b>" for d, v in opsets(model).items())),
+            ("Producer", text_html(producer)),
+            ("Domain", text_html(model.domain)),
             ("Model version", str(model.model_version)),
             ("Graph", code(model.graph.name)),
             ("Training info", f"{len(model.training_info)} block(s)" if model.training_info else "none"),
-            ("File", html.escape(str(doc.path)) if doc.path else "not saved"),
+            ("File", text_html(str(doc.path), None) if doc.path else "not saved"),
             ("Shape inference", _inference_html(doc)),
         ]
         self.add_form("Model", rows)

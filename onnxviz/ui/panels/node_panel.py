@@ -12,12 +12,15 @@ from onnxviz.model.index import GraphIndex, child_scope, display_name
 from onnxviz.model.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
 from onnxviz.model.problems import Problem
 from onnxviz.ui.panels.common import (
+    KEY_CHARS,
     Form,
     Page,
     anchor,
     code,
+    key_html,
     node_href,
     scope_href,
+    text_html,
     type_html,
     value_href,
     value_type,
@@ -25,9 +28,11 @@ from onnxviz.ui.panels.common import (
 from onnxviz.ui.panels.navigation import attribute_tensor_href
 from onnxviz.ui.panels.problems_panel import severity_html
 from onnxviz.ui.widgets.markdown import markdown_view
+from onnxviz.ui.widgets.names import name_tooltip
 
 GREY = "color:gray"
 MAX_VALUES = 200  # inputs/outputs listed; a Sum over 100k values must not build 100k rows
+VALUE_CHARS = 1000  # of an attribute's value, a metadata value or a problem's message
 SECTION_CHARS = 60  # of a name from the file in a section's title
 
 
@@ -56,7 +61,7 @@ class NodePanel(Page):
         if n.doc_string:
             self.add_section("Node doc_string", markdown_view(n.doc_string))
         if n.metadata_props:
-            self.add_form("Metadata", [(html.escape(p.key), html.escape(p.value)) for p in n.metadata_props])
+            self.add_form("Metadata", [(key_html(p.key), text_html(p.value, VALUE_CHARS)) for p in n.metadata_props])
         fn = doc.index.function_for(n) if doc_info is None else None
         if doc_info is not None:
             self._add_schema_doc(doc_info)
@@ -66,8 +71,7 @@ class NodePanel(Page):
 
     def _add_header(self, doc: Document, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:
         domain = n.domain or "ai.onnx"
-        self.add_title(n.op_type, f"{html.escape(domain)} · node {i}" + (
-            f" in <code>{html.escape(g.scope)}</code>" if g.scope else ""))
+        self.add_title(n.op_type, f"{text_html(domain)} · node {i}" + (f" in {code(g.scope)}" if g.scope else ""))
         if info is not None:
             schema = f"{html.escape(info.domain)} v{info.since_version}"
             if info.model_opset is not None:
@@ -81,16 +85,18 @@ class NodePanel(Page):
             schema = "model-local function " + anchor(scope_href(scope), fn.name)
         else:
             schema = f'<span style="{GREY}">no schema known for this operator</span>'
-        self.add_form("Node", [("Name", code(n.name) or f'<span style="{GREY}">(unnamed)</span>'),
-                               ("Op type", code(n.op_type)), ("Domain", html.escape(domain)),
-                               ("Schema", schema)])
+        form = Form(self.on_link)
+        form.add_name("Name", n.name, f'<span style="{GREY}">(unnamed)</span>')
+        for key, value in (("Op type", code(n.op_type)), ("Domain", text_html(domain)), ("Schema", schema)):
+            form.add(key, value)
+        self.add_section("Node", form)
 
     def _add_attributes(self, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:
         form = Form(self.on_link)
         present = {a.name for a in n.attribute}
         for a in n.attribute:
             type_name = AttributeProto.AttributeType.Name(a.type) if a.type else "?"
-            value = html.escape(attribute_text(a))
+            value = text_html(attribute_text(a), VALUE_CHARS)
             if a.type == AttributeProto.GRAPH:
                 value = anchor(scope_href(child_scope(g.scope, i, a.name)), f"enter {a.name}", mono=False) \
                     + f" &nbsp;{value}"
@@ -98,9 +104,10 @@ class NodePanel(Page):
                 value = " ".join(anchor(scope_href(child_scope(g.scope, i, a.name, k)), f"[{k}]")
                                  for k in range(len(a.graphs)))
             elif a.type == AttributeProto.TENSOR:
-                value = anchor(attribute_tensor_href(g.scope, i, a.name), value)
-            label = form.add(html.escape(display_name(a.name, None)),
-                             f'{value} <span style="{GREY}">{type_name.lower()}</span>')
+                value = anchor(attribute_tensor_href(g.scope, i, a.name), attribute_text(a))
+            label = form.add(key_html(a.name), f'{value} <span style="{GREY}">{type_name.lower()}</span>')
+            if len(a.name) > KEY_CHARS:
+                form.keys[key_html(a.name)].setToolTip(name_tooltip(a.name))
             doc = info.attribute(a.name) if info else None
             if doc is not None:
                 label.setToolTip(doc.description)
@@ -143,7 +150,7 @@ class NodePanel(Page):
             return
         form = Form(self.on_link)
         for p in problems:
-            form.add(severity_html(p), html.escape(p.message) + f' <span style="{GREY}">({p.source})</span>')
+            form.add(severity_html(p), text_html(p.message, VALUE_CHARS) + f' <span style="{GREY}">({p.source})</span>')
         self.add_section(f"Problems ({len(problems)})", form)
 
     def _add_schema_doc(self, info: OpDoc) -> None:

@@ -10,12 +10,15 @@ from PySide6.QtGui import QIcon, QResizeEvent
 from PySide6.QtWidgets import QApplication, QLabel, QStyle, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
+from onnxviz.model.index import display_name
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.ui.panels.tables import RowsModel, make_table, source_row
 
 HEADERS = ["Severity", "Message", "Source", "Node", "Value", "Graph"]
 _FITTED = (0, 2, 3, 4, 5)  # every column but Message, which takes the rest of the width
 _MAX_FITTED = 180  # px: a long node or value name is cut (its tooltip has it) rather than the message
+NAME_CHARS = 300
+MESSAGE_CHARS = 1000
 _COLOURS = {Severity.ERROR: "#c01c28", Severity.WARNING: "#b5730a", Severity.INFO: "#1a5fb4"}
 _ICONS = {Severity.ERROR: QStyle.StandardPixmap.SP_MessageBoxCritical,
           Severity.WARNING: QStyle.StandardPixmap.SP_MessageBoxWarning,
@@ -60,8 +63,11 @@ class ProblemsPanel(QWidget):
         self.problems = list(doc.problems) if doc is not None else []
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         self.problems.sort(key=lambda p: order[p.severity])
-        rows = [(p.severity.word, p.message, p.source, p.node_name or (f"#{p.node}" if p.node >= 0 else ""),
-                 p.value, p.scope or ("main" if p.node >= 0 or p.value else "")) for p in self.problems]
+        # messages quote names from the file: shown escaped and cut like the names themselves
+        rows = [(p.severity.word, display_name(p.message, MESSAGE_CHARS), p.source,
+                 display_name(p.node_name, NAME_CHARS) or (f"#{p.node}" if p.node >= 0 else ""),
+                 display_name(p.value, NAME_CHARS), display_name(p.scope, NAME_CHARS)
+                 or ("main" if p.node >= 0 or p.value else "")) for p in self.problems]
         self.model.set_rows(rows, payload=self.problems, icons=[severity_icon(p.severity) for p in self.problems])
         self._measure_columns()
         counts = Counter(p.severity for p in self.problems)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
+from onnxviz.model.index import display_name
 from onnxviz.model.rawtext import RawText, model_text, node_text, value_text
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets import mono_font
+from onnxviz.ui.widgets.names import wrappable
+
+NAME_CHARS = 60  # of the selected node's or value's name in the note above the text
 
 
 class RawPanel(QWidget):
@@ -19,6 +23,7 @@ class RawPanel(QWidget):
         super().__init__()
         self.note = QLabel()
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.TextFormat.PlainText)  # it names the selection: '<b>x</b>' as written
         self.note.setStyleSheet("color: palette(placeholder-text);")
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
@@ -48,17 +53,17 @@ class RawPanel(QWidget):
             # workers never read the live model: edits change it on this thread meanwhile
             node = type(g.nodes[state.node])()
             node.CopyFrom(g.nodes[state.node])
-            what = f"NodeProto of {g.node_label(state.node)}"
+            what = f"NodeProto of {display_name(g.node_label(state.node), NAME_CHARS)}"
             work = lambda progress, token: node_text(node)  # noqa: E731
         elif state.value:
-            what = f"Protos describing value '{state.value}'"
+            what = f"Protos describing value '{display_name(state.value, NAME_CHARS)}'"
             raw = value_text(index, state.scope, state.value)  # small: data is capped without a full read
             work = lambda progress, token: raw  # noqa: E731
         else:
             what = "ModelProto"
             snapshot = doc.snapshot()
             work = lambda progress, token: model_text(snapshot, cancel=token)  # noqa: E731
-        self.note.setText(f"Building the text of the {what}...")
+        self.note.setText(wrappable(f"Building the text of the {what}...", 1000))
         self.text.setPlainText("")
         task = Task(work, "Raw text", parent=self)  # dies with the panel: no late delivery to deleted widgets
         task.finished.connect(lambda raw, t=task, w=what: self._on_built(t, raw, w))
@@ -77,6 +82,6 @@ class RawPanel(QWidget):
             self._display(RawText("", False), f"The text could not be built: {exc}.")
 
     def _display(self, raw: RawText, note: str) -> None:
-        self.note.setText(note)
+        self.note.setText(wrappable(note, 1000))  # a long name wraps within the panel
         self.text.setPlainText(raw.text)
         self.shown.emit()

@@ -9,6 +9,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from onnxviz.ui.widgets.names import name_tooltip
+
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -86,9 +88,9 @@ class RowsModel(QAbstractTableModel):
             return QColor("gray")
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in self.numeric_columns:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == Qt.ItemDataRole.ToolTipRole:  # cut and wrapped: a 100,000-character name is one cell
             text = _display(value)
-            return text if len(text) > 30 or index.column() in self.formatters else None
+            return name_tooltip(text) if len(text) > 30 or index.column() in self.formatters else None
         return None
 
 

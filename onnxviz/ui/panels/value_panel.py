@@ -10,8 +10,8 @@ from onnx import TypeProto
 from onnxviz.model.document import Document
 from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphIndex, dtype_text, shape_list
 from onnxviz.model.problems import Problem
-from onnxviz.ui.panels.common import Form, Page, code, type_html, value_type
-from onnxviz.ui.panels.node_panel import GREY, node_link
+from onnxviz.ui.panels.common import Form, Page, code, text_html, type_html, value_type
+from onnxviz.ui.panels.node_panel import GREY, VALUE_CHARS, node_link
 from onnxviz.ui.panels.problems_panel import severity_html
 
 MAX_CONSUMERS = 200
@@ -22,7 +22,7 @@ def dims_html(t: TypeProto | None) -> str:
     dims = shape_list(t)
     if dims is None:
         return f'<span style="{GREY}">unknown rank</span>' if t is not None else ""
-    parts = [f"<i>{html.escape(d)}</i>" if isinstance(d, str) else ("?" if d is None else str(d)) for d in dims]
+    parts = [f"<i>{text_html(d)}</i>" if isinstance(d, str) else ("?" if d is None else str(d)) for d in dims]
     return f"<code>[{', '.join(parts)}]</code>" + (f' <span style="{GREY}">(scalar)</span>' if not dims else "")
 
 
@@ -43,19 +43,19 @@ class ValuePanel(Page):
         problems = [p for p in doc.problems if p.scope == scope and p.value == name]
         if problems:
             self.add_form(f"Problems ({len(problems)})",
-                          [(severity_html(p), html.escape(p.message)) for p in problems])
+                          [(severity_html(p), text_html(p.message, VALUE_CHARS)) for p in problems])
         self.end()
 
     @staticmethod
     def _role(g: GraphIndex, name: str) -> str:
-        where = f" in <code>{html.escape(g.scope)}</code>" if g.scope else ""
+        where = f" in {code(g.scope)}" if g.scope else ""
         return html.escape(", ".join(g.roles_of(name))) + where
 
     def _add_types(self, doc: Document, g: GraphIndex, name: str) -> None:
         declared = _declared(g, name)
         inferred = doc.index.inferred.get(g.scope, {}).get(name)
         t, source = value_type(doc.index, g.scope, name)
-        rows = [("Name", code(name)), ("Type", type_html(t, source)), ("Dims", dims_html(t))]
+        rows = [("Type", type_html(t, source)), ("Dims", dims_html(t))]
         rows.append(("Declared", type_html(declared) if declared is not None else
                      f'<span style="{GREY}">{"the initializer tensor" if source == "initializer" else "not declared in the file"}</span>'))
         inference_failed = inference_problem(doc)
@@ -71,7 +71,11 @@ class ValuePanel(Page):
             rows.append(("Inferred", f'<span style="{GREY}">shape inference has not finished yet</span>'))
         else:
             rows.append(("Inferred", f'<span style="{GREY}">nothing inferred</span>'))
-        self.add_form("Type", rows)
+        form = Form(self.on_link)
+        form.add_name("Name", name)
+        for key, value in rows:
+            form.add(key, value)
+        self.add_section("Type", form)
 
     def _add_links(self, g: GraphIndex, name: str) -> None:
         form = Form(self.on_link)

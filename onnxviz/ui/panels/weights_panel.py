@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from onnx import AttributeProto, NodeProto, SparseTensorProto, TensorProto, helper
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.tensors import raw_data_spans, sparse_to_dense, tensor_numel
 from onnxviz.ui.panels.common import find_initializer
+from onnxviz.ui.widgets.names import wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
 
 _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_floats": TensorProto.FLOAT,
@@ -43,6 +44,7 @@ class WeightsPanel(QWidget):
         super().__init__()
         self.origin = QLabel()
         self.origin.setWordWrap(True)
+        self.origin.setTextFormat(Qt.TextFormat.PlainText)  # it names nodes and attributes from the file
         self.origin.setStyleSheet("color: palette(placeholder-text); padding: 6px 6px 0px 6px;")
         self.view = TensorView()
         layout = QVBoxLayout(self)
@@ -69,7 +71,7 @@ class WeightsPanel(QWidget):
         if key == self.shown and (self.view.is_busy or self.view.prepared is not None):
             return
         self.shown = key
-        self.origin.setText(origin)
+        self.origin.setText(wrappable(origin, 600))  # a long name wraps within the panel
         self.origin.setVisible(True)
         raw = None
         if key[:2] == ("init", "") and doc.undo_stack.index == 0 and tensor.HasField("raw_data"):

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxviz.model.index import display_name
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
+from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
 
 NO_RUN_TEXT = "Run the model (Run > Run, F9) to see the value of every node output here."
@@ -139,8 +141,9 @@ class ActivationsDock(QDockWidget):
         self.records = records
         self.value_combo.blockSignals(True)
         self.value_combo.clear()
-        for r in records:
-            self.value_combo.addItem(r.name, r.name)
+        for k, r in enumerate(records):  # names cut: the popup is as wide as its longest item
+            self.value_combo.addItem(display_name(r.name, 80), r.name)
+            self.value_combo.setItemData(k, name_tooltip(r.name), Qt.ItemDataRole.ToolTipRole)
         self.value_combo.blockSignals(False)
         self.value_row.setVisible(len(records) > 1)  # a node with several outputs
         if records:
@@ -160,7 +163,7 @@ class ActivationsDock(QDockWidget):
                               kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
 
     def _facts_html(self, r: ValueRecord) -> str:
-        producer = f"{html.escape(r.op_type)} <b>{html.escape(node_label(r))}</b>" if r.node >= 0 else "graph input"
+        producer = f"{_name_html(r.op_type)} <b>{_name_html(node_label(r))}</b>" if r.node >= 0 else "graph input"
         parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
         if r.scope and self.result is not None:
             shown = self.result.scopes.get(r.scope, "")
@@ -170,7 +173,7 @@ class ActivationsDock(QDockWidget):
             parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
         diff = self.diffs.get(r.name)
         if diff is not None:
-            parts.append(f"vs {html.escape(self.other_label or 'the other run')}: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
+            parts.append(f"vs {_name_html(self.other_label or 'the other run')}: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
                          f"cosine {diff.cosine:.6f}" + (f" ({html.escape(diff.note)})" if diff.note else ""))
         return "<br>".join(parts)
 
@@ -186,6 +189,12 @@ class ActivationsDock(QDockWidget):
 def node_label(r: ValueRecord) -> str:
     """The producing node's name, or its position when it has none (an empty name reads as nothing)."""
     return r.node_name or f"node {r.node}"
+
+
+def _name_html(name: str) -> str:
+    """A name from the file in the facts: escaped, cut short (the tensor needs the room) and free to wrap
+    within the dock; the title above has the output's name, the Node panel the node's whole name."""
+    return html.escape(wrappable(name, 80))
 
 
 def _g(x: float) -> str:

@@ -8,6 +8,7 @@ ends only the worker process; the document is never touched.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +48,7 @@ from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dim
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes
+from onnxviz.ui.widgets.names import wrappable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -276,7 +278,7 @@ class RunController(QObject):
         self._apply_overlay()
         self._on_selection(doc.selection.state)
         headline = summary.split("<br>")[0]  # the dock has the rest; a long status line runs under its widgets
-        self.window.statusBar().showMessage(headline.replace("<b>", "").replace("</b>", ""), 10000)
+        self.window.statusBar().showMessage(html.unescape(headline.replace("<b>", "").replace("</b>", "")), 10000)
         self.run_finished.emit()
 
     def _bring_dock_forward(self) -> None:
@@ -303,19 +305,20 @@ class RunController(QObject):
         assert self.result is not None
         r = self.result
         ms = 1000 * r.timings.get("run_s", 0.0)
-        text = f"Ran <b>{jobs[0].label}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
+        text = f"Ran <b>{_name_html(jobs[0].label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
         bad = r.first_nonfinite()
         if bad is not None:
-            text += f" First NaN/Inf: <b>{bad.node_name or bad.name}</b>."
+            text += f" First NaN/Inf: <b>{_name_html(bad.node_name or bad.name)}</b>."
         if r.scopes:
             text += (f"<br>Values inside {len(r.scopes)} If/Loop/Scan bodies or local functions come from the "
                      "reference evaluator (If: the chosen branch; Loop/Scan: the last iteration; a function: its "
                      "first call). Enter a body to see them.")
         if self.diffs is not None:
             worst = max((d.max_abs_error for d in self.diffs), default=0.0)
-            text += f"<br>Compared with {jobs[1].label}: {len(self.diffs)} values, worst max abs error {worst:.3g}."
+            text += (f"<br>Compared with {_name_html(jobs[1].label)}: {len(self.diffs)} values, "
+                     f"worst max abs error {worst:.3g}.")
         for note in r.notes:
-            text += f"<br>Note: {note}"
+            text += f"<br>Note: {html.escape(wrappable(note, 1000))}"
         return text
 
     def _on_failed(self, exc: object, tb: str) -> None:
@@ -442,6 +445,11 @@ class RunController(QObject):
         self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
+
+
+def _name_html(name: str) -> str:
+    """A node, value or file name in the dock's summary: escaped, cut and free to wrap."""
+    return html.escape(wrappable(name, 120))
 
 
 def _not_captured(scope: str) -> str:

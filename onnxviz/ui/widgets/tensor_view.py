@@ -38,15 +38,18 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.index import display_name
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import human_bytes
 from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.names import ElidedLabel, wrappable
 from onnxviz.ui.widgets.slice_view import SliceView
 from onnxviz.ui.widgets.tensor_table import TensorTable
 
 MAX_IMAGE_SIDE = 512
 MAX_KERNELS = 32
+MESSAGE_CHARS = 1000  # of a message or a storage location (they quote names and paths from the file)
 
 
 @dataclass(frozen=True)
@@ -131,9 +134,9 @@ class TensorView(QWidget):
     def clear(self, message: str = "") -> None:
         self.cancel()
         self.prepared = None
-        self.title.setText("")
+        self.title.set_name("")
         self.facts.setVisible(False)
-        self.message.setText(message)
+        self.message.setText(wrappable(message, MESSAGE_CHARS))
         self.message.setVisible(bool(message))
         self.body.setVisible(False)
         self.busy.setVisible(False)
@@ -150,12 +153,11 @@ class TensorView(QWidget):
 
     # -- building --------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.title = QLabel()
+        self.title = ElidedLabel()  # the tensor's name: one line, whole in its tooltip and Copy Name
         self.title.setStyleSheet("font-weight: 600; font-size: 12pt;")
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.title.setWordWrap(True)
         self.message = QLabel()
         self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # errors quote names from the file
         self.message.setStyleSheet("color: palette(placeholder-text);")
         self.busy = QWidget()
         self.progress = QProgressBar()
@@ -242,14 +244,14 @@ class TensorView(QWidget):
     def _run(self, name: str, facts: TensorStats | None, work: Callable[[ProgressFn, CancelToken], Prepared]) -> None:
         self.cancel()
         self.prepared = None
-        self.title.setText(name)
+        self.title.set_name(name)
         self.facts.setVisible(True)
         self._show_facts(facts)
         self.message.setVisible(False)
         self.body.setVisible(False)
         self.progress.setValue(0)
         self.busy.setVisible(True)
-        task = Task(work, f"Reading {name}", parent=self)  # dropped if this view goes first
+        task = Task(work, f"Reading {display_name(name, 60)}", parent=self)  # dropped if this view goes first
         task.progress.connect(self._on_progress)
         task.finished.connect(lambda result, t=task: self._on_finished(t, result))
         task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
@@ -270,7 +272,7 @@ class TensorView(QWidget):
         self._task = None
         self.busy.setVisible(False)
         text = exc.message if isinstance(exc, OnnxvizError) else f"the tensor could not be read: {exc}."
-        self.message.setText(sentence(text))
+        self.message.setText(wrappable(sentence(text), MESSAGE_CHARS))
         self.message.setVisible(True)
         self.failed.emit(text)
 
@@ -303,7 +305,8 @@ class TensorView(QWidget):
         fmt = _number
         values = {
             "dtype": s.dtype, "shape": "[" + ", ".join(map(str, s.shape)) + "]" if s.shape else "scalar",
-            "bytes": f"{human_bytes(s.nbytes)}", "storage": s.storage, "elements": f"{s.numel:,}",
+            "bytes": f"{human_bytes(s.nbytes)}", "storage": wrappable(s.storage, MESSAGE_CHARS),
+            "elements": f"{s.numel:,}",
             "min": fmt(s.minimum), "max": fmt(s.maximum), "mean": fmt(s.mean), "std": fmt(s.std),
             "zeros": f"{s.zero_fraction:.2%}" if s.zero_fraction is not None else "",
             "NaN": f"{s.nan_count:,}" if s.minimum is not None or s.nan_count else "",
@@ -382,7 +385,7 @@ class TensorView(QWidget):
         return task
 
     def _show_message(self, text: str) -> None:
-        self.message.setText(text)
+        self.message.setText(wrappable(text, MESSAGE_CHARS))
         self.message.setVisible(True)
 
 
