@@ -356,3 +356,20 @@ def test_a_spare_worker_ends_when_its_owner_drops_it() -> None:
     conn.close()
     process.join(30)
     assert process.exitcode == 0
+
+
+def test_an_input_name_longer_than_a_zip_entry_name_runs_and_is_refused_only_for_npz(tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import save_inputs_file
+
+    name = "x" * 70_000
+    graph = helper.make_graph([helper.make_node("Relu", [name], ["y"])], "g",
+                              [helper.make_tensor_value_info(name, TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {name: np.array([-1.0, 0.0, 2.0], np.float32)}
+    result = run_model(model, feeds)
+    np.testing.assert_array_equal(result.array("y"), [0.0, 0.0, 2.0])
+    np.testing.assert_array_equal(result.array(name), feeds[name])
+    result.cleanup()
+    with pytest.raises(RunError, match=r"is too long to be saved in an \.npz file"):
+        save_inputs_file(tmp_path / "inputs.npz", feeds)

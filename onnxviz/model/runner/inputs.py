@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from onnxviz.model.index import display_name
 from onnxviz.model.runner.protocol import RunError
 
 SOURCES = ("random", "uniform", "zeros", "ones")
@@ -205,8 +206,15 @@ def _numpy_error(p: Path, exc: Exception) -> RunError:
 
 
 def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
+    too_long = next((name for name in feeds if len(name.encode("utf-8")) > _NPZ_NAME_LIMIT), None)
+    if too_long is not None:  # an .npz entry is named after its input, and zip names stop at 64 KiB
+        raise RunError(f"the input name '{display_name(too_long, 40)}' is too long to be saved in an .npz file "
+                       f"(at most {_NPZ_NAME_LIMIT:,} bytes).")
     arrays = {name: savable(np.asarray(a)) for name, a in feeds.items()}
     np.savez(Path(path), **arrays)  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
+
+
+_NPZ_NAME_LIMIT = 65535 - len(".npy")
 
 
 def savable(array: np.ndarray) -> np.ndarray:

@@ -39,11 +39,12 @@ class RunRequest:
     """Everything the worker process needs, as files in ``work_dir``."""
 
     model_path: Path           # serialized model (the document's current state)
-    feeds_path: Path           # .npz of the graph inputs
+    feeds_path: Path           # .npz of the graph inputs, in the order of feed_names (arr_0, arr_1, ...)
     out_dir: Path              # where values and index.json are written
     base_dir: Path | None      # the model's folder, for external data
     options: RunOptions = field(default_factory=RunOptions)
     pack_values: bool = True   # one packed file (fast) instead of one .npy per value (--dump)
+    feed_names: tuple[str, ...] = ()  # not the .npz's keys: a zip entry's name stops at 64 KiB
 
 
 DEFAULT_OPTIONS = RunOptions()

@@ -56,7 +56,7 @@ def worker_main(conn: Connection) -> None:
     try:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
-        feeds = _load_feeds(request.feeds_path, model)
+        feeds = _load_feeds(request, model)
         with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
             captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
@@ -96,13 +96,13 @@ def _load_model(request: RunRequest) -> onnx.ModelProto:
     return model
 
 
-def _load_feeds(path: Path, model: onnx.ModelProto) -> dict[str, np.ndarray]:
+def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     """The inputs, cast to this model's input types (e.g. for its float16 variant)."""
     from onnxviz.model.runner.inputs import input_specs
 
     specs = {s.name: s for s in input_specs(model)}
-    with np.load(path, allow_pickle=True) as saved:  # written by the parent, never by a user
-        feeds = {k: saved[k] for k in saved.files}
+    with np.load(request.feeds_path, allow_pickle=True) as saved:  # written by the parent, never by a user
+        feeds = {name: saved[f"arr_{k}"] for k, name in enumerate(request.feed_names)}
     for name, array in feeds.items():
         spec = specs.get(name)
         if spec is None or array.dtype == spec.dtype:
@@ -131,9 +131,9 @@ class WorkerRun:
             model_path = self.work_dir / "model.onnx"
             model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
-        np.savez(feeds_path, **{k: savable(np.asarray(v)) for k, v in feeds.items()})  # type: ignore[arg-type]
+        np.savez(feeds_path, *[savable(np.asarray(v)) for v in feeds.values()])
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
-                                  pack_values=self._owns_out)
+                                  pack_values=self._owns_out, feed_names=tuple(feeds))
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
 
