@@ -470,6 +470,30 @@ def test_new_documents_layout_starts_after_the_windows_next_frame(qtbot: QtBot, 
     assert canvas._unstarted is None and canvas.drawable is not None
 
 
+def test_new_documents_layout_does_not_queue_behind_background_tasks(qtbot: QtBot, example_path: Path) -> None:
+    """Validation and the Model panel's figures hold global-pool threads while they wait for the worker
+    process (a second at 12k nodes, five at 123k); a layout queued behind them drew that much later."""
+    import threading
+
+    from PySide6.QtCore import QThreadPool
+
+    from onnxviz.ui.tasks import Task
+
+    window, canvas = open_window(qtbot, example_path)
+    release = threading.Event()
+    pool = QThreadPool.globalInstance()
+    blockers = [Task(lambda _p, _t: release.wait(TIMEOUT / 1000)) for _ in range(pool.maxThreadCount())]
+    try:
+        for blocker in blockers:
+            blocker.start()
+        qtbot.waitUntil(lambda: pool.activeThreadCount() >= pool.maxThreadCount(), timeout=TIMEOUT)
+        with qtbot.waitSignal(canvas.scene_ready, timeout=5000):
+            canvas.set_document(window.doc)
+        assert canvas.drawable is not None
+    finally:
+        release.set()
+
+
 def test_layout_of_a_hidden_canvas_starts_at_once(qtbot: QtBot, example_path: Path) -> None:
     window = MainWindow()
     qtbot.addWidget(window)

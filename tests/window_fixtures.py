@@ -20,8 +20,11 @@ def settle() -> None:
     from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
+    from onnxviz.ui.tasks import foreground_pool
+
     for _ in range(3):
         QThreadPool.globalInstance().waitForDone(20000)
+        foreground_pool().waitForDone(20000)
         QApplication.processEvents()
 
 

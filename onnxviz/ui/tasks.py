@@ -15,6 +15,21 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 
 Work = Callable[[ProgressFn, CancelToken], Any]
 _ids = itertools.count(1)
+_foreground: QThreadPool | None = None
+
+
+def foreground_pool() -> QThreadPool:
+    """Threads of their own for work the user waits to see (the canvas's layouts).
+
+    The global pool has one thread per core, and background tasks such as validation and the
+    Model panel's figures hold theirs while they wait for the worker process (a second at 12k
+    nodes, five at 123k): a task queued behind them waited that long before it even started.
+    Two threads: one layout runs while a cancelled one finishes its current step."""
+    global _foreground
+    if _foreground is None:
+        _foreground = QThreadPool()
+        _foreground.setMaxThreadCount(2)
+    return _foreground
 
 
 class _Relay(QObject):

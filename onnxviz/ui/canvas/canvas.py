@@ -50,7 +50,7 @@ from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
-from onnxviz.ui.tasks import Task
+from onnxviz.ui.tasks import Task, foreground_pool
 
 LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene
 FRAME_WAIT_MS = 250   # a new document's layout starts after the window's next frame, or after this
@@ -381,7 +381,7 @@ class GraphCanvas(QWidget):
         if job.after_frame and self.view.isVisible():
             self._start_after_frame(task)
         else:
-            task.start()
+            task.start(foreground_pool())
 
     def _start_after_frame(self, task: Task) -> None:
         """Start ``task`` once the window has painted what a new document changed (panels, docks).
@@ -395,7 +395,7 @@ class GraphCanvas(QWidget):
     def _start_unstarted(self) -> None:
         task, self._unstarted = self._unstarted, None
         if task is not None and task is self._task and not task.token.cancelled:
-            task.start()
+            task.start(foreground_pool())
 
     def _show_progress(self, task: Task) -> None:
         """Without a status bar that tracks tasks, a progress bar with Cancel over the canvas."""
