@@ -120,14 +120,19 @@ class _Runner(QRunnable):
             token.check()
             relay.progress.emit(float(fraction), text)
 
+        work, self.task._work = self.task._work, _spent  # whatever the work holds (a document) goes with it
         try:
-            result = self.task._work(report, token)
+            result = work(report, token)
         except Cancelled:
             _emit(relay.cancelled)
         except BaseException as exc:  # noqa: BLE001 - reported to the GUI, never lost
             _emit(relay.failed, exc, traceback.format_exc())
         else:
             _emit(relay.finished, result)
+
+
+def _spent(_progress: ProgressFn, _token: CancelToken) -> None:
+    raise RuntimeError("a task runs once")
 
 
 def _emit(signal: Any, *args: object) -> None:
