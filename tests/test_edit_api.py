@@ -98,6 +98,20 @@ def test_rename_node_and_refuse_taken_name(doc: Document) -> None:
     refused(doc, lambda: doc.rename_node("stem_conv", "/res/Add"), "already exists")
 
 
+def test_refusals_quote_names_escaped_and_cut(doc: Document) -> None:
+    """A refusal is one sentence for a dialog: it quoted a 100,000-character name whole, and a name's line
+    break or right-to-left override raw (the sentence read backwards after it)."""
+    long, evil = "n" * 100_000, "a\u202eb\nc"
+    doc.rename_node(CONV, long)
+    doc.rename_node("/res/Add", evil)
+    refused(doc, lambda: doc.rename_node(evil, long), f"a node named '{'n' * 80}... (+99,920 characters)' already")
+    refused(doc, lambda: doc.rename_node(long, evil), "a node named 'a\\u202eb\\x0ac' already exists")
+    refused(doc, lambda: doc.set_attribute(long, "colour", 1), "Conv has no attribute 'colour'")
+    with pytest.raises(EditError) as info:
+        doc.set_input(evil, 0, long)
+    assert len(info.value.message) < 200 and "\u202e" not in info.value.message
+
+
 def test_change_op_type_flags_attributes_the_new_schema_does_not_allow(doc: Document) -> None:
     relu = "/stem/relu/Relu"
     roundtrip(doc, lambda: doc.set_op_type(relu, "Sigmoid"))

@@ -23,7 +23,7 @@ from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 
 from onnxviz.model.edits import EditCommand, Op, Path, resolve
 from onnxviz.model.errors import EditError
-from onnxviz.model.index import ModelIndex, child_scope, function_scope, subgraphs_of
+from onnxviz.model.index import ModelIndex, child_scope, function_scope, quoted_name, subgraphs_of
 from onnxviz.model.opschema import node_schema
 
 if TYPE_CHECKING:
@@ -114,18 +114,18 @@ class EditBase:
             for k, fn in enumerate(self.model.functions):
                 if function_scope(fn.domain, fn.name, getattr(fn, "overload", "")) == scope:
                     return ("functions", k)
-            raise EditError(f"there is no local function {scope[3:]}.")
+            raise EditError(f"there is no local function {quoted_name(scope[3:])}.")
         path: Path = ("graph",)
         graph: Any = self.model.graph
         for step in scope.split("/"):
             m = _STEP.match(step)
             if not m or int(m.group(1)) >= len(graph.node):
-                raise EditError(f"there is no subgraph '{scope}'.")
+                raise EditError(f"there is no subgraph '{quoted_name(scope)}'.")
             i, attr_name, in_list = int(m.group(1)), m.group(2), m.group(3)  # in_list: index in GRAPHS
             node = graph.node[i]
             a = next((a for a, at in enumerate(node.attribute) if at.name == attr_name), None)
             if a is None:
-                raise EditError(f"there is no subgraph '{scope}'.")
+                raise EditError(f"there is no subgraph '{quoted_name(scope)}'.")
             path = path + ("node", i, "attribute", a) + (("g",) if in_list is None else ("graphs", int(in_list)))
             graph = node.attribute[a].g if in_list is None else node.attribute[a].graphs[int(in_list)]
         return path
@@ -154,7 +154,7 @@ class EditBase:
             found = found or self._lookup().get(node)
             if found is not None:
                 return found
-        raise EditError(f"there is no node {node!r}.")
+        raise EditError(f"there is no node {quoted_name(repr(node))}.")
 
     def node_id(self, i: int) -> str:
         """The stable id of main-graph node ``i``."""
@@ -259,7 +259,7 @@ class EditBase:
         if not name:
             raise EditError("a value needs a non-empty name.")
         if name in self.value_names():
-            raise EditError(f"a value named '{name}' already exists; choose another name.")
+            raise EditError(f"a value named '{quoted_name(name)}' already exists; choose another name.")
 
 
 def _collect_value_names(graph: GraphProto, names: set[str]) -> None:

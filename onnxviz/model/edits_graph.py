@@ -12,6 +12,7 @@ from onnxviz.model.edits_base import Body, EditBase, NodeRef, graph_bodies
 from onnxviz.model.edits_values import Dim, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.external import is_external
+from onnxviz.model.index import quoted_name
 from onnxviz.model.validation import infer_types
 
 KEEP: Any = object()  # "leave this part of the type as it is"
@@ -70,7 +71,7 @@ class GraphEditsMixin(EditBase):
         self._require_new_value(new)
         ops = rename_ops(self.scope_path(scope), self.graph_of(scope), old, new)
         if not ops:
-            raise EditError(f"there is no value '{old}' in this graph.")
+            raise EditError(f"there is no value '{quoted_name(old)}' in this graph.")
         self._run(f"Rename value {old} -> {new}", ops)
 
     # -- graph inputs and outputs ----------------------------------------------------
@@ -90,9 +91,9 @@ class GraphEditsMixin(EditBase):
         path, g = self._graph_only(scope)
         gi = self.index.graphs[scope]
         if value in gi.output_names:
-            raise EditError(f"'{value}' is already a graph output.")
+            raise EditError(f"'{quoted_name(value)}' is already a graph output.")
         if not gi.defines(value):
-            raise EditError(f"there is no value '{value}' in this graph.")
+            raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
         t = self._known_type(scope, value)
         vi = ValueInfoProto(name=value)
         if t is not None:
@@ -112,7 +113,7 @@ class GraphEditsMixin(EditBase):
         if shape is KEEP:
             shape = _dims(old)
         if not elem:
-            raise EditError(f"the element type of '{name}' is unknown; choose one.")
+            raise EditError(f"the element type of '{quoted_name(name)}' is unknown; choose one.")
         new_type = tensor_type(elem, shape)
         ops: list[Op] = []
         for field in ("input", "output", "value_info"):
@@ -122,7 +123,7 @@ class GraphEditsMixin(EditBase):
         declared = any(v.name == name for f in ("input", "output", "value_info") for v in getattr(g, f))
         if not declared:
             if not self.index.graphs[scope].defines(name):
-                raise EditError(f"there is no value '{name}' in this graph.")
+                raise EditError(f"there is no value '{quoted_name(name)}' in this graph.")
             ops.append(Insert(path + ("value_info",), len(g.value_info), helper.make_value_info(name, new_type)))
         self._run(f"Set type of {name}", ops)
 
@@ -144,7 +145,7 @@ class GraphEditsMixin(EditBase):
         except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
             raise EditError(f"a {np.asarray(array).dtype} array cannot be stored in ONNX.", str(exc)) from exc
         if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
-            raise EditError(f"the new data is {tensor_summary(new)} but '{name}' is {tensor_summary(old)}; "
+            raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
                             "its consumers expect the old type and shape.")
         new.doc_string = old.doc_string
         self._run(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
@@ -154,7 +155,7 @@ class GraphEditsMixin(EditBase):
         path, g = self._graph_only(scope)
         n = g.node[i]
         if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
-            raise EditError(f"{self.node_label(scope, i)} is not a Constant node.")
+            raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
         tensor = _constant_tensor(n)
         tensor.name = n.output[0]
         self._run(f"Make {n.output[0]} an initializer",
@@ -165,9 +166,9 @@ class GraphEditsMixin(EditBase):
         path, g = self._graph_only(scope)
         k = _position(g.initializer, name, "initializer")
         if any(v.name == name for v in g.input):
-            raise EditError(f"'{name}' is also a graph input (a default value); remove the input first.")
+            raise EditError(f"'{quoted_name(name)}' is also a graph input (a default value); remove the input first.")
         if is_external(g.initializer[k]):
-            raise EditError(f"'{name}' is stored in an external file; load it into the model first.")
+            raise EditError(f"'{quoted_name(name)}' is stored in an external file; load it into the model first.")
         tensor = TensorProto()
         tensor.CopyFrom(g.initializer[k])
         tensor.ClearField("name")
@@ -182,7 +183,7 @@ def _position(items: Any, name: str, what: str) -> int:
     for k, v in enumerate(items):
         if v.name == name:
             return k
-    raise EditError(f"there is no {what} named '{name}'.")
+    raise EditError(f"there is no {what} named '{quoted_name(name)}'.")
 
 
 def _dims(t: Any) -> list[Dim] | None:

@@ -11,6 +11,7 @@ from onnxviz.model import cleanup
 from onnxviz.model.edits import Insert, Op, Remove, ReplaceMessage, SetField
 from onnxviz.model.edits_base import EditBase, NodeRef
 from onnxviz.model.errors import EditError
+from onnxviz.model.index import quoted_name
 from onnxviz.model.opschema import opset_version
 
 MODEL_FIELDS = ("producer_name", "producer_version", "domain", "model_version", "doc_string")
@@ -22,12 +23,12 @@ class ModelEditsMixin(EditBase):
         ops: list[Op] = []
         for key, value in fields.items():
             if key not in MODEL_FIELDS:
-                raise EditError(f"'{key}' is not a model field (use one of {', '.join(MODEL_FIELDS)}).")
+                raise EditError(f"'{quoted_name(key)}' is not a model field (use one of {', '.join(MODEL_FIELDS)}).")
             if key == "model_version":
                 try:
                     value = int(value)
                 except (TypeError, ValueError):
-                    raise EditError(f"model_version must be a whole number, not {value!r}.") from None
+                    raise EditError(f"model_version must be a whole number, not {quoted_name(repr(value))}.") from None
             if getattr(self.model, key) != value or not self.model.HasField(key):
                 ops.append(SetField((), key, value))
         self._run("Edit model information", ops)
@@ -58,7 +59,7 @@ class ModelEditsMixin(EditBase):
             if entry.key == key:
                 self._run(f"Remove metadata {key}", [Remove(("metadata_props",), k)])
                 return
-        raise EditError(f"there is no metadata entry '{key}'.")
+        raise EditError(f"there is no metadata entry '{quoted_name(key)}'.")
 
     def convert_opset(self, version: int) -> None:
         """Convert the model to another default-domain opset with ``onnx.version_converter``."""

@@ -12,7 +12,7 @@ from onnxviz.model.edits_base import EditBase, NodeRef
 from onnxviz.model.edits_graph import rename_ops
 from onnxviz.model.edits_values import make_attribute
 from onnxviz.model.errors import EditError
-from onnxviz.model.index import shape_text
+from onnxviz.model.index import quoted_name, shape_text
 from onnxviz.model.opschema import normalize_domain, opset_version, schema_for
 
 
@@ -28,11 +28,11 @@ class NodeEditsMixin(EditBase):
         scope, i = self.locate(node)
         n = self.node_proto(scope, i)
         if any(a.name == name for a in n.attribute):
-            raise EditError(f"{self.node_label(scope, i)} already has attribute '{name}'.")
+            raise EditError(f"{quoted_name(self.node_label(scope, i))} already has attribute '{quoted_name(name)}'.")
         if value is None:
             spec = self._attribute_spec(scope, i, name)
             if spec is None or not spec.default_value.type:
-                raise EditError(f"'{name}' has no default value; give one.")
+                raise EditError(f"'{quoted_name(name)}' has no default value; give one.")
             attr = AttributeProto()
             attr.CopyFrom(spec.default_value)
             attr.name = name
@@ -46,10 +46,11 @@ class NodeEditsMixin(EditBase):
         n = self.node_proto(scope, i)
         k = next((k for k, a in enumerate(n.attribute) if a.name == name), None)
         if k is None:
-            raise EditError(f"{self.node_label(scope, i)} has no attribute '{name}'.")
-        spec = self._attribute_spec(scope, i, name)
+            raise EditError(f"{quoted_name(self.node_label(scope, i))} has no attribute '{quoted_name(name)}'.")
+        schema = self.schema_of(scope, i)  # one the operator does not have is a problem; removing it is the fix
+        spec = schema.attributes.get(name) if schema is not None else None
         if spec is not None and spec.required:
-            raise EditError(f"'{name}' is required by {n.op_type} and cannot be removed.")
+            raise EditError(f"'{quoted_name(name)}' is required by {n.op_type} and cannot be removed.")
         self._run(f"Remove {self.node_label(scope, i)}.{name}",
                   [Remove(self._node_path(scope, i) + ("attribute",), k)])
 
@@ -87,7 +88,7 @@ class NodeEditsMixin(EditBase):
             return None
         if name not in schema.attributes:
             allowed = ", ".join(sorted(schema.attributes)) or "none"
-            raise EditError(f"{schema.name} has no attribute '{name}' (allowed: {allowed}).")
+            raise EditError(f"{schema.name} has no attribute '{quoted_name(name)}' (allowed: {allowed}).")
         return schema.attributes[name]
 
     # -- nodes ---------------------------------------------------------------------
@@ -97,7 +98,7 @@ class NodeEditsMixin(EditBase):
         if self.node_proto(scope, i).name == new:
             return
         if new and new in self._lookup():
-            raise EditError(f"a node named '{new}' already exists; choose another name.")
+            raise EditError(f"a node named '{quoted_name(new)}' already exists; choose another name.")
         self._run(f"Rename node {old_label} -> {new or '(unnamed)'}",
                   [SetField(self._node_path(scope, i), "name", new)])
 
@@ -126,13 +127,13 @@ class NodeEditsMixin(EditBase):
         n = self.node_proto(scope, i)
         inputs = [x for x in n.input if x]
         outputs = [x for x in n.output if x]
-        label = self.node_label(scope, i)
+        label = quoted_name(self.node_label(scope, i))
         if len(inputs) < 1 or len(outputs) != 1:
             raise EditError(f"{label} cannot be bypassed: it needs one data input and one output.")
         src, out = inputs[0], outputs[0]
         g = self.index.graphs[scope]
         if out in g.output_names:
-            raise EditError(f"{label} cannot be bypassed: its output '{out}' is a graph output.")
+            raise EditError(f"{label} cannot be bypassed: its output '{quoted_name(out)}' is a graph output.")
         a, b = (shape_text(self.index.type_of(scope, v)[0]) for v in (src, out))
         if a and b and "?" not in a + b and a != b:
             raise EditError(f"{label} cannot be bypassed: its input is {a} but its output is {b}.")
@@ -157,7 +158,7 @@ class NodeEditsMixin(EditBase):
         """
         g = self.index.graphs.get(scope)
         if g is None or not g.defines(value):
-            raise EditError(f"there is no value '{value}' here.")
+            raise EditError(f"there is no value '{quoted_name(value)}' here.")
         producer = g.producer_of(value)
         at = max(producer + 1, 0)
         if consumers is None and value in g.output_names and producer >= 0:
@@ -193,10 +194,10 @@ class NodeEditsMixin(EditBase):
         schema = self._require_operator(op_type, domain)
         g = self.index.graphs.get(scope)
         if g is None:
-            raise EditError(f"there is no graph '{scope}'.")
+            raise EditError(f"there is no graph '{quoted_name(scope)}'.")
         for x in inputs:
             if x and not g.defines(x):
-                raise EditError(f"input '{x}' is not defined in this graph.")
+                raise EditError(f"input '{quoted_name(x)}' is not defined in this graph.")
         if not outputs or len(set(outputs)) != len(outputs):
             raise EditError("a new node needs distinct output names.")
         for x in outputs:
@@ -204,13 +205,13 @@ class NodeEditsMixin(EditBase):
         if name is None:
             name = self.unique_node_name(op_type)
         elif name in self._lookup():
-            raise EditError(f"a node named '{name}' already exists; choose another name.")
+            raise EditError(f"a node named '{quoted_name(name)}' already exists; choose another name.")
         node = helper.make_node(op_type, list(inputs), list(outputs), name=name, domain=domain)
         for key, value in (attributes or {}).items():
             spec = None
             if schema is not None:
                 if key not in schema.attributes:
-                    raise EditError(f"{op_type} has no attribute '{key}'.")
+                    raise EditError(f"{op_type} has no attribute '{quoted_name(key)}'.")
                 spec = int(schema.attributes[key].type)
             node.attribute.append(make_attribute(key, value, spec))
         if position is None:
@@ -225,11 +226,11 @@ class NodeEditsMixin(EditBase):
         n = self.node_proto(scope, i)
         g = self.index.graphs[scope]
         if not 0 <= index <= len(n.input):
-            raise EditError(f"{self.node_label(scope, i)} has no input {index} (it has {len(n.input)}).")
+            raise EditError(f"{quoted_name(self.node_label(scope, i))} has no input {index} (it has {len(n.input)}).")
         if value and not g.defines(value):
-            raise EditError(f"there is no value '{value}' in this graph.")
+            raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
         if value and self._downstream(scope, i, value):
-            raise EditError(f"reading '{value}' would make {self.node_label(scope, i)} depend on itself.")
+            raise EditError(f"reading '{quoted_name(value)}' would make {quoted_name(self.node_label(scope, i))} depend on itself.")
         path = self._node_path(scope, i) + ("input",)
         op: Op = Insert(path, index, value) if index == len(n.input) else SetItem(path, index, value)
         self._run(f"Connect {self.node_label(scope, i)} input {index} to {value or '(none)'}", [op])
@@ -261,7 +262,7 @@ class NodeEditsMixin(EditBase):
         if schema is None:
             where = f"domain '{domain}'" if normalize_domain(domain) else "the default domain"
             at = f" at opset {version}" if version is not None else ""
-            raise EditError(f"there is no operator {op_type} in {where}{at}.")
+            raise EditError(f"there is no operator {quoted_name(op_type)} in {where}{at}.")
         return schema
 
     def _import_ops(self, domain: str, op_type: str) -> list[Op]:

@@ -12,6 +12,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, TypeProto, helper, numpy_helper
 
 from onnxviz.model.errors import EditError
+from onnxviz.model.index import quoted_name
 
 A = AttributeProto
 Dim = int | str | None
@@ -28,20 +29,20 @@ def attribute_type_name(attr_type: int) -> str:
 def make_attribute(name: str, value: Any, attr_type: int | None) -> AttributeProto:
     """An AttributeProto of ``attr_type`` (inferred from the value if None); EditError if it does not fit."""
     if attr_type in (A.GRAPH, A.GRAPHS):
-        raise EditError(f"'{name}' holds a graph, which cannot be edited as a value.")
+        raise EditError(f"'{quoted_name(name)}' holds a graph, which cannot be edited as a value.")
     if attr_type is None:
         if isinstance(value, Sequence) and not isinstance(value, str | bytes) and len(value) == 0:
-            raise EditError(f"the type of an empty list for '{name}' is unknown; give at least one element.")
+            raise EditError(f"the type of an empty list for '{quoted_name(name)}' is unknown; give at least one element.")
         try:
             return helper.make_attribute(name, _tensor_if_array(name, value))
         except (TypeError, ValueError) as exc:
-            raise EditError(f"'{name}' cannot hold {value!r}: {exc}.") from exc
+            raise EditError(f"'{quoted_name(name)}' cannot hold {value!r}: {exc}.") from exc
     checked = _coerce(name, value, attr_type)
     return helper.make_attribute(name, checked, attr_type=attr_type)
 
 
 def _coerce(name: str, value: Any, attr_type: int) -> Any:
-    wrong = EditError(f"'{name}' expects {_TYPE_WORDS.get(attr_type, attribute_type_name(attr_type))}, "
+    wrong = EditError(f"'{quoted_name(name)}' expects {_TYPE_WORDS.get(attr_type, attribute_type_name(attr_type))}, "
                       f"not {value!r}.")
     if attr_type == A.INT:
         return _as_int(value, wrong)
@@ -62,7 +63,7 @@ def _coerce(name: str, value: Any, attr_type: int) -> Any:
         return [_as_int(v, wrong) if attr_type == A.INTS else _as_float(v, wrong) for v in items]
     if attr_type == A.TENSOR:
         return _tensor_if_array(name, value, wrong)
-    raise EditError(f"'{name}' is of type {attribute_type_name(attr_type)}, which cannot be edited here.")
+    raise EditError(f"'{quoted_name(name)}' is of type {attribute_type_name(attr_type)}, which cannot be edited here.")
 
 
 def _as_int(value: Any, wrong: EditError) -> int:
@@ -111,7 +112,7 @@ def parse_attribute_text(text: str, attr_type: int) -> Any:
         if attr_type == A.STRINGS:
             return [s for s in items if s]
     except ValueError:
-        raise EditError(f"'{text}' is not {_TYPE_WORDS[attr_type]}.") from None
+        raise EditError(f"'{quoted_name(text)}' is not {_TYPE_WORDS[attr_type]}.") from None
     raise EditError(f"attributes of type {attribute_type_name(attr_type)} cannot be typed as text.")
 
 
@@ -157,7 +158,7 @@ def parse_dtype(dtype: Any) -> int:
     try:
         return int(helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
     except (TypeError, KeyError, ValueError):
-        raise EditError(f"'{dtype}' is not an element type ONNX knows (e.g. float32, int64).") from None
+        raise EditError(f"'{quoted_name(str(dtype))}' is not an element type ONNX knows (e.g. float32, int64).") from None
 
 
 def parse_shape(text: str) -> list[Dim] | None:
@@ -177,7 +178,7 @@ def parse_shape(text: str) -> list[Dim] | None:
         elif re.fullmatch(r"[A-Za-z_][\w.]*", p):
             dims.append(p)
         else:
-            raise EditError(f"'{p}' is not a dimension: use a number, a name such as 'batch', or '?'.")
+            raise EditError(f"'{quoted_name(p)}' is not a dimension: use a number, a name such as 'batch', or '?'.")
     return dims
 
 

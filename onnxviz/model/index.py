@@ -145,7 +145,7 @@ class ModelIndex:
             key = (fn.domain, fn.name, getattr(fn, "overload", ""))
             if key in self.functions:
                 self._extra_problems.append(Problem(
-                    Severity.ERROR, f"local function {_quoted(f'{fn.domain}:{fn.name}')} is defined twice",
+                    Severity.ERROR, f"local function {quoted_name(f'{fn.domain}:{fn.name}')} is defined twice",
                     scope=function_scope(*key)))
             self.functions[key] = fn
         self.main = self._index_graph("", model.graph, None)
@@ -246,17 +246,17 @@ class ModelIndex:
     def _define_terminals(self, g: GraphIndex, sparse_names: list[str]) -> None:
         producer = g.producer
         for name, what in self._dupes(g.input_names):
-            g.problems.append(Problem(Severity.ERROR, f"graph input '{_quoted(name)}' is declared {what}",
+            g.problems.append(Problem(Severity.ERROR, f"graph input '{quoted_name(name)}' is declared {what}",
                                       scope=g.scope, value=name))
         for name in g.input_names:
             producer[name] = GRAPH_INPUT
         for name, what in self._dupes(g.initializer_names + sparse_names):
-            g.problems.append(Problem(Severity.ERROR, f"initializer '{_quoted(name)}' is defined {what}",
+            g.problems.append(Problem(Severity.ERROR, f"initializer '{quoted_name(name)}' is defined {what}",
                                       scope=g.scope, value=name))
         for name in g.initializer_names + sparse_names:
             producer.setdefault(name, INITIALIZER)
         for name, what in self._dupes(g.output_names):
-            g.problems.append(Problem(Severity.ERROR, f"graph output '{_quoted(name)}' is listed {what}",
+            g.problems.append(Problem(Severity.ERROR, f"graph output '{quoted_name(name)}' is listed {what}",
                                       scope=g.scope, value=name))
 
     @staticmethod
@@ -290,7 +290,7 @@ class ModelIndex:
                 holders.append(i)
         for i, name in dup_outputs:
             g.problems.append(Problem(
-                Severity.ERROR, f"value '{_quoted(name)}' is defined more than once (SSA violation)",
+                Severity.ERROR, f"value '{quoted_name(name)}' is defined more than once (SSA violation)",
                 scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
         self._check_uses(g, unresolved)
         for i in holders:
@@ -307,7 +307,7 @@ class ModelIndex:
                 if name in g.producer and g.producer[name] >= i and g.producer[name] >= 0:
                     g.problems.append(Problem(
                         Severity.ERROR,
-                        f"subgraph {_quoted(label)} of {_quoted(g.node_label(i))} reads '{_quoted(name)}', defined later",
+                        f"subgraph {quoted_name(label)} of {quoted_name(g.node_label(i))} reads '{quoted_name(name)}', defined later",
                         scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
                 g.consumers.setdefault(name, [])
                 if i not in g.consumers[name]:
@@ -326,12 +326,12 @@ class ModelIndex:
                 g.outer_reads.add(name)
             else:
                 g.problems.append(Problem(
-                    Severity.ERROR, f"input '{_quoted(name)}' of {_quoted(g.node_label(i))} is not defined by anything",
+                    Severity.ERROR, f"input '{quoted_name(name)}' of {quoted_name(g.node_label(i))} is not defined by anything",
                     scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
         for name in g.output_names:
             if name and name not in producer and not (parent and parent.defines(name)):
                 g.problems.append(Problem(
-                    Severity.ERROR, f"graph output '{_quoted(name)}' is not produced by anything",
+                    Severity.ERROR, f"graph output '{quoted_name(name)}' is not produced by anything",
                     scope=g.scope, value=name))
         if g.unsorted:
             self._check_order(g)
@@ -341,7 +341,7 @@ class ModelIndex:
         g.cyclic_nodes = cyclic
         for i in cyclic:
             g.problems.append(Problem(
-                Severity.ERROR, f"{_quoted(g.node_label(i))} is part of a cycle",
+                Severity.ERROR, f"{quoted_name(g.node_label(i))} is part of a cycle",
                 scope=g.scope, node=i, node_name=g.nodes[i].name))
         if not cyclic:
             g.problems.append(Problem(
@@ -360,7 +360,7 @@ class ModelIndex:
                 k = stack.pop()
                 if k == key:
                     self._extra_problems.append(Problem(
-                        Severity.ERROR, f"local function {_quoted(f'{key[0]}:{key[1]}')} calls itself (recursion)",
+                        Severity.ERROR, f"local function {quoted_name(f'{key[0]}:{key[1]}')} calls itself (recursion)",
                         scope=function_scope(*key)))
                     break
                 if k not in seen:
@@ -515,8 +515,9 @@ def hidden_in_prose(text: str) -> Iterator[tuple[int, str]]:
         yield m.start(), m.group()
 
 
-def _quoted(name: str) -> str:
-    """A name quoted in a problem's message: escaped and cut (the problem's ``value`` or ``node`` has it whole)."""
+def quoted_name(name: str) -> str:
+    """A name quoted in a message (a problem, a refused edit): escaped and cut at :data:`QUOTED_CHARS` (the
+    problem's ``value`` or ``node``, the edit's arguments, have it whole)."""
     return display_name(name, QUOTED_CHARS)
 
 
