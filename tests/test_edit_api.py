@@ -82,6 +82,16 @@ def test_add_attribute_with_schema_default_and_remove(doc: Document) -> None:
     assert "pads" not in [a.name for a in node(doc, CONV).attribute]
 
 
+def test_an_attribute_the_operator_does_not_have_can_be_removed(doc: Document) -> None:
+    """Such an attribute is a problem ('Change Operator' keeps them "until you remove them"); removing it
+    was refused: "Relu has no attribute 'alpha' (allowed: none)"."""
+    relu = next(n for n in doc.model.graph.node if n.op_type == "Relu")
+    relu.attribute.append(helper.make_attribute("alpha", 0.5))
+    doc = Document(doc.model)
+    roundtrip(doc, lambda: doc.remove_attribute(relu.name, "alpha"))
+    assert not node(doc, relu.name).attribute
+
+
 def test_tensor_attribute_from_array(tmp_path: Path) -> None:
     graph = helper.make_graph([helper.make_node("Constant", [], ["c"], name="k",
                                                 value=numpy_helper.from_array(np.zeros(2, np.float32)))],
