@@ -43,6 +43,7 @@ from onnxviz.ui.tasks import Task
 from onnxviz.ui.theme import Theme, ThemeManager
 from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
+from onnxviz.ui.widgets.names import message_text, short_name
 
 # Each feature module has ``install(window)``; they run in this order.
 FEATURES = ("canvas", "panels", "edit", "run")
@@ -449,8 +450,10 @@ class MainWindow(QMainWindow):
         return box
 
     def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
-        """A one-sentence message with the details folded away; does not block."""
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message, Button.Ok, self)
+        """A one-sentence message with the details folded away; does not block. A name the message quotes
+        is shown escaped and cut, never as markup (:func:`~onnxviz.ui.widgets.names.message_text`)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, message_text(message), Button.Ok, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)
         if details:
             box.setDetailedText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -482,7 +485,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Nothing selected to copy.", 3000)
             return
         QGuiApplication.clipboard().setText(name)
-        self.statusBar().showMessage(f"Copied {name}", 3000)
+        self.statusBar().showMessage(f"Copied {short_name(name, 80)}", 3000)
 
     # -- window state and closing --------------------------------------------------
     def _restore_window_state(self) -> None:

@@ -35,9 +35,11 @@ from onnxviz.model.document import Change, Document
 from onnxviz.model.edits_base import NodeRef
 from onnxviz.model.edits_values import attribute_text, attribute_type_name, parse_attribute_text
 from onnxviz.model.errors import EditError, OnnxvizError
+from onnxviz.model.index import display_name
 from onnxviz.model.opschema import attribute_type_code
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
+from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field
 
 A = AttributeProto
 _NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?inf|nan"
@@ -48,6 +50,7 @@ _PATTERNS = {
     A.FLOATS: rf"\s*\[?\s*(({_NUMBER})\s*(,\s*({_NUMBER})\s*)*)?,?\s*\]?\s*",
 }
 TEXT_TYPES = (A.INT, A.FLOAT, A.STRING, A.INTS, A.FLOATS, A.STRINGS)
+HEADER_CHARS = 120  # of the node's name in the header (elided in the middle; the tooltip has it whole)
 
 
 def node_ref(doc: Document, scope: str, i: int) -> NodeRef:
@@ -67,7 +70,7 @@ class AttributeEditor(QWidget):
         self._refreshing = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.header = QLabel()
+        self.header = RichLabel()  # "Copy Name" copies the node's name as written
         self.header.setWordWrap(True)
         layout.addWidget(self.header)
         self.summary = MarkdownBlock("", max_height=90)  # the operator's first paragraph, links clickable
@@ -142,8 +145,7 @@ class AttributeEditor(QWidget):
         scope, i = where
         node = self.doc.node_proto(scope, i)
         schema = self.doc.schema_of(scope, i)
-        self.header.setText(f"<b>{html.escape(self.doc.node_label(scope, i))}</b> &nbsp; "
-                            f"{html.escape(node.op_type + (f' ({node.domain})' if node.domain else ''))}")
+        self._show_header(self.doc.node_label(scope, i), node.name, node.op_type, node.domain)
         self.summary.set_markdown(schema.doc.strip().split("\n\n")[0] if schema is not None and schema.doc else "")
         specs = schema.attributes if schema is not None else {}
         for attr in node.attribute:
@@ -157,13 +159,21 @@ class AttributeEditor(QWidget):
         self._show_empty(node.op_type, schema is not None and not schema.attributes)
         self._update_remove()
 
+    def _show_header(self, label: str, name: str, op_type: str, domain: str) -> None:
+        """The node's name escaped and elided in the middle (it wraps within the dialog), its operator."""
+        operator = short_name(op_type) + (f" ({short_name(domain)})" if domain else "")
+        self.header.setText(f"<b>{html.escape(breakable(short_name(label, HEADER_CHARS)))}</b> &nbsp; "
+                            f"{html.escape(operator)}")
+        self.header.copy_name = name
+        self.header.setToolTip(hidden_tooltip(label, HEADER_CHARS))
+
     def _show_empty(self, op_type: str, has_none: bool) -> None:
         """Say why the table is empty: the operator has no attributes, or the node sets none."""
         empty = self.table.rowCount() == 0
         self.table.setVisible(not empty)
         self.empty.setVisible(empty)
         if has_none:
-            self.empty.setText(f"{op_type} has no attributes.")
+            self.empty.setText(f"{short_name(op_type)} has no attributes.")
         else:
             self.empty.setText("No attributes set: the defaults apply. Add one below.")
 
@@ -177,12 +187,13 @@ class AttributeEditor(QWidget):
     def _add_row(self, attr: AttributeProto, description: str) -> None:
         r = self.table.rowCount()
         self.table.insertRow(r)
-        name_item = QTableWidgetItem(attr.name)
+        name_item = QTableWidgetItem(display_name(attr.name, 60))  # a key: escaped, cut like the panels' keys
+        name_item.setData(Qt.ItemDataRole.UserRole, attr.name)
         name_item.setToolTip(description)
         self.table.setItem(r, 0, name_item)
         self.table.setItem(r, 1, QTableWidgetItem(attribute_type_name(attr.type)))
         if attr.type in TEXT_TYPES:
-            edit = QLineEdit(attribute_text(attr))
+            edit = whole_field(QLineEdit(attribute_text(attr)))
             edit.setFrame(False)
             if attr.type in _PATTERNS:
                 edit.setValidator(QRegularExpressionValidator(QRegularExpression(_PATTERNS[attr.type]), edit))
@@ -266,11 +277,11 @@ class AttributeEditor(QWidget):
             self.error.show_message("select an attribute to remove.")
             return
         item = self.table.item(row, 0)
-        name = item.text() if item is not None else ""
+        name = item.data(Qt.ItemDataRole.UserRole) if item is not None else ""
         self._apply(lambda: self.doc.remove_attribute(self.ref, name))
 
     def _choose_npy(self, name: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, f"Load {name} from", "", "NumPy arrays (*.npy)")
+        path, _ = QFileDialog.getOpenFileName(self, f"Load {short_name(name)} from", "", "NumPy arrays (*.npy)")
         if path:
             self.load_tensor(name, Path(path))
 
@@ -300,7 +311,7 @@ class AttributesDialog(QDialog):
 
     def __init__(self, doc: Document, scope: str, node: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Attributes - {doc.node_label(scope, node)}")
+        self.setWindowTitle(f"Attributes - {short_name(doc.node_label(scope, node))}")
         self.resize(640, 380)
         layout = QVBoxLayout(self)
         self.editor = AttributeEditor(doc, scope, node, self)

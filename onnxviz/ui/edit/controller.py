@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessage
 
 from onnxviz.model.document import Change, Document, atomic_write
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.index import INITIALIZER
+from onnxviz.model.index import INITIALIZER, display_name, quoted_name
 from onnxviz.model.palette import palette
 from onnxviz.model.validation import node_badges
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
@@ -21,6 +21,7 @@ from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
+from onnxviz.ui.widgets.names import hidden_tooltip, message_text, short_name
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -177,7 +178,7 @@ class EditController(QObject):
         self._update()
         if change.kind in ("edit", "undo", "redo"):
             verb = {"edit": "", "undo": "Undone: ", "redo": "Redone: "}[change.kind]
-            self.window.statusBar().showMessage(f"{verb}{change.label}", 4000)
+            self.window.statusBar().showMessage(f"{verb}{display_name(change.label, 200)}", 4000)
         if change.kind in ("validated", "reload"):
             self.push_badges()
 
@@ -192,8 +193,8 @@ class EditController(QObject):
         undo, redo = self.actions["undo"], self.actions["redo"]
         undo.setEnabled(bool(stack and stack.can_undo))
         redo.setEnabled(bool(stack and stack.can_redo))
-        undo.setText(f"&Undo {stack.undo_label()}" if stack and stack.can_undo else "&Undo")
-        redo.setText(f"&Redo {stack.redo_label()}" if stack and stack.can_redo else "&Redo")
+        undo.setText(f"&Undo {_menu_text(stack.undo_label())}" if stack and stack.can_undo else "&Undo")
+        redo.setText(f"&Redo {_menu_text(stack.redo_label())}" if stack and stack.can_redo else "&Redo")
 
     def push_badges(self) -> None:
         """Error/warning marks on the canvas's nodes (when the canvas can show them)."""
@@ -245,12 +246,12 @@ class EditController(QObject):
             self.report(exc)
 
     def report(self, exc: OnnxvizError) -> None:
-        self.window.statusBar().showMessage(exc.message, 8000)
+        self.window.statusBar().showMessage(display_name(exc.message, 300), 8000)
         show = getattr(self.window, "show_error", None)
         if show is not None:
             show("Edit Refused", exc.message, exc.details)
         else:
-            QMessageBox.warning(self.window, "Edit Refused", exc.message)
+            QMessageBox.warning(self.window, "Edit Refused", message_text(exc.message))
 
     def _open(self, dialog: QDialog, modal: bool = True) -> QDialog:
         self.dialog = dialog
@@ -282,9 +283,9 @@ class EditController(QObject):
     def rename_node(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        form = self._form("Rename Node", f"New name for {doc.node_label(scope, i)}:",
+        form = self._form("Rename Node", f"New name for {quoted_name(doc.node_label(scope, i))}:",
                           lambda f: doc.rename_node(ref, f.text("name").strip()), "Rename")
-        form.add_line("name", "Name:", doc.node_proto(scope, i).name)
+        form.add_line("name", "Name:", doc.node_proto(scope, i).name, name=True)
         self._open(form)
 
     def change_operator(self) -> None:
@@ -293,7 +294,7 @@ class EditController(QObject):
         node = doc.node_proto(scope, i)
         names = sorted({e.name for e in palette(doc.model)})
         form = self._form("Change Operator",
-                          f"Operator of {doc.node_label(scope, i)}. Attributes the new operator does not "
+                          f"Operator of {quoted_name(doc.node_label(scope, i))}. Attributes the new operator does not "
                           "have are kept and listed as problems until you remove them.",
                           lambda f: doc.set_op_type(ref, f.text("op").strip(), f.text("domain").strip()),
                           "Change")
@@ -310,23 +311,26 @@ class EditController(QObject):
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         node = doc.node_proto(scope, i)
-        ports = [f"{k}: {x or '(empty)'}" for k, x in enumerate(node.input)] + [f"{len(node.input)}: (new input)"]
+        ports = [f"{k}: {short_name(x) if x else '(empty)'}" for k, x in enumerate(node.input)]
+        ports.append(f"{len(node.input)}: (new input)")
+        tips = [hidden_tooltip(x) for x in node.input]
         values = sorted(v for v in doc.index.graphs[scope].producer if v)
 
         def apply(f: FormDialog) -> None:
-            port = int(f.text("port").split(":")[0])
-            doc.set_input(ref, port, f.text("value").strip())
+            doc.set_input(ref, port.currentIndex(), f.text("value").strip())
 
-        form = self._form("Rewire Input", f"Make an input of {doc.node_label(scope, i)} read another value.",
+        form = self._form("Rewire Input",
+                          f"Make an input of {quoted_name(doc.node_label(scope, i))} read another value.",
                           apply, "Connect")
-        form.add_combo("port", "Input:", ports)
+        port = form.add_combo("port", "Input:", ports, tips=tips)
         form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
         self._open(form)
 
     def describe_node(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        form = self._form("Node Description", f"Description (doc_string) of {doc.node_label(scope, i)}:",
+        form = self._form("Node Description",
+                          f"Description (doc_string) of {quoted_name(doc.node_label(scope, i))}:",
                           lambda f: doc.set_doc_string(ref, f.text("text")))
         form.add_line("text", "Description:", doc.node_proto(scope, i).doc_string)
         self._open(form)
@@ -345,9 +349,9 @@ class EditController(QObject):
             doc.rename_value(value, new, scope)
             doc.selection.select_value(scope, new)  # the panels show the value, not its old name
 
-        form = self._form("Rename Value", f"Rename '{value}' everywhere it is used, subgraphs included:",
+        form = self._form("Rename Value", f"Rename '{quoted_name(value)}' everywhere it is used, subgraphs included:",
                           rename, "Rename")
-        form.add_line("name", "New name:", value)
+        form.add_line("name", "New name:", value, name=True)
         self._open(form)
 
     def mark_output(self) -> None:
@@ -362,8 +366,9 @@ class EditController(QObject):
     def replace_weights(self) -> None:
         doc, scope, value = self._value()
         if doc.index.graphs[scope].producer_of(value) != INITIALIZER:
-            raise EditError(f"'{value}' is not an initializer; select a weight.")
-        path, _ = QFileDialog.getOpenFileName(self.window, f"Replace {value} with", "", "NumPy arrays (*.npy)")
+            raise EditError(f"'{quoted_name(value)}' is not an initializer; select a weight.")
+        path, _ = QFileDialog.getOpenFileName(self.window, f"Replace {short_name(value)} with", "",
+                                              "NumPy arrays (*.npy)")
         if path:
             self.replace_weights_from(value, Path(path), scope)
 
@@ -378,8 +383,9 @@ class EditController(QObject):
             if "consumers expect" not in exc.message:
                 raise
             box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights",
-                              exc.message[:1].upper() + exc.message[1:],
+                              message_text(exc.message[:1].upper() + exc.message[1:]),
                               QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+            box.setTextFormat(Qt.TextFormat.PlainText)
             box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
             box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
 
@@ -447,3 +453,9 @@ class EditController(QObject):
         form.add_line("outputs", "Outputs:", ", ".join(outputs), values)
         form.add_line("path", "Save to:", default)
         self._open(form)
+
+
+def _menu_text(label: str) -> str:
+    """An edit's label in a menu item: escaped, elided to a menu's width, '&' shown rather than marking a
+    mnemonic."""
+    return short_name(label, 80).replace("&", "&&")

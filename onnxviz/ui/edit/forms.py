@@ -1,4 +1,9 @@
-"""Dialog building blocks: a form whose OK applies an edit, and a refused edit keeps it open with the reason."""
+"""Dialog building blocks: a form whose OK applies an edit, and a refused edit keeps it open with the reason.
+
+Names from the file reach a form in its intro (quoted cut, :func:`~onnxviz.model.index.quoted_name`), its
+lists and a completer's suggestions (shown escaped, :mod:`onnxviz.ui.widgets.names`) and its fields, which
+hold them exactly: the user edits what is written in the file.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.ui.widgets.names import NameDelegate, RichLabel, breakable, message_text, name_field, whole_field
 
 W = TypeVar("W", bound=QWidget)
 ERROR_COLOURS = ("#c0392b", "#ff7b72")  # on a light and on a dark window: both readable
@@ -33,19 +39,35 @@ def error_style() -> str:
     return f"color: {ERROR_COLOURS[dark]}; font-weight: 500;"
 
 
-class ErrorLabel(QLabel):
-    """One sentence in red under a form; hidden while there is nothing to say."""
+class ErrorLabel(RichLabel):
+    """One sentence in red under a form; hidden while there is nothing to say. The names it quotes are
+    shown escaped and cut, and wrap (:func:`~onnxviz.ui.widgets.names.message_text`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("", parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(True)
         self.setStyleSheet(error_style())
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hide()
 
     def show_message(self, text: str) -> None:
-        self.setText(text[:1].upper() + text[1:] if text else "")
+        self.setText(message_text(text[:1].upper() + text[1:]) if text else "")
         self.setVisible(bool(text))
+        if text:
+            self._fit_window()
+
+    def _fit_window(self) -> None:
+        """Make the dialog tall enough for the message's lines (a window's layout only grows it to its
+        minimum size, which counts a wrapping label as one line: a sentence quoting a long name was cut)."""
+        window = self.window()
+        layout = window.layout()
+        if not isinstance(window, QDialog) or layout is None:  # e.g. an editor embedded in a panel
+            return
+        layout.activate()
+        needed = window.heightForWidth(window.width())
+        if needed > window.height():
+            window.resize(window.width(), needed)
 
 
 class FormDialog(QDialog):
@@ -63,8 +85,9 @@ class FormDialog(QDialog):
         self._on_accept = on_accept
         self.fields: dict[str, QWidget] = {}
         layout = QVBoxLayout(self)
-        if intro:
-            label = QLabel(intro)
+        if intro:  # names in it are quoted cut, escaped (quoted_name); long runs get places to wrap
+            label = QLabel(breakable(intro))
+            label.setTextFormat(Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             layout.addWidget(label)
         self.form = QFormLayout()
@@ -80,22 +103,33 @@ class FormDialog(QDialog):
 
     # -- fields --------------------------------------------------------------------
     def add_line(self, key: str, label: str, text: str = "", completions: Sequence[str] = (),
-                 placeholder: str = "") -> QLineEdit:
-        edit = QLineEdit(text)
+                 placeholder: str = "", name: bool = False) -> QLineEdit:
+        """A field holding ``text`` as written, however long; ``name``: it is a name from the file, marked
+        when it holds characters a field does not show (:func:`~onnxviz.ui.widgets.names.name_field`)."""
+        edit = name_field(text) if name else whole_field(QLineEdit(text))
         edit.setPlaceholderText(placeholder)
         if completions:
             completer = QCompleter(list(completions), edit)
             completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
             completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            popup = completer.popup()
+            if popup is not None:  # its list shows the names escaped; a completion is the exact name
+                popup.setItemDelegate(NameDelegate(popup))
             edit.setCompleter(completer)
         edit.selectAll()
         return self._add(key, label, edit)
 
     def add_combo(self, key: str, label: str, items: Sequence[str], current: str = "",
-                  editable: bool = False) -> QComboBox:
+                  editable: bool = False, tips: Sequence[str] = ()) -> QComboBox:
+        """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each."""
         combo = QComboBox()
         combo.setEditable(editable)
+        # as wide as the form gives it, not as its longest item (an item naming a long name is elided)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(20)
         combo.addItems(list(items))
+        for k, tip in enumerate(tips):
+            combo.setItemData(k, tip, Qt.ItemDataRole.ToolTipRole)
         if current:
             combo.setCurrentText(current)
         return self._add(key, label, combo)

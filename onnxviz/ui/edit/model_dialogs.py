@@ -29,13 +29,16 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Change, Document
 from onnxviz.model.edits_values import parse_shape, shape_text_of
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.index import dtype_text, shape_list
+from onnxviz.model.index import dtype_text, quoted_name, shape_list
 from onnxviz.model.opschema import opset_version
 from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.widgets.names import NameDelegate, hidden_tooltip, name_field, whole_field
 
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
           "int64", "uint64", "bool", "string", "complex64", "complex128", "float8e4m3fn", "float8e5m2",
           "int4", "uint4"]
+
+NAME_CELL_CHARS = 300  # of a metadata key or value in its cell
 
 
 def _text(item: QTableWidgetItem | None) -> str:
@@ -55,7 +58,7 @@ class ModelPropertiesDialog(QDialog):
         m = doc.model
         self.setWindowTitle("Model Properties")
         self.resize(620, 600)
-        self.fields = {key: QLineEdit(str(getattr(m, key))) for key in
+        self.fields = {key: whole_field(QLineEdit(str(getattr(m, key)))) for key in
                        ("producer_name", "producer_version", "domain", "model_version")}
         self.description = QPlainTextEdit(m.doc_string)
         self.description.setMinimumHeight(70)
@@ -73,6 +76,7 @@ class ModelPropertiesDialog(QDialog):
         self.metadata.setHorizontalHeaderLabels(["Key", "Value"])
         self.metadata.verticalHeader().hide()
         self.metadata.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.metadata.setItemDelegate(NameDelegate(self.metadata, NAME_CELL_CHARS))  # shown escaped, edited whole
         for entry in m.metadata_props:
             self._add_metadata_row(entry.key, entry.value)
         add = QPushButton("Add Entry")
@@ -100,8 +104,10 @@ class ModelPropertiesDialog(QDialog):
     def _add_metadata_row(self, key: str, value: str, edit: bool = False) -> None:
         r = self.metadata.rowCount()
         self.metadata.insertRow(r)
-        self.metadata.setItem(r, 0, QTableWidgetItem(key))
-        self.metadata.setItem(r, 1, QTableWidgetItem(value))
+        for column, text in enumerate((key, value)):
+            item = QTableWidgetItem(text)
+            item.setToolTip(hidden_tooltip(text, NAME_CELL_CHARS))
+            self.metadata.setItem(r, column, item)
         if edit:
             self.metadata.setCurrentCell(r, 0)
             self.metadata.editItem(self.metadata.item(r, 0))  # type: ignore[arg-type]
@@ -112,7 +118,7 @@ class ModelPropertiesDialog(QDialog):
             key = _text(self.metadata.item(r, 0)).strip()
             value = _text(self.metadata.item(r, 1))
             if key in out:
-                raise EditError(f"metadata key '{key}' appears twice.")
+                raise EditError(f"metadata key '{quoted_name(key)}' appears twice.")
             if key:
                 out[key] = value
         return out
@@ -216,7 +222,7 @@ class GraphIODialog(QDialog):
         r = self.table.rowCount()
         self.table.insertRow(r)
         self.table.setItem(r, 0, QTableWidgetItem(kind))
-        name = QLineEdit(v.name)
+        name = name_field(v.name)  # as written, to be edited; a mark and its tooltip show what it hides
         name.setFrame(False)
         name.editingFinished.connect(lambda old=v.name, e=name: self._apply(
             lambda: self.doc.rename_value(old, e.text().strip())))
@@ -228,7 +234,7 @@ class GraphIODialog(QDialog):
         dtype.currentTextChanged.connect(lambda text, n=v.name: self._apply(
             lambda: self.doc.set_value_type(n, dtype=_dtype_key(text))))
         self.table.setCellWidget(r, 2, dtype)
-        shape = QLineEdit(shape_text_of(shape_list(v.type) if v.HasField("type") else None))
+        shape = whole_field(QLineEdit(shape_text_of(shape_list(v.type) if v.HasField("type") else None)))
         shape.setFrame(False)
         shape.editingFinished.connect(lambda n=v.name, e=shape: self._apply(
             lambda: self.doc.set_value_type(n, shape=parse_shape(e.text()))))

@@ -23,18 +23,30 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Document
 from onnxviz.model.edits_base import NodeRef
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.index import display_name
 from onnxviz.model.palette import PaletteEntry, palette, search
 from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.widgets.names import name_tooltip, short_name
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a new one-input node goes: on ``value``, feeding ``consumers`` (None: all of them)."""
+    """Where a new one-input node goes: on ``value``, feeding ``consumers`` (None: all of them). ``label``
+    says so with the names escaped and elided; ``tip`` quotes them whole."""
 
     label: str
     scope: str
     value: str
     consumers: tuple[NodeRef, ...] | None = None
+    tip: str = ""
+
+
+def _place(text: str, names: tuple[str, ...], scope: str, value: str,
+           consumers: tuple[NodeRef, ...] | None = None) -> Placement:
+    """A placement described by ``text`` with ``{}`` for each of ``names``."""
+    shown = text.format(*(short_name(n, 40) for n in names))
+    tip = "" if shown == text.format(*names) else name_tooltip(text.format(*(display_name(n, 600) for n in names)))
+    return Placement(shown, scope, value, consumers, tip)
 
 
 def placements(doc: Document) -> list[Placement]:
@@ -49,16 +61,16 @@ def placements(doc: Document) -> list[Placement]:
         label = doc.node_label(state.scope, state.node)
         ref: NodeRef = doc.node_ids[state.node] if state.scope == "" else (state.scope, state.node)
         if node.output and node.output[0]:
-            out.append(Placement(f"After {label} (on {node.output[0]})", state.scope, node.output[0]))
+            out.append(_place("After {} (on {})", (label, node.output[0]), state.scope, node.output[0]))
         data_inputs = [x for x in node.input if x]
         if data_inputs:
-            out.append(Placement(f"Before {label} (on its input {data_inputs[0]})", state.scope,
-                                 data_inputs[0], (ref,)))
+            out.append(_place("Before {} (on its input {})", (label, data_inputs[0]), state.scope,
+                              data_inputs[0], (ref,)))
     elif state.value:
-        out.append(Placement(f"On the edge {state.value} (before all its consumers)", state.scope, state.value))
+        out.append(_place("On the edge {} (before all its consumers)", (state.value,), state.scope, state.value))
     else:  # nothing selected: right after one of the graph's inputs
         inits = {t.name for t in doc.model.graph.initializer}
-        out += [Placement(f"After graph input {v.name}", "", v.name)
+        out += [_place("After graph input {}", (v.name,), "", v.name)
                 for v in doc.model.graph.input if v.name not in inits]
     return out
 
@@ -105,8 +117,14 @@ class PaletteDialog(QDialog):
         splitter.addWidget(self.schema_view)
         splitter.setSizes([260, 560])
         self.placement = QComboBox()
+        # as wide as the dialog gives it, not as its longest item
+        self.placement.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.placement.setMinimumContentsLength(30)
         self.places = placements(doc)
         self.placement.addItems([p.label for p in self.places] or ["Select a node or an edge on the graph first"])
+        for k, place in enumerate(self.places):
+            if place.tip:
+                self.placement.setItemData(k, place.tip, Qt.ItemDataRole.ToolTipRole)
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("automatic")
         form = QFormLayout()

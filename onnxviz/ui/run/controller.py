@@ -48,7 +48,7 @@ from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dim
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes
-from onnxviz.ui.widgets.names import wrappable
+from onnxviz.ui.widgets.names import message_text, wrappable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -337,7 +337,9 @@ class RunController(QObject):
     def _report_failure(self, message: str, details: str = "") -> None:
         text = sentence(message)
         self.window.statusBar().showMessage(text, 10000)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Run the Model", text, parent=self.window)
+        # onnxruntime's messages quote node and value names whole: escaped and cut, never markup
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Run the Model", message_text(text), parent=self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
         if details:
             box.setDetailedText(details)
         box.open()

@@ -86,8 +86,8 @@ class _InputRow:
 
     def choose_file(self) -> None:
         image = self.source.currentData() == "image"
-        path, _ = QFileDialog.getOpenFileName(self.path.window(), f"Input '{self.spec.name}'", self.path.text(),
-                                              IMAGE_FILES if image else ARRAY_FILES)
+        path, _ = QFileDialog.getOpenFileName(self.path.window(), f"Input '{display_name(self.spec.name, 80)}'",
+                                              self.path.text(), IMAGE_FILES if image else ARRAY_FILES)
         if path:
             self.path.setText(path)
 

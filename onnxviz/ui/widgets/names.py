@@ -2,8 +2,11 @@
 
 A name is shown escaped and cut (:func:`~onnxviz.model.index.display_name`); what is left either wraps
 (:func:`breakable` gives a 100,000-character name places to break, copies drop them again, see
-:class:`RichLabel`) or is elided to one line (:class:`ElidedLabel`). The tooltip shows the name wrapped
-into lines (:func:`name_tooltip`) and "Copy Name" in the context menu copies it as written in the file.
+:class:`RichLabel`) or is elided to one line (:class:`ElidedLabel`, :func:`short_name` for a window title,
+a menu or a list item). The tooltip shows the name wrapped into lines (:func:`name_tooltip`) and "Copy
+Name" in the context menu copies it as written in the file. Dialogs use the same: a sentence quoting a name
+quotes it cut (:func:`~onnxviz.model.index.quoted_name`), :func:`message_text` makes a message box's text
+safe, and :class:`NameDelegate` shows the names an item view holds while its editors get them exactly.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import html
 import re
 import textwrap
 
-from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import (
     QClipboard,
     QContextMenuEvent,
@@ -23,13 +26,26 @@ from PySide6.QtGui import (
     QPainter,
     QPaintEvent,
 )
-from PySide6.QtWidgets import QLabel, QMenu, QSizePolicy, QToolTip, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QSizePolicy,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QWidget,
+)
 
 from onnxviz.model.index import display_name
 
 BREAK = "\u200b"  # zero-width space: a place to wrap that shows nothing (display_name escapes real ones)
 TOOLTIP_CHARS = 2000  # of a name in a tooltip
 TOOLTIP_WIDTH = 80    # characters per tooltip line
+MESSAGE_CHARS = 1000  # of a message box's text or a form's error line
+MESSAGE_RUN = 120     # characters without a space in a message (a name quoted whole, a path): kept at both ends
+_MESSAGE_RUN = re.compile(rf"\S{{{MESSAGE_RUN + 1},}}")
 _LONG_RUN = re.compile(r"[^\s/\-]{17,}")  # text Qt finds no place to wrap in (it wraps after spaces, / and -)
 _PIECE = re.compile(r".{0,11}?[._:,;\])]|.{1,12}", re.DOTALL)  # up to a separator, else 12 characters
 
@@ -50,6 +66,27 @@ def wrappable(text: str, limit: int | None = 300) -> str:
     return breakable(display_name(text, limit))
 
 
+def short_name(name: str, limit: int = 60) -> str:
+    """``name`` escaped for one line of limited room (a window title, a menu, a list item): a name longer
+    than ``limit`` characters keeps its first and last ``limit / 2`` joined by '…', so its end (which often
+    tells names apart) still shows."""
+    return _middle_cut(display_name(name, None), limit)
+
+
+def _middle_cut(shown: str, limit: int) -> str:
+    return shown if len(shown) <= limit else f"{shown[:limit // 2]}…{shown[-(limit // 2):]}"
+
+
+def message_text(text: str) -> str:
+    """A message for a message box or a form's error line, to be shown as plain text. Messages of this
+    project quote names cut (:func:`~onnxviz.model.index.quoted_name`); those of onnx or onnxruntime may
+    quote them whole ("... running Add node. Name:'<name>' Status Message: ..."): escaped, a run longer
+    than :data:`MESSAGE_RUN` characters elided in its middle (the rest of the sentence still shows), cut
+    at :data:`MESSAGE_CHARS` and :func:`breakable`."""
+    shown = _MESSAGE_RUN.sub(lambda m: _middle_cut(m.group(), MESSAGE_RUN), display_name(text, None))
+    return wrappable(shown, MESSAGE_CHARS)
+
+
 def unbreak(text: str) -> str:
     """Text selected in a label as the clipboard should get it: without :data:`BREAK` and with Qt's
     paragraph and line separators as newlines."""
@@ -63,6 +100,32 @@ def name_tooltip(name: str, limit: int = TOOLTIP_CHARS) -> str:
     lines = textwrap.wrap(display_name(name, limit), TOOLTIP_WIDTH, break_on_hyphens=False,
                           replace_whitespace=False, drop_whitespace=False) or [""]
     return '<p style="white-space:pre">' + "<br>".join(html.escape(line) for line in lines) + "</p>"
+
+
+def hidden_tooltip(name: str, shown_chars: int = 60) -> str:
+    """:func:`name_tooltip` for a name that is not shown as written where it appears (it has characters
+    shown escaped, or is longer than ``shown_chars``, the most it is shown with); '' for any other."""
+    return name_tooltip(name) if len(name) > shown_chars or not name.isprintable() else ""
+
+
+def whole_field(edit: QLineEdit) -> QLineEdit:
+    """``edit`` made to hold text of any length: a QLineEdit cuts text set into it at 32,767 characters, so
+    a 100,000-character name accepted unchanged would have been renamed to its first 32,767."""
+    edit.setMaxLength(2**31 - 1)
+    return edit
+
+
+def name_field(name: str) -> QLineEdit:
+    """A field holding ``name`` as written, for the user to edit (:func:`whole_field`). A field cannot show
+    bidi controls, line breaks or zero-width characters: a name holding some gets a warning mark at the
+    field's end, and the field's tooltip shows the name escaped (:func:`hidden_tooltip`)."""
+    edit = whole_field(QLineEdit(name))
+    edit.setToolTip(hidden_tooltip(name))
+    if not name.isprintable():
+        icon = edit.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        mark = edit.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)
+        mark.setToolTip(f"<p>The name has characters this field does not show:</p>{name_tooltip(name)}")
+    return edit
 
 
 def copy_text(text: str) -> None:
@@ -136,8 +199,7 @@ class ElidedLabel(QLabel):
         copies ``copy_name`` (default: ``name``; "" for no such action)."""
         shown = display_name(name, None)
         self._cut = len(shown) > self.limit
-        if self._cut:
-            shown = f"{shown[:self.limit // 2]}…{shown[-(self.limit // 2):]}"
+        shown = _middle_cut(shown, self.limit)
         self.setText(shown)
         self.copy_name = name if copy_name is None else copy_name
         self.setToolTip(name_tooltip(name) if shown else "")
@@ -180,3 +242,24 @@ class ElidedLabel(QLabel):
         menu = QMenu(self)
         menu.addAction("Copy Name", lambda: copy_text(self.copy_name))
         return menu
+
+
+class NameDelegate(QStyledItemDelegate):
+    """An item view's cells (a table, a completer's list) holding names as written: shown escaped and cut at
+    ``limit``, while an editor opened on a cell gets the name exactly (as does a completion chosen)."""
+
+    def __init__(self, parent: QWidget | None = None, limit: int = 300) -> None:
+        super().__init__(parent)
+        self.limit = limit
+
+    def displayText(self, value: object, locale: object) -> str:  # noqa: N802 - Qt's name
+        if isinstance(value, str):
+            return display_name(value, self.limit)
+        return super().displayText(value, locale)  # type: ignore[arg-type]
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                     index: QModelIndex | QPersistentModelIndex) -> QWidget:
+        editor = super().createEditor(parent, option, index)
+        if isinstance(editor, QLineEdit):
+            whole_field(editor)
+        return editor
