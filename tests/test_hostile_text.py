@@ -311,3 +311,28 @@ def test_a_long_function_name_in_the_breadcrumb_and_the_current_graph(
     assert len(current.toolTip()) < 3000
     _assert_nothing_widened(w, "function")
     QApplication.processEvents()
+
+
+def test_elided_label_ends_its_painter(qtbot: QtBot) -> None:
+    """A painter left for garbage collection stays active while anything holds the paint frame (a
+    sampling profiler, a traceback): the backing store then ended its paint with it active, and the
+    next widget painted crashed (bench_responsiveness's sampler: a segfault in 4 of 14 opens)."""
+    import sys
+    from types import FrameType
+
+    label = ElidedLabel()
+    qtbot.addWidget(label)
+    label.set_name("a_name_that_is_long_enough/" * 4)
+    label.show()
+    frames: list[FrameType] = []
+
+    def keep(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "return" and frame.f_code.co_name == "paintEvent":
+            frames.append(frame)
+
+    sys.setprofile(keep)
+    try:
+        label.grab()
+    finally:
+        sys.setprofile(None)
+    assert frames and not frames[0].f_locals["painter"].isActive()

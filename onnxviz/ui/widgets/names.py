@@ -224,6 +224,7 @@ class ElidedLabel(QLabel):
         painter = QPainter(self)
         self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()), self.palette(),
                                   self.isEnabled(), self.elided_text(), self.foregroundRole())
+        painter.end()  # not left to garbage collection: anything holding this frame kept it painting
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and not self.elided:  # the tooltip would say what is shown
