@@ -562,3 +562,62 @@ def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, 
     assert canvas.view.legend is not None and not canvas.view.legend.log
     canvas.set_overlay({("", i): v for i, v in zip(own, (-1e-3, 1.0, 1e3, 1e9), strict=True)}, "mean")
     assert canvas.view.legend is not None and not canvas.view.legend.log  # signed values stay linear
+
+
+def test_a_rename_within_its_group_redraws_the_box_without_a_layout(qtbot: QtBot, example_path: Path) -> None:
+    """Renames keeping a node in its name-scope group, and their undo and redo, change the box's text in
+    place: no layout thread (at 123k nodes one made the window stutter for 100-300 ms after every rename)."""
+    window, canvas = open_window(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None and canvas.drawable is not None
+    qtbot.waitUntil(lambda: not canvas.busy and not window.validation.busy, timeout=TIMEOUT)
+    drawable = canvas.drawable
+    box = drawable.node_box[7]
+    assert drawable.scene.box_name[box] == "/res/Add"
+    for step, name in ((lambda: doc.rename_node(7, "/res/Sum"), "/res/Sum"), (doc.undo, "/res/Add"),
+                       (doc.redo, "/res/Sum")):
+        step()
+        assert canvas._task is None and not canvas._pending   # nothing laid out
+        assert canvas.drawable is drawable and drawable.scene.box_name[box] == name
+    doc.set_metadata("note", "x")  # nothing drawn changes
+    assert canvas._task is None and canvas.drawable is drawable
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        doc.rename_node(7, "/head/Add")   # into another group: laid out again
+        assert canvas._task is not None
+    assert canvas.drawable is not drawable
+    assert canvas.layout_obj.group_of(7) == "head"
+    shown = canvas.drawable.node_box[7]
+    assert canvas.drawable.scene.box_name[shown] == "/head/Add"
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        doc.undo()
+    assert canvas.layout_obj.group_of(7) == "res"
+
+
+def test_a_rename_during_a_job_on_the_layout_waits_for_it(qtbot: QtBot, example_path: Path) -> None:
+    """A rename while the edge labels (or an expansion) are computed changes the box once that job ends,
+    still without a layout; the job reads and replaces the scene, so it must not change meanwhile."""
+    import threading
+
+    window, canvas = open_window(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None
+    qtbot.waitUntil(lambda: not canvas.busy and not window.validation.busy, timeout=TIMEOUT)
+    layout = canvas.layout_obj
+    release = threading.Event()
+    relabel = layout.relabel
+
+    def slow_relabel() -> object:
+        release.wait(TIMEOUT / 1000)
+        return relabel()
+
+    layout.relabel = slow_relabel
+    try:
+        canvas.relabel()
+        assert canvas._task is not None
+        doc.rename_node(7, "/res/Total")
+        assert canvas._running is not None and canvas._running.make_layout is None and not canvas._pending
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: canvas._task is None, timeout=TIMEOUT)
+    assert canvas.layout_obj is layout and canvas.drawable is not None
+    assert canvas.drawable.scene.box_name[canvas.drawable.node_box[7]] == "/res/Total"

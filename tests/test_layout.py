@@ -7,9 +7,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model.errors import Cancelled
+from onnxviz.model.errors import Cancelled, EditError
+from onnxviz.model.groups import group_path_of
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.layout import GraphLayout
 from onnxviz.model.progress import CancelToken
@@ -535,3 +538,128 @@ def test_random_expand_and_collapse_sequences_stay_clean(synth_small: Path) -> N
 def _ancestors(path: str) -> list[str]:
     parts = path.split("/")
     return ["/".join(parts[:k]) for k in range(1, len(parts))]
+
+
+# -- texts refreshed in place after renames and attribute edits ------------------------------
+def scene_facts(scene: Scene) -> dict[str, object]:
+    """Everything a scene draws, comparable with ==."""
+    return {name: value.tolist() if isinstance(value, np.ndarray) else value
+            for name, value in vars(scene).items()}
+
+
+def _new_name(old: str, other: str, form: int, k: int) -> str:
+    """Names a user might give: same group, another node's group, a dotted name, none, a deeper group..."""
+    prefix, _, _ = old.rpartition("/")
+    other_prefix, _, _ = other.rpartition("/")
+    return [f"{prefix}/renamed{k}" if prefix else f"{old}_{k}", f"{other_prefix}/moved{k}", f"solo.part.x{k}",
+            "", f"{prefix}/deeper/x{k}", f"plain{k}", f"{other}.x{k}", f"{prefix}/{k}/x"][form]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(expand=st.sampled_from(["none", "all", "some"]),
+       steps=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 502), st.integers(0, 502), st.integers(0, 7)),
+                      min_size=1, max_size=6))
+def test_refreshed_texts_are_what_a_new_layout_draws(synth_mid: onnx.ModelProto, expand: str,
+                                                     steps: list[tuple[int, int, int, int]]) -> None:
+    """After any renames, undos and redos, a scene refreshed in place (when the layout offers one) is
+    exactly the scene a new layout of the edited model draws; keeping the prefix always refreshes."""
+    from onnxviz.model.document import Document
+
+    doc = Document(onnx.ModelProto.FromString(synth_mid.SerializeToString()))
+    first = GraphLayout(doc.index, "")
+    paths = {"none": [], "all": list(first.tree.paths), "some": list(first.tree.paths)[::3]}[expand]
+    layout = GraphLayout(doc.index, "", paths)
+    layout.build()
+    for k, (action, node, other, form) in enumerate(steps):
+        before = doc.undo_stack.index
+        nodes = doc.model.graph.node
+        if action == 8:
+            doc.undo()
+        elif action == 9:
+            doc.redo()
+        else:
+            new = _new_name(nodes[node].name, nodes[other].name, form, k)
+            try:
+                doc.rename_node(node, new)
+            except EditError:
+                continue
+            if form == 0 and layout.group_of(node) == group_path_of(new):
+                assert layout.refresh_nodes({node}) is not None   # the common rename: no layout
+        if doc.undo_stack.index == before:
+            continue
+        changed = doc.undo_stack.commands[min(before, doc.undo_stack.index)].index_effect().nodes
+        assert doc.index is layout.index   # renames update the index in place
+        scene = layout.refresh_nodes(changed)
+        fresh = GraphLayout(doc.index, "", layout.expanded)
+        expected = fresh.build()
+        if scene is None:  # what the canvas does: lay out again
+            layout = fresh
+        else:
+            assert scene_facts(scene) == scene_facts(expected)
+
+
+@pytest.fixture(scope="module")
+def synth_mid() -> onnx.ModelProto:
+    """A 12-layer transformer-shaped model (503 nodes): opens as an overview of collapsed layers."""
+    import runpy
+
+    from tests.conftest import synth_script
+
+    return runpy.run_path(str(synth_script()))["build"](12)
+
+
+def test_a_rename_within_its_group_changes_one_box_text(synth_mid: onnx.ModelProto) -> None:
+    from onnxviz.model.document import Document
+
+    doc = Document(onnx.ModelProto.FromString(synth_mid.SerializeToString()))
+    layout = GraphLayout(doc.index, "", ["layers.0", "layers.0/ln1"])
+    before = layout.build()
+    node = [n.name for n in doc.model.graph.node].index("layers.0.ln1/Sub")
+    doc.rename_node(node, "layers.0.ln1/Subtract")
+    scene = layout.refresh_nodes({node})
+    assert scene is not None and scene is not before
+    box = scene.box_of_node(node)
+    assert scene.box_name[box] == "layers.0.ln1/Subtract" and before.box_name[box] == "layers.0.ln1/Sub"
+    assert [i for i in range(scene.n_boxes) if scene.box_name[i] != before.box_name[i]] == [box]
+    assert scene.box_x is before.box_x and scene.edge_points is before.edge_points  # nothing moved
+    assert layout.refresh_nodes({node}) is scene  # nothing more changed: the same scene
+    doc.rename_node(node, "layers.1.ln1/Sub_9")   # into another group: a new layout is needed
+    assert layout.refresh_nodes({node}) is None
+
+
+def test_runs_of_unnamed_nodes_refresh_only_within_their_run() -> None:
+    import runpy
+
+    from onnxviz.model.document import Document
+    from tests.conftest import synth_script
+
+    model = runpy.run_path(str(synth_script()))["build"](130)
+    for node in model.graph.node:
+        node.name = ""
+    doc = Document(model)
+    layout = GraphLayout(doc.index, "", ["nodes 1000-1499"])
+    layout.build()
+    doc.rename_node(1234, "still_in_its_run")
+    scene = layout.refresh_nodes({1234})
+    assert scene is not None and scene.box_name[scene.box_of_node(1234)] == "still_in_its_run"
+    assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "", layout.expanded).build())
+    doc.rename_node(1234, "a/scope/of/its/own")  # could start name-scope groups: lay out again
+    assert layout.refresh_nodes({1234}) is None
+
+
+def test_a_constants_new_value_shows_in_its_readers_box() -> None:
+    from onnxviz.model.document import Document
+
+    nodes = [helper.make_node("Constant", [], ["k"], name="const",
+                              value=numpy_helper.from_array(np.ones(4, np.float32))),
+             helper.make_node("Add", ["x", "k"], ["y"], name="add")]
+    doc = Document(model_of(nodes, ["x"], ["y"]))
+    layout = GraphLayout(doc.index, "")
+    before = layout.build()
+    doc.set_attribute(0, "value", np.ones(5, np.float32))
+    scene = layout.refresh_nodes({0})
+    assert scene is not None and scene.box_lines[scene.box_of_node(1)] == ["B <5>"]
+    assert before.box_lines[before.box_of_node(1)] == ["B <4>"]
+    assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "").build())
+    doc.set_attribute(0, "value", np.ones((2, 3, 4, 5, 6, 7, 8, 9), np.float32))  # a longer line: wider box
+    assert layout.refresh_nodes({0}) is None

@@ -6,7 +6,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import onnx
@@ -36,6 +36,10 @@ class Change:
 
     label: str
     kind: str  # "edit", "undo", "redo", "reload", "saved", "validated"
+    # of an edit, undo or redo that left the graph's structure alone (the index was updated in place):
+    # the main-graph nodes whose names, doc strings or non-graph attributes changed (empty: none, e.g.
+    # metadata); None when anything may have changed
+    nodes: frozenset[int] | None = None
 
 
 class Document(EditingMixin):
@@ -179,6 +183,8 @@ class Document(EditingMixin):
         # (names, descriptions, attribute values, metadata) update it in place
         if effect.rebuild or (self._index is not None and not self._index.refresh_nodes(effect.nodes)):
             self.invalidate()
+        else:  # views may refresh only these nodes too
+            change = replace(change, nodes=effect.nodes)
         if not effect.rebuild:
             self._follow_renames(effect.nodes)
         self.changed.emit(change)

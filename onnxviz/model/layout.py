@@ -33,7 +33,7 @@ from onnxviz.model.layout_scene import compose_scene
 from onnxviz.model.layout_scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
 from onnxviz.model.layout_util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.scene import Category, Scene
+from onnxviz.model.scene import BoxKind, Category, Scene
 
 SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
@@ -48,6 +48,9 @@ class GraphLayout:
         self.index = index
         self.scope = scope
         self.graph: ScopeGraph = build_scope_graph(index, scope)
+        self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
+        self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
+        self._run_labels: list[str] = []
         self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
         self._item_anc = self.tree.item_ancestors(np.arange(n))
@@ -77,13 +80,21 @@ class GraphLayout:
         grouped = int(np.count_nonzero(tree.item_group[nodes] >= 0)) if nodes else 0
         if len(nodes) <= AUTO_GROUP_NODES or grouped >= len(nodes) / 2:
             return tree
+        self._plain_tree = tree
+        self._run_of = np.full(len(names), -1, np.int64)
         positions = self.graph.item_node
         for start in range(0, len(nodes), AUTO_GROUP_SIZE):
             run = nodes[start:start + AUTO_GROUP_SIZE]
-            label = f"nodes {positions[run[0]]}-{positions[run[-1]]}"  # node positions, as in the file
+            self._run_of[run] = len(self._run_labels)
+            self._run_labels.append(f"nodes {positions[run[0]]}-{positions[run[-1]]}")  # positions, as in the file
             for i in run:
-                names[i] = f"{label}/{names[i] or 'node'}"
+                names[i] = self._grouping_name(i, names[i])
         return build_groups(names)
+
+    def _grouping_name(self, item: int, name: str) -> str:
+        """The name the group tree is built from: in a graph split into runs of nodes, inside its run."""
+        run = int(self._run_of[item]) if len(self._run_of) else -1
+        return f"{self._run_labels[run]}/{name or 'node'}" if run >= 0 else name
 
     # -- public API ------------------------------------------------------------------
     @property
@@ -141,6 +152,71 @@ class GraphLayout:
         self._scene = dataclasses.replace(scene, edge_label=[t for t, _ in labels],
                                           edge_inferred=np.array([inf for _, inf in labels], bool))
         return self._scene
+
+    def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
+        """The scene again after edits that changed only the names, doc strings or non-graph attributes
+        of these nodes of the main graph (the index was updated in place, see ``Change.nodes``): their
+        boxes get their new texts and nothing moves. None when that would not be what a new layout
+        draws: a node whose name puts it in another name-scope group, a box whose size changes, another
+        scope. Quick: no level is laid out again.
+
+        Group trees are built from the names; a node whose name places it exactly in the innermost group
+        the tree has it in leaves the tree as it was (its old place was that group, or single-node
+        groups inside it that are dropped anyway), so positions, group boxes and counts stay right."""
+        sg = self.graph
+        if self.scope != "":
+            return None
+        items: set[int] = set()
+        for node in nodes:
+            if not 0 <= node < len(sg.node_item):
+                return None
+            item = int(sg.node_item[node])
+            if item >= 0:
+                if not self._in_its_group(item):
+                    return None
+                items.add(item)
+            else:  # a constant listed inside its readers' boxes: their lines show its shape
+                for out in sg.graph.nodes[node].output:
+                    items.update(int(sg.node_item[c]) for c in sg.graph.consumers.get(out, []) if sg.node_item[c] >= 0)
+        changed: dict[int, BoxText] = {}
+        for item in sorted(items):
+            old = self._texts.get(item)
+            if old is None:
+                continue  # never laid out (inside a collapsed group): a later layout reads the new text
+            new = item_text(sg, item)
+            if new.size() != old.size():
+                return None
+            if new != old:
+                changed[item] = new
+        self._texts.update(changed)
+        if not changed:
+            return self._scene
+        scene = self._scene
+        titles, names, lines = list(scene.box_title), list(scene.box_name), list(scene.box_lines)
+        categories = scene.box_category.copy()
+        for item, text in changed.items():
+            node = sg.item_node[item]
+            box = scene.box_of_node(node)
+            ref = scene.box_ref[box] if box >= 0 else None
+            if ref is None or ref.kind != BoxKind.OP or ref.node != node:
+                continue  # shown by its collapsed group's box
+            titles[box], names[box], lines[box], categories[box] = text.title, text.name, text.lines, text.category
+        # a new Scene: the one being drawn is never changed under the painter
+        self._scene = dataclasses.replace(scene, box_title=titles, box_name=names, box_lines=lines,
+                                          box_category=categories)
+        return self._scene
+
+    def _in_its_group(self, item: int) -> bool:
+        """Whether the item's name places it in the innermost group the tree has it in (in each tree)."""
+        name = self.graph.graph.nodes[self.graph.item_node[item]].name
+        trees = [(self.tree, self._grouping_name(item, name))]
+        if self._plain_tree is not None:  # the runs were chosen from the plain names' tree
+            trees.append((self._plain_tree, name))
+        for tree, grouping_name in trees:
+            g = int(tree.item_group[item])
+            if group_path_of(grouping_name) != (tree.paths[g] if g >= 0 else ""):
+                return False
+        return True
 
     # -- helpers used by the scene composer ---------------------------------------------
     def item_text(self, item: int) -> BoxText:

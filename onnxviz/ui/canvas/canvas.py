@@ -93,6 +93,8 @@ class GraphCanvas(QWidget):
         self._layout_index: Any = None
         self._task: Task | None = None
         self._pending: list[_Job] = []
+        self._running: _Job | None = None   # the job of ``_task``
+        self._retext_waiting: set[int] = set()   # nodes whose box texts change once the running job ends
         self._ready_pending = False
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
@@ -340,6 +342,7 @@ class GraphCanvas(QWidget):
 
     def cancel_layout(self) -> None:
         self._pending = []
+        self._retext_waiting = set()   # like the queued edge labels (a new layout reads the new names)
         if self._task is not None:
             self._task.cancel()
             self._task = None
@@ -371,7 +374,7 @@ class GraphCanvas(QWidget):
         task.finished.connect(lambda result: self._job_done(task, job, result))
         task.failed.connect(lambda exc, tb: self._job_failed(task, job, exc))
         task.cancelled.connect(lambda: self._job_ended(task))
-        self._task = task
+        self._task, self._running = task, job
         status_progress = getattr(self.window(), "task_progress", None)
         if status_progress is not None and hasattr(status_progress, "track"):
             if job.announce:
@@ -437,6 +440,10 @@ class GraphCanvas(QWidget):
             if job.make_layout is not None or self.layout_obj is not None:  # a failed layout left none to edit
                 self._start(job)
                 break
+        if self._task is None and self._retext_waiting:
+            nodes, self._retext_waiting = frozenset(self._retext_waiting), set()
+            if not self._apply_retext(nodes):
+                self.rebuild()
 
     def _show(self, drawable: Drawable, keep_view: bool, announce: bool) -> None:
         self.drawable = drawable
@@ -731,7 +738,35 @@ class GraphCanvas(QWidget):
             self.show_scope(parent_scope(self._scope))
 
     def on_model_changed(self, change: Change) -> None:
+        if change.kind in ("edit", "undo", "redo") and change.nodes is not None and self._retext(change.nodes):
+            return
         if change.kind in ("edit", "undo", "redo", "reload"):
             self.rebuild()
         elif change.kind == "validated":
             self.relabel()
+
+    def _retext(self, nodes: frozenset[int]) -> bool:
+        """After an edit of names, doc strings or attribute values alone: the changed boxes' texts,
+        without laying the graph out again (at 123k nodes the layout thread takes the GIL for ~1 s in
+        bursts, and the window stutters meanwhile). False when a layout is needed after all."""
+        if not nodes:
+            return True   # e.g. metadata: nothing drawn changed
+        if self._task is not None:   # edge labels or an expansion of this layout: after it; a new layout: again
+            if self._running is None or self._running.make_layout is not None:
+                return False
+            self._retext_waiting |= nodes
+            return True
+        return self._apply_retext(nodes)
+
+    def _apply_retext(self, nodes: frozenset[int]) -> bool:
+        layout, drawable = self.layout_obj, self.drawable
+        if self.doc is None or layout is None or drawable is None or self._scope != "" \
+                or self.doc.index is not layout.index:
+            return False
+        scene = layout.refresh_nodes(nodes)
+        if scene is None or scene.box_ref is not drawable.scene.box_ref:  # not the scene drawn: draw anew
+            return False
+        if scene is not drawable.scene:
+            drawable.retext(scene)
+            self.view.update()
+        return True

@@ -53,6 +53,12 @@ class Drawable:
                 self.value_box.setdefault(ref.value, i)
         self.bounds = s.bounds()
 
+    def retext(self, scene: Scene) -> None:
+        """Draw ``scene`` from now on: the same boxes and edges in the same places, other texts
+        (a renamed node). Everything derived here stays valid."""
+        assert scene.box_ref is self.scene.box_ref and scene.edge_points is self.scene.edge_points
+        self.scene = scene
+
     def _covers_all(self, x0: float, y0: float, x1: float, y1: float) -> bool:
         bx, by, bw, bh = self.bounds
         return x0 <= bx and y0 <= by and x1 >= bx + bw and y1 >= by + bh
