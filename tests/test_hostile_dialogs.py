@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QDialog, QLabel, QLineEdi
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait, settle
 
+from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
 from onnxviz.ui.edit.controller import EditController
 from onnxviz.ui.edit.forms import FormDialog
@@ -69,12 +70,14 @@ def evil_names(tmp_path: Path) -> Path:
     return path
 
 
-def _open(qtbot: QtBot, make_window: Callable[[], MainWindow], path: Path) -> tuple[MainWindow, EditController]:
+def _open(qtbot: QtBot, make_window: Callable[[], MainWindow],
+          path: Path) -> tuple[MainWindow, EditController, Document]:
     w = make_window()
     w.resize(1000, 700)
     open_and_wait(qtbot, w, path)
     settle()
-    return w, w.editing  # type: ignore[attr-defined]
+    assert w.doc is not None
+    return w, w.editing, w.doc  # type: ignore[attr-defined]
 
 
 def _dialog(editing: EditController, action: str, kind: type[QDialog] = FormDialog) -> QDialog:
@@ -128,7 +131,7 @@ def test_attributes_dialog_names_the_node_escaped_and_elided(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     """The header and title quoted the whole name: a 100,000-character name made the dialog as wide as the
     name, and a right-to-left override reversed the title."""
-    w, editing = _open(qtbot, make_window, long_names)
+    w, editing, _doc = _open(qtbot, make_window, long_names)
     _select_node(w, NODE)
     dialog = _dialog(editing, "attributes", AttributesDialog)
     assert isinstance(dialog, AttributesDialog)
@@ -140,7 +143,7 @@ def test_attributes_dialog_names_the_node_escaped_and_elided(
     assert header.copy_name == NODE  # type: ignore[attr-defined]
     dialog.close()
 
-    w, editing = _open(qtbot, make_window, evil_names)
+    w, editing, _doc = _open(qtbot, make_window, evil_names)
     _select_node(w, EVIL_NODE)
     dialog = _dialog(editing, "attributes", AttributesDialog)
     _shot(dialog, "attributes-evil")
@@ -158,9 +161,7 @@ def test_rename_node_shows_the_name_escaped_and_cut_and_renames_it_exactly(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     """The intro quoted the whole name (the dialog was as wide as a 100,000-character name); the field
     holds the name exactly, so editing it keeps every character."""
-    w, editing = _open(qtbot, make_window, long_names)
-    doc = w.doc
-    assert doc is not None
+    w, editing, doc = _open(qtbot, make_window, long_names)
     _select_node(w, NODE)
     dialog = _dialog(editing, "rename_node")
     assert isinstance(dialog, FormDialog)
@@ -175,9 +176,7 @@ def test_rename_node_shows_the_name_escaped_and_cut_and_renames_it_exactly(
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     assert not dialog.isVisible() and doc.model.graph.node[0].name == NODE + "_2"
 
-    w, editing = _open(qtbot, make_window, evil_names)
-    doc = w.doc
-    assert doc is not None
+    w, editing, doc = _open(qtbot, make_window, evil_names)
     _select_node(w, EVIL_NODE)
     dialog = _dialog(editing, "rename_node")
     assert isinstance(dialog, FormDialog)
@@ -205,9 +204,7 @@ def test_rename_node_shows_the_name_escaped_and_cut_and_renames_it_exactly(
 def test_node_description_change_operator_and_rename_value_quote_names_escaped(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     for path in (long_names, evil_names):
-        w, editing = _open(qtbot, make_window, path)
-        doc = w.doc
-        assert doc is not None
+        w, editing, doc = _open(qtbot, make_window, path)
         node = doc.model.graph.node[0]
         doc.selection.select_node("", 0)
         settle()
@@ -238,9 +235,7 @@ def test_rewire_lists_inputs_and_values_escaped_and_connects_the_exact_value(
     """The Input list showed '1: name' whole (a combo as wide as the name) and the completer's list showed
     the values' names raw."""
     for path, node, other in ((long_names, NODE, "x2"), (evil_names, EVIL_NODE, EVIL_INPUT)):
-        w, editing = _open(qtbot, make_window, path)
-        doc = w.doc
-        assert doc is not None
+        w, editing, doc = _open(qtbot, make_window, path)
         _select_node(w, node)
         dialog = _dialog(editing, "rewire")
         assert isinstance(dialog, FormDialog)
@@ -269,9 +264,7 @@ def test_insert_node_places_name_the_node_escaped_and_fit_the_dialog(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     """'After <name> (on <value>)' made the Place list, and the dialog, as wide as the names."""
     for path, node in ((long_names, NODE), (evil_names, EVIL_NODE)):
-        w, editing = _open(qtbot, make_window, path)
-        doc = w.doc
-        assert doc is not None
+        w, editing, doc = _open(qtbot, make_window, path)
         _select_node(w, node)
         dialog = _dialog(editing, "insert", PaletteDialog)
         assert isinstance(dialog, PaletteDialog)
@@ -294,9 +287,7 @@ def test_insert_node_places_name_the_node_escaped_and_fit_the_dialog(
 def test_graph_inputs_and_outputs_dialog_keeps_exact_names_in_its_fields_and_fits(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     for path, input_ in ((long_names, INPUT), (evil_names, EVIL_INPUT)):
-        w, editing = _open(qtbot, make_window, path)
-        doc = w.doc
-        assert doc is not None
+        w, editing, doc = _open(qtbot, make_window, path)
         dialog = _dialog(editing, "graph_io", GraphIODialog)
         assert isinstance(dialog, GraphIODialog)
         _shot(dialog, f"graph-io-{path.stem}")
@@ -321,9 +312,7 @@ def test_model_properties_show_metadata_escaped_and_keep_it_exact(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     """Metadata cells showed keys and values raw; the cell's editor and an unchanged OK keep them exact."""
     for path, key, value in ((long_names, "k" * LONG, "m" * LONG), (evil_names, EVIL_KEY, EVIL_META)):
-        w, editing = _open(qtbot, make_window, path)
-        doc = w.doc
-        assert doc is not None
+        w, editing, doc = _open(qtbot, make_window, path)
         dialog = _dialog(editing, "model", ModelPropertiesDialog)
         assert isinstance(dialog, ModelPropertiesDialog)
         _shot(dialog, f"model-properties-{path.stem}")
@@ -354,9 +343,7 @@ def test_refusals_quote_names_escaped_and_cut(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, evil_names: Path) -> None:
     """A refused edit quoted the whole name: in the form's error line (the dialog grew 100,000 characters
     of text) and in the Edit Refused box."""
-    w, editing = _open(qtbot, make_window, long_names)
-    doc = w.doc
-    assert doc is not None
+    w, editing, doc = _open(qtbot, make_window, long_names)
     doc.selection.select_node("", 1)
     settle()
     dialog = _dialog(editing, "rename_node")
@@ -381,9 +368,7 @@ def test_refusals_quote_names_escaped_and_cut(
     assert "is already a graph output" in box.text() and len(box.text()) < 400
     box.close()
 
-    w, editing = _open(qtbot, make_window, evil_names)
-    doc = w.doc
-    assert doc is not None
+    w, editing, doc = _open(qtbot, make_window, evil_names)
     doc.selection.select_value("", "out\u202e")
     settle()
     editing.actions["mark_output"].trigger()
@@ -399,7 +384,7 @@ def test_a_failed_run_quoting_a_name_whole_is_shown_escaped_and_cut(
         qtbot: QtBot, make_window: Callable[[], MainWindow], evil_names: Path) -> None:
     """onnxruntime's messages quote a node's name whole (\"...running Add node. Name:'...'\"): the Cannot
     Run the Model box was as wide as the name, and obeyed its right-to-left override."""
-    w, _editing = _open(qtbot, make_window, evil_names)
+    w, _editing, _doc = _open(qtbot, make_window, evil_names)
     c = w.run_controller  # type: ignore[attr-defined]
     c._report_failure(f"the run failed: Non-zero status code returned while running Add node. Name:'{NODE}' "
                       f"Status Message: {EVIL_NODE} <b>broadcast</b>")
@@ -417,7 +402,7 @@ def test_a_failed_run_quoting_a_name_whole_is_shown_escaped_and_cut(
 
 def test_replace_weights_confirmation_quotes_the_name_escaped_and_cut(
         qtbot: QtBot, make_window: Callable[[], MainWindow], long_names: Path, tmp_path: Path) -> None:
-    w, editing = _open(qtbot, make_window, long_names)
+    w, editing, _doc = _open(qtbot, make_window, long_names)
     npy = tmp_path / "w.npy"
     np.save(npy, np.zeros((2, 3), np.float32))
     editing.replace_weights_from(WEIGHT, npy)
