@@ -207,7 +207,7 @@ def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
     process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
-    with _environment_lock, _huge_pages_in_children():
+    with _huge_pages_in_children():
         process.start()
     child.close()
     return process, parent
@@ -224,21 +224,24 @@ class _SpareProcess:
     def take(self) -> tuple[mp.process.BaseProcess, Connection]:
         """The spare if it is still alive, else a new process."""
         with self._lock:
-            waiting, self._waiting = self._waiting, None
-        if waiting is not None and waiting[0].is_alive():
-            return waiting
-        if waiting is not None:
-            waiting[1].close()
-        return _start_process()
+            waiting, self._waiting = self._alive(), None
+        return waiting or _start_process()
 
     def refill(self) -> None:
         with self._lock:
-            if self._waiting is None or not self._waiting[0].is_alive():
+            if self._alive() is None:
                 self._waiting = _start_process()
+
+    def _alive(self) -> tuple[mp.process.BaseProcess, Connection] | None:
+        """The waiting spare; one that died is forgotten and its pipe closed."""
+        if self._waiting is not None and not self._waiting[0].is_alive():
+            self._waiting[1].close()
+            self._waiting = None
+        return self._waiting
 
 
 _spare = _SpareProcess()
-_environment_lock = threading.Lock()  # os.environ is changed while a worker starts
+_environment_lock = threading.Lock()  # os.environ is changed while a worker starts, from any thread
 
 
 def warm_up() -> None:
@@ -253,15 +256,16 @@ def _huge_pages_in_children() -> Iterator[None]:
     runtime spends longer in page faults than computing (light_resnet50 holds 253 MB of values;
     its captured first run took 2.6x a plain run, 1.3x with huge pages). glibc reads this
     setting when a process starts, so it is put in the environment the worker inherits."""
-    before = os.environ.get("GLIBC_TUNABLES")
-    os.environ["GLIBC_TUNABLES"] = f"{before}:{HUGE_PAGES}" if before else HUGE_PAGES
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("GLIBC_TUNABLES", None)
-        else:
-            os.environ["GLIBC_TUNABLES"] = before
+    with _environment_lock:
+        before = os.environ.get("GLIBC_TUNABLES")
+        os.environ["GLIBC_TUNABLES"] = f"{before}:{HUGE_PAGES}" if before else HUGE_PAGES
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("GLIBC_TUNABLES", None)
+            else:
+                os.environ["GLIBC_TUNABLES"] = before
 
 
 def _sweep_orphans() -> None:
