@@ -372,9 +372,9 @@ class RunResult:
 
     @cached_property
     def _first_nonfinite(self) -> ValueRecord | None:
-        n = self.values.table.numbers
-        rows = np.flatnonzero((n["nan_count"] + n["inf_count"] > 0) & (n["node"] >= 0) & self.values.in_main_graph())
-        return self.values.record(int(rows[np.argmin(n["order"][rows])])) if len(rows) else None
+        t = self.values.table
+        rows = np.flatnonzero(t.nonfinite() & (t.numbers["node"] >= 0) & self.values.in_main_graph())
+        return self.values.record(int(rows[np.argmin(t.numbers["order"][rows])])) if len(rows) else None
 
     def measure(self, key: str) -> dict[tuple[str, int], float]:
         """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position);
@@ -393,7 +393,7 @@ class RunResult:
             "max_abs": lambda: np.maximum(np.abs(n["minimum"]), np.abs(n["maximum"])),
             "mean": lambda: n["mean"],
             "std": lambda: n["std"],
-            "nonfinite": lambda: (n["nan_count"] + n["inf_count"] > 0).astype(np.float64),
+            "nonfinite": lambda: t.nonfinite().astype(np.float64),
         }[key]()
         rows = np.flatnonzero((n["node"] >= 0) & ~np.isnan(figures))
         scopes = t.strings["scope"]

@@ -24,7 +24,8 @@ from onnxviz.model.tensors import TensorStats
 RUN_FILE = "run.json"
 COLUMNS_FILE = "columns.npz"
 TEXT_COLUMNS = ("name", "scope", "file", "numpy_dtype", "node_name", "op_type", "engine", "dtype", "storage")
-_INT_COLUMNS = ("node", "order", "offset", "numel", "nbytes", "nan_count", "inf_count")
+_ROW_INTS = ("node", "order", "offset")                    # from the Row
+_STATS_INTS = ("numel", "nbytes", "nan_count", "inf_count")  # from its TensorStats
 _FLOAT_STATS = ("minimum", "maximum", "mean", "std", "zero_fraction")  # NaN where the statistic is None
 _LINE_ITEMS = 4096  # strings per JSON line of run.json
 
@@ -59,6 +60,10 @@ class ValueTable:
         strings = self.strings[column]
         return [strings[code] for code in self.codes[column].tolist()]
 
+    def nonfinite(self) -> np.ndarray:
+        """Per row: whether the value holds a NaN or an Inf."""
+        return self.numbers["nan_count"] + self.numbers["inf_count"] > 0
+
     def shape(self, row: int) -> tuple[int, ...]:
         start = int(self.numbers["dims_start"][row])
         return tuple(self.numbers["dims"][start:start + int(self.numbers["rank"][row])].tolist())
@@ -80,8 +85,8 @@ def build_table(rows: Sequence[Row]) -> ValueTable:
     codes: dict[str, np.ndarray] = {}
     for column in TEXT_COLUMNS:
         strings[column], codes[column] = _encoded(row.texts[column] for row in rows)
-    numbers = {name: np.array([getattr(r, name) for r in rows], np.int64) for name in ("node", "order", "offset")}
-    for name in ("numel", "nbytes", "nan_count", "inf_count"):
+    numbers = {name: np.array([getattr(r, name) for r in rows], np.int64) for name in _ROW_INTS}
+    for name in _STATS_INTS:
         numbers[name] = np.array([getattr(r.stats, name) for r in rows], np.int64)
     for name in _FLOAT_STATS:
         numbers[name] = np.array([np.nan if (v := getattr(r.stats, name)) is None else v for r in rows], np.float64)
@@ -136,7 +141,7 @@ def read_table(folder: Path) -> tuple[dict[str, Any], ValueTable]:
     codes = {c: arrays.pop(f"code_{c}") for c in TEXT_COLUMNS}
     table = ValueTable(strings, codes, arrays)
     rows = len(table)
-    if any(len(a) != rows for a in (*codes.values(), *(arrays[c] for c in _INT_COLUMNS))) or \
+    if any(len(a) != rows for a in (*codes.values(), *(arrays[c] for c in _ROW_INTS + _STATS_INTS))) or \
             any(len(a) and int(a.max()) >= len(strings[c]) for c, a in codes.items()):
         raise ValueError(f"{COLUMNS_FILE} does not match {RUN_FILE}")
     return head, table
