@@ -2,7 +2,8 @@
 onnxruntime straight into buffers allocated before the run.
 
 onnxviz packs small values into a few Concat outputs (see onnxviz.model.runner.packing). The
-alternative here makes the run itself as fast as a plain one: weights become graph inputs (else
+alternative here makes the run itself faster than packing (synth300, first run of a fresh session:
+1.3-1.5x a plain run on a quiet machine, against 1.9-2.2x packed): weights become graph inputs (else
 onnxruntime compares every initializer with every fetched value at each run), every value gets a
 slice of one preallocated buffer, bound with ``run_with_ortvaluevector``, so no value is
 allocated, joined or copied after the run. What it costs is the session: onnxruntime's session
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
+from bench_run import _session  # the plain run's session, as bench_run makes it
 from onnx import numpy_helper
 from onnxruntime.capi import _pybind_state as C  # noqa: N812 - onnxruntime's own name for it
 
@@ -36,13 +37,6 @@ from onnxviz.model.runner.packing import static_shapes
 
 CPU = C.OrtDevice(C.OrtDevice.cpu(), C.OrtDevice.default_memory(), 0)
 ALIGN = 64
-
-
-def _options() -> ort.SessionOptions:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 4
-    return so
 
 
 def _slices(specs: list[tuple[np.dtype, tuple[int, ...]]]) -> list[np.ndarray]:
@@ -76,7 +70,7 @@ def bound_capture(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple
                        for w in graph.initializer if w.name not in inputs)
     del graph.initializer[:]
     t.append(time.perf_counter())
-    session = ort.InferenceSession(prepared.SerializeToString(), _options(), providers=["CPUExecutionProvider"])
+    session = _session(prepared.SerializeToString(), optimized=False)
     t.append(time.perf_counter())
     fed = {**weights, **feeds}
     inputs_bound = _slices([(a.dtype, a.shape) for a in fed.values()])
@@ -94,7 +88,7 @@ def bound_capture(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple
 
 def plain_run(model_bytes: bytes, feeds: dict[str, np.ndarray]) -> tuple[dict[str, float], list[np.ndarray]]:
     t0 = time.perf_counter()
-    session = ort.InferenceSession(model_bytes, _options(), providers=["CPUExecutionProvider"])
+    session = _session(model_bytes, optimized=False)
     t1 = time.perf_counter()
     outputs = session.run(None, feeds)
     return {"session": t1 - t0, "run": time.perf_counter() - t1}, outputs
