@@ -32,13 +32,55 @@ def foreground_pool() -> QThreadPool:
     return _foreground
 
 
-class _Relay(QObject):
-    """Lives in the GUI thread; worker threads emit, Qt queues to the GUI thread."""
+class _Hub(QObject):
+    """The one relay from worker threads to the GUI thread; it lives as long as the process.
 
-    progress = Signal(float, str)
-    finished = Signal(object)
-    failed = Signal(object, str)   # exception, formatted traceback
-    cancelled = Signal()
+    Workers name their task by id and never hold the Task itself: a QObject whose last reference
+    went away in a worker thread was destroyed there while the GUI thread delivered its queued
+    signals, and the process crashed."""
+
+    progress = Signal(int, float, str)
+    finished = Signal(int, object)
+    failed = Signal(int, object, str)   # exception, formatted traceback
+    cancelled = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: dict[int, Task] = {}   # GUI thread only: started tasks whose last signal is not yet handled
+        self.progress.connect(self._on_progress)
+        self.finished.connect(self._on_finished)
+        self.failed.connect(self._on_failed)
+        self.cancelled.connect(self._on_cancelled)
+
+    def _on_progress(self, task_id: int, fraction: float, text: str) -> None:
+        task = self.running.get(task_id)
+        if task is not None:
+            task._on_progress(fraction, text)
+
+    def _on_finished(self, task_id: int, result: object) -> None:
+        task = self.running.pop(task_id, None)
+        if task is not None:
+            task._on_finished(result)
+
+    def _on_failed(self, task_id: int, exc: object, tb: str) -> None:
+        task = self.running.pop(task_id, None)
+        if task is not None:
+            task._on_failed(exc, tb)
+
+    def _on_cancelled(self, task_id: int) -> None:
+        task = self.running.pop(task_id, None)
+        if task is not None:
+            task._on_cancelled()
+
+
+_hub: _Hub | None = None
+
+
+def _the_hub() -> _Hub:
+    global _hub
+    if _hub is None:
+        _hub = _Hub()
+    return _hub
 
 
 class Task(QObject):
@@ -49,6 +91,7 @@ class Task(QObject):
     whose Qt parent was deleted is dropped silently when its work ends. A task with
     a parent is deleted once its last signal was handled: otherwise every finished
     task, and whatever its slots hold (a whole document), would live as long as the parent.
+    A started task is kept alive until then, so its caller need not hold it.
     """
 
     progress = Signal(float, str)
@@ -61,17 +104,16 @@ class Task(QObject):
         self.id = next(_ids)
         self.label = label
         self.token = CancelToken()
-        self._work = work
-        self._relay = _Relay()
-        # slots, not signal-to-signal links: each checks that this task still exists
-        self._relay.progress.connect(self._on_progress)
-        self._relay.finished.connect(self._on_finished)
-        self._relay.failed.connect(self._on_failed)
-        self._relay.cancelled.connect(self._on_cancelled)
+        self._work: Work | None = work
         self.done = False
 
     def start(self, pool: QThreadPool | None = None) -> Task:
-        (pool or QThreadPool.globalInstance()).start(_Runner(self))
+        if self._work is None:
+            raise RuntimeError("a task runs once")
+        hub = _the_hub()
+        hub.running[self.id] = self
+        work, self._work = self._work, None   # whatever the work holds (a document) goes with the worker
+        (pool or QThreadPool.globalInstance()).start(_Runner(hub, self.id, self.token, work))
         return self
 
     def cancel(self) -> None:
@@ -108,31 +150,32 @@ class Task(QObject):
 
 
 class _Runner(QRunnable):
-    def __init__(self, task: Task) -> None:
+    """Holds no Qt object but the hub, which is never destroyed."""
+
+    def __init__(self, hub: _Hub, task_id: int, token: CancelToken, work: Work) -> None:
         super().__init__()
-        self.task = task
+        self.hub = hub
+        self.task_id = task_id
+        self.token = token
+        self.work: Work | None = work
 
     def run(self) -> None:
-        relay = self.task._relay
-        token = self.task.token
+        hub, task_id, token = self.hub, self.task_id, self.token
 
         def report(fraction: float, text: str) -> None:
             token.check()
-            relay.progress.emit(float(fraction), text)
+            hub.progress.emit(task_id, float(fraction), text)
 
-        work, self.task._work = self.task._work, _spent  # whatever the work holds (a document) goes with it
+        work, self.work = self.work, None   # freed as soon as it ends, not when the pool drops the runner
+        assert work is not None
         try:
             result = work(report, token)
         except Cancelled:
-            _emit(relay.cancelled)
+            _emit(hub.cancelled, task_id)
         except BaseException as exc:  # noqa: BLE001 - reported to the GUI, never lost
-            _emit(relay.failed, exc, traceback.format_exc())
+            _emit(hub.failed, task_id, exc, traceback.format_exc())
         else:
-            _emit(relay.finished, result)
-
-
-def _spent(_progress: ProgressFn, _token: CancelToken) -> None:
-    raise RuntimeError("a task runs once")
+            _emit(hub.finished, task_id, result)
 
 
 def _emit(signal: Any, *args: object) -> None:

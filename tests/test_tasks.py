@@ -1,0 +1,81 @@
+"""Background tasks: results reach the GUI thread, and no Qt object dies in a worker thread."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.ui.tasks import Task
+
+TIMEOUT = 10_000
+
+
+def test_tasks_their_caller_dropped_still_report_and_die_in_the_gui_thread(qtbot: QtBot) -> None:
+    """A worker that held the last reference to its Task destroyed it (and its signals' relay) in the
+    worker thread while the GUI thread delivered the queued result, and the process crashed."""
+    release = threading.Event()
+    results: list[object] = []
+    dying_in: list[str] = []
+
+    def work(_progress: ProgressFn, _token: CancelToken) -> str:
+        release.wait(TIMEOUT / 1000)
+        return "done"
+
+    for _ in range(8):
+        task = Task(work, "Waiting")
+        task.finished.connect(results.append)
+        weakref.finalize(task, lambda: dying_in.append(threading.current_thread().name))
+        task.start()
+    del task
+    gc.collect()
+    release.set()
+    qtbot.waitUntil(lambda: len(dying_in) == 8, timeout=TIMEOUT)
+    assert results == ["done"] * 8
+    assert set(dying_in) == {threading.main_thread().name}
+
+
+def test_progress_and_failure_reach_the_gui_thread(qtbot: QtBot) -> None:
+    seen: list[tuple[float, str, str]] = []
+
+    def work(progress: ProgressFn, _token: CancelToken) -> None:
+        progress(0.25, "a quarter")
+        raise ValueError("broken")
+
+    task = Task(work, "Failing")
+    task.progress.connect(lambda f, text: seen.append((f, text, threading.current_thread().name)))
+    with qtbot.waitSignal(task.failed, timeout=TIMEOUT) as failed:
+        task.start()
+    assert seen == [(0.25, "a quarter", threading.main_thread().name)]
+    exc, tb = failed.args
+    assert isinstance(exc, ValueError) and "broken" in tb and task.done
+
+
+def test_a_cancelled_task_reports_cancelled_and_never_its_result(qtbot: QtBot) -> None:
+    started = threading.Event()
+    finished: list[object] = []
+
+    def work(_progress: ProgressFn, token: CancelToken) -> str:
+        started.set()
+        while True:
+            token.check()
+            started.wait(0.001)
+
+    task = Task(work, "Looping")
+    task.finished.connect(finished.append)
+    task.start()
+    assert started.wait(TIMEOUT / 1000)
+    with qtbot.waitSignal(task.cancelled, timeout=TIMEOUT):
+        task.cancel()
+    assert finished == [] and task.done
+
+
+def test_a_task_runs_once() -> None:
+    task = Task(lambda _p, _t: None)
+    task.start()
+    with pytest.raises(RuntimeError, match="runs once"):
+        task.start()
