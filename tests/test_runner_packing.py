@@ -104,6 +104,26 @@ def test_packing_keeps_real_models_values(name: str, monkeypatch: pytest.MonkeyP
     _assert_same_values(capture(model, feeds), _unpacked(model, feeds, monkeypatch))
 
 
+def test_only_fully_known_nonempty_tensor_shapes_count_as_static() -> None:
+    """An unfed symbolic dimension, an empty tensor and a sequence have no static shape to pack by."""
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["known"]), helper.make_node("Relu", ["s"], ["symbolic"]),
+         helper.make_node("Slice", ["x", "zero", "zero"], ["empty"]),
+         helper.make_node("SequenceConstruct", ["x", "x"], ["seq"]),
+         helper.make_node("Cast", ["x"], ["ints"], to=TensorProto.INT64)],
+        "shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("known", "symbolic", "empty")]
+        + [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None),
+           helper.make_tensor_value_info("ints", TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array([0], np.int64), "zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    assert static_shapes(model, {}) == {"known": (TensorProto.FLOAT, (3, 4)), "ints": (TensorProto.INT64, (3, 4))}
+    fed = static_shapes(model, {"s": np.zeros((2, 4), np.float32)})
+    assert fed["symbolic"] == (TensorProto.FLOAT, (2, 4)) and "empty" not in fed and "seq" not in fed
+
+
 def _lying_shapes(change: str):  # noqa: ANN202 - a stand-in for static_shapes
     def shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, tuple[int, ...]]]:
         shapes = static_shapes(model, feeds)

@@ -11,9 +11,8 @@ packed run that fails in one of the added nodes is run again without packing.
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,8 +41,8 @@ class Pack:
 
 
 def static_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, tuple[int, tuple[int, ...]]]:
-    """Value name -> (elem_type, shape) for every value whose shape inference makes fully known,
-    given the actual shapes of ``feeds``. Empty when inference fails."""
+    """Value name -> (elem_type, shape) for every value whose shape inference makes fully known
+    and not empty, given the actual shapes of ``feeds``. Empty when inference fails."""
     copy = _without_weights(model)
     for value in copy.graph.input:
         array = feeds.get(value.name)
@@ -59,10 +58,10 @@ def static_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> di
         return {}
     shapes: dict[str, tuple[int, tuple[int, ...]]] = {}
     for value in (*inferred.graph.value_info, *inferred.graph.output):
-        tensor = value.type.tensor_type
-        if value.type.HasField("tensor_type") and tensor.HasField("shape"):
-            dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim)
-            if -1 not in dims:
+        tensor = value.type.tensor_type  # an empty one for other types: no shape
+        if tensor.HasField("shape"):
+            dims = tuple([d.dim_value for d in tensor.shape.dim])
+            if all(dims):  # an unknown dimension reads 0; so does a real 0, and an empty value needs no packing
                 shapes[value.name] = (tensor.elem_type, dims)
     return shapes
 
@@ -88,19 +87,21 @@ def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
 _SMALL_INITIALIZER = 4096  # elements
 
 
-def plan_packs(graph: onnx.GraphProto, candidates: Iterable[str],
-               shapes: Mapping[str, tuple[int, tuple[int, ...]]]) -> list[Pack]:
-    """Group the candidates (in production order) that are worth packing; groups of one are dropped."""
-    taken = {n for node in graph.node for n in node.output} | {node.name for node in graph.node} \
-        | {v.name for v in graph.input} | {t.name for t in graph.initializer}
+def plan_packs(candidates: Iterable[str], shapes: Mapping[str, tuple[int, tuple[int, ...]]],
+               taken: Container[str]) -> list[Pack]:
+    """Group the candidates (in production order) that are worth packing; groups of one are dropped.
+    Packs are named apart from every name in ``taken``."""
     open_packs: dict[tuple[int, tuple[int, ...]], Pack] = {}
     packs: list[Pack] = []
+    sizes: dict[tuple[int, tuple[int, ...]], int] = {}  # bytes of one member; 0: not packable
     for name in candidates:
         known = shapes.get(name)
-        if known is None or known[0] not in _PACKABLE or not known[1]:
+        if known is None:
             continue
-        size = math.prod(known[1]) * _itemsize(known[0])
-        if size > MEMBER_LIMIT:
+        size = sizes.get(known)
+        if size is None:
+            size = sizes[known] = _member_size(*known)
+        if not size:
             continue
         pack = open_packs.get(known)
         if pack is None or (len(pack.members) + 1) * size > GROUP_LIMIT:
@@ -110,12 +111,15 @@ def plan_packs(graph: onnx.GraphProto, candidates: Iterable[str],
     return [p for p in packs if len(p.members) > 1]
 
 
-@functools.cache
-def _itemsize(elem_type: int) -> int:
-    return onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize
+def _member_size(elem_type: int, shape: tuple[int, ...]) -> int:
+    """Bytes of a value that may be packed, else 0 (a scalar cannot be joined along axis 0)."""
+    if elem_type not in _PACKABLE or not shape:
+        return 0
+    size = math.prod(shape) * onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize
+    return size if size <= MEMBER_LIMIT else 0
 
 
-def _fresh_name(k: int, taken: set[str]) -> str:
+def _fresh_name(k: int, taken: Container[str]) -> str:
     name = f"{PACK_PREFIX}{k}"
     while name in taken:
         name += "_"
