@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from onnx import helper, numpy_helper
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QTextDocument
 from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit
 from pytestqt.qtbot import QtBot
+from window_fixtures import settle
 
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
@@ -35,9 +36,7 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
     yield w
     w.set_document(None)  # views drop the document and cancel their background work
     # let background work (validation, panels) deliver its results while the window still exists
-    for _ in range(3):
-        QThreadPool.globalInstance().waitForDone(20000)
-        QApplication.processEvents()
+    settle()
 
 
 def editing(w: MainWindow) -> EditController:

@@ -8,9 +8,8 @@ from pathlib import Path
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from PySide6.QtCore import QThreadPool
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
+from window_fixtures import settle
 
 import onnxviz
 from onnxviz.model.index import shape_text
@@ -30,9 +29,7 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
     qtbot.waitUntil(lambda: not w.validation.busy, timeout=20000)
     yield w
     w.set_document(None)  # views drop the document and cancel their background work
-    for _ in range(3):
-        QThreadPool.globalInstance().waitForDone(20000)
-        QApplication.processEvents()
+    settle()
 
 
 def test_problem_appears_on_node_and_clears_on_undo(qtbot: QtBot, window: MainWindow,

@@ -14,7 +14,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QThreadPool
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
-from window_fixtures import open_and_wait
+from window_fixtures import open_and_wait, wait_for_tasks
 
 import onnxviz
 from onnxviz.model.errors import Cancelled
@@ -38,7 +38,7 @@ def service(qtbot: QtBot, worker: WorkerProcess) -> Iterator[ValidationService]:
     s = ValidationService(worker=worker)
     yield s
     s.set_document(None)
-    QThreadPool.globalInstance().waitForDone(20000)
+    wait_for_tasks()
     QApplication.processEvents()
 
 
@@ -208,3 +208,35 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
     qtbot.waitUntil(lambda: panel.settled and panel._task is None, timeout=30000)
     QApplication.processEvents()  # a figures job the validation result starts waits behind a zero timer
     assert asked == ["figures_job"] and panel.costs
+
+
+def test_validation_waiting_for_the_worker_leaves_the_global_pool_free(
+        qtbot: QtBot, example_path: Path, monkeypatch: pytest.MonkeyPatch,
+        make_window: Callable[[], MainWindow]) -> None:
+    """While the worker process validates (seconds on a big model), quick tasks such as the
+    search index or a tensor's statistics must not queue behind the thread that waits for it."""
+    from onnxviz.ui import validation as validation_ui
+
+    waiting, release = threading.Event(), threading.Event()
+    real_run_on_model = validation_ui.run_on_model
+
+    def slow(*args: object, **kwargs: object) -> object:
+        waiting.set()
+        release.wait(30)
+        return real_run_on_model(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validation_ui, "run_on_model", slow)
+    window = make_window()
+    try:
+        open_and_wait(qtbot, window, example_path, timeout_ms=30000)
+        qtbot.waitUntil(waiting.is_set, timeout=30000)
+        threads = QThreadPool.globalInstance().maxThreadCount()
+        together = threading.Barrier(threads, timeout=10)  # passes only if every global thread is free
+        quick = [Task(lambda _p, _t: together.wait()) for _ in range(threads)]
+        with qtbot.waitSignals([task.finished for task in quick], timeout=15000):
+            for task in quick:
+                task.start()
+        assert window.validation.busy
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: not window.validation.busy, timeout=30000)

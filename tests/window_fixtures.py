@@ -15,16 +15,22 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
+def wait_for_tasks() -> None:
+    """Every pool's background work finished (its results are not delivered yet)."""
+    from PySide6.QtCore import QThreadPool
+
+    from onnxviz.ui.tasks import foreground_pool, waiting_pool
+
+    for pool in (QThreadPool.globalInstance(), foreground_pool(), waiting_pool()):
+        pool.waitForDone(20000)
+
+
 def settle() -> None:
     """Background tasks finished and their results delivered."""
-    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
-    from onnxviz.ui.tasks import foreground_pool
-
     for _ in range(3):
-        QThreadPool.globalInstance().waitForDone(20000)
-        foreground_pool().waitForDone(20000)
+        wait_for_tasks()
         QApplication.processEvents()
 
 

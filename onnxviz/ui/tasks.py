@@ -16,6 +16,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 Work = Callable[[ProgressFn, CancelToken], Any]
 _ids = itertools.count(1)
 _foreground: QThreadPool | None = None
+_waiting: QThreadPool | None = None
 
 
 def foreground_pool() -> QThreadPool:
@@ -30,6 +31,19 @@ def foreground_pool() -> QThreadPool:
         _foreground = QThreadPool()
         _foreground.setMaxThreadCount(2)
     return _foreground
+
+
+def waiting_pool() -> QThreadPool:
+    """Threads for tasks that mostly wait for the worker process (validation, the Model panel's figures).
+
+    In the global pool, one thread per core, they held every thread while the process worked
+    (a second at 12k nodes, five at 123k), and quick tasks such as the search index or a
+    tensor's statistics queued behind them."""
+    global _waiting
+    if _waiting is None:
+        _waiting = QThreadPool()
+        _waiting.setMaxThreadCount(4)
+    return _waiting
 
 
 class _Hub(QObject):

@@ -27,7 +27,7 @@ from onnxviz.model.procpool import WorkerProcess, shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.validation import InferenceResult, ValidationResult, unpack
 from onnxviz.model.worker_jobs import digest_of, run_on_model, validate_job
-from onnxviz.ui.tasks import Task
+from onnxviz.ui.tasks import Task, waiting_pool
 
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
 PASS_STARTED = "checking"  # progress text the task reports when a real pass (not a remembered one) begins
@@ -162,7 +162,7 @@ class ValidationService(QObject):
         task.finished.connect(self._on_outcome)
         task.failed.connect(lambda exc, _tb: self._on_failed(generation, exc))
         self._task = task
-        task.start()
+        task.start(waiting_pool())
 
     def _on_progress(self, task: Task, text: str) -> None:
         if text == PASS_STARTED and task is self._task:

@@ -40,7 +40,7 @@ from onnxviz.ui.panels.tables import (
     sorted_order,
     source_row,
 )
-from onnxviz.ui.tasks import Task
+from onnxviz.ui.tasks import Task, waiting_pool
 from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, document_state
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
@@ -268,7 +268,7 @@ class ModelPanel(Page):
         task.finished.connect(lambda figures, d=doc, t=task, g=doc.generation: self._on_figures(d, t, g, figures))
         task.failed.connect(lambda exc, _tb, d=doc, t=task: self._figures_failed(d, exc) if t is self._task else None)
         self._task, self._task_state = task, (doc, doc.generation)
-        task.start()
+        task.start(waiting_pool())
 
     def _figures_failed(self, doc: Document, exc: object) -> None:
         if doc is not self.doc or self.cost_form is None:
