@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.names import unbreak
 
 SHOWN_CASES = ["cycle", "subgraph_reads_later", "invalid_utf8_name", "bidi_name", "long_name", "node_100k_inputs",
                "dims_2_40", "external_symlink_out", "if_nested_31", "recursive_functions", "unknown_op"]
@@ -232,3 +233,14 @@ def test_status_bar_shows_a_selected_hostile_name_on_one_short_line(
     assert label.text().startswith("nnnn") and len(label.text()) < 150 and label.sizeHint().width() < 1000
     window.doc.selection.select_value("", "y")  # a name like '<b>y</b>' is not drawn bold
     assert label.textFormat() == window.status_fields.model_name.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_text_format_question_names_the_file_as_written(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    from onnxviz.model.loading import TextFormatError
+    from onnxviz.ui.text_format import offer_text_format
+
+    path = tmp_path / "<i>model<i> &amp;.onnx"
+    box = offer_text_format(window, path, TextFormatError(f"{path.name} is a model in protobuf text format.",
+                                                          "protobuf"))
+    assert box.textFormat() == Qt.TextFormat.PlainText and unbreak(box.text()).startswith("<i>model<i> &amp;.onnx is")
+    box.reject()

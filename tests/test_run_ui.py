@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -18,6 +19,7 @@ from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
 from onnxviz.ui.run.inputs_dialog import InputsDialog
+from onnxviz.ui.widgets.names import unbreak
 from tests.test_runner import _nan_model, _slow_model
 
 TIMEOUT = 30000
@@ -186,13 +188,13 @@ def test_error_messages_keep_the_file_name_as_written(qtbot: QtBot, example_path
     dialog = InputsDialog(input_specs(onnx.load(str(example_path))), InputPlan({}, {"batch": 1}), "example.onnx")
     qtbot.addWidget(dialog)
     dialog.load_npz(str(tmp_path / "bad.npz"))
-    assert dialog.error.text() == "bad.npz is an .npz file that is truncated or damaged."  # not "Bad.npz"
+    assert unbreak(dialog.error.text()) == "bad.npz is an .npz file that is truncated or damaged."  # not "Bad.npz"
     dialog.rows[0].set_file(str(tmp_path / "none.npy"))
     dialog.accept()
-    assert dialog.error.text() == f"{tmp_path / 'none.npy'} does not exist."
+    assert unbreak(dialog.error.text()) == f"{tmp_path / 'none.npy'} does not exist."
     dialog.rows[0].set_file("")
     dialog.accept()
-    assert dialog.error.text() == "Choose a file for input 'image'."  # a plain sentence is capitalised
+    assert unbreak(dialog.error.text()) == "Choose a file for input 'image'."  # a plain sentence is capitalised
 
 
 
@@ -205,7 +207,7 @@ def test_inputs_dialog_explains_files_that_are_no_arrays(qtbot: QtBot, example_p
     for file, message in _bad_array_files(tmp_path).items():
         dialog.rows[0].set_file(str(tmp_path / file))
         dialog.accept()
-        assert dialog.error.text() == f"{message}.", file
+        assert unbreak(dialog.error.text()) == f"{message}.", file
     dialog.load_npz(str(tmp_path / "t.npy"))
     assert dialog.error.text() == "t.npy is not a NumPy array file (.npy or .npz)."
 
@@ -376,3 +378,21 @@ def test_a_run_leaves_a_worker_ready_for_the_next_one(qtbot: QtBot, tmp_path: Pa
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         c.run()
     assert c.active_run is not None and c.active_run.pid == spare[0].pid
+
+
+def test_inputs_dialog_error_quotes_a_file_name_as_written(qtbot: QtBot, tmp_path: Path) -> None:
+    """A file named like markup is named in the error line as written, never rendered."""
+    from onnx import TensorProto, helper
+
+    from onnxviz.model.runner.inputs import input_specs
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    dialog = InputsDialog(input_specs(helper.make_model(graph)), InputPlan({}, {}), "m.onnx")
+    qtbot.addWidget(dialog)
+    bad = tmp_path / "<b>bold<b> &amp;.npz"
+    bad.write_text("not an archive")
+    dialog.load_npz(str(bad))
+    assert dialog.error.textFormat() == Qt.TextFormat.PlainText
+    assert unbreak(dialog.error.text()).startswith("<b>bold<b> &amp;.npz ")

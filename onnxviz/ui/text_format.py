@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from onnxviz.model.document import Document
@@ -18,6 +19,7 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.names import message_text
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -27,8 +29,9 @@ Button = QMessageBox.StandardButton
 
 def offer_text_format(window: MainWindow, path: Path, error: TextFormatError) -> QMessageBox:
     """Ask (without blocking) whether to open ``path`` as text; opens it on "Open as Text"."""
-    box = QMessageBox(QMessageBox.Icon.Question, "Open as Text Format?", error.message,
+    box = QMessageBox(QMessageBox.Icon.Question, "Open as Text Format?", message_text(error.message),
                       Button.Open | Button.Cancel, window)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # the message quotes the file's name: never markup
     box.button(Button.Open).setText("Open as Text")
     box.setInformativeText("The model opens without a file name: use Save As to write it as a binary .onnx file.")
     box.setDefaultButton(Button.Open)

@@ -30,6 +30,7 @@ from onnxviz.model.index import display_name
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan
+from onnxviz.ui.widgets.names import message_text
 
 ARRAY_FILES = "Arrays (*.npy *.npz *.pb);;All files (*)"
 IMAGE_FILES = "Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)"
@@ -122,6 +123,7 @@ class InputsDialog(QDialog):
         layout.addLayout(self._seed_row(plan.seed))
         self.error = QLabel()
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)  # messages quote file and input names: never markup
         self.error.setStyleSheet("color: #c0392b;")
         self.error.hide()
         layout.addWidget(self.error)
@@ -219,7 +221,7 @@ class InputsDialog(QDialog):
         super().accept()
 
     def _show_error(self, message: str) -> None:
-        self.error.setText(sentence(message))
+        self.error.setText(message_text(sentence(message)))
         self.error.show()
 
 
