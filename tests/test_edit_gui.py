@@ -294,10 +294,18 @@ def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
     editing(window).actions["describe"].trigger()
     dialog = editing(window).dialog
     assert isinstance(dialog, FormDialog)
-    qtbot.keyClicks(dialog.fields["text"], "folded into the conv later")
+    field = dialog.fields["text"]
+    qtbot.keyClicks(field, "Folded into the conv later.")
+    qtbot.keyClick(field, Qt.Key.Key_Return)  # a new line of the description, not OK
+    qtbot.keyClicks(field, "- see *issue 12*")
+    assert dialog.isVisible()
     ok(dialog)
-    assert doc.model.graph.node[1].doc_string == "folded into the conv later"
+    assert doc.model.graph.node[1].doc_string == "Folded into the conv later.\n- see *issue 12*"
     assert doc.undo_stack.undo_label() == "Edit description of /stem/bn/BatchNormalization"
+    editing(window).actions["describe"].trigger()  # the lines come back as written
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog) and dialog.text("text") == "Folded into the conv later.\n- see *issue 12*"
+    dialog.reject()
 
 
 def _form(w: MainWindow, action: str) -> FormDialog:

@@ -332,7 +332,7 @@ class EditController(QObject):
         form = self._form("Node Description",
                           f"Description (doc_string) of {quoted_name(doc.node_label(scope, i))}:",
                           lambda f: doc.set_doc_string(ref, f.text("text")))
-        form.add_line("text", "Description:", doc.node_proto(scope, i).doc_string)
+        form.add_text("text", "Description:", doc.node_proto(scope, i).doc_string, "Markdown; empty: none")
         self._open(form)
 
     def delete_node(self, reconnect: bool = False) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -119,6 +120,17 @@ class FormDialog(QDialog):
         edit.selectAll()
         return self._add(key, label, edit)
 
+    def add_text(self, key: str, label: str, text: str = "", placeholder: str = "") -> QPlainTextEdit:
+        """A field of several lines (a description in Markdown); Enter starts a new line, Tab leaves it."""
+        edit = QPlainTextEdit(text)
+        edit.setPlaceholderText(placeholder)
+        edit.setTabChangesFocus(True)
+        lines = edit.fontMetrics().lineSpacing()
+        edit.setMinimumHeight(4 * lines)
+        edit.setFixedHeight(min(max(text.count("\n") + 2, 6), 14) * lines + 12)
+        edit.selectAll()
+        return self._add(key, label, edit)
+
     def add_combo(self, key: str, label: str, items: Sequence[str], current: str = "",
                   editable: bool = False, tips: Sequence[str] = ()) -> QComboBox:
         """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each."""
@@ -153,6 +165,8 @@ class FormDialog(QDialog):
         w = self.fields[key]
         if isinstance(w, QLineEdit):
             return w.text()
+        if isinstance(w, QPlainTextEdit):
+            return w.toPlainText()
         if isinstance(w, QComboBox):
             return w.currentText()
         raise KeyError(key)
