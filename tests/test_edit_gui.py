@@ -10,7 +10,7 @@ import pytest
 from onnx import helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QTextDocument
-from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit
+from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit, QSplitter
 from pytestqt.qtbot import QtBot
 from window_fixtures import settle
 
@@ -417,6 +417,24 @@ def test_palette_without_selection_inserts_after_a_graph_input(qtbot: QtBot, win
     dialog.accept()
     assert doc.model.graph.node[0].op_type == "Identity" and doc.model.graph.node[0].input[0] == "image"
     assert doc.model.graph.node[1].input[0] == doc.model.graph.node[0].output[0]
+
+
+def test_palette_list_cuts_long_names_instead_of_scrolling_sideways(qtbot: QtBot, window: MainWindow) -> None:
+    """'Name   (domain)' items were wider than the list: a sideways scroll bar hid the last row."""
+    dialog = PaletteDialog(doc_of(window), window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    splitter = dialog.findChild(QSplitter)
+    assert splitter is not None
+    splitter.setSizes([160, 660])  # the user narrowed the list
+    QApplication.processEvents()
+    widest = max(dialog.list.fontMetrics().horizontalAdvance(dialog.list.item(k).text())
+                 for k in range(dialog.list.count()))
+    assert widest > dialog.list.viewport().width()  # the case: some name is wider than the list
+    assert not dialog.list.horizontalScrollBar().isVisible()
+    long_item = max((dialog.list.item(k) for k in range(dialog.list.count())), key=lambda item: len(item.text()))
+    assert long_item.text() in long_item.toolTip()  # the whole name is in its tooltip
 
 
 def test_f2_then_typing_renames_the_node(qtbot: QtBot, window: MainWindow) -> None:

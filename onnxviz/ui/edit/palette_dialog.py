@@ -108,6 +108,11 @@ class PaletteDialog(QDialog):
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self._filter)
         self.list = QListWidget()
+        # a long name ("TreeEnsembleClassifier (ai.onnx.ml)", a model's own function) is cut in its middle,
+        # whole in its tooltip: a sideways scroll bar under a list of short names hid the last row
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setUniformItemSizes(True)
         self.list.currentItemChanged.connect(self._show_schema)
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())
         self.schema_view = QTextBrowser()
@@ -115,7 +120,7 @@ class PaletteDialog(QDialog):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.list)
         splitter.addWidget(self.schema_view)
-        splitter.setSizes([260, 560])
+        splitter.setSizes([280, 540])
         self.placement = QComboBox()
         # as wide as the dialog gives it, not as its longest item
         self.placement.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -151,7 +156,7 @@ class PaletteDialog(QDialog):
         for e in search(self.entries, text):
             item = QListWidgetItem(e.name if not e.domain else f"{e.name}   ({e.domain})")
             item.setData(Qt.ItemDataRole.UserRole, e)
-            item.setToolTip(e.summary)
+            item.setToolTip(f"{item.text()}\n{e.summary}" if e.summary else item.text())
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
