@@ -20,11 +20,8 @@ _waiting: QThreadPool | None = None
 
 
 def foreground_pool() -> QThreadPool:
-    """Threads of their own for work the user waits to see (the canvas's layouts).
-
-    The global pool has one thread per core, and background tasks such as validation and the
-    Model panel's figures hold theirs while they wait for the worker process (a second at 12k
-    nodes, five at 123k): a task queued behind them waited that long before it even started.
+    """Threads of their own for work the user waits to see (the canvas's layouts), so it never
+    queues behind other background work in the global pool's one thread per core.
     Two threads: one layout runs while a cancelled one finishes its current step."""
     global _foreground
     if _foreground is None:
