@@ -87,6 +87,14 @@ def test_run_wrong_input_shape(capsys: pytest.CaptureFixture[str], example_path:
     assert "input 'image' expects size 32 on axis 2" in err
 
 
+def test_run_refuses_a_generated_input_too_big_for_memory(capsys: pytest.CaptureFixture[str],
+                                                          example_path: Path) -> None:
+    code, out, err = run_cli(capsys, "run", str(example_path), "--dim", "batch=100000000")
+    assert code == 2 and not out
+    assert "input 'image' would take 1.1 TB (100000000x3x32x32 float32)" in err
+    assert err.rstrip().endswith("choose smaller sizes for batch") and "Traceback" not in err
+
+
 def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     import onnx
     from onnx import helper

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import zipfile
 from collections.abc import Mapping
@@ -14,6 +16,7 @@ from onnx import numpy_helper
 
 from onnxviz.model.index import display_name
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.summary import human_bytes
 
 SOURCES = ("random", "uniform", "zeros", "ones")
 """Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;
@@ -97,11 +100,35 @@ def symbolic_dims(specs: list[InputSpec]) -> list[str]:
     return list(seen)
 
 
+def input_budget() -> int:
+    """Bytes one generated input may take: a quarter of this machine's memory, since the run
+    needs several times its inputs (8 GiB where the memory size is unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
+
+
+def check_size(spec: InputSpec, dims: Mapping[str, int], budget: int | None = None) -> tuple[int, ...]:
+    """The concrete shape of a generated ``spec``; RunError when it would not fit in memory."""
+    shape = spec.concrete_shape(dims)
+    nbytes = math.prod(shape) * spec.dtype.itemsize
+    limit = input_budget() if budget is None else budget
+    if nbytes > limit:
+        sized = "x".join(map(str, shape))
+        symbols = ", ".join(dict.fromkeys(spec.symbols))
+        advice = f"choose smaller sizes for {symbols}" if symbols else "give it from a file instead"
+        raise RunError(f"input '{display_name(spec.name, 60)}' would take {human_bytes(nbytes)} ({sized} "
+                       f"{spec.dtype}), more than the {human_bytes(limit)} a run may give one input on this "
+                       f"machine; {advice}.")
+    return shape
+
+
 def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 0) -> np.ndarray:
-    """A generated array for ``spec``: see :data:`SOURCES`."""
+    """A generated array for ``spec``: see :data:`SOURCES`. RunError when it would not fit in memory."""
     if source not in SOURCES:
         raise RunError(f"unknown input source '{source}'; use one of {', '.join(SOURCES)}.")
-    shape = spec.concrete_shape(dims)
+    shape = check_size(spec, dims)
     dtype = spec.dtype
     if source == "zeros":
         return np.zeros(shape, dtype)
@@ -111,13 +138,15 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
-        return rng.integers(0, 10, size=shape).astype(dtype)
+        return rng.integers(0, 10, size=shape, dtype=dtype)
     if dtype.kind in "OSU":
         return np.full(shape, "a", dtype=object)
-    values = rng.standard_normal(shape) if source == "random" else rng.random(shape)
+    # drawn in float32 where that is the input's precision (or less): no float64 array twice the size
+    drawn = np.float64 if dtype in (np.float64, np.complex128) else np.float32
+    values = rng.standard_normal(shape, drawn) if source == "random" else rng.random(shape, drawn)
     if dtype.kind == "c":
-        values = values + 1j * rng.standard_normal(shape)
-    return values.astype(dtype)
+        values = values + 1j * rng.standard_normal(shape, drawn)
+    return values.astype(dtype, copy=False)
 
 
 def _stable_hash(name: str) -> int:

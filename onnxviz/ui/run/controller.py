@@ -9,6 +9,7 @@ ends only the worker process; the document is never touched.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,13 @@ from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
-from onnxviz.ui.run.input_sources import InputPlan, default_choice, remember_dims, remembered_dims
+from onnxviz.ui.run.input_sources import (
+    InputPlan,
+    PendingFeeds,
+    default_choice,
+    remember_dims,
+    remembered_dims,
+)
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_bytes
@@ -160,7 +167,7 @@ class RunController(QObject):
             self._ask_inputs(doc, plan, compare, other_path)
             return
         try:
-            feeds = plan.feeds(specs)
+            feeds = plan.prepare(specs)
         except RunError as exc:
             self._report_failure(exc.message, exc.details)
             return
@@ -175,7 +182,7 @@ class RunController(QObject):
             self.plans[str(doc.path or id(doc))] = new_plan
             if self.settings is not None:
                 remember_dims(self.settings, new_plan.dims)
-            if self.window.doc is doc:
+            if self.window.doc is doc and dialog.feeds is not None:
                 self._start(doc, dialog.feeds, compare, other_path)
 
         dialog.accepted.connect(accepted)
@@ -196,7 +203,8 @@ class RunController(QObject):
             jobs.append(Job(other_path, options, other_path.parent, other_path.name))
         return jobs
 
-    def _start(self, doc: Document, feeds: dict[str, np.ndarray], compare: str, other_path: Path | None) -> None:
+    def _start(self, doc: Document, feeds: Mapping[str, np.ndarray] | PendingFeeds, compare: str,
+               other_path: Path | None) -> None:
         try:
             jobs = self._jobs(doc, compare, other_path)
         except OnnxvizError as exc:  # protobuf refuses to serialize more than 2 GiB
@@ -208,10 +216,11 @@ class RunController(QObject):
 
         def work(progress: ProgressFn, token: CancelToken) -> Outcome:
             results: list[RunResult] = []
+            arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
-                    results.append(run_model(job.model, feeds, job.options, index=index if k == 0 else None,
+                    results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
                                              base_dir=job.base_dir, progress=part, token=token,
                                              on_start=self._on_worker_started))
                     warm_up()  # for the next run, or the comparison's second one

@@ -15,8 +15,10 @@ import numpy as np
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 
+from onnxviz.model.index import display_name
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.inputs import InputSpec, conform, generate, read_array_file
+from onnxviz.model.runner.inputs import InputSpec, check_size, conform, generate, read_array_file
 
 SOURCE_LABELS = {
     "random": "Random N(0, 1)",
@@ -57,8 +59,42 @@ class InputPlan:
 
     def feeds(self, specs: list[InputSpec]) -> dict[str, np.ndarray]:
         """Arrays for every input; raises RunError naming the input that cannot be made."""
-        return {s.name: make_array(s, self.choices.get(s.name, InputChoice()), self.dims, self.seed)
-                for s in specs}
+        return self.prepare(specs).make()
+
+    def prepare(self, specs: list[InputSpec]) -> PendingFeeds:
+        """Files and images read, generated inputs checked but not made yet (a big one takes seconds:
+        :meth:`PendingFeeds.make` runs off the GUI thread); raises RunError naming the input."""
+        given: dict[str, np.ndarray] = {}
+        generated: list[tuple[InputSpec, str]] = []
+        for spec in specs:
+            choice = self.choices.get(spec.name, InputChoice())
+            if choice.source in ("file", "image"):
+                given[spec.name] = make_array(spec, choice, self.dims, self.seed)
+            else:
+                check_size(spec, self.dims)
+                generated.append((spec, choice.source))
+        return PendingFeeds(given, generated, dict(self.dims), self.seed, tuple(s.name for s in specs))
+
+
+@dataclass(frozen=True)
+class PendingFeeds:
+    """The arrays of a plan: those read from files, and the generated ones still to make."""
+
+    given: dict[str, np.ndarray]
+    generated: list[tuple[InputSpec, str]]  # (input, source)
+    dims: dict[str, int]
+    seed: int
+    order: tuple[str, ...]  # the model's inputs
+
+    def make(self, progress: ProgressFn = no_progress, token: CancelToken | None = None) -> dict[str, np.ndarray]:
+        """Every input's array, in the order of the plan's inputs."""
+        made = dict(self.given)
+        for k, (spec, source) in enumerate(self.generated):
+            if token is not None:
+                token.check()
+            progress(k / max(len(self.generated), 1), f"Making input '{display_name(spec.name, 40)}'")
+            made[spec.name] = generate(spec, source, self.dims, self.seed)
+        return {name: made[name] for name in self.order}
 
 
 def default_choice(spec: InputSpec) -> InputChoice:

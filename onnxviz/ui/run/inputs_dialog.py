@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -29,7 +28,7 @@ from onnxviz.model.errors import sentence
 from onnxviz.model.index import display_name
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
-from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan
+from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan, PendingFeeds
 from onnxviz.ui.widgets.names import message_text
 
 ARRAY_FILES = "Arrays (*.npy *.npz *.pb);;All files (*)"
@@ -109,7 +108,7 @@ class InputsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(f"Run {display_name(model_name, 80)}")
         self.specs = specs
-        self.feeds: dict[str, np.ndarray] = {}
+        self.feeds: PendingFeeds | None = None  # what Run was accepted with
         self.dim_boxes: dict[str, QSpinBox] = {}
         layout = QVBoxLayout(self)
         intro = QLabel(f"Choose the inputs of <b>{_shown(model_name)}</b>. Generated values use the seed below; "
@@ -133,6 +132,11 @@ class InputsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.run_button.setDefault(True)  # once inside the dialog, else showing it makes Browse... the default
+        for row in self.rows:  # an error is about the entries as they were: any change answers it
+            row.path.textChanged.connect(self.error.hide)
+            row.source.currentIndexChanged.connect(self.error.hide)
+        for spin in self.dim_boxes.values():
+            spin.valueChanged.connect(self.error.hide)
         self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
 
     def _dims_box(self, dims: list[str], known: dict[str, int]) -> QGroupBox:
@@ -214,7 +218,7 @@ class InputsDialog(QDialog):
 
     def accept(self) -> None:
         try:
-            self.feeds = self.plan().feeds(self.specs)
+            self.feeds = self.plan().prepare(self.specs)  # big generated inputs are made in the run's thread
         except RunError as exc:
             self._show_error(exc.message)
             return
