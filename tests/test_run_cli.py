@@ -95,6 +95,16 @@ def test_run_refuses_a_generated_input_too_big_for_memory(capsys: pytest.Capture
     assert err.rstrip().endswith("choose smaller sizes for batch") and "Traceback" not in err
 
 
+def test_run_notes_a_given_array_converted_to_the_inputs_type(capsys: pytest.CaptureFixture[str],
+                                                              example_path: Path, tmp_path: Path) -> None:
+    np.save(tmp_path / "ints.npy", np.ones((1, 3, 32, 32), np.int64))
+    code, _, err = run_cli(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'ints.npy'}")
+    assert code == 0 and "note: input 'image' was given as int64 and converted to float32" in err
+    np.save(tmp_path / "floats.npy", np.ones((1, 3, 32, 32), np.float32))
+    code, _, err = run_cli(capsys, "run", str(example_path), "--input", f"image={tmp_path / 'floats.npy'}")
+    assert code == 0 and "converted" not in err
+
+
 def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     import onnx
     from onnx import helper

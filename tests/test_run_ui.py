@@ -428,3 +428,18 @@ def test_inputs_too_big_for_memory_are_refused_in_the_dialog_and_made_in_the_run
     assert [spec.name for spec, _source in dialog.feeds.generated] == ["x"]  # not made yet
     made = dialog.feeds.make()
     assert made["x"].shape == (3, 2, 64) and made["x"].dtype == np.float32
+
+
+def test_an_array_file_of_another_type_is_noted_in_the_runs_summary(qtbot: QtBot, example_path: Path,
+                                                                    tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import input_specs
+
+    np.save(tmp_path / "ints.npy", np.ones((1, 3, 32, 32), np.int64))
+    specs = input_specs(onnx.load(str(example_path)))
+    pending = InputPlan({"image": InputChoice("file", str(tmp_path / "ints.npy"))}, {"batch": 1}).prepare(specs)
+    assert pending.notes == ("input 'image' was given as int64 and converted to float32.",)
+    assert pending.make()["image"].dtype == np.float32
+    window, c = _window(qtbot, example_path)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(window.doc, pending, "", None)
+    assert c.result is not None and c.result.notes[0] == pending.notes[0]

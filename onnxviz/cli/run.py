@@ -19,6 +19,7 @@ from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOpti
 from onnxviz.model.runner.inputs import (
     InputSpec,
     build_feeds,
+    conversion_note,
     input_specs,
     parse_dims,
     read_array_file,
@@ -76,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     given = _given_inputs(args)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)
+    for spec in specs:
+        note = conversion_note(spec, given[spec.name]) if spec.name in given else ""
+        if note:
+            print(f"onnxviz: note: {note[:-1]}", file=sys.stderr)
     feeds = build_feeds(specs, given, dims, "random", args.seed)
     options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
                          capture=bool(args.dump) or args.profile)

@@ -284,6 +284,15 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
     return a
 
 
+def conversion_note(spec: InputSpec, array: np.ndarray) -> str:
+    """What :func:`conform` does to a given array's values when its type differs from the input's
+    (float values cut to integers, float64 rounded to float32, ...); "" when they arrive unchanged."""
+    source = restored(np.asarray(array), spec.dtype).dtype
+    if source == spec.dtype or source.kind in "OSU":
+        return ""
+    return f"input '{display_name(spec.name, 60)}' was given as {source} and converted to {spec.dtype}."
+
+
 def _shape(a: np.ndarray) -> str:
     return "x".join(str(d) for d in a.shape) or "scalar"
 

@@ -224,6 +224,8 @@ class RunController(QObject):
                                              base_dir=job.base_dir, progress=part, token=token,
                                              on_start=self._on_worker_started))
                     warm_up()  # for the next run, or the comparison's second one
+                if isinstance(feeds, PendingFeeds):
+                    results[0].notes[:0] = feeds.notes
                 results[0].first_nonfinite()  # worked out here, not on the GUI thread (100k values: ~0.1 s)
                 results[0].measure(self.overlay_key if self.overlay_key in MEASURES else "max_abs")
                 diffs = None

@@ -18,7 +18,14 @@ from PySide6.QtGui import QImage
 from onnxviz.model.index import display_name
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.inputs import InputSpec, check_size, conform, generate, read_array_file
+from onnxviz.model.runner.inputs import (
+    InputSpec,
+    check_size,
+    conform,
+    conversion_note,
+    generate,
+    read_array_file,
+)
 
 SOURCE_LABELS = {
     "random": "Random N(0, 1)",
@@ -66,14 +73,20 @@ class InputPlan:
         :meth:`PendingFeeds.make` runs off the GUI thread); raises RunError naming the input."""
         given: dict[str, np.ndarray] = {}
         generated: list[tuple[InputSpec, str]] = []
+        notes: list[str] = []
         for spec in specs:
             choice = self.choices.get(spec.name, InputChoice())
-            if choice.source in ("file", "image"):
+            if choice.source == "file" and choice.path:
+                array = read_array_file(choice.path, spec.name)
+                notes.append(conversion_note(spec, array))
+                given[spec.name] = conform(spec, array)
+            elif choice.source in ("file", "image"):
                 given[spec.name] = make_array(spec, choice, self.dims, self.seed)
             else:
                 check_size(spec, self.dims)
                 generated.append((spec, choice.source))
-        return PendingFeeds(given, generated, dict(self.dims), self.seed, tuple(s.name for s in specs))
+        return PendingFeeds(given, generated, dict(self.dims), self.seed, tuple(s.name for s in specs),
+                            tuple(note for note in notes if note))
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class PendingFeeds:
     dims: dict[str, int]
     seed: int
     order: tuple[str, ...]  # the model's inputs
+    notes: tuple[str, ...] = ()  # given arrays whose values were converted to the input's type
 
     def make(self, progress: ProgressFn = no_progress, token: CancelToken | None = None) -> dict[str, np.ndarray]:
         """Every input's array, in the order of the plan's inputs."""
