@@ -54,9 +54,25 @@ MEASURES: dict[str, str] = {
     "mean": "mean",
     "std": "std",
     "nonfinite": "NaN/Inf present",
-    "time_us": "run time (us)",
+    "time_us": "run time",
 }
 """Per-node measures the canvas overlay can show: key -> label."""
+
+MEASURE_KINDS: dict[str, str] = {"mean": "signed", "nonfinite": "flag", "time_us": "duration"}
+"""How a measure is read, when not as a plain level: "signed" (its zero matters), "flag" (1 yes, 0 no)
+or "duration" (microseconds, which add up)."""
+
+FLAG_STATES: dict[str, tuple[str, str]] = {"nonfinite": ("no NaN/Inf", "has NaN/Inf")}
+"""A flag measure's two states as the legend names them: (0, 1)."""
+
+
+def duration_text(us: float) -> str:
+    """Microseconds as people read them: "120 us", "3.4 ms", "0.92 s"."""
+    if abs(us) >= 5e5:
+        return f"{us / 1e6:.3g} s"
+    if abs(us) >= 999.5:  # rounds to 1000 us: "1 ms"
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} us"
 
 
 def _numpy_dtype(name: str) -> np.dtype:
