@@ -526,15 +526,14 @@ def test_overlay_colours_a_box_by_the_largest_value_it_shows(qtbot: QtBot, examp
     values = {("", i): float(v) for i, v in enumerate(rng.normal(size=n))}
     values[("", 1)] = float("nan")
     values[("other", 0)] = 1e9  # another scope's value plays no part
-    rgba, legend = overlay_colours(d, values, "", canvas._box_for_node)
-    lo, hi = legend.lo, legend.hi
+    shown = overlay_colours(d, values, "", canvas._box_for_node)
+    rgba, lo, hi = shown.rgba, shown.legend.lo, shown.legend.hi
     expected: dict[int, float] = {}
     for (scope, node), v in values.items():
         box = canvas._box_for_node(node)
         if scope == "" and np.isfinite(v) and box >= 0:
             expected[box] = max(v, expected.get(box, -np.inf))
-    finite = [v for (s, _), v in values.items() if s == "" and np.isfinite(v)]
-    assert (lo, hi) == (min(finite), max(finite))
+    assert (lo, hi) == (min(expected.values()), max(expected.values()))  # what is drawn, not every value
     assert set(np.flatnonzero(rgba[:, 3])) == set(expected)
     top = max(expected, key=expected.get)
     bottom = min(expected, key=expected.get)
@@ -562,6 +561,95 @@ def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, 
     assert canvas.view.legend is not None and not canvas.view.legend.log
     canvas.set_overlay({("", i): v for i, v in zip(own, (-1e-3, 1.0, 1e3, 1e9), strict=True)}, "mean")
     assert canvas.view.legend is not None and not canvas.view.legend.log  # signed values stay linear
+
+
+def _own_boxes(window: MainWindow, canvas: GraphCanvas, k: int) -> list[int]:
+    """``k`` nodes drawn each in a box of its own."""
+    assert window.doc is not None
+    boxes = {i: canvas._box_for_node(i) for i in range(len(window.doc.model.graph.node))}
+    own = [i for i, b in boxes.items() if b >= 0 and list(boxes.values()).count(b) == 1][:k]
+    assert len(own) == k
+    return own
+
+
+def test_a_yes_no_overlay_has_a_two_state_legend_and_clean_nodes_neutral(qtbot: QtBot, example_path: Path) -> None:
+    """NaN/Inf present on a clean run was a gradient labelled "0 ... 0" with every box mid-colour."""
+    from onnxviz.ui.canvas import style
+    from onnxviz.ui.canvas.marks import Scheme
+
+    window, canvas = open_window(qtbot, example_path)
+    own = _own_boxes(window, canvas, 3)
+    flag = Scheme("flag", ("no NaN/Inf", "has NaN/Inf"))
+    canvas.set_overlay({("", i): 0.0 for i in own}, "NaN/Inf present", scheme=flag)
+    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    assert legend is not None and overlay is not None
+    assert [label for label, _ in legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
+    neutral, warning = style.FLAG_NO.getRgb(), style.FLAG_YES.getRgb()
+    assert {tuple(overlay[canvas._box_for_node(i)]) for i in own} == {neutral}
+    canvas.set_overlay({("", own[0]): 0.0, ("", own[1]): 1.0, ("", own[2]): 0.0}, "NaN/Inf present", scheme=flag)
+    assert tuple(canvas.view.options.overlay[canvas._box_for_node(own[1])]) == warning
+    assert "has NaN/Inf" in canvas._tooltip(canvas._box_for_node(own[1]), -1)
+    canvas.grab().save("/tmp/overlay/test_flag_legend.png")
+
+
+def test_an_overlay_where_every_box_has_the_same_value_says_so(qtbot: QtBot, example_path: Path) -> None:
+    """A Loop model's max |x| was one value on every box, shown as a gradient "13 ... 13"."""
+    window, canvas = open_window(qtbot, example_path)
+    own = _own_boxes(window, canvas, 3)
+    canvas.set_overlay({("", i): 13.0 for i in own}, "max |x|")
+    legend = canvas.view.legend
+    assert legend is not None and [label for label, _ in legend.swatches] == ["every box: 13"]
+    colours = {tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own}
+    assert colours == {legend.swatches[0][1]}
+
+
+def test_a_signed_overlay_is_diverging_and_centred_at_zero(qtbot: QtBot, example_path: Path) -> None:
+    """mean from -0.22 to 0.5 on viridis hid zero; on a diverging map 0 is its neutral middle."""
+    from onnxviz.ui.canvas.marks import Scheme
+
+    window, canvas = open_window(qtbot, example_path)
+    own = _own_boxes(window, canvas, 3)
+    canvas.set_overlay({("", i): v for i, v in zip(own, (-0.22, 0.0, 0.5), strict=True)}, "mean",
+                       scheme=Scheme("signed"))
+    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    assert legend is not None and legend.zero == pytest.approx(0.22 / 0.72) and not legend.log
+    negative, zero, positive = (overlay[canvas._box_for_node(i)].astype(int) for i in own)
+    assert min(zero[:3]) > 220  # the neutral middle: near white
+    assert negative[2] > negative[0] and positive[0] > positive[2]  # blue below 0, red above
+    canvas.set_overlay({("", i): v for i, v in zip(own, (-0.22, 0.0, 0.5), strict=True)}, "max |x|")
+    assert canvas.view.legend is not None and canvas.view.legend.zero is None  # a level is never diverging
+    canvas.grab().save("/tmp/overlay/test_signed_legend.png")
+
+
+def _folded_constant_model(path: Path) -> Path:
+    """Constant (drawn as a row inside the Add's box) -> Add -> Relu."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("Constant", [], ["w"], name="w", value=numpy_helper.from_array(np.ones(3, np.float32))),
+             helper.make_node("Add", ["x", "w"], ["a"], name="add"), helper.make_node("Relu", ["a"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    onnx.checker.check_model(str(path))
+    return path
+
+
+def test_run_time_of_a_folded_node_is_added_to_the_box_showing_it(qtbot: QtBot, tmp_path: Path) -> None:
+    """vgg19's top time was a ConstantOfShape drawn as a W row: no visible box reached the hot colour."""
+    from onnxviz.ui.canvas.marks import Scheme
+
+    window, canvas = open_window(qtbot, _folded_constant_model(tmp_path / "m.onnx"))
+    d = canvas.drawable
+    assert d is not None and 0 not in d.node_box  # the Constant has no box of its own
+    add, relu = d.node_box[1], d.node_box[2]
+    canvas.set_overlay({("", 0): 920_000.0, ("", 1): 100.0, ("", 2): 3400.0}, "run time", scheme=Scheme("duration"))
+    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    assert legend is not None and (legend.lo, legend.hi) == (3400.0, 920_100.0) and not legend.log
+    assert legend.scheme.text(legend.lo) == "3.4 ms" and legend.scheme.text(legend.hi) == "0.92 s"
+    hot = canvas.view.legend.colours[-1]
+    assert overlay[add].tolist() == hot.tolist() and overlay[relu].tolist() != hot.tolist()
+    assert "run time: <b>0.92 s, including 1 node folded into this box</b>" in canvas._tooltip(add, -1)
 
 
 def test_a_rename_within_its_group_redraws_the_box_without_a_layout(qtbot: QtBot, example_path: Path) -> None:

@@ -7,7 +7,9 @@ Public API (used by other features through ``window.canvas``):
 * ``reveal_node(scope, node)`` - show ``scope``, expand the groups hiding ``node``, select and centre it;
 * ``fit()`` - show the whole graph;
 * ``set_node_badges({(scope, node): "error" | "warning"})`` - small marks on boxes (or their group box);
-* ``set_overlay({(scope, node): value}, title, flagged=None)`` / ``clear_overlay()`` - colour op boxes by value;
+* ``set_overlay({(scope, node): value}, title, flagged=None, scheme=Scheme())`` / ``clear_overlay()`` - colour
+  op boxes by value (a box's tooltip tells its value);
+* ``node_notes`` - functions ``(scope, node) -> html line`` whose lines end an op box's tooltip;
 * ``export_image(path)`` - the whole graph to PNG or SVG;
 * signals ``scene_ready()`` (a newly built scene has been painted) and ``scope_changed(str)``.
 
@@ -44,7 +46,15 @@ from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
 from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes
 from onnxviz.ui.canvas.drawable import Drawable
-from onnxviz.ui.canvas.marks import group_box_of, overlay_colours, worst_badges
+from onnxviz.ui.canvas.marks import (
+    LEVEL,
+    Overlay,
+    Scheme,
+    group_box_of,
+    overlay_colours,
+    overlay_note,
+    worst_badges,
+)
 from onnxviz.ui.canvas.menus import context_menu
 from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
@@ -99,7 +109,9 @@ class GraphCanvas(QWidget):
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
         self._badges: dict[tuple[str, int], str] = {}
-        self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None] | None = None
+        self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None, Scheme] | None = None
+        self.shown_overlay: Overlay | None = None   # the overlay as drawn on the shown scene
+        self.node_notes: list[Callable[[str, int], str]] = []
         self._build()
 
     # -- construction ----------------------------------------------------------------------
@@ -182,7 +194,7 @@ class GraphCanvas(QWidget):
         if self.doc is not None:
             self.doc.selection.changed.disconnect(self._on_selection)
         self.doc = doc
-        self._badges, self._overlay, self.view.legend = {}, None, None
+        self._badges, self._overlay, self.view.legend, self.shown_overlay = {}, None, None, None
         self.search_panel.set_index(doc.index if doc is not None else None)
         self.pages.setCurrentWidget(self.view if doc is not None or self.placeholder is None else self.placeholder)
         if doc is None:
@@ -251,12 +263,12 @@ class GraphCanvas(QWidget):
         self._apply_marks()
 
     def set_overlay(self, values: dict[tuple[str, int], float] | None, title: str,
-                    flagged: tuple[str, int] | None = None) -> None:
+                    flagged: tuple[str, int] | None = None, scheme: Scheme = LEVEL) -> None:
         """Colour every op box by its value (with a legend); ``flagged`` gets a strong marker."""
         if values is None:
             self.clear_overlay()
             return
-        self._overlay = (dict(values), title, flagged)
+        self._overlay = (dict(values), title, flagged, scheme)
         self._apply_marks()
         if flagged is not None and flagged[0] == self._scope and self.drawable is not None:
             box = self._box_for_node(flagged[1])
@@ -545,7 +557,13 @@ class GraphCanvas(QWidget):
         if self.doc is None or self.drawable is None:
             return ""
         if box >= 0:
-            return box_tooltip(self.doc.index, self.drawable.scene, box)
+            text = box_tooltip(self.doc.index, self.drawable.scene, box)
+            node = int(self.drawable.box_node[box])
+            group = self.drawable.scene.box_kind[box] == BoxKind.GROUP
+            notes = [note(self._scope, node) for note in self.node_notes] if node >= 0 else []
+            if self.shown_overlay is not None and (node >= 0 or group):
+                notes.append(overlay_note(self.shown_overlay, box, group))
+            return "<br>".join([text, *filter(None, notes)])
         return edge_tooltip(self.doc.index, self.drawable.scene, edge)
 
     def _toggle_group_box(self, box: int) -> None:
@@ -648,12 +666,13 @@ class GraphCanvas(QWidget):
         opts = self.view.options
         d = self.drawable
         opts.badges, opts.overlay, opts.flagged_box = {}, None, -1
-        self.view.legend = None
+        self.view.legend, self.shown_overlay = None, None
         if d is not None:
             opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
             if self._overlay is not None:
-                values, title, flagged = self._overlay
-                opts.overlay, self.view.legend = overlay_colours(d, values, self._scope, self._box_for_node, title)
+                values, title, flagged, scheme = self._overlay
+                shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme)
+                opts.overlay, self.view.legend, self.shown_overlay = shown.rgba, shown.legend, shown
                 if flagged is not None and flagged[0] == self._scope:
                     opts.flagged_box = self._box_for_node(flagged[1])
         self.view.update()

@@ -69,6 +69,8 @@ SELECTION = QColor("#1a73e8")
 NEIGHBOUR = QColor("#7baaf0")
 FLAG = QColor("#e0118a")
 NO_OVERLAY_VALUE = QColor("#d5d9de")  # an op box the overlay has no (finite) value for, near or far
+FLAG_NO = QColor("#9dc3b0")    # a yes/no overlay's "no" (e.g. no NaN/Inf): a quiet green, apart from the grey above
+FLAG_YES = QColor("#d93025")   # and its "yes", a warning
 SEVERITY_COLOURS = {"error": QColor("#d93025"), "warning": QColor("#f29900"), "info": QColor("#1a73e8")}
 
 FONT_FAMILY = "DejaVu Sans"

@@ -9,6 +9,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
+    QFontMetricsF,
     QHelpEvent,
     QKeyEvent,
     QLinearGradient,
@@ -161,7 +162,7 @@ class GraphView(QWidget):
             self._painter.paint(p, self.drawable, self.visible_scene_rect(), self.scale, self.options)
             p.restore()
         if self.legend is not None:
-            paint_legend(p, QRectF(12, 12, 220, 48), self.legend)
+            paint_legend(p, QRectF(12, 12, legend_width(self.legend), 48), self.legend)
         if self.message:
             p.setPen(style.TEXT_DIM)
             p.setFont(style.font(13))
@@ -309,8 +310,16 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
 
+def legend_width(legend: Legend) -> float:
+    """Wide enough for the title and every swatch's label on one line (at least the bar's 220)."""
+    title = QFontMetricsF(style.font(11, bold=True)).horizontalAdvance(legend.title + ", log scale" * legend.log)
+    small = QFontMetricsF(style.font(10))
+    keys = sum(25 + small.horizontalAdvance(label) for label in [*(s[0] for s in legend.swatches), "no value"])
+    return max(220.0, title + 24, keys + 8 if legend.swatches else 0.0)
+
+
 def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
-    """A colour bar with its title and range, for overlays."""
+    """The overlay's key: a colour bar with its title and range, or separate swatches with labels."""
     p.save()
     p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
     p.setPen(QPen(style.PANEL_BORDER, 1))
@@ -321,21 +330,50 @@ def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
     inner = rect.adjusted(10, 4, -10, -4)
     title = f"{legend.title}, log scale" if legend.log else legend.title
     p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, title)
-    bar = QRectF(inner.x(), inner.y() + 18, inner.width(), 9)
+    p.setFont(style.font(10))
+    if legend.swatches:
+        _paint_swatches(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 24), legend)
+    else:
+        _paint_bar(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 9), legend)
+    p.restore()
+
+
+def _paint_bar(p: QPainter, bar: QRectF, legend: Legend) -> None:
     gradient = QLinearGradient(bar.topLeft(), bar.topRight())
     for k, c in enumerate(legend.colours):
         gradient.setColorAt(k / max(len(legend.colours) - 1, 1), QColor(*[int(v) for v in c]))
     p.setPen(Qt.PenStyle.NoPen)
     p.setBrush(gradient)
     p.drawRect(bar)
-    p.setFont(style.font(10))
     p.setPen(style.TEXT_DIM)
-    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignLeft, f"{legend.lo:.4g}")
-    p.drawText(QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14), Qt.AlignmentFlag.AlignRight, f"{legend.hi:.4g}")
-    key = QRectF(bar.center().x() - 34, bar.bottom() + 4, 9, 9)  # what a grey box means
+    below = QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14)
+    p.drawText(below, Qt.AlignmentFlag.AlignLeft, legend.scheme.text(legend.lo))
+    p.drawText(below, Qt.AlignmentFlag.AlignRight, legend.scheme.text(legend.hi))
+    if legend.zero is not None:  # a diverging bar: where 0 is, marked and labelled
+        x = bar.x() + legend.zero * bar.width()
+        p.setPen(QPen(style.TEXT, 1))
+        p.drawLine(QPointF(x, bar.top() - 2), QPointF(x, bar.bottom() + 2))
+        if 0.15 < legend.zero < 0.85:  # else it would run into the range's own labels
+            p.setPen(style.TEXT_DIM)
+            p.drawText(QRectF(x - 10, bar.bottom() + 1, 20, 14), Qt.AlignmentFlag.AlignHCenter, "0")
+    else:
+        _paint_key(p, QPointF(bar.center().x() - 34, bar.bottom() + 1), QColor(style.NO_OVERLAY_VALUE), "no value")
+
+
+def _paint_swatches(p: QPainter, area: QRectF, legend: Legend) -> None:
+    """A flag's two states side by side, or the one value every box has, then "no value"."""
+    x = area.x()
+    entries = [(QColor(*c), label) for label, c in legend.swatches]
+    for colour, label in [*entries, (QColor(style.NO_OVERLAY_VALUE), "no value")]:
+        x = _paint_key(p, QPointF(x, area.y()), colour, label) + 12
+
+
+def _paint_key(p: QPainter, at: QPointF, colour: QColor, label: str) -> float:
+    """A small square of ``colour`` and its label from ``at``; returns where the label ends."""
     p.setPen(QPen(style.PANEL_BORDER, 1))
-    p.setBrush(style.NO_OVERLAY_VALUE)
-    p.drawRect(key)
+    p.setBrush(colour)
+    p.drawRect(QRectF(at.x(), at.y() + 3, 9, 9))
     p.setPen(style.TEXT_DIM)
-    p.drawText(QRectF(key.right() + 4, bar.bottom() + 1, 60, 14), Qt.AlignmentFlag.AlignLeft, "no value")
-    p.restore()
+    width = p.fontMetrics().horizontalAdvance(label)
+    p.drawText(QRectF(at.x() + 13, at.y(), width + 2, 14), Qt.AlignmentFlag.AlignLeft, label)
+    return at.x() + 13 + width
