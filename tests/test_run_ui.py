@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.runner.store import duration_text
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
@@ -443,3 +444,33 @@ def test_an_array_file_of_another_type_is_noted_in_the_runs_summary(qtbot: QtBot
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         c._start(window.doc, pending, "", None)
     assert c.result is not None and c.result.notes[0] == pending.notes[0]
+
+
+def test_node_tooltip_shows_its_run_time_and_overlay_value(qtbot: QtBot, tmp_path: Path) -> None:
+    """With profiling on, a node's run time was shown nowhere as a number; each overlay measure is read
+    as what it is (a yes/no key for NaN/Inf, a diverging map for the mean, times in units)."""
+    window, c = _window(qtbot, _save(_nan_model(), tmp_path / "nan.onnx"))
+    c.actions["profile"].setChecked(True)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    canvas = window.canvas
+    qtbot.waitUntil(lambda: canvas.drawable is not None and 3 in canvas.drawable.node_box, timeout=TIMEOUT)
+    box = canvas.drawable.node_box[3]
+    time_us = c.result.node_times_us[3]
+    tip = canvas._tooltip(box, -1)
+    assert f"run time <b>{duration_text(time_us)}</b>" in tip and "max |x|: no value" in tip  # all NaN
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        window.doc.selection.select_node("", 3)
+    assert f"computed by <b>onnxruntime</b> in <b>{duration_text(time_us)}</b>" in c.dock.facts.text()
+    sub_max = c.result.measure("max_abs")[("", 2)]
+    assert f"max |x|: <b>{sub_max:.4g}</b>" in canvas._tooltip(canvas.drawable.node_box[2], -1)
+    combo = c.dock.overlay_combo
+    combo.setCurrentIndex(combo.findData("time_us"))
+    legend = canvas.view.legend
+    assert legend is not None and legend.scheme.kind == "duration" and legend.scheme.text(1500.0) == "1.5 ms"
+    combo.setCurrentIndex(combo.findData("nonfinite"))
+    assert [label for label, _ in canvas.view.legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
+    assert "NaN/Inf present: <b>has NaN/Inf</b>" in canvas._tooltip(box, -1)
+    combo.setCurrentIndex(combo.findData("mean"))
+    assert canvas.view.legend.scheme.kind == "signed"
+    window.grab().save("/tmp/overlay/test_run_ui_mean.png")

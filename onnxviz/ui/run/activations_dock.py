@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.index import display_name
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
-from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord
+from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
 
@@ -165,6 +165,8 @@ class ActivationsDock(QDockWidget):
     def _facts_html(self, r: ValueRecord) -> str:
         producer = f"{_name_html(r.op_type)} <b>{_name_html(node_label(r))}</b>" if r.node >= 0 else "graph input"
         parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
+        if not r.scope and self.result is not None and r.node in self.result.node_times_us:
+            parts[0] += f" in <b>{duration_text(self.result.node_times_us[r.node])}</b>"
         if r.scope and self.result is not None:
             shown = self.result.scopes.get(r.scope, "")
             parts.append(f"inside <b>{html.escape(self.scope_label(r.scope))}</b>"

@@ -40,9 +40,10 @@ from onnxviz.model.runner.compare import (
     per_node,
 )
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
-from onnxviz.model.runner.store import MEASURES, ValueRecord
+from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, ValueRecord, duration_text
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
+from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
 from onnxviz.ui.run.input_sources import (
@@ -109,6 +110,9 @@ class RunController(QObject):
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
+        canvas = getattr(window, "canvas", None)
+        if canvas is not None and hasattr(canvas, "node_notes"):
+            canvas.node_notes.append(self.run_time_note)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._drop_results)
@@ -410,7 +414,14 @@ class RunController(QObject):
             return
         bad = self.result.first_nonfinite() if self.result is not None else None
         flagged = ("", bad.node) if bad is not None else None
-        canvas.set_overlay(values, title, flagged)
+        key = self.overlay_key
+        scheme = Scheme(MEASURE_KINDS.get(key, "level"), FLAG_STATES.get(key, ("no", "yes")))
+        canvas.set_overlay(values, title, flagged, scheme)
+
+    def run_time_note(self, scope: str, node: int) -> str:
+        """The canvas tooltip's line with the node's profiled run time ('' without one)."""
+        times = self.result.node_times_us if self.result is not None and not self.dock.stale.isVisible() else {}
+        return f"run time <b>{duration_text(times[node])}</b>" if scope == "" and node in times else ""
 
     def _clear_canvas_overlay(self) -> None:
         canvas = getattr(self.window, "canvas", None)
