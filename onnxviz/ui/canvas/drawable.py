@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnxviz.model.layout_labels import LabelSpots, label_spots
 from onnxviz.model.scene import BoxKind, Scene
 
 
@@ -30,6 +31,8 @@ class Drawable:
     value_box: dict[str, int] = field(init=False)   # terminal value name -> INPUT/OUTPUT box row
     box_node: np.ndarray = field(init=False)        # OP box row -> its node position; -1 for other boxes
     bounds: tuple[float, float, float, float] = field(init=False)
+    labels: LabelSpots = field(init=False)          # where each edge label is drawn
+    label_row: np.ndarray = field(init=False)       # edge -> its row in ``labels``; -1 for none
 
     def __post_init__(self) -> None:
         s = self.scene
@@ -52,12 +55,21 @@ class Drawable:
             else:
                 self.value_box.setdefault(ref.value, i)
         self.bounds = s.bounds()
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        self.labels = label_spots(self.scene)
+        self.label_row = np.full(self.scene.n_edges, -1, np.int64)
+        self.label_row[self.labels.edge] = np.arange(len(self.labels.edge))
 
     def retext(self, scene: Scene) -> None:
         """Draw ``scene`` from now on: the same boxes and edges in the same places, other texts
         (a renamed node). Everything derived here stays valid."""
         assert scene.box_ref is self.scene.box_ref and scene.edge_points is self.scene.edge_points
+        relabelled = scene.edge_label != self.scene.edge_label
         self.scene = scene
+        if relabelled:
+            self._place_labels()
 
     def _covers_all(self, x0: float, y0: float, x1: float, y1: float) -> bool:
         bx, by, bw, bh = self.bounds

@@ -20,6 +20,8 @@ from onnxviz.model.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 
+LABEL_WIDTH = 200.0   # room given to an edge label's text (shape texts are far shorter)
+
 
 @dataclass
 class PaintOptions:
@@ -324,25 +326,23 @@ def toggle_rect(d: Drawable, box: int = -1, frame: int = -1) -> QRectF:
 
 
 def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
-    s = d.scene
-    edges = np.unique(d.seg_edge[segs])
+    """The labels at the spots the layout gave them (one per value leaving a box, never overlapping)."""
+    s, spots = d.scene, d.labels
+    rows = d.label_row[np.unique(d.seg_edge[segs])]
     declared, inferred = style.font(style.LABEL_PT), style.font(style.LABEL_PT, italic=True)
-    seen: set[tuple[int, str]] = set()
-    for e in edges:
-        label = s.edge_label[e]
-        key = (int(s.edge_src[e]), s.edge_value[e])
-        if not label or key in seen:   # one label per value leaving a box
-            continue
-        seen.add(key)
-        pts = s.edge_polyline(int(e))
-        if len(pts) < 2:
-            continue
+    height = style.LABEL_PT + 4
+    for row in rows[rows >= 0]:
+        e = int(spots.edge[row])
         is_inferred = bool(s.edge_inferred[e])
         p.setFont(inferred if is_inferred else declared)
         p.setPen(style.EDGE_LABEL_INFERRED if is_inferred else style.EDGE_LABEL)
-        x, y = float(pts[0][0]), float(pts[0][1])
-        p.drawText(QRectF(x + 4, y + 1, 200, style.LABEL_PT + 4),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, label)
+        x, y = float(spots.x[row]), float(spots.y[row])
+        if spots.left[row]:
+            p.drawText(QRectF(x - LABEL_WIDTH, y, LABEL_WIDTH, height),
+                       Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop, s.edge_label[e])
+        else:
+            p.drawText(QRectF(x, y, LABEL_WIDTH, height),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, s.edge_label[e])
 
 
 def _outline(p: QPainter, d: Drawable, b: int, pen: QPen, margin: float) -> None:

@@ -1,0 +1,96 @@
+"""Edge labels: the shape texts of the values leaving one box never overlap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnxviz.model.index import ModelIndex
+from onnxviz.model.layout import GraphLayout
+from onnxviz.model.layout_labels import CHAR_WIDTH, LABEL_LINE, label_spots
+from onnxviz.model.scene import Scene
+
+NODE_TESTS = Path("/work/shared/onnx-node-tests/node")
+TEXT_HEIGHT = 11.0   # the glyphs of a 9 pt line
+
+
+def _scene(model: onnx.ModelProto) -> Scene:
+    return GraphLayout(ModelIndex(model)).build()
+
+
+def _rects(scene: Scene) -> dict[int, tuple[int, float, float, float, float]]:
+    """edge -> (source box, x0, y0, x1, y1) of its label's text."""
+    spots = label_spots(scene)
+    out = {}
+    for e, x, y, left in zip(spots.edge, spots.x, spots.y, spots.left, strict=True):
+        width = CHAR_WIDTH * len(scene.edge_label[e])
+        x0 = x - width if left else x
+        out[int(e)] = (int(scene.edge_src[e]), float(x0), float(y), float(x0 + width), float(y + TEXT_HEIGHT))
+    return out
+
+
+def _collisions(scene: Scene) -> list[tuple[str, str]]:
+    rects = list(_rects(scene).items())
+    found = []
+    for k, (e, (src, ax0, ay0, ax1, ay1)) in enumerate(rects):
+        for f, (other, bx0, by0, bx1, by1) in rects[k + 1:]:
+            if src == other and ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1:
+                found.append((scene.edge_value[e], scene.edge_value[f]))
+    return found
+
+
+def _split(parts: int) -> onnx.ModelProto:
+    outs = [f"part{k}" for k in range(parts)]
+    node = helper.make_node("Split", ["x"], outs, axis=1, num_outputs=parts)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3 * parts])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2, 3]) for o in outs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.skipif(not (NODE_TESTS / "test_loop11").is_dir(), reason="onnx node tests not available")
+def test_loop_output_labels_do_not_overlap() -> None:
+    """The Loop's "1" (res_y) and "5x1" (res_scan) were drawn on top of each other."""
+    scene = _scene(onnx.load(str(NODE_TESTS / "test_loop11" / "model.onnx")))
+    labelled = {scene.edge_value[e] for e in _rects(scene)}
+    assert {"res_y", "res_scan"} <= labelled
+    assert _collisions(scene) == []
+
+
+@pytest.mark.parametrize("parts", [3, 6, 10])
+def test_labels_of_many_outputs_do_not_overlap(parts: int) -> None:
+    scene = _scene(_split(parts))
+    rects = _rects(scene)
+    assert {scene.edge_value[e] for e in rects} == {"x", *(f"part{k}" for k in range(parts))}
+    assert _collisions(scene) == []
+
+
+def test_three_outputs_stack_one_line_apart() -> None:
+    scene = _scene(_split(3))
+    tops = sorted(y0 for src, _x0, y0, _x1, _y1 in _rects(scene).values() if scene.box_title[src] == "Split")
+    assert [b - a for a, b in zip(tops, tops[1:], strict=False)] == [pytest.approx(LABEL_LINE)] * 2
+
+
+def test_a_label_sits_beside_its_own_edge() -> None:
+    """Each label starts (or, for an edge heading right, ends) a few units from its edge at its height."""
+    scene = _scene(_split(3))
+    spots = label_spots(scene)
+    for e, x, y, left in zip(spots.edge, spots.x, spots.y, spots.left, strict=True):
+        pts = scene.edge_polyline(int(e))
+        (x0, y0), (x1, y1) = pts[0], pts[1]
+        at = x0 + (x1 - x0) * (y - 1 - y0) / (y1 - y0)  # the edge at the label's top
+        assert (x - at) == pytest.approx(-4.0 if left else 4.0, abs=0.01)
+        assert left == (x1 - x0 > 0.05 * (y1 - y0))
+
+
+def test_one_label_per_value_even_with_several_consumers() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["y"], ["a"]),
+             helper.make_node("Abs", ["y"], ["b"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, [4]) for o in ("a", "b")],
+                              value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    scene = _scene(helper.make_model(graph))
+    labelled = [scene.edge_value[e] for e in _rects(scene)]
+    assert labelled.count("y") == 1
