@@ -163,8 +163,11 @@ class ActivationsDock(QDockWidget):
                               kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
 
     def _facts_html(self, r: ValueRecord) -> str:
-        producer = f"{_name_html(r.op_type)} <b>{_name_html(node_label(r))}</b>" if r.node >= 0 else "graph input"
-        parts = [f"{producer} &middot; computed by <b>{html.escape(r.engine)}</b>"]
+        if r.node >= 0:
+            parts = [f"{_name_html(r.op_type)} <b>{_name_html(node_label(r))}</b> &middot; "
+                     f"computed by <b>{html.escape(r.engine)}</b>"]
+        else:  # its engine is "input": nothing computed it
+            parts = ["given as graph input"]
         if not r.scope and self.result is not None and r.node in self.result.node_times_us:
             parts[0] += f" in <b>{duration_text(self.result.node_times_us[r.node])}</b>"
         if r.scope and self.result is not None:
