@@ -235,13 +235,68 @@ def test_compare_two_models_finds_the_first_changed_value(tmp_path: Path, exampl
     other.write_bytes(changed.SerializeToString())
     a, b = run_model(model, feeds), run_model(other, feeds)
     diffs = compare_results(a, b)
-    first = first_exceeding(diffs, 1e-6)
-    assert first is not None and first.name == "res.conv2" and first.cosine < 1.0
-    assert all(d.max_abs_error == 0.0 for d in diffs if d.order < first.order)
+    first = first_exceeding(diffs)
+    assert first is not None and first.name == "res.conv2" and first.cosine < 1.0 and first.outside > 0
+    assert all(d.max_abs_error == 0.0 and d.outside == 0 for d in diffs if d.order < first.order)
     assert per_node(diffs, "max_abs_error")[first.node] == first.max_abs_error
     a.cleanup()
     b.cleanup()
     assert not a.directory.exists()
+
+
+def test_tolerance_is_relative_and_absolute_like_allclose() -> None:
+    """float32 rounding on large values (2.8e-4 on values around 100) is no difference; a small
+    error on values near zero, or a large relative one, is."""
+    from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, diff_arrays
+
+    a = np.array([100.0, 120.0, 0.0, -50.0], np.float32)
+    rounding = a + np.array([2.8e-4, -3e-4, 0.0, 0.0], np.float32)
+    assert diff_arrays(a, rounding)[3] == 0
+    assert diff_arrays(a, rounding, Tolerance(rtol=0.0, atol=1e-4))[3] == 2  # the absolute test alone
+    near_zero = a + np.array([0.0, 0.0, 5e-5, 0.0], np.float32)
+    assert diff_arrays(a, near_zero)[3] == 1
+    relative = a * np.array([1.0, 1.002, 1.0, 1.0], np.float32)
+    assert diff_arrays(a, relative)[3] == 1
+    nan = np.array([np.nan, np.inf, 1.0], np.float32)
+    assert diff_arrays(nan, nan)[3] == 0  # NaN where both are NaN, the same Inf: equal
+    assert diff_arrays(nan, np.array([1.0, np.inf, np.nan], np.float32))[3] == 2
+    assert (DEFAULT_TOLERANCE.rtol, DEFAULT_TOLERANCE.atol) == (1e-3, 1e-5)
+
+
+def test_first_difference_skips_float32_noise_on_large_values(tmp_path: Path) -> None:
+    """Squeezenet's conv with error 2.8e-4 on values around 100 was the 'first difference' at
+    tolerance 1e-4; the first value outside rtol/atol is the one that really changed."""
+    from onnxviz.model.runner.compare import Tolerance, compare_results, first_exceeding
+
+    def model(scale: float) -> onnx.ModelProto:
+        big = numpy_helper.from_array(np.full((4,), 1000.0, np.float32) * np.float32(1 + 3e-7), "big")
+        weight = numpy_helper.from_array(np.array([scale], np.float32), "w")
+        nodes = [helper.make_node("Mul", ["x", "big"], ["large"]), helper.make_node("Mul", ["large", "w"], ["out"])]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info("out", TensorProto.FLOAT, [4])], [big, weight])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    feeds = {"x": np.array([0.1, 0.2, 0.3, 0.4], np.float32)}
+    near = model(1.0)
+    near.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.full((4,), 1000.0, np.float32), "big"))
+    a = run_model(model(1.0), feeds)
+    b = run_model(_save_model(near, tmp_path / "b.onnx"), feeds)
+    c = run_model(_save_model(model(1.01), tmp_path / "c.onnx"), feeds)
+    try:
+        noise = compare_results(a, b)
+        assert noise[0].name == "large" and 0 < noise[0].max_abs_error and noise[0].outside == 0
+        assert first_exceeding(noise) is None
+        assert first_exceeding(compare_results(a, b, Tolerance(0.0, 1e-5))) is not None  # absolute only
+        changed = first_exceeding(compare_results(a, c))
+        assert changed is not None and changed.name == "out" and changed.outside == 4
+    finally:
+        for r in (a, b, c):
+            r.cleanup()
+
+
+def _save_model(model: onnx.ModelProto, path: Path) -> Path:
+    path.write_bytes(model.SerializeToString())
+    return path
 
 
 def test_values_beyond_the_memory_budget_stay_on_disk() -> None:

@@ -11,8 +11,24 @@ from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.store import RunResult
 
 CHUNK = 1 << 20
-COMPARE_MEASURES = {"max_abs_error": "max abs error", "rel_error": "relative error",
+COMPARE_MEASURES = {"rel_error": "relative error", "max_abs_error": "max abs error",
                     "cosine_distance": "1 - cosine similarity"}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """numpy.allclose's test with run A as the reference: an element of B is close when
+    |b - a| <= atol + rtol * |a|. An absolute tolerance alone flagged float32 rounding on large
+    activations (2.8e-4 on values around 100) as the first difference."""
+
+    rtol: float = 1e-3
+    atol: float = 1e-5
+
+    def text(self) -> str:
+        return f"rtol {self.rtol:g}, atol {self.atol:g}"
+
+
+DEFAULT_TOLERANCE = Tolerance()
 
 
 @dataclass(frozen=True)
@@ -26,6 +42,7 @@ class ValueDiff:
     rel_error: float   # max abs error / max |A|
     cosine: float
     note: str = ""
+    outside: int = 0   # elements not within the comparison's Tolerance (all of them when the shapes differ)
 
     def measure(self, key: str) -> float:
         return 1.0 - self.cosine if key == "cosine_distance" else float(getattr(self, key))
@@ -33,6 +50,8 @@ class ValueDiff:
 
 @dataclass
 class _Sums:
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+    outside: int = 0
     max_abs: float = 0.0
     scale: float = 0.0
     dot: float = 0.0
@@ -44,6 +63,8 @@ class _Sums:
         same_inf = np.isinf(a) & (a == b)
         diff = np.abs(a - b)
         diff[both_nan | same_inf] = 0.0
+        allowed = self.tolerance.atol + self.tolerance.rtol * np.abs(a)
+        self.outside += int(np.count_nonzero(~(diff <= np.where(np.isfinite(allowed), allowed, 0.0))))
         self.max_abs = max(self.max_abs, float(np.nan_to_num(diff, nan=math.inf).max(initial=0.0)))
         finite = np.isfinite(a) & np.isfinite(b)
         fa, fb = a[finite], b[finite]
@@ -60,19 +81,22 @@ class _Sums:
         return self.dot / math.sqrt(self.na * self.nb)
 
 
-def diff_arrays(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """(max abs error, relative error, cosine similarity), in chunks so large values stay on disk."""
+def diff_arrays(a: np.ndarray, b: np.ndarray,
+                tolerance: Tolerance = DEFAULT_TOLERANCE) -> tuple[float, float, float, int]:
+    """(max abs error, relative error, cosine similarity, elements outside ``tolerance``), in chunks
+    so large values stay on disk."""
     fa, fb = a.reshape(-1), b.reshape(-1)
-    sums = _Sums()
+    sums = _Sums(tolerance)
     for start in range(0, fa.size, CHUNK):
         sums.add(np.asarray(fa[start:start + CHUNK], np.float64), np.asarray(fb[start:start + CHUNK], np.float64))
     rel = sums.max_abs / sums.scale if sums.scale > 0 else (0.0 if sums.max_abs == 0 else math.inf)
-    return sums.max_abs, rel, sums.cosine()
+    return sums.max_abs, rel, sums.cosine(), sums.outside
 
 
-def compare_results(a: RunResult, b: RunResult, progress: ProgressFn = no_progress,
-                    token: CancelToken | None = None) -> list[ValueDiff]:
-    """One ValueDiff per value present in both runs (graph inputs excluded), in A's topological order."""
+def compare_results(a: RunResult, b: RunResult, tolerance: Tolerance = DEFAULT_TOLERANCE,
+                    progress: ProgressFn = no_progress, token: CancelToken | None = None) -> list[ValueDiff]:
+    """One ValueDiff per value present in both runs (graph inputs excluded), in A's topological order;
+    each counts its elements outside ``tolerance``."""
     names = [n for n, r in a.values.items() if n in b.values and r.node >= 0 and not r.scope]
     names.sort(key=lambda n: a.values[n].order)
     diffs = []
@@ -82,20 +106,26 @@ def compare_results(a: RunResult, b: RunResult, progress: ProgressFn = no_progre
         ra = a.values[name]
         if ra.shape != b.values[name].shape:
             diffs.append(ValueDiff(name, ra.node, ra.order, math.inf, math.inf, 0.0,
-                                   f"shapes differ: {list(ra.shape)} vs {list(b.values[name].shape)}"))
+                                   f"shapes differ: {list(ra.shape)} vs {list(b.values[name].shape)}",
+                                   max(math.prod(ra.shape), math.prod(b.values[name].shape), 1)))
             continue
         if not (ra.stats.numeric and b.values[name].stats.numeric):
             continue
-        err, rel, cos = diff_arrays(a.array(name), b.array(name))
-        diffs.append(ValueDiff(name, ra.node, ra.order, err, rel, cos))
+        err, rel, cos, outside = diff_arrays(a.array(name), b.array(name), tolerance)
+        diffs.append(ValueDiff(name, ra.node, ra.order, err, rel, cos, outside=outside))
         if k % 32 == 0:
             progress(k / max(1, len(names)), f"Comparing {k}/{len(names)}")
     return diffs
 
 
-def first_exceeding(diffs: list[ValueDiff], tolerance: float, key: str = "max_abs_error") -> ValueDiff | None:
-    """The first value (topological order) whose error passes ``tolerance``."""
-    return next((d for d in diffs if d.measure(key) > tolerance), None)
+def first_exceeding(diffs: list[ValueDiff]) -> ValueDiff | None:
+    """The first value (topological order) with an element outside the comparison's tolerance."""
+    return next((d for d in diffs if d.outside > 0), None)
+
+
+def worst(diffs: list[ValueDiff], key: str) -> ValueDiff | None:
+    """The value with the largest ``key`` error (the first of equals)."""
+    return max(diffs, key=lambda d: d.measure(key), default=None)
 
 
 def per_node(diffs: list[ValueDiff], key: str) -> dict[int, float]:

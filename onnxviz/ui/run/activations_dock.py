@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.index import display_name
-from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
+from onnxviz.model.runner.compare import COMPARE_MEASURES, DEFAULT_TOLERANCE, ValueDiff
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
@@ -33,7 +33,7 @@ class ActivationsDock(QDockWidget):
 
     overlay_chosen = Signal(str)          # a MEASURES / COMPARE_MEASURES key, or "" for none
     first_nonfinite_requested = Signal()
-    first_difference_requested = Signal(float)
+    first_difference_requested = Signal(float, float)   # rtol, atol
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Activations", parent)
@@ -90,12 +90,15 @@ class ActivationsDock(QDockWidget):
         self.difference_row = QWidget()
         row = QHBoxLayout(self.difference_row)
         row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Tolerance:"))
-        self.tolerance = QLineEdit("1e-4")
-        self.tolerance.setFixedWidth(80)
-        row.addWidget(self.tolerance)
+        self.rtol, self.atol = QLineEdit(f"{DEFAULT_TOLERANCE.rtol:g}"), QLineEdit(f"{DEFAULT_TOLERANCE.atol:g}")
+        for text, field in (("rtol:", self.rtol), ("atol:", self.atol)):
+            row.addWidget(QLabel(text))
+            field.setFixedWidth(60)
+            field.setToolTip("Elements differ when |b - a| > atol + rtol * |a| (numpy.allclose; a: this run)")
+            row.addWidget(field)
         self.diff_button = QPushButton("First Difference")
-        self.diff_button.setToolTip("Select the first value whose max abs error exceeds the tolerance")
+        self.diff_button.setToolTip("Select the first value (in topological order) with an element "
+                                    "outside the tolerance")
         self.diff_button.clicked.connect(self._on_diff_clicked)
         row.addWidget(self.diff_button)
         row.addStretch(1)
@@ -178,17 +181,27 @@ class ActivationsDock(QDockWidget):
             parts.append(f"<span style='color:#c0392b'>{r.stats.nan_count} NaN, {r.stats.inf_count} Inf</span>")
         diff = self.diffs.get(r.name)
         if diff is not None:
-            parts.append(f"vs {_name_html(self.other_label or 'the other run')}: max abs error {_g(diff.max_abs_error)}, relative {_g(diff.rel_error)}, "
-                         f"cosine {diff.cosine:.6f}" + (f" ({html.escape(diff.note)})" if diff.note else ""))
+            parts.append(f"vs {_name_html(self.other_label or 'the other run')}: relative error {_g(diff.rel_error)}, "
+                         f"max abs error {_g(diff.max_abs_error)}, cosine {diff.cosine:.6f}, "
+                         f"{diff.outside} elements outside the tolerance"
+                         + (f" ({html.escape(diff.note)})" if diff.note else ""))
         return "<br>".join(parts)
 
     def _on_diff_clicked(self) -> None:
-        try:
-            tolerance = float(self.tolerance.text())
-        except ValueError:
-            self.tolerance.setText("1e-4")
-            tolerance = 1e-4
-        self.first_difference_requested.emit(tolerance)
+        self.first_difference_requested.emit(_tolerance_field(self.rtol, DEFAULT_TOLERANCE.rtol),
+                                             _tolerance_field(self.atol, DEFAULT_TOLERANCE.atol))
+
+
+def _tolerance_field(field: QLineEdit, default: float) -> float:
+    """The field's number; not a number >= 0: the default, shown in the field again."""
+    try:
+        value = float(field.text())
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        field.setText(f"{default:g}")
+        return default
+    return value
 
 
 def node_label(r: ValueRecord) -> str:

@@ -34,10 +34,13 @@ from onnxviz.model.runner import (
 )
 from onnxviz.model.runner.compare import (
     COMPARE_MEASURES,
+    DEFAULT_TOLERANCE,
+    Tolerance,
     ValueDiff,
     compare_results,
     first_exceeding,
     per_node,
+    worst,
 )
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
 from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, ValueRecord, duration_text
@@ -95,6 +98,8 @@ class RunController(QObject):
         self.result: RunResult | None = None
         self.other: RunResult | None = None
         self.diffs: list[ValueDiff] | None = None
+        self.tolerance = DEFAULT_TOLERANCE   # of self.diffs, and of the next comparison
+        self.other_label = ""                # what the last comparison compared with
         self.overlay_key = ""
         self.task: Task | None = None
         self.active_run: WorkerRun | None = None
@@ -216,6 +221,7 @@ class RunController(QObject):
                                  "save it with external data and run the saved file.", exc.details)
             return
         index = doc.index
+        tolerance = self.tolerance
         label = f"Running {doc.name}" + (f" and {jobs[1].label}" if len(jobs) > 1 else "")
 
         def work(progress: ProgressFn, token: CancelToken) -> Outcome:
@@ -234,8 +240,8 @@ class RunController(QObject):
                 results[0].measure(self.overlay_key if self.overlay_key in MEASURES else "max_abs")
                 diffs = None
                 if len(results) > 1:
-                    diffs = compare_results(results[0], results[1], _scaled(progress, len(jobs), len(jobs) + 1),
-                                            token)
+                    diffs = compare_results(results[0], results[1], tolerance,
+                                            _scaled(progress, len(jobs), len(jobs) + 1), token)
             except BaseException:
                 for r in results:
                     r.cleanup()
@@ -281,12 +287,13 @@ class RunController(QObject):
         self.result = outcome.results[0]
         self.other = outcome.results[1] if len(outcome.results) > 1 else None
         self.diffs = outcome.diffs
+        self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "max_abs_error"
+            self.overlay_key = "rel_error"
         elif self.diffs is None and self.overlay_key not in MEASURES:
             self.overlay_key = "max_abs"
-        summary = self._summary(jobs)
+        summary = self._summary(jobs[0].label)
         self.dock.set_result(self.result, self.diffs, summary, self.overlay_key,
                              jobs[1].label if len(jobs) > 1 else "")
         self._bring_dock_forward()
@@ -316,11 +323,11 @@ class RunController(QObject):
         if above:
             self.window.resizeDocks([above[0], self.dock], [35, 65], Qt.Orientation.Vertical)
 
-    def _summary(self, jobs: list[Job]) -> str:
+    def _summary(self, label: str) -> str:
         assert self.result is not None
         r = self.result
         ms = 1000 * r.timings.get("run_s", 0.0)
-        text = f"Ran <b>{_name_html(jobs[0].label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
+        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
         bad = r.first_nonfinite()
         if bad is not None:
             text += f" First NaN/Inf: <b>{_name_html(bad.node_name or bad.name)}</b>."
@@ -329,12 +336,25 @@ class RunController(QObject):
                      "reference evaluator (If: the chosen branch; Loop/Scan: the last iteration; a function: its "
                      "first call). Enter a body to see them.")
         if self.diffs is not None:
-            worst = max((d.max_abs_error for d in self.diffs), default=0.0)
-            text += (f"<br>Compared with {_name_html(jobs[1].label)}: {len(self.diffs)} values, "
-                     f"worst max abs error {worst:.3g}.")
+            text += "<br>" + self._comparison_text()
         for note in r.notes:
             text += f"<br>Note: {html.escape(wrappable(note, 1000))}"
         return text
+
+    def _comparison_text(self) -> str:
+        """Relative error first: a max abs error of 4e+04 on values of 9e+09 is float32 rounding."""
+        diffs = self.diffs or []
+        text = f"Compared with {_name_html(self.other_label)}: {len(diffs)} values"
+        rel, big = worst(diffs, "rel_error"), worst(diffs, "max_abs_error")
+        if rel is not None and big is not None:
+            text += (f", worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
+                     f"worst max abs error {big.max_abs_error:.3g}")
+        outside = [d for d in diffs if d.outside > 0]
+        first = first_exceeding(diffs)
+        if first is None:
+            return text + f". All within {self.tolerance.text()}."
+        return (text + f". {len(outside)} differ beyond {self.tolerance.text()}, "
+                f"the first <b>{_name_html(first.name)}</b>.")
 
     def _on_failed(self, exc: object, tb: str) -> None:
         self.task = None
@@ -436,14 +456,57 @@ class RunController(QObject):
         self.reveal(bad.node)
         self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
-    def jump_to_first_difference(self, tolerance: float) -> None:
-        found = first_exceeding(self.diffs or [], tolerance)
+    def jump_to_first_difference(self, rtol: float, atol: float) -> None:
+        """Select the first value outside the tolerance; a new tolerance compares the two runs again."""
+        tolerance = Tolerance(rtol, atol)
+        if self.diffs is None or self.result is None or self.other is None:
+            return
+        if tolerance == self.tolerance:
+            self._show_first_difference()
+        elif not self._busy():
+            self._compare_again(tolerance)
+
+    def _compare_again(self, tolerance: Tolerance) -> None:
+        a, b, doc = self.result, self.other, self.window.doc
+        assert a is not None and b is not None
+        run_label = doc.name if doc is not None else ""
+
+        def work(progress: ProgressFn, token: CancelToken) -> list[ValueDiff]:
+            return compare_results(a, b, tolerance, progress, token)
+
+        def finished(diffs: list[ValueDiff]) -> None:
+            self.task = None
+            self.update_actions()
+            if self.result is not a or self.window.doc is not doc:
+                return  # another run or document since
+            self.diffs, self.tolerance = diffs, tolerance
+            self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label)
+            self._apply_overlay()
+            if doc is not None:
+                self._on_selection(doc.selection.state)
+            self._show_first_difference()
+
+        task = Task(work, f"Comparing with {tolerance.text()}")
+        task.finished.connect(finished)
+        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb))
+        task.cancelled.connect(self._on_cancelled)
+        self.task = task
+        self.update_actions()
+        if hasattr(self.window, "track_task"):
+            self.window.track_task(task)
+        task.start(self._pool)
+
+    def _show_first_difference(self) -> None:
+        found = first_exceeding(self.diffs or [])
         if found is None:
-            self.window.statusBar().showMessage(f"No value differs by more than {tolerance:g}.", 5000)
+            self.window.statusBar().showMessage(f"No value differs beyond {self.tolerance.text()}.", 5000)
             return
         self.reveal(found.node)
+        combo = self.dock.value_combo  # the node's differing output, not its first
+        combo.setCurrentIndex(max(0, combo.findData(found.name)))
         self.window.statusBar().showMessage(
-            f"First difference above {tolerance:g}: {found.name} (max abs error {found.max_abs_error:.3g}).", 10000)
+            f"First difference beyond {self.tolerance.text()}: {found.name} ({found.outside} elements outside; "
+            f"relative error {found.rel_error:.3g}, max abs error {found.max_abs_error:.3g}).", 10000)
 
     def reveal(self, node: int) -> None:
         canvas = getattr(self.window, "canvas", None)
