@@ -8,9 +8,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.tensors import stats_of_array
+from onnxviz.ui.widgets.heatmap import INF_COLOR, NAN_COLOR, HeatmapPlot
 from onnxviz.ui.widgets.tensor_table import MAX_COLUMNS, WRAP_COLUMNS
 from onnxviz.ui.widgets.tensor_view import TensorView
 
@@ -109,15 +112,86 @@ def test_hidden_tabs_leave_no_gap(qtbot: QtBot, view: TensorView) -> None:
     assert bar.tabRect(bar.count() - 1).left() == bar.tabRect(0).right() + 1
 
 
-def test_all_nan_value_has_no_empty_histogram(qtbot: QtBot, view: TensorView) -> None:
+def test_an_all_nan_value_says_so_everywhere(qtbot: QtBot, view: TensorView) -> None:
+    """No finite value: the statistics, the histogram and the heatmap say why they are empty, and the
+    colour bar shows no range (it kept the last tensor's)."""
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("ok", np.arange(24.0).reshape(3, 8))
     with qtbot.waitSignal(view.loaded, timeout=10000):
         view.show_tensor("nan", np.full((3, 8), np.nan, np.float32))
     tabs = view.tabs
-    assert [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)] == ["Values"]
-    assert view.fact_labels["NaN"].text() == "24"
+    assert [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)] == ["Histogram", "Heatmap", "Values"]
+    assert view.histogram_stack.currentWidget() is view.histogram_message
+    assert view.histogram_message.text() == "All values are NaN or Inf"
+    assert view.fact_labels["min"].text() == "all NaN/Inf" and "no finite value" in view.fact_labels["std"].toolTip()
+    assert (view.fact_labels["NaN"].text(), view.fact_labels["Inf"].text()) == ("24", "0")
+    assert view.heatmap.message.isVisible() and not view.heatmap.colorbar.isVisible()
     with qtbot.waitSignal(view.loaded, timeout=10000):
         view.show_tensor("ok", np.arange(4.0))
-    assert tabs.isTabVisible(view.histogram_index)
+    assert view.histogram_stack.currentWidget() is view.histogram
+    assert view.fact_labels["min"].text() == "0" and view.fact_labels["min"].toolTip() == ""
+
+
+def _cell_point(heatmap: HeatmapPlot, row: int, col: int) -> QPoint:
+    return heatmap.graphics.mapFromScene(heatmap.marks.mapToScene(QPointF(col + 0.5, row + 0.5)))
+
+
+def _pixel(heatmap: HeatmapPlot, row: int, col: int) -> QColor:
+    """The colour drawn at the centre of the image's cell (row, col)."""
+    image = heatmap.graphics.grab().toImage()  # first: painting brings the view's transform up to date
+    return image.pixelColor(_cell_point(heatmap, row, col))
+
+
+def wait_laid_out(qtbot: QtBot, heatmap: HeatmapPlot) -> None:
+    """Until the image is placed in the shown plot (a hidden tab's plot is ranged once it is shown)."""
+    qtbot.waitUntil(lambda: heatmap.graphics.rect().contains(_cell_point(heatmap, 0, 0)), timeout=3000)
+
+
+def test_nan_and_inf_cells_have_colours_the_legend_names(qtbot: QtBot, view: TensorView) -> None:
+    values = np.linspace(0.0, 1.0, 36, dtype=np.float32).reshape(6, 6)
+    values[1, 1], values[4, 4], values[2, 3] = np.nan, np.inf, 0.0
+    view.resize(400, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("holes", values)
+    view.tabs.setCurrentIndex(view.image_index)
+    heatmap = view.heatmap
+    wait_laid_out(qtbot, heatmap)
+    # a NaN was drawn blank, like the background around the image
+    assert _pixel(heatmap, 1, 1) == NAN_COLOR and _pixel(heatmap, 4, 4) == INF_COLOR
+    assert _pixel(heatmap, 2, 3) != _pixel(heatmap, 1, 1)
+    assert heatmap.legend.isVisible() and "NaN" in heatmap.legend.text() and "Inf" in heatmap.legend.text()
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("clean", np.ones((3, 3), np.float32))
+    assert not heatmap.legend.isVisible()
+
+
+def _drawn_labels(heatmap: HeatmapPlot) -> list[str]:
+    """The colour bar's tick labels that are actually drawn (pyqtgraph drops those that do not fit)."""
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = heatmap.colorbar.axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in texts]
+
+
+@pytest.mark.parametrize(("lo", "hi", "ends"), [(3.8e18, 1.2e19, ("3.8e18", "1.2e19")),
+                                                (0.2498, 0.2501, ("0.2498", "0.2501")),
+                                                (-3.0, 5.0, ("-5", "5"))])
+def test_the_colour_bar_labels_both_ends(qtbot: QtBot, view: TensorView, lo: float, hi: float,
+                                         ends: tuple[str, str]) -> None:
+    view.resize(400, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("range", np.linspace(lo, hi, 64, dtype=np.float64).reshape(8, 8))
+    view.tabs.setCurrentIndex(view.image_index)
+    wait_laid_out(qtbot, view.heatmap)
+    drawn = _drawn_labels(view.heatmap)
+    assert set(ends) <= set(drawn), drawn
 
 
 def test_a_shape_stays_on_one_line_in_a_narrow_view(qtbot: QtBot, view: TensorView) -> None:

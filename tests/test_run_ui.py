@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
@@ -274,13 +274,72 @@ def test_slice_view_shows_chosen_slice_and_channel_grid(qtbot: QtBot) -> None:
     assert set(view.sliders) == {0, 3}
     np.testing.assert_array_equal(view.plane(), array[0, :, :, 0].T)
     view.cols_combo.setCurrentIndex(3)
-    view.grid_check.setChecked(True)  # every value of axis 1 tiled 3 x 3, NaN between
-    grid = view.tiles()
+    view.grid_check.setChecked(True)  # every value of axis 1 tiled 3 x 3, gaps between
+    grid, gaps = view.tiles()
     assert grid.shape == (3 * 5 - 1, 3 * 6 - 1)
     np.testing.assert_array_equal(grid[5:9, 6:11], array[0, 4])
-    assert np.isnan(grid[4]).all()
+    assert gaps[4].all() and not gaps[5:9, 6:11].any()
+    assert view.range_label.text() == "Showing all 9 maps of axis 1."
     view.set_array(np.zeros((3, 4), np.float32))
     assert not view.usable
+
+
+def test_slice_view_pages_through_more_maps_than_a_grid_holds(qtbot: QtBot) -> None:
+    """512 channels: the grid shows 256 and says so, the slider picks the block, a tile names its map."""
+    from onnxviz.ui.widgets.slice_view import SliceView
+
+    view = SliceView()
+    qtbot.addWidget(view)
+    array = np.arange(600 * 2 * 3, dtype=np.float32).reshape(1, 600, 2, 3)
+    view.set_array(array)
+    view.sliders[1].setValue(300)
+    view.grid_check.setChecked(True)
+    slider = view.sliders[1]
+    assert slider.isEnabled() and (slider.maximum(), slider.value()) == (2, 1)  # blocks 0-255, 256-511, 512-599
+    assert view.range_label.text().startswith("Showing maps 256-511 of 600 (axis 1)")
+    assert view.slider_labels[1].text() == "256-511 / 599"
+    slider.setValue(2)
+    grid = view.heatmap.values
+    assert grid is not None and view.tile_start == 512 and view._tile_shape[0] == 88
+    # tile 1 of this block (row 0, second column; tiles are 2 x 3 with a gap after each) is map 513
+    assert view.describe_cell(1, 4 + 2) == "map 513 (axis 1)\naxis 2 = 1, axis 3 = 2: " + f"{array[0, 513, 1, 2]:g}"
+    assert view.describe_cell(2, 0) == ""  # the gap under the first row of tiles
+    view.grid_check.setChecked(False)
+    assert (slider.maximum(), slider.value()) == (599, 512) and view.slider_labels[1].text() == "512 / 599"
+    assert not view.range_label.isVisible()
+
+
+def test_slice_view_marks_nan_inf_and_the_gaps_between_tiles(qtbot: QtBot) -> None:
+    from onnxviz.ui.widgets.heatmap import ALL_NONFINITE, GAP_COLOR, INF_COLOR, NAN_COLOR
+    from onnxviz.ui.widgets.slice_view import SliceView
+
+    view = SliceView()
+    qtbot.addWidget(view)
+    view.resize(400, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    array = np.ones((1, 4, 3, 3), np.float32)
+    array[0, 0, 1, 1], array[0, 1, 0, 0] = np.nan, -np.inf
+    array[0, 2] = np.nan  # a map of nothing but NaN
+    view.set_array(array)
+    heat = view.heatmap
+
+    def pixel(row: int, col: int) -> QColor:
+        image = heat.graphics.grab().toImage()  # first: painting brings the view's transform up to date
+        return image.pixelColor(heat.graphics.mapFromScene(heat.marks.mapToScene(QPointF(col + 0.5, row + 0.5))))
+
+    view.grid_check.setChecked(True)  # 2 x 2 tiles of 3 x 3, one row and column of gap between
+    qtbot.waitUntil(lambda: heat.graphics.rect().contains(
+        heat.graphics.mapFromScene(heat.marks.mapToScene(QPointF(0.5, 0.5)))), timeout=3000)
+    assert pixel(1, 1) == NAN_COLOR and pixel(0, 4) == INF_COLOR and pixel(3, 0) == GAP_COLOR
+    assert pixel(0, 0) not in (NAN_COLOR, INF_COLOR, GAP_COLOR)
+    assert "NaN" in heat.legend.text() and "Inf" in heat.legend.text()
+    view.grid_check.setChecked(False)
+    view.sliders[1].setValue(2)  # the all-NaN map: a message, and no colour bar with the last range
+    assert heat.message.isVisible() and heat.message.toPlainText() == ALL_NONFINITE
+    assert not heat.colorbar.isVisible()
+    view.sliders[1].setValue(3)
+    assert not heat.message.isVisible() and heat.colorbar.isVisible()
 
 
 def test_slice_view_axis_choices_are_not_clipped_in_a_narrow_dock(qtbot: QtBot) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxviz.ui.widgets.heatmap import HeatmapPlot, format_value
 from onnxviz.ui.widgets.layouts import clear_layout
 
 MAX_SIDE = 512
@@ -36,6 +36,11 @@ class SliceView(QWidget):
         super().__init__(parent)
         self.array: np.ndarray | None = None
         self.sliders: dict[int, QSlider] = {}
+        self.slider_labels: dict[int, QLabel] = {}
+        self.steps = (1, 1)  # the shown plane's stride along its rows and columns
+        self.tile_start = 0  # the first map in the grid: the tiled axis's slider picks a block of MAX_TILES
+        self._tile_shape = (0, 1, 1, 1)  # tiles shown, tiles per row, a tile's height and width
+        self._single = 0  # the map shown before tiling, shown again after if its block was the last seen
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         axes = QHBoxLayout()
@@ -49,23 +54,19 @@ class SliceView(QWidget):
         layout.addLayout(axes)
         self.grid_check = QCheckBox("All maps")  # a row of its own: beside the axes it squeezed them in a dock
         self.grid_check.setToolTip("Tile the slices along the last slider's axis (e.g. every channel of "
-                                   "an NCHW feature map) instead of showing one")
-        self.grid_check.toggled.connect(self.refresh)
+                                   f"an NCHW feature map) instead of showing one; {MAX_TILES} at a time, "
+                                   "the slider picks which")
+        self.grid_check.toggled.connect(self._on_grid_toggled)
         layout.addWidget(self.grid_check)
         self.slider_grid = QGridLayout()
         layout.addLayout(self.slider_grid)
-        self.plot_widget = pg.GraphicsLayoutWidget()
-        self.plot_widget.setMinimumHeight(100)  # the dock stretches it; its minimum is the window's
-        self.plot_widget.setBackground(None)
-        self.plot = self.plot_widget.addPlot()
-        self.plot.setAspectLocked(True)
-        self.plot.invertY(True)
-        self.plot.setMenuEnabled(False)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.plot.addItem(self.image)
-        self.colorbar = pg.ColorBarItem(interactive=False, width=12)
-        self.colorbar.setImageItem(self.image, insert_in=self.plot)
-        layout.addWidget(self.plot_widget, 1)
+        self.range_label = QLabel()  # which maps the grid shows: a block of them when there are many
+        self.range_label.setWordWrap(True)
+        self.range_label.hide()
+        layout.addWidget(self.range_label)
+        self.heatmap = HeatmapPlot()
+        self.heatmap.describe = self.describe_cell
+        layout.addWidget(self.heatmap, 1)
 
     @property
     def usable(self) -> bool:
@@ -75,7 +76,7 @@ class SliceView(QWidget):
         ok = array is not None and array.ndim >= 3 and array.size > 0 and array.dtype.kind in "biuf"
         self.array = array if ok else None
         if self.array is None:
-            self.image.clear()
+            self.heatmap.clear()
             return
         names = [f"axis {k} ({n})" for k, n in enumerate(self.array.shape)]
         for combo, current in ((self.rows_combo, self.array.ndim - 2), (self.cols_combo, self.array.ndim - 1)):
@@ -111,18 +112,56 @@ class SliceView(QWidget):
     def _build_sliders(self) -> None:
         assert self.array is not None
         clear_layout(self.slider_grid)
-        self.sliders = {}
+        self.sliders, self.slider_labels = {}, {}
         shown = self.shown_axes()
         for row, k in enumerate(k for k in range(self.array.ndim) if k not in shown and self.array.shape[k] > 1):
             slider = QSlider(Qt.Orientation.Horizontal)
             slider.setRange(0, self.array.shape[k] - 1)
-            value = QLabel(f"0 / {self.array.shape[k] - 1}")
+            value = QLabel()
             value.setMinimumWidth(70)
-            slider.valueChanged.connect(lambda v, label=value, n=self.array.shape[k]: self._moved(label, v, n))
+            slider.valueChanged.connect(lambda _v, axis=k: self._moved(axis))
             self.slider_grid.addWidget(QLabel(f"axis {k}"), row, 0)
             self.slider_grid.addWidget(slider, row, 1)
             self.slider_grid.addWidget(value, row, 2)
-            self.sliders[k] = slider
+            self.sliders[k], self.slider_labels[k] = slider, value
+        self._set_tiled_range(self.tiled)
+        for k in self.sliders:
+            self.slider_labels[k].setText(self._slider_text(k))
+
+    @property
+    def tiled(self) -> bool:
+        return self.grid_check.isChecked() and bool(self.sliders)
+
+    def _set_tiled_range(self, tiled: bool) -> None:
+        """Tiled, the last slider picks a block of MAX_TILES maps; else one map (the block's first)."""
+        if not self.sliders or self.array is None:
+            return
+        axis = max(self.sliders)
+        slider, size = self.sliders[axis], self.array.shape[axis]
+        blocks = -(-size // MAX_TILES)
+        slider.blockSignals(True)
+        if tiled and slider.maximum() != blocks - 1:
+            self._single = slider.value()
+            slider.setRange(0, blocks - 1)
+            slider.setValue(self._single // MAX_TILES)
+        elif not tiled and slider.maximum() != size - 1:
+            block = slider.value()
+            slider.setRange(0, size - 1)
+            slider.setValue(self._single if self._single // MAX_TILES == block else block * MAX_TILES)
+        slider.blockSignals(False)
+        slider.setEnabled(not tiled or blocks > 1)  # with one block the grid shows every map
+        self.slider_labels[axis].setText(self._slider_text(axis))
+
+    def _slider_text(self, axis: int) -> str:
+        assert self.array is not None
+        value, size = self.sliders[axis].value(), self.array.shape[axis]
+        if self.tiled and axis == max(self.sliders):
+            return f"{value * MAX_TILES}-{min(size, (value + 1) * MAX_TILES) - 1} / {size - 1}"
+        return f"{value} / {size - 1}"
+
+    def _on_grid_toggled(self, checked: bool) -> None:
+        self._set_tiled_range(checked)
+        self.refresh()
 
     def plane(self, index: tuple[int | slice, ...] | None = None) -> np.ndarray:
         """A 2-D slice (rows axis first; default the shown one), strided to at most MAX_SIDE per side."""
@@ -133,51 +172,66 @@ class SliceView(QWidget):
             plane = plane.T
         step_r = max(1, -(-plane.shape[0] // MAX_SIDE))
         step_c = max(1, -(-plane.shape[1] // MAX_SIDE))
+        self.steps = (step_r, step_c)
         return plane[::step_r, ::step_c]
 
-    def tiles(self) -> np.ndarray:
-        """The slices along the last slider axis (at most MAX_TILES) in a near-square grid, NaN between."""
+    def tiles(self) -> tuple[np.ndarray, np.ndarray]:
+        """A block of up to MAX_TILES slices along the last slider axis (from ``tile_start``, which the
+        slider picks) in a near-square grid, and a mask of the cells between and after the tiles."""
         assert self.array is not None
         axis = max(self.sliders)
+        self.tile_start = self.sliders[axis].value() * MAX_TILES
         index = list(self.index())
         planes = []
-        for v in range(min(self.array.shape[axis], MAX_TILES)):
+        for v in range(self.tile_start, min(self.array.shape[axis], self.tile_start + MAX_TILES)):
             index[axis] = v
             planes.append(self.plane(tuple(index)))
         h, w = planes[0].shape
         cols = math.ceil(math.sqrt(len(planes)))
         rows = math.ceil(len(planes) / cols)
         grid = np.full((rows * (h + 1) - 1, cols * (w + 1) - 1), np.nan, np.float32)
+        gaps = np.ones(grid.shape, bool)
         for k, p in enumerate(planes):
             r, c = divmod(k, cols)
-            grid[r * (h + 1):r * (h + 1) + h, c * (w + 1):c * (w + 1) + w] = p
-        return grid
+            cells = np.s_[r * (h + 1):r * (h + 1) + h, c * (w + 1):c * (w + 1) + w]
+            grid[cells] = p
+            gaps[cells] = False
+        self._tile_shape = (len(planes), cols, h, w)
+        return grid, gaps
 
-    def _moved(self, label: QLabel, value: int, size: int) -> None:
-        label.setText(f"{value} / {size - 1}")
+    def describe_cell(self, row: int, col: int) -> str:
+        """The hover text of a cell of the shown image: which map (when tiled), where, and its value."""
+        assert self.array is not None and self.heatmap.values is not None
+        value = format_value(float(self.heatmap.values[row, col]))
+        rows, cols = self.shown_axes()
+        step_r, step_c = self.steps
+        if not self.tiled:
+            return f"axis {rows} = {row * step_r}, axis {cols} = {col * step_c}: {value}"
+        count, per_row, h, w = self._tile_shape
+        (tile_r, y), (tile_c, x) = divmod(row, h + 1), divmod(col, w + 1)
+        k = tile_r * per_row + tile_c
+        if y == h or x == w or k >= count:
+            return ""  # between tiles
+        axis = max(self.sliders)
+        return (f"map {self.tile_start + k} (axis {axis})\n"
+                f"axis {rows} = {y * step_r}, axis {cols} = {x * step_c}: {value}")
+
+    def _moved(self, axis: int) -> None:
+        self.slider_labels[axis].setText(self._slider_text(axis))
         self.refresh()
 
     def refresh(self) -> None:
         if self.array is None:
             return
-        tiled = self.grid_check.isChecked() and bool(self.sliders)
-        if self.sliders:
-            self.sliders[max(self.sliders)].setEnabled(not tiled)  # the tiled axis shows every value
-        plane = self.tiles() if tiled else self.plane()
-        for axis in ("left", "bottom"):  # tile coordinates mean nothing; a slice's are indices
-            self.plot.showAxis(axis, not tiled)
-        finite = plane[np.isfinite(plane)]
-        if finite.size == 0:
-            self.image.clear()
+        tiled = self.tiled
+        self.range_label.setVisible(tiled)
+        if not tiled:
+            self.heatmap.show_image(self.plane())
             return
-        lo, hi = float(finite.min()), float(finite.max())
-        cmap = pg.colormap.get("viridis")
-        if lo < 0 < hi:
-            bound = max(-lo, hi)
-            lo, hi, cmap = -bound, bound, pg.colormap.get("CET-D1")
-        if lo == hi:
-            hi = lo + 1.0
-        self.colorbar.setColorMap(cmap)
-        self.image.setImage(plane, levels=(lo, hi), autoLevels=False)
-        self.colorbar.setLevels((lo, hi))
-        self.plot.autoRange()
+        grid, gaps = self.tiles()
+        self.heatmap.show_image(grid, gaps, axes=False)  # tile coordinates mean nothing; a slice's are indices
+        axis, count = max(self.sliders), self._tile_shape[0]
+        size = self.array.shape[axis]
+        self.range_label.setText(f"Showing all {size} maps of axis {axis}." if count == size else
+                                 f"Showing maps {self.tile_start}-{self.tile_start + count - 1} of {size} "
+                                 f"(axis {axis}); the slider picks which {MAX_TILES}.")

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QStackedWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -43,6 +44,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.summary import human_bytes
 from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.heatmap import ALL_NONFINITE, HeatmapPlot
 from onnxviz.ui.widgets.names import ElidedLabel, wrappable
 from onnxviz.ui.widgets.slice_view import SliceView
 from onnxviz.ui.widgets.tensor_table import TensorTable
@@ -215,18 +217,15 @@ class TensorView(QWidget):
         self.histogram.setBackground(None)
         self.histogram.showGrid(x=True, y=True, alpha=0.2)
         self.histogram.getAxis("left").setLabel("count")
-        self.histogram_index = self.tabs.addTab(self.histogram, "Histogram")
-        self.image_widget = pg.GraphicsLayoutWidget()
-        self.image_widget.setBackground(None)
-        self.image_plot = self.image_widget.addPlot()
-        self.image_plot.setAspectLocked(True)
-        self.image_plot.invertY(True)
-        self.image_plot.setMenuEnabled(False)
-        self.image_item = pg.ImageItem(axisOrder="row-major")
-        self.image_plot.addItem(self.image_item)
-        self.colorbar = pg.ColorBarItem(interactive=False, width=12)
-        self.colorbar.setImageItem(self.image_item, insert_in=self.image_plot)
-        self.image_index = self.tabs.addTab(self.image_widget, "Heatmap")
+        self.histogram_message = QLabel(ALL_NONFINITE)  # instead of empty axes
+        self.histogram_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.histogram_message.setWordWrap(True)
+        self.histogram_stack = QStackedWidget()
+        self.histogram_stack.addWidget(self.histogram)
+        self.histogram_stack.addWidget(self.histogram_message)
+        self.histogram_index = self.tabs.addTab(self.histogram_stack, "Histogram")
+        self.heatmap = HeatmapPlot()
+        self.image_index = self.tabs.addTab(self.heatmap, "Heatmap")
         self.slices = SliceView()  # N-D tensors: a 2-D slice with sliders for the other axes
         self.slice_index = self.tabs.addTab(self.slices, "Slices")
         self.table = TensorTable()
@@ -303,25 +302,32 @@ class TensorView(QWidget):
                 label.setText("")
             return
         fmt = _number
+        counted = s.minimum is not None or _all_nonfinite(s)
         values = {
             "dtype": s.dtype, "shape": "[" + ", ".join(map(str, s.shape)) + "]" if s.shape else "scalar",
             "bytes": f"{human_bytes(s.nbytes)}", "storage": wrappable(s.storage, MESSAGE_CHARS),
             "elements": f"{s.numel:,}",
             "min": fmt(s.minimum), "max": fmt(s.maximum), "mean": fmt(s.mean), "std": fmt(s.std),
             "zeros": f"{s.zero_fraction:.2%}" if s.zero_fraction is not None else "",
-            "NaN": f"{s.nan_count:,}" if s.minimum is not None or s.nan_count else "",
-            "Inf": f"{s.inf_count:,}" if s.minimum is not None or s.inf_count else "",
+            "NaN": f"{s.nan_count:,}" if counted or s.nan_count else "",
+            "Inf": f"{s.inf_count:,}" if counted or s.inf_count else "",
         }
+        if _all_nonfinite(s):  # say why there are no moments rather than leave them blank
+            values.update({"min": "all NaN/Inf", "max": "\u2013", "mean": "\u2013", "std": "\u2013"})
+        why = "Every value is NaN or Inf: there is no finite value to measure." if _all_nonfinite(s) else ""
         for key, label in self.fact_labels.items():
             label.setText(values.get(key, ""))
+            label.setToolTip(why if key in ("min", "max", "mean", "std") else "")
         bad = "color: #c01c28; font-weight: 600;"
         self.fact_labels["NaN"].setStyleSheet(bad if s.nan_count else "")
         self.fact_labels["Inf"].setStyleSheet(bad if s.inf_count else "")
 
     def _show_histogram(self, s: TensorStats) -> None:
         self.histogram.clear()
-        # no finite value (all NaN, strings): no tab rather than empty axes
-        self.tabs.setTabVisible(self.histogram_index, len(s.hist_counts) > 0)
+        nonfinite_only = len(s.hist_counts) == 0 and _all_nonfinite(s)
+        # strings and the like have no histogram; all NaN/Inf values have one that says so
+        self.tabs.setTabVisible(self.histogram_index, len(s.hist_counts) > 0 or nonfinite_only)
+        self.histogram_stack.setCurrentWidget(self.histogram_message if nonfinite_only else self.histogram)
         if len(s.hist_counts) == 0:
             return
         centers = (s.hist_edges[:-1] + s.hist_edges[1:]) / 2
@@ -333,31 +339,17 @@ class TensorView(QWidget):
         self.histogram.setYRange(0, float(s.hist_counts.max()) or 1.0, padding=0.05)
 
     def _show_image(self, prepared: Prepared) -> None:
-        has_image = prepared.image is not None and bool(np.isfinite(prepared.image).any())
-        self.tabs.setTabVisible(self.image_index, has_image)
-        if not has_image:
-            self.image_item.clear()
+        self.tabs.setTabVisible(self.image_index, prepared.image is not None)
+        if prepared.image is None:
+            self.heatmap.clear()
             return
-        image = prepared.image
-        assert image is not None
-        finite = image[np.isfinite(image)]
-        lo, hi = float(finite.min()), float(finite.max())
-        if lo < 0 < hi:
-            bound = max(-lo, hi)
-            lo, hi, cmap = -bound, bound, pg.colormap.get("CET-D1")
-        else:
-            cmap = pg.colormap.get("viridis")
-        if lo == hi:
-            hi = lo + 1.0
-        self.colorbar.setColorMap(cmap)
-        self.image_item.setImage(image, levels=(lo, hi), autoLevels=False)
-        self.colorbar.setLevels((lo, hi))
-        for axis in ("left", "bottom"):  # kernel-grid coordinates mean nothing; heatmap ones are indices
-            self.image_plot.showAxis(axis, prepared.image_kind == "heatmap")
-        self.image_plot.autoRange()
-        self.tabs.setTabText(self.image_index, "Kernels" if prepared.image_kind == "kernels" else "Heatmap")
+        kernels = prepared.image_kind == "kernels"
+        # the NaN rows and columns between kernels are gaps, not values
+        gaps = _kernel_gaps(prepared.image.shape, prepared.array) if kernels else None
+        self.heatmap.show_image(prepared.image, gaps, axes=not kernels)  # kernel-grid coordinates mean nothing
+        self.tabs.setTabText(self.image_index, "Kernels" if kernels else "Heatmap")
         self.tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
-                                if prepared.image_kind == "kernels" else "Strided to at most 512 x 512")
+                                if kernels else "Strided to at most 512 x 512")
 
     # -- saving ----------------------------------------------------------------------------------
     def _on_save_clicked(self) -> None:
@@ -387,6 +379,20 @@ class TensorView(QWidget):
     def _show_message(self, text: str) -> None:
         self.message.setText(wrappable(text, MESSAGE_CHARS))
         self.message.setVisible(True)
+
+
+def _all_nonfinite(s: TensorStats) -> bool:
+    return s.numeric and s.minimum is None and s.numel > 0 and s.nan_count + s.inf_count == s.numel
+
+
+def _kernel_gaps(shape: tuple[int, ...], array: np.ndarray | None) -> np.ndarray:
+    """The rows and columns between the kernels of a grid from :func:`preview_image`."""
+    assert array is not None
+    kh, kw = array.shape[2], array.shape[3]
+    gaps = np.zeros(shape, bool)
+    gaps[kh::kh + 1, :] = True
+    gaps[:, kw::kw + 1] = True
+    return gaps
 
 
 def _number(x: float | None) -> str:
