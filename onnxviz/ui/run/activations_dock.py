@@ -75,7 +75,8 @@ class ActivationsDock(QDockWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("Colour by:"))
         self.overlay_combo = QComboBox()
-        self.overlay_combo.setMinimumContentsLength(16)
+        self.overlay_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.overlay_combo.setMinimumContentsLength(8)  # more and the row widened the window past 1024
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
         row.addWidget(self.overlay_combo, 1)
