@@ -61,7 +61,8 @@ class _Sums:
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         both_nan = np.isnan(a) & np.isnan(b)
         same_inf = np.isinf(a) & (a == b)
-        diff = np.abs(a - b)
+        with np.errstate(invalid="ignore"):  # inf - inf is NaN: a difference, unless both are the same inf
+            diff = np.abs(a - b)
         diff[both_nan | same_inf] = 0.0
         allowed = self.tolerance.atol + self.tolerance.rtol * np.abs(a)
         self.outside += int(np.count_nonzero(~(diff <= np.where(np.isfinite(allowed), allowed, 0.0))))
