@@ -76,12 +76,9 @@ class InputPlan:
         notes: list[str] = []
         for spec in specs:
             choice = self.choices.get(spec.name, InputChoice())
-            if choice.source == "file" and choice.path:
-                array = read_array_file(choice.path, spec.name)
-                notes.append(conversion_note(spec, array))
-                given[spec.name] = conform(spec, array)
-            elif choice.source in ("file", "image"):
-                given[spec.name] = make_array(spec, choice, self.dims, self.seed)
+            if choice.source in ("file", "image"):
+                given[spec.name], note = given_array(spec, choice, self.dims)
+                notes.append(note)
             else:
                 check_size(spec, self.dims)
                 generated.append((spec, choice.source))
@@ -117,16 +114,17 @@ def default_choice(spec: InputSpec) -> InputChoice:
     return replace(InputChoice(), layout=layout)
 
 
-def make_array(spec: InputSpec, choice: InputChoice, dims: Mapping[str, int], seed: int) -> np.ndarray:
+def given_array(spec: InputSpec, choice: InputChoice, dims: Mapping[str, int]) -> tuple[np.ndarray, str]:
+    """The array of a file or image source cast to the input's type, and a note when a file's values
+    were converted (:func:`~onnxviz.model.runner.inputs.conversion_note`); RunError names the input."""
     if choice.source == "file":
         if not choice.path:
             raise RunError(f"choose a file for input '{spec.name}'.")
-        return conform(spec, read_array_file(choice.path, spec.name))
-    if choice.source == "image":
-        if not choice.path:
-            raise RunError(f"choose an image for input '{spec.name}'.")
-        return conform(spec, image_array(choice.path, spec, dims, choice.layout, choice.normalization))
-    return generate(spec, choice.source, dims, seed)
+        array = read_array_file(choice.path, spec.name)
+        return conform(spec, array), conversion_note(spec, array)
+    if not choice.path:
+        raise RunError(f"choose an image for input '{spec.name}'.")
+    return conform(spec, image_array(choice.path, spec, dims, choice.layout, choice.normalization)), ""
 
 
 def image_array(path: str, spec: InputSpec, dims: Mapping[str, int], layout: str,
