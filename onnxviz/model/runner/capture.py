@@ -109,14 +109,16 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
     graph = copy.graph
     # One walk over the nodes: reading protobuf fields from Python costs about a microsecond
     # each, and every further walk over a 12k-node graph cost 5-15 ms.
-    outputs = [tuple(node.output) for node in graph.node]
     positions: dict[str, int] = {}
-    for i, name in enumerate([node.name for node in graph.node]):
+    producers: dict[str, int] = {}  # value -> node position
+    for i, node in enumerate(graph.node):
+        name = node.name
         if not name or name in positions:
-            node = graph.node[i]
             name = node.name = f"{name or node.op_type}__onnxviz{i}"
         positions[name] = i
-    producers = {name: i for i, names in enumerate(outputs) for name in names if name}
+        for value in node.output:
+            if value:
+                producers[value] = i
     if not capture_all:
         return Prepared(copy, positions, producers=producers)
     declared = {v.name: v for v in graph.value_info}
