@@ -291,9 +291,7 @@ def test_opset_conversion_from_model_dialog_is_one_undo(qtbot: QtBot, window: Ma
 def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     doc.selection.select_node("", 1)
-    editing(window).actions["describe"].trigger()
-    dialog = editing(window).dialog
-    assert isinstance(dialog, FormDialog)
+    dialog = _form(window, "describe")
     field = dialog.fields["text"]
     qtbot.keyClicks(field, "Folded into the conv later.")
     qtbot.keyClick(field, Qt.Key.Key_Return)  # a new line of the description, not OK
@@ -302,9 +300,8 @@ def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
     ok(dialog)
     assert doc.model.graph.node[1].doc_string == "Folded into the conv later.\n- see *issue 12*"
     assert doc.undo_stack.undo_label() == "Edit description of /stem/bn/BatchNormalization"
-    editing(window).actions["describe"].trigger()  # the lines come back as written
-    dialog = editing(window).dialog
-    assert isinstance(dialog, FormDialog) and dialog.text("text") == "Folded into the conv later.\n- see *issue 12*"
+    dialog = _form(window, "describe")  # the lines come back as written
+    assert dialog.text("text") == "Folded into the conv later.\n- see *issue 12*"
     dialog.reject()
 
 
