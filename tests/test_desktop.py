@@ -378,10 +378,10 @@ def test_failed_save_keeps_a_leading_file_name_as_written(qtbot: QtBot, make_win
     save_document(w, doc, tmp_path / "no such folder" / "x.onnx")  # a real failure: a plain sentence
     assert errors[-1].startswith("Could not save x.onnx: ")
 
-    def refuse(self: Document, path: Path | None = None, external: str = "keep") -> Path:
+    def refuse(self: Document, *args: object) -> None:
         raise SaveError("bad.onnx is locked by another program.")
 
-    monkeypatch.setattr(Document, "save", refuse)
+    monkeypatch.setattr(Document, "plan_save", refuse)
     save_document(w, doc, tmp_path / "bad.onnx")
     assert errors[-1] == "bad.onnx is locked by another program."  # not "Bad.onnx"
     assert w.statusBar().currentMessage() == "bad.onnx is locked by another program. Your edits are still here."

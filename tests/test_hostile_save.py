@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import hostile
 import pytest
@@ -74,10 +75,14 @@ def test_permission_denied_keeps_the_original(edited: tuple[Document, Path, byte
             path.parent.chmod(0o755)
         _assert_nothing_lost(doc, path, original, info.value)
 
-    def denied(*args: object, **kwargs: object) -> tuple[int, str]:
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    real_open = os.open
 
-    monkeypatch.setattr("tempfile.mkstemp", denied)
+    def denied(file: str | os.PathLike[str], *args: Any, **kwargs: Any) -> int:
+        if ".onnxviz-saving-" in os.fspath(file):  # the temporary file a save writes first
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(SaveError, match="Permission denied") as info:
         doc.save()
     _assert_nothing_lost(doc, path, original, info.value)

@@ -18,7 +18,8 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 
 def collect_problems(doc: Document) -> list[Problem]:
-    return doc.load_problems + doc.index.problems + check_model(doc.model, doc.index)
+    index = doc.index  # first: building it may escape text, a load problem
+    return doc.load_problems + index.problems + check_model(doc.model, index)
 
 
 def run(args: argparse.Namespace) -> int:

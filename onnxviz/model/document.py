@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import Enum
 from pathlib import Path
 
 import onnx
@@ -15,19 +14,34 @@ from onnxviz.model.commands import REBUILD, Command, IndexEffect, UndoStack
 from onnxviz.model.edit_api import EditingMixin
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
-from onnxviz.model.external import (
-    check_external_data,
-    external_ref,
-    is_external,
-    iter_all_tensors,
-    resolve_location,
-)
+from onnxviz.model.external import check_external_data, iter_all_tensors
 from onnxviz.model.index import ModelIndex
-from onnxviz.model.loading import MAX_PROTO_BYTES, read_model_file, read_text_model_file
+from onnxviz.model.io.disk import FileStamp
+from onnxviz.model.io.saving import (
+    EXTERNAL_CHOICES,
+    DiskCopy,
+    External,
+    SaveOptions,
+    SavePlan,
+    SaveSource,
+    WrittenFiles,
+    plan_save,
+)
+from onnxviz.model.loading import read_model_file, read_text_model_file
+from onnxviz.model.model_checks import index_escaping_text, invalid_utf8_problems
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
-from onnxviz.model.slices import serialize_in_slices
 from onnxviz.model.validation import ValidationResult, validate
+
+
+class ChangeKind(str, Enum):
+    """What a :class:`Change` reports (a str, so ``kind == "saved"`` reads as before)."""
+
+    EDIT = "edit"
+    UNDO = "undo"
+    REDO = "redo"
+    SAVED = "saved"
+    VALIDATED = "validated"
 
 
 @dataclass(frozen=True)
@@ -35,7 +49,7 @@ class Change:
     """Sent once per command, undo or redo (never per node): views refresh from the document."""
 
     label: str
-    kind: str  # "edit", "undo", "redo", "reload", "saved", "validated"
+    kind: ChangeKind
     # of an edit, undo or redo that left the graph's structure alone (the index was updated in place):
     # the main-graph nodes whose names, doc strings or non-graph attributes changed (empty: none, e.g.
     # metadata); None when anything may have changed
@@ -49,14 +63,19 @@ class Document(EditingMixin):
     (each one undoable); ``node_ids`` holds a stable id per main-graph node.
     """
 
-    def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None) -> None:
+    def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None,
+                 stamp: FileStamp | None = None) -> None:
+        """``original``: the bytes ``model`` was parsed from, read from ``path`` when it had ``stamp``
+        (taken before reading, so a change made meanwhile is noticed at the next save)."""
         self.model = model
         self.path = path
-        self._original = original
+        self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
+        self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
+        self._written = WrittenFiles()
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
-        self.load_problems: list[Problem] = check_external_data(model, self.base_dir)
+        self.load_problems: list[Problem] = self._load_problems()
         self.validation_problems: list[Problem] = []
         self._index: ModelIndex | None = None
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
@@ -80,8 +99,12 @@ class Document(EditingMixin):
         p = Path(path)
         if text_format:
             return cls(read_text_model_file(p))
+        stamp = FileStamp.of(p)
         model, data = read_model_file(p)
-        return cls(model, p.absolute(), data)
+        return cls(model, p.absolute(), data, stamp)
+
+    def _load_problems(self) -> list[Problem]:
+        return check_external_data(self.model, self.base_dir) + invalid_utf8_problems(self.escaped_text)
 
     @property
     def base_dir(self) -> Path | None:
@@ -95,9 +118,18 @@ class Document(EditingMixin):
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            self._index = ModelIndex(self.model)
+            self._index = self._first_index() if self.generation == 0 else ModelIndex(self.model)
             self._index.set_inferred(self._inferred)
         return self._index
+
+    def _first_index(self) -> ModelIndex:
+        """The index of the model as opened. Protobuf hands back text that is not valid UTF-8 as bytes,
+        which nothing can show or edit: the document then escapes it ('a\\xff') in the model, the one
+        change it makes on its own, records it, and saves it so only when the user agrees."""
+        index, self.escaped_text = index_escaping_text(self.model)
+        if self.escaped_text:
+            self.load_problems = self._load_problems()
+        return index
 
     def prepare(self) -> None:
         """Build what browsing and the first edit need (the index, the node-name table) now, e.g. in
@@ -107,7 +139,8 @@ class Document(EditingMixin):
 
     @property
     def problems(self) -> list[Problem]:
-        return self.load_problems + self.index.problems + self.validation_problems
+        index = self.index  # first: building it may escape text, a load problem
+        return self.load_problems + index.problems + self.validation_problems
 
     def snapshot(self) -> onnx.ModelProto:
         """A private copy of the model for background work.
@@ -153,7 +186,7 @@ class Document(EditingMixin):
                 assert self.model.SerializeToString() == before, "failing edit changed the model"
             raise
         self.undo_stack.pushed(command)
-        self._after_change(Change(command.label, "edit"), selected, command.index_effect())
+        self._after_change(Change(command.label, ChangeKind.EDIT), selected, command.index_effect())
 
     def undo(self) -> None:
         if not self.undo_stack.can_undo:
@@ -162,7 +195,7 @@ class Document(EditingMixin):
         selected = self._selected_node_id()
         cmd.revert(self)
         self.undo_stack.index -= 1
-        self._after_change(Change(cmd.label, "undo"), selected, cmd.index_effect())
+        self._after_change(Change(cmd.label, ChangeKind.UNDO), selected, cmd.index_effect())
 
     def redo(self) -> None:
         if not self.undo_stack.can_redo:
@@ -171,7 +204,7 @@ class Document(EditingMixin):
         selected = self._selected_node_id()
         cmd.apply(self)
         self.undo_stack.index += 1
-        self._after_change(Change(cmd.label, "redo"), selected, cmd.index_effect())
+        self._after_change(Change(cmd.label, ChangeKind.REDO), selected, cmd.index_effect())
 
     @property
     def is_dirty(self) -> bool:
@@ -218,139 +251,84 @@ class Document(EditingMixin):
         if self._index is not None:
             self._index.set_inferred(self._inferred)
         self.validation_problems = result.problems
-        self.changed.emit(Change("Validation", "validated"))
+        self.changed.emit(Change("Validation", ChangeKind.VALIDATED))
         return True
 
     # -- saving --------------------------------------------------------------------
+    def save_source(self) -> SaveSource:
+        """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
+        return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
+                          len(self.escaped_text))
+
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
-        """The bytes a save writes: the original bytes while nothing was edited.
+        """The model's bytes as it is now: the file's own bytes while the model equals the file it was
+        read from or last saved to (the undo stack's clean state), else serialized anew.
 
         With ``pause``, for background threads: serialized a slice at a time (see
         :mod:`onnxviz.model.slices`), ``pause`` running between slices, where other threads run and
         the caller may raise to give up."""
-        if self._original is not None and self.undo_stack.index == 0:
-            return self._original
-        if pause is not None:
-            data = serialize_in_slices(self.model, pause)
-            if len(data) > MAX_PROTO_BYTES:
-                raise SaveError(_TOO_LARGE)
-            return data
-        try:
-            return self.model.SerializeToString()
-        except ValueError as exc:  # e.g. over 2 GiB
-            raise SaveError(_TOO_LARGE, str(exc)) from exc
+        return self.save_source().model_bytes(pause)
 
-    def save(self, path: str | os.PathLike[str] | None = None, external: str = "keep") -> Path:
-        """Write atomically to ``path`` (default: where it came from); returns the path written.
+    def file_matches(self) -> bool:
+        """True if the model equals its file and that file is still what this document read or wrote
+        (readers may then take the file itself rather than the model's bytes)."""
+        return self._disk is not None and self.undo_stack.is_clean and not self._disk.changed_on_disk()
 
-        ``external="keep"`` keeps external data files (copied next to the new
-        file when saving to another folder, so the saved model is complete);
-        ``"embed"`` stores every tensor inside the .onnx file. Saving a model
-        that has problems is allowed: check :attr:`problems` or
-        :meth:`problem_summary` first to warn the user. Raises SaveError with a
-        clear message; on failure the file on disk is unchanged.
-        """
-        if external not in ("keep", "embed"):
-            raise SaveError(f"external must be 'keep' or 'embed', not {external!r}.")
+    def save(self, path: str | os.PathLike[str] | None = None, external: External = "keep", *,
+             overwrite: bool = False, replace_data: bool = False, escaped_text: bool = False) -> Path:
+        """Write the model to ``path`` (default: where it came from); returns the path written.
+
+        ``external="keep"`` keeps external data files (copied next to the new file when saving to
+        another folder, so the saved model is complete); ``"embed"`` stores every tensor inside the
+        .onnx file; ``"file"`` writes the weights to one data file named after the model
+        (``model.onnx.data``). A save that would replace what the user did not name raises a
+        :class:`~onnxviz.model.io.saving.SaveQuestion` saying which argument answers it: ``overwrite``
+        (the file changed on disk since it was read or saved), ``replace_data`` (a same-named data
+        file of another model in the target folder), ``escaped_text`` (text that was not valid UTF-8).
+        Saving a model that has problems is allowed. On any failure the files on disk are unchanged."""
+        options = SaveOptions(_external_choice(external), overwrite, replace_data, escaped_text)
+        plan = self.plan_save(path, options)
+        plan.write()
+        return self.saved(plan)
+
+    def plan_save(self, path: str | os.PathLike[str] | None, options: SaveOptions,
+                  pause: Callable[[], None] | None = None) -> SavePlan:
+        """Decide every file a save writes, writing none (see :meth:`save`); safe in a background thread
+        while the model is not edited."""
         target = Path(path).absolute() if path is not None else self.path
         if target is None:
             raise SaveError("this model has no file name yet; use Save As.")
-        if target.is_dir():
-            raise SaveError(f"{target} is a folder; choose a file name.")
-        if external == "embed" and self._has_external():
-            data = self._embedded_bytes()
-        else:
-            data = self.serialize()
-        if (external == "keep" and self.base_dir is not None
-                and target.parent.resolve() != self.base_dir.resolve()):
-            self._copy_external_data(target.parent)
-        atomic_write(target, data)
-        if external == "embed" and self._has_external():
-            self._embed_in_memory()
-        self.path = target
-        self._original = data
+        return plan_save(self.save_source(), target, options, pause)
+
+    def saved(self, plan: SavePlan) -> Path:
+        """Take a written ``plan`` as the document's file; notifies once."""
+        self._written.add_all(plan.files())
+        if self._disk is None or plan.data is not self._disk.data:
+            self.escaped_text = []  # the file now holds the text as shown
+        self.path = plan.target
+        if plan.written_model is not None:
+            self._take_written_model(plan.written_model)
+        self._disk = DiskCopy.of(plan.target, plan.data)
+        self.load_problems = self._load_problems()
         self.undo_stack.set_clean()
-        self.changed.emit(Change("Save", "saved"))
-        return target
+        self.changed.emit(Change("Save", ChangeKind.SAVED))
+        return plan.target
 
-    def _has_external(self) -> bool:
-        return any(is_external(t) for t in iter_all_tensors(self.model))
-
-    def _embedded_bytes(self) -> bytes:
-        model = onnx.ModelProto()
-        model.CopyFrom(self.model)
-        _load_external_into(model, self.base_dir)
-        try:
-            return model.SerializeToString()
-        except ValueError as exc:
-            raise SaveError("the model is too large to embed its weights (over 2 GiB); keep them external.",
-                            str(exc)) from exc
-
-    def _embed_in_memory(self) -> None:
-        """After an embedded save the document is the saved file: no data files, no undo history
-        (undoing would bring back references to files the new model does not have)."""
-        _load_external_into(self.model, self.base_dir)
+    def _take_written_model(self, written: onnx.ModelProto) -> None:
+        """After saving with the weights embedded or in a new data file, the model's tensors are the
+        saved ones, and the undo history is gone (undoing would bring back references to data files
+        the saved model does not use)."""
+        for mine, theirs in zip(iter_all_tensors(self.model), iter_all_tensors(written), strict=True):
+            mine.CopyFrom(theirs)
         self.undo_stack.clear()
-        self.load_problems = check_external_data(self.model, self.base_dir)
-
-    def _copy_external_data(self, new_dir: Path) -> None:
-        assert self.base_dir is not None
-        locations = {external_ref(t).location: t.name for t in iter_all_tensors(self.model) if is_external(t)}
-        for location, tensor_name in locations.items():
-            src = resolve_location(self.base_dir, location, tensor_name)
-            dst = new_dir / location
-            try:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dst.with_name(dst.name + ".onnxviz-tmp")
-                shutil.copyfile(src, tmp)
-                os.replace(tmp, dst)
-            except OSError as exc:
-                raise SaveError(f"external data '{location}' could not be copied: {exc.strerror or exc}.",
-                                str(exc)) from exc
+        self.generation += 1  # what background work read of the tensors is stale
 
 
-def _load_external_into(model: onnx.ModelProto, base_dir: Path | None) -> None:
-    from onnxviz.model.errors import OnnxvizError
-    from onnxviz.model.external import read_external_bytes
-
-    for t in iter_all_tensors(model):
-        if not is_external(t):
-            continue
-        if base_dir is None:
-            raise SaveError(f"tensor '{t.name}' is stored externally, but the model has no folder.")
-        try:
-            t.raw_data = bytes(read_external_bytes(t, base_dir))
-        except OnnxvizError as exc:
-            raise SaveError(f"weights could not be embedded: {exc.message}", exc.details) from exc
-        del t.external_data[:]
-        t.data_location = onnx.TensorProto.DEFAULT
+def _external_choice(external: str) -> External:
+    for choice in EXTERNAL_CHOICES:
+        if external == choice:
+            return choice
+    raise SaveError(f"external must be one of {', '.join(map(repr, EXTERNAL_CHOICES))}, not {external!r}.")
 
 
-_TOO_LARGE = "the model is too large to write as one protobuf (over 2 GiB)."
 _PARANOID = False  # tests switch this on to assert failing edits leave the bytes unchanged
-
-
-def atomic_write(target: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``target``, fsync, then rename over it."""
-    if target.exists() and target.is_dir():
-        raise SaveError(f"{target} is a folder; choose a file name.")
-    fd = -1
-    tmp = ""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as f:
-            fd = -1
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if target.exists():
-            shutil.copymode(target, tmp)
-        os.replace(tmp, target)
-        tmp = ""
-    except OSError as exc:
-        raise SaveError(f"could not save {target.name}: {exc.strerror or exc}.", str(exc)) from exc
-    finally:
-        if fd >= 0:
-            os.close(fd)
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)

@@ -117,23 +117,15 @@ class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
     def __init__(self, model: onnx.ModelProto) -> None:
-        from onnxviz.model.model_checks import (
-            has_undecodable_model_strings,
-            has_undecodable_names,
-            invalid_utf8_problems,
-            replace_invalid_utf8,
-        )
-
         self.model = model
         self._build()
-        self._renamed_invalid_utf8 = False
-        if has_undecodable_model_strings(model) or any(has_undecodable_names(g) for g in self.graphs.values()):
-            self._renamed_invalid_utf8 = True
-            # protobuf hands back names that are not UTF-8 as bytes, which nothing downstream expects:
-            # the one change the index makes to a model (the file's bytes are kept for saving)
-            renamed = replace_invalid_utf8(model)
-            self._build()
-            self._extra_problems += invalid_utf8_problems(renamed)
+
+    def has_undecodable_text(self) -> bool:
+        """True if protobuf handed back some of the model's text as bytes (it is not valid UTF-8): the
+        document escapes such text before using the model (see ``Document.index``)."""
+        from onnxviz.model.model_checks import has_undecodable_model_strings, has_undecodable_names
+
+        return has_undecodable_model_strings(self.model) or any(has_undecodable_names(g) for g in self.graphs.values())
 
     def _build(self) -> None:
         model = self.model
@@ -196,7 +188,7 @@ class ModelIndex:
         changed = set(nodes)
         if not changed:
             return True
-        if self._renamed_invalid_utf8 or any(not 0 <= i < len(g.nodes) for i in changed):
+        if any(not 0 <= i < len(g.nodes) for i in changed):
             return False
         relabelled = [_relabelled(p, g) if p.node in changed and p.scope == "" else p for p in g.problems]
         if any(p is None for p in relabelled):

@@ -376,6 +376,19 @@ def _escaped(value: str | bytes, renamed: list[tuple[bytes, str]]) -> str:
     return text
 
 
+def index_escaping_text(model: onnx.ModelProto) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+    """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
+    (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
+    the (old, new) pairs of what was escaped. The only function that changes a model this way."""
+    from onnxviz.model.index import ModelIndex
+
+    index = ModelIndex(model)
+    if not index.has_undecodable_text():
+        return index, []
+    renamed = replace_invalid_utf8(model)
+    return ModelIndex(model), renamed
+
+
 def invalid_utf8_problems(renamed: list[tuple[bytes, str]]) -> list[Problem]:
     return [Problem(Severity.ERROR, f"text {old!r} is not valid UTF-8; it is shown as '{new}'", value=new)
             for old, new in dict(renamed).items()]

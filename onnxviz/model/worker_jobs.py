@@ -20,7 +20,7 @@ import onnx
 from onnx import TypeProto
 
 from onnxviz.model.flops import NodeCost
-from onnxviz.model.index import ModelIndex
+from onnxviz.model.model_checks import index_escaping_text
 from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.summary import ModelFigures, model_figures
@@ -130,7 +130,7 @@ def figures_job(handed: ModelData, document: str) -> PackedFigures:
         raise SourceChanged()
     types = _validated(data, document).inference.types
     model = onnx.ModelProto.FromString(data)
-    index = ModelIndex(model)
+    index = index_escaping_text(model)[0]
     index.set_inferred(types)
     figures = model_figures(model, index)
     columns = [list(column) for column in zip(*map(astuple, figures.costs), strict=True)]

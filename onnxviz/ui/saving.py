@@ -1,8 +1,10 @@
 """File > Save for the window: small models at once, big ones in a background Task with progress.
 
-A failed save changes nothing: the document stays dirty, the old file stays
-intact (``Document.save`` writes atomically) and the user sees one sentence
-with the details folded away.
+A failed or cancelled save changes nothing: the document stays dirty, the old files stay intact
+(:mod:`onnxviz.model.io.saving` decides what is written, :mod:`onnxviz.model.io.disk` writes it
+atomically) and the user sees one sentence with the details folded away. A save that would replace
+what the user did not name (the file changed on disk by another program, another model's data file,
+text that was not valid UTF-8) asks first, offering the answers the model layer gives.
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onnxviz.model.document import Change, Document
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError, sentence
-from onnxviz.model.events import Signal
+from onnxviz.model.io.saving import SaveOptions, SavePlan, SaveQuestion, has_external
+from onnxviz.model.progress import CancelToken
 from onnxviz.ui.tasks import Task
+from onnxviz.ui.widgets.names import message_text
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -23,50 +30,62 @@ BACKGROUND_SAVE_BYTES = 8 * 1024 * 1024  # bench_window.py: a 51 MB save held th
 
 
 def save_document(window: MainWindow, doc: Document, target: Path,
-                  then: Callable[[], None] | None = None) -> None:
+                  then: Callable[[], None] | None = None, options: SaveOptions | None = None) -> None:
     """Save ``doc`` to ``target``; on success update the window and run ``then``."""
-    if doc.model.ByteSize() < BACKGROUND_SAVE_BYTES:
-        try:
-            saved = doc.save(target)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a message, nothing is lost
-            _report_failure(window, target, exc, "")
-            return
-        _succeeded(window, doc, saved, then)
+    options = options or SaveOptions()
+    try:
+        in_background = _is_big(doc)
+        if not in_background:
+            plan = doc.plan_save(target, options)
+            plan.write()
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a message or a question, nothing is lost
+        _failed(window, doc, target, then, exc, "")
         return
-    _save_in_background(window, doc, target, then)
+    if in_background:
+        _save_in_background(window, doc, target, options, then)
+    else:
+        _succeeded(window, doc, plan, then)
 
 
-def _save_in_background(window: MainWindow, doc: Document, target: Path,
+def _is_big(doc: Document) -> bool:
+    """A save that may take long: a big model, or weights in data files that may be copied or read."""
+    return doc.model.ByteSize() >= BACKGROUND_SAVE_BYTES or has_external(doc.model)
+
+
+def _save_in_background(window: MainWindow, doc: Document, target: Path, options: SaveOptions,
                         then: Callable[[], None] | None) -> None:
-    # The window is disabled so nothing edits the model while the worker serializes
-    # it, and the document's notifications are held back: they would otherwise run
-    # every view's slots on the worker thread. They are replayed on the GUI thread.
-    listeners = doc.changed
-    doc.changed = Signal()
+    # The window is disabled so nothing edits the model while the worker writes it; the document
+    # notifies only once the plan is taken, on the GUI thread.
     window.setEnabled(False)
 
-    def restore() -> None:
-        doc.changed = listeners
-        window.setEnabled(True)
+    def work(_progress: object, token: CancelToken) -> SavePlan:
+        plan = doc.plan_save(target, options, token.check)
+        plan.write(token.check)
+        return plan
 
-    def finished(saved: Path) -> None:
-        restore()
-        listeners.emit(Change("Save", "saved"))
-        _succeeded(window, doc, saved, then)
+    def finished(plan: SavePlan) -> None:
+        window.setEnabled(True)
+        _succeeded(window, doc, plan, then)
 
     def failed(exc: object, tb: str) -> None:
-        restore()
-        _report_failure(window, target, exc, tb)
+        window.setEnabled(True)
+        _failed(window, doc, target, then, exc, tb)
 
-    task = Task(lambda _progress, _token: doc.save(target), f"Saving {target.name}")
+    def cancelled() -> None:
+        window.setEnabled(True)
+        window.statusBar().showMessage(f"Saving {target.name} was cancelled; nothing was written.", 10000)
+
+    task = Task(work, f"Saving {target.name}")
     task.finished.connect(finished)
     task.failed.connect(failed)
-    window.track_task(task, cancellable=False)
+    task.cancelled.connect(cancelled)
+    window.track_task(task)
     window.statusBar().showMessage(f"Saving {target.name}...")
     task.start()
 
 
-def _succeeded(window: MainWindow, doc: Document, saved: Path, then: Callable[[], None] | None) -> None:
+def _succeeded(window: MainWindow, doc: Document, plan: SavePlan, then: Callable[[], None] | None) -> None:
+    saved = doc.saved(plan)
     window.after_save(doc, saved)
     window.statusBar().showMessage(f"Saved {saved.name}.{problems_note(doc)}", 10000)
     if then is not None:
@@ -81,7 +100,11 @@ def problems_note(doc: Document) -> str:
     return f" Note: the model has {count} problem{'s' if count != 1 else ''} (see the Problems panel)."
 
 
-def _report_failure(window: MainWindow, target: Path, exc: object, tb: str) -> None:
+def _failed(window: MainWindow, doc: Document, target: Path, then: Callable[[], None] | None,
+            exc: object, tb: str) -> None:
+    if isinstance(exc, SaveQuestion):
+        ask_save_question(window, exc, lambda options: save_document(window, doc, target, then, options))
+        return
     if isinstance(exc, OnnxvizError):
         message, details = exc.message, exc.details or tb
     else:
@@ -89,3 +112,28 @@ def _report_failure(window: MainWindow, target: Path, exc: object, tb: str) -> N
     message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
     window.statusBar().showMessage(f"{message} Your edits are still here.", 10000)
     window.show_error("Cannot Save Model", message, details)
+
+
+def ask_save_question(window: MainWindow, question: SaveQuestion, answer: Callable[[SaveOptions], None]) -> QMessageBox:
+    """Ask ``question`` with a button per answer the model layer offers, and Cancel; does not block.
+    ``answer`` gets the chosen options; Cancel saves nothing and says so."""
+    box = QMessageBox(QMessageBox.Icon.Warning, "Save", message_text(sentence(question.message)),
+                      QMessageBox.StandardButton.Cancel, window)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setInformativeText("Nothing has been written yet.")
+    buttons = [(box.addButton(label, QMessageBox.ButtonRole.AcceptRole), options)
+               for label, options in question.choices]
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+    def finished(_result: int) -> None:
+        chosen = next((options for button, options in buttons if button is box.clickedButton()), None)
+        if chosen is None:
+            window.statusBar().showMessage("Not saved; your edits are still here.", 10000)
+        else:
+            answer(chosen)
+
+    box.finished.connect(finished)
+    box.open()
+    return box

@@ -87,7 +87,7 @@ def document_bytes_in_thread(doc: Document, state: State, token: CancelToken) ->
 
 def document_source(doc: Document) -> Path | None:
     """The file that holds the document's bytes (unedited since opened or saved), if any."""
-    return doc.path if doc.path is not None and not doc.is_dirty else None
+    return doc.path if doc.path is not None and doc.file_matches() else None
 
 
 def document_key(doc: Document) -> str:

@@ -18,6 +18,7 @@ import onnx
 
 from onnxviz.model.external import check_external_data
 from onnxviz.model.index import ModelIndex
+from onnxviz.model.model_checks import index_escaping_text
 from onnxviz.model.problems import Severity
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.protocol import (
@@ -87,7 +88,7 @@ def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndar
             proto = onnx.load_from_string(model)
         else:
             proto = model
-        index = ModelIndex(proto)
+        index = index_escaping_text(proto)[0]
     reason = refusal(index) or _external_data_refusal(index.model, base_dir or _folder_of(model))
     if reason:
         raise RunError(reason)

@@ -11,9 +11,10 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
 
-from onnxviz.model.document import Change, Document, atomic_write
+from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import INITIALIZER, display_name, quoted_name
+from onnxviz.model.io.disk import atomic_write
 from onnxviz.model.palette import palette
 from onnxviz.model.validation import node_badges
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref

@@ -74,8 +74,8 @@ class WeightsPanel(QWidget):
         self.origin.setText(wrappable(origin, 600))  # a long name wraps within the panel
         self.origin.setVisible(True)
         raw = None
-        if key[:2] == ("init", "") and doc.undo_stack.index == 0 and tensor.HasField("raw_data"):
-            data = doc.serialize()  # the bytes the file was parsed from, while nothing was edited
+        if key[:2] == ("init", "") and doc.undo_stack.is_clean and tensor.HasField("raw_data"):
+            data = doc.serialize()  # the file's bytes, while the model equals them
             raw = lambda: self._raw_view(data, tensor.name)  # noqa: E731
         self.view.show_tensor_proto(tensor, doc.base_dir, raw, title)
 

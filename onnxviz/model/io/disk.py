@@ -1,0 +1,194 @@
+"""Writing files so that a failure or a kill at any point leaves the user's files as they were.
+
+Every file is written to a temporary file beside its target, named for what it is
+(``.model.onnx.onnxviz-saving-4242.tmp``: hidden, our own, the writing process), flushed to disk,
+then renamed over the target in one step. The temporary file is removed on every failure path;
+one left by a killed process is removed the next time onnxviz saves into that folder. A new file is
+created with mode 0666 less the umask, as any program's; a replaced file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from onnxviz.model.errors import SaveError
+
+_TEMP_MARK = ".onnxviz-saving-"
+_TEMP_NAME = re.compile(r"^\..+\.onnxviz-saving-(\d+)\.tmp$")
+_CHUNK = 8 * 1024 * 1024
+Write = Callable[[bytes | memoryview], object]
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What identifies one version of a file without reading it: a rewrite in place changes the
+    size or the modification time, a replacement by rename changes the inode."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileStamp | None:
+        """The stamp of ``path`` now; None when there is no such file."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def temp_path(target: Path) -> Path:
+    """The temporary file a save of ``target`` writes first."""
+    return target.with_name(f".{target.name}{_TEMP_MARK}{os.getpid()}.tmp")
+
+
+def atomic_write(target: Path, data: bytes | memoryview) -> None:
+    """Write ``data`` to ``target`` in one step (see the module's docstring)."""
+    atomic_write_with(target, lambda write: write(data))
+
+
+def atomic_copy(source: Path, target: Path, pause: Callable[[], None] | None = None) -> None:
+    """Copy ``source`` to ``target`` in one step, a chunk at a time; ``pause`` runs between chunks (it may
+    raise to give up, which removes the partial copy)."""
+    def produce(write: Write) -> None:
+        with open(source, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                write(chunk)
+                if pause is not None:
+                    pause()
+
+    try:
+        atomic_write_with(target, produce)
+    except FileNotFoundError as exc:
+        raise SaveError(f"{source.name} could not be read: it is gone.", str(exc)) from exc
+
+
+def atomic_write_with(target: Path, produce: Callable[[Write], object]) -> None:
+    """Write what ``produce`` hands to its ``write`` argument into ``target`` in one step."""
+    if target.is_dir():
+        raise SaveError(f"{target} is a folder; choose a file name.")
+    remove_stale_temps(target.parent)
+    tmp = temp_path(target)
+    try:
+        with _new_file(tmp) as f:
+            produce(f.write)
+            f.flush()
+            os.fsync(f.fileno())
+        _keep_mode(target, tmp)
+        os.replace(tmp, target)
+        _sync_folder(target.parent)
+    except OSError as exc:
+        raise SaveError(f"could not save {target.name}: {exc.strerror or exc}.", str(exc)) from exc
+    finally:
+        _remove_quietly(tmp)
+
+
+@contextlib.contextmanager
+def _new_file(path: Path) -> Iterator[BinaryIO]:
+    """``path`` created anew for writing, never following a link; the umask applies to its mode."""
+    _remove_quietly(path)  # our own pid's leftover; a stranger's file of that name is not ours to keep
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    with os.fdopen(fd, "wb", buffering=0) as f:
+        yield f
+
+
+def _keep_mode(target: Path, tmp: Path) -> None:
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    os.chmod(tmp, stat.S_IMODE(st.st_mode))
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (a power cut right after it keeps the new file)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the data itself was synced
+    finally:
+        os.close(fd)
+
+
+def _remove_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def remove_stale_temps(folder: Path) -> list[Path]:
+    """Remove the temporary files that killed saves (by processes no longer running) left in ``folder``;
+    returns what was removed. Only regular files named as this module names them are touched."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if match is None or _running(int(match.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # a leftover of this process is never in use: each save removes its own
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def same_content(path: Path, data: bytes | memoryview) -> bool:
+    """True if the file at ``path`` holds exactly ``data`` (read a chunk at a time)."""
+    try:
+        if os.stat(path).st_size != len(data):
+            return False
+        view = memoryview(data)
+        with open(path, "rb") as f:
+            at = 0
+            while chunk := f.read(_CHUNK):
+                if view[at:at + len(chunk)] != chunk:
+                    return False
+                at += len(chunk)
+        return at == len(data)
+    except OSError:
+        return False
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """True if ``a`` and ``b`` are one file, or two files with the same bytes."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+        if os.stat(a).st_size != os.stat(b).st_size:
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                ca, cb = fa.read(_CHUNK), fb.read(_CHUNK)
+                if ca != cb:
+                    return False
+                if not ca:
+                    return True
+    except OSError:
+        return False

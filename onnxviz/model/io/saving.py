@@ -1,0 +1,380 @@
+"""What a save writes, and the questions it must not answer on the user's behalf.
+
+The one place that decides which files go to disk. A save writes the model file and, when the model
+keeps weights in external data files and goes to another folder, copies of those files. It never
+replaces a file the user did not name:
+
+* the model file itself, when another program changed it since this document read or wrote it
+  (:class:`FileChangedError`; ``SaveOptions.overwrite`` answers yes);
+* a data file of the same name that another model in the target folder uses
+  (:class:`DataConflictError`; ``SaveOptions.replace_data`` answers yes, or ``external="file"`` writes
+  the weights under a name derived from the new model file instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import onnx
+
+from onnxviz.model.errors import OnnxvizError, SaveError
+from onnxviz.model.external import (
+    external_ref,
+    is_external,
+    iter_all_tensors,
+    read_external_bytes,
+    resolve_location,
+)
+from onnxviz.model.io.disk import (
+    FileStamp,
+    Write,
+    atomic_copy,
+    atomic_write,
+    atomic_write_with,
+    same_content,
+    same_files,
+)
+from onnxviz.model.loading import MAX_PROTO_BYTES
+from onnxviz.model.slices import serialize_in_slices
+
+External = Literal["keep", "embed", "file"]
+EXTERNAL_CHOICES: tuple[External, ...] = ("keep", "embed", "file")
+DATA_THRESHOLD = 1024  # tensors of at least this many bytes go to the data file of external="file"
+_ALIGN = 4096  # offsets in a data file we write: page-aligned, so every tensor can be memory-mapped
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """``external``: "keep" the data files the model references (copied beside a model saved to
+    another folder), "embed" every tensor in the model file, or write them to one "file" named after
+    the model (``model.onnx.data``). ``overwrite``: replace the target even though it changed on disk
+    since it was read or written. ``replace_data``: replace data files of the same name in the target
+    folder that this document did not write. ``escaped_text``: write text that the file held as invalid
+    UTF-8 as the escaped text onnxviz shows (``a\\xff``) once the model is edited."""
+
+    external: External = "keep"
+    overwrite: bool = False
+    replace_data: bool = False
+    escaped_text: bool = False
+
+
+class SaveQuestion(SaveError):
+    """A save that would replace or change something the user did not name. ``choices`` are the
+    labelled options that answer it: the window offers them as buttons; a script passes one to
+    ``Document.save``. The message names no option, so it reads the same in both."""
+
+    def __init__(self, message: str, choices: list[tuple[str, SaveOptions]]) -> None:
+        keywords = "; ".join(f"{label}: {_as_arguments(o)}" for label, o in choices)
+        super().__init__(message, f"To save anyway: {keywords}.")
+        self.choices = choices
+
+
+class FileChangedError(SaveQuestion):
+    """The target changed on disk since this document read or wrote it."""
+
+
+class DataConflictError(SaveQuestion):
+    """Saving would replace data files in the target folder that this document did not write."""
+
+
+class TooLargeError(SaveQuestion):
+    """The model does not fit in one protobuf file (2 GiB)."""
+
+
+class EscapedTextError(SaveQuestion):
+    """The file's text that is not valid UTF-8 would be written as the escaped text shown."""
+
+
+def _as_arguments(options: SaveOptions) -> str:
+    default = SaveOptions()
+    changed = [f"{f}={getattr(options, f)!r}" for f in ("external", "overwrite", "replace_data", "escaped_text")
+               if getattr(options, f) != getattr(default, f)]
+    return "save(..., " + ", ".join(changed) + ")"
+
+
+@dataclass
+class DiskCopy:
+    """The last version of the model file this document read or wrote: where, its stamp, its bytes."""
+
+    path: Path
+    stamp: FileStamp | None
+    data: bytes
+
+    @classmethod
+    def of(cls, path: Path, data: bytes) -> DiskCopy:
+        return cls(path, FileStamp.of(path), data)
+
+    def changed_on_disk(self) -> bool:
+        """True if the file is no longer what this document read or wrote (compared by content when
+        only its stamp moved, e.g. after a ``touch``)."""
+        stamp = FileStamp.of(self.path)
+        if stamp is None:
+            return False  # gone: writing it again replaces nothing
+        return stamp != self.stamp and not same_content(self.path, self.data)
+
+
+@dataclass
+class WrittenFiles:
+    """Files this document wrote, with their stamps, so that it may replace its own files again."""
+
+    stamps: dict[Path, FileStamp | None] = field(default_factory=dict)
+
+    def add_all(self, paths: list[Path]) -> None:
+        for path in paths:
+            self.stamps[path.absolute()] = FileStamp.of(path)
+
+    def wrote(self, path: Path) -> bool:
+        stamp = self.stamps.get(path.absolute())
+        return stamp is not None and stamp == FileStamp.of(path)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file a save writes anew: each piece's bytes at its offset."""
+
+    path: Path
+    pieces: list[tuple[int, Callable[[], bytes | memoryview]]]  # (offset, the bytes' source)
+
+    def write(self, pause: Callable[[], None] | None) -> None:
+        def produce(write: Write) -> None:
+            at = 0
+            for offset, source in self.pieces:
+                chunk = source()
+                write(b"\0" * (offset - at))
+                write(chunk)
+                at = offset + len(chunk)
+                if pause is not None:
+                    pause()
+
+        atomic_write_with(self.path, produce)
+
+
+@dataclass(frozen=True)
+class SavePlan:
+    """Every file one save writes: the model's bytes to ``target``, data files copied or written, and
+    the model as written when it differs from the document's (``external`` "embed" or "file")."""
+
+    target: Path
+    data: bytes
+    copies: list[tuple[Path, Path]] = field(default_factory=list)  # (source, destination)
+    data_file: DataFile | None = None
+    written_model: onnx.ModelProto | None = None
+
+    def write(self, pause: Callable[[], None] | None = None) -> None:
+        """Data first, each synced, then the model file renamed into place: a failure or a kill
+        leaves the old model file whole and pointing at data that is still there."""
+        created: list[Path] = []  # data files that did not exist: removed again if the save fails
+        try:
+            for source, destination in self.copies:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                _note_new(destination, created)
+                atomic_copy(source, destination, pause)
+            if self.data_file is not None:
+                _note_new(self.data_file.path, created)
+                self.data_file.write(pause)
+            atomic_write(self.target, self.data)
+        except BaseException:
+            for path in created:
+                path.unlink(missing_ok=True)
+            raise
+
+    def files(self) -> list[Path]:
+        """Every file this plan writes."""
+        data = [self.data_file.path] if self.data_file is not None else []
+        return [self.target, *(d for _, d in self.copies), *data]
+
+
+def _note_new(path: Path, created: list[Path]) -> None:
+    if not path.exists() and not path.is_symlink():
+        created.append(path)
+
+
+@dataclass(frozen=True)
+class SaveSource:
+    """What a save needs to know of the document: its model and folder, the file it last read or wrote,
+    whether the model still equals that file (``clean``), the files it wrote, and how many of the file's
+    strings it shows escaped because they are not valid UTF-8."""
+
+    model: onnx.ModelProto
+    base_dir: Path | None
+    disk: DiskCopy | None
+    clean: bool
+    written: WrittenFiles
+    escaped_text: int = 0
+
+    def model_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
+        """The bytes of the model as it is now: the file's own while the model equals it."""
+        if self.disk is not None and self.clean:
+            return self.disk.data
+        return serialize(self.model, pause)
+
+
+def plan_save(source: SaveSource, target: Path, options: SaveOptions,
+              pause: Callable[[], None] | None = None) -> SavePlan:
+    """Every file a save of ``source`` to ``target`` writes, decided before anything is written; raises a
+    :class:`SaveQuestion` where the save would replace or change what the user did not name."""
+    _check_target(source, target, options)
+    try:
+        if options.external == "file":
+            model, data_file = plan_data_file(source, target, options)
+            return SavePlan(target, serialize(model, pause), data_file=data_file, written_model=model)
+        if options.external == "embed" and has_external(source.model):
+            model = embedded(source.model, source.base_dir)
+            return SavePlan(target, serialize(model, pause), written_model=model)
+        copies = plan_copies(source, target, options)
+        return SavePlan(target, source.model_bytes(pause), copies)
+    except _TooLarge as exc:
+        raise TooLargeError(
+            "the model is too large to write as one file (over 2 GiB); its weights can go to a data file "
+            f"beside it ({data_file_for(target).name}).",
+            [("Save Weights Separately", replace(options, external="file"))]) from exc
+
+
+def _check_target(source: SaveSource, target: Path, options: SaveOptions) -> None:
+    """Refuse a folder; ask before replacing changes another program made to the document's file, and
+    before writing text that was not valid UTF-8 as its escaped form."""
+    if target.is_dir():
+        raise SaveError(f"{target} is a folder; choose a file name.")
+    disk = source.disk
+    if not options.overwrite and disk is not None and disk.path == target and disk.changed_on_disk():
+        raise FileChangedError(f"{target.name} was changed on disk by another program since onnxviz "
+                               "read or saved it; saving would replace those changes.",
+                               [("Overwrite", replace(options, overwrite=True))])
+    if source.escaped_text and not source.clean and not options.escaped_text:
+        raise EscapedTextError(
+            f"{source.escaped_text} name{'s' if source.escaped_text > 1 else ''} in this model "
+            f"{'are' if source.escaped_text > 1 else 'is'} not valid UTF-8 and would be saved as the escaped "
+            "text onnxviz shows (e.g. '\\xff').", [("Save Escaped", replace(options, escaped_text=True))])
+
+
+def plan_copies(source: SaveSource, target: Path, options: SaveOptions) -> list[tuple[Path, Path]]:
+    """The data files a save to ``target`` copies: those the model references, when the target's folder
+    is not theirs. A destination that exists is left alone when it already holds the same bytes,
+    replaced when this document wrote it, and otherwise refused (:class:`DataConflictError`)."""
+    base_dir = source.base_dir
+    if base_dir is None or target.parent.resolve() == base_dir.resolve():
+        return []
+    copies, conflicts = [], []
+    for location, tensor_name in _locations(source.model).items():
+        data = _resolved(base_dir, location, tensor_name)
+        destination = target.parent / location
+        if not destination.exists() and not destination.is_symlink():
+            copies.append((data, destination))
+        elif source.written.wrote(destination) or options.replace_data:
+            copies.append((data, destination))
+        elif not same_files(data, destination):
+            conflicts.append(destination)
+    if conflicts:
+        names = ", ".join(f"'{p.name}'" for p in conflicts[:3]) + (" and others" if len(conflicts) > 3 else "")
+        raise DataConflictError(
+            f"the folder already holds {names}, which saving would replace with this model's weights although "
+            "another model may use it.",
+            [(f"Save Weights as {data_file_for(target).name}", replace(options, external="file")),
+             ("Replace", replace(options, replace_data=True))])
+    return copies
+
+
+def data_file_for(target: Path) -> Path:
+    """The data file of ``external="file"``: named after the model file (``model.onnx.data``)."""
+    return target.with_name(target.name + ".data")
+
+
+def plan_data_file(source: SaveSource, target: Path, options: SaveOptions) -> tuple[onnx.ModelProto, DataFile]:
+    """A copy of the model whose big tensors point into one data file named after ``target``, and that
+    file's pieces, read from the model (or its data files) only when written."""
+    model, base_dir = source.model, source.base_dir
+    path = data_file_for(target)
+    if (path.exists() or path.is_symlink()) and not (source.written.wrote(path) or options.replace_data):
+        raise DataConflictError(f"{path.name} already exists beside {target.name}; saving would replace it.",
+                                [("Replace", replace(options, replace_data=True))])
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    pieces: list[tuple[int, Callable[[], bytes | memoryview]]] = []
+    offset = 0
+    for old, new in zip(iter_all_tensors(model), iter_all_tensors(copy), strict=True):
+        if not (is_external(old) or len(old.raw_data) >= DATA_THRESHOLD):
+            continue
+        read = _source_of(old, base_dir)
+        size = len(read()) if is_external(old) else len(old.raw_data)
+        _point_into(new, path.name, offset, size)
+        pieces.append((offset, read))
+        offset += -(-size // _ALIGN) * _ALIGN
+    return copy, DataFile(path, pieces)
+
+
+def _source_of(tensor: onnx.TensorProto, base_dir: Path | None) -> Callable[[], bytes | memoryview]:
+    if is_external(tensor):
+        return lambda: _external_bytes(tensor, base_dir)
+    return lambda: tensor.raw_data
+
+
+def _external_bytes(tensor: onnx.TensorProto, base_dir: Path | None) -> memoryview:
+    if base_dir is None:
+        raise SaveError(f"tensor '{tensor.name}' is stored externally, but the model has no folder.")
+    try:
+        return read_external_bytes(tensor, base_dir)
+    except OnnxvizError as exc:
+        raise SaveError(f"the weights could not be read: {exc.message}", exc.details) from exc
+
+
+def _point_into(tensor: onnx.TensorProto, location: str, offset: int, size: int) -> None:
+    """Mark ``tensor`` as stored at ``offset`` of ``location``, its bytes no longer inline."""
+    del tensor.external_data[:]
+    for key, value in (("location", location), ("offset", str(offset)), ("length", str(size))):
+        tensor.external_data.add(key=key, value=value)
+    tensor.ClearField("raw_data")
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+
+
+class _TooLarge(SaveError):
+    """The model does not fit in one protobuf file; :func:`plan_save` says what to do about it."""
+
+
+def serialize(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -> bytes:
+    """The model's bytes; a SaveError when they do not fit in one protobuf file (2 GiB)."""
+    message = "the model is too large to write as one file (over 2 GiB)."
+    try:
+        data = serialize_in_slices(model, pause) if pause is not None else model.SerializeToString()
+    except ValueError as exc:  # protobuf's EncodeError: over 2 GiB
+        raise _TooLarge(message, str(exc)) from exc
+    if len(data) > MAX_PROTO_BYTES:
+        raise _TooLarge(message)
+    return data
+
+
+def embedded(model: onnx.ModelProto, base_dir: Path | None) -> onnx.ModelProto:
+    """A copy of ``model`` with every external tensor's bytes inside it."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for tensor in iter_all_tensors(copy):
+        if is_external(tensor):
+            tensor.raw_data = bytes(_external_bytes(tensor, base_dir))
+            del tensor.external_data[:]
+            tensor.data_location = onnx.TensorProto.DEFAULT
+    return copy
+
+
+def has_external(model: onnx.ModelProto) -> bool:
+    return any(is_external(t) for t in iter_all_tensors(model))
+
+
+def _locations(model: onnx.ModelProto) -> dict[str, str]:
+    """Each data file the model references, with the name of a tensor stored in it."""
+    out: dict[str, str] = {}
+    for tensor in iter_all_tensors(model):
+        if is_external(tensor):
+            try:
+                out.setdefault(external_ref(tensor).location, tensor.name)
+            except OnnxvizError as exc:
+                raise SaveError(exc.message, exc.details) from exc
+    return out
+
+
+def _resolved(base_dir: Path, location: str, tensor_name: str) -> Path:
+    try:
+        return resolve_location(base_dir, location, tensor_name)
+    except OnnxvizError as exc:
+        raise SaveError(f"external data '{location}' could not be copied: {exc.message}", exc.details) from exc
