@@ -70,6 +70,7 @@ class Document(EditingMixin):
         self.model = model
         self.path = path
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
+        self._text_checked = False
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
         self._written = WrittenFiles()
         self.undo_stack = UndoStack()
@@ -118,7 +119,7 @@ class Document(EditingMixin):
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            self._index = self._first_index() if self.generation == 0 else ModelIndex(self.model)
+            self._index = ModelIndex(self.model) if self._text_checked else self._first_index()
             self._index.set_inferred(self._inferred)
         return self._index
 
@@ -127,6 +128,7 @@ class Document(EditingMixin):
         which nothing can show or edit: the document then escapes it ('a\\xff') in the model, the one
         change it makes on its own, records it, and saves it so only when the user agrees."""
         index, self.escaped_text = index_escaping_text(self.model)
+        self._text_checked = True
         if self.escaped_text:
             self.load_problems = self._load_problems()
         return index
@@ -177,6 +179,7 @@ class Document(EditingMixin):
     # -- editing -------------------------------------------------------------------
     def execute(self, command: Command) -> None:
         """Apply ``command`` and record it for undo; an EditError leaves everything as it was."""
+        _ = self.index  # the first index escapes text that is not valid UTF-8 before anything edits it
         before = self.model.SerializeToString() if __debug__ and _PARANOID else b""
         selected = self._selected_node_id()
         try:
@@ -257,6 +260,7 @@ class Document(EditingMixin):
     # -- saving --------------------------------------------------------------------
     def save_source(self) -> SaveSource:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
+        _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
                           len(self.escaped_text))
 

@@ -269,11 +269,12 @@ def plan_copies(source: SaveSource, target: Path, options: SaveOptions) -> list[
             conflicts.append(destination)
     if conflicts:
         names = ", ".join(f"'{p.name}'" for p in conflicts[:3]) + (" and others" if len(conflicts) > 3 else "")
+        own = data_file_for(target)
+        separate = [] if own.exists() or own.is_symlink() else \
+            [(f"Save Weights as {own.name}", replace(options, external="file"))]
         raise DataConflictError(
             f"the folder already holds {names}, which saving would replace with this model's weights although "
-            "another model may use it.",
-            [(f"Save Weights as {data_file_for(target).name}", replace(options, external="file")),
-             ("Replace", replace(options, replace_data=True))])
+            "another model may use it.", [*separate, ("Replace", replace(options, replace_data=True))])
     return copies
 
 
