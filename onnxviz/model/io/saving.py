@@ -273,7 +273,8 @@ def plan_copies(source: SaveSource, target: Path, options: SaveOptions) -> list[
         separate = [] if own.exists() or own.is_symlink() else \
             [(f"Save Weights as {own.name}", replace(options, external="file"))]
         raise DataConflictError(
-            f"the folder already holds {names}, which saving would replace with this model's weights although "
+            f"the folder '{target.parent.name}' already holds {names}, which saving would replace with this "
+            "model's weights although "
             "another model may use it.", [*separate, ("Replace", replace(options, replace_data=True))])
     return copies
 
