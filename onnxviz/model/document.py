@@ -73,6 +73,7 @@ class Document(EditingMixin):
         self._text_checked = False
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
         self._written = WrittenFiles()
+        self._serialized: tuple[int, bytes] | None = None  # the model's bytes in one state (generation)
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
@@ -270,8 +271,14 @@ class Document(EditingMixin):
 
         With ``pause``, for background threads: serialized a slice at a time (see
         :mod:`onnxviz.model.slices`), ``pause`` running between slices, where other threads run and
-        the caller may raise to give up."""
-        return self.save_source().model_bytes(pause)
+        the caller may raise to give up. Serialized once per state (``generation``)."""
+        generation, cached = self.generation, self._serialized
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        data = self.save_source().model_bytes(pause)
+        if self.generation == generation:
+            self._serialized = (generation, data)
+        return data
 
     def file_matches(self) -> bool:
         """True if the model equals its file and that file is still what this document read or wrote

@@ -14,7 +14,6 @@ import dataclasses
 import os
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from pathlib import Path
 
@@ -40,26 +39,18 @@ class _Outcome:
     fresh: bool  # computed now, not remembered
 
 
-State = tuple[int, int, int]
-_bytes_of: weakref.WeakKeyDictionary[Document, tuple[State, bytes]] = weakref.WeakKeyDictionary()
+State = int  # the document's generation: its bytes change with it and nothing else
 _serializing = threading.Lock()  # validation and the model summary ask for the same state: one serialization
 
 
 def document_state(doc: Document) -> State:
-    """What the bytes of ``doc`` depend on (an embedding save clears the undo stack)."""
-    return doc.generation, doc.undo_stack.index, len(doc.undo_stack.commands)
+    """What the bytes of ``doc`` depend on."""
+    return doc.generation
 
 
 def document_bytes(doc: Document) -> bytes:
-    """The document's bytes, on the GUI thread: the file's own while unedited, else serialized once
-    per state. Raises OnnxvizError over 2 GiB."""
-    state = document_state(doc)
-    cached = _bytes_of.get(doc)
-    if cached is not None and cached[0] == state:
-        return cached[1]
-    data = doc.serialize()
-    _bytes_of[doc] = (state, data)
-    return data
+    """The document's bytes, on the GUI thread (see ``Document.serialize``). Raises OnnxvizError over 2 GiB."""
+    return doc.serialize()
 
 
 def document_bytes_in_thread(doc: Document, state: State, token: CancelToken) -> bytes:
@@ -75,13 +66,9 @@ def document_bytes_in_thread(doc: Document, state: State, token: CancelToken) ->
         time.sleep(0)  # lets the GUI thread take the GIL
 
     with _serializing:
-        cached = _bytes_of.get(doc)
-        if cached is not None and cached[0] == state:
-            return cached[1]
         pause()
         data = doc.serialize(pause)
         pause()
-        _bytes_of[doc] = (state, data)
         return data
 
 
