@@ -144,3 +144,30 @@ def test_text_that_is_not_utf8_is_saved_escaped_only_after_asking(
     w.save_action.trigger()
     _click(qtbot, _question(w), "Save Escaped")
     assert onnx.load(str(path)).producer_name == "unrelated" and not doc.is_dirty
+
+
+def test_a_failed_background_save_as_leaves_nothing_behind(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], beside_another_model: tuple[Path, Path, bytes],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxviz.model.errors import SaveError
+
+    mine, _, _ = beside_another_model
+    w = make_window()
+    open_and_wait(qtbot, w, mine)
+    doc = _doc(w)
+    doc.rename_node(0, "mine")
+    errors: list[str] = []
+    monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
+
+    def full_disk(target: Path, data: bytes | memoryview) -> None:
+        raise SaveError(f"could not save {target.name}: No space left on device.")
+
+    monkeypatch.setattr("onnxviz.model.io.saving.atomic_write", full_disk)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    save_document(w, doc, empty / "m.onnx")  # external data: saved in the background
+    qtbot.waitUntil(lambda: bool(errors), timeout=20000)
+    settle()
+    assert errors == ["Could not save m.onnx: No space left on device."]
+    assert list(empty.iterdir()) == []  # the data file it had copied went again, no temporary file
+    assert w.isEnabled() and doc.is_dirty and doc.path == mine
