@@ -16,7 +16,13 @@ import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.model.errors import SaveError
 from onnxviz.model.io import disk
-from onnxviz.model.io.saving import DataConflictError, EscapedTextError, FileChangedError, TooLargeError
+from onnxviz.model.io.saving import (
+    DataConflictError,
+    EscapedTextError,
+    FileChangedError,
+    SaveOptions,
+    TooLargeError,
+)
 
 
 def _reloaded(path: Path) -> bytes:
@@ -194,7 +200,7 @@ def test_a_failed_save_as_leaves_no_temporary_or_partial_data_file(tmp_path: Pat
     doc = onnxviz.open(save_models.with_external_data(tmp_path / "a"))
     real_write = disk.atomic_write
 
-    def full_disk(target: Path, data: bytes | memoryview) -> None:
+    def full_disk(target: Path, data: bytes | memoryview, written: object = None) -> None:
         raise SaveError("could not save m.onnx: No space left on device.")
 
     monkeypatch.setattr("onnxviz.model.io.saving.atomic_write", full_disk)
@@ -206,19 +212,26 @@ def test_a_failed_save_as_leaves_no_temporary_or_partial_data_file(tmp_path: Pat
     assert sorted(os.listdir(tmp_path / "b")) == ["m.onnx", save_models.DATA_NAME]
 
 
-def test_a_cancelled_copy_removes_its_temporary_file(tmp_path: Path) -> None:
-    source = tmp_path / "big.bin"
-    source.write_bytes(b"x" * (3 * 8 * 1024 * 1024))
-    calls = []
+def test_a_save_cancelled_while_copying_data_leaves_nothing_behind(tmp_path: Path) -> None:
+    from onnxviz.model.errors import Cancelled
 
-    def cancel() -> None:
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    doc = onnxviz.open(save_models.with_external_data(tmp_path / "a"))
+    data = tmp_path / "a" / save_models.DATA_NAME
+    data.write_bytes(data.read_bytes() + b"\0" * (20 * 2**20))  # three chunks to copy
+    heard: list[tuple[float, str]] = []
 
-    with pytest.raises(KeyboardInterrupt):
-        disk.atomic_copy(source, tmp_path / "copy.bin", cancel)
-    assert sorted(os.listdir(tmp_path)) == ["big.bin"]
+    def cancel_after_the_first_chunk(fraction: float, text: str) -> None:
+        heard.append((fraction, text))
+        raise Cancelled()
+
+    plan = doc.plan_save(tmp_path / "b" / "m.onnx", SaveOptions())
+    with pytest.raises(Cancelled):
+        plan.write(cancel_after_the_first_chunk)
+    assert os.listdir(tmp_path / "b") == [] and heard[0][1] == "Saving m.onnx: 8 of 20 MB"
+    plan.write()
+    assert sorted(os.listdir(tmp_path / "b")) == ["m.onnx", save_models.DATA_NAME]
 
 
 def test_temporary_files_of_killed_saves_are_removed_at_the_next_save(tmp_path: Path) -> None:

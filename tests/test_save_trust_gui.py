@@ -159,7 +159,7 @@ def test_a_failed_background_save_as_leaves_nothing_behind(
     errors: list[str] = []
     monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
 
-    def full_disk(target: Path, data: bytes | memoryview) -> None:
+    def full_disk(target: Path, data: bytes | memoryview, written: object = None) -> None:
         raise SaveError(f"could not save {target.name}: No space left on device.")
 
     monkeypatch.setattr("onnxviz.model.io.saving.atomic_write", full_disk)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMessageBox
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.io.saving import SaveOptions, SavePlan, SaveQuestion, has_external
-from onnxviz.model.progress import CancelToken
+from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text
 
@@ -58,9 +58,9 @@ def _save_in_background(window: MainWindow, doc: Document, target: Path, options
     # notifies only once the plan is taken, on the GUI thread.
     window.setEnabled(False)
 
-    def work(_progress: object, token: CancelToken) -> SavePlan:
+    def work(progress: ProgressFn, token: CancelToken) -> SavePlan:
         plan = doc.plan_save(target, options, token.check)
-        plan.write(token.check)
+        plan.write(progress)  # checks the token too
         return plan
 
     def finished(plan: SavePlan) -> None:

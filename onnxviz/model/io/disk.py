@@ -51,20 +51,30 @@ def temp_path(target: Path) -> Path:
     return target.with_name(f".{target.name}{_TEMP_MARK}{os.getpid()}.tmp")
 
 
-def atomic_write(target: Path, data: bytes | memoryview) -> None:
-    """Write ``data`` to ``target`` in one step (see the module's docstring)."""
-    atomic_write_with(target, lambda write: write(data))
+Written = Callable[[int], object]  # told the size of each chunk once it is written; may raise to give up
 
 
-def atomic_copy(source: Path, target: Path, pause: Callable[[], None] | None = None) -> None:
-    """Copy ``source`` to ``target`` in one step, a chunk at a time; ``pause`` runs between chunks (it may
-    raise to give up, which removes the partial copy)."""
+def atomic_write(target: Path, data: bytes | memoryview, written: Written | None = None) -> None:
+    """Write ``data`` to ``target`` in one step (see the module's docstring), a chunk at a time."""
+    def produce(write: Write) -> None:
+        view = memoryview(data)
+        for at in range(0, len(view), _CHUNK):
+            chunk = view[at:at + _CHUNK]
+            write(chunk)
+            if written is not None:
+                written(len(chunk))
+
+    atomic_write_with(target, produce)
+
+
+def atomic_copy(source: Path, target: Path, written: Written | None = None) -> None:
+    """Copy ``source`` to ``target`` in one step, a chunk at a time."""
     def produce(write: Write) -> None:
         with open(source, "rb") as f:
             while chunk := f.read(_CHUNK):
                 write(chunk)
-                if pause is not None:
-                    pause()
+                if written is not None:
+                    written(len(chunk))
 
     try:
         atomic_write_with(target, produce)

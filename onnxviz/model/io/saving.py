@@ -31,6 +31,7 @@ from onnxviz.model.external import (
 from onnxviz.model.io.disk import (
     FileStamp,
     Write,
+    Written,
     atomic_copy,
     atomic_write,
     atomic_write_with,
@@ -38,6 +39,7 @@ from onnxviz.model.io.disk import (
     same_files,
 )
 from onnxviz.model.loading import MAX_PROTO_BYTES
+from onnxviz.model.progress import ProgressFn
 from onnxviz.model.slices import serialize_in_slices
 
 External = Literal["keep", "embed", "file"]
@@ -137,17 +139,18 @@ class DataFile:
 
     path: Path
     pieces: list[tuple[int, Callable[[], bytes | memoryview]]]  # (offset, the bytes' source)
+    size: int
 
-    def write(self, pause: Callable[[], None] | None) -> None:
+    def write(self, written: Written | None) -> None:
         def produce(write: Write) -> None:
             at = 0
             for offset, source in self.pieces:
                 chunk = source()
                 write(b"\0" * (offset - at))
                 write(chunk)
+                if written is not None:
+                    written(offset + len(chunk) - at)
                 at = offset + len(chunk)
-                if pause is not None:
-                    pause()
 
         atomic_write_with(self.path, produce)
 
@@ -163,19 +166,26 @@ class SavePlan:
     data_file: DataFile | None = None
     written_model: onnx.ModelProto | None = None
 
-    def write(self, pause: Callable[[], None] | None = None) -> None:
+    def size(self) -> int:
+        """Bytes this plan writes in all."""
+        copied = sum(source.stat().st_size for source, _ in self.copies)
+        return len(self.data) + copied + (self.data_file.size if self.data_file is not None else 0)
+
+    def write(self, progress: ProgressFn | None = None) -> None:
         """Data first, each synced, then the model file renamed into place: a failure or a kill
-        leaves the old model file whole and pointing at data that is still there."""
+        leaves the old model file whole and pointing at data that is still there. ``progress`` hears
+        of every chunk written and may raise to give up (nothing is then left behind)."""
+        written = _Meter(self.size(), self.target.name, progress) if progress is not None else None
         created: list[Path] = []  # data files that did not exist: removed again if the save fails
         try:
             for source, destination in self.copies:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 _note_new(destination, created)
-                atomic_copy(source, destination, pause)
+                atomic_copy(source, destination, written)
             if self.data_file is not None:
                 _note_new(self.data_file.path, created)
-                self.data_file.write(pause)
-            atomic_write(self.target, self.data)
+                self.data_file.write(written)
+            atomic_write(self.target, self.data, written)
         except BaseException:
             for path in created:
                 path.unlink(missing_ok=True)
@@ -185,6 +195,21 @@ class SavePlan:
         """Every file this plan writes."""
         data = [self.data_file.path] if self.data_file is not None else []
         return [self.target, *(d for _, d in self.copies), *data]
+
+
+@dataclass
+class _Meter:
+    """Turns chunks written into progress: "Saving model.onnx: 120 of 4,096 MB"."""
+
+    total: int
+    name: str
+    progress: ProgressFn
+    done: int = 0
+
+    def __call__(self, size: int) -> None:
+        self.done += size
+        self.progress(self.done / max(self.total, 1),
+                      f"Saving {self.name}: {self.done / 2**20:,.0f} of {self.total / 2**20:,.0f} MB")
 
 
 def _note_new(path: Path, created: list[Path]) -> None:
@@ -295,7 +320,7 @@ def plan_data_file(source: SaveSource, target: Path, options: SaveOptions) -> tu
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     pieces: list[tuple[int, Callable[[], bytes | memoryview]]] = []
-    offset = 0
+    offset = end = 0
     for old, new in zip(iter_all_tensors(model), iter_all_tensors(copy), strict=True):
         if not (is_external(old) or len(old.raw_data) >= DATA_THRESHOLD):
             continue
@@ -303,8 +328,9 @@ def plan_data_file(source: SaveSource, target: Path, options: SaveOptions) -> tu
         size = len(read()) if is_external(old) else len(old.raw_data)
         _point_into(new, path.name, offset, size)
         pieces.append((offset, read))
+        end = offset + size
         offset += -(-size // _ALIGN) * _ALIGN
-    return copy, DataFile(path, pieces)
+    return copy, DataFile(path, pieces, end)
 
 
 def _source_of(tensor: onnx.TensorProto, base_dir: Path | None) -> Callable[[], bytes | memoryview]:
