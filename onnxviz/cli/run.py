@@ -15,15 +15,15 @@ from onnxviz.cli import output
 from onnxviz.model.document import Document
 from onnxviz.model.index import display_name
 from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
+from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import (
     InputSpec,
     build_feeds,
     conversion_note,
     input_specs,
     parse_dims,
-    read_array_file,
-    read_inputs_file,
     symbolic_dims,
+    unknown_input,
 )
 from onnxviz.model.runner.store import ValueRecord
 
@@ -73,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
     specs = input_specs(doc.model)
-    given = _given_inputs(args)
+    given = _given_inputs(args, specs)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)
     for spec in specs:
@@ -114,13 +114,17 @@ def _dump_folder(path: str) -> Path:
     return dump
 
 
-def _given_inputs(args: argparse.Namespace) -> dict[str, np.ndarray]:
-    given = read_inputs_file(args.inputs) if args.inputs else {}
+def _given_inputs(args: argparse.Namespace, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+    """The arrays of --inputs and --input, each checked against its input before it is read."""
+    given = read_inputs_file(args.inputs, specs) if args.inputs else {}
+    by_name = {s.name: s for s in specs}
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise RunError(f"'{item}' is not NAME=PATH.")
-        given[name] = read_array_file(path, name)
+        if name not in by_name:
+            raise unknown_input(name, specs)
+        given[name] = read_array_file(path, by_name[name])
     return given
 
 
