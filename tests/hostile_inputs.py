@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnx
 from numpy.lib import format as npy_format
 from onnx import TensorProto, helper
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from onnxviz.model.index import display_name
 from onnxviz.model.runner.protocol import RunError
