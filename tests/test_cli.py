@@ -100,3 +100,35 @@ def test_info_text_lists_the_first_metadata_entries_and_json_all(capsys: pytest.
     assert "... and 4,950 more (all of them with --json)" in out and max(map(len, out.splitlines())) < 300
     code, out, _ = run_cli(capsys, "info", str(path), "--json")
     assert len(json.loads(out)["metadata"]) == 5000
+
+
+def _named_model(path: Path, output: str) -> Path:
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], [output], name="n\x1b[2J")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_no_command_prints_a_control_bidi_or_newline_character_from_a_file(capsys: pytest.CaptureFixture[str],
+                                                                            tmp_path: Path) -> None:
+    """A broken model named 'x.onnx: valid\\nreal.onnx' printed a forged 'x.onnx: valid' line; run and render
+    printed ESC and U+202E raw. Every line is escaped as the window escapes names; JSON keeps the data."""
+    forged = tmp_path / "x.onnx: valid\nreal.onnx"
+    graph = helper.make_graph([helper.make_node("Relu", ["nope"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    forged.write_bytes(helper.make_model(graph).SerializeToString())  # opens, with a problem
+    code, out, _ = run_cli(capsys, "check", str(forged))
+    assert code == 1 and "x.onnx: valid\n" not in out and "x.onnx: valid\\x0areal.onnx: " in out
+    model = _named_model(tmp_path / "m\x1b[31m\u202eln.onnx", "y\u202e\x1b]0;t\x07")
+    outputs = [run_cli(capsys, *args) for args in (["info", str(model)], ["check", str(model)], ["run", str(model)],
+                                                   ["render", str(model), "-o", str(tmp_path / "m.svg")])]
+    for code, out, err in outputs:
+        assert code in (0, 1), err
+        assert not any(c in out + err for c in "\x1b\u202e\x07"), out + err
+    assert "m\\x1b[31m\\u202eln.onnx: ran on" in outputs[2][1] and "y\\u202e\\x1b]0;t\\x07: float32" in outputs[2][1]
+    code, out, _ = run_cli(capsys, "info", str(model), "--json")
+    assert "\u202e" not in out and "\\u202e" in out
+    assert json.loads(out)["outputs"][0]["name"] == "y\u202e\x1b]0;t\x07"

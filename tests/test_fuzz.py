@@ -56,3 +56,39 @@ def test_structural_changes(fuzz_dir: Path, seed: int, changes: list[tuple[int, 
 def test_pipeline_sees_both_outcomes(fuzz_dir: Path) -> None:
     assert _exercise(SEEDS[1], fuzz_dir) == "opened"
     assert _exercise(SEEDS[0][:10], fuzz_dir).startswith("refused: ")
+
+
+def _input_seeds() -> list[tuple[str, bytes]]:
+    """A valid .npy, .npz and TensorProto .pb of the run input x (1x3x8x8 float32)."""
+    import io
+
+    import numpy as np
+
+    array = np.arange(192, dtype=np.float32).reshape(1, 3, 8, 8)
+    npy, npz = io.BytesIO(), io.BytesIO()
+    np.save(npy, array)
+    np.savez_compressed(npz, x=array)
+    return [(".npy", npy.getvalue()), (".npz", npz.getvalue()),
+            (".pb", onnx.numpy_helper.from_array(array, "x").SerializeToString())]
+
+
+INPUT_SEEDS = _input_seeds()
+
+
+@FUZZ
+@given(seed=st.integers(0, len(INPUT_SEEDS) - 1), cut=st.floats(0, 1),
+       flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 7)), max_size=8))
+def test_run_input_mutants(fuzz_dir: Path, seed: int, cut: float, flips: list[tuple[float, int]]) -> None:
+    """Mutated run-input files are read or refused with RunError, nothing else."""
+    from onnxviz.model.runner import RunError
+    from onnxviz.model.runner.input_files import read_array_file
+    from onnxviz.model.runner.inputs import InputSpec
+
+    suffix, data = INPUT_SEEDS[seed]
+    mutant = hostile.flip_bits(data, flips) if flips else data
+    path = fuzz_dir / f"input{suffix}"
+    path.write_bytes(mutant[:max(1, int(cut * len(mutant)))] if cut < 1 else mutant)
+    try:
+        read_array_file(path, InputSpec("x", onnx.TensorProto.FLOAT, (1, 3, 8, 8)))
+    except RunError:
+        pass

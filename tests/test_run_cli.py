@@ -56,7 +56,8 @@ def test_run_uses_given_inputs_same_as_npz(capsys: pytest.CaptureFixture[str], e
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--input", "nope=x.npy"], "x.npy does not exist"),
+    (["--input", "image=x.npy"], "x.npy does not exist"),
+    (["--input", "nope=x.npy"], "the model has no input named 'nope'; its inputs are: image"),
     (["--dim", "batch=zero"], "'batch=zero' is not NAME=SIZE"),
     (["--input", "image"], "'image' is not NAME=PATH"),
 ])
@@ -193,7 +194,7 @@ def _bad_array_files(folder: Path) -> dict[str, str]:
             "empty.npy": "empty.npy is empty", "empty.pb": "empty.pb is empty",
             "model.pb": "model.pb is not an ONNX TensorProto file", "text.pb": "text.pb is not an ONNX TensorProto file",
             "objects.npy": "objects.npy holds Python objects; onnxviz loads plain arrays only, never pickles",
-            "objects.npz": "objects.npz holds Python objects; onnxviz loads plain arrays only, never pickles",
+            "objects.npz": "objects.npz's array 'x' holds Python objects; onnxviz loads plain arrays only, never pickles",
             "short.npy": "short.npy is a NumPy file that is truncated or damaged",
             "folder.npy": f"{folder / 'folder.npy'} is a folder, not an array file"}
 

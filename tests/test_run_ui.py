@@ -224,7 +224,11 @@ def test_inputs_dialog_image_source_and_npz_round_trip(qtbot: QtBot, example_pat
     np.testing.assert_array_equal(other.feeds.make()["image"], red)
     dialog.rows[0].path.setText(str(tmp_path / "missing.png"))
     dialog.accept()
-    assert not dialog.error.isHidden() and "could not be read as an image" in dialog.error.text()
+    assert not dialog.error.isHidden() and unbreak(dialog.error.text()).endswith("missing.png does not exist.")
+    (tmp_path / "text.png").write_text("not an image")
+    dialog.rows[0].path.setText(str(tmp_path / "text.png"))
+    dialog.accept()
+    assert dialog.error.text() == "text.png could not be read as an image."
     dialog.rows[0].path.setText(str(tmp_path / "red.png"))  # the user corrects the path: the error goes
     assert dialog.error.isHidden()
 

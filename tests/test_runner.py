@@ -321,7 +321,8 @@ def test_saved_inputs_of_ml_dtypes_load_back_as_they_were(tmp_path: Path, dtype_
     np.load refuses ('<f1' for float8_e5m2), so they are saved as raw bytes and viewed back."""
     import ml_dtypes
 
-    from onnxviz.model.runner.inputs import InputSpec, conform, read_inputs_file, save_inputs_file
+    from onnxviz.model.runner.input_files import read_inputs_file
+    from onnxviz.model.runner.inputs import InputSpec, conform, save_inputs_file
 
     dtype = np.dtype(getattr(ml_dtypes, dtype_name))
     array = np.array([[0.5, -1.0, 2.0]], np.float32).astype(dtype)
@@ -329,7 +330,7 @@ def test_saved_inputs_of_ml_dtypes_load_back_as_they_were(tmp_path: Path, dtype_
     assert isinstance(spec, InputSpec) and spec.dtype == dtype
     path = tmp_path / "inputs.npz"
     save_inputs_file(path, {"x": array})
-    loaded = conform(spec, read_inputs_file(path)["x"])
+    loaded = conform(spec, read_inputs_file(path, [spec])["x"])
     assert loaded.dtype == dtype and loaded.tobytes() == array.tobytes()
 
 

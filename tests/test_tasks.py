@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.errors import Cancelled
+from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.ui.tasks import Task
+from onnxviz.ui.tasks import Task, settle, waiting_pool
 
 TIMEOUT = 10_000
 
@@ -79,3 +84,39 @@ def test_a_task_runs_once() -> None:
     task.start()
     with pytest.raises(RuntimeError, match="runs once"):
         task.start()
+
+
+@pytest.fixture
+def worker() -> Iterator[WorkerProcess]:
+    w = WorkerProcess()
+    yield w
+    w.shutdown()
+
+
+def test_a_closed_worker_process_is_reaped_and_none_starts_again(worker: WorkerProcess) -> None:
+    """At exit a background task submitted again after the worker was stopped: a process was spawned
+    during the interpreter's teardown, and the executor's thread of the killed one was left reading a
+    half-sent result; the interpreter joined it and hung (bench_canvas's child on the 12k model)."""
+    worker.run(time.sleep, 0)
+    pid = worker.pids[0]
+    worker.close()
+    assert not Path(f"/proc/{pid}").exists()  # killed and reaped, not a zombie its thread reaps later
+    with pytest.raises(Cancelled):
+        worker.submit(time.sleep, 0)
+    assert worker.pids == []
+
+
+def test_settle_cancels_tasks_waiting_on_the_worker_and_empties_the_pools(qtbot: QtBot,
+                                                                         worker: WorkerProcess) -> None:
+    """What runs as the interpreter ends: no Qt thread may still run Python while it is torn down."""
+    started = threading.Event()
+
+    def work(_progress: ProgressFn, token: CancelToken) -> None:
+        started.set()
+        worker.run(time.sleep, 60, token=token)
+
+    task = Task(work, "Waiting on the worker").start(waiting_pool())
+    assert started.wait(TIMEOUT / 1000)
+    with qtbot.waitSignal(task.cancelled, timeout=TIMEOUT):
+        settle()
+        assert waiting_pool().activeThreadCount() == 0

@@ -19,8 +19,9 @@ class _Parser(argparse.ArgumentParser):
 
 def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
     """Print the one-line error and exit; the only way the CLI reports failure."""
-    message = message.strip().rstrip(".")
-    print(f"onnxviz: error: {message}", file=sys.stderr)
+    from onnxviz.cli.output import error
+
+    error(message)
     raise SystemExit(code)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from onnxviz.cli.common import add_file_arguments, open_document, print_json, terminal_text
+from onnxviz.cli.common import add_file_arguments, open_document
+from onnxviz.cli.output import print_json, say
 from onnxviz.model.document import Document
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.validation import check_model
@@ -29,9 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"valid": not errors, "problems": [p.to_json() for p in problems]})
     else:
-        for p in problems:
-            print(terminal_text(problem_line(p)))
-        print(terminal_text(f"{doc.name}: " + ("valid" if not errors else f"{len(errors)} problem(s)")))
+        say(*map(problem_line, problems), f"{doc.name}: " + ("valid" if not errors else f"{len(errors)} problem(s)"))
     return 1 if errors else 0
 
 

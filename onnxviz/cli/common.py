@@ -1,17 +1,12 @@
-"""What the ``info`` and ``check`` subcommands share: the file arguments, opening, safe printing."""
+"""What the ``info`` and ``check`` subcommands share: the file arguments and opening the model."""
 
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import LoadError
-from onnxviz.model.index import display_name
 from onnxviz.model.loading import TextFormatError
-
-MAX_LINE = 2000  # a 100,000-character name must not flood the terminal
 
 
 def add_file_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,23 +21,3 @@ def open_document(args: argparse.Namespace) -> Document:
         return Document.open(args.file, text_format=args.text)
     except TextFormatError as exc:
         raise LoadError(f"{exc.message.rstrip('.')} with --text.", exc.details) from None
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` with every bytes object (a string protobuf could not decode) made text, keys included."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    if isinstance(value, dict):
-        return {jsonable(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
-
-
-def print_json(value: Any) -> None:
-    print(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
-
-
-def terminal_text(text: str) -> str:
-    """``text`` with control and bidi-override characters escaped, each line at most MAX_LINE long."""
-    return "\n".join(display_name(line, MAX_LINE) for line in text.split("\n"))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onnxviz.cli.output import say
 from onnxviz.model.errors import OnnxvizError
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     export_image(drawable, out, scale=args.scale, options=options)
     scale = image_scale(drawable, args.scale)
     note = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
-    print(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")
+    say(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")
     return 0
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,18 +11,19 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxviz.cli import output
 from onnxviz.model.document import Document
 from onnxviz.model.index import display_name
 from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
+from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import (
     InputSpec,
     build_feeds,
     conversion_note,
     input_specs,
     parse_dims,
-    read_array_file,
-    read_inputs_file,
     symbolic_dims,
+    unknown_input,
 )
 from onnxviz.model.runner.store import ValueRecord
 
@@ -74,13 +73,13 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
     specs = input_specs(doc.model)
-    given = _given_inputs(args)
+    given = _given_inputs(args, specs)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)
     for spec in specs:
         note = conversion_note(spec, given[spec.name]) if spec.name in given else ""
         if note:
-            print(f"onnxviz: note: {note[:-1]}", file=sys.stderr)
+            output.note(note)
     feeds = build_feeds(specs, given, dims, "random", args.seed)
     options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
                          capture=bool(args.dump) or args.profile)
@@ -89,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
-            print(json.dumps(_json(doc.name, result, options, dump, slowest), indent=2, ensure_ascii=False))
+            output.print_json(_json(doc.name, result, options, dump, slowest))
         else:
-            print(_text(doc.name, result, options, dump, slowest))
+            output.say(*_text(doc.name, result, options, dump, slowest))
     finally:
         result.cleanup()
     return 0
@@ -115,13 +114,17 @@ def _dump_folder(path: str) -> Path:
     return dump
 
 
-def _given_inputs(args: argparse.Namespace) -> dict[str, np.ndarray]:
-    given = read_inputs_file(args.inputs) if args.inputs else {}
+def _given_inputs(args: argparse.Namespace, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+    """The arrays of --inputs and --input, each checked against its input before it is read."""
+    given = read_inputs_file(args.inputs, specs) if args.inputs else {}
+    by_name = {s.name: s for s in specs}
     for item in args.input:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
             raise RunError(f"'{item}' is not NAME=PATH.")
-        given[name] = read_array_file(path, name)
+        if name not in by_name:
+            raise unknown_input(name, specs)
+        given[name] = read_array_file(path, by_name[name])
     return given
 
 
@@ -130,7 +133,7 @@ def _note_default_dims(specs: list[InputSpec], given: dict[str, np.ndarray], dim
     unset = [d for d in symbolic_dims(generated) if d not in dims]
     if unset:
         names = ", ".join(f"'{d}'" for d in unset)
-        print(f"onnxviz: note: dimension {names} set to 1 (use --dim {unset[0]}=N)", file=sys.stderr)
+        output.note(f"dimension {names} set to 1 (use --dim {unset[0]}=N)")
 
 
 def _how(result: RunResult, options: RunOptions) -> str:
@@ -164,7 +167,7 @@ def _profile_text(result: RunResult, slowest: list[NodeTime]) -> list[str]:
 
 
 def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
-          slowest: list[NodeTime] | None = None) -> str:
+          slowest: list[NodeTime] | None = None) -> list[str]:
     lines = [f"{name}: {_how(result, options)}"]
     lines += [f"note: {n}" for n in result.notes]
     lines += [f"  inside {scope} (reference evaluator): {shown}" for scope, shown in result.scopes.items()]
@@ -180,7 +183,7 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
         lines += _profile_text(result, slowest)
     if dump is not None:
         lines.append(f"{len(result.values)} values written to {dump} (index.json)")
-    return "\n".join(lines)
+    return lines
 
 
 def _stats_text(r: ValueRecord) -> str:

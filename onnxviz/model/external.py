@@ -43,8 +43,9 @@ def external_ref(tensor: TensorProto) -> ExternalRef:
     return ExternalRef(info.get("location", ""), offset, length)
 
 
-def resolve_location(base_dir: Path, location: str, tensor_name: str = "") -> Path:
-    """The real path of ``location`` inside ``base_dir``; raises OnnxvizError if it leaves it."""
+def resolve_location(base_dir: Path, location: str, tensor_name: str = "", owner: str = "the model") -> Path:
+    """The real path of ``location`` inside ``base_dir``, the folder of ``owner`` (the model, or a tensor
+    file given as a run input); raises OnnxvizError if it leaves it."""
     who = f"tensor '{tensor_name}'" if tensor_name else "external data"
     if not location:
         raise OnnxvizError(f"{who} is stored externally but names no file.")
@@ -52,15 +53,15 @@ def resolve_location(base_dir: Path, location: str, tensor_name: str = "") -> Pa
         raise OnnxvizError(f"{who} names an invalid path.")
     rel = Path(location)
     if rel.is_absolute() or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
-        raise OnnxvizError(f"{who} points to an absolute path '{location}'; refused, only files in the model's folder are read.")
+        raise OnnxvizError(f"{who} points to an absolute path '{location}'; refused, only files in {owner}'s folder are read.")
     if ".." in rel.parts or ".." in location.replace("\\", "/").split("/"):
-        raise OnnxvizError(f"{who} points outside the model's folder ('{location}'); refused.")
+        raise OnnxvizError(f"{who} points outside {owner}'s folder ('{location}'); refused.")
     base = base_dir.resolve()
     target = (base / rel).resolve()
     if not target.is_relative_to(base):
-        raise OnnxvizError(f"{who} file '{location}' is a link that leads outside the model's folder; refused.")
+        raise OnnxvizError(f"{who} file '{location}' is a link that leads outside {owner}'s folder; refused.")
     if not target.exists():
-        raise OnnxvizError(f"{who} is stored in '{location}', which does not exist next to the model.")
+        raise OnnxvizError(f"{who} is stored in '{location}', which does not exist next to {owner}.")
     if not target.is_file():
         raise OnnxvizError(f"{who} is stored in '{location}', which is not a regular file.")
     return target
@@ -95,12 +96,12 @@ def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> list[P
     return problems
 
 
-def read_external_bytes(tensor: TensorProto, base_dir: Path) -> memoryview:
-    """The tensor's raw bytes, memory-mapped (nothing is copied until used)."""
+def read_external_bytes(tensor: TensorProto, base_dir: Path, owner: str = "the model") -> memoryview:
+    """The tensor's raw bytes, memory-mapped (nothing is copied until used); see :func:`resolve_location`."""
     import mmap
 
     ref = external_ref(tensor)
-    path = resolve_location(base_dir, ref.location, tensor.name)
+    path = resolve_location(base_dir, ref.location, tensor.name, owner)
     size = path.stat().st_size
     length = size - ref.offset if ref.length is None else ref.length
     if ref.offset + length > size:

@@ -28,6 +28,7 @@ from onnxviz.model.progress import CancelToken
 
 T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting caller looks at its cancel token
+JOIN_S = 10.0  # for the executor's thread once its process was killed
 
 
 class WorkerDied(OnnxvizError):
@@ -41,9 +42,13 @@ class WorkerProcess:
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._submitted: list[Future[Any]] = []
+        self._closed = False
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """``fn(*args)`` queued for the worker (started if needed); Cancelled once :meth:`close` was called."""
         with self._lock:
+            if self._closed:
+                raise Cancelled()
             for _attempt in range(2):  # a process that died while idle is replaced silently
                 if self._executor is None:
                     self._executor = ProcessPoolExecutor(max_workers=1,
@@ -90,6 +95,14 @@ class WorkerProcess:
         with self._lock:
             self._discard_locked()
 
+    def close(self) -> None:
+        """:meth:`shutdown` for good, as the interpreter ends: a background thread that submits again
+        afterwards gets Cancelled instead of a new process, which would be spawned during the
+        interpreter's teardown and joined by it (a hang at exit)."""
+        with self._lock:
+            self._closed = True
+            self._discard_locked()
+
     def _discard(self, _failed: Future[Any]) -> None:
         with self._lock:
             executor = self._executor
@@ -100,12 +113,27 @@ class WorkerProcess:
         executor, self._executor = self._executor, None
         if executor is None:
             return
+        # taken first: shutdown() forgets the processes, the results pipe and the executor's thread
         processes = list((getattr(executor, "_processes", None) or {}).values())
+        results = getattr(executor, "_result_queue", None)
+        thread = getattr(executor, "_executor_manager_thread", None)
         executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
                 process.kill()
-        executor.shutdown(wait=True)  # the process is gone: this only lets its queues close cleanly
+        _close_writer(results)
+        if thread is not None:  # the process is gone: its thread only reaps it and closes the queues
+            thread.join(JOIN_S)
+
+
+def _close_writer(results: object) -> None:
+    """Close this process's copy of the results pipe's writing end (concurrent.futures keeps it and never
+    writes to it). A worker killed halfway through sending a big result left the executor's thread
+    waiting for the rest for ever, since this copy kept the pipe open, and the interpreter joins that
+    thread as it ends: a hang at exit. Now the thread reads the end of the pipe and stops."""
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 @contextmanager
@@ -141,13 +169,14 @@ def shared_worker() -> WorkerProcess:
     with _shared_lock:
         if _shared is None:
             _shared = WorkerProcess()
-            _at_exit(_shared.shutdown)
+            before_threads_join(_shared.close)
         return _shared
 
 
-def _at_exit(stop: Callable[[], None]) -> None:
-    # concurrent.futures joins its worker at thread shutdown, before atexit handlers, waiting for the
-    # running pass to finish; registered the same way (later, so called earlier) the worker is killed first
+def before_threads_join(stop: Callable[[], None]) -> None:
+    """Call ``stop`` as the interpreter ends, before it joins its threads (those registered later are
+    called earlier). concurrent.futures joins its worker at thread shutdown, before atexit handlers,
+    waiting for the running pass to finish; registered the same way the worker is killed first."""
     register = getattr(threading, "_register_atexit", None)
     try:
         if register is None:

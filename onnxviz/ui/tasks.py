@@ -11,6 +11,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from onnxviz.model.errors import Cancelled
+from onnxviz.model.procpool import before_threads_join
 from onnxviz.model.progress import CancelToken, ProgressFn
 
 Work = Callable[[ProgressFn, CancelToken], Any]
@@ -121,6 +122,7 @@ class Task(QObject):
     def start(self, pool: QThreadPool | None = None) -> Task:
         if self._work is None:
             raise RuntimeError("a task runs once")
+        _settle_at_exit_once()
         hub = _the_hub()
         hub.running[self.id] = self
         work, self._work = self._work, None   # whatever the work holds (a document) goes with the worker
@@ -158,6 +160,32 @@ class Task(QObject):
     def _retire(self) -> None:
         if self._alive() and self.parent() is not None:
             self.deleteLater()
+
+
+EXIT_WAIT_MS = 5000  # for each pool's threads as the interpreter ends
+
+
+def settle() -> None:
+    """Cancel every running task and wait (up to :data:`EXIT_WAIT_MS` per pool) for the pools' threads to
+    leave Python. Called as the interpreter ends: a task still waiting on the worker process, or queued,
+    ran Python in a Qt thread while the interpreter was torn down; the process crashed (SIGSEGV) or hung."""
+    hub = _hub
+    for task in list(hub.running.values()) if hub is not None else []:
+        task.token.cancel()
+    for pool in (_foreground, _waiting, QThreadPool.globalInstance()):
+        if pool is not None:
+            pool.clear()  # queued runnables never start
+            pool.waitForDone(EXIT_WAIT_MS)
+
+
+_settling = False
+
+
+def _settle_at_exit_once() -> None:
+    global _settling
+    if not _settling:
+        _settling = True
+        before_threads_join(settle)
 
 
 class _Runner(QRunnable):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from onnxviz.model.index import display_name
 from onnxviz.model.runner.protocol import RunError
@@ -153,87 +151,6 @@ def _stable_hash(name: str) -> int:
     return sum((i + 1) * b for i, b in enumerate(name.encode())) % (2**31)
 
 
-NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)
-
-
-def read_array_file(path: str | Path, name: str = "") -> np.ndarray:
-    """One array from .npy, a single-array or named .npz, or a TensorProto .pb.
-
-    Never loads pickles: a file numpy could only read with ``allow_pickle`` is refused in one sentence."""
-    p = Path(path)
-    if p.suffix.lower() == ".pb":
-        return _read_tensor_file(p)
-    loaded = _load_numpy(p)
-    if isinstance(loaded, np.ndarray):
-        return loaded
-    with loaded:
-        if name in loaded.files:
-            return _member(p, loaded, name)
-        if len(loaded.files) == 1:
-            return _member(p, loaded, loaded.files[0])
-        raise RunError(f"{p.name} holds {len(loaded.files)} arrays but none named '{name}'.")
-
-
-def read_inputs_file(path: str | Path) -> dict[str, np.ndarray]:
-    """Every array of an .npz (named after graph inputs)."""
-    p = Path(path)
-    loaded = _load_numpy(p)
-    if isinstance(loaded, np.ndarray):  # a .npy: no names, and no context manager either
-        raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
-    with loaded:
-        return {k: _member(p, loaded, k) for k in loaded.files}
-
-
-def _read_head(p: Path, size: int | None = None) -> bytes:
-    """The file's first ``size`` bytes (all when None); RunError when it is missing, unreadable or empty."""
-    try:
-        with p.open("rb") as f:
-            data = f.read() if size is None else f.read(size)
-    except FileNotFoundError as exc:
-        raise RunError(f"{p} does not exist.", str(exc)) from exc
-    except IsADirectoryError as exc:
-        raise RunError(f"{p} is a folder, not an array file.", str(exc)) from exc
-    except OSError as exc:
-        raise RunError(f"{p.name} could not be read ({exc.strerror or exc}).", str(exc)) from exc
-    if not data:
-        raise RunError(f"{p.name} is empty.")
-    return data
-
-
-def _read_tensor_file(p: Path) -> np.ndarray:
-    data = _read_head(p)
-    try:
-        tensor = onnx.TensorProto()
-        tensor.ParseFromString(data)
-        return numpy_helper.to_array(tensor)
-    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError, to_array's TypeError/ValueError
-        raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
-
-
-def _load_numpy(p: Path) -> np.ndarray | np.lib.npyio.NpzFile:
-    """``np.load`` without pickles, for a file that starts like a .npy or .npz; else one sentence."""
-    if not _read_head(p, 8).startswith(NUMPY_MAGIC):
-        raise RunError(f"{p.name} is not a NumPy array file (.npy or .npz).")
-    try:
-        return np.load(p, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise _numpy_error(p, exc) from exc
-
-
-def _member(p: Path, archive: np.lib.npyio.NpzFile, key: str) -> np.ndarray:
-    try:
-        return archive[key]
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-        raise _numpy_error(p, exc) from exc
-
-
-def _numpy_error(p: Path, exc: Exception) -> RunError:
-    if "allow_pickle" in str(exc):  # numpy's wording for an object array
-        return RunError(f"{p.name} holds Python objects; onnxviz loads plain arrays only, never pickles.", str(exc))
-    kind = "an .npz" if p.suffix.lower() == ".npz" or isinstance(exc, zipfile.BadZipFile) else "a NumPy"
-    return RunError(f"{p.name} is {kind} file that is truncated or damaged.", str(exc))
-
-
 def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
     too_long = next((name for name in feeds if len(name.encode("utf-8")) > _NPZ_NAME_LIMIT), None)
     if too_long is not None:  # an .npz entry is named after its input, and zip names stop at 64 KiB
@@ -267,21 +184,52 @@ def restored(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
     """``array`` cast to the input's dtype; raises RunError if its shape cannot fit."""
-    a = np.asarray(array)
+    a = restored(np.asarray(array), spec.dtype)
+    check_given(spec, a.shape, a.dtype)
+    return a if a.dtype == spec.dtype else a.astype(spec.dtype)
+
+
+def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """RunError unless an array of ``shape`` and ``dtype`` (read from a file's header, or made) can feed
+    ``spec``: the same rank, its fixed sizes, a type it can be cast to."""
     if spec.shape is not None:
-        if a.ndim != len(spec.shape):
+        if len(shape) != len(spec.shape):
             raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimensions "
-                           f"({spec.shape_text}) but the array has shape {_shape(a)}.")
-        for axis, (want, got) in enumerate(zip(spec.shape, a.shape, strict=True)):
+                           f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
+        for axis, (want, got) in enumerate(zip(spec.shape, shape, strict=True)):
             if isinstance(want, int) and want > 0 and want != got:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
-                               f"({spec.shape_text}) but the array has shape {_shape(a)}.")
-    a = restored(a, spec.dtype)
-    if a.dtype != spec.dtype:
-        if a.dtype.kind in "OSU" or spec.dtype.kind in "OSU":
-            raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {a.dtype}.")
-        a = a.astype(spec.dtype)
-    return a
+                               f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
+    if dtype != spec.dtype and (dtype.kind in "OSU" or spec.dtype.kind in "OSU"):
+        raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {dtype}.")
+
+
+MAX_ITEM_BYTES = 16  # complex128, the widest type a given array may be cast from (an int64 varint: 10)
+FILE_OVERHEAD = 1 << 20  # headers, names and dims around the values
+_SHOWN_MAX = 1 << 80  # a header may claim 10**400 bytes, which no float holds
+
+
+def file_limit(spec: InputSpec) -> int:
+    """Bytes a file (or .npz member) given for ``spec`` may hold: its elements in any numeric type plus
+    :data:`FILE_OVERHEAD` when every size is fixed, and never more than :func:`input_budget`."""
+    budget = input_budget()
+    fixed = spec.shape is not None and all(isinstance(d, int) and d > 0 for d in spec.shape)
+    if not fixed or spec.dtype.kind in "OSU":  # strings have no fixed size per element
+        return budget
+    return min(budget, math.prod(spec.concrete_shape({})) * MAX_ITEM_BYTES + FILE_OVERHEAD)
+
+
+def check_file_size(where: str, nbytes: int, spec: InputSpec) -> None:
+    """RunError when ``where`` (a file, an .npz member) holds more than :func:`file_limit` allows,
+    said before it is read."""
+    limit, budget = file_limit(spec), input_budget()
+    if nbytes <= limit:
+        return
+    if limit < budget:
+        raise RunError(f"{where} holds {human_bytes(min(nbytes, _SHOWN_MAX))}, far more than input '{display_name(spec.name, 60)}' "
+                       f"({spec.shape_text} {spec.dtype}) can take; refused before reading it.")
+    raise RunError(f"{where} would take {human_bytes(min(nbytes, _SHOWN_MAX))}, more than the {human_bytes(budget)} a run may "
+                   "give one input on this machine.")
 
 
 def conversion_note(spec: InputSpec, array: np.ndarray) -> str:
@@ -293,8 +241,8 @@ def conversion_note(spec: InputSpec, array: np.ndarray) -> str:
     return f"input '{display_name(spec.name, 60)}' was given as {source} and converted to {spec.dtype}."
 
 
-def _shape(a: np.ndarray) -> str:
-    return "x".join(str(d) for d in a.shape) or "scalar"
+def _shape(shape: tuple[int, ...]) -> str:
+    return "x".join(str(d) for d in shape) or "scalar"
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:
@@ -311,13 +259,17 @@ def parse_dims(items: list[str]) -> dict[str, int]:
 def build_feeds(specs: list[InputSpec], given: Mapping[str, np.ndarray], dims: Mapping[str, int],
                 source: str = "random", seed: int = 0) -> dict[str, np.ndarray]:
     """Given arrays (checked and cast) and generated ones for the rest."""
-    known = {s.name for s in specs}
-    extra = sorted(set(given) - known)
+    extra = sorted(set(given) - {s.name for s in specs})
     if extra:
-        raise RunError(f"the model has no input named '{extra[0]}'; its inputs are: "
-                       f"{', '.join(sorted(known)) or 'none'}.")
+        raise unknown_input(extra[0], specs)
     feeds = {}
     for spec in specs:
         feeds[spec.name] = conform(spec, given[spec.name]) if spec.name in given else generate(
             spec, source, dims, seed)
     return feeds
+
+
+def unknown_input(name: str, specs: list[InputSpec]) -> RunError:
+    """The error for an array given for ``name``, which is no input of the model."""
+    known = ", ".join(sorted(s.name for s in specs)) or "none"
+    return RunError(f"the model has no input named '{name}'; its inputs are: {known}.")

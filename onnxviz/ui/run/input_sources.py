@@ -13,19 +13,13 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QImageReader
 
 from onnxviz.model.index import display_name
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.inputs import (
-    InputSpec,
-    check_size,
-    conform,
-    conversion_note,
-    generate,
-    read_array_file,
-)
+from onnxviz.model.runner.input_files import read_array_file, read_regular_file
+from onnxviz.model.runner.inputs import InputSpec, check_size, conform, conversion_note, generate
 
 SOURCE_LABELS = {
     "random": "Random N(0, 1)",
@@ -120,7 +114,7 @@ def given_array(spec: InputSpec, choice: InputChoice, dims: Mapping[str, int]) -
     if choice.source == "file":
         if not choice.path:
             raise RunError(f"choose a file for input '{spec.name}'.")
-        array = read_array_file(choice.path, spec.name)
+        array = read_array_file(choice.path, spec)
         return conform(spec, array), conversion_note(spec, array)
     if not choice.path:
         raise RunError(f"choose an image for input '{spec.name}'.")
@@ -132,7 +126,8 @@ def image_array(path: str, spec: InputSpec, dims: Mapping[str, int], layout: str
     """The image resized to the input's height and width, normalised, in NCHW or NHWC."""
     if spec.shape is None or len(spec.shape) != 4:
         raise RunError(f"input '{spec.name}' is not 4-D, so it cannot take an image.")
-    image = QImage(path)
+    limit = QImageReader.allocationLimit() << 20  # what Qt decodes at most: no image file is bigger
+    image = QImage.fromData(read_regular_file(path, limit, "an image file"))
     if image.isNull():
         raise RunError(f"{Path(path).name} could not be read as an image.")
     n, a, b, c = spec.concrete_shape(dims)

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 from onnxviz.model.errors import sentence
 from onnxviz.model.index import display_name
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.inputs import InputSpec, read_inputs_file, save_inputs_file, symbolic_dims
+from onnxviz.model.runner.input_files import inputs_file_names
+from onnxviz.model.runner.inputs import InputSpec, save_inputs_file, symbolic_dims
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan, PendingFeeds
 from onnxviz.ui.widgets.names import message_text
 
@@ -196,7 +197,7 @@ class InputsDialog(QDialog):
         if not path:
             return
         try:
-            names = set(read_inputs_file(path))
+            names = set(inputs_file_names(path))  # the arrays are read, each checked, by Run
         except RunError as exc:
             self._show_error(exc.message)
             return

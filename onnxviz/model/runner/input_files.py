@@ -1,0 +1,230 @@
+"""Array files given as run inputs (.npy, .npz, TensorProto .pb), read as the hostile files they may be.
+
+Only regular files are opened: a FIFO would block for ever and /dev/zero never ends. Sizes are checked
+from what the file says before anything is read or decompressed (an .npz member's size from the zip
+directory, an .npy header's shape and type, a .pb's file size) against what the input can take
+(:func:`~onnxviz.model.runner.inputs.check_given`, :func:`~onnxviz.model.runner.inputs.file_limit`).
+A .pb's external data is read only from the .pb's own folder, under the rules of a model's external
+data (:func:`~onnxviz.model.external.resolve_location`). Pickles never load.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, BinaryIO
+
+import numpy as np
+import onnx
+from numpy.lib import format as npy_format
+from onnx import numpy_helper
+
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.external import external_ref, is_external, read_external_bytes
+from onnxviz.model.index import display_name
+from onnxviz.model.runner.inputs import InputSpec, check_file_size, check_given, np_dtype, unknown_input
+from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.summary import human_bytes
+
+NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)
+_NPY_HEADERS = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
+
+
+@contextmanager
+def open_regular(path: str | Path, kind: str = "an array file") -> Iterator[tuple[BinaryIO, int]]:
+    """The open file and its size; RunError, before anything blocks, unless it is a non-empty regular
+    file (a FIFO, a device such as /dev/zero, a socket or a folder is refused)."""
+    p = Path(path)
+    try:
+        _regular_size(p, os.stat(p), kind)  # nothing but a file is opened: opening some devices acts
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO swapped in: no wait
+    except ValueError as exc:  # a NUL character
+        raise RunError(f"'{p.name}' is not a valid file name.", str(exc)) from exc
+    except FileNotFoundError as exc:
+        raise RunError(f"{p} does not exist.", str(exc)) from exc
+    except IsADirectoryError as exc:
+        raise RunError(f"{p} is a folder, not {kind}.", str(exc)) from exc
+    except OSError as exc:
+        raise RunError(f"{p.name} could not be read ({exc.strerror or exc}).", str(exc)) from exc
+    try:
+        size = _regular_size(p, os.fstat(fd), kind)  # of what was opened: no swap after a check
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        yield f, size
+
+
+def _regular_size(p: Path, info: os.stat_result, kind: str) -> int:
+    if stat.S_ISDIR(info.st_mode):
+        raise RunError(f"{p} is a folder, not {kind}.")
+    if not stat.S_ISREG(info.st_mode):
+        raise RunError(f"{p.name} is not a regular file (a pipe, device or socket); only files are read.")
+    if info.st_size == 0:
+        raise RunError(f"{p.name} is empty.")
+    return info.st_size
+
+
+def read_regular_file(path: str | Path, limit: int, kind: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (see :func:`open_regular`)."""
+    p = Path(path)
+    with open_regular(p, kind) as (f, size):
+        if size > limit:
+            raise RunError(f"{p.name} is {human_bytes(size)}, more than the {human_bytes(limit)} {kind} may have.")
+        return f.read(limit + 1)[:limit]
+
+
+def read_array_file(path: str | Path, spec: InputSpec) -> np.ndarray:
+    """The array for ``spec`` from an .npy, a single-array or named .npz, or a TensorProto .pb."""
+    p = Path(path)
+    with open_regular(p) as (f, size):
+        if p.suffix.lower() == ".pb":
+            return _read_tensor(p, f, size, spec)
+        archive = _open_numpy(p, f, size, spec)
+        if isinstance(archive, np.ndarray):
+            return archive
+        with archive:
+            members = _npz_members(archive)
+            if spec.name in members:
+                return _read_member(p, archive, members[spec.name], spec)
+            if len(members) == 1:
+                return _read_member(p, archive, next(iter(members.values())), spec)
+            raise RunError(f"{p.name} holds {len(members)} arrays but none named '{display_name(spec.name, 60)}'.")
+
+
+def read_inputs_file(path: str | Path, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+    """Every array of an .npz, each named after one of ``specs`` and checked against it before it is read."""
+    p = Path(path)
+    by_name = {s.name: s for s in specs}
+    with _open_npz(p) as (archive, members):
+        for name in members:
+            if name not in by_name:
+                raise unknown_input(name, specs)
+        return {name: _read_member(p, archive, info, by_name[name]) for name, info in members.items()}
+
+
+def inputs_file_names(path: str | Path) -> list[str]:
+    """The names of an .npz's arrays, from its zip directory (nothing is decompressed)."""
+    with _open_npz(Path(path)) as (_, members):
+        return list(members)
+
+
+@contextmanager
+def _open_npz(p: Path) -> Iterator[tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]]:
+    with open_regular(p) as (f, size):
+        archive = _open_numpy(p, f, size, None)
+        if isinstance(archive, np.ndarray):
+            raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+        with archive:
+            yield archive, _npz_members(archive)
+
+
+def _open_numpy(p: Path, f: BinaryIO, size: int, spec: InputSpec | None) -> np.ndarray | zipfile.ZipFile:
+    """An .npy's array (read when ``spec`` is given), or the .npz's zip archive, opened."""
+    head = f.read(8)
+    f.seek(0)
+    if not head.startswith(NUMPY_MAGIC):
+        raise RunError(f"{p.name} is not a NumPy array file (.npy or .npz).")
+    if head.startswith(b"\x93NUMPY"):
+        if spec is None:
+            raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
+        return _read_npy(f, size, spec, p.name, "a NumPy")
+    try:
+        return zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise RunError(f"{p.name} is an .npz file that is truncated or damaged.", str(exc)) from exc
+
+
+def _npz_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """Array name -> its member, as numpy names them (``x.npy`` holds ``x``)."""
+    return {info.filename[:-4]: info for info in archive.infolist() if info.filename.endswith(".npy")}
+
+
+def _read_member(p: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, spec: InputSpec) -> np.ndarray:
+    where = f"{p.name}'s array '{display_name(info.filename[:-4], 60)}'"
+    check_file_size(where, info.file_size, spec)  # the zip directory's size: nothing decompressed yet
+    try:
+        with archive.open(info) as member:
+            return _read_npy(member, info.file_size, spec, where, "an .npz")
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise RunError(f"{p.name} is an .npz file that is truncated or damaged.", str(exc)) from exc
+
+
+def _read_npy(f: IO[bytes], size: int, spec: InputSpec, where: str, kind: str) -> np.ndarray:
+    """The array of an .npy stream of ``size`` bytes, its header checked against ``spec`` before its
+    values are read (into one buffer of exactly their size)."""
+    damaged = f"{where} is {kind} file that is truncated or damaged."
+    try:
+        version = npy_format.read_magic(f)
+        read_header = _NPY_HEADERS.get(version)
+        if read_header is None:
+            raise RunError(f"{where} is a NumPy file of format {version[0]}.{version[1]}, which onnxviz does not read.")
+        shape, fortran, dtype = read_header(f)
+        if any(d < 0 for d in shape):
+            raise ValueError(f"negative dimension in {shape}")
+    except (ValueError, EOFError, OSError, SyntaxError) as exc:
+        raise RunError(damaged, str(exc)) from exc
+    if dtype.hasobject:
+        raise RunError(f"{where} holds Python objects; onnxviz loads plain arrays only, never pickles.")
+    check_given(spec, shape, dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    check_file_size(where, nbytes, spec)
+    if nbytes > size - f.tell():
+        raise RunError(damaged)
+    data = bytearray(nbytes)
+    if _read_into(f, memoryview(data)) < nbytes:
+        raise RunError(damaged)
+    return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+
+
+def _read_into(f: IO[bytes], view: memoryview) -> int:
+    done = 0
+    while done < len(view):
+        n = f.readinto(view[done:])  # type: ignore[attr-defined]  # every binary file object has it
+        if not n:
+            break
+        done += n
+    return done
+
+
+def _read_tensor(p: Path, f: BinaryIO, size: int, spec: InputSpec) -> np.ndarray:
+    """A TensorProto .pb: its size checked first, its external data read only from its own folder."""
+    check_file_size(p.name, size, spec)
+    tensor = onnx.TensorProto()
+    try:
+        tensor.ParseFromString(f.read(size))
+        if any(d < 0 for d in tensor.dims):
+            raise ValueError("negative dimension")
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError
+        raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
+    try:
+        dtype = np_dtype(tensor.data_type)
+    except RunError as exc:
+        raise RunError(f"{p.name} is not an ONNX TensorProto file.", exc.message) from exc
+    check_given(spec, tuple(tensor.dims), dtype)
+    if is_external(tensor):
+        _inline_external(p, tensor, spec)
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:  # noqa: BLE001 - to_array's TypeError/ValueError/KeyError
+        raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
+
+
+def _inline_external(p: Path, tensor: onnx.TensorProto, spec: InputSpec) -> None:
+    """The tensor's external data copied in, once its file is known to be inside the .pb's folder and
+    its length fits the input; the tensor no longer names a file."""
+    try:
+        ref = external_ref(tensor)
+        data = read_external_bytes(tensor, p.parent, owner=p.name)  # mapped: nothing is read yet
+        check_file_size(f"{p.name}'s external data '{display_name(ref.location, 60)}'", len(data), spec)
+        tensor.raw_data = bytes(data)
+    except OnnxvizError as exc:
+        raise RunError(exc.message, exc.details) from exc
+    del tensor.external_data[:]
+    tensor.data_location = onnx.TensorProto.DEFAULT
