@@ -24,7 +24,15 @@ from PySide6.QtGui import (
     QTextDocument,
     QTextFormat,
 )
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFrame, QPlainTextEdit, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QPlainTextEdit,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from onnxviz.model.index import display_name, display_prose, hidden_in_prose
 from onnxviz.ui.widgets.names import name_tooltip
@@ -49,7 +57,7 @@ class InertDocument(QTextDocument):
         super().__init__(parent)
         self.refused = 0
 
-    def loadResource(self, kind: int, name: QUrl) -> object:  # noqa: N802 - Qt's name
+    def loadResource(self, kind: int, name: QUrl | str) -> object:  # noqa: N802 - Qt's name
         self.refused += 1
         return blank_image()
 
@@ -99,7 +107,7 @@ class MarkdownBlock(QTextBrowser):
             self.setVisible(not empty)
         self._fit(self.viewport().width() if self.isVisible() else 300)
 
-    def loadResource(self, kind: int, name: QUrl) -> object:  # noqa: N802 - Qt's name
+    def loadResource(self, kind: int, name: QUrl | str) -> object:  # noqa: N802 - Qt's name
         """Never asked while the document is an :class:`InertDocument`; a wall all the same."""
         return blank_image()
 
