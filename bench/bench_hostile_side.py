@@ -79,11 +79,14 @@ def measure(case: str) -> dict[str, Any]:
     return dict(construct=construct, drawn=drawn, stall=stalls.worst)
 
 
-def run_case(case: str, timeout_s: float) -> dict[str, Any] | None:
+def run_case(case: str, timeout_s: float) -> dict[str, Any] | str:
+    """The child's figures, or why there are none."""
     try:
         return run_child(__file__, [case], timeout_s=timeout_s)
     except subprocess.TimeoutExpired:
-        return None
+        return f"never drawn (> {timeout_s:.0f} s)"
+    except SystemExit as exc:  # the child failed: its last line says why
+        return "failed: " + str(exc).strip().splitlines()[-1][:80]
 
 
 def main() -> None:
@@ -97,12 +100,13 @@ def main() -> None:
         print_and_exit(measure(args.cases[0]))
     print(f"{'case':<32} {'window s':>8} {'drawn s':>8} {'stall ms':>8}")
     for case in args.cases:
-        runs = [r for r in (run_case(case, args.timeout) for _ in range(args.runs)) if r is not None]
+        results = [run_case(case, args.timeout) for _ in range(args.runs)]
+        runs = [r for r in results if not isinstance(r, str)]
         if not runs:
-            print(f"{case:<32} {'never drawn (> ' + str(int(args.timeout)) + ' s)':>26}", flush=True)
+            print(f"{case:<32} {results[0]}", flush=True)
             continue
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-        missed = f"  ({args.runs - len(runs)} runs past the timeout)" if len(runs) < args.runs else ""
+        missed = f"  ({args.runs - len(runs)} runs without figures)" if len(runs) < args.runs else ""
         print(f"{case:<32} {med['construct']:>8.2f} {med['drawn']:>8.2f} {1000 * med['stall']:>8.0f}{missed}",
               flush=True)
     print(f"medians of {args.runs} fresh processes")

@@ -33,7 +33,7 @@ from window_fixtures import open_and_wait, settle
 from onnxviz.model.index import display_prose
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.common import Page
-from onnxviz.ui.widgets.markdown import DISPLAY_CHARS, FullTextDialog, InertDocument, MarkdownBlock
+from onnxviz.ui.widgets.markdown import DISPLAY_CHARS, QUICK_CHARS, FullTextDialog, InertDocument, MarkdownBlock
 
 # -- audit: Python-level opens and connections while a flag is on ------------------------------------
 WATCHED = ("open", "os.open", "io.open", "socket.connect", "socket.getaddrinfo", "socket.gethostbyname",
@@ -181,10 +181,11 @@ def test_a_huge_doc_string_is_cut_with_a_way_to_see_it_all(qtbot: QtBot, tmp_pat
                                                            case: str) -> None:
     text = DOC_CASES[case](tmp_path)
     block = MarkdownBlock(text)
+    assert block.pending == (len(text) > QUICK_CHARS)  # rendered after what is being built
     qtbot.addWidget(block)
     block.resize(500, 260)
     block.show()
-    qtbot.waitExposed(block)
+    qtbot.waitUntil(lambda: not block.pending)
     shown = block.toPlainText()
     assert trap.opened == 0
     if len(text) <= DISPLAY_CHARS:

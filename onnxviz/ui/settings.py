@@ -89,7 +89,7 @@ def drop(settings: QSettings, key: str, value: object, why: str) -> None:
 def _brief(value: object) -> str:
     if isinstance(value, (list, tuple, dict)) and len(value) > LOGGED_ITEMS:
         return f"a {type(value).__name__} of {len(value):,} items"
-    return display_name(repr(value)[:BRIEF_CHARS * 2], BRIEF_CHARS)
+    return display_name(repr(value), BRIEF_CHARS)  # the file is at most MAX_FILE_BYTES
 
 
 def read_bool(settings: QSettings, key: str, default: bool) -> bool:

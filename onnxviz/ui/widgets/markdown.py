@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -40,8 +40,12 @@ from onnxviz.ui.widgets.names import name_tooltip
 _FEATURES = QTextDocument.MarkdownFeature(QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
                                           | QTextDocument.MarkdownFeature.MarkdownNoHTML.value)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-DISPLAY_CHARS = 10_000  # of a text rendered as Markdown; the rest is behind "Show all" (a 5 MB doc_string took
-#                         minutes to lay out, and a 10,000-character table still takes ~0.2 s)
+# What of a text is rendered as Markdown; the rest is behind "Show all". A 5 MB doc_string was never drawn, and
+# Qt's tables cost ~0.5 ms a cell (300 rows of 2 cells: 0.3 s; 40 rows of 100: 1.9 s).
+DISPLAY_CHARS = 10_000
+DISPLAY_LINES = 300
+DISPLAY_PIPES = 200  # '|': about the cells of a table
+QUICK_CHARS = 2_000  # a longer text is rendered on the next turn of the event loop, after what is being built
 SHOW_ALL = QUrl("onnxviz:show-all")  # the link after a cut text
 SOURCE_CHARS = 200  # of an image's address in the tooltip of its alt text
 
@@ -78,7 +82,7 @@ class MarkdownBlock(QTextBrowser):
     Bidi controls, zero-width and control characters are shown as escapes (``\\u202e``, in the theme's
     alert colour, named in a tooltip) instead of acting on the text: a doc_string's right-to-left
     override would make 'exe.txt' read 'txt.exe'. Images are shown as ``[image: alt text]`` and never
-    loaded (:class:`InertDocument`). Only the first :data:`DISPLAY_CHARS` characters are rendered; a
+    loaded (:class:`InertDocument`). Only the start of a long text is rendered (:func:`cut_text`); a
     "Show all" link at the end opens the whole text, as plain text.
     """
 
@@ -86,6 +90,7 @@ class MarkdownBlock(QTextBrowser):
         super().__init__()
         self.max_height = max_height
         self.full_text = ""
+        self.pending = False  # a long text waits for the next turn of the event loop
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._on_link)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -93,18 +98,34 @@ class MarkdownBlock(QTextBrowser):
         self.set_markdown(markdown)
 
     def set_markdown(self, markdown: str) -> None:
-        """Show ``markdown`` instead (hidden while empty)."""
+        """Show ``markdown`` instead (hidden while empty). A text over :data:`QUICK_CHARS` characters is
+        rendered on the next turn of the event loop (:attr:`pending` until then): a panel being built
+        and the graph being drawn come first."""
         self.full_text = markdown
-        old = self.document()  # Qt deletes the document it made; the ones made here are deleted here
-        palette = self.palette()
-        colours = Colours(palette.color(QPalette.ColorRole.BrightText), palette.color(QPalette.ColorRole.PlaceholderText),
-                          palette.color(QPalette.ColorRole.Link))
-        self.setDocument(render_markdown(markdown, colours, self))
-        if isinstance(old, InertDocument):
-            old.deleteLater()
         empty = not markdown.strip()
         if empty or self.parentWidget() is not None:  # showing a block with no parent would open a window
             self.setVisible(not empty)
+        if len(markdown) <= QUICK_CHARS:
+            self._render()
+        elif not self.pending:
+            self.pending = True
+            self._use(InertDocument(self), "...")
+            QTimer.singleShot(0, self, self._render)
+
+    def _render(self) -> None:
+        self.pending = False
+        palette = self.palette()
+        colours = Colours(palette.color(QPalette.ColorRole.BrightText), palette.color(QPalette.ColorRole.PlaceholderText),
+                          palette.color(QPalette.ColorRole.Link))
+        self._use(render_markdown(self.full_text, colours, self))
+
+    def _use(self, document: InertDocument, text: str = "") -> None:
+        if text:
+            document.setPlainText(text)
+        old = self.document()  # Qt deletes the document it made; the ones made here are deleted here
+        self.setDocument(document)
+        if isinstance(old, InertDocument):
+            old.deleteLater()
         self._fit(self.viewport().width() if self.isVisible() else 300)
 
     def loadResource(self, kind: int, name: QUrl | str) -> object:  # noqa: N802 - Qt's name
@@ -154,7 +175,7 @@ class Colours:
 
 
 def render_markdown(markdown: str, colours: Colours, parent: QObject | None = None) -> InertDocument:
-    """``markdown`` (its first :data:`DISPLAY_CHARS` characters) as an inert document, made safe to show."""
+    """``markdown`` (its start, :func:`cut_text`) as an inert document, made safe to show."""
     shown = cut_text(markdown)
     document = InertDocument(parent)
     document.setMarkdown(_BREAK.sub("  \n", shown), _FEATURES)
@@ -166,10 +187,12 @@ def render_markdown(markdown: str, colours: Colours, parent: QObject | None = No
     return document
 
 
-def cut_text(text: str, limit: int = DISPLAY_CHARS) -> str:
-    """``text`` if it has at most ``limit`` characters, else its start up to a paragraph's (or a line's)
-    end in the second half of the limit, or the limit itself."""
-    if len(text) <= limit:
+def cut_text(text: str) -> str:
+    """``text`` if it is within :data:`DISPLAY_CHARS` characters, :data:`DISPLAY_LINES` lines and
+    :data:`DISPLAY_PIPES` '|' (table cells); else its start up to a paragraph's (or a line's) end in the
+    second half of the first limit it reaches, or that limit itself."""
+    limit = min(len(text), DISPLAY_CHARS, _nth(text, "\n", DISPLAY_LINES), _nth(text, "|", DISPLAY_PIPES))
+    if limit == len(text):
         return text
     head = text[:limit]
     for boundary in ("\n\n", "\n"):
@@ -177,6 +200,16 @@ def cut_text(text: str, limit: int = DISPLAY_CHARS) -> str:
         if end >= limit // 2:
             return head[:end]
     return head
+
+
+def _nth(text: str, char: str, n: int) -> int:
+    """Where the ``n``-th ``char`` of ``text`` is (``len(text)`` if it has fewer)."""
+    at = -1
+    for _ in range(n):
+        at = text.find(char, at + 1)
+        if at < 0:
+            return len(text)
+    return at
 
 
 def _open_web_link(url: QUrl) -> None:
