@@ -33,7 +33,13 @@ from window_fixtures import open_and_wait, settle
 from onnxviz.model.index import display_prose
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.common import Page
-from onnxviz.ui.widgets.markdown import DISPLAY_CHARS, QUICK_CHARS, FullTextDialog, InertDocument, MarkdownBlock
+from onnxviz.ui.widgets.markdown import (
+    DISPLAY_CHARS,
+    QUICK_CHARS,
+    FullTextDialog,
+    InertDocument,
+    MarkdownBlock,
+)
 
 # -- audit: Python-level opens and connections while a flag is on ------------------------------------
 WATCHED = ("open", "os.open", "io.open", "socket.connect", "socket.getaddrinfo", "socket.gethostbyname",
