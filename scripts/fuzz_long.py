@@ -1,6 +1,9 @@
 """Long fuzzing run: mutate the seed models and feed them to load, index, info, layout and check.
 
-    python scripts/fuzz_long.py [--minutes 10] [--seed 1] [--out /tmp/onnxviz-fuzz]
+    python scripts/fuzz_long.py [--minutes 10] [--seed 1] [--out /tmp/onnxviz-fuzz] [--settings]
+
+With --settings, mutated settings files (tests/hostile_side.py) are read the way the window starts
+instead (offscreen; the settings folder is a temporary one, never the user's); any exception is a bug.
 
 Any exception other than OnnxvizError is a bug: the mutant is kept in --out and the run stops
 with exit code 1. Before each attempt the mutant is written to ``<out>/current.onnx``, so if
@@ -20,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import hostile  # noqa: E402
+import hostile_side  # noqa: E402
 import onnx  # noqa: E402
 
 
@@ -45,8 +49,11 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("/tmp/onnxviz-fuzz"))
+    parser.add_argument("--settings", action="store_true", help="fuzz the settings file instead of models")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.settings:
+        return fuzz_settings(args.minutes, args.seed, args.out)
     rng = random.Random(args.seed)
     seeds = [m.SerializeToString() for m in hostile.seed_models()]
     outcomes: Counter[str] = Counter()
@@ -69,6 +76,43 @@ def main() -> int:
         if n % 1000 == 0:
             print(f"{n} mutants, {dict(sorted(outcomes.items()))}", flush=True)
     print(f"done: {n} mutants in {args.minutes} min, no bug; {dict(sorted(outcomes.items()))}")
+    return 0
+
+
+def fuzz_settings(minutes: float, seed: int, out: Path) -> int:
+    """Settings mutants through :func:`hostile_side.exercise_settings`; each kept as ``<out>/current.ini``
+    first, a failing one as ``<out>/bug-*.ini``."""
+    import os
+    import tempfile
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from onnxviz.ui.app import ensure_app
+    from onnxviz.ui.applog import use_log_file
+    from onnxviz.ui.settings import use_settings_dir
+
+    folder = Path(tempfile.mkdtemp(prefix="onnxviz-fuzz-settings-"))
+    use_settings_dir(folder)
+    use_log_file(folder / "onnxviz.log")
+    app = ensure_app()
+    rng = random.Random(seed)
+    deadline = time.monotonic() + minutes * 60
+    n = 0
+    while time.monotonic() < deadline:
+        data = hostile_side.settings_mutant(rng)
+        (out / "current.ini").write_bytes(data)
+        try:
+            hostile_side.exercise_settings(folder, data)
+        except Exception:  # noqa: BLE001 - this is what we are hunting
+            kept = out / f"bug-settings-{seed}-{n}.ini"
+            kept.write_bytes(data)
+            traceback.print_exc()
+            print(f"BUG after {n} settings mutants; kept {kept}")
+            return 1
+        app.processEvents()  # the deleteLater()s
+        n += 1
+        if n % 200 == 0:
+            print(f"{n} settings mutants", flush=True)
+    print(f"done: {n} settings mutants in {minutes} min, no bug")
     return 0
 
 

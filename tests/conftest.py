@@ -54,10 +54,14 @@ def synth_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Every test's windows remember (recent files, theme, docks) in a fresh folder, never the user's."""
+    """Every test's windows remember (recent files, theme, docks) in a fresh folder, never the user's, and
+    log to a file of their own."""
+    from onnxviz.ui.applog import use_log_file
     from onnxviz.ui.settings import use_settings_dir
 
-    use_settings_dir(tmp_path_factory.mktemp("settings"))
+    folder = tmp_path_factory.mktemp("settings")
+    use_settings_dir(folder)
+    use_log_file(folder / "onnxviz.log")
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

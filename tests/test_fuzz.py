@@ -1,13 +1,16 @@
-"""Mutated models (bit flips, truncation, structural changes) never raise anything but OnnxvizError.
+"""Mutated models (bit flips, truncation, structural changes) never raise anything but OnnxvizError, and
+mutated settings files never raise at all.
 
 A short run is part of the suite; ``scripts/fuzz_long.py`` runs the same pipeline for as long as asked.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import hostile
+import hostile_side
 import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -51,6 +54,17 @@ def test_structural_changes(fuzz_dir: Path, seed: int, changes: list[tuple[int, 
     for choice, value, text in changes:
         model = hostile.mutate_proto(model, choice, value, text)
     assert _exercise(model.SerializeToString(), fuzz_dir) == "opened"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32))
+def test_settings_mutants(qapp: object, seed: int) -> None:
+    """Damaged settings files (odd types, sizes, syntax, random bytes) are read the way the window starts."""
+    from onnxviz.ui.settings import settings_file
+
+    folder = settings_file().parent.parent  # this test's own (tests/conftest.py)
+    assert hostile_side.exercise_settings(folder, hostile_side.settings_mutant(random.Random(seed))).endswith(" recent")
 
 
 def test_pipeline_sees_both_outcomes(fuzz_dir: Path) -> None:

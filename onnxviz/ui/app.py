@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 import traceback
@@ -10,13 +9,12 @@ from importlib import resources
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from onnxviz.ui.applog import append_log, log, log_path
 from onnxviz.ui.settings import APPLICATION, ORGANIZATION
-
-log = logging.getLogger("onnxviz")
 
 
 def package_file(*parts: str) -> Path:
@@ -30,13 +28,6 @@ def example_model_path() -> Path:
 
 def app_icon() -> QIcon:
     return QIcon(str(package_file("ui", "icons", "onnxviz.svg")))
-
-
-def log_path() -> Path:
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation) or str(Path.home())
-    path = Path(base) / "onnxviz.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 GIL_SWITCH_INTERVAL_S = 0.0005
@@ -92,11 +83,7 @@ class _ExceptionHook:
     @staticmethod
     def _log(text: str) -> None:
         log.error("unhandled exception:\n%s", text)
-        try:
-            with open(log_path(), "a", encoding="utf-8") as f:
-                f.write(text + "\n")
-        except OSError:
-            pass
+        append_log(text, log_path())
 
     def _show(self, exc: BaseException, text: str) -> None:
         if QApplication.instance() is None or (self.box is not None and self.box.isVisible()):

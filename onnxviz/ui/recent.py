@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from onnxviz.ui.settings import read_list
 
 KEY = "recent/files"
 MAX_FILES = 12
+MAX_PATH_BYTES = 4096  # Linux's PATH_MAX
+MAX_NAME_BYTES = 255   # of one component (NAME_MAX): a longer one made Path.exists() raise at start-up
 
 
 class RecentFiles:
@@ -28,7 +31,7 @@ class RecentFiles:
         self.rebuild_menu()
 
     def paths(self) -> list[str]:
-        return read_list(self.settings, KEY)
+        return read_list(self.settings, KEY, MAX_FILES, path_problem)
 
     def add(self, path: str | Path) -> None:
         full = str(Path(path).absolute())
@@ -64,7 +67,7 @@ class RecentFiles:
         action.setData(str(path))
         action.setToolTip(str(path))
         action.setStatusTip(str(path))
-        if not path.exists():
+        if not is_file(path):
             action.setEnabled(False)
             action.setText(action.text() + "  (missing)")
         action.triggered.connect(lambda _=False, p=str(path): self._open_path(p))
@@ -77,3 +80,25 @@ def short_folder(folder: Path) -> str:
         return "~/" + str(folder.relative_to(home))
     except ValueError:
         return str(folder)
+
+
+def path_problem(path: str) -> str:
+    """Why ``path`` cannot be a recent file ('' if it can): the settings file is anyone's to edit."""
+    encoded = path.encode("utf-8", "surrogateescape")
+    if not os.path.isabs(path):
+        return "not an absolute path"
+    if "\x00" in path:
+        return "a NUL character"
+    if len(encoded) > MAX_PATH_BYTES:
+        return f"longer than {MAX_PATH_BYTES} bytes"
+    if any(len(part) > MAX_NAME_BYTES for part in encoded.split(b"/")):
+        return f"a folder or file name longer than {MAX_NAME_BYTES} bytes"
+    return ""
+
+
+def is_file(path: str | Path) -> bool:
+    """Whether ``path`` is a file now; False for any path the system refuses to look at."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False

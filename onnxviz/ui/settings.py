@@ -2,49 +2,153 @@
 
 One INI file per user, found through QSettings' user scope, so tests can point
 every window at a temporary folder with :func:`use_settings_dir`.
+
+The file is anyone's to edit or damage, and nothing in it may stop the app or slow its start: a file
+that is not a regular file (a FIFO, a link to ``/dev/zero``) or is bigger than :data:`MAX_FILE_BYTES`
+is moved aside unread, and each value is read through a ``read_*`` function here that checks its type
+and size; a bad one is dropped from the file with a line in the app log (:func:`~onnxviz.ui.applog.warn`).
 """
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
+
+from onnxviz.model.index import display_name
+from onnxviz.ui.applog import warn
 
 ORGANIZATION = "onnxviz"
 APPLICATION = "onnxviz"
+MAX_FILE_BYTES = 4_000_000  # what onnxviz writes is a few KB; QSettings reads the whole file as it starts (~20 ms a MB)
+MAX_BYTES_VALUE = 64_000     # a window geometry or state (a few hundred bytes to a few KB when written by Qt)
+BRIEF_CHARS = 120            # of a dropped value quoted in the log
+LOGGED_ITEMS = 3             # bad items of one list named in the log; the rest are counted
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+_folder: Path | None = None  # set by use_settings_dir
+
+
+def settings_file() -> Path:
+    """The INI file :func:`open_settings` reads (``~/.config/onnxviz/onnxviz.ini`` on Linux)."""
+    base = _folder if _folder is not None else Path(
+        QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation))
+    return base / ORGANIZATION / f"{APPLICATION}.ini"
 
 
 def open_settings() -> QSettings:
-    """The user's settings (an INI file in the platform's config folder)."""
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    """The user's settings (an INI file in the platform's config folder), the file set aside first if
+    it cannot be read safely; settings kept for this run only if even that fails."""
+    path = settings_file()
+    if not _set_aside_if_unsafe(path):
+        spare = Path(tempfile.mkdtemp(prefix="onnxviz-settings-")) / f"{APPLICATION}.ini"
+        return QSettings(str(spare), QSettings.Format.IniFormat)
+    settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    settings.setFallbacksEnabled(False)  # only the user's file: no system-wide defaults mixed in
+    return settings
 
 
 def use_settings_dir(folder: str | Path) -> None:
     """Make every later :func:`open_settings` use ``folder`` (tests; portable installs)."""
+    global _folder
+    _folder = Path(folder)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+
+
+def _set_aside_if_unsafe(path: Path) -> bool:
+    """Move ``path`` to ``<name>.set-aside`` if it is not a regular file of at most :data:`MAX_FILE_BYTES`
+    (reading a FIFO would wait forever, a link to /dev/zero would fill the memory); False if it is unsafe
+    and could not be moved."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return True  # missing (the usual first start) or unreachable: QSettings reads nothing either
+    if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+        return True
+    what = f"{info.st_size:,} bytes" if stat.S_ISREG(info.st_mode) else "not a regular file"
+    aside = path.with_name(path.name + ".set-aside")
+    try:
+        os.replace(path, aside)
+    except OSError as exc:
+        warn(f"The settings file {path} is {what} and could not be moved aside ({exc.strerror}): "
+             "settings are not remembered this time.")
+        return False
+    warn(f"The settings file {path} is {what}: moved to {aside}; starting with default settings.")
+    return True
+
+
+def drop(settings: QSettings, key: str, value: object, why: str) -> None:
+    """Remove ``key`` from the file, saying so in the log."""
+    warn(f"Settings: dropped {key} = {_brief(value)}: {why}.")
+    settings.remove(key)
+
+
+def _brief(value: object) -> str:
+    if isinstance(value, (list, tuple, dict)) and len(value) > LOGGED_ITEMS:
+        return f"a {type(value).__name__} of {len(value):,} items"
+    return display_name(repr(value), BRIEF_CHARS)  # the file is at most MAX_FILE_BYTES
 
 
 def read_bool(settings: QSettings, key: str, default: bool) -> bool:
     value = settings.value(key, default)
-    if isinstance(value, str):  # INI files give strings back
-        return value.lower() in ("1", "true", "yes")
-    return bool(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:  # INI files give strings back
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    drop(settings, key, value, "not true or false")
+    return default
 
 
-def read_list(settings: QSettings, key: str) -> list[str]:
+def read_text(settings: QSettings, key: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (``default`` when missing or anything else)."""
+    value = settings.value(key, default)
+    if isinstance(value, str) and value in choices:
+        return value
+    drop(settings, key, value, f"not one of {', '.join(choices)}")
+    return default
+
+
+def read_list(settings: QSettings, key: str, limit: int, problem: Callable[[str], str] = lambda _: "") -> list[str]:
+    """At most ``limit`` strings for which ``problem`` says nothing; the rest are dropped from the file
+    (the first few named in the log)."""
     value = settings.value(key, [])
-    if value is None:
+    if value is None or value == "":
         return []
     if isinstance(value, str):  # a one-element list comes back as a bare string
-        return [value] if value else []
+        value = [value]
     if not isinstance(value, (list, tuple)):  # a hand-edited or damaged file: start afresh
+        drop(settings, key, value, "not a list")
         return []
-    return [str(v) for v in value]
+    kept: list[str] = []
+    bad: list[str] = []
+    for item in value:
+        why = problem(item) if isinstance(item, str) else "not text"
+        if why:
+            bad.append(f"{_brief(item)} ({why})")
+        elif len(kept) < limit:
+            kept.append(item)
+    if bad or len(value) > len(kept) + len(bad):
+        extra = len(value) - len(kept) - len(bad)
+        warn(f"Settings: {key} kept {len(kept)} of {len(value):,} entries"
+             + (f"; {len(bad):,} were not usable: {', '.join(bad[:LOGGED_ITEMS])}" if bad else "")
+             + (f"; {extra:,} past the first {limit}" if extra else "") + ".")
+        settings.setValue(key, kept)
+    return kept
 
 
 def read_bytes(settings: QSettings, key: str) -> QByteArray | None:
-    """A saved window geometry/state, or None when missing or not bytes (a damaged file)."""
+    """A saved window geometry/state, or None when missing, not bytes or too big (a damaged file)."""
     value = settings.value(key)
-    if isinstance(value, (bytes, bytearray)):
-        return QByteArray(bytes(value))
-    return value if isinstance(value, QByteArray) else None
+    if value is None:
+        return None
+    data = bytes(value.data()) if isinstance(value, QByteArray) else bytes(value) \
+        if isinstance(value, (bytes, bytearray)) else None
+    if data is None or len(data) > MAX_BYTES_VALUE:
+        drop(settings, key, value if data is None else f"{len(data):,} bytes", "not a saved window layout")
+        return None
+    return QByteArray(data)

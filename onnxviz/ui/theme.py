@@ -8,6 +8,8 @@ from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from onnxviz.ui.settings import read_text
+
 KEY = "appearance/theme"
 
 Role = QPalette.ColorRole
@@ -58,10 +60,7 @@ def system_prefers_dark() -> bool:
 
 
 def read_theme(settings: QSettings) -> Theme:
-    try:
-        return Theme(str(settings.value(KEY, Theme.SYSTEM.value)))
-    except ValueError:
-        return Theme.SYSTEM
+    return Theme(read_text(settings, KEY, Theme.SYSTEM.value, tuple(t.value for t in Theme)))
 
 
 class ThemeManager(QObject):

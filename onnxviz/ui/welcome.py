@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from onnxviz.ui.recent import short_folder
+from onnxviz.ui.recent import is_file, short_folder
 
 RECENT_SHOWN = 6
 
@@ -59,7 +59,7 @@ class WelcomeWidget(QWidget):
 
     def set_recent(self, paths: list[str]) -> None:
         """List the newest recent files that still exist as links."""
-        present = [Path(p) for p in paths if Path(p).is_file()][:RECENT_SHOWN]
+        present = [Path(p) for p in paths if is_file(p)][:RECENT_SHOWN]
         self.recent.setVisible(bool(present))
         rows = "".join(
             f"<tr><td align='right'><a href='{html.escape(str(p), quote=True)}'>{html.escape(p.name)}</a></td>"

@@ -159,8 +159,8 @@ def remembered_dims(settings: QSettings) -> dict[str, int]:
     """Sizes of symbolic dimensions the user gave before (any model)."""
     try:
         data = json.loads(str(settings.value(DIMS_KEY, "{}") or "{}"))
-        return {str(k): int(v) for k, v in data.items() if int(v) > 0}
-    except (ValueError, TypeError, AttributeError):
+        return {str(k): int(v) for k, v in data.items() if 0 < int(v) < 2**31}
+    except (ValueError, TypeError, AttributeError, OverflowError):  # a damaged file: 1e400 is inf
         return {}
 
 
