@@ -12,7 +12,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from onnxviz.model.document import Change
+from onnxviz.model.document import Change, ChangeKind
 from onnxviz.model.scene import BoxKind
 from onnxviz.ui.canvas.canvas import GraphCanvas
 from onnxviz.ui.main_window import MainWindow
@@ -226,7 +226,7 @@ def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path)
     qtbot.waitUntil(lambda: bool(canvas.drawable.scene.edge_inferred.any()), timeout=TIMEOUT)
     scale = canvas.view.scale
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
-        window.model_changed.emit(Change("Rename", "edit"))
+        window.model_changed.emit(Change("Rename", ChangeKind.EDIT))
     assert canvas.view.scale == scale    # the view stays where it was
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
         window.open_path(NODE_TESTS / "node" / "test_loop11" / "model.onnx")

@@ -43,6 +43,11 @@ class ChangeKind(str, Enum):
     SAVED = "saved"
     VALIDATED = "validated"
 
+    @property
+    def changes_model(self) -> bool:
+        """An edit, undo or redo: the model itself changed (a save or a validation does not)."""
+        return self in (ChangeKind.EDIT, ChangeKind.UNDO, ChangeKind.REDO)
+
 
 @dataclass(frozen=True)
 class Change:

@@ -8,7 +8,6 @@ themes and what is remembered between runs.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,8 +32,12 @@ from onnxviz.model.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
+from onnxviz.ui.canvas import feature as canvas_feature
+from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
+from onnxviz.ui.panels import feature as panels_feature
 from onnxviz.ui.recent import RecentFiles
+from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes
 from onnxviz.ui.shortcuts import show_shortcuts
@@ -45,8 +48,6 @@ from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
 
-# Each feature module has ``install(window)``; they run in this order.
-FEATURES = ("canvas", "panels", "edit", "run")
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
@@ -91,8 +92,12 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.validation = ValidationService(parent=self)
         self.validation.started.connect(self._track_validation)
-        for name in FEATURES:
-            importlib.import_module(f"onnxviz.ui.{name}.feature").install(self)
+        # the features, in this order (each may use the ones before it), as typed attributes
+        self.canvas = canvas_feature.install(self)
+        self.panels = panels_feature.install(self)
+        self.editing = edit_feature.install(self)
+        self.run_controller = run_feature.install(self)
+        self.key_rows = canvas_feature.KEY_ROWS  # keys the graph handles itself, for Help > Keyboard Shortcuts
         self._add_late_actions()
         docks.arrange(self)
         self._restore_window_state()
@@ -155,8 +160,7 @@ class MainWindow(QMainWindow):
         self.copy_name_action.setStatusTip("Copy the selected node's or value's name")
         # Ctrl+C copies the name only while the canvas has focus; panel tables keep their own Ctrl+C
         self.copy_name_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        canvas = getattr(self, "canvas", None)
-        (canvas if canvas is not None else self).addAction(self.copy_name_action)
+        self.canvas.addAction(self.copy_name_action)
         self.edit_menu.addAction(self.copy_name_action)
         self._update_copy_action()
 
@@ -525,10 +529,7 @@ class MainWindow(QMainWindow):
     # -- screenshots ---------------------------------------------------------------
     def _background_settled(self) -> bool:
         """No validation, figures or other tracked task is still on its way."""
-        validation = getattr(self, "validation", None)
-        panels = getattr(self, "panels", None)
-        return not self.task_progress.running and not (validation is not None and validation.busy) \
-            and (panels is None or panels.model_panel.settled)
+        return not self.task_progress.running and not self.validation.busy and self.panels.model_panel.settled
 
     def screenshot_and_quit(self, path: str | None, out: str, size: str = "1400x900") -> int:
         """Open ``path``, wait until it is drawn, grab the window to ``out``, return the exit code."""
@@ -556,13 +557,10 @@ class MainWindow(QMainWindow):
                 QTimer.singleShot(50, when_ready)
 
         if path:
-            canvas = getattr(self, "canvas", None)
-            if canvas is not None:  # the graph has been laid out and painted (or could not be)
-                canvas.scene_ready.connect(when_ready)
-                canvas.layout_failed.connect(lambda *_: when_ready())
-                self.loading_finished.connect(lambda: when_ready() if self.doc is None else None)
-            else:
-                self.loading_finished.connect(when_ready)
+            # the graph has been laid out and painted (or could not be)
+            self.canvas.scene_ready.connect(when_ready)
+            self.canvas.layout_failed.connect(lambda *_: when_ready())
+            self.loading_finished.connect(lambda: when_ready() if self.doc is None else None)
             self.open_path(path)
         else:
             when_ready()

@@ -115,7 +115,7 @@ class ValidationService(QObject):
             self._timer.start()
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("edit", "undo", "redo", "reload"):
+        if change.kind.changes_model:
             # idle: start on the next event-loop turn (a burst such as a jump in the history is one
             # pass); while a pass runs, wait a little so a stream of edits does not queue stale work
             running = self._task is not None and not self._task.done

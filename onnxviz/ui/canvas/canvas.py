@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.document import Change, Document
+from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.heap import settle
 from onnxviz.model.index import function_scope
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -60,6 +60,7 @@ from onnxviz.ui.canvas.minimap import Minimap
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
+from onnxviz.ui.statusbar import TaskProgress
 from onnxviz.ui.tasks import Task, foreground_pool
 
 LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene
@@ -112,6 +113,8 @@ class GraphCanvas(QWidget):
         self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None, Scheme] | None = None
         self.shown_overlay: Overlay | None = None   # the overlay as drawn on the shown scene
         self.node_notes: list[Callable[[str, int], str]] = []
+        self.context_actions: list[Callable[[QMenu], None]] = []
+        self.status_progress: TaskProgress | None = None  # the window's, once the canvas is installed in one  # add other features' actions to the right-click menu
         self._build()
 
     # -- construction ----------------------------------------------------------------------
@@ -387,10 +390,9 @@ class GraphCanvas(QWidget):
         task.failed.connect(lambda exc, tb: self._job_failed(task, job, exc))
         task.cancelled.connect(lambda: self._job_ended(task))
         self._task, self._running = task, job
-        status_progress = getattr(self.window(), "task_progress", None)
-        if status_progress is not None and hasattr(status_progress, "track"):
+        if self.status_progress is not None:  # in the main window: progress and cancel in its status bar
             if job.announce:
-                status_progress.track(task)   # progress and cancel in the status bar
+                self.status_progress.track(task)
         else:
             QTimer.singleShot(300, self, lambda: self._show_progress(task))
         if job.after_frame and self.view.isVisible():
@@ -757,11 +759,11 @@ class GraphCanvas(QWidget):
             self.show_scope(parent_scope(self._scope))
 
     def on_model_changed(self, change: Change) -> None:
-        if change.kind in ("edit", "undo", "redo") and change.nodes is not None and self._retext(change.nodes):
+        if change.kind.changes_model and change.nodes is not None and self._retext(change.nodes):
             return
-        if change.kind in ("edit", "undo", "redo", "reload"):
+        if change.kind.changes_model:
             self.rebuild()
-        elif change.kind == "validated":
+        elif change.kind == ChangeKind.VALIDATED:
             self.relabel()
 
     def _retext(self, nodes: frozenset[int]) -> bool:

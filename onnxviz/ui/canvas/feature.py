@@ -14,22 +14,20 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
-def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist; sets ``window.canvas``."""
+def install(window: MainWindow) -> GraphCanvas:
+    """Called once by the main window after its menus exist; returns the canvas (``window.canvas``)."""
     placeholder = window.takeCentralWidget()
     canvas = GraphCanvas(window)
     if placeholder is not None:
         canvas.set_placeholder(placeholder)
     window.setCentralWidget(canvas)
-    window.canvas = canvas  # type: ignore[attr-defined]
+    canvas.status_progress = window.task_progress
     window.document_changed.connect(canvas.set_document)
     window.model_changed.connect(canvas.on_model_changed)
-    theme_changed = getattr(window, "theme_changed", None)
-    if theme_changed is not None:
-        theme_changed.connect(canvas.set_dark)
-        canvas.set_dark(bool(getattr(window, "is_dark", False)))
+    window.theme_changed.connect(canvas.set_dark)
+    canvas.set_dark(window.is_dark)
     _add_actions(window, canvas)
-    window.key_rows = KEY_ROWS  # type: ignore[attr-defined]  # for Help > Keyboard Shortcuts
+    return canvas
 
 
 # The keys GraphView.keyPressEvent and the search box handle themselves: (where, what, keys)

@@ -53,16 +53,5 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
 
 
 def _add_edit_actions(canvas: GraphCanvas, menu: QMenu) -> None:
-    editing = getattr(canvas.window(), "editing", None)
-    build = getattr(editing, "context_menu", None)
-    if build is None:
-        return
-    edits = build()
-    actions = edits.actions()
-    if any(not a.isSeparator() for a in actions):
-        for action in actions:
-            menu.addAction(action)
-        menu.addSeparator()
-    edits.deleteLater()   # its actions belong to the editing controller and stay in our menu
-    if editing is not None and hasattr(editing, "last_menu"):
-        editing.last_menu = menu   # the menu the editing feature's right-click shows is now this combined one
+    for add in canvas.context_actions:  # other features' actions (editing)
+        add(menu)

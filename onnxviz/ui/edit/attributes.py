@@ -292,7 +292,7 @@ class AttributeEditor(QWidget):
         self._apply(do)
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("edit", "undo", "redo", "reload"):
+        if change.kind.changes_model:
             # later: the change may come from a signal of one of the editors rebuilt here
             if shiboken6.isValid(self):
                 QTimer.singleShot(0, self, self.refresh)  # dropped if this widget is gone by then

@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
 
-from onnxviz.model.document import Change, Document
+from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import INITIALIZER, display_name, quoted_name
 from onnxviz.model.io.disk import atomic_write
@@ -25,6 +25,7 @@ from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.widgets.names import hidden_tooltip, message_text, short_name
 
 if TYPE_CHECKING:
+    from onnxviz.ui.canvas.view import GraphView
     from onnxviz.ui.main_window import MainWindow
 
 NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC = "node", "value", "doc"
@@ -45,7 +46,7 @@ class EditController(QObject):
         window.document_changed.connect(self._on_document)
         window.model_changed.connect(self._on_model_changed)
         window.validation.finished.connect(lambda _result: self.push_badges())
-        self._context_view: QObject | None = None
+        self._context_view: GraphView | None = None
         self.last_menu: QMenu | None = None
         self._update()
 
@@ -121,6 +122,17 @@ class EditController(QObject):
                             tip="Save the part between chosen inputs and outputs as a new model"))
         self.window.view_menu.addAction(self.history.toggleViewAction())
 
+    def add_context_actions(self, menu: QMenu) -> None:
+        """Add the edits of the selection to the canvas's right-click ``menu`` (then the one shown)."""
+        edits = self.context_menu()
+        actions = edits.actions()
+        if any(not a.isSeparator() for a in actions):
+            for action in actions:
+                menu.addAction(action)
+            menu.addSeparator()
+        edits.deleteLater()   # its actions belong to this controller and stay in the canvas's menu
+        self.last_menu = menu
+
     def context_menu(self) -> QMenu:
         """The right-click menu for the current selection."""
         menu = QMenu(self.window)
@@ -133,32 +145,33 @@ class EditController(QObject):
                 menu.addAction(self.actions[key])
         return menu
 
-    def attach_canvas(self, view: QObject) -> None:
+    def attach_canvas(self, view: GraphView) -> None:
         """Right-click on the canvas selects what is under the pointer, then offers the edits."""
         view.installEventFilter(self)
         self._context_view = view
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
-        if obj is self._context_view and event.type() == QEvent.Type.ContextMenu and self.doc is not None:
-            self._select_under(obj, event)  # type: ignore[arg-type]
+        view = self._context_view
+        if view is not None and obj is view and isinstance(event, QContextMenuEvent) and self.doc is not None:
+            self._select_under(view, event)
             self.last_menu = self.context_menu()
-            self.last_menu.popup(event.globalPos())  # type: ignore[attr-defined]
+            self.last_menu.popup(event.globalPos())
             return True
         return super().eventFilter(obj, event)
 
     @staticmethod
-    def _select_under(view: object, event: QContextMenuEvent) -> None:
-        drawable = getattr(view, "drawable", None)
-        if drawable is None or not hasattr(view, "map_to_scene"):
+    def _select_under(view: GraphView, event: QContextMenuEvent) -> None:
+        drawable = view.drawable
+        if drawable is None:
             return
-        pos = view.map_to_scene(event.pos().toPointF())  # type: ignore[attr-defined]
+        pos = view.map_to_scene(event.pos().toPointF())
         box = drawable.box_at(pos.x(), pos.y())
         if box >= 0:
-            view.box_clicked.emit(box)  # type: ignore[attr-defined]
+            view.box_clicked.emit(box)
             return
         edge = drawable.edge_at(pos.x(), pos.y(), 4.0)
         if edge >= 0:
-            view.edge_clicked.emit(edge)  # type: ignore[attr-defined]
+            view.edge_clicked.emit(edge)
 
     # -- state -----------------------------------------------------------------------
     def _on_document(self, doc: Document | None) -> None:
@@ -177,10 +190,10 @@ class EditController(QObject):
     def _on_model_changed(self, change: Change) -> None:
         self.history.on_model_changed(change)
         self._update()
-        if change.kind in ("edit", "undo", "redo"):
+        if change.kind.changes_model:
             verb = {"edit": "", "undo": "Undone: ", "redo": "Redone: "}[change.kind]
             self.window.statusBar().showMessage(f"{verb}{display_name(change.label, 200)}", 4000)
-        if change.kind in ("validated", "reload"):
+        if change.kind == ChangeKind.VALIDATED:
             self.push_badges()
 
     def _update(self) -> None:
@@ -198,10 +211,8 @@ class EditController(QObject):
         redo.setText(f"&Redo {_menu_text(stack.redo_label())}" if stack and stack.can_redo else "&Redo")
 
     def push_badges(self) -> None:
-        """Error/warning marks on the canvas's nodes (when the canvas can show them)."""
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is not None and hasattr(canvas, "set_node_badges"):
-            canvas.set_node_badges(node_badges(self.doc.problems) if self.doc is not None else {})
+        """Error/warning marks on the canvas's nodes."""
+        self.window.canvas.set_node_badges(node_badges(self.doc.problems) if self.doc is not None else {})
 
     # -- selection -------------------------------------------------------------------
     def selected_node(self) -> tuple[str, int] | None:
@@ -248,11 +259,7 @@ class EditController(QObject):
 
     def report(self, exc: OnnxvizError) -> None:
         self.window.statusBar().showMessage(display_name(exc.message, 300), 8000)
-        show = getattr(self.window, "show_error", None)
-        if show is not None:
-            show("Edit Refused", exc.message, exc.details)
-        else:
-            QMessageBox.warning(self.window, "Edit Refused", message_text(exc.message))
+        self.window.show_error("Edit Refused", exc.message, exc.details)
 
     def _open(self, dialog: QDialog, modal: bool = True) -> QDialog:
         self.dialog = dialog

@@ -10,10 +10,10 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
-def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist; sets ``window.editing``."""
+def install(window: MainWindow) -> EditController:
+    """Called once by the main window after its menus and the canvas exist; returns the controller
+    (``window.editing``)."""
     controller = EditController(window)
-    window.editing = controller  # type: ignore[attr-defined]
-    view = getattr(getattr(window, "canvas", None), "view", None)
-    if view is not None:
-        controller.attach_canvas(view)
+    controller.attach_canvas(window.canvas.view)
+    window.canvas.context_actions.append(controller.add_context_actions)
+    return controller

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QListWidget, QListWidgetItem, QWidget
 
-from onnxviz.model.document import Change, Document
+from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.index import display_name
 from onnxviz.ui.widgets.names import name_tooltip
 
@@ -35,7 +35,7 @@ class HistoryDock(QDockWidget):
         self.refresh()
 
     def on_model_changed(self, change: Change) -> None:
-        if change.kind != "validated":
+        if change.kind != ChangeKind.VALIDATED:
             self.refresh()
 
     def refresh(self) -> None:

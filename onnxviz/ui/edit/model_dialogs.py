@@ -269,6 +269,6 @@ class GraphIODialog(QDialog):
         self._apply(lambda: (self.doc.remove_input if kind == "input" else self.doc.remove_output)(name))
 
     def _on_changed(self, change: Change) -> None:
-        if change.kind in ("edit", "undo", "redo", "reload"):
+        if change.kind.changes_model:
             if shiboken6.isValid(self):
                 QTimer.singleShot(0, self, self.refresh)  # dropped if this widget is gone by then

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from onnxviz.model.document import Change, Document
+from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.panels.model_panel import ModelPanel
 from onnxviz.ui.panels.navigation import Navigator
@@ -63,8 +63,7 @@ class Panels(QObject):
         w.tabifyDockWidget(d["Model"], d["Node"])
         w.tabifyDockWidget(d["Node"], d["Value"])
         w.tabifyDockWidget(d["Problems"], d["Raw"])
-        settings = getattr(w, "settings", None)
-        if settings is None or settings.value("window/state") is None:
+        if w.settings.value("window/state") is None:
             QTimer.singleShot(0, self._default_sizes)  # once the window has its real size
         d["Model"].raise_()
         d["Problems"].raise_()
@@ -102,10 +101,10 @@ class Panels(QObject):
             return
         doc = self.doc
         self._when_seen("Model", lambda: self.model_panel.show_document(doc))  # a Save As renames the file
-        if change.kind == "saved":
+        if change.kind == ChangeKind.SAVED:
             return
         self.problems_panel.show_problems(doc)
-        if change.kind != "validated":
+        if change.kind != ChangeKind.VALIDATED:
             self.weights_panel.shown = ()  # the tensor may have been edited: reload it
         self._on_selection(self.doc.selection.state, raise_dock=False)
 
@@ -168,6 +167,7 @@ class Panels(QObject):
             self.docks["Weights"].raise_()
 
 
-def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist."""
-    window.panels = Panels(window)  # type: ignore[attr-defined]
+def install(window: MainWindow) -> Panels:
+    """Called once by the main window after its menus and the canvas exist; returns the panels
+    (``window.panels``)."""
+    return Panels(window)

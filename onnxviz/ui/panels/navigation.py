@@ -28,17 +28,15 @@ class Navigator:
         doc = self.window.doc
         if link is None or doc is None:
             return
-        canvas = getattr(self.window, "canvas", None)
+        canvas = self.window.canvas
         if link.kind == "node":
             node = int(link.target)
             doc.selection.select_node(link.scope, node)
-            if canvas is not None and hasattr(canvas, "reveal_node"):
-                canvas.reveal_node(link.scope, node)
+            canvas.reveal_node(link.scope, node)
         elif link.kind == "value":
             doc.selection.select_value(link.scope, link.target)
         elif link.kind == "scope":
-            if canvas is not None and hasattr(canvas, "show_scope"):
-                canvas.show_scope(link.scope)
+            canvas.show_scope(link.scope)
             doc.selection.clear(link.scope)
         elif link.kind == "tensor":
             position, _, attr = link.target.partition("/")

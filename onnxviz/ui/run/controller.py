@@ -115,9 +115,7 @@ class RunController(QObject):
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
-        canvas = getattr(window, "canvas", None)
-        if canvas is not None and hasattr(canvas, "node_notes"):
-            canvas.node_notes.append(self.run_time_note)
+        window.canvas.node_notes.append(self.run_time_note)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._drop_results)
@@ -138,7 +136,7 @@ class RunController(QObject):
         self.update_actions()
 
     def on_model_changed(self, change: Change) -> None:
-        if change.kind in ("edit", "undo", "redo", "reload") and self.result is not None:
+        if change.kind.changes_model and self.result is not None:
             self.dock.set_stale(True)
             self._clear_canvas_overlay()
 
@@ -425,9 +423,7 @@ class RunController(QObject):
         return self.result.measure(key), MEASURES.get(key, key)
 
     def _apply_overlay(self) -> None:
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is None or not hasattr(canvas, "set_overlay"):
-            return
+        canvas = self.window.canvas
         values, title = self._overlay_values()
         if not title or self.dock.stale.isVisible():
             canvas.clear_overlay()
@@ -444,9 +440,7 @@ class RunController(QObject):
         return f"run time <b>{duration_text(times[node])}</b>" if scope == "" and node in times else ""
 
     def _clear_canvas_overlay(self) -> None:
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is not None and hasattr(canvas, "clear_overlay"):
-            canvas.clear_overlay()
+        self.window.canvas.clear_overlay()
 
     def jump_to_first_nonfinite(self) -> None:
         bad = self.result.first_nonfinite() if self.result is not None else None
@@ -509,11 +503,7 @@ class RunController(QObject):
             f"relative error {found.rel_error:.3g}, max abs error {found.max_abs_error:.3g}).", 10000)
 
     def reveal(self, node: int) -> None:
-        canvas = getattr(self.window, "canvas", None)
-        if canvas is not None and hasattr(canvas, "reveal_node"):
-            canvas.reveal_node("", node)
-        elif self.window.doc is not None:
-            self.window.doc.selection.select_node("", node)
+        self.window.canvas.reveal_node("", node)
 
     # -- actions (built by feature.install) ------------------------------------------------------
     def compare_with_file(self) -> None:

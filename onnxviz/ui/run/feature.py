@@ -14,10 +14,10 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
-def install(window: MainWindow) -> None:
-    """Called once by the main window after its menus exist; sets ``window.run_controller``."""
+def install(window: MainWindow) -> RunController:
+    """Called once by the main window after its menus and the canvas exist; returns the controller
+    (``window.run_controller``)."""
     controller = RunController(window)
-    window.run_controller = controller  # type: ignore[attr-defined]
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, controller.dock)
     controller.dock.hide()  # placed beside the Weights panel when the first run finishes
     controller.actions = _actions(window, controller)
@@ -25,6 +25,7 @@ def install(window: MainWindow) -> None:
     window.document_changed.connect(controller.set_document)
     window.model_changed.connect(controller.on_model_changed)
     controller.update_actions()
+    return controller
 
 
 def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None,
