@@ -131,18 +131,20 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="onnxviz-parent-watch", daemon=True).start()
 
 
-_shared: WorkerProcess | None = None
+_shared: dict[str, WorkerProcess] = {}
 _shared_lock = threading.Lock()
+CHECKS = "checks"  # validation and the model summary
+RUNTIME = "runtime"  # onnxruntime's slower check of each validated state, which must not delay the others
 
 
-def shared_worker() -> WorkerProcess:
-    """The application's worker process (one for all windows), stopped at interpreter exit."""
-    global _shared
+def shared_worker(role: str = CHECKS) -> WorkerProcess:
+    """The application's worker process for ``role`` (one for all windows), stopped at interpreter exit."""
     with _shared_lock:
-        if _shared is None:
-            _shared = WorkerProcess()
-            _at_exit(_shared.shutdown)
-        return _shared
+        worker = _shared.get(role)
+        if worker is None:
+            worker = _shared[role] = WorkerProcess()
+            _at_exit(worker.shutdown)
+        return worker
 
 
 def _at_exit(stop: Callable[[], None]) -> None:
