@@ -20,6 +20,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -188,9 +189,8 @@ class ValidationService(QObject):
         else:
             self._known.move_to_end(outcome.digest)
         runtime = self._runtime.get(outcome.digest)
-        if runtime is None:
-            self._apply(outcome.result)
-            self._start_runtime(outcome)
+        if runtime is None:  # started before ``finished`` is emitted: ``busy`` says whether it is to come
+            self._apply(outcome.result, then=lambda: self._start_runtime(outcome))
         else:
             self._runtime.move_to_end(outcome.digest)
             self._apply(_with(outcome.result, runtime))
@@ -241,8 +241,10 @@ class ValidationService(QObject):
         problem = Problem(Severity.WARNING, f"The model could not be checked: {text}", source="validation")
         self._apply(ValidationResult(generation, InferenceResult(dict(doc.index.inferred)), [problem]))
 
-    def _apply(self, result: ValidationResult) -> None:
+    def _apply(self, result: ValidationResult, then: Callable[[], None] | None = None) -> None:
         if self.doc is not None and self.doc.apply_validation(result):
+            if then is not None:
+                then()
             self.finished.emit(result)
 
     @property
