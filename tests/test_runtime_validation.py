@@ -148,3 +148,20 @@ def test_the_problems_panel_shows_both_checks_on_their_nodes(qtbot: QtBot, tmp_p
     with qtbot.waitSignal(window.validation.runtime_checked, timeout=30000) as checked:
         window.doc.rename_node(1, "second")
     assert checked.args[0] == [] and _problem_rows(window) == []
+
+
+def test_an_enum_attribute_is_edited_by_picking_one_of_its_values(qtbot: QtBot) -> None:
+    from onnxviz.ui.edit.attributes import AttributeEditor
+
+    doc = onnxviz.Document(bogus_conv())
+    editor = AttributeEditor(doc, "", 0)
+    qtbot.addWidget(editor)
+    combo = editor.value_choices["auto_pad"]
+    assert [combo.itemText(k) for k in range(combo.count())] == ["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]
+    assert combo.currentText() == "BOGUS"  # the value as it is, flagged by the checks, until one is picked
+    combo.setCurrentIndex(1)
+    combo.activated.emit(1)
+    assert helper.get_attribute_value(doc.model.graph.node[0].attribute[0]) == b"SAME_UPPER"
+    assert doc.index.problems == [] and doc.undo_stack.undo_label() == "Set conv1.auto_pad"
+    editor.set_value_text("auto_pad", "same_upper")  # typed: taken as written, and flagged
+    assert "'auto_pad' is 'same_upper'" in doc.index.problems[0].message
