@@ -223,7 +223,9 @@ class AttributeEditor(QWidget):
         combo.addItems(list(choices))
         combo.setCurrentText(attribute_text(attr))
         combo.setToolTip(description)
-        edit = whole_field(combo.lineEdit())
+        line = combo.lineEdit()
+        assert line is not None  # an editable combo box has one
+        edit = whole_field(line)
         edit.editingFinished.connect(lambda n=attr.name, e=edit: self._commit(n, A.STRING, e))
         combo.activated.connect(lambda _k, n=attr.name, e=edit: self._commit(n, A.STRING, e))
         self.value_edits[attr.name] = edit
