@@ -165,3 +165,17 @@ def test_an_enum_attribute_is_edited_by_picking_one_of_its_values(qtbot: QtBot) 
     assert doc.index.problems == [] and doc.undo_stack.undo_label() == "Set conv1.auto_pad"
     editor.set_value_text("auto_pad", "same_upper")  # typed: taken as written, and flagged
     assert "'auto_pad' is 'same_upper'" in doc.index.problems[0].message
+
+
+def test_the_check_command_reports_what_onnxruntime_refuses(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    onnx.save(twice_named(), tmp_path / "twice.onnx")
+    done = subprocess.run([sys.executable, "-m", "onnxviz", "check", str(tmp_path / "twice.onnx"), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    report = json.loads(done.stdout)
+    assert done.returncode == 1 and report["valid"] is False
+    assert [(p["severity"], p["source"], p["node"]) for p in report["problems"]] == \
+        [("error", "onnxruntime", "twice")]
