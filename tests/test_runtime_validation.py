@@ -179,3 +179,18 @@ def test_the_check_command_reports_what_onnxruntime_refuses(tmp_path: Path) -> N
     assert done.returncode == 1 and report["valid"] is False
     assert [(p["severity"], p["source"], p["node"]) for p in report["problems"]] == \
         [("error", "onnxruntime", "twice")]
+
+
+def test_no_session_is_created_when_it_would_open_an_external_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    const = helper.make_node("Constant", [], ["c"], name="const",
+                             value=helper.make_tensor("c", TensorProto.FLOAT, [2], [1.0, 2.0]))
+    add = helper.make_node("Add", ["x", "c"], ["y"], name="add")
+    model = _model([const, add], {"x": [2]}, [2])
+    tensor = model.graph.node[0].attribute[0].t
+    tensor.ClearField("float_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value="../outside.bin")  # only main-graph weights become inputs
+    asked: list[bytes] = []
+    monkeypatch.setattr(session_check, "_session", asked.append)
+    [note] = runtime_problems(model, model.SerializeToString())
+    assert note.severity == Severity.INFO and "external file" in note.message and asked == []

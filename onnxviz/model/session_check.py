@@ -51,9 +51,9 @@ def runtime_problems(proto: ModelProto, data: bytes, light: bytes | None = None)
             without_big_weights(proto, data, force=len(data) > SLIM_ABOVE)
     except Exception:  # noqa: BLE001 - a model too odd to slim down is left to the other checks
         return []
-    if b"location" in model and any(is_external(t) for t in iter_all_tensors(ModelProto.FromString(model))):
-        return [Problem(Severity.INFO, "onnxruntime's check was skipped: a subgraph or a node attribute stores "
-                                       "its tensor in an external file.", SOURCE)]
+    if b"location" in model and _reads_files(ModelProto.FromString(model)):
+        return [Problem(Severity.INFO, "onnxruntime's check was skipped: a subgraph, a node attribute or a sparse "
+                                       "initializer stores its tensor in an external file.", SOURCE)]
     try:
         _session(model)
     except ImportError:
@@ -61,6 +61,12 @@ def runtime_problems(proto: ModelProto, data: bytes, light: bytes | None = None)
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         return [_refusal(model, exc)]
     return []
+
+
+def _reads_files(model: ModelProto) -> bool:
+    """Whether a session would open an external data file (its path relative to the current folder)."""
+    sparse = [part for t in model.graph.sparse_initializer for part in (t.values, t.indices)]
+    return any(is_external(t) for t in (*iter_all_tensors(model), *sparse))
 
 
 def _session(model: bytes | ModelProto) -> None:
