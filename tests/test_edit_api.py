@@ -199,7 +199,7 @@ def test_rename_value_everywhere() -> None:
                                            helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
                                helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])])
-    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10))
     roundtrip(d, lambda: d.rename_value("a", "b"))
     text = d.model.SerializeToString()
     assert b"\n\x01a" not in text  # no input/output/name field still says "a"
@@ -326,7 +326,7 @@ def test_edits_inside_a_subgraph() -> None:
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
                                            helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    d = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10))
     assert d.locate("inner") == ("1.then_branch", 0)
     roundtrip(d, lambda: d.set_attribute("inner", "alpha", 0.5))
     then_graph = next(a.g for a in d.model.graph.node[1].attribute if a.name == "then_branch")

@@ -149,3 +149,34 @@ def test_declared_types_that_cannot_be_right_are_flagged() -> None:
     found = {(p.severity.value, p.value, p.message) for p in ModelIndex(model).problems}
     assert ("error", "x", "input 'x' declares size -5 on axis 1; sizes cannot be negative") in found
     assert ("warning", "y", "output 'y' declares no element type") in found
+
+
+def test_enum_attribute_values_outside_the_operator_list_are_errors_on_their_node() -> None:
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv1", auto_pad="BOGUS")
+    [problem] = ModelIndex(hostile.model_of([conv], inputs=["x", "w"])).problems
+    assert (problem.node, problem.node_name, problem.severity.value) == (0, "conv1", "error")
+    assert problem.message == ("conv1: attribute 'auto_pad' is 'BOGUS', but Conv accepts "
+                               "NOTSET, SAME_UPPER, SAME_LOWER or VALID")
+
+
+def test_enum_values_follow_the_operator_version() -> None:
+    def messages(mode: str, opset: int) -> list[str]:
+        sample = helper.make_node("GridSample", ["x", "g"], ["y"], name="gs", mode=mode)
+        return _messages(hostile.model_of([sample], inputs=["x", "g"], opset=opset))
+
+    assert messages("bilinear", 16) == [] and messages("linear", 20) == []
+    assert messages("bilinear", 20) == ["gs: attribute 'mode' is 'bilinear', but GridSample accepts "
+                                        "linear, nearest or cubic"]
+    pad = helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="wrap")
+    assert _messages(hostile.model_of([pad], inputs=["x", "p"], opset=19)) == []
+    assert "accepts constant, reflect or edge" in _messages(hostile.model_of([pad], inputs=["x", "p"], opset=18))[0]
+
+
+def test_enum_lists_check_every_item_and_activation_names_ignore_case() -> None:
+    def messages(activations: list[str]) -> list[str]:
+        lstm = helper.make_node("LSTM", ["x", "w", "r"], ["y"], name="lstm", hidden_size=3, activations=activations)
+        return _messages(hostile.model_of([lstm], inputs=["x", "w", "r"]))
+
+    assert messages(["sigmoid", "TANH", "Tanh"]) == []  # onnxruntime lower-cases these names too
+    [message] = messages(["Sigmoid", "Tanh", "Swish\u202e"])
+    assert message.startswith("lstm: attribute 'activations' is 'Swish\\u202e', but LSTM accepts Relu, Tanh")

@@ -99,8 +99,9 @@ def test_external_data_does_not_confuse_the_checker(tmp_path: Path) -> None:
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w])
-    onnx.save(helper.make_model(graph), tmp_path / "m.onnx", save_as_external_data=True, location="w.bin",
-              size_threshold=0)
+    # versions onnxruntime loads (onnx writes IR 14 and its newest opset, newer than onnxruntime 1.31 takes)
+    model = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
     doc = onnxviz.open(tmp_path / "m.onnx")
     assert doc.check() == []
 

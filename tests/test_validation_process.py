@@ -160,9 +160,9 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     calls: list[int] = []
     real_validate = worker_jobs.validate
 
-    def counted(data: bytes, index: object, generation: int) -> ValidationResult:
+    def counted(data: bytes, index: object, generation: int, runtime: bool = True) -> ValidationResult:
         calls.append(generation)
-        return real_validate(data, None, generation)
+        return real_validate(data, None, generation, runtime)
 
     monkeypatch.setattr(worker_jobs, "validate", counted)
     data = example_path.read_bytes()

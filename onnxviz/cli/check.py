@@ -9,18 +9,23 @@ from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
 from onnxviz.model.document import Document
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.validation import check_model
+from onnxviz.model.session_check import runtime_problems
+from onnxviz.model.validation import check_model, has_error
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    parser.description = "Validate a model: onnx.checker, shape inference and onnxviz's own graph checks."
+    parser.description = ("Validate a model: onnx.checker, shape inference and onnxviz's own graph checks, then, "
+                          "when these find no error, what onnxruntime refuses when it loads the model.")
     add_file_arguments(parser)
     return run
 
 
 def collect_problems(doc: Document) -> list[Problem]:
     index = doc.index  # first: building it may escape text, a load problem
-    return doc.load_problems + index.problems + check_model(doc.model, index)
+    problems = doc.load_problems + index.problems + check_model(doc.model, index)
+    if has_error(problems):
+        return problems  # onnxruntime would repeat one of them
+    return problems + runtime_problems(doc.model, doc.serialize())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """Checks the index runs beyond graph structure: versions, opset imports, operator
-schemas, attribute types, tensors and names. Each finding is a Problem that names
-its node or value; nothing here raises on a broken model.
+schemas, attribute types and values (see :mod:`onnxviz.model.enum_attributes`), tensors
+and names. Each finding is a Problem that names its node or value; nothing here raises
+on a broken model.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
+from onnxviz.model.enum_attributes import enum_problem
 from onnxviz.model.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.problems import Problem, Severity
 
@@ -174,7 +176,12 @@ def _attribute_problems(g: GraphIndex, i: int, imports: dict[str, int], in_funct
         elif attribute_type_code(spec) != attr.type:
             out.append(_at(g, i, f"attribute '{attr.name}' is {_attr_type_name(attr.type)}, "
                                  f"but {node.op_type} expects {_attr_type_name(attribute_type_code(spec))}"))
+        elif attr.type in _TEXT_TYPES and (message := enum_problem(node, attr, d, schema.since_version)):
+            out.append(_at(g, i, message))
     return out
+
+
+_TEXT_TYPES = (AttributeProto.STRING, AttributeProto.STRINGS)
 
 
 def _attr_type_name(t: int) -> str:

@@ -159,18 +159,20 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="onnxviz-parent-watch", daemon=True).start()
 
 
-_shared: WorkerProcess | None = None
+_shared: dict[str, WorkerProcess] = {}
 _shared_lock = threading.Lock()
+CHECKS = "checks"  # validation and the model summary
+RUNTIME = "runtime"  # onnxruntime's slower check of each validated state, which must not delay the others
 
 
-def shared_worker() -> WorkerProcess:
-    """The application's worker process (one for all windows), stopped at interpreter exit."""
-    global _shared
+def shared_worker(role: str = CHECKS) -> WorkerProcess:
+    """The application's worker process for ``role`` (one for all windows), stopped at interpreter exit."""
     with _shared_lock:
-        if _shared is None:
-            _shared = WorkerProcess()
-            before_threads_join(_shared.close)
-        return _shared
+        worker = _shared.get(role)
+        if worker is None:
+            worker = _shared[role] = WorkerProcess()
+            before_threads_join(worker.close)
+        return worker
 
 
 def before_threads_join(stop: Callable[[], None]) -> None:

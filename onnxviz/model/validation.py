@@ -17,6 +17,7 @@ import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
+from onnxviz.model.external import is_external
 from onnxviz.model.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.opschema import node_schema
 from onnxviz.model.problems import Problem, Severity
@@ -68,7 +69,7 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     from each; :func:`schema_problems` finds every attribute problem.
     """
     problems = _as_problems(_checker_problem(model), infer_types(model, strict=True).problem)
-    return [attach(p, _node_table(model, index)) for p in problems]
+    return [attach(p, node_table(model, index)) for p in problems]
 
 
 _INFERENCE_ITEM = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\): \[(\w+)\] (.*?)(?= \(op_type:|$)")
@@ -114,7 +115,7 @@ def _without_external_data(model: ModelLike) -> ModelLike:
     :func:`onnxviz.model.external.check_external_data`), so here only the rest
     of the model is checked.
     """
-    from onnxviz.model.external import is_external, iter_all_tensors
+    from onnxviz.model.external import iter_all_tensors
 
     if isinstance(model, bytes) and b"location" not in model:
         return model
@@ -179,15 +180,18 @@ def schema_problems(model: onnx.ModelProto) -> list[Problem]:
 
 
 # -- attaching messages to nodes ----------------------------------------------------------
-_NODE_PATTERNS = (
+_NODE_PATTERNS = (  # onnx's and onnxruntime's ways of naming a node
     re.compile(r"node name:\s*([^)]*?)\s*\)", re.IGNORECASE),
     re.compile(r"\bname:\s*(\S.*?)\s+OpType:", re.IGNORECASE),
     re.compile(r"[Nn]ode \(([^)]*)\)"),
+    re.compile(r"node name \(([^)]*)\)"),
+    re.compile(r"In Node, \(\"([^\"]*)\""),
+    re.compile(r"node with name '([^']*)'"),
     re.compile(r"node with name[: ]+'?([^'\s,]+)"),
 )
 
 
-def _node_table(model: ModelLike, index: ModelIndex | None) -> dict[str, tuple[str, int]]:
+def node_table(model: ModelLike, index: ModelIndex | None) -> dict[str, tuple[str, int]]:
     table: dict[str, tuple[str, int]] = {}
     if index is not None:
         for scope, g in index.graphs.items():
@@ -204,12 +208,20 @@ def _node_table(model: ModelLike, index: ModelIndex | None) -> dict[str, tuple[s
 
 def attach(problem: Problem, nodes: dict[str, tuple[str, int]]) -> Problem:
     """Point a checker or inference message at the node it names, when it names one we can find."""
+    found = named_node(problem.message, nodes)
+    if found is None:
+        return problem
+    (scope, i), name = found
+    return Problem(problem.severity, problem.message, problem.source, scope, i, name, problem.value)
+
+
+def named_node(text: str, nodes: dict[str, tuple[str, int]]) -> tuple[tuple[str, int], str] | None:
+    """((scope, position), name) of the first node of ``nodes`` (by name) that ``text`` names."""
     for pattern in _NODE_PATTERNS:
-        m = pattern.search(problem.message)
+        m = pattern.search(text)
         if m and m.group(1) in nodes:
-            scope, i = nodes[m.group(1)]
-            return Problem(problem.severity, problem.message, problem.source, scope, i, m.group(1), problem.value)
-    return problem
+            return nodes[m.group(1)], m.group(1)
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -228,15 +240,19 @@ class ValidationResult:
     problems: list[Problem]
 
 
-def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> ValidationResult:
-    """Shape inference (types kept apart from declared ones), checker and schema problems; never raises.
+def validate(model: ModelLike, index: ModelIndex | None, generation: int,
+             runtime: bool = True) -> ValidationResult:
+    """Shape inference (types kept apart from declared ones), checker and schema problems, then,
+    with ``runtime`` and when these found no error, what onnxruntime refuses
+    (:mod:`onnxviz.model.session_check`); never raises.
 
-    ``model`` may be the serialized bytes (what the background service passes).
+    ``model`` may be the serialized bytes (what the background service passes; it asks for
+    onnxruntime's check in a second, later pass).
     """
     data = model if isinstance(model, bytes) else model.SerializeToString()
     proto = onnx.ModelProto.FromString(data) if isinstance(model, bytes) else model
     try:
-        light = _without_big_weights(proto, data)
+        light = without_big_weights(proto, data)
     except Exception:  # noqa: BLE001 - a model too odd to slim down is inferred as it is
         light = data
     inference = infer_types(light, strict=True)
@@ -244,10 +260,18 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int) -> Val
     if inference.problem is not None:
         inference = infer_types(light)  # lenient: types for everything that can still be inferred
     if problems:
-        table = _node_table(proto, index)
+        table = node_table(proto, index)
         problems = [attach(p, table) for p in problems]
     problems += schema_problems(proto)
+    if runtime and not has_error(problems + (index.problems if index is not None else [])):
+        from onnxviz.model.session_check import runtime_problems  # it builds on this module
+
+        problems += runtime_problems(proto, data, light)
     return ValidationResult(generation, inference, problems)
+
+
+def has_error(problems: list[Problem]) -> bool:
+    return any(p.severity == Severity.ERROR for p in problems)
 
 
 @dataclass
@@ -265,8 +289,9 @@ class PackedValidation:
 
 
 def validate_packed(data: bytes, generation: int) -> PackedValidation:
-    """:func:`validate` for a worker process: serialized bytes in, :class:`PackedValidation` out."""
-    return pack(validate(data, None, generation))
+    """:func:`validate` for a worker process (onnxruntime's check aside): serialized bytes in,
+    :class:`PackedValidation` out."""
+    return pack(validate(data, None, generation, runtime=False))
 
 
 def pack(result: ValidationResult) -> PackedValidation:
@@ -310,16 +335,20 @@ def unpack(packed: PackedValidation) -> ValidationResult:
 BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
 
 
-def _without_big_weights(proto: onnx.ModelProto, data: bytes) -> bytes:
-    """The model for shape inference, its large main-graph initializers turned into typed graph inputs.
+def without_big_weights(proto: onnx.ModelProto, data: bytes, force: bool = False) -> bytes:
+    """The model for shape inference and onnxruntime's check, its large main-graph initializers
+    turned into typed graph inputs, and its externally stored ones too (so no file is read).
 
     Inference needs their types and shapes, never their values, and would
-    otherwise copy every weight in and out of C++ twice per pass.
+    otherwise copy every weight in and out of C++ twice per pass. Unless ``force``,
+    the weights stay when copying the graph would cost more than passing them through.
     """
-    big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT]
+    big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT or is_external(t)]
+    if not big:
+        return data
     weight_bytes = sum(t.ByteSize() for t in big)
-    if weight_bytes < 8 * (len(data) - weight_bytes):
-        return data  # copying the graph would cost more than passing the weights through
+    if not force and weight_bytes < 8 * (len(data) - weight_bytes) and not any(map(is_external, big)):
+        return data
     light = onnx.ModelProto()
     keep = {t.name for t in big}
     graph = proto.graph

@@ -21,8 +21,10 @@ from onnx import TypeProto
 
 from onnxviz.model.flops import NodeCost
 from onnxviz.model.model_checks import index_escaping_text
+from onnxviz.model.problems import Problem
 from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken
+from onnxviz.model.session_check import runtime_problems
 from onnxviz.model.summary import ModelFigures, model_figures
 from onnxviz.model.validation import PackedValidation, ValidationResult, pack, validate
 
@@ -95,7 +97,7 @@ def _validated(data: bytes, document: str) -> ValidationResult:
     if cached is not None and cached[0] == digest:
         result = cached[1]
     else:
-        result = validate(data, None, 0)
+        result = validate(data, None, 0, runtime=False)  # onnxruntime's check comes later: runtime_job
         _latest[document] = (digest, result)
     _latest.move_to_end(document)
     while len(_latest) > REMEMBERED_DOCUMENTS:
@@ -109,6 +111,14 @@ def validate_job(handed: ModelData, generation: int, document: str) -> PackedVal
     if data is None:
         raise SourceChanged()
     return pack(replace(_validated(data, document), generation=generation))
+
+
+def runtime_job(handed: ModelData) -> list[Problem]:
+    """What onnxruntime refuses in the model (see :mod:`onnxviz.model.session_check`)."""
+    data = received(handed)
+    if data is None:
+        raise SourceChanged()
+    return runtime_problems(onnx.ModelProto.FromString(data), data)
 
 
 @dataclass

@@ -6,6 +6,10 @@ takes the model's bytes, hashes them, waits for the answer and unpacks it. The b
 the document is unedited (the file's own); after an edit they are serialized in slices in that
 thread, so the GUI thread keeps running. Results are remembered by the bytes' digest, so undo and
 redo back to a state already validated get their problems and shapes at once.
+
+Then, when these checks found no error, onnxruntime creates a session for the state (a second,
+slower pass: ~0.5 s at 12k nodes) in a worker process of its own, so the next edit's checks never
+wait for it; what it refuses is added to the problems (see :mod:`onnxviz.model.session_check`).
 """
 
 from __future__ import annotations
@@ -15,19 +19,23 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.procpool import WorkerProcess, shared_worker
+from onnxviz.model.procpool import RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.validation import InferenceResult, ValidationResult, unpack
-from onnxviz.model.worker_jobs import digest_of, run_on_model, validate_job
+from onnxviz.model.session_check import SOURCE as RUNTIME_SOURCE
+from onnxviz.model.validation import InferenceResult, ValidationResult, has_error, unpack
+from onnxviz.model.worker_jobs import digest_of, run_on_model, runtime_job, validate_job
 from onnxviz.ui.tasks import Task, waiting_pool
 
+T = TypeVar("T")
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
 PASS_STARTED = "checking"  # progress text the task reports when a real pass (not a remembered one) begins
 
@@ -91,14 +99,18 @@ class ValidationService(QObject):
 
     started = Signal()
     finished = Signal(object)  # ValidationResult that was applied
+    runtime_checked = Signal(object)  # onnxruntime's problems (a list) for the current state
 
     def __init__(self, debounce_ms: int = 30, parent: QObject | None = None,
-                 worker: WorkerProcess | None = None) -> None:
+                 worker: WorkerProcess | None = None, runtime_worker: WorkerProcess | None = None) -> None:
         super().__init__(parent)
         self.doc: Document | None = None
         self.worker = worker if worker is not None else shared_worker()
+        self.runtime_worker = runtime_worker if runtime_worker is not None else shared_worker(RUNTIME)
         self._task: Task | None = None
+        self._runtime_task: Task | None = None
         self._known: OrderedDict[bytes, ValidationResult] = OrderedDict()  # model digest -> result
+        self._runtime: OrderedDict[bytes, list[Problem]] = OrderedDict()  # model digest -> onnxruntime's problems
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
@@ -108,6 +120,8 @@ class ValidationService(QObject):
             self.doc.changed.disconnect(self._on_changed)
         self.doc = doc
         self._known.clear()
+        self._runtime.clear()
+        self._cancel_runtime()
         if self._task is not None:
             self._task.cancel()
         if doc is not None:
@@ -127,6 +141,7 @@ class ValidationService(QObject):
             return
         if self._task is not None:
             self._task.cancel()
+        self._cancel_runtime()
         generation, state = doc.generation, document_state(doc)
         known = dict(self._known)
         worker, source, key = self.worker, document_source(doc), document_key(doc)
@@ -157,12 +172,52 @@ class ValidationService(QObject):
 
     def _on_outcome(self, outcome: _Outcome) -> None:
         if outcome.fresh:
-            self._known[outcome.digest] = outcome.result
-            while len(self._known) > KNOWN_STATES:
-                self._known.popitem(last=False)
+            _remember(self._known, outcome.digest, outcome.result)
         else:
             self._known.move_to_end(outcome.digest)
-        self._apply(outcome.result)
+        runtime = self._runtime.get(outcome.digest)
+        if runtime is None:  # started before ``finished`` is emitted: ``busy`` says whether it is to come
+            self._apply(outcome.result, then=lambda: self._start_runtime(outcome))
+        else:
+            self._runtime.move_to_end(outcome.digest)
+            self._apply(_with(outcome.result, runtime))
+
+    # -- onnxruntime's check, the second pass ------------------------------------------------
+    def _start_runtime(self, outcome: _Outcome) -> None:
+        doc = self.doc
+        if doc is None or doc.generation != outcome.result.generation or has_error(doc.problems):
+            return  # an edit came meanwhile, or onnxruntime would only repeat an error shown already
+        state, result, digest = document_state(doc), outcome.result, outcome.digest
+        worker, source = self.runtime_worker, document_source(doc)
+
+        def work(_progress: ProgressFn, token: CancelToken) -> list[Problem]:
+            data = document_bytes_in_thread(doc, state, token)  # the bytes the first pass had
+            problems: list[Problem] = run_on_model(worker, runtime_job, data, digest, source, token=token)
+            return problems
+
+        task = Task(work, "Checking with onnxruntime", parent=self)
+        task.finished.connect(lambda problems: self._on_runtime(digest, result, problems))
+        task.failed.connect(lambda exc, _tb: self._on_runtime_failed(result, exc))
+        self._runtime_task = task
+        task.start(waiting_pool())
+
+    def _on_runtime(self, digest: bytes, result: ValidationResult, problems: list[Problem]) -> None:
+        _remember(self._runtime, digest, problems)
+        if problems:
+            self._apply(_with(result, problems))
+        self.runtime_checked.emit(problems)
+
+    def _on_runtime_failed(self, result: ValidationResult, exc: object) -> None:
+        """The session crashed or ran out of memory in its process: say so, the edits are safe."""
+        text = exc.message if isinstance(exc, OnnxvizError) else f"{exc}."
+        problem = Problem(Severity.WARNING, f"onnxruntime's check could not finish: {text}", RUNTIME_SOURCE)
+        self._apply(_with(result, [problem]))
+        self.runtime_checked.emit([problem])
+
+    def _cancel_runtime(self) -> None:
+        if self._runtime_task is not None:
+            self._runtime_task.cancel()
+            self._runtime_task = None
 
     def _on_failed(self, generation: int, exc: object) -> None:
         """The pass could not run (e.g. the worker process died): say so where problems are listed."""
@@ -173,8 +228,10 @@ class ValidationService(QObject):
         problem = Problem(Severity.WARNING, f"The model could not be checked: {text}", source="validation")
         self._apply(ValidationResult(generation, InferenceResult(dict(doc.index.inferred)), [problem]))
 
-    def _apply(self, result: ValidationResult) -> None:
+    def _apply(self, result: ValidationResult, then: Callable[[], None] | None = None) -> None:
         if self.doc is not None and self.doc.apply_validation(result):
+            if then is not None:
+                then()
             self.finished.emit(result)
 
     @property
@@ -184,4 +241,17 @@ class ValidationService(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done or self._timer.isActive()
+        """A pass, onnxruntime's included, is running or about to start."""
+        return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
+
+
+def _with(result: ValidationResult, problems: list[Problem]) -> ValidationResult:
+    """``result`` with more problems (a copy: the remembered result stays as the first pass left it)."""
+    return dataclasses.replace(result, problems=result.problems + problems)
+
+
+def _remember(table: OrderedDict[bytes, T], digest: bytes, value: T) -> None:
+    table[digest] = value
+    table.move_to_end(digest)
+    while len(table) > KNOWN_STATES:
+        table.popitem(last=False)

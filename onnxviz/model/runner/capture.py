@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any, cast
 import numpy as np
 import onnx
 
+from onnxviz.model.ort_messages import engine_message
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
@@ -138,27 +138,6 @@ def _has_onnx_opset(model: onnx.ModelProto) -> bool:
     return any(o.domain in ("", "ai.onnx") and o.version >= 4 for o in model.opset_import)
 
 
-def _message(exc: BaseException) -> str:
-    """The readable part of an engine's error: no C++ file names or signatures."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
-    located = re.search(r"/onnxruntime_src/\S+:\d+ (.*)", text)
-    if located:
-        text = located.group(1)
-        pieces = text.split(") ")
-        for k in range(1, len(pieces)):
-            if "::" not in ") ".join(pieces[k:]):
-                text = ") ".join(pieces[k:])
-                break
-    text = text.rstrip(". ")
-    if len(text) > _MESSAGE_LIMIT:  # cut at a word, never inside one
-        text = text[:_MESSAGE_LIMIT].rsplit(" ", 1)[0].rstrip(",;:. ") + "\u2026"
-    return text
-
-
-_MESSAGE_LIMIT = 300  # characters of an engine's error kept in the one-sentence message (details keep it all)
-
-
 def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool):  # noqa: ANN202 - ort type
     import onnxruntime as ort
 
@@ -226,7 +205,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
-        raise RunError(f"session creation failed: {_message(exc)}", str(exc)) from exc
+        raise RunError(f"session creation failed: {engine_message(exc)}", str(exc)) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
     wanted = {i.name for i in session.get_inputs()}
@@ -238,7 +217,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("a packing node failed") from exc
-        raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
+        raise RunError(f"a node failed: {engine_message(exc)}", str(exc)) from exc
     t2 = time.perf_counter()
     arrays = {out.name: value.numpy() if isinstance(value, ort.OrtValue) else value
               for out, value in zip(outputs, fetched, strict=True)}
@@ -344,7 +323,7 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         else:
             produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
     except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything
-        raise RunError(_message(exc), str(exc)) from exc
+        raise RunError(engine_message(exc), str(exc)) from exc
     result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
     producers = _producers(model)
     for name, value in produced.items():

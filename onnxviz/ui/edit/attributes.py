@@ -34,9 +34,10 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Change, Document
 from onnxviz.model.edits_base import NodeRef
 from onnxviz.model.edits_values import attribute_text, attribute_type_name, parse_attribute_text
+from onnxviz.model.enum_attributes import allowed_values
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import display_name
-from onnxviz.model.opschema import attribute_type_code
+from onnxviz.model.opschema import attribute_type_code, normalize_domain
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field
@@ -96,6 +97,7 @@ class AttributeEditor(QWidget):
         self.error = ErrorLabel(self)
         layout.addWidget(self.error)
         self.value_edits: dict[str, QLineEdit] = {}
+        self.value_choices: dict[str, QComboBox] = {}  # string attributes that name one of a few values
         doc.changed.connect(self._on_changed)
         self.refresh()
 
@@ -136,6 +138,7 @@ class AttributeEditor(QWidget):
         where = self._located()
         self.table.setRowCount(0)
         self.value_edits.clear()
+        self.value_choices.clear()
         self.add_combo.clear()
         if where is None:
             self.header.setText("This node no longer exists.")
@@ -148,9 +151,11 @@ class AttributeEditor(QWidget):
         self._show_header(self.doc.node_label(scope, i), node.name, node.op_type, node.domain)
         self.summary.set_markdown(schema.doc.strip().split("\n\n")[0] if schema is not None and schema.doc else "")
         specs = schema.attributes if schema is not None else {}
+        version = schema.since_version if schema is not None else 0
         for attr in node.attribute:
             spec = specs.get(attr.name)
-            self._add_row(attr, spec.description if spec is not None else "")
+            choices = allowed_values(normalize_domain(node.domain), node.op_type, attr.name, version)
+            self._add_row(attr, spec.description if spec is not None else "", choices)
         present = {a.name for a in node.attribute}
         if schema is not None:
             self.add_combo.addItems(sorted(n for n in schema.attributes if n not in present))
@@ -184,7 +189,7 @@ class AttributeEditor(QWidget):
     def _update_remove(self) -> None:
         self.remove_button.setEnabled(self._selected_row() >= 0)
 
-    def _add_row(self, attr: AttributeProto, description: str) -> None:
+    def _add_row(self, attr: AttributeProto, description: str, choices: tuple[str, ...] = ()) -> None:
         r = self.table.rowCount()
         self.table.insertRow(r)
         name_item = QTableWidgetItem(display_name(attr.name, 60))  # a key: escaped, cut like the panels' keys
@@ -192,7 +197,9 @@ class AttributeEditor(QWidget):
         name_item.setToolTip(description)
         self.table.setItem(r, 0, name_item)
         self.table.setItem(r, 1, QTableWidgetItem(attribute_type_name(attr.type)))
-        if attr.type in TEXT_TYPES:
+        if attr.type == A.STRING and choices:
+            self.table.setCellWidget(r, 2, self._choice_cell(attr, choices, description))
+        elif attr.type in TEXT_TYPES:
             edit = whole_field(QLineEdit(attribute_text(attr)))
             edit.setFrame(False)
             if attr.type in _PATTERNS:
@@ -207,6 +214,23 @@ class AttributeEditor(QWidget):
             item = QTableWidgetItem(attribute_text(attr))
             item.setForeground(Qt.GlobalColor.gray)
             self.table.setItem(r, 2, item)
+
+    def _choice_cell(self, attr: AttributeProto, choices: tuple[str, ...], description: str) -> QComboBox:
+        """The values the operator accepts to pick from; any other can still be typed (and is flagged)."""
+        combo = QComboBox()
+        combo.setEditable(True)
+        combo.setFrame(False)
+        combo.addItems(list(choices))
+        combo.setCurrentText(attribute_text(attr))
+        combo.setToolTip(description)
+        line = combo.lineEdit()
+        assert line is not None  # an editable combo box has one
+        edit = whole_field(line)
+        edit.editingFinished.connect(lambda n=attr.name, e=edit: self._commit(n, A.STRING, e))
+        combo.activated.connect(lambda _k, n=attr.name, e=edit: self._commit(n, A.STRING, e))
+        self.value_edits[attr.name] = edit
+        self.value_choices[attr.name] = combo
+        return combo
 
     def _tensor_cell(self, attr: AttributeProto) -> QWidget:
         cell = QWidget()
