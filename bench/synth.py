@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -40,7 +42,7 @@ class _Graph:
         self.weights: list[onnx.TensorProto] = []
         self.rng = np.random.default_rng(seed)
 
-    def op(self, op_type: str, inputs: list[str], output: str, name: str, **attrs: object) -> str:
+    def op(self, op_type: str, inputs: list[str], output: str, name: str, **attrs: Any) -> str:
         self.nodes.append(helper.make_node(op_type, inputs, [output], name=name, **attrs))
         return output
 
@@ -124,14 +126,15 @@ def build(layers: int, hidden: int = 16, heads: int = 2, seq: int = 4) -> onnx.M
 
 
 def synth_file(layers: int) -> Path:
-    """``synth{LAYERS}.onnx`` in the cache folder (keyed by this file's text), written on first use."""
+    """``synth{LAYERS}.onnx`` in the cache folder (keyed by this file's text), written on first use by a
+    child process, so that the caller's peak memory (which its own children inherit) stays its own."""
     key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
     path = CACHE / f"synth-{key}" / f"synth{layers}.onnx"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
         os.close(fd)
-        onnx.save(build(layers), partial)
+        subprocess.run([sys.executable, __file__, str(layers), partial], check=True, stdout=subprocess.DEVNULL)
         os.replace(partial, path)  # whole or absent, whichever process finishes first
     return path
 
