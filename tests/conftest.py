@@ -4,12 +4,15 @@ the transformer-shaped models of bench/synth.py."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
+import outside_reads
 import pytest
 from synth import build as synth_build
 
+outside_reads.install()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["window_fixtures"]  # make_window, for the desktop tests
 
@@ -35,6 +38,15 @@ def synth_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("synth") / "synth10.onnx"
     onnx.save(synth_build(10), out)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _reads_only_the_repository() -> Iterator[None]:
+    """Fails a test that opened or listed anything outside the repository, temporary folders, the
+    Python installation and system folders (tests/outside_reads.py); collection's reads count for the first."""
+    yield
+    outside = outside_reads.take()
+    assert not outside, f"read outside the repository: {sorted(set(outside))[:5]}"
 
 
 @pytest.fixture(autouse=True)
