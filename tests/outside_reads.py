@@ -68,7 +68,9 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event not in WATCHED:
         return
     path = _path_of(event, args)
-    if path is not None and is_outside(path if event != "open" else os.path.dirname(path)):
+    if path is None or not is_outside(path if event != "open" else os.path.dirname(path)):
+        return
+    if event != "open" or is_outside(path):  # a folder opened itself: an unnamed temporary file in /tmp
         seen.append(path)
 
 

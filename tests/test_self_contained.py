@@ -4,6 +4,7 @@ place outside it, and the watch on the test process (tests/outside_reads.py) cat
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import outside_reads
@@ -33,6 +34,12 @@ def test_a_read_beside_the_repository_is_recorded() -> None:
     with pytest.raises(FileNotFoundError):
         beside.read_bytes()
     assert outside_reads.take() == [str(beside)]  # taken: the check after this test sees nothing
+
+
+def test_an_unnamed_temporary_file_is_no_read_outside() -> None:
+    with tempfile.TemporaryFile() as f:  # opens the temporary folder itself (O_TMPFILE)
+        f.write(b"x")
+    assert outside_reads.take() == []
 
 
 def test_what_the_tests_may_read(tmp_path: Path) -> None:
