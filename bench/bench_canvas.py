@@ -1,7 +1,7 @@
 """Canvas benchmark: open-to-first-frame phases, frame times while panning/zooming, peak RSS.
 
-    python bench/bench_canvas.py                 # synth 300 / 1500 / 3000 from /tmp (made if missing)
-    python bench/bench_canvas.py /tmp/synth1500.onnx --repeat 5
+    python bench/bench_canvas.py                 # bench/synth.py's 300 / 1500 / 3000 layers (made if missing)
+    python bench/bench_canvas.py MODEL.onnx --repeat 5
 
 Each model runs in its own process so the peak RSS is that model's. Frames are
 rendered offscreen into a 1400x900 image through the same painter the window uses.
@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from synth import synth_file
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 SIZES = {"synth300": 300, "synth1500": 1500, "synth3000": 3000}
-SYNTH = Path(os.environ.get("ONNXVIZ_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "bench" / "synth.py"
 W, H = 1400, 900
 TARGET_FIRST_FRAME = {"synth300": 1.0, "synth1500": 2.5, "synth3000": 5.0}
 
@@ -131,13 +132,6 @@ def frames(view: object, repeat: int) -> dict[str, float]:
     return out
 
 
-def ensure_model(name: str) -> Path:
-    path = Path("/tmp") / f"{name}.onnx"
-    if not path.exists():
-        subprocess.run([sys.executable, str(SYNTH), str(SIZES[name]), str(path)], check=True)
-    return path
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("models", nargs="*")
@@ -147,7 +141,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(Path(args.models[0]), args.repeat)))
         return
-    paths = [Path(m) for m in args.models] or [ensure_model(n) for n in SIZES]
+    paths = [Path(m) for m in args.models] or [synth_file(layers) for layers in SIZES.values()]
     for path in paths:
         runs = []
         for _ in range(args.repeat):

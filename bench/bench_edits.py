@@ -2,8 +2,8 @@
 
     python bench/bench_edits.py [MODEL ...]
 
-Defaults to /tmp/synth300.onnx (12k nodes) and /tmp/synth3000.onnx (123k nodes),
-made by ``python ../shared/bench/synth.py N OUT``.
+Defaults to the 12k- and 123k-node models of bench/synth.py (300 and 3000 layers, made on first
+use into .cache/onnxviz-tests/).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from synth import synth_file
 
 import onnxviz
 from onnxviz.model.document import Document
@@ -68,7 +70,7 @@ def bench(path: str) -> None:
 
 
 def main() -> int:
-    for path in sys.argv[1:] or ["/tmp/synth300.onnx", "/tmp/synth3000.onnx"]:
+    for path in sys.argv[1:] or [str(synth_file(n)) for n in (300, 3000)]:
         bench(path)
     return 0
 

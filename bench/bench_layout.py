@@ -1,8 +1,8 @@
 """Layout benchmark: index time, layout time (default/collapsed and fully expanded), expand-one-group
 time, box count, edge crossings and main-path straightness.
 
-    python bench/bench_layout.py          # synth 300/1500/3000 (/tmp, made if missing) + light models
-    python bench/bench_layout.py /tmp/synth300.onnx --repeat 5 --no-expanded
+    python bench/bench_layout.py          # bench/synth.py's 300/1500/3000 layers (made if missing) + light models
+    python bench/bench_layout.py MODEL.onnx --repeat 5 --no-expanded
     python bench/bench_layout.py --flat           # the same graphs without node names
 
 Times are medians of ``--repeat`` runs of wall-clock time, with the process CPU time in
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -24,13 +23,14 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from synth import synth_file  # noqa: E402
+
 from onnxviz.model.index import ModelIndex  # noqa: E402
 from onnxviz.model.layout import GraphLayout  # noqa: E402
 from onnxviz.model.scene import BoxKind, Scene  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-SYNTH = {"synth300": 300, "synth1500": 1500, "synth3000": 3000}
+SYNTH_LAYERS = (300, 1500, 3000)
 LIGHT_MODELS = ["light_resnet50", "light_inception_v2", "light_densenet121"]
 
 
@@ -148,14 +148,7 @@ def bench(path: Path, repeat: int, expanded: bool, flat: bool) -> None:
 
 
 def default_models() -> list[Path]:
-    paths = []
-    for name, layers in SYNTH.items():
-        p = Path("/tmp") / f"{name}.onnx"
-        if not p.exists():
-            script = SHARED / "bench" / "synth.py"
-            subprocess.run([sys.executable, str(script), str(layers), str(p)], check=True)
-        paths.append(p)
-    return paths + [LIGHT / f"{m}.onnx" for m in LIGHT_MODELS]
+    return [synth_file(n) for n in SYNTH_LAYERS] + [LIGHT / f"{m}.onnx" for m in LIGHT_MODELS]
 
 
 def main() -> None:

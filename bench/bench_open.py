@@ -2,8 +2,8 @@
 
     python bench/bench_open.py [--runs 3] [FILE ...]
 
-Defaults to /tmp/synth300.onnx, /tmp/synth1500.onnx and /tmp/synth3000.onnx (made with
-``python ../shared/bench/synth.py N OUT``); the issue 2 goal is an open under 1.5 s at 123k nodes.
+Defaults to the 12k-, 61k- and 123k-node models of bench/synth.py (300, 1500 and 3000 layers,
+made on first use into .cache/onnxviz-tests/); the issue 2 goal is an open under 1.5 s at 123k nodes.
 Prints the median of ``--runs`` fresh processes per file.
 """
 
@@ -16,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
+from synth import synth_file
+
+DEFAULT_LAYERS = (300, 1500, 3000)
 GOAL_S = 1.5
 
 # Runs in the child: what MainWindow does off the GUI thread when opening a file.
@@ -43,14 +45,14 @@ def measure(path: Path) -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
+    parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     print(f"{'file':<20} {'nodes':>8} {'MB':>6} {'load s':>7} {'index s':>8} {'open s':>7} {'peak RSS MB':>12}")
     worst = 0.0
-    for path in args.files:
+    for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:
         if not path.exists():
-            print(f"{path.name:<20} missing (make it with ../shared/bench/synth.py)")
+            print(f"{path.name:<20} missing")
             continue
         runs = [measure(path) for _ in range(args.runs)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}

@@ -1,6 +1,6 @@
 """Figures for the inspector panels and tensor statistics (prints medians; no assertions).
 
-    .venv/bin/python bench/bench_panels.py [MODEL.onnx]     (default /tmp/synth3000.onnx)
+    .venv/bin/python bench/bench_panels.py [MODEL.onnx]     (default: the 123k-node model of bench/synth.py)
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from synth import synth_file
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -102,4 +104,4 @@ def bench_window(model: Path) -> None:
 
 if __name__ == "__main__":
     bench_stats()
-    bench_window(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/synth3000.onnx"))
+    bench_window(Path(sys.argv[1]) if len(sys.argv) > 1 else synth_file(3000))

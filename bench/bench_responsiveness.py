@@ -2,8 +2,8 @@
 
     python bench/bench_responsiveness.py [--runs 3] [--with-run] [FILE ...]
 
-Defaults to /tmp/synth300.onnx, /tmp/synth1500.onnx, /tmp/synth3000.onnx (make them with
-``python /work/shared/bench/synth.py N out.onnx``). Each run is a fresh process, offscreen, with the
+Defaults to the 12k-, 61k- and 123k-node models of bench/synth.py (300, 1500 and 3000 layers,
+made on first use into .cache/onnxviz-tests/). Each run is a fresh process, offscreen, with the
 real MainWindow. A 10 ms QTimer on the GUI thread measures the longest gap between its ticks
 ("block" = the longest time the window could not react) from ``open_path`` until the canvas's
 ``scene_ready``, the validation result and the Model panel's figures have all arrived; then the
@@ -32,8 +32,9 @@ from types import FrameType
 from typing import Any
 
 from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_until
+from synth import synth_file
 
-DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
+DEFAULT_LAYERS = (300, 1500, 3000)
 
 def where(frame: FrameType | None) -> str | None:
     """The innermost onnxviz frame and its onnxviz caller; None when the thread is idle in this script."""
@@ -155,7 +156,7 @@ def print_blame(title: str, blame: list[tuple[str, float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
+    parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--with-run", action="store_true",
                         help="also run the model (Run menu, every value captured) and time the pause as it arrives")
@@ -165,9 +166,9 @@ def main() -> None:
         print_and_exit(measure(args.files[0], args.with_run))
     print(f"{'file':<18} {'nodes':>7} {'open s':>7} {'block ms':>8} {'edit s':>7} {'block ms':>8} "
           f"{'move s':>7} {'block ms':>8}" + (f" {'run s':>7} {'block ms':>8}" if args.with_run else ""))
-    for path in args.files:
+    for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:
         if not path.exists():
-            print(f"{path.name:<18} missing (make it with /work/shared/bench/synth.py)")
+            print(f"{path.name:<18} missing")
             continue
         runs = [run_once(path, args.with_run) for _ in range(args.runs)]
         med = {k: statistics.median(r[k] for r in runs) for k in ("nodes", "opened", "open_block", "edited",

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+from synth import synth_file
 
 from onnxviz.model.runner import RunOptions, run_model, warm_up
 from onnxviz.model.runner.capture import Prepared, packing_shapes, prepare_model
@@ -46,7 +47,6 @@ from onnxviz.model.runner.packing import unpack
 from onnxviz.model.runner.worker import HUGE_PAGES
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-DEFAULT_MODELS = [Path("/tmp/synth300.onnx"), *sorted(LIGHT.glob("light_*.onnx"))]
 
 
 def _session(data: bytes, optimized: bool, packed: bool = False, capture: bool = False) -> ort.InferenceSession:
@@ -179,10 +179,7 @@ def main() -> int:
     if HUGE_PAGES not in os.environ.get("GLIBC_TUNABLES", ""):  # glibc reads it at start: run again with it
         os.environ["GLIBC_TUNABLES"] = HUGE_PAGES
         os.execv(sys.executable, [sys.executable, *sys.argv])
-    models = [m for m in (args.models or DEFAULT_MODELS) if m.exists()]
-    if not models:
-        print("no models found (make /tmp/synth300.onnx with ../shared/bench/synth.py)", file=sys.stderr)
-        return 1
+    models = args.models or [synth_file(300), *sorted(LIGHT.glob("light_*.onnx"))]
     print(f"optimization: {'ORT_ENABLE_ALL' if args.optimized else 'ORT_DISABLE_ALL'}; medians of {args.repeat}")
     for path in models:
         bench(path, args.repeat, args.optimized)

@@ -30,6 +30,7 @@ import onnx
 from bench_run import _session  # the plain run's session, as bench_run makes it
 from onnx import numpy_helper
 from onnxruntime.capi import _pybind_state as C  # noqa: N812 - onnxruntime's own name for it
+from synth import synth_file
 
 from onnxviz.model.runner.capture import prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
@@ -118,10 +119,10 @@ def bench(path: Path, repeat: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("models", nargs="*", type=Path, default=[Path("/tmp/synth300.onnx")])
+    parser.add_argument("models", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    for path in args.models:
+    for path in args.models or [synth_file(300)]:
         bench(path, args.repeat)
     return 0
 

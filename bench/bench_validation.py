@@ -3,7 +3,7 @@
     python bench/bench_validation.py [MODEL] [--edits N]
 
 Prints the median (and min/max) over N edits (node renames) of a 12k-node model
-(default /tmp/synth300.onnx, made by ``python ../shared/bench/synth.py 300``),
+(default: bench/synth.py's 300 layers, made on first use into .cache/onnxviz-tests/),
 for the first pass (checker, inference, schema checks) and for onnxruntime's check that
 follows it, plus the time of one pass of each.
 """
@@ -16,12 +16,14 @@ import statistics
 import sys
 import time
 
+from synth import synth_file
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", nargs="?", default="/tmp/synth300.onnx")
+    parser.add_argument("model", nargs="?")
     parser.add_argument("--edits", type=int, default=10)
     args = parser.parse_args()
 
@@ -33,9 +35,10 @@ def main() -> int:
     from onnxviz.ui.validation import ValidationService
 
     app = QCoreApplication.instance() or QCoreApplication(sys.argv)
-    doc = onnxviz.open(args.model)
+    model = args.model or str(synth_file(300))
+    doc = onnxviz.open(model)
     nodes = [i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Transpose"][: args.edits]
-    print(f"{args.model}: {len(doc.model.graph.node)} nodes, {doc.model.ByteSize() / 1e6:.1f} MB")
+    print(f"{model}: {len(doc.model.graph.node)} nodes, {doc.model.ByteSize() / 1e6:.1f} MB")
     service = ValidationService()
     service.set_document(doc)
     loop = QEventLoop()

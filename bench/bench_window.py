@@ -2,7 +2,8 @@
 
     python bench/bench_window.py [--runs 3] [FILE ...]
 
-Defaults to /tmp/synth300.onnx, /tmp/synth1500.onnx, /tmp/synth3000.onnx. Each run is a fresh
+Defaults to the 12k-, 61k- and 123k-node models of bench/synth.py (300, 1500 and 3000 layers,
+made on first use into .cache/onnxviz-tests/). Each run is a fresh
 process with fresh settings, offscreen. "stall" is the longest gap between ticks of a 5 ms timer
 on the GUI thread while the operation runs: what a user would feel as a frozen window.
 Prints medians of the runs.
@@ -18,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_for, wait_until
+from synth import synth_file
 
-DEFAULT_FILES = [Path(f"/tmp/synth{n}.onnx") for n in (300, 1500, 3000)]
+DEFAULT_LAYERS = (300, 1500, 3000)
 
 
 def measure(path: Path) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def measure(path: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_FILES)
+    parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -74,9 +76,9 @@ def main() -> None:
         print_and_exit(measure(args.files[0]))
     print(f"{'file':<18} {'nodes':>7} {'window s':>8} {'loaded s':>8} {'drawn s':>8} {'stall ms':>8} "
           f"{'save s':>7} {'stall ms':>8}")
-    for path in args.files:
+    for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:
         if not path.exists():
-            print(f"{path.name:<18} missing (make it with ../shared/bench/synth.py)")
+            print(f"{path.name:<18} missing")
             continue
         runs = [run_child(__file__, [str(path)]) for _ in range(args.runs)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}

@@ -1,32 +1,23 @@
-"""Shared fixtures: paths to the bundled example, the onnx wheel's models and ../shared."""
+"""Shared fixtures: paths to the bundled example, the ONNX conformance data (tests/onnx_data.py) and
+the transformer-shaped models of bench/synth.py."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
+import outside_reads
 import pytest
+from synth import build as synth_build
 
+outside_reads.install()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest_plugins = ["window_fixtures"]  # make_window, for the desktop tests
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "resources" / "examples" / "example.onnx"
-SHARED = Path(os.environ.get("ONNXVIZ_SHARED", REPO.parent / "shared"))
-NODE_TESTS = SHARED / "onnx-node-tests"
-LIGHT_MODELS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-
-
-def corpus_models() -> list[Path]:
-    """Every model.onnx of the ONNX conformance data (empty if ../shared is absent)."""
-    if not NODE_TESTS.is_dir():
-        return []
-    return sorted(NODE_TESTS.rglob("*.onnx"))
-
-
-def synth_script() -> Path:
-    return SHARED / "bench" / "synth.py"
 
 
 @pytest.fixture
@@ -43,13 +34,19 @@ def example_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def synth_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 10-layer transformer-shaped model from ../shared/bench/synth.py (~350 nodes)."""
-    import runpy
-
+    """A 10-layer transformer-shaped model from bench/synth.py (421 nodes)."""
     out = tmp_path_factory.mktemp("synth") / "synth10.onnx"
-    mod = runpy.run_path(str(synth_script()))
-    onnx.save(mod["build"](10), out)
+    onnx.save(synth_build(10), out)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _reads_only_the_repository() -> Iterator[None]:
+    """Fails a test that opened or listed anything outside the repository, temporary folders, the
+    Python installation and system folders (tests/outside_reads.py); collection's reads count for the first."""
+    yield
+    outside = outside_reads.take()
+    assert not outside, f"read outside the repository: {sorted(set(outside))[:5]}"
 
 
 @pytest.fixture(autouse=True)

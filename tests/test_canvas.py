@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import NODE_TESTS
+from onnx_data import node_model
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
@@ -162,7 +162,7 @@ def test_arrow_keys_in_the_find_field_choose_the_result(qtbot: QtBot, example_pa
 
 @pytest.mark.parametrize("folder", ["test_loop11", "test_if"])
 def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> None:
-    _, canvas = open_window(qtbot, NODE_TESTS / "node" / folder / "model.onnx")
+    _, canvas = open_window(qtbot, node_model(folder))
     holder = op_box(canvas, "Loop" if "loop" in folder else "If")
     targets = canvas.subgraphs_of(canvas.drawable.scene.box_ref[holder].node)
     assert targets and canvas.view.options.enterable == {holder}   # drawn with the "has a graph inside" mark
@@ -181,7 +181,7 @@ def test_enter_and_leave_subgraph_with_breadcrumb(qtbot: QtBot, folder: str) -> 
 
 
 def test_breadcrumb_resets_as_soon_as_another_model_is_set(qtbot: QtBot, example_path: Path) -> None:
-    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    window, canvas = open_window(qtbot, node_model("test_loop11"))
     with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
         qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=show_box(canvas, op_box(canvas, "Loop")))
     assert [b.text() for b in canvas.breadcrumb.buttons] == ["main graph", "Loop #0 (body)"]
@@ -192,7 +192,7 @@ def test_breadcrumb_resets_as_soon_as_another_model_is_set(qtbot: QtBot, example
 
 
 def test_selection_in_another_scope_switches_to_it(qtbot: QtBot) -> None:
-    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_if" / "model.onnx")
+    window, canvas = open_window(qtbot, node_model("test_if"))
     scope = next(s for s in window.doc.index.graphs if s)
     with qtbot.waitSignal(canvas.scope_changed, timeout=TIMEOUT):
         window.doc.selection.select_node(scope, 0)
@@ -229,12 +229,12 @@ def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path)
         window.model_changed.emit(Change("Rename", ChangeKind.EDIT))
     assert canvas.view.scale == scale    # the view stays where it was
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
-        window.open_path(NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+        window.open_path(node_model("test_loop11"))
     assert canvas.scope == "" and "Loop" in canvas.drawable.scene.box_title
 
 
 def test_enter_and_backspace_open_and_leave_a_loop_body(qtbot: QtBot) -> None:
-    window, canvas = open_window(qtbot, NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    window, canvas = open_window(qtbot, node_model("test_loop11"))
     loop = op_box(canvas, "Loop")
     window.doc.selection.select_node("", canvas.drawable.scene.box_ref[loop].node)
     canvas.view.setFocus()
@@ -289,7 +289,7 @@ def test_search_index_finds_every_kind_in_every_scope(qapp: object) -> None:
     from onnxviz.model.document import Document
     from onnxviz.ui.canvas.search import SearchIndex
 
-    doc = Document.open(NODE_TESTS / "node" / "test_loop11" / "model.onnx")
+    doc = Document.open(node_model("test_loop11"))
     searcher = SearchIndex(doc.index)
     hits = searcher.search("loop")
     assert {h.what for h in hits} >= {"op"} and any(h.scope for h in searcher.search("add"))
@@ -399,7 +399,7 @@ def test_a_failing_layout_is_reported_and_clears_the_old_drawing(qtbot: QtBot, e
     window, canvas = open_window(qtbot, example_path)
     canvas.layout_factory = BrokenLayout
     with qtbot.waitSignal(canvas.layout_failed, timeout=TIMEOUT) as failed:
-        window.open_path(NODE_TESTS / "node" / "test_if" / "model.onnx")
+        window.open_path(node_model("test_if"))
     assert "no room" in failed.args[0] and canvas.drawable is None
     assert "no room" in canvas.view.message and not canvas.busy
     canvas.view.grab()   # paints the message without error
@@ -423,7 +423,7 @@ def test_jobs_queued_on_a_layout_that_fails_are_dropped(qtbot: QtBot, example_pa
 
     window, canvas = open_window(qtbot, example_path)
     canvas.layout_factory = SlowBrokenLayout
-    window.open_path(NODE_TESTS / "node" / "test_if" / "model.onnx")
+    window.open_path(node_model("test_if"))
     qtbot.waitUntil(lambda: canvas._task is not None and canvas._unstarted is None, timeout=TIMEOUT)
     canvas.relabel()
     assert canvas._pending

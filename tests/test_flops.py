@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from onnx_data import LIGHT_MODELS
 
 from onnxviz.model.flops import graph_costs, human_count, summarize
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.validation import infer_types
-from tests.conftest import LIGHT_MODELS
 
 
 def _index(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],

@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from onnx_data import LIGHT_MODELS, corpus_models, model_id
+from synth import build as synth_build
 
 from onnxviz.model.errors import Cancelled, EditError
 from onnxviz.model.groups import group_path_of
@@ -17,7 +19,6 @@ from onnxviz.model.index import ModelIndex
 from onnxviz.model.layout import GraphLayout
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.scene import BoxKind, Category, Scene
-from tests.conftest import LIGHT_MODELS, corpus_models
 
 LIGHT = ["light_resnet50.onnx", "light_inception_v2.onnx", "light_densenet121.onnx"]
 
@@ -25,11 +26,7 @@ LIGHT = ["light_resnet50.onnx", "light_inception_v2.onnx", "light_densenet121.on
 @pytest.fixture(scope="module")
 def synth_big() -> onnx.ModelProto:
     """A 40-layer transformer-shaped model (~1650 nodes): big enough to open collapsed."""
-    import runpy
-
-    from tests.conftest import synth_script
-
-    return runpy.run_path(str(synth_script()))["build"](40)
+    return synth_build(40)
 
 
 # -- checks --------------------------------------------------------------------------------
@@ -386,16 +383,16 @@ def test_progress_and_cancel(synth_big: onnx.ModelProto) -> None:
         GraphLayout(ModelIndex(synth_big)).build(cancel=token)
 
 
-def test_every_corpus_model_lays_out() -> None:
-    models = corpus_models()
-    assert len(models) > 1000
-    for path in models:
-        model = onnx.load(str(path), load_external_data=False)
-        index = ModelIndex(model)
-        for scope in index.graphs:
-            scene = GraphLayout(index, scope).build()
-            assert overlapping_pairs(scene) == [], path
-            assert_edges_attached(scene)
+CORPUS = corpus_models()
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[model_id(p) for p in CORPUS])
+def test_every_corpus_model_lays_out(path: Path) -> None:
+    index = ModelIndex(onnx.load(str(path), load_external_data=False))
+    for scope in index.graphs:
+        scene = GraphLayout(index, scope).build()
+        assert overlapping_pairs(scene) == [], scope
+        assert_edges_attached(scene)
 
 
 def test_inner_groups_stay_open_inside_a_collapsed_group(synth_big: onnx.ModelProto) -> None:
@@ -424,11 +421,7 @@ def test_relabel_leaves_the_drawn_scene_alone(example_path: Path) -> None:
 
 
 def test_cancel_inside_one_big_level() -> None:
-    import runpy
-
-    from tests.conftest import synth_script
-
-    model = runpy.run_path(str(synth_script()))["build"](60)
+    model = synth_build(60)
     for node in model.graph.node:
         node.name = ""  # no groups: one level of ~2500 boxes
     token = CancelToken()
@@ -458,11 +451,7 @@ def test_body_output_passing_an_outer_value_through() -> None:
 
 
 def test_big_graph_without_name_scopes_opens_in_runs_of_nodes() -> None:
-    import runpy
-
-    from tests.conftest import synth_script
-
-    model = runpy.run_path(str(synth_script()))["build"](130)
+    model = synth_build(130)
     for node in model.graph.node:
         node.name = ""
     n = len(model.graph.node)
@@ -601,11 +590,7 @@ def test_refreshed_texts_are_what_a_new_layout_draws(synth_mid: onnx.ModelProto,
 @pytest.fixture(scope="module")
 def synth_mid() -> onnx.ModelProto:
     """A 12-layer transformer-shaped model (503 nodes): opens as an overview of collapsed layers."""
-    import runpy
-
-    from tests.conftest import synth_script
-
-    return runpy.run_path(str(synth_script()))["build"](12)
+    return synth_build(12)
 
 
 def test_a_rename_within_its_group_changes_one_box_text(synth_mid: onnx.ModelProto) -> None:
@@ -628,12 +613,9 @@ def test_a_rename_within_its_group_changes_one_box_text(synth_mid: onnx.ModelPro
 
 
 def test_runs_of_unnamed_nodes_refresh_only_within_their_run() -> None:
-    import runpy
-
     from onnxviz.model.document import Document
-    from tests.conftest import synth_script
 
-    model = runpy.run_path(str(synth_script()))["build"](130)
+    model = synth_build(130)
     for node in model.graph.node:
         node.name = ""
     doc = Document(model)

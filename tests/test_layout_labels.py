@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from onnx_data import node_model
 
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.layout import GraphLayout
 from onnxviz.model.layout_labels import CHAR_WIDTH, LABEL_LINE, label_spots
 from onnxviz.model.scene import Scene
 
-NODE_TESTS = Path("/work/shared/onnx-node-tests/node")
 TEXT_HEIGHT = 11.0   # the glyphs of a 9 pt line
 
 
@@ -50,10 +48,9 @@ def _split(parts: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-@pytest.mark.skipif(not (NODE_TESTS / "test_loop11").is_dir(), reason="onnx node tests not available")
 def test_loop_output_labels_do_not_overlap() -> None:
     """The Loop's "1" (res_y) and "5x1" (res_scan) were drawn on top of each other."""
-    scene = _scene(onnx.load(str(NODE_TESTS / "test_loop11" / "model.onnx")))
+    scene = _scene(onnx.load(str(node_model("test_loop11"))))
     labelled = {scene.edge_value[e] for e in _rects(scene)}
     assert {"res_y", "res_scan"} <= labelled
     assert _collisions(scene) == []

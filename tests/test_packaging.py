@@ -8,8 +8,10 @@ scripts/check-install.sh does the same with every dependency from PyPI.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +22,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# each runtime dependency (distribution name) and the top-level module onnxviz imports it as
+DEPENDENCIES = {"PySide6-Essentials": "PySide6", "onnx": "onnx", "onnxruntime": "onnxruntime", "numpy": "numpy",
+                "pyqtgraph": "pyqtgraph", "ml-dtypes": "ml_dtypes"}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +46,24 @@ def test_wheel_carries_data_entry_point_and_dependencies(wheel: Path) -> None:
     assert example == (REPO / "resources" / "examples" / "example.onnx").read_bytes()  # no drift
     assert "onnxviz = onnxviz.cli:main" in entry_points
     assert "License-Expression: Apache-2.0" in metadata  # the SPDX form, not the deprecated table
-    for dep in ("PySide6-Essentials", "onnx", "onnxruntime", "numpy", "pyqtgraph", "igraph", "ml-dtypes"):
-        assert f"Requires-Dist: {dep}" in metadata
+    required = set(re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)(?!.*extra ==)", metadata, re.MULTILINE))
+    assert required == set(DEPENDENCIES)
+
+
+def _imported_top_modules() -> set[str]:
+    found: set[str] = set()
+    for path in (REPO / "onnxviz").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_declared_dependency_is_imported() -> None:
+    """A dependency nothing imports only costs users a download (igraph was one)."""
+    assert set(DEPENDENCIES.values()) <= _imported_top_modules()
 
 
 def test_installed_command_runs_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
@@ -52,9 +73,10 @@ def test_installed_command_runs_outside_the_repo(wheel: Path, tmp_path: Path) ->
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # borrow onnx, PySide6, ...
+    # without PYTHONPATH: a repository on it (its onnxviz.egg-info) would pass for an installed onnxviz
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"QT_QPA_PLATFORM": "offscreen"}
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-index", str(wheel)], check=True, capture_output=True, timeout=300)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+                    "--no-index", str(wheel)], check=True, capture_output=True, timeout=300, env=env)
     where = subprocess.run(
         [str(python), "-c", "import onnxviz; from onnxviz.ui.app import example_model_path, package_file; "
          "print(onnxviz.__file__); print(example_model_path()); print(package_file('ui', 'icons', 'onnxviz.svg'))"],

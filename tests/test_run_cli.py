@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import run_cli
 from onnx import TensorProto, numpy_helper
+from onnx_data import node_model
 
 
 def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
@@ -128,7 +129,7 @@ def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: P
 
 def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     dump = tmp_path / "dump"
-    code, out, _ = run_cli(capsys, "run", "/work/shared/onnx-node-tests/node/test_scan9_sum/model.onnx",
+    code, out, _ = run_cli(capsys, "run", str(node_model("test_scan9_sum")),
                         "--dump", str(dump))
     assert code == 0
     assert "inside 0.body (reference evaluator): iteration 3 of 3, the last one" in out
@@ -210,8 +211,8 @@ def test_run_input_that_is_no_array_file_is_one_sentence(capsys: pytest.CaptureF
 
 def test_run_bfloat16_input(capsys: pytest.CaptureFixture[str]) -> None:
     """A bfloat16 input crosses to the worker in an .npz, which keeps it as raw bytes ('|V2')."""
-    model = "/work/shared/onnx-node-tests/node/test_castlike_FLOAT_to_BFLOAT16_expanded/model.onnx"
-    code, out, err = run_cli(capsys, "run", model, "--json")
+    model = node_model("test_castlike_FLOAT_to_BFLOAT16_expanded")
+    code, out, err = run_cli(capsys, "run", str(model), "--json")
     assert code == 0, err
     assert json.loads(out)["outputs"][0]["dtype"] == "bfloat16"
 
@@ -275,11 +276,10 @@ def test_run_float8e5m2_input_and_dump(capsys: pytest.CaptureFixture[str], tmp_p
     """float8_e5m2 is the one ml_dtypes type numpy writes as a descriptor it cannot read back ('<f1')."""
     from onnxviz.model.runner.store import RunResult
 
-    node = "/work/shared/onnx-node-tests/node"
-    code, out, err = run_cli(capsys, "run", f"{node}/test_castlike_FLOAT8E5M2_to_FLOAT_expanded/model.onnx", "--json")
+    code, out, err = run_cli(capsys, "run", str(node_model("test_castlike_FLOAT8E5M2_to_FLOAT_expanded")), "--json")
     assert code == 0, err
     assert json.loads(out)["outputs"][0]["dtype"] == "float32"
-    code, _, err = run_cli(capsys, "run", f"{node}/test_cast_FLOAT_to_FLOAT8E5M2/model.onnx", "--dump", str(tmp_path))
+    code, _, err = run_cli(capsys, "run", str(node_model("test_cast_FLOAT_to_FLOAT8E5M2")), "--dump", str(tmp_path))
     assert code == 0, err
     result = RunResult.load(tmp_path)
     out_array, in_array = result.array("output"), result.array("input")

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx_data import LIGHT_MODELS
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
@@ -21,7 +22,6 @@ from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.widgets.names import unbreak
-from tests.conftest import NODE_TESTS
 from tests.test_runner import _nan_model, _slow_model
 
 TIMEOUT = 30000
@@ -156,10 +156,7 @@ def test_compare_engines_and_jump_to_first_difference(qtbot: QtBot, example_path
 def test_compare_leads_with_relative_error_and_skips_float32_noise(qtbot: QtBot) -> None:
     """On squeezenet, a conv with error 2.8e-4 on values around 100 was the first difference at the
     old absolute tolerance 1e-4, and the summary led with 'worst max abs error 3.89e+04'."""
-    path = NODE_TESTS / "light" / "light_squeezenet.onnx"
-    if not path.is_file():
-        pytest.skip("light_squeezenet.onnx not available")
-    window, c = _window(qtbot, path)
+    window, c = _window(qtbot, LIGHT_MODELS / "light_squeezenet.onnx")
     c.plans[str(window.doc.path)] = InputPlan({}, {})
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         _menu_action(window, "Compare Engines").trigger()

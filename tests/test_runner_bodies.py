@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_data import node_cases
 
 from onnxviz.model.runner import RunOptions, run_model, subgraphs
 from onnxviz.model.runner.capture import capture
 from onnxviz.model.runner.store import value_key
 
-CORPUS = Path("/work/shared/onnx-node-tests/node")
 F = TensorProto.FLOAT
 
 
@@ -147,7 +147,7 @@ def test_stored_with_scope_and_reference_engine(tmp_path: Path) -> None:
 
 
 def _corpus(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    folder = CORPUS / name
+    folder = node_cases() / name
     model = onnx.load(str(folder / "model.onnx"))
     feeds = {}
     for k, value in enumerate(model.graph.input):

@@ -9,13 +9,13 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_data import LIGHT_MODELS
 
 from onnxviz.model.runner import capture as capture_module
 from onnxviz.model.runner.capture import Captured, capture, prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.packing import MEMBER_LIMIT, static_shapes
 from onnxviz.model.runner.worker import HUGE_PAGES, _huge_pages_in_children
-from tests.conftest import LIGHT_MODELS
 
 
 def _chain_model(layers: int = 30, batch: str | int = "N") -> onnx.ModelProto:

@@ -6,27 +6,29 @@ from pathlib import Path
 
 import onnx
 import pytest
-from conftest import NODE_TESTS
+from onnx_data import model_id, node_cases
 
 import onnxviz
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.slices import serialize_in_slices
 
-
-def _models() -> list[Path]:
-    return sorted(NODE_TESTS.glob("node/*/model.onnx"))[::25]
+EXAMPLE = Path(__file__).resolve().parents[1] / "resources" / "examples" / "example.onnx"
+MODELS = [EXAMPLE, *sorted(node_cases().glob("*/model.onnx"))[::25]]  # every 25th operator case
 
 
 @pytest.mark.parametrize("items", [1, 3, 2000])
-def test_sliced_bytes_equal_the_whole_serialization(example_path: Path, items: int) -> None:
-    paths = [example_path, *_models()]
-    assert len(paths) > 40
+@pytest.mark.parametrize("path", MODELS, ids=[model_id(p) for p in MODELS])
+def test_sliced_bytes_equal_the_whole_serialization(path: Path, items: int) -> None:
+    model = onnx.load(str(path))
+    assert serialize_in_slices(model, lambda: None, items) == model.SerializeToString()
+
+
+def test_slices_pause_between_them(example_path: Path) -> None:
+    model = onnx.load(str(example_path))
     pauses: list[int] = []
-    for path in paths:
-        model = onnx.load(str(path))
-        assert serialize_in_slices(model, lambda: pauses.append(1), items) == model.SerializeToString(), path
-    assert pauses
+    assert serialize_in_slices(model, lambda: pauses.append(1), 3) == model.SerializeToString()
+    assert len(pauses) > 3
 
 
 def test_a_message_with_unknown_fields_keeps_them(example_path: Path) -> None:
