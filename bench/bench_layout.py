@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from synth import synth_file  # noqa: E402
 
-from onnxviz.model.index import ModelIndex  # noqa: E402
-from onnxviz.model.layout import GraphLayout  # noqa: E402
-from onnxviz.model.scene import BoxKind, Scene  # noqa: E402
+from onnxviz.model.graph.index import ModelIndex  # noqa: E402
+from onnxviz.model.layout.engine import GraphLayout  # noqa: E402
+from onnxviz.model.layout.scene import BoxKind, Scene  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 SYNTH_LAYERS = (300, 1500, 3000)

@@ -21,7 +21,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 from onnx import TensorProto, numpy_helper  # noqa: E402
 
-from onnxviz.model.tensors import tensor_stats  # noqa: E402
+from onnxviz.model.graph.tensors import tensor_stats  # noqa: E402
 
 
 def median_seconds(fn: Callable[[], object], runs: int = 5) -> float:
@@ -94,8 +94,8 @@ def bench_window(model: Path) -> None:
         print(f"  select node + clear (GUI thread):  {statistics.median(node_times) * 1000:7.1f} ms median")
         print(f"  select value + clear (GUI thread): {statistics.median(value_times) * 1000:7.1f} ms median")
         print(f"  model panel rebuild (GUI thread):  {model_time * 1000:7.1f} ms median")
-        from onnxviz.model.flops import graph_costs
-        from onnxviz.model.rawtext import model_text
+        from onnxviz.model.graph.flops import graph_costs
+        from onnxviz.model.graph.rawtext import model_text
 
         print(f"  FLOP estimate (background):        {median_seconds(lambda: graph_costs(doc.index), 3):7.2f} s")
         print(f"  raw model text (background):       {median_seconds(lambda: model_text(doc.model), 3):7.2f} s")

@@ -124,7 +124,7 @@ def measure(path: Path, with_run: bool) -> dict[str, Any]:
     if with_run:
         result.update(_run(window, marks, blocks, sampler))
     sampler.running = False
-    from onnxviz.model.procpool import shared_worker
+    from onnxviz.model.background.procpool import shared_worker
 
     shared_worker().shutdown()
     result["nodes"] = window.doc.index.node_count()

@@ -30,8 +30,8 @@ def main() -> int:
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
 
     import onnxviz
-    from onnxviz.model.session_check import runtime_problems
-    from onnxviz.model.validation import validate
+    from onnxviz.model.graph.session_check import runtime_problems
+    from onnxviz.model.graph.validation import validate
     from onnxviz.ui.validation import ValidationService
 
     app = QCoreApplication.instance() or QCoreApplication(sys.argv)

@@ -26,8 +26,8 @@ DEFAULT_LAYERS = (300, 1500, 3000)
 
 def measure(path: Path) -> dict[str, Any]:
     """In a fresh process: open ``path`` in the window, make one edit, save it."""
-    from onnxviz.model.commands import Command
     from onnxviz.model.document import Document
+    from onnxviz.model.editing.commands import Command
 
     class Touch(Command):
         label = "touch"

@@ -20,7 +20,7 @@ from pathlib import Path
 CHILD = """
 import sys, time
 from PySide6.QtCore import QThreadPool
-from onnxviz.model.procpool import shared_worker
+from onnxviz.model.background.procpool import shared_worker
 from onnxviz.ui.app import ensure_app
 from onnxviz.ui.tasks import Task
 

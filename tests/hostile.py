@@ -478,9 +478,9 @@ def exercise(path: Path) -> str:
     """
     from onnxviz.model.document import Document
     from onnxviz.model.errors import OnnxvizError
-    from onnxviz.model.layout import GraphLayout
-    from onnxviz.model.summary import model_info
-    from onnxviz.model.validation import check_model
+    from onnxviz.model.graph.summary import model_info
+    from onnxviz.model.graph.validation import check_model
+    from onnxviz.model.layout.engine import GraphLayout
 
     try:
         doc = Document.open(path)

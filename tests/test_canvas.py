@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.document import Change, ChangeKind
-from onnxviz.model.scene import BoxKind
+from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas.canvas import GraphCanvas
 from onnxviz.ui.main_window import MainWindow
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.scene import BoxKind, BoxRef, Category, Scene
+from onnxviz.model.layout.scene import BoxKind, BoxRef, Category, Scene
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.export import export_image

@@ -9,7 +9,7 @@ from onnx_data import corpus_models, model_id
 
 from onnxviz.cli.check import collect_problems
 from onnxviz.model.document import Document
-from onnxviz.model.summary import model_info
+from onnxviz.model.graph.summary import model_info
 
 MODELS = corpus_models()
 

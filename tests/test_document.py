@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxviz
 from onnxviz.model.errors import LoadError, SaveError
-from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, ModelIndex
+from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, ModelIndex
 
 
 def _model(nodes: list[onnx.NodeProto], inputs: list[str], outputs: list[str],

@@ -286,7 +286,7 @@ def test_sort_topologically(doc: Document) -> None:
     last = doc.model.graph.node[-1].name
     doc.insert_node("Relu", ["probabilities"], ["after"], name="tail")
     first = doc.locate("tail")[1]
-    from onnxviz.model.edits import EditCommand, Reorder
+    from onnxviz.model.editing.ops import EditCommand, Reorder
 
     n = len(doc.model.graph.node)
     order = [first] + [i for i in range(n) if i != first]

@@ -7,9 +7,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnx_data import LIGHT_MODELS
 
-from onnxviz.model.flops import graph_costs, human_count, summarize
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.validation import infer_types
+from onnxviz.model.graph.flops import graph_costs, human_count, summarize
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.validation import infer_types
 
 
 def _index(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxviz.model.categories import category_of
-from onnxviz.model.groups import MAX_DEPTH, build_groups, scope_levels
-from onnxviz.model.scene import Category
+from onnxviz.model.layout.categories import category_of
+from onnxviz.model.layout.groups import MAX_DEPTH, build_groups, scope_levels
+from onnxviz.model.layout.scene import Category
 
 
 @pytest.mark.parametrize(("name", "levels"), [

@@ -13,8 +13,8 @@ from conftest import REPO
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import LoadError, OnnxvizError
-from onnxviz.model.index import display_name
-from onnxviz.model.loading import TextFormatError, read_model_file, read_text_model_file
+from onnxviz.model.io.loading import TextFormatError, read_model_file, read_text_model_file
+from onnxviz.model.text import display_name
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_truncation_anywhere_is_a_clear_error(tmp_path: Path) -> None:
 def test_size_limit_uses_stat_not_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "big.onnx"
     path.write_bytes(hostile.valid_model().SerializeToString())
-    monkeypatch.setattr("onnxviz.model.loading.MAX_PROTO_BYTES", 100)
+    monkeypatch.setattr("onnxviz.model.io.loading.MAX_PROTO_BYTES", 100)
     with pytest.raises(LoadError, match="larger than"):
         read_model_file(path)
 
@@ -167,7 +167,7 @@ def touched_paths() -> Iterator[list[str]]:
 @pytest.mark.parametrize("case", [c for c in hostile.EXTERNAL], ids=lambda c: c.name)
 def test_external_data_never_reads_outside_the_model_folder(
         case: hostile.Case, cases: dict[str, tuple[hostile.Case, Path]], touched_paths: list[str]) -> None:
-    from onnxviz.model.tensors import tensor_array, tensor_stats
+    from onnxviz.model.graph.tensors import tensor_array, tensor_stats
 
     _, path = cases[case.name]
     doc = Document.open(path)
@@ -188,7 +188,7 @@ def test_external_data_never_reads_outside_the_model_folder(
 @pytest.mark.parametrize("case", hostile.OPENS, ids=lambda c: c.name)
 def test_layout_terminates_on_every_scope_of_broken_models(
         case: hostile.Case, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
-    from onnxviz.model.layout import GraphLayout
+    from onnxviz.model.layout.engine import GraphLayout
 
     doc = Document.open(cases[case.name][1])
     for scope, g in list(doc.index.graphs.items())[:40]:
@@ -251,7 +251,7 @@ def test_runner_refuses_broken_models_before_starting_a_worker(
 
 
 def test_canvas_boxes_show_hostile_names_escaped_and_clipped(cases: dict[str, tuple[hostile.Case, Path]]) -> None:
-    from onnxviz.model.layout import GraphLayout
+    from onnxviz.model.layout.engine import GraphLayout
 
     scene = GraphLayout(Document.open(cases["bidi_name"][1]).index, "").build()
     assert "evil\\u202etxt.exe" in scene.box_name

@@ -123,7 +123,7 @@ def test_unhandled_exception_in_a_slot_is_logged_shown_and_the_app_keeps_running
 def test_text_format_file_is_offered_and_opened_as_text(
         qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
     from onnxviz.model.errors import LoadError
-    from onnxviz.model.loading import TextFormatError, read_model_file
+    from onnxviz.model.io.loading import TextFormatError, read_model_file
     from onnxviz.ui.text_format import offer_text_format
 
     path = cases["onnx_text"][1]
@@ -153,7 +153,7 @@ def test_opening_a_text_format_file_in_the_window_asks_then_opens_it(
 
 def test_text_format_question_cancelled_keeps_the_document(
         qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
-    from onnxviz.model.loading import TextFormatError
+    from onnxviz.model.io.loading import TextFormatError
     from onnxviz.ui.text_format import offer_text_format
 
     doc = window.doc
@@ -236,7 +236,7 @@ def test_status_bar_shows_a_selected_hostile_name_on_one_short_line(
 
 
 def test_text_format_question_names_the_file_as_written(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    from onnxviz.model.loading import TextFormatError
+    from onnxviz.model.io.loading import TextFormatError
     from onnxviz.ui.text_format import offer_text_format
 
     path = tmp_path / "<i>model<i> &amp;.onnx"

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait, settle
 
-from onnxviz.model.index import display_prose
+from onnxviz.model.text import display_prose
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.common import Page
 from onnxviz.ui.widgets.markdown import (

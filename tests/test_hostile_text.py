@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QScrollArea, QTextBrows
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait, settle
 
-from onnxviz.model.index import display_name, display_prose
+from onnxviz.model.text import display_name, display_prose
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.common import Page
 from onnxviz.ui.widgets.names import BREAK, ElidedLabel, RichLabel

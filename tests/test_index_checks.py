@@ -7,8 +7,8 @@ import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, parser
 
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.model_checks import newest_opset, tensor_problem
+from onnxviz.model.graph.checks import newest_opset, tensor_problem
+from onnxviz.model.graph.index import ModelIndex
 
 
 def _messages(model: onnx.ModelProto) -> list[str]:
@@ -101,7 +101,7 @@ def test_sparse_initializers_define_their_values() -> None:
     import numpy as np
     from onnx import numpy_helper
 
-    from onnxviz.model.index import INITIALIZER
+    from onnxviz.model.graph.index import INITIALIZER
 
     values = numpy_helper.from_array(np.array([1.0], np.float32), "sp")
     sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(np.array([2], np.int64), "i"), [4])

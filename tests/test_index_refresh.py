@@ -14,7 +14,7 @@ from onnx import TensorProto, helper
 import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.model.errors import EditError
-from onnxviz.model.index import ModelIndex
+from onnxviz.model.graph.index import ModelIndex
 from tests.test_undo_property import EDITS, Pick
 
 
@@ -138,7 +138,7 @@ def test_structural_edits_still_build_a_new_index(example_path: Path) -> None:
 @pytest.mark.parametrize("index_built", [False, True])
 def test_node_name_lookup_follows_the_walk_order(tmp_path: Path, index_built: bool) -> None:
     """The first node with a name wins, bodies counted where their holder stands."""
-    from onnxviz.model.validation import walk_nodes
+    from onnxviz.model.graph.validation import walk_nodes
 
     then = helper.make_graph([helper.make_node("Neg", ["x"], ["t"], name="c"),
                               helper.make_node("Neg", ["t"], ["t2"], name="a")], "then", [],

@@ -14,11 +14,11 @@ from onnx_data import LIGHT_MODELS, corpus_models, model_id
 from synth import build as synth_build
 
 from onnxviz.model.errors import Cancelled, EditError
-from onnxviz.model.groups import group_path_of
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.layout import GraphLayout
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.model.layout.groups import group_path_of
+from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.progress import CancelToken
-from onnxviz.model.scene import BoxKind, Category, Scene
 
 LIGHT = ["light_resnet50.onnx", "light_inception_v2.onnx", "light_densenet121.onnx"]
 

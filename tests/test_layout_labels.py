@@ -7,10 +7,10 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_data import node_model
 
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.layout import GraphLayout
-from onnxviz.model.layout_labels import CHAR_WIDTH, LABEL_LINE, label_spots
-from onnxviz.model.scene import Scene
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.model.layout.labels import CHAR_WIDTH, LABEL_LINE, label_spots
+from onnxviz.model.layout.scene import Scene
 
 TEXT_HEIGHT = 11.0   # the glyphs of a 9 pt line
 

@@ -12,9 +12,9 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import settle
 
 import onnxviz
-from onnxviz.model.index import shape_text
+from onnxviz.model.graph.validation import attach, node_badges, schema_problems, validate
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.validation import attach, node_badges, schema_problems, validate
+from onnxviz.model.text import shape_text
 from onnxviz.ui.main_window import MainWindow
 
 CONV = "/stem/conv/Conv"

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.document import Document
-from onnxviz.model.tensors import tensor_array
+from onnxviz.model.graph.tensors import tensor_array
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.feature import Panels
 from onnxviz.ui.panels.tables import RowsModel, source_row

@@ -13,10 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.index import INITIALIZER
-from onnxviz.model.rawtext import model_text, node_text, value_text
-from onnxviz.model.summary import model_figures
-from onnxviz.model.tensors import load_tensor
+from onnxviz.model.graph.index import INITIALIZER
+from onnxviz.model.graph.rawtext import model_text, node_text, value_text
+from onnxviz.model.graph.summary import model_figures
+from onnxviz.model.graph.tensors import load_tensor
 from onnxviz.ui.panels.common import find_initializer
 from onnxviz.ui.panels.model_panel import ModelPanel
 from onnxviz.ui.panels.node_panel import NodePanel

@@ -7,10 +7,10 @@ import onnx
 from google.protobuf import text_format
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.opdocs import attribute_text, op_doc
-from onnxviz.model.rawtext import model_text, node_text, value_text
-from onnxviz.model.tensors import load_tensor, raw_data_spans
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.opdocs import attribute_text, op_doc
+from onnxviz.model.graph.rawtext import model_text, node_text, value_text
+from onnxviz.model.graph.tensors import load_tensor, raw_data_spans
 
 
 def _model(nodes: int = 3, weight: np.ndarray | None = None) -> onnx.ModelProto:

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
-from onnxviz.model.tensors import stats_of_array
+from onnxviz.model.graph.tensors import stats_of_array
 from onnxviz.ui.widgets.heatmap import INF_COLOR, NAN_COLOR, HeatmapPlot
 from onnxviz.ui.widgets.tensor_table import MAX_COLUMNS, WRAP_COLUMNS
 from onnxviz.ui.widgets.tensor_view import TensorView

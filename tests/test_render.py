@@ -43,7 +43,7 @@ def test_render_expand_all_draws_every_node(tmp_path: Path) -> None:
     ensure_gui_app()
     doc = Document.open(LIGHT_MODELS / "light_resnet50.onnx")
     scene = lay_out(doc.index, "", expand_all=True)
-    from onnxviz.model.scene import BoxKind
+    from onnxviz.model.layout.scene import BoxKind
 
     assert BoxKind.GROUP not in {r.kind for r in scene.box_ref}
     collapsed = lay_out(doc.index, "", expand_all=False)

@@ -348,7 +348,7 @@ def _model_with_input(dtype_name: str) -> onnx.ModelProto:
 
 
 def test_a_long_engine_error_is_cut_at_a_word() -> None:
-    from onnxviz.model.ort_messages import engine_message as _message
+    from onnxviz.model.graph.ort_messages import engine_message as _message
 
     words = " ".join(f"word{k}" for k in range(200))
     short = _message(RuntimeError(f"[ONNXRuntimeError] : 1 : FAIL : {words}."))

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from onnxviz.model.graph.tensors import stats_of_array
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.runner.store import RunResult, write_result
-from onnxviz.model.tensors import stats_of_array
 
 
 def _values() -> dict[str, np.ndarray]:

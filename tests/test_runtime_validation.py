@@ -13,10 +13,10 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
 import onnxviz
-from onnxviz.model import session_check
+from onnxviz.model.graph import session_check
+from onnxviz.model.graph.session_check import runtime_problems
+from onnxviz.model.graph.validation import without_big_weights
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.session_check import runtime_problems
-from onnxviz.model.validation import without_big_weights
 from onnxviz.ui.main_window import MainWindow
 
 

@@ -184,7 +184,7 @@ def test_text_that_is_not_utf8_is_saved_escaped_only_with_a_yes(invalid_utf8: Pa
 
 
 def test_the_index_never_changes_the_model(invalid_utf8: Path) -> None:
-    from onnxviz.model.index import ModelIndex
+    from onnxviz.model.graph.index import ModelIndex
 
     model = onnx.load(str(invalid_utf8))
     before = model.SerializeToString()

@@ -10,8 +10,8 @@ from onnx_data import model_id, node_cases
 
 import onnxviz
 from onnxviz.model.errors import Cancelled
+from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.progress import CancelToken
-from onnxviz.model.slices import serialize_in_slices
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "resources" / "examples" / "example.onnx"
 MODELS = [EXAMPLE, *sorted(node_cases().glob("*/model.onnx"))[::25]]  # every 25th operator case

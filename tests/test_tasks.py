@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.errors import Cancelled
-from onnxviz.model.procpool import WorkerProcess
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task, settle, waiting_pool
 

@@ -11,8 +11,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.graph.tensors import stats_of_array, tensor_array, tensor_stats
 from onnxviz.model.progress import CancelToken
-from onnxviz.model.tensors import stats_of_array, tensor_array, tensor_stats
 
 
 def _assert_matches_numpy(stats, values: np.ndarray) -> None:

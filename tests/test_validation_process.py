@@ -17,10 +17,10 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait, wait_for_tasks
 
 import onnxviz
+from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.errors import Cancelled
-from onnxviz.model.procpool import WorkerProcess
+from onnxviz.model.graph.validation import ValidationResult, unpack, validate, validate_packed
 from onnxviz.model.progress import CancelToken
-from onnxviz.model.validation import ValidationResult, unpack, validate, validate_packed
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import ValidationService
@@ -136,7 +136,7 @@ def test_big_models_go_through_files_and_a_changed_source_is_not_trusted(
         tmp_path: Path, worker: WorkerProcess, example_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from onnxviz.model import worker_jobs
+    from onnxviz.model.background import jobs as worker_jobs
 
     monkeypatch.setattr(worker_jobs, "INLINE_BYTES", 0)  # the example counts as big: no bytes in the pickle
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -155,7 +155,7 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     the worker validates each state once, and a changed state again."""
     import onnx
 
-    from onnxviz.model import worker_jobs
+    from onnxviz.model.background import jobs as worker_jobs
 
     calls: list[int] = []
     real_validate = worker_jobs.validate

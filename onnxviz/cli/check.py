@@ -8,9 +8,9 @@ from collections.abc import Callable
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
 from onnxviz.model.document import Document
+from onnxviz.model.graph.session_check import runtime_problems
+from onnxviz.model.graph.validation import check_model, has_error
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.session_check import runtime_problems
-from onnxviz.model.validation import check_model, has_error
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

@@ -6,7 +6,7 @@ import argparse
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import LoadError
-from onnxviz.model.loading import TextFormatError
+from onnxviz.model.io.loading import TextFormatError
 
 
 def add_file_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
-from onnxviz.model.summary import human_bytes, model_info
+from onnxviz.model.graph.summary import human_bytes, model_info
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

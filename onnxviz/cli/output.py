@@ -1,7 +1,7 @@
 """Everything the command line writes, through one door.
 
 Paths, model, node and value names, metadata and the messages quoting them come from files: each
-line is escaped as the window escapes names (:func:`~onnxviz.model.index.display_name`), so none of
+line is escaped as the window escapes names (:func:`~onnxviz.model.graph.index.display_name`), so none of
 them can move the cursor, recolour the terminal, reverse text (U+202E) or start a line of its own
 (a model named ``x.onnx: valid\\nreal.onnx``). JSON keeps its data but escapes the same characters.
 """
@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Any, TextIO
 
-from onnxviz.model.index import display_name
+from onnxviz.model.text import display_name
 
 MAX_LINE = 2000  # a 100,000-character name must not flood the terminal
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")

@@ -13,8 +13,8 @@ from onnxviz.cli.output import say
 from onnxviz.model.errors import OnnxvizError
 
 if TYPE_CHECKING:
-    from onnxviz.model.index import ModelIndex
-    from onnxviz.model.scene import Scene
+    from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.layout.scene import Scene
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         known = ", ".join(repr(s) for s in list(index.graphs)[:6])
         raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
     if not args.no_shapes:
-        from onnxviz.model.validation import infer_types
+        from onnxviz.model.graph.validation import infer_types
 
         index.set_inferred(infer_types(doc.model).types)
     scene = lay_out(index, args.scope, args.expand_all)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def lay_out(index: ModelIndex, scope: str, expand_all: bool) -> Scene:
-    from onnxviz.model.layout import GraphLayout
+    from onnxviz.model.layout.engine import GraphLayout
 
     layout = GraphLayout(index, scope)
     if expand_all:

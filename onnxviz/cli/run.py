@@ -13,7 +13,6 @@ import onnx
 
 from onnxviz.cli import output
 from onnxviz.model.document import Document
-from onnxviz.model.index import display_name
 from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
 from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import (
@@ -26,6 +25,7 @@ from onnxviz.model.runner.inputs import (
     unknown_input,
 )
 from onnxviz.model.runner.store import ValueRecord
+from onnxviz.model.text import display_name
 
 ENGINE_NAMES = {"ort": ENGINE_ORT, "reference": ENGINE_REFERENCE}
 SLOWEST = 10  # nodes listed by --profile

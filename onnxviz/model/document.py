@@ -10,13 +10,16 @@ from pathlib import Path
 
 import onnx
 
-from onnxviz.model.commands import REBUILD, Command, IndexEffect, UndoStack
-from onnxviz.model.edit_api import EditingMixin
+from onnxviz.model.editing.api import EditingMixin
+from onnxviz.model.editing.commands import REBUILD, Command, IndexEffect, UndoStack
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
-from onnxviz.model.external import check_external_data, iter_all_tensors
-from onnxviz.model.index import ModelIndex
+from onnxviz.model.graph.checks import invalid_utf8_problems
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
+from onnxviz.model.graph.validation import ValidationResult, validate
 from onnxviz.model.io.disk import FileStamp
+from onnxviz.model.io.external import check_external_data, iter_all_tensors
+from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.saving import (
     EXTERNAL_CHOICES,
     DiskCopy,
@@ -27,11 +30,8 @@ from onnxviz.model.io.saving import (
     WrittenFiles,
     plan_save,
 )
-from onnxviz.model.loading import read_model_file, read_text_model_file
-from onnxviz.model.model_checks import index_escaping_text, invalid_utf8_problems
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
-from onnxviz.model.validation import ValidationResult, validate
 
 
 class ChangeKind(str, Enum):
@@ -64,7 +64,7 @@ class Change:
 class Document(EditingMixin):
     """An open model. ``model`` is the document of record; ``index`` is derived from it.
 
-    Edit it through the methods of :class:`~onnxviz.model.edit_api.EditingMixin`
+    Edit it through the methods of :class:`~onnxviz.model.editing.api.EditingMixin`
     (each one undoable); ``node_ids`` holds a stable id per main-graph node.
     """
 
@@ -275,7 +275,7 @@ class Document(EditingMixin):
         read from or last saved to (the undo stack's clean state), else serialized anew.
 
         With ``pause``, for background threads: serialized a slice at a time (see
-        :mod:`onnxviz.model.slices`), ``pause`` running between slices, where other threads run and
+        :mod:`onnxviz.model.io.slices`), ``pause`` running between slices, where other threads run and
         the caller may raise to give up. Serialized once per state (``generation``)."""
         generation, cached = self.generation, self._serialized
         if cached is not None and cached[0] == generation:

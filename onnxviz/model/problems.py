@@ -24,7 +24,7 @@ class Severity(str, Enum):
 @dataclass(frozen=True)
 class Problem:
     """One finding. ``scope`` names the graph ("" for the main graph, see
-    :mod:`onnxviz.model.index`); ``node`` is the node's position in that
+    :mod:`onnxviz.model.graph.index`); ``node`` is the node's position in that
     scope (-1 if none) and ``node_name`` its name; ``value`` a value name."""
 
     severity: Severity

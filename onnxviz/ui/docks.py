@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import INITIALIZER
+from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.selection import SelectionState
 
 NODE, VALUE, WEIGHTS, MODEL = "panels.node", "panels.value", "panels.weights", "panels.model"

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWid
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.heap import settle
-from onnxviz.model.loading import TextFormatError
+from onnxviz.model.io.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 
-from onnxviz.model.index import display_name
+from onnxviz.model.text import display_name
 from onnxviz.ui.applog import warn
 
 ORGANIZATION = "onnxviz"

@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QStatusBar, QToolButton, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import display_name
 from onnxviz.model.problems import Severity
 from onnxviz.model.selection import SelectionState
+from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import ElidedLabel
 

@@ -10,8 +10,8 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from onnxviz.model.background.procpool import before_threads_join
 from onnxviz.model.errors import Cancelled
-from onnxviz.model.procpool import before_threads_join
 from onnxviz.model.progress import CancelToken, ProgressFn
 
 Work = Callable[[ProgressFn, CancelToken], Any]

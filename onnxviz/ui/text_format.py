@@ -1,6 +1,6 @@
 """The "Open as text format?" question for a file that is an ONNX model written as text.
 
-:class:`~onnxviz.model.loading.TextFormatError` says the file is in the ``onnx.parser``
+:class:`~onnxviz.model.io.loading.TextFormatError` says the file is in the ``onnx.parser``
 syntax or in protobuf text format. The window asks whether to parse it as text; on
 yes, it is read in the background like any other open. The document then has no file
 name, so Save As writes a binary ``.onnx`` instead of overwriting the text.
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.loading import TextFormatError
+from onnxviz.model.io.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text

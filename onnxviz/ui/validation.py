@@ -1,7 +1,7 @@
 """Background validation after load and after every edit: debounced, stale results dropped.
 
 The checker and shape inference are C++ that holds the GIL for its whole run (over a second on
-a 100k-node model), so they run in a worker process (:mod:`onnxviz.model.procpool`); a thread here
+a 100k-node model), so they run in a worker process (:mod:`onnxviz.model.background.procpool`); a thread here
 takes the model's bytes, hashes them, waits for the answer and unpacks it. The bytes are free while
 the document is unedited (the file's own); after an edit they are serialized in slices in that
 thread, so the GUI thread keeps running. Results are remembered by the bytes' digest, so undo and
@@ -9,7 +9,7 @@ redo back to a state already validated get their problems and shapes at once.
 
 Then, when these checks found no error, onnxruntime creates a session for the state (a second,
 slower pass: ~0.5 s at 12k nodes) in a worker process of its own, so the next edit's checks never
-wait for it; what it refuses is added to the problems (see :mod:`onnxviz.model.session_check`).
+wait for it; what it refuses is added to the problems (see :mod:`onnxviz.model.graph.session_check`).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from onnxviz.model.background.jobs import digest_of, run_on_model, runtime_job, validate_job
+from onnxviz.model.background.procpool import RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.graph.session_check import SOURCE as RUNTIME_SOURCE
+from onnxviz.model.graph.validation import InferenceResult, ValidationResult, has_error, unpack
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.procpool import RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.session_check import SOURCE as RUNTIME_SOURCE
-from onnxviz.model.validation import InferenceResult, ValidationResult, has_error, unpack
-from onnxviz.model.worker_jobs import digest_of, run_on_model, runtime_job, validate_job
 from onnxviz.ui.tasks import Task, waiting_pool
 
 T = TypeVar("T")
@@ -91,7 +91,7 @@ def document_key(doc: Document) -> str:
 
 
 class ValidationService(QObject):
-    """Runs :func:`onnxviz.model.validation.validate` in the worker process for the current document.
+    """Runs :func:`onnxviz.model.graph.validation.validate` in the worker process for the current document.
 
     At most one pass runs and one waits: a newer request cancels the waiting one, and the
     result of a pass overtaken by edits is dropped (by generation).

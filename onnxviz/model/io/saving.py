@@ -21,13 +21,6 @@ from typing import Literal
 import onnx
 
 from onnxviz.model.errors import OnnxvizError, SaveError
-from onnxviz.model.external import (
-    external_ref,
-    is_external,
-    iter_all_tensors,
-    read_external_bytes,
-    resolve_location,
-)
 from onnxviz.model.io.disk import (
     FileStamp,
     Write,
@@ -38,9 +31,16 @@ from onnxviz.model.io.disk import (
     same_content,
     same_files,
 )
-from onnxviz.model.loading import MAX_PROTO_BYTES
+from onnxviz.model.io.external import (
+    external_ref,
+    is_external,
+    iter_all_tensors,
+    read_external_bytes,
+    resolve_location,
+)
+from onnxviz.model.io.loading import MAX_PROTO_BYTES
+from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.progress import ProgressFn
-from onnxviz.model.slices import serialize_in_slices
 
 External = Literal["keep", "embed", "file"]
 EXTERNAL_CHOICES: tuple[External, ...] = ("keep", "embed", "file")

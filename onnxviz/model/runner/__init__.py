@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from onnxviz.model.external import check_external_data
-from onnxviz.model.index import ModelIndex
-from onnxviz.model.model_checks import index_escaping_text
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
+from onnxviz.model.io.external import check_external_data
 from onnxviz.model.problems import Severity
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.protocol import (

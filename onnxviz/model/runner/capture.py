@@ -21,7 +21,7 @@ from typing import Any, cast
 import numpy as np
 import onnx
 
-from onnxviz.model.ort_messages import engine_message
+from onnxviz.model.graph.ort_messages import engine_message
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,

@@ -5,7 +5,7 @@ from what the file says before anything is read or decompressed (an .npz member'
 directory, an .npy header's shape and type, a .pb's file size) against what the input can take
 (:func:`~onnxviz.model.runner.inputs.check_given`, :func:`~onnxviz.model.runner.inputs.file_limit`).
 A .pb's external data is read only from the .pb's own folder, under the rules of a model's external
-data (:func:`~onnxviz.model.external.resolve_location`). Pickles never load.
+data (:func:`~onnxviz.model.io.external.resolve_location`). Pickles never load.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from numpy.lib import format as npy_format
 from onnx import numpy_helper
 
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.external import external_ref, is_external, read_external_bytes
-from onnxviz.model.index import display_name
+from onnxviz.model.graph.summary import human_bytes
+from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
 from onnxviz.model.runner.inputs import InputSpec, check_file_size, check_given, np_dtype, unknown_input
 from onnxviz.model.runner.protocol import RunError
-from onnxviz.model.summary import human_bytes
+from onnxviz.model.text import display_name
 
 NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)
 _NPY_HEADERS = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}

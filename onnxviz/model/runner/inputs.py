@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from onnxviz.model.index import display_name
+from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.runner.protocol import RunError
-from onnxviz.model.summary import human_bytes
+from onnxviz.model.text import display_name
 
 SOURCES = ("random", "uniform", "zeros", "ones")
 """Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;

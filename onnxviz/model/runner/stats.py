@@ -1,10 +1,10 @@
 """Statistics of every captured value, fast enough for 100k values.
 
-Large values go through :func:`onnxviz.model.tensors.stats_of_array` one by one.
+Large values go through :func:`onnxviz.model.graph.tensors.stats_of_array` one by one.
 Small ones (most values of a big graph) are summarized many at a time: one
 concatenated float64 buffer, segment reductions (``np.add.reduceat`` and
 friends) and one ``np.bincount`` for all their histograms. The result is the
-same :class:`~onnxviz.model.tensors.TensorStats` (tests compare the two paths).
+same :class:`~onnxviz.model.graph.tensors.TensorStats` (tests compare the two paths).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxviz.model.tensors import DEFAULT_BINS, TensorStats, stats_of_array
+from onnxviz.model.graph.tensors import DEFAULT_BINS, TensorStats, stats_of_array
 
 SMALL = 1 << 16           # values with at most this many elements are summarized in batches
 BATCH_ELEMENTS = 1 << 22  # elements per concatenated batch (32 MiB of float64)

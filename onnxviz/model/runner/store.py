@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxviz.model.graph.index import topological_order
+from onnxviz.model.graph.tensors import TensorStats
 from onnxviz.model.heap import building
-from onnxviz.model.index import topological_order
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.inputs import savable
@@ -42,7 +43,6 @@ from onnxviz.model.runner.table import (
     read_table,
     write_table,
 )
-from onnxviz.model.tensors import TensorStats
 
 INDEX_FILE = "index.json"
 PACK_FILE = "values.bin"

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 
-from onnxviz.model.index import child_scope, function_scope
+from onnxviz.model.graph.index import child_scope, function_scope
 
 MAX_ITERATIONS = 1000
 TIME_LIMIT_S = 30.0  # per Loop/Scan: the reference evaluator can be slow on a heavy body

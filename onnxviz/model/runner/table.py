@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxviz.model.tensors import TensorStats
+from onnxviz.model.graph.tensors import TensorStats
 
 RUN_FILE = "run.json"
 COLUMNS_FILE = "columns.npz"

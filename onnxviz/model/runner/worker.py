@@ -88,7 +88,7 @@ def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None
 
 
 def _load_model(request: RunRequest) -> onnx.ModelProto:
-    from onnxviz.model.external import is_external, iter_all_tensors
+    from onnxviz.model.io.external import is_external, iter_all_tensors
 
     model = onnx.load(str(request.model_path), load_external_data=False)
     if request.base_dir is not None and any(is_external(t) for t in iter_all_tensors(model)):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
 
-from onnxviz.model.index import ModelIndex, display_name
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.layouts import clear_layout
 from onnxviz.ui.widgets.names import name_tooltip
 

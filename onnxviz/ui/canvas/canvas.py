@@ -37,10 +37,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.graph.index import function_scope
 from onnxviz.model.heap import settle
-from onnxviz.model.index import function_scope
+from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.scene import BoxKind, Scene
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
@@ -68,7 +68,7 @@ FRAME_WAIT_MS = 250   # a new document's layout starts after the window's next f
 
 
 def default_layout_factory(index: Any, scope: str, expanded: Any) -> Any:
-    from onnxviz.model.layout import GraphLayout
+    from onnxviz.model.layout.engine import GraphLayout
 
     return GraphLayout(index, scope, expanded)
 

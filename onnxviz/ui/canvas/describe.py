@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from html import escape
 
-from onnxviz.model.index import ModelIndex, dtype_text, shape_text, tensor_dtype_name
-from onnxviz.model.scene import BoxKind, Scene
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.scene import BoxKind, Scene
+from onnxviz.model.text import dtype_text, shape_text, tensor_dtype_name
 
 MAX_PORTS = 8
 

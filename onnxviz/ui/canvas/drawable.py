@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from onnxviz.model.layout_labels import LabelSpots, label_spots
-from onnxviz.model.scene import BoxKind, Scene
+from onnxviz.model.layout.labels import LabelSpots, label_spots
+from onnxviz.model.layout.scene import BoxKind, Scene
 
 
 @dataclass

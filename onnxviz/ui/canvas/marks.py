@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from pyqtgraph import colormap
 
+from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.runner.store import duration_text
-from onnxviz.model.scene import BoxKind
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
 

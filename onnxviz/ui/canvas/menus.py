@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu
 
-from onnxviz.model.scene import BoxKind
+from onnxviz.model.layout.scene import BoxKind
 
 if TYPE_CHECKING:
     from onnxviz.ui.canvas.canvas import GraphCanvas

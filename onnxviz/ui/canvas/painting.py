@@ -16,7 +16,7 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
-from onnxviz.model.scene import BoxKind
+from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import INITIALIZER, ModelIndex, display_name
+from onnxviz.model.graph.index import INITIALIZER, ModelIndex
+from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import name_tooltip
 

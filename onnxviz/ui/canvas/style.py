@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont
 
-from onnxviz.model.scene import Category
+from onnxviz.model.layout.scene import Category
 
 # Header colour of an operator box per category (white text on top).
 CATEGORY_COLOURS: dict[int, str] = {

@@ -271,7 +271,7 @@ class GraphView(QWidget):
             QToolTip.hideText()
 
     def _is_group(self, box: int) -> bool:
-        from onnxviz.model.scene import BoxKind
+        from onnxviz.model.layout.scene import BoxKind
 
         return self.drawable is not None and int(self.drawable.scene.box_kind[box]) == BoxKind.GROUP
 

@@ -32,12 +32,12 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.edits_base import NodeRef
-from onnxviz.model.edits_values import attribute_text, attribute_type_name, parse_attribute_text
-from onnxviz.model.enum_attributes import allowed_values
+from onnxviz.model.editing.base import NodeRef
+from onnxviz.model.editing.values import attribute_text, attribute_type_name, parse_attribute_text
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.index import display_name
-from onnxviz.model.opschema import attribute_type_code, normalize_domain
+from onnxviz.model.graph.enum_attributes import allowed_values
+from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain
+from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field

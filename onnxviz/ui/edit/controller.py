@@ -12,11 +12,12 @@ from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.editing.palette import palette
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.index import INITIALIZER, display_name, quoted_name
+from onnxviz.model.graph.index import INITIALIZER
+from onnxviz.model.graph.validation import node_badges
 from onnxviz.model.io.disk import atomic_write
-from onnxviz.model.palette import palette
-from onnxviz.model.validation import node_badges
+from onnxviz.model.text import display_name, quoted_name
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock

@@ -1,6 +1,6 @@
 """Dialog building blocks: a form whose OK applies an edit, and a refused edit keeps it open with the reason.
 
-Names from the file reach a form in its intro (quoted cut, :func:`~onnxviz.model.index.quoted_name`), its
+Names from the file reach a form in its intro (quoted cut, :func:`~onnxviz.model.graph.index.quoted_name`), its
 lists and a completer's suggestions (shown escaped, :mod:`onnxviz.ui.widgets.names`) and its fields, which
 hold them exactly: the user edits what is written in the file.
 """

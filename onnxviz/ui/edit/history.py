@@ -7,7 +7,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QListWidget, QListWidgetItem, QWidget
 
 from onnxviz.model.document import Change, ChangeKind, Document
-from onnxviz.model.index import display_name
+from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.names import name_tooltip
 
 LABEL_CHARS = 200  # of an edit's label (it quotes names from the file); elided to the list's width

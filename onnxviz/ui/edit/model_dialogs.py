@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.edits_values import parse_shape, shape_text_of
+from onnxviz.model.editing.values import parse_shape, shape_text_of
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.index import dtype_text, quoted_name, shape_list
-from onnxviz.model.opschema import opset_version
+from onnxviz.model.graph.opschema import opset_version
+from onnxviz.model.text import dtype_text, quoted_name, shape_list
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.names import NameDelegate, hidden_tooltip, name_field, whole_field
 

@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Document
-from onnxviz.model.edits_base import NodeRef
+from onnxviz.model.editing.base import NodeRef
+from onnxviz.model.editing.palette import PaletteEntry, palette, search
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.index import display_name
-from onnxviz.model.palette import PaletteEntry, palette, search
+from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.names import name_tooltip, short_name
 

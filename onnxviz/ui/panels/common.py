@@ -20,15 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import (
-    INITIALIZER,
-    GraphIndex,
-    ModelIndex,
-    dtype_text,
-    shape_list,
-    shape_text,
-)
+from onnxviz.model.graph.index import INITIALIZER, GraphIndex, ModelIndex
 from onnxviz.model.selection import SelectionState
+from onnxviz.model.text import dtype_text, shape_list, shape_text
 from onnxviz.ui.widgets.names import ElidedLabel, RichLabel, name_tooltip, wrappable
 
 PANEL_STYLE = """

@@ -10,14 +10,15 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from onnxviz.model.background.jobs import digest_of, figures_job, run_on_model, unpack_figures
+from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.flops import CostSummary, NodeCost, human_count, summarize
-from onnxviz.model.index import display_name, function_scope
-from onnxviz.model.procpool import shared_worker
+from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count, summarize
+from onnxviz.model.graph.index import function_scope
+from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.summary import ModelFigures, human_bytes, opsets
-from onnxviz.model.worker_jobs import digest_of, figures_job, run_on_model, unpack_figures
+from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import (
     NAME_CHARS,
     Form,

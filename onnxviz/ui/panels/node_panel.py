@@ -8,9 +8,10 @@ from collections.abc import Callable
 from onnx import AttributeProto, NodeProto
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import GraphIndex, child_scope, display_name
-from onnxviz.model.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
+from onnxviz.model.graph.index import GraphIndex, child_scope
+from onnxviz.model.graph.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
 from onnxviz.model.problems import Problem
+from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import (
     KEY_CHARS,
     Form,

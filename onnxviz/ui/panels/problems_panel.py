@@ -10,8 +10,8 @@ from PySide6.QtGui import QIcon, QResizeEvent
 from PySide6.QtWidgets import QApplication, QLabel, QStyle, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import display_name
 from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.text import display_name
 from onnxviz.ui.panels.tables import RowsModel, make_table, source_row
 
 HEADERS = ["Severity", "Message", "Source", "Node", "Value", "Graph"]

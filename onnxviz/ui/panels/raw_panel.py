@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import display_name
-from onnxviz.model.rawtext import RawText, model_text, node_text, value_text
+from onnxviz.model.graph.rawtext import RawText, model_text, node_text, value_text
 from onnxviz.model.selection import SelectionState
+from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets import mono_font
 from onnxviz.ui.widgets.names import wrappable

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from onnx import TypeProto
 
 from onnxviz.model.document import Document
-from onnxviz.model.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphIndex, dtype_text, shape_list
+from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, GraphIndex
 from onnxviz.model.problems import Problem
+from onnxviz.model.text import dtype_text, shape_list
 from onnxviz.ui.panels.common import Form, Page, code, text_html, type_html, value_type
 from onnxviz.ui.panels.node_panel import GREY, VALUE_CHARS, node_link
 from onnxviz.ui.panels.problems_panel import severity_html

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.tensors import raw_data_spans, sparse_to_dense, tensor_numel
+from onnxviz.model.graph.tensors import raw_data_spans, sparse_to_dense, tensor_numel
 from onnxviz.ui.panels.common import find_initializer
 from onnxviz.ui.widgets.names import wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import display_name
 from onnxviz.model.runner.compare import COMPARE_MEASURES, DEFAULT_TOLERANCE, ValueDiff
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
+from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
 

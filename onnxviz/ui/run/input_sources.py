@@ -15,11 +15,11 @@ import numpy as np
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage, QImageReader
 
-from onnxviz.model.index import display_name
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.input_files import read_array_file, read_regular_file
 from onnxviz.model.runner.inputs import InputSpec, check_size, conform, conversion_note, generate
+from onnxviz.model.text import display_name
 
 SOURCE_LABELS = {
     "random": "Random N(0, 1)",

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import sentence
-from onnxviz.model.index import display_name
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.input_files import inputs_file_names
 from onnxviz.model.runner.inputs import InputSpec, save_inputs_file, symbolic_dims
+from onnxviz.model.text import display_name
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan, PendingFeeds
 from onnxviz.ui.widgets.names import message_text
 

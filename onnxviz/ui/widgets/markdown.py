@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import display_name, display_prose, hidden_in_prose
+from onnxviz.model.text import display_name, display_prose, hidden_in_prose
 from onnxviz.ui.widgets.names import name_tooltip
 
 _FEATURES = QTextDocument.MarkdownFeature(QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
@@ -242,7 +242,7 @@ class _Replacement:
 
 def _defuse(document: QTextDocument, colours: Colours) -> None:
     """After parsing, before anything lays the document out: each image becomes its alt text, each
-    character :func:`~onnxviz.model.index.display_prose` escapes becomes its escape (Markdown turns
+    character :func:`~onnxviz.model.graph.index.display_prose` escapes becomes its escape (Markdown turns
     ``&#x202e;`` into the character itself, so escaping the source is not enough), and each tooltip
     (a link's title) is shown as written: Qt would take '<img src=/dev/zero>' in one as rich text."""
     found: list[_Replacement] = []

@@ -1,11 +1,11 @@
 """Names from the file inside narrow panels: never wider than the panel, the whole name still at hand.
 
-A name is shown escaped and cut (:func:`~onnxviz.model.index.display_name`); what is left either wraps
+A name is shown escaped and cut (:func:`~onnxviz.model.graph.index.display_name`); what is left either wraps
 (:func:`breakable` gives a 100,000-character name places to break, copies drop them again, see
 :class:`RichLabel`) or is elided to one line (:class:`ElidedLabel`, :func:`short_name` for a window title,
 a menu or a list item). The tooltip shows the name wrapped into lines (:func:`name_tooltip`) and "Copy
 Name" in the context menu copies it as written in the file. Dialogs use the same: a sentence quoting a name
-quotes it cut (:func:`~onnxviz.model.index.quoted_name`), :func:`message_text` makes a message box's text
+quotes it cut (:func:`~onnxviz.model.graph.index.quoted_name`), :func:`message_text` makes a message box's text
 safe, and :class:`NameDelegate` shows the names an item view holds while its editors get them exactly.
 """
 
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.index import display_name
+from onnxviz.model.text import display_name
 
 BREAK = "\u200b"  # zero-width space: a place to wrap that shows nothing (display_name escapes real ones)
 TOOLTIP_CHARS = 2000  # of a name in a tooltip
@@ -79,7 +79,7 @@ def _middle_cut(shown: str, limit: int) -> str:
 
 def message_text(text: str) -> str:
     """A message for a message box or a form's error line, to be shown as plain text. Messages of this
-    project quote names cut (:func:`~onnxviz.model.index.quoted_name`); those of onnx or onnxruntime may
+    project quote names cut (:func:`~onnxviz.model.graph.index.quoted_name`); those of onnx or onnxruntime may
     quote them whole ("... running Add node. Name:'<name>' Status Message: ..."): escaped, a run longer
     than :data:`MESSAGE_RUN` characters elided in its middle (the rest of the sentence still shows), cut
     at :data:`MESSAGE_CHARS` and :func:`breakable`."""

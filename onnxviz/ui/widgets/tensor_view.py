@@ -39,10 +39,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import OnnxvizError, sentence
-from onnxviz.model.index import display_name
+from onnxviz.model.graph.summary import human_bytes
+from onnxviz.model.graph.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.summary import human_bytes
-from onnxviz.model.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
+from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.heatmap import ALL_NONFINITE, HeatmapPlot
 from onnxviz.ui.widgets.names import ElidedLabel, wrappable
@@ -125,7 +125,7 @@ class TensorView(QWidget):
                           raw: Callable[[], memoryview | None] | None = None, title: str = "") -> None:
         """Show an ONNX tensor: statistics read in chunks (memory-mapped when external). ``raw``, called
         off the GUI thread, may return the tensor's ``raw_data`` bytes without copying them (see
-        :func:`onnxviz.model.tensors.raw_data_spans`). ``title`` replaces the tensor's own name."""
+        :func:`onnxviz.model.graph.tensors.raw_data_spans`). ``title`` replaces the tensor's own name."""
         def work(progress: ProgressFn, token: CancelToken) -> Prepared:
             array, stats = load_tensor(tensor, base_dir, progress, token, raw=raw() if raw else None)
             image, kind = preview_image(array) if array is not None else (None, "")

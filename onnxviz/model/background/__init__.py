@@ -1,0 +1,1 @@
+"""The worker process and the jobs it runs off the GUI thread."""

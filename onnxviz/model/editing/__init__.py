@@ -1,0 +1,1 @@
+"""Undoable commands and the editing API the Document exposes."""

@@ -1,0 +1,73 @@
+"""Clean-up of a graph: unused nodes and initializers, topological order, extracting a part."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx
+from onnx import GraphProto
+
+from onnxviz.model.editing.ops import Op, Path, Remove, Reorder
+from onnxviz.model.errors import EditError
+from onnxviz.model.graph.index import GraphIndex, topological_order
+
+
+def unused_ops(path: Path, graph: GraphProto, g: GraphIndex) -> tuple[list[Op], int, int]:
+    """Ops removing nodes whose outputs nothing uses and initializers nothing reads.
+
+    Works backwards from the graph outputs, so chains of dead nodes go in one
+    step. Nodes holding subgraphs count their bodies' outer reads as inputs
+    (the index records them as consumers). Returns (ops, nodes removed, initializers removed).
+    """
+    needed: set[str] = set(g.output_names)
+    live = [False] * len(g.nodes)
+    reads = _reads(g)
+    for i in range(len(g.nodes) - 1, -1, -1):
+        if any(out in needed for out in g.nodes[i].output if out):
+            live[i] = True
+            needed.update(reads[i])
+    if g.unsorted:  # file order is not topological: repeat until nothing changes
+        changed = True
+        while changed:
+            changed = False
+            for i in range(len(g.nodes)):
+                if not live[i] and any(out in needed for out in g.nodes[i].output if out):
+                    live[i] = changed = True
+                    needed.update(reads[i])
+    dead_nodes = [i for i, alive in enumerate(live) if not alive]
+    inputs = set(g.input_names)
+    dead_inits = [k for k, t in enumerate(graph.initializer) if t.name not in needed and t.name not in inputs]
+    ops: list[Op] = [Remove(path + ("node",), i) for i in reversed(dead_nodes)]
+    ops += [Remove(path + ("initializer",), k) for k in reversed(dead_inits)]
+    return ops, len(dead_nodes), len(dead_inits)
+
+
+def _reads(g: GraphIndex) -> list[set[str]]:
+    reads = [{x for x in n.input if x} for n in g.nodes]
+    for name, users in g.consumers.items():
+        for i in users:
+            reads[i].add(name)  # includes names read by the node's subgraphs
+    return reads
+
+
+def sort_ops(path: Path, g: GraphIndex) -> list[Op]:
+    """A Reorder op putting the nodes in topological order (ties keep file order); [] if already sorted."""
+    order, cyclic = topological_order(g.nodes, g.producer)
+    if cyclic:
+        raise EditError(f"the graph has a cycle through {len(cyclic)} nodes, so it cannot be sorted.")
+    if order == list(range(len(order))):
+        return []
+    return [Reorder(path + ("node",), order)]
+
+
+def extract_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequence[str]) -> onnx.ModelProto:
+    """A new model holding what lies between ``inputs`` and ``outputs`` of the main graph."""
+    if not outputs:
+        raise EditError("choose at least one output to extract.")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+        extractor = onnx.utils.Extractor(inferred)
+        return extractor.extract_model(list(inputs), list(outputs))
+    except Exception as exc:  # noqa: BLE001 - unknown names, missing types
+        raise EditError(f"the subgraph could not be extracted: {str(exc).strip().splitlines()[0]}.",
+                        str(exc)) from exc

@@ -1,0 +1,205 @@
+"""Edits of values: renaming, graph inputs/outputs and their types, initializers and constants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper, numpy_helper
+
+from onnxviz.model.editing.base import Body, EditBase, NodeRef, graph_bodies
+from onnxviz.model.editing.ops import Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
+from onnxviz.model.editing.values import Dim, parse_dtype, tensor_summary, tensor_type
+from onnxviz.model.errors import EditError
+from onnxviz.model.graph.validation import infer_types
+from onnxviz.model.io.external import is_external
+from onnxviz.model.text import quoted_name
+
+KEEP: Any = object()  # "leave this part of the type as it is"
+
+
+def defined_in(body: GraphProto) -> set[str]:
+    """Names a (sub)graph defines itself, which hide outer values of the same name."""
+    names = {v.name for v in body.input} | {t.name for t in body.initializer}
+    names |= {t.values.name for t in body.sparse_initializer}
+    for n in body.node:
+        names.update(n.output)
+    return names
+
+
+def rename_ops(path: Path, body: Body, old: str, new: str, reads_only: bool = False,
+               skip: int = -1) -> list[Op]:
+    """Ops renaming ``old`` to ``new`` in ``body`` and in the subgraphs that read it from outside.
+
+    ``reads_only`` renames uses (node inputs, and everything inside subgraphs
+    reading ``old`` from outside) but not definitions; node ``skip`` is left alone.
+    """
+    ops: list[Op] = []
+    for i, node in enumerate(body.node):
+        if i == skip:
+            continue
+        npath = path + ("node", i)
+        if old in node.input:
+            ops += [SetItem(npath + ("input",), k, new) for k, x in enumerate(node.input) if x == old]
+        if not reads_only and old in node.output:
+            ops += [SetItem(npath + ("output",), k, new) for k, x in enumerate(node.output) if x == old]
+        if node.attribute:
+            for bpath, sub in graph_bodies(npath, node):
+                if old not in defined_in(sub):
+                    ops += rename_ops(bpath, sub, old, new)
+    if isinstance(body, FunctionProto):
+        if not reads_only:
+            for field in ("input", "output"):
+                ops += [SetItem(path + (field,), k, new) for k, x in enumerate(getattr(body, field)) if x == old]
+        return ops
+    if reads_only:
+        return ops  # callers refuse to bypass a value that is one of this graph's outputs
+    for field in ("input", "output", "value_info", "initializer"):
+        ops += [SetField(path + (field, k), "name", new) for k, v in enumerate(getattr(body, field))
+                if v.name == old]
+    ops += [SetField(path + ("sparse_initializer", k, "values"), "name", new)
+            for k, t in enumerate(body.sparse_initializer) if t.values.name == old]
+    return ops
+
+
+class GraphEditsMixin(EditBase):
+    # -- values --------------------------------------------------------------------
+    def rename_value(self, old: str, new: str, scope: str = "") -> None:
+        """Rename a value everywhere it is defined and used, subgraphs reading it included."""
+        if old == new:
+            return
+        self._require_new_value(new)
+        ops = rename_ops(self.scope_path(scope), self.graph_of(scope), old, new)
+        if not ops:
+            raise EditError(f"there is no value '{quoted_name(old)}' in this graph.")
+        self._run(f"Rename value {old} -> {new}", ops)
+
+    # -- graph inputs and outputs ----------------------------------------------------
+    def add_input(self, name: str, dtype: Any = "float32", shape: list[Dim] | None = None, scope: str = "") -> None:
+        path, g = self._graph_only(scope)
+        self._require_new_value(name)
+        vi = helper.make_value_info(name, tensor_type(parse_dtype(dtype), shape))
+        self._run(f"Add input {name}", [Insert(path + ("input",), len(g.input), vi)])
+
+    def remove_input(self, name: str, scope: str = "") -> None:
+        path, g = self._graph_only(scope)
+        k = _position(g.input, name, "graph input")
+        self._run(f"Remove input {name}", [Remove(path + ("input",), k)])
+
+    def add_output(self, value: str, scope: str = "") -> None:
+        """Mark a value as a graph output, typed as declared or inferred."""
+        path, g = self._graph_only(scope)
+        gi = self.index.graphs[scope]
+        if value in gi.output_names:
+            raise EditError(f"'{quoted_name(value)}' is already a graph output.")
+        if not gi.defines(value):
+            raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
+        t = self._known_type(scope, value)
+        vi = ValueInfoProto(name=value)
+        if t is not None:
+            vi.type.CopyFrom(t)
+        self._run(f"Mark {value} as output", [Insert(path + ("output",), len(g.output), vi)])
+
+    def remove_output(self, name: str, scope: str = "") -> None:
+        path, g = self._graph_only(scope)
+        k = _position(g.output, name, "graph output")
+        self._run(f"Remove output {name}", [Remove(path + ("output",), k)])
+
+    def set_value_type(self, name: str, dtype: Any = KEEP, shape: list[Dim] | None = KEEP, scope: str = "") -> None:
+        """Change the declared element type and/or shape (ints, dim_param strings, None = unknown)."""
+        path, g = self._graph_only(scope)
+        old = self._known_type(scope, name)
+        elem = parse_dtype(dtype) if dtype is not KEEP else (old.tensor_type.elem_type if old is not None else 0)
+        if shape is KEEP:
+            shape = _dims(old)
+        if not elem:
+            raise EditError(f"the element type of '{quoted_name(name)}' is unknown; choose one.")
+        new_type = tensor_type(elem, shape)
+        ops: list[Op] = []
+        for field in ("input", "output", "value_info"):
+            for k, v in enumerate(getattr(g, field)):
+                if v.name == name and v.type.SerializeToString() != new_type.SerializeToString():
+                    ops.append(ReplaceMessage(path + (field, k, "type"), new_type))
+        declared = any(v.name == name for f in ("input", "output", "value_info") for v in getattr(g, f))
+        if not declared:
+            if not self.index.graphs[scope].defines(name):
+                raise EditError(f"there is no value '{quoted_name(name)}' in this graph.")
+            ops.append(Insert(path + ("value_info",), len(g.value_info), helper.make_value_info(name, new_type)))
+        self._run(f"Set type of {name}", ops)
+
+    def _known_type(self, scope: str, name: str) -> Any:
+        t, _ = self.index.type_of(scope, name)
+        if t is None and not self.index.inferred:
+            self.index.set_inferred(infer_types(self.model).types)
+            t, _ = self.index.type_of(scope, name)
+        return t
+
+    # -- weights ---------------------------------------------------------------------
+    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False) -> None:
+        """Replace an initializer's data; a different dtype or shape is refused unless ``force``."""
+        path, g = self._graph_only(scope)
+        k = _position(g.initializer, name, "initializer")
+        old = g.initializer[k]
+        try:
+            new = numpy_helper.from_array(np.asarray(array), name=name)
+        except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
+            raise EditError(f"a {np.asarray(array).dtype} array cannot be stored in ONNX.", str(exc)) from exc
+        if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
+            raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
+                            "its consumers expect the old type and shape.")
+        new.doc_string = old.doc_string
+        self._run(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
+
+    def constant_to_initializer(self, node: NodeRef) -> None:
+        scope, i = self.locate(node)
+        path, g = self._graph_only(scope)
+        n = g.node[i]
+        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
+            raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
+        tensor = _constant_tensor(n)
+        tensor.name = n.output[0]
+        self._run(f"Make {n.output[0]} an initializer",
+                  [Insert(path + ("initializer",), len(g.initializer), tensor), Remove(path + ("node",), i)])
+
+    def initializer_to_constant(self, name: str, scope: str = "") -> str:
+        """Turn an initializer into a Constant node at the top of the graph; returns the node's name."""
+        path, g = self._graph_only(scope)
+        k = _position(g.initializer, name, "initializer")
+        if any(v.name == name for v in g.input):
+            raise EditError(f"'{quoted_name(name)}' is also a graph input (a default value); remove the input first.")
+        if is_external(g.initializer[k]):
+            raise EditError(f"'{quoted_name(name)}' is stored in an external file; load it into the model first.")
+        tensor = TensorProto()
+        tensor.CopyFrom(g.initializer[k])
+        tensor.ClearField("name")
+        node_name = self.unique_node_name(f"{name}_Constant")
+        node = helper.make_node("Constant", [], [name], name=node_name, value=tensor)
+        self._run(f"Make {name} a Constant",
+                  [Remove(path + ("initializer",), k), Insert(path + ("node",), 0, node)])
+        return node_name
+
+
+def _position(items: Any, name: str, what: str) -> int:
+    for k, v in enumerate(items):
+        if v.name == name:
+            return k
+    raise EditError(f"there is no {what} named '{quoted_name(name)}'.")
+
+
+def _dims(t: Any) -> list[Dim] | None:
+    if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.tensor_type.shape.dim]
+
+
+def _constant_tensor(n: Any) -> TensorProto:
+    attrs = {a.name: a for a in n.attribute}
+    if "value" in attrs:
+        t = TensorProto()
+        t.CopyFrom(attrs["value"].t)
+        return t
+    simple = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64, "value_ints": np.int64}
+    for key, dtype in simple.items():
+        if key in attrs:
+            return numpy_helper.from_array(np.array(helper.get_attribute_value(attrs[key]), dtype=dtype))
+    raise EditError("only Constant nodes holding a tensor or numbers can become initializers.")

@@ -1,0 +1,98 @@
+"""The operator palette: every operator onnx knows, as the model's opsets define it, searchable by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import onnx
+from onnx.defs import OpSchema
+
+from onnxviz.model.editing.values import attribute_text
+from onnxviz.model.graph.opschema import all_schemas, attribute_type_code, opset_version, schema_for
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type_str: str
+    optional: bool
+    variadic: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class AttributeInfo:
+    name: str
+    type_name: str       # "int", "floats", ...
+    required: bool
+    default: str         # the default as text ('' when none)
+    description: str
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    """One operator as the palette lists it."""
+
+    domain: str
+    name: str
+    since_version: int
+    summary: str         # the first paragraph of the schema's documentation
+    doc: str
+    inputs: tuple[Param, ...]
+    outputs: tuple[Param, ...]
+    attributes: tuple[AttributeInfo, ...]
+    min_inputs: int
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.domain}.{self.name}" if self.domain else self.name
+
+
+def palette(model: onnx.ModelProto | None = None) -> list[PaletteEntry]:
+    """Every operator, at the version the model's opset imports (the newest if it imports none)."""
+    out: list[PaletteEntry] = []
+    for newest in all_schemas():
+        version = opset_version(model, newest.domain) if model is not None else None
+        schema = schema_for(newest.name, newest.domain, version) if version is not None else newest
+        if schema is not None and not schema.deprecated:
+            out.append(entry_for(schema))
+    return out
+
+
+def search(entries: list[PaletteEntry], text: str) -> list[PaletteEntry]:
+    """Entries whose name (or domain-qualified name) contains ``text``; exact, then prefix, then others."""
+    needle = text.strip().lower()
+    if not needle:
+        return list(entries)
+
+    def rank(e: PaletteEntry) -> tuple[int, str]:
+        name = e.name.lower()
+        return (0 if name == needle else 1 if name.startswith(needle) else 2, e.qualified_name.lower())
+
+    return sorted((e for e in entries if needle in e.qualified_name.lower()), key=rank)
+
+
+@lru_cache(maxsize=2048)
+def entry_for(schema: OpSchema) -> PaletteEntry:
+    doc = (schema.doc or "").strip()
+    return PaletteEntry(
+        domain=schema.domain, name=schema.name, since_version=schema.since_version,
+        summary=doc.split("\n\n")[0].replace("\n", " ").strip(), doc=doc,
+        inputs=tuple(_param(p) for p in schema.inputs), outputs=tuple(_param(p) for p in schema.outputs),
+        attributes=tuple(_attribute(a) for _, a in sorted(schema.attributes.items())),
+        min_inputs=schema.min_input,
+    )
+
+
+def _param(p: OpSchema.FormalParameter) -> Param:
+    return Param(p.name, p.type_str, p.option == OpSchema.FormalParameterOption.Optional,
+                 p.option == OpSchema.FormalParameterOption.Variadic, (p.description or "").strip())
+
+
+def _attribute(a: OpSchema.Attribute) -> AttributeInfo:
+    default = ""
+    if a.default_value.type:
+        default = attribute_text(a.default_value)
+    type_name = onnx.AttributeProto.AttributeType.Name(attribute_type_code(a)).lower()
+    return AttributeInfo(a.name, type_name, bool(a.required), default, (a.description or "").strip())

@@ -1,0 +1,388 @@
+"""Checks the index runs beyond graph structure: versions, opset imports, operator
+schemas, attribute types and values (see :mod:`onnxviz.model.graph.enum_attributes`), tensors
+and names. Each finding is a Problem that names its node or value; nothing here raises
+on a broken model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import onnx
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from onnx import AttributeProto, NodeProto, TensorProto
+
+from onnxviz.model.graph.enum_attributes import enum_problem
+from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
+from onnxviz.model.graph.tensors import packed_nbytes
+from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.text import display_name
+
+if TYPE_CHECKING:
+    from onnxviz.model.graph.index import GraphIndex, ModelIndex
+
+# Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
+KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
+_RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to measure it
+_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+@lru_cache(maxsize=32)
+def newest_opset(domain: str) -> int:
+    """The newest opset version of ``domain`` this onnx knows (0 if it knows no such domain)."""
+    d = normalize_domain(domain)
+    table = onnx.helper.VERSION_TABLE  # (release, IR, ai.onnx, ai.onnx.ml, training): no schema scan needed
+    if d == "":
+        return max(onnx.defs.onnx_opset_version(), max(row[2] for row in table))
+    if d == "ai.onnx.ml":
+        return max(row[3] for row in table)
+    return max((s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                if normalize_domain(s.domain) == d), default=0)
+
+
+def model_problems(index: ModelIndex) -> list[Problem]:
+    """Every problem of this module for the whole model."""
+    model = index.model
+    problems = version_problems(model)
+    imports = _opsets(model.opset_import)
+    local = _local_domains(index)
+    for g in index.graphs.values():
+        scope_imports = imports
+        if g.function is not None:
+            scope_imports = _opsets(g.function.opset_import) or imports
+        problems += node_problems(g, scope_imports, local, index)
+        problems += tensor_problems(g)
+    return problems + declared_type_problems(model.graph)
+
+
+def declared_type_problems(graph: onnx.GraphProto) -> list[Problem]:
+    """Declared tensor types of the graph's inputs, outputs and value infos that cannot be right:
+    a negative size, or no element type (neither the checker nor inference says so)."""
+
+    out: list[Problem] = []
+    for role, values in (("input", graph.input), ("output", graph.output), ("value", graph.value_info)):
+        for v in values:
+            if not v.type.HasField("tensor_type"):
+                continue
+            tensor = v.type.tensor_type
+            name = display_name(v.name, 80)
+            if tensor.elem_type == 0:
+                out.append(Problem(Severity.WARNING, f"{role} '{name}' declares no element type", value=v.name))
+            negative = [(k, d.dim_value) for k, d in enumerate(tensor.shape.dim)
+                        if d.HasField("dim_value") and d.dim_value < 0]
+            if negative:
+                axis, size = negative[0]
+                out.append(Problem(Severity.ERROR, f"{role} '{name}' declares size {size} on axis {axis}; "
+                                                   "sizes cannot be negative", value=v.name))
+    return out
+
+
+def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:
+    """The problems :func:`model_problems` gives main-graph node ``i`` itself (operator,
+    attributes, tensor attributes), for an index brought up to date after an edit of that node."""
+    g = index.main
+    node = g.nodes[i]
+    imports = _opsets(index.model.opset_import)
+    out: list[Problem] = []
+    message = _op_problem(node.domain, node.op_type, imports, _local_domains(index), index)
+    if message:
+        out.append(_at(g, i, message))
+    out += _attribute_problems(g, i, imports, in_function=False)
+    out += [p for t in _attribute_tensors(node) if (p := _tensor_problem_at(g, t, i)) is not None]
+    return out
+
+
+def _opsets(opset_import: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
+    return {normalize_domain(o.domain): int(o.version) for o in opset_import}
+
+
+def _local_domains(index: ModelIndex) -> set[str]:
+    return {normalize_domain(d) for d, _, _ in index.functions}
+
+
+def version_problems(model: onnx.ModelProto) -> list[Problem]:
+    out: list[Problem] = []
+    if model.ir_version > onnx.IR_VERSION:
+        out.append(Problem(Severity.WARNING, f"IR version {model.ir_version} is newer than this onnx "
+                           f"({onnx.__version__}) understands (up to {onnx.IR_VERSION}); checks may be wrong"))
+    if model.ir_version <= 0:
+        out.append(Problem(Severity.ERROR, "the model has no IR version"))
+    for o in model.opset_import:
+        d = normalize_domain(o.domain)
+        if d in KNOWN_DOMAINS and o.version > newest_opset(d):
+            out.append(Problem(Severity.WARNING, f"opset {o.domain or 'ai.onnx'} {o.version} is newer than this "
+                               f"onnx knows (up to {newest_opset(d)}); its operators cannot be checked"))
+    return out
+
+
+def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str],
+                  index: ModelIndex) -> list[Problem]:
+    out: list[Problem] = []
+    bad: dict[tuple[str, str], str] = {}
+    keys = {(n.domain, n.op_type) for n in g.nodes}
+    g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
+    for domain, op_type in keys:
+        message = _op_problem(domain, op_type, imports, local_domains, index)
+        if message:
+            bad[(domain, op_type)] = message
+    if bad:
+        out += [_at(g, i, bad[k]) for i, n in enumerate(g.nodes) if (k := (n.domain, n.op_type)) in bad]
+    in_function = g.scope.startswith("fn:")
+    for i in g.attribute_holders:
+        out += _attribute_problems(g, i, imports, in_function)
+    return out
+
+
+def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domains: set[str],
+                index: ModelIndex) -> str:
+    d = normalize_domain(domain)
+    if any(k[0] == domain and k[1] == op_type for k in index.functions):
+        return ""  # a model-local function
+    if d not in imports:
+        if d in local_domains:
+            return ""
+        return f"uses domain '{domain or 'ai.onnx'}', which the model does not import (no opset_import)"
+    if d not in KNOWN_DOMAINS or imports[d] > newest_opset(d):
+        return ""  # a custom domain, or an opset too new to check: nothing to compare against
+    if schema_for(op_type, d, imports[d]) is not None:
+        return ""
+    if schema_for(op_type, d, None) is not None:
+        return f"operator {op_type} does not exist in opset {domain or 'ai.onnx'} {imports[d]}"
+    return f"unknown operator '{op_type}' in domain {domain or 'ai.onnx'}"
+
+
+def _attribute_problems(g: GraphIndex, i: int, imports: dict[str, int], in_function: bool) -> list[Problem]:
+    node: NodeProto = g.nodes[i]
+    d = normalize_domain(node.domain)
+    schema = schema_for(node.op_type, d, imports[d]) if d in KNOWN_DOMAINS and d in imports else None
+    out: list[Problem] = []
+    for attr in node.attribute:
+        if attr.ref_attr_name:
+            if not in_function:
+                out.append(_at(g, i, f"attribute '{attr.name}' refers to a function attribute "
+                                     f"('{attr.ref_attr_name}') outside a function"))
+            continue
+        if attr.type == AttributeProto.UNDEFINED:
+            out.append(_at(g, i, f"attribute '{attr.name}' has no type"))
+            continue
+        if schema is None:
+            continue
+        spec = schema.attributes.get(attr.name)
+        if spec is None:
+            out.append(_at(g, i, f"{node.op_type} has no attribute '{attr.name}'", Severity.WARNING))
+        elif attribute_type_code(spec) != attr.type:
+            out.append(_at(g, i, f"attribute '{attr.name}' is {_attr_type_name(attr.type)}, "
+                                 f"but {node.op_type} expects {_attr_type_name(attribute_type_code(spec))}"))
+        elif attr.type in _TEXT_TYPES and (message := enum_problem(node, attr, d, schema.since_version)):
+            out.append(_at(g, i, message))
+    return out
+
+
+_TEXT_TYPES = (AttributeProto.STRING, AttributeProto.STRINGS)
+
+
+def _attr_type_name(t: int) -> str:
+    try:
+        return AttributeProto.AttributeType.Name(t)
+    except ValueError:
+        return f"type {t}"
+
+
+def _at(g: GraphIndex, i: int, message: str, severity: Severity = Severity.ERROR) -> Problem:
+    return Problem(severity, f"{g.node_label(i)}: {message}", scope=g.scope, node=i, node_name=g.nodes[i].name)
+
+
+# -- tensors ------------------------------------------------------------------------------
+
+def _graph_tensors(g: GraphIndex) -> Iterator[tuple[TensorProto, int]]:
+    """(tensor, holding node or -1) for initializers and tensor attributes of this graph."""
+    if g.graph is not None:
+        for t in g.graph.initializer:
+            yield t, -1
+        for st in g.graph.sparse_initializer:
+            yield st.values, -1
+    for i in g.attribute_holders:
+        for t in _attribute_tensors(g.nodes[i]):
+            yield t, i
+
+
+def _attribute_tensors(node: NodeProto) -> Iterator[TensorProto]:
+    for attr in node.attribute:
+        if attr.type == AttributeProto.TENSOR:
+            yield attr.t
+        elif attr.type == AttributeProto.TENSORS:
+            yield from attr.tensors
+
+
+def tensor_problems(g: GraphIndex) -> list[Problem]:
+    return [p for t, holder in _graph_tensors(g) if (p := _tensor_problem_at(g, t, holder)) is not None]
+
+
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int) -> Problem | None:
+    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
+    if _looks_sound(t):
+        return None
+    message = tensor_problem(t)
+    if not message:
+        return None
+    node_name = g.nodes[holder].name if holder >= 0 else ""
+    return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
+
+
+def _looks_sound(t: TensorProto) -> bool:
+    """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
+    itemsize = _ITEMSIZE.get(t.data_type)
+    if not itemsize or not t.HasField("raw_data"):
+        return False
+    dims = t.dims
+    numel = math.prod(dims)
+    if numel < 0 or (dims and min(dims) < 0):
+        return False
+    size = t.ByteSize()
+    # raw_data of exactly numel*itemsize bytes, and the other fields too small to hold typed data
+    return 0 <= size - numel * itemsize <= 32 + len(t.name) + 11 * len(dims) and \
+        (size > _RAW_LENGTH_EXACT_LIMIT or len(t.raw_data) == numel * itemsize)
+
+
+def tensor_problem(t: TensorProto) -> str:
+    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never copies big data."""
+    dims = t.dims
+    if dims and min(dims) < 0:
+        return f"{_who(t)} has a negative dimension {list(dims)}"
+    itemsize = _itemsize(t.data_type)
+    if itemsize is None:
+        return f"{_who(t)} has " + ("no data type" if t.data_type == 0 else f"an unknown data type {t.data_type}")
+    if t.data_location == TensorProto.EXTERNAL:
+        return ""  # checked against the file by onnxviz.model.io.external
+    numel = math.prod(dims)
+    if t.HasField("raw_data"):
+        return _raw_problem(t, numel, itemsize)
+    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in _TYPED_FIELDS):
+        return ""  # typed entry counts are checked when the tensor is read
+    return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
+
+
+def _who(t: TensorProto) -> str:
+    return f"tensor '{t.name}'" if t.name else "an unnamed tensor"
+
+
+@lru_cache(maxsize=256)
+def _itemsize(data_type: int) -> float | None:
+    """Bytes per element in raw_data (fractions for sub-byte types); 0 if not fixed; None if unknown."""
+
+    if data_type == TensorProto.UNDEFINED or data_type not in TensorProto.DataType.values():
+        return None
+    if data_type == TensorProto.STRING:
+        return 0
+    try:
+        one = onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except Exception:  # noqa: BLE001 - a type numpy cannot represent: nothing to compare
+        return 0
+    return packed_nbytes(data_type, 1 << 20, one) / (1 << 20)
+
+
+# whole-byte element sizes for the fast path (sub-byte and string types take the slow one)
+_ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
+
+
+def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
+    if t.data_type == TensorProto.STRING:
+        return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
+    size = t.ByteSize()  # an upper bound of len(raw_data), computed without copying it
+    have = len(t.raw_data) if size <= _RAW_LENGTH_EXACT_LIMIT else None
+    # the other fields take a few bytes; much more means typed data was set as well
+    if have is None or size - have > 64 + 2 * len(t.name) + 11 * len(t.dims):
+        typed = [f for f in _TYPED_FIELDS if len(getattr(t, f))]
+        if typed:
+            return f"{_who(t)} sets both raw_data and {typed[0]}"
+    if not itemsize:
+        return ""
+    need = math.ceil(numel * itemsize)
+    if (have is not None and have != need) or (have is None and size < need):
+        shown = f"{have:,}" if have is not None else f"fewer than {size:,}"
+        return f"{_who(t)} has {shown} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
+    return ""
+
+
+# -- names --------------------------------------------------------------------------------
+
+def has_undecodable_names(g: GraphIndex) -> bool:
+    """True if protobuf handed back a value, node or value_info name as bytes (it is not valid UTF-8)."""
+    try:
+        "".join(g.producer)
+        "".join(g.consumers)
+        "".join([n.name for n in g.nodes])
+        if g.graph is not None:
+            "".join([v.name for v in g.graph.value_info])
+        return g.undecodable_ops
+
+    except TypeError:
+        return True
+
+
+def has_undecodable_model_strings(model: onnx.ModelProto) -> bool:
+    """True if a model-level string (producer, metadata, opset domains, the main graph's name
+    and its inputs' and outputs' types) is not valid UTF-8. Cheap: node-level strings are
+    checked by :func:`has_undecodable_names` as the index reads them."""
+    small: list[Message] = [*model.metadata_props, *model.opset_import, *model.graph.input, *model.graph.output]
+    return (any(_scalar_strings_undecodable(m) for m in (model, model.graph))
+            or any(replace_invalid_utf8(m, dry_run=True) for m in small))
+
+
+def _scalar_strings_undecodable(message: Message) -> bool:
+    return any(isinstance(getattr(message, fd.name), bytes)
+               for fd in message.DESCRIPTOR.fields if fd.type == fd.TYPE_STRING and not _is_repeated(fd))
+
+
+def replace_invalid_utf8(message: Message, dry_run: bool = False) -> list[tuple[bytes, str]]:
+    """Replace every string field that is not valid UTF-8 by its escaped text; return (old, new) pairs.
+
+    With ``dry_run`` nothing is changed (the pairs say what would be)."""
+    renamed: list[tuple[bytes, str]] = []
+    for fd in message.DESCRIPTOR.fields:
+        if fd.type == fd.TYPE_STRING:
+            _fix_strings(message, fd, renamed, dry_run)
+        elif fd.type == fd.TYPE_MESSAGE:
+            if _is_repeated(fd):
+                for child in getattr(message, fd.name):
+                    renamed += replace_invalid_utf8(child, dry_run)
+            elif message.HasField(fd.name):
+                renamed += replace_invalid_utf8(getattr(message, fd.name), dry_run)
+    return renamed
+
+
+def _is_repeated(fd: FieldDescriptor) -> bool:
+    if hasattr(fd, "is_repeated"):
+        return bool(fd.is_repeated)
+    return bool(fd.label == fd.LABEL_REPEATED)  # protobuf before 5.x
+
+
+def _fix_strings(message: Message, fd: FieldDescriptor, renamed: list[tuple[bytes, str]], dry_run: bool) -> None:
+    value = getattr(message, fd.name)
+    if _is_repeated(fd):
+        if any(isinstance(v, bytes) for v in value):
+            fixed = [_escaped(v, renamed) for v in value]
+            if not dry_run:
+                del value[:]
+                value.extend(fixed)
+    elif isinstance(value, bytes):
+        text = _escaped(value, renamed)
+        if not dry_run:
+            setattr(message, fd.name, text)
+
+
+def _escaped(value: str | bytes, renamed: list[tuple[bytes, str]]) -> str:
+    if isinstance(value, str):
+        return value
+    text = value.decode("utf-8", "backslashreplace")
+    renamed.append((value, text))
+    return text
+
+
+def invalid_utf8_problems(renamed: list[tuple[bytes, str]]) -> list[Problem]:
+    return [Problem(Severity.ERROR, f"text {old!r} is not valid UTF-8; it is shown as '{new}'", value=new)
+            for old, new in dict(renamed).items()]

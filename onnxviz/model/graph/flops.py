@@ -1,0 +1,211 @@
+"""Estimated multiply-accumulates (MACs) and floating-point operations per node.
+
+Estimates use declared or inferred shapes (and initializer dims); symbolic
+dimensions (batch, sequence) count as 1. A node whose shapes are unknown gets
+``None``: the total then counts only the
+nodes that could be estimated and says how many could not. Conventions: one
+MAC is two FLOPs; elementwise, normalisation and activation ops cost one FLOP
+per output element; pooling costs one per window element; data movement is free.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import onnx
+from onnx import NodeProto
+
+from onnxviz.model.graph.index import GraphIndex, ModelIndex
+from onnxviz.model.text import shape_list, shape_text
+
+Shape = list[int]
+
+ELEMENTWISE = frozenset({
+    "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Relu",
+    "LeakyRelu", "PRelu", "Elu", "Selu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu",
+    "Softplus", "Softsign", "Clip", "Min", "Max", "Mean", "Sum", "Where", "Softmax", "LogSoftmax",
+    "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
+    "RMSNormalization", "SkipLayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+    "ReduceProd", "ReduceL2", "ReduceSumSquare", "Mish", "Swish", "FastGelu", "BiasGelu", "QuickGelu",
+    "Floor", "Ceil", "Round", "Sin", "Cos", "Equal", "Less", "Greater", "And", "Or", "Not", "Sign",
+    "DequantizeLinear", "QuantizeLinear",
+})
+BIAS_OPS = frozenset({"Conv", "ConvTranspose", "Gemm"})
+POOLING = frozenset({"MaxPool", "AveragePool", "LpPool"})
+
+
+@dataclass(frozen=True)
+class NodeCost:
+    """Estimated cost of one node; ``macs``/``flops`` are None when shapes are unknown."""
+
+    scope: str
+    node: int
+    name: str
+    op_type: str
+    macs: int | None
+    flops: int | None
+    output_shape: str = ""
+    symbolic: bool = False  # symbolic dimensions (e.g. batch) were counted as 1
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    macs: int
+    flops: int
+    estimated_nodes: int
+    unknown_nodes: int
+    symbolic: bool  # some symbolic dimension was counted as 1
+
+
+class _Shapes:
+    """Concrete shapes of values in one scope: declared, inferred, or initializer dims."""
+
+    def __init__(self, index: ModelIndex, g: GraphIndex) -> None:
+        self.index, self.g = index, g
+        self.symbolic_used = False  # a dim_param was counted as 1 since the last reset
+        self.init_dims: dict[str, Shape] = {}
+        if g.graph is not None:
+            self.init_dims = {t.name: [int(d) for d in t.dims] for t in g.graph.initializer}
+
+    def of(self, name: str) -> Shape | None:
+        if not name:
+            return None
+        if name in self.init_dims:
+            return self.init_dims[name]
+        t, _ = self.index.type_of(self.g.scope, name)
+        dims = shape_list(t)
+        if dims is None:  # a declared type without shape: inference may know more
+            dims = shape_list(self.index.inferred.get(self.g.scope, {}).get(name))
+        if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims):
+            return None
+        if any(isinstance(d, str) for d in dims):
+            self.symbolic_used = True
+        return [d if isinstance(d, int) else 1 for d in dims]
+
+
+def _attr_int(node: NodeProto, name: str, default: int) -> int:
+    for a in node.attribute:
+        if a.name == name:
+            return int(a.i)
+    return default
+
+
+def _attr_ints(node: NodeProto, name: str) -> list[int] | None:
+    for a in node.attribute:
+        if a.name == name:
+            return [int(x) for x in a.ints]
+    return None
+
+
+def _conv(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    w, y = s[1], s[-1]
+    if w is None or y is None or len(y) < 2:
+        return None
+    # weight [M, C/group, *k]; every output element needs C/group * prod(k) MACs
+    return math.prod(y) * math.prod(w[1:])
+
+
+def _conv_transpose(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    x, w = s[0], s[1]
+    if x is None or w is None or len(x) < 2:
+        return None
+    # every input element is scattered into (M/group) * prod(k) outputs
+    return math.prod(x) * math.prod(w[1:])
+
+
+def _matmul(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    a, y = s[0], s[-1]
+    if a is None or y is None or not a:
+        return None
+    return math.prod(y) * a[-1]
+
+
+def _gemm(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    a, y = s[0], s[-1]
+    if a is None or y is None or len(a) != 2:
+        return None
+    k = a[0] if _attr_int(node, "transA", 0) else a[1]
+    return math.prod(y) * k
+
+
+def _attention(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    q, k, v = (list(s) + [None, None, None])[:3]
+    if q is None or k is None or v is None:
+        return None
+    if len(q) == 4 and len(k) == 4 and len(v) == 4:
+        b, h, sq, d = q
+        return b * h * sq * k[2] * (d + v[3])
+    if len(q) == 3 and len(k) == 3 and len(v) == 3:
+        heads_q = _attr_int(node, "q_num_heads", 1)
+        heads_kv = _attr_int(node, "kv_num_heads", heads_q)
+        dv = v[2] // max(heads_kv, 1)
+        return q[0] * q[1] * k[1] * (q[2] + heads_q * dv)
+    return None
+
+
+MAC_RULES: dict[str, Callable[[NodeProto, Sequence[Shape | None]], int | None]] = {
+    "Conv": _conv, "ConvInteger": _conv, "QLinearConv": _conv, "ConvTranspose": _conv_transpose,
+    "MatMul": _matmul, "MatMulInteger": _matmul, "Gemm": _gemm, "Attention": _attention,
+}
+
+
+def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = None) -> NodeCost:
+    g = index.graphs[scope]
+    node = g.nodes[i]
+    shapes = shapes or _Shapes(index, g)
+    shapes.symbolic_used = False
+    first = node.output[0] if node.output else ""
+    out_text = shape_text(index.type_of(scope, first)[0]) if first else ""
+    op = node.op_type if node.domain in ("", "ai.onnx") else ""
+    macs: int | None = 0
+    flops: int | None = 0
+    if op in MAC_RULES:
+        out = shapes.of(first)
+        if op == "QLinearConv":
+            ins = [shapes.of(node.input[0]), shapes.of(node.input[3]) if len(node.input) > 3 else None]
+        else:
+            ins = [shapes.of(n) for n in node.input]
+        macs = MAC_RULES[op](node, ins + [out])
+        has_bias = op in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
+        extra = math.prod(out) if out is not None and has_bias else 0
+        flops = None if macs is None else 2 * macs + extra
+    elif op in ELEMENTWISE or op in POOLING:
+        out = shapes.of(first)
+        kernel = _attr_ints(node, "kernel_shape") if op in POOLING else []
+        flops = None if out is None or kernel is None else math.prod(out) * math.prod(kernel)
+        macs = None if flops is None else 0
+    elif op.startswith("Global") and op.endswith("Pool"):
+        x = shapes.of(node.input[0]) if node.input else None
+        flops = math.prod(x) if x is not None else None
+        macs = None if flops is None else 0
+    return NodeCost(scope, i, node.name, node.op_type, macs, flops, out_text, shapes.symbolic_used)
+
+
+def graph_costs(index: ModelIndex, scope: str = "") -> list[NodeCost]:
+    """One :class:`NodeCost` per node of ``scope``, in file order."""
+    g = index.graphs[scope]
+    shapes = _Shapes(index, g)
+    return [node_cost(index, scope, i, shapes) for i in range(len(g.nodes))]
+
+
+def summarize(costs: Sequence[NodeCost]) -> CostSummary:
+    known = [c for c in costs if c.flops is not None]
+    return CostSummary(sum(c.macs or 0 for c in known), sum(c.flops or 0 for c in known),
+                       len(known), len(costs) - len(known), any(c.symbolic for c in known))
+
+
+def human_count(n: float | None) -> str:
+    """``1.2 G``-style text for large counts; '?' for unknown."""
+    if n is None:
+        return "?"
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)}"
+
+
+def model_costs(model: onnx.ModelProto, index: ModelIndex | None = None) -> list[NodeCost]:
+    """Costs of the main graph's nodes (subgraph bodies run a data-dependent number of times)."""
+    return graph_costs(index or ModelIndex(model), "")

@@ -1,0 +1,421 @@
+"""Producers, consumers, definitions and structural problems of every graph in a model.
+
+Every graph in a model is addressed by a *scope* string:
+
+* ``""`` - the main graph;
+* ``"<parent>/<node>.<attr>"`` - the body held by attribute ``attr`` of the
+  node at position ``node`` in scope ``<parent>`` (``"<node>.<attr>[k]"`` for
+  the k-th graph of a GRAPHS attribute), e.g. ``"12.then_branch"`` or
+  ``"12.then_branch/3.body"``;
+* ``"fn:<domain>:<name>:<overload>"`` - the body of a model-local function.
+
+Building the index never modifies the model and never raises on broken
+graphs: what is wrong is recorded as :class:`~onnxviz.model.problems.Problem`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto
+
+from onnxviz.model.graph.checks import (
+    has_undecodable_model_strings,
+    has_undecodable_names,
+    model_problems,
+    node_local_problems,
+    replace_invalid_utf8,
+)
+from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.text import quoted_name
+
+GRAPH_INPUT = -1
+INITIALIZER = -2
+OUTER_SCOPE = -3
+
+
+def function_scope(domain: str, name: str, overload: str = "") -> str:
+    return f"fn:{domain}:{name}:{overload}"
+
+
+def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
+    step = f"{node}.{attr}" if k is None else f"{node}.{attr}[{k}]"
+    return f"{parent}/{step}" if parent else step
+
+
+def subgraphs_of(node: NodeProto) -> Iterator[tuple[str, int | None, GraphProto]]:
+    """(attribute name, index in a GRAPHS list or None, graph) for each body a node holds."""
+    for attr in node.attribute:
+        if attr.type == AttributeProto.GRAPH or (attr.type == 0 and attr.HasField("g")):
+            yield attr.name, None, attr.g
+        elif attr.type == AttributeProto.GRAPHS:
+            for k, g in enumerate(attr.graphs):
+                yield attr.name, k, g
+
+
+@dataclass
+class GraphIndex:
+    """The index of one graph (or function body)."""
+
+    scope: str
+    nodes: Sequence[NodeProto]
+    input_names: list[str]
+    output_names: list[str]
+    initializer_names: list[str]
+    parent: GraphIndex | None = None
+    graph: GraphProto | None = None
+    function: FunctionProto | None = None
+    producer: dict[str, int] = field(default_factory=dict)
+    consumers: dict[str, list[int]] = field(default_factory=dict)
+    declared: dict[str, TypeProto] = field(default_factory=dict)
+    outer_reads: set[str] = field(default_factory=set)
+    children: list[tuple[int, str, str]] = field(default_factory=list)  # (node, attr label, scope)
+    problems: list[Problem] = field(default_factory=list)
+    unsorted: bool = False
+    cyclic_nodes: list[int] = field(default_factory=list)
+    attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
+    undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
+
+    def defines(self, name: str) -> bool:
+        """True if ``name`` is defined in this graph or an enclosing one."""
+        scope: GraphIndex | None = self
+        while scope is not None:
+            if name in scope.producer:
+                return True
+            scope = scope.parent
+        return False
+
+    def producer_of(self, name: str) -> int:
+        """Node position producing ``name``; GRAPH_INPUT, INITIALIZER, OUTER_SCOPE, or -4 if undefined."""
+        return self.producer.get(name, OUTER_SCOPE if self.parent and self.parent.defines(name) else -4)
+
+    def roles_of(self, name: str) -> list[str]:
+        """What ``name`` is in this graph, in words: an initializer that is also a graph input is an
+        overridable default (IR spec); values no node, input or initializer defines say so."""
+        kind = self.producer_of(name)
+        initializer, graph_input = kind == INITIALIZER or name in self.initializer_names, name in self.input_names
+        roles = ["overridable default (graph input with an initializer)"] if initializer and graph_input else \
+            ["initializer"] if initializer else ["graph input"] if graph_input else []
+        if name in self.output_names:
+            roles.append("graph output")
+        if kind >= 0 and not roles:
+            roles.append("intermediate value")
+        elif kind == OUTER_SCOPE:
+            roles.append("from an enclosing graph")
+        elif kind == -4:
+            roles.append("not defined anywhere")
+        return roles
+
+    def consumers_of(self, name: str) -> list[int]:
+        return self.consumers.get(name, [])
+
+    def node_label(self, i: int) -> str:
+        node = self.nodes[i]
+        return node.name or f"{node.op_type}#{i}"
+
+
+class ModelIndex:
+    """The index of a whole model: main graph, every subgraph and every local function."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self._build()
+
+    def has_undecodable_text(self) -> bool:
+        """True if protobuf handed back some of the model's text as bytes (it is not valid UTF-8): the
+        document escapes such text before using the model (see ``Document.index``)."""
+        return has_undecodable_model_strings(self.model) or any(has_undecodable_names(g) for g in self.graphs.values())
+
+    def _build(self) -> None:
+        model = self.model
+        self.graphs: dict[str, GraphIndex] = {}
+        self.inferred: dict[str, dict[str, TypeProto]] = {}
+        self.functions: dict[tuple[str, str, str], FunctionProto] = {}
+        self._extra_problems: list[Problem] = []
+        for fn in model.functions:
+            key = (fn.domain, fn.name, getattr(fn, "overload", ""))
+            if key in self.functions:
+                self._extra_problems.append(Problem(
+                    Severity.ERROR, f"local function {quoted_name(f'{fn.domain}:{fn.name}')} is defined twice",
+                    scope=function_scope(*key)))
+            self.functions[key] = fn
+        self.main = self._index_graph("", model.graph, None)
+        for key, fn in self.functions.items():
+            self._index_function(key, fn)
+        self._check_function_recursion()
+        self._extra_problems += model_problems(self)
+
+    # -- queries ---------------------------------------------------------------------
+    @property
+    def problems(self) -> list[Problem]:
+        out = list(self._extra_problems)
+        for g in self.graphs.values():
+            out.extend(g.problems)
+        return out
+
+    def node_count(self) -> int:
+        """Nodes in every graph, subgraph and function body."""
+        return sum(len(g.nodes) for g in self.graphs.values())
+
+    def type_of(self, scope: str, name: str) -> tuple[TypeProto | None, bool]:
+        """(type, inferred?) of a value: the declared type if the file has one, else the inferred."""
+        g: GraphIndex | None = self.graphs.get(scope)
+        while g is not None:
+            if name in g.declared:
+                return g.declared[name], False
+            t = self.inferred.get(g.scope, {}).get(name)
+            if t is not None:
+                return t, True
+            if name in g.producer:
+                return None, False
+            g = g.parent
+        return None, False
+
+    def set_inferred(self, inferred: dict[str, dict[str, TypeProto]]) -> None:
+        self.inferred = inferred
+
+    def refresh_nodes(self, nodes: Iterable[int]) -> bool:
+        """Bring the index up to date after edits that changed only the names, doc strings or
+        non-graph attributes of these main-graph nodes (see ``Command.index_effect``): their
+        problems are checked again and relabelled, nothing else moves. False when that cannot
+        be done exactly (the caller then builds a new index)."""
+        g = self.main
+        changed = set(nodes)
+        if not changed:
+            return True
+        if any(not 0 <= i < len(g.nodes) for i in changed):
+            return False
+        relabelled = [_relabelled(p, g) if p.node in changed and p.scope == "" else p for p in g.problems]
+        if any(p is None for p in relabelled):
+            return False
+        g.problems = [p for p in relabelled if p is not None]
+        holders = set(g.attribute_holders)
+        holders |= {i for i in changed if g.nodes[i].attribute}
+        holders -= {i for i in changed if not g.nodes[i].attribute}
+        g.attribute_holders = sorted(holders)
+        self._extra_problems = [p for p in self._extra_problems if not (p.scope == "" and p.node in changed)]
+        for i in sorted(changed):
+            self._extra_problems += node_local_problems(self, i)
+        return True
+
+    def function_for(self, node: NodeProto) -> FunctionProto | None:
+        return self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
+
+    # -- building ----------------------------------------------------------------------
+    def _index_graph(self, scope: str, graph: GraphProto, parent: GraphIndex | None) -> GraphIndex:
+        g = GraphIndex(
+            scope=scope, nodes=graph.node, graph=graph, parent=parent,
+            input_names=[v.name for v in graph.input],
+            output_names=[v.name for v in graph.output],
+            initializer_names=[t.name for t in graph.initializer],
+        )
+        for v in graph.input:
+            if v.HasField("type"):
+                g.declared[v.name] = v.type
+        for v in graph.value_info:
+            if v.HasField("type"):
+                g.declared.setdefault(v.name, v.type)
+        for v in graph.output:
+            if v.HasField("type"):
+                g.declared.setdefault(v.name, v.type)
+        self._define_terminals(g, [t.values.name for t in graph.sparse_initializer])
+        self._index_nodes(g)
+        return g
+
+    def _index_function(self, key: tuple[str, str, str], fn: FunctionProto) -> None:
+        g = GraphIndex(
+            scope=function_scope(*key), nodes=fn.node, function=fn,
+            input_names=list(fn.input), output_names=list(fn.output), initializer_names=[],
+        )
+        self._define_terminals(g, [])
+        self._index_nodes(g)
+
+    def _define_terminals(self, g: GraphIndex, sparse_names: list[str]) -> None:
+        producer = g.producer
+        for name, what in self._dupes(g.input_names):
+            g.problems.append(Problem(Severity.ERROR, f"graph input '{quoted_name(name)}' is declared {what}",
+                                      scope=g.scope, value=name))
+        for name in g.input_names:
+            producer[name] = GRAPH_INPUT
+        for name, what in self._dupes(g.initializer_names + sparse_names):
+            g.problems.append(Problem(Severity.ERROR, f"initializer '{quoted_name(name)}' is defined {what}",
+                                      scope=g.scope, value=name))
+        for name in g.initializer_names + sparse_names:
+            producer.setdefault(name, INITIALIZER)
+        for name, what in self._dupes(g.output_names):
+            g.problems.append(Problem(Severity.ERROR, f"graph output '{quoted_name(name)}' is listed {what}",
+                                      scope=g.scope, value=name))
+
+    @staticmethod
+    def _dupes(names: Iterable[str]) -> list[tuple[str, str]]:
+        counts = Counter(names)
+        return [(n, f"{c} times") for n, c in counts.items() if c > 1 and n]
+
+    def _index_nodes(self, g: GraphIndex) -> None:
+        self.graphs[g.scope] = g
+        producer, consumers = g.producer, g.consumers
+        dup_outputs: list[tuple[int, str]] = []
+        unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
+        holders = g.attribute_holders
+        for i, node in enumerate(g.nodes):
+            for name in node.input:
+                if name:
+                    lst = consumers.get(name)
+                    if lst is None:
+                        consumers[name] = [i]
+                    else:
+                        lst.append(i)
+                    if name not in producer:
+                        unresolved.append((i, name))
+            for name in node.output:
+                if name:
+                    if name in producer:
+                        dup_outputs.append((i, name))
+                    else:
+                        producer[name] = i
+            if node.attribute:
+                holders.append(i)
+        for i, name in dup_outputs:
+            g.problems.append(Problem(
+                Severity.ERROR, f"value '{quoted_name(name)}' is defined more than once (SSA violation)",
+                scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
+        self._check_uses(g, unresolved)
+        for i in holders:
+            self._index_children(g, i)
+
+    def _index_children(self, g: GraphIndex, i: int) -> None:
+        for attr, k, body in subgraphs_of(g.nodes[i]):
+            scope = child_scope(g.scope, i, attr, k)
+            child = self._index_graph(scope, body, g)
+            label = attr if k is None else f"{attr}[{k}]"
+            g.children.append((i, label, scope))
+            # names the body reads from outside count as uses by the holding node
+            for name in child.outer_reads:
+                if name in g.producer and g.producer[name] >= i and g.producer[name] >= 0:
+                    g.problems.append(Problem(
+                        Severity.ERROR,
+                        f"subgraph {quoted_name(label)} of {quoted_name(g.node_label(i))} reads '{quoted_name(name)}', defined later",
+                        scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
+                g.consumers.setdefault(name, [])
+                if i not in g.consumers[name]:
+                    g.consumers[name].append(i)
+                if name not in g.producer:
+                    g.outer_reads.add(name)
+
+    def _check_uses(self, g: GraphIndex, unresolved: list[tuple[int, str]]) -> None:
+        """Resolve the inputs no earlier node produced: produced later (unsorted), outer scope, or nothing."""
+        producer = g.producer
+        parent = g.parent
+        for i, name in unresolved:
+            if name in producer:
+                g.unsorted = True  # produced, but by this node or a later one
+            elif parent is not None and parent.defines(name):
+                g.outer_reads.add(name)
+            else:
+                g.problems.append(Problem(
+                    Severity.ERROR, f"input '{quoted_name(name)}' of {quoted_name(g.node_label(i))} is not defined by anything",
+                    scope=g.scope, node=i, node_name=g.nodes[i].name, value=name))
+        for name in g.output_names:
+            if name and name not in producer and not (parent and parent.defines(name)):
+                g.problems.append(Problem(
+                    Severity.ERROR, f"graph output '{quoted_name(name)}' is not produced by anything",
+                    scope=g.scope, value=name))
+        if g.unsorted:
+            self._check_order(g)
+
+    def _check_order(self, g: GraphIndex) -> None:
+        order, cyclic = topological_order(g.nodes, g.producer)
+        g.cyclic_nodes = cyclic
+        for i in cyclic:
+            g.problems.append(Problem(
+                Severity.ERROR, f"{quoted_name(g.node_label(i))} is part of a cycle",
+                scope=g.scope, node=i, node_name=g.nodes[i].name))
+        if not cyclic:
+            g.problems.append(Problem(
+                Severity.WARNING, "nodes are not in topological order",
+                scope=g.scope, node=order[0] if order else -1, node_name=g.nodes[order[0]].name if order else ""))
+
+    def _check_function_recursion(self) -> None:
+        calls: dict[tuple[str, str, str], set[tuple[str, str, str]]] = {}
+        for key, fn in self.functions.items():
+            calls[key] = {k for n in fn.node
+                          if (k := (n.domain, n.op_type, getattr(n, "overload", ""))) in self.functions}
+        for key in calls:
+            seen: set[tuple[str, str, str]] = set()
+            stack = list(calls[key])
+            while stack:
+                k = stack.pop()
+                if k == key:
+                    self._extra_problems.append(Problem(
+                        Severity.ERROR, f"local function {quoted_name(f'{key[0]}:{key[1]}')} calls itself (recursion)",
+                        scope=function_scope(*key)))
+                    break
+                if k not in seen:
+                    seen.add(k)
+                    stack.extend(calls.get(k, ()))
+
+
+def _relabelled(problem: Problem, g: GraphIndex) -> Problem | None:
+    """``problem`` of node ``problem.node`` after the node was renamed; None if its message names
+    the node ambiguously (the old label appears more than once)."""
+    i = problem.node
+    node = g.nodes[i]
+    old, new = problem.node_name or f"{node.op_type}#{i}", g.node_label(i)
+    if problem.node_name == node.name:
+        return problem
+    # the label stands alone in a message: "... of <label> is ...", "<label>: ...", "<label> is part of ..."
+    standalone = re.compile(r"(?:^|(?<=\s))" + re.escape(old) + r"(?=$|[\s:,.])")
+    if len(standalone.findall(problem.message)) > 1:
+        return None
+    message = standalone.sub(lambda _m: new, problem.message)
+    return dataclasses.replace(problem, message=message, node_name=node.name)
+
+
+def topological_order(nodes: Sequence[NodeProto], producer: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Kahn's algorithm over node positions.
+
+    Returns (order, cyclic): ``order`` lists every node not on a cycle in a valid
+    order (ties keep file order); ``cyclic`` lists the nodes that are on or
+    behind a cycle. Always terminates.
+    """
+    import heapq
+
+    n = len(nodes)
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, node in enumerate(nodes):
+        deps = {producer[x] for x in node.input if x and producer.get(x, -1) >= 0}
+        deps.discard(i)
+        for d in deps:
+            succ[d].append(i)
+        indeg[i] = len(deps)
+        if any(producer.get(x, -1) == i for x in node.input if x):
+            indeg[i] += 1  # a node reading its own output is a cycle of one
+    heap = [i for i in range(n) if indeg[i] == 0]
+    heapq.heapify(heap)
+    order: list[int] = []
+    while heap:
+        i = heapq.heappop(heap)
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                heapq.heappush(heap, j)
+    placed = set(order)
+    return order, [i for i in range(n) if i not in placed]
+
+
+def index_escaping_text(model: onnx.ModelProto) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+    """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
+    (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
+    the (old, new) pairs of what was escaped. The only function that changes a model this way."""
+    index = ModelIndex(model)
+    if not index.has_undecodable_text():
+        return index, []
+    renamed = replace_invalid_utf8(model)
+    return ModelIndex(model), renamed

@@ -1,0 +1,392 @@
+"""onnx.checker, shape inference and schema checks, turned into problems attached to nodes and values.
+
+:func:`validate` is what runs in the background after every edit. It works on
+serialized bytes (both onnx passes take bytes, so nothing is serialized twice)
+and makes one strict shape-inference pass that yields both the inferred types
+and the first inference error; only a failing model needs a second, lenient
+pass to still get types for the rest of the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+import onnx
+from google.protobuf.message import Message
+from onnx import GraphProto, NodeProto, TypeProto
+
+from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
+from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.io.external import is_external, iter_all_tensors
+from onnxviz.model.problems import Problem, Severity
+
+ModelLike = onnx.ModelProto | bytes
+
+
+@dataclass
+class InferenceResult:
+    """Types found by ``onnx.shape_inference`` per scope, kept apart from declared ones."""
+
+    types: dict[str, dict[str, TypeProto]] = field(default_factory=dict)
+    problem: Problem | None = None
+
+
+def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) -> InferenceResult:
+    """Run shape inference; never raises. On failure the result carries the reason (and no types)."""
+    result = InferenceResult()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict,
+                                                     data_prop=data_prop)
+    except Exception as exc:  # noqa: BLE001 - inference fails on countless broken models
+        severity = Severity.ERROR if strict else Severity.WARNING
+        result.problem = Problem(severity, _one_line(exc), source="shape_inference")
+        return result
+    _collect_types("", inferred.graph, result.types)
+    for fn in inferred.functions:
+        scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
+        result.types[scope] = {v.name: v.type for v in getattr(fn, "value_info", []) if v.HasField("type")}
+    return result
+
+
+def _collect_types(scope: str, graph: GraphProto, out: dict[str, dict[str, TypeProto]]) -> None:
+    types = {v.name: v.type for v in graph.value_info}  # inference writes only typed entries
+    for v in graph.output:
+        if v.HasField("type"):
+            types.setdefault(v.name, v.type)
+    out[scope] = types
+    for i, node in enumerate(graph.node):
+        if node.attribute:
+            for attr, k, body in subgraphs_of(node):
+                _collect_types(child_scope(scope, i, attr, k), body, out)
+
+
+def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Problem]:
+    """``onnx.checker`` plus strict shape inference (together the checker's full check), as problems.
+
+    Each of the two stops at its first error, so at most one problem comes
+    from each; :func:`schema_problems` finds every attribute problem.
+    """
+    problems = _as_problems(_checker_problem(model), infer_types(model, strict=True).problem)
+    return [attach(p, node_table(model, index)) for p in problems]
+
+
+_INFERENCE_ITEM = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\): \[(\w+)\] (.*?)(?= \(op_type:|$)")
+
+
+def _as_problems(*found: Problem | None) -> list[Problem]:
+    return [q for p in found if p is not None for q in split_inference_errors(p)]
+
+
+def split_inference_errors(problem: Problem) -> list[Problem]:
+    """onnx reports every failing node of an inference pass in one message: one problem per node.
+
+    The first node's error is the cause; nodes that only lack an input type
+    because of it are only informational, so the node to fix stands out.
+    """
+    items = _INFERENCE_ITEM.findall(problem.message) if problem.source == "shape_inference" else []
+    if len(items) < 2:
+        return [problem]
+    out: list[Problem] = []
+    for op_type, name, kind, text in items:
+        consequence = bool(out) and "expected to have type but instead is null" in text
+        severity = Severity.INFO if consequence else problem.severity
+        message = f"{kind}: {text.strip()} (op_type:{op_type}, node name: {name})"
+        if consequence:
+            message = f"no type for an input, after an earlier error - {message}"
+        out.append(Problem(severity, message, source=problem.source, scope=problem.scope))
+    return out
+
+
+def _checker_problem(model: ModelLike) -> Problem | None:
+    try:
+        onnx.checker.check_model(_without_external_data(model), full_check=False)
+    except Exception as exc:  # noqa: BLE001 - ValidationError and protobuf errors alike
+        return Problem(Severity.ERROR, _one_line(exc), source="checker")
+    return None
+
+
+def _without_external_data(model: ModelLike) -> ModelLike:
+    """The model with each external tensor replaced by a one-element stand-in.
+
+    The checker resolves external files against the current directory when
+    given bytes; the document checks its external data itself (see
+    :func:`onnxviz.model.io.external.check_external_data`), so here only the rest
+    of the model is checked.
+    """
+
+    if isinstance(model, bytes) and b"location" not in model:
+        return model
+    proto = onnx.ModelProto.FromString(model) if isinstance(model, bytes) else model
+    external = [t for t in iter_all_tensors(proto) if is_external(t)]
+    if not external:
+        return model
+    if proto is model:
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+        external = [t for t in iter_all_tensors(proto) if is_external(t)]
+    for t in external:
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+        t.dims[:] = [1] * len(t.dims)
+        t.raw_data = b"\0" * max(1, onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize)
+    return proto.SerializeToString()
+
+
+# -- our own checks ------------------------------------------------------------------------
+def walk_nodes(model: onnx.ModelProto) -> Iterator[tuple[str, int, NodeProto]]:
+    """(scope, position, node) of every node in every graph, subgraph and local function."""
+    def graph_nodes(scope: str, graph: GraphProto) -> Iterator[tuple[str, int, NodeProto]]:
+        for i, node in enumerate(graph.node):
+            yield scope, i, node
+            if node.attribute:
+                for attr, k, body in subgraphs_of(node):
+                    yield from graph_nodes(child_scope(scope, i, attr, k), body)
+
+    yield from graph_nodes("", model.graph)
+    for fn in model.functions:
+        scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
+        for i, node in enumerate(fn.node):
+            yield scope, i, node
+
+
+def schema_problems(model: onnx.ModelProto) -> list[Problem]:
+    """Attributes an operator's schema requires but the node lacks.
+
+    (Attributes the schema does not know and attributes of the wrong type are
+    reported by the index, see :mod:`onnxviz.model.graph.checks`, on every
+    rebuild; the checker stops at the first of these, so each would otherwise
+    hide the others.)
+    """
+    problems: list[Problem] = []
+    required: dict[tuple[str, str], list[str]] = {}
+    for scope, i, node in walk_nodes(model):
+        key = (node.op_type, node.domain)
+        if key not in required:
+            schema = node_schema(model, node)
+            required[key] = [] if schema is None else [n for n, a in schema.attributes.items() if a.required]
+        names = required[key]
+        if not names:
+            continue
+        present = {a.name for a in node.attribute}
+        for name in names:
+            if name not in present:
+                where = node.name or f"{node.op_type} #{i}"
+                problems.append(Problem(Severity.ERROR, f"{where}: {node.op_type} requires attribute '{name}'",
+                                        "validation", scope, i, node.name))
+    return problems
+
+
+# -- attaching messages to nodes ----------------------------------------------------------
+_NODE_PATTERNS = (  # onnx's and onnxruntime's ways of naming a node
+    re.compile(r"node name:\s*([^)]*?)\s*\)", re.IGNORECASE),
+    re.compile(r"\bname:\s*(\S.*?)\s+OpType:", re.IGNORECASE),
+    re.compile(r"[Nn]ode \(([^)]*)\)"),
+    re.compile(r"node name \(([^)]*)\)"),
+    re.compile(r"In Node, \(\"([^\"]*)\""),
+    re.compile(r"node with name '([^']*)'"),
+    re.compile(r"node with name[: ]+'?([^'\s,]+)"),
+)
+
+
+def node_table(model: ModelLike, index: ModelIndex | None) -> dict[str, tuple[str, int]]:
+    table: dict[str, tuple[str, int]] = {}
+    if index is not None:
+        for scope, g in index.graphs.items():
+            for i, n in enumerate(g.nodes):
+                if n.name:
+                    table.setdefault(n.name, (scope, i))
+        return table
+    proto = onnx.ModelProto.FromString(model) if isinstance(model, bytes) else model
+    for scope, i, n in walk_nodes(proto):
+        if n.name:
+            table.setdefault(n.name, (scope, i))
+    return table
+
+
+def attach(problem: Problem, nodes: dict[str, tuple[str, int]]) -> Problem:
+    """Point a checker or inference message at the node it names, when it names one we can find."""
+    found = named_node(problem.message, nodes)
+    if found is None:
+        return problem
+    (scope, i), name = found
+    return Problem(problem.severity, problem.message, problem.source, scope, i, name, problem.value)
+
+
+def named_node(text: str, nodes: dict[str, tuple[str, int]]) -> tuple[tuple[str, int], str] | None:
+    """((scope, position), name) of the first node of ``nodes`` (by name) that ``text`` names."""
+    for pattern in _NODE_PATTERNS:
+        m = pattern.search(text)
+        if m and m.group(1) in nodes:
+            return nodes[m.group(1)], m.group(1)
+    return None
+
+
+def _one_line(exc: BaseException) -> str:
+    """The onnx message as one line: context kept, '==> Context:' and blank lines folded."""
+    text = str(exc).strip() or type(exc).__name__
+    text = text.replace("==> Context:", "-")
+    return " ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+
+
+@dataclass
+class ValidationResult:
+    """Everything one background validation pass found, for one model state."""
+
+    generation: int
+    inference: InferenceResult
+    problems: list[Problem]
+
+
+def validate(model: ModelLike, index: ModelIndex | None, generation: int,
+             runtime: bool = True) -> ValidationResult:
+    """Shape inference (types kept apart from declared ones), checker and schema problems, then,
+    with ``runtime`` and when these found no error, what onnxruntime refuses
+    (:mod:`onnxviz.model.graph.session_check`); never raises.
+
+    ``model`` may be the serialized bytes (what the background service passes; it asks for
+    onnxruntime's check in a second, later pass).
+    """
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    proto = onnx.ModelProto.FromString(data) if isinstance(model, bytes) else model
+    try:
+        light = without_big_weights(proto, data)
+    except Exception:  # noqa: BLE001 - a model too odd to slim down is inferred as it is
+        light = data
+    inference = infer_types(light, strict=True)
+    problems = _as_problems(_checker_problem(data), inference.problem)
+    if inference.problem is not None:
+        inference = infer_types(light)  # lenient: types for everything that can still be inferred
+    if problems:
+        table = node_table(proto, index)
+        problems = [attach(p, table) for p in problems]
+    problems += schema_problems(proto)
+    if runtime and not has_error(problems + (index.problems if index is not None else [])):
+        from onnxviz.model.graph.session_check import runtime_problems  # it builds on this module
+
+        problems += runtime_problems(proto, data, light)
+    return ValidationResult(generation, inference, problems)
+
+
+def has_error(problems: list[Problem]) -> bool:
+    return any(p.severity == Severity.ERROR for p in problems)
+
+
+@dataclass
+class PackedValidation:
+    """A :class:`ValidationResult` as cheap-to-pickle data, for passing between processes.
+
+    Pickling a TypeProto costs a Python call each; per scope, the names and one serialized
+    message (a GraphProto whose ``value_info`` holds the inferred types, in the same order) do not.
+    """
+
+    generation: int
+    types: dict[str, tuple[list[str], bytes]]
+    inference_problem: Problem | None
+    problems: list[Problem]
+
+
+def validate_packed(data: bytes, generation: int) -> PackedValidation:
+    """:func:`validate` for a worker process (onnxruntime's check aside): serialized bytes in,
+    :class:`PackedValidation` out."""
+    return pack(validate(data, None, generation, runtime=False))
+
+
+def pack(result: ValidationResult) -> PackedValidation:
+    types = {}
+    for scope, table in result.inference.types.items():
+        holder = GraphProto()
+        holder.value_info.extend(onnx.ValueInfoProto(name=name, type=t) for name, t in table.items())
+        types[scope] = (list(table), holder.SerializeToString())
+    return PackedValidation(result.generation, types, result.inference.problem, result.problems)
+
+
+class PackedTypes(Mapping[str, TypeProto]):
+    """One scope's inferred types from a worker: each TypeProto wrapper is made when first read.
+
+    Unpacking 123k of them at once made as many Python objects, and the garbage collector's
+    passes over them held the GIL for a quarter of a second; names and positions are not tracked.
+    """
+
+    def __init__(self, names: list[str], blob: bytes) -> None:
+        self._at = {name: i for i, name in enumerate(names)}
+        self._holder = GraphProto.FromString(blob)
+
+    def __getitem__(self, name: str) -> TypeProto:
+        return self._holder.value_info[self._at[name]].type
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+def unpack(packed: PackedValidation) -> ValidationResult:
+    """The :class:`ValidationResult` a :class:`PackedValidation` stands for."""
+    types: dict[str, Mapping[str, TypeProto]] = {scope: PackedTypes(names, blob)
+                                                 for scope, (names, blob) in packed.types.items()}
+    return ValidationResult(packed.generation, InferenceResult(types, packed.inference_problem),  # type: ignore[arg-type]
+                            packed.problems)
+
+
+BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
+
+
+def without_big_weights(proto: onnx.ModelProto, data: bytes, force: bool = False) -> bytes:
+    """The model for shape inference and onnxruntime's check, its large main-graph initializers
+    turned into typed graph inputs, and its externally stored ones too (so no file is read).
+
+    Inference needs their types and shapes, never their values, and would
+    otherwise copy every weight in and out of C++ twice per pass. Unless ``force``,
+    the weights stay when copying the graph would cost more than passing them through.
+    """
+    big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT or is_external(t)]
+    if not big:
+        return data
+    weight_bytes = sum(t.ByteSize() for t in big)
+    if not force and weight_bytes < 8 * (len(data) - weight_bytes) and not any(map(is_external, big)):
+        return data
+    light = onnx.ModelProto()
+    keep = {t.name for t in big}
+    graph = proto.graph
+    light.CopyFrom(_shell(proto))
+    light.graph.initializer.extend(t for t in graph.initializer if t.name not in keep)
+    declared = {v.name for v in graph.input}
+    light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                             for t in big if t.name not in declared)
+    return light.SerializeToString()
+
+
+def _shell(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model without the main graph's initializers (copied field by field, not the weights)."""
+    shell = onnx.ModelProto()
+    _copy_fields(proto, shell, skip="graph")
+    _copy_fields(proto.graph, shell.graph, skip="initializer")
+    return shell
+
+
+def _copy_fields(src: Message, dst: Message, skip: str) -> None:
+    for descriptor, value in src.ListFields():
+        name = descriptor.name
+        if name == skip:
+            continue
+        if isinstance(value, Message):
+            getattr(dst, name).CopyFrom(value)
+        elif isinstance(value, str | bytes | int | float):
+            setattr(dst, name, value)
+        else:
+            getattr(dst, name).extend(value)
+
+
+def node_badges(problems: list[Problem]) -> dict[tuple[str, int], str]:
+    """(scope, node) -> "error" or "warning" for every node a problem is attached to."""
+    badges: dict[tuple[str, int], str] = {}
+    for p in problems:
+        if p.node < 0 or p.severity not in (Severity.ERROR, Severity.WARNING):
+            continue
+        key = (p.scope, p.node)
+        if badges.get(key) != "error":
+            badges[key] = p.severity.value
+    return badges

@@ -1,0 +1,223 @@
+"""Turning the laid-out levels of a :class:`GraphLayout` into one flat :class:`Scene`.
+
+Boxes get absolute positions by walking the nested blocks. An edge between
+two visible boxes in different levels is the concatenation of its route in
+each level it passes: out of the source's groups through their exit ports,
+across the innermost level holding both ends, and into the target's groups
+through their entry ports.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
+from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
+from onnxviz.model.layout.util import unique_rows
+
+if TYPE_CHECKING:
+    from onnxviz.model.layout.engine import GraphLayout
+
+Point = tuple[float, float]
+
+
+class _Composer:
+    def __init__(self, layout: GraphLayout) -> None:
+        self.layout = layout
+        self.n_items = layout.graph.n_items
+        self.blocks: dict[int, Block] = {}
+        self.origin: dict[int, Point] = {}
+        self.segments: dict[tuple[int, int], list[Point]] = {}
+        self.chains: dict[int, list[int]] = {}
+        self.scene = Scene(scope=layout.scope)
+        self.code_box: dict[int, int] = {}
+        self.item_group: list[int] = layout.tree.item_group.tolist()
+        self.group_parent: list[int] = layout.tree.parent.tolist()
+
+    # -- boxes ----------------------------------------------------------------------------
+    def place_boxes(self) -> None:
+        layout, sg = self.layout, self.layout.graph
+        xs: list[float] = []
+        ys: list[float] = []
+        ws: list[float] = []
+        hs: list[float] = []
+        kinds: list[int] = []
+        cats: list[int] = []
+        frames: list[tuple[str, tuple[float, float, float, float], int]] = []
+        s = self.scene
+        stack: list[tuple[int, float, float]] = [(-1, 0.0, 0.0)]
+        while stack:
+            g, ox, oy = stack.pop()
+            block = layout.block_of(g)
+            self.blocks[g] = block
+            self.origin[g] = (ox, oy)
+            lay = block.lay
+            plain = lay.plain()
+            for row, (kind, ref) in enumerate(zip(block.kind.tolist(), block.ref.tolist(), strict=True)):
+                x, y = ox + plain.x[row], oy + plain.y[row]
+                if kind == UNIT_BLOCK:
+                    sub = layout.block_of(ref)
+                    frames.append((layout.tree.paths[ref], (x, y, plain.w[row], plain.h[row]),
+                                   int(layout.tree.depth[ref])))
+                    stack.append((ref, x + sub.pad_x, y + sub.pad_top))
+                    continue
+                if kind not in (UNIT_ITEM, UNIT_GROUP):
+                    continue
+                if kind == UNIT_ITEM:
+                    text = layout.item_text(ref)
+                    item_kind = sg.item_kind[ref]
+                    node = sg.item_node[ref]
+                    s.box_ref.append(BoxRef(item_kind, node=node, value=sg.item_value[ref]))
+                    code = ref
+                else:
+                    text = layout.group_text(ref)
+                    item_kind = BoxKind.GROUP
+                    s.box_ref.append(BoxRef(BoxKind.GROUP, group=layout.tree.paths[ref]))
+                    code = self.n_items + ref
+                self.code_box[code] = len(xs)
+                xs.append(x)
+                ys.append(y)
+                ws.append(plain.w[row])
+                hs.append(plain.h[row])
+                kinds.append(int(item_kind))
+                cats.append(int(text.category))
+                s.box_title.append(text.title)
+                s.box_name.append(text.name)
+                s.box_lines.append(text.lines)
+        s.box_x = np.array(xs, np.float32)
+        s.box_y = np.array(ys, np.float32)
+        s.box_w = np.array(ws, np.float32)
+        s.box_h = np.array(hs, np.float32)
+        s.box_kind = np.array(kinds, np.int8)
+        s.box_category = np.array(cats, np.int8)
+        frames.sort(key=lambda f: f[2])
+        s.group_path = [f[0] for f in frames]
+        s.group_rect = np.array([f[1] for f in frames], np.float32).reshape(-1, 4)
+        s.group_depth = np.array([f[2] for f in frames], np.int16)
+
+    def node_boxes(self, visible: np.ndarray) -> np.ndarray:
+        node_item = self.layout.graph.node_item
+        box_of_code = np.full(self.n_items + self.layout.tree.n_groups + 1, -1, np.int64)
+        if self.code_box:
+            codes = np.fromiter(self.code_box.keys(), np.int64)
+            box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
+        out = np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
+        # a Constant listed inside its consumer's box is shown by that box
+        g = self.layout.graph.graph
+        for node in np.flatnonzero(node_item < 0).tolist():
+            for name in g.nodes[node].output:
+                users = [c for c in g.consumers.get(name, []) if node_item[c] >= 0]
+                if users:
+                    out[node] = box_of_code[visible[node_item[users[0]]]]
+                    break
+        return out
+
+    # -- edges -----------------------------------------------------------------------------
+    def route_edges(self, visible: np.ndarray) -> None:
+        sg = self.layout.graph
+        s = self.scene
+        if len(sg.e_src):
+            triples = np.stack([visible[sg.e_src], visible[sg.e_dst], sg.e_val], 1)
+            triples = triples[triples[:, 0] != triples[:, 1]]
+            triples = unique_rows(triples)
+        else:
+            triples = np.zeros((0, 3), np.int64)
+        points: list[Point] = []
+        offsets = [0]
+        srcs: list[int] = []
+        dsts: list[int] = []
+        vids: list[int] = []
+        for a, b, v in triples.tolist():
+            sb, db = self.code_box.get(a, -1), self.code_box.get(b, -1)
+            if sb < 0 or db < 0:
+                continue
+            srcs.append(sb)
+            dsts.append(db)
+            points.extend(self.route(a, b, v, sb, db))
+            offsets.append(len(points))
+            vids.append(v)
+        s.edge_value = [sg.values[v] for v in vids]
+        labels = [self.layout.edge_label(v) for v in vids]
+        s.edge_src = np.array(srcs, np.int32)
+        s.edge_dst = np.array(dsts, np.int32)
+        s.edge_label = [t for t, _ in labels]
+        s.edge_inferred = np.array([inf for _, inf in labels], bool)
+        s.edge_offsets = np.array(offsets, np.int64)
+        s.edge_points = np.array(points, np.float32).reshape(-1, 2)
+
+    def home_of(self, code: int) -> int:
+        """Group whose level holds unit ``code`` (item id, or n_items + group id); -1 for the root."""
+        return self.item_group[code] if code < self.n_items else self.group_parent[code - self.n_items]
+
+    def chain(self, g: int) -> list[int]:
+        found = self.chains.get(g)
+        if found is None:
+            found = self.chains[g] = self.layout.tree.chain(g)
+        return found
+
+    def route(self, a: int, b: int, v: int, sb: int, db: int) -> list[Point]:
+        try:
+            return self._route(a, b, v)
+        except KeyError:  # not expected; never lose an edge over it
+            s = self.scene
+            return [(float(s.box_x[sb] + s.box_w[sb] / 2), float(s.box_y[sb] + s.box_h[sb])),
+                    (float(s.box_x[db] + s.box_w[db] / 2), float(s.box_y[db]))]
+
+    def _route(self, a: int, b: int, v: int) -> list[Point]:
+        n = self.n_items
+        home_a, home_b = self.home_of(a), self.home_of(b)
+        if home_a == home_b:  # the common case: both ends in one level
+            block = self.blocks[home_a]
+            return self.segment(home_a, block.edge_of[(block.row_of[a], block.row_of[b], v)])
+        up = self.chain(home_a)
+        down = self.chain(home_b)
+        k = 0
+        while k < len(up) and k < len(down) and up[k] == down[k]:
+            k += 1
+        pts: list[Point] = []
+        code = a
+        for level in reversed(up[k:]):
+            block = self.blocks[level]
+            pts += self.segment(level, block.edge_of[(block.row_of[code], block.out_port[v], v)])
+            code = n + level
+        lca = up[k - 1] if k else -1
+        block = self.blocks[lca]
+        target = b if k == len(down) else n + down[k]
+        pts += self.segment(lca, block.edge_of[(block.row_of[code], block.row_of[target], v)])
+        for j in range(k, len(down)):
+            level = down[j]
+            block = self.blocks[level]
+            target = b if j == len(down) - 1 else n + down[j + 1]
+            pts += self.segment(level, block.edge_of[(block.in_port[v], block.row_of[target], v)])
+        return pts
+
+    def segment(self, level: int, e: int) -> list[Point]:
+        found = self.segments.get((level, e))
+        if found is not None:
+            return found
+        block = self.blocks[level]
+        lay = block.lay
+        v = int(block.edge_val[e])
+        src, dst = int(lay.edge_src[e]), int(lay.edge_dst[e])
+        src_dx = dst_dx = 0.0
+        if block.kind[src] == UNIT_BLOCK:
+            sub = self.blocks[int(block.ref[src])]
+            src_dx = sub.port_dx(sub.out_port[v])
+        if block.kind[dst] == UNIT_BLOCK:
+            sub = self.blocks[int(block.ref[dst])]
+            dst_dx = sub.port_dx(sub.in_port[v])
+        ox, oy = self.origin[level]
+        pts = [(x + ox, y + oy) for x, y in lay.polyline(e, src_dx, dst_dx)]
+        self.segments[(level, e)] = pts
+        return pts
+
+
+def compose_scene(layout: GraphLayout) -> Scene:
+    composer = _Composer(layout)
+    composer.place_boxes()
+    visible = layout.visible_codes()
+    composer.route_edges(visible)
+    composer.scene.node_box = composer.node_boxes(visible)
+    return composer.scene

@@ -1,0 +1,470 @@
+"""The graph layout: a :class:`~onnxviz.model.layout.scene.Scene` for one scope of a model.
+
+The scope is laid out level by level: the root holds top-level nodes,
+terminals and groups; each expanded group is a nested block laid out on its
+own (:mod:`onnxviz.model.layout.blocks`, :mod:`onnxviz.model.layout.layers`)
+and cached. Expanding or collapsing a group lays out only that group and then
+resizes it in place in each enclosing level, pushing what is beside and below
+it; the rest of the drawing does not move.
+
+Small scopes open fully expanded, big ones as an overview of collapsed groups
+(a big graph whose node names form no groups is split into runs of nodes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import numpy as np
+
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.blocks import (
+    UNIT_BLOCK,
+    UNIT_GROUP,
+    UNIT_IN,
+    UNIT_ITEM,
+    UNIT_OUT,
+    Block,
+)
+from onnxviz.model.layout.composer import compose_scene
+from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
+from onnxviz.model.layout.layers import DUMMY_W, LevelLayout, layered_layout
+from onnxviz.model.layout.scene import BoxKind, Category, Scene
+from onnxviz.model.layout.scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.text import shape_text
+
+SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
+WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
+AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
+AUTO_GROUP_SIZE = 500
+
+
+class GraphLayout:
+    """Lays out one scope; ``build`` runs in a worker thread, the rest is quick."""
+
+    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None) -> None:
+        self.index = index
+        self.scope = scope
+        self.graph: ScopeGraph = build_scope_graph(index, scope)
+        self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
+        self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
+        self._run_labels: list[str] = []
+        self.tree: GroupTree = self._group_tree()
+        n = self.graph.n_items
+        self._item_anc = self.tree.item_ancestors(np.arange(n))
+        self._out_order, self._out_ptr = csr(self.graph.e_src, n)
+        self._in_order, self._in_ptr = csr(self.graph.e_dst, n)
+        self._scratch = np.full(n, -1, np.int64)
+        self._texts: dict[int, BoxText] = {}
+        self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
+        self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
+        self._keys: dict[int, tuple[int, ...]] = {}
+        self._labels: dict[int, tuple[str, bool]] = {}
+        self._value_ids: dict[str, int] | None = None
+        self._expanded: set[int] = set()
+        self._shown_expanded = np.zeros(0, np.int64)
+        self._set_expanded(self._initial_expanded(expanded))
+        self._scene = Scene(scope=scope)
+        self._progress: ProgressFn = no_progress
+        self._cancel: CancelToken | None = None
+        self._done_items = 0
+        self._said = 0.0
+
+    def _group_tree(self) -> GroupTree:
+        """Name-scope groups; a big graph whose names form none is split into runs of nodes instead."""
+        names = self.graph.item_names()
+        tree = build_groups(names)
+        nodes = [i for i, n in enumerate(self.graph.item_node) if n >= 0]
+        grouped = int(np.count_nonzero(tree.item_group[nodes] >= 0)) if nodes else 0
+        if len(nodes) <= AUTO_GROUP_NODES or grouped >= len(nodes) / 2:
+            return tree
+        self._plain_tree = tree
+        self._run_of = np.full(len(names), -1, np.int64)
+        positions = self.graph.item_node
+        for start in range(0, len(nodes), AUTO_GROUP_SIZE):
+            run = nodes[start:start + AUTO_GROUP_SIZE]
+            self._run_of[run] = len(self._run_labels)
+            self._run_labels.append(f"nodes {positions[run[0]]}-{positions[run[-1]]}")  # positions, as in the file
+            for i in run:
+                names[i] = self._grouping_name(i, names[i])
+        return build_groups(names)
+
+    def _grouping_name(self, item: int, name: str) -> str:
+        """The name the group tree is built from: in a graph split into runs of nodes, inside its run."""
+        run = int(self._run_of[item]) if len(self._run_of) else -1
+        return f"{self._run_labels[run]}/{name or 'node'}" if run >= 0 else name
+
+    # -- public API ------------------------------------------------------------------
+    @property
+    def scene(self) -> Scene:
+        return self._scene
+
+    @property
+    def expanded(self) -> frozenset[str]:
+        return frozenset(self.tree.paths[g] for g in self._expanded)
+
+    def build(self, progress: ProgressFn = no_progress, cancel: CancelToken | None = None) -> Scene:
+        self._progress, self._cancel, self._done_items, self._said = progress, cancel, 0, 0.0
+        try:
+            progress(0.0, "Laying out the graph")
+            self._block(-1)
+            progress(0.95, "Routing edges")
+            self._scene = compose_scene(self)
+            progress(1.0, "Layout done")
+        finally:
+            self._progress, self._cancel = no_progress, None
+        return self._scene
+
+    def expand(self, group: str) -> Scene:
+        """Open ``group`` (and the groups around it, so it shows)."""
+        g = self.tree.id_of.get(group)
+        if g is not None and any(a not in self._expanded for a in self.tree.chain(g)):
+            for a in self.tree.chain(g):
+                if a not in self._expanded:
+                    self._toggle(a, True)
+            self._scene = compose_scene(self)
+        return self._scene
+
+    def collapse(self, group: str) -> Scene:
+        g = self.tree.id_of.get(group)
+        if g is not None and g in self._expanded:
+            self._toggle(g, False)
+            self._scene = compose_scene(self)
+        return self._scene
+
+    def reveal(self, node: int) -> Scene:
+        """Expand every group around ``node`` so it has its own box."""
+        g = self._group_id_of(node)
+        return self.expand(self.tree.paths[g]) if g >= 0 else self._scene
+
+    def group_of(self, node: int) -> str:
+        g = self._group_id_of(node)
+        return self.tree.paths[g] if g >= 0 else ""
+
+    def relabel(self) -> Scene:
+        """Recompute only the edge labels (after inference filled ``index.inferred``)."""
+        self._labels.clear()
+        scene = self._scene
+        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+        # a new Scene: the one being drawn is never changed under the painter
+        self._scene = dataclasses.replace(scene, edge_label=[t for t, _ in labels],
+                                          edge_inferred=np.array([inf for _, inf in labels], bool))
+        return self._scene
+
+    def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
+        """The scene again after edits that changed only the names, doc strings or non-graph attributes
+        of these nodes of the main graph (the index was updated in place, see ``Change.nodes``): their
+        boxes get their new texts and nothing moves. None when that would not be what a new layout
+        draws: a node whose name puts it in another name-scope group, a box whose size changes, another
+        scope. Quick: no level is laid out again.
+
+        Group trees are built from the names; a node whose name places it exactly in the innermost group
+        the tree has it in leaves the tree as it was (its old place was that group, or single-node
+        groups inside it that are dropped anyway), so positions, group boxes and counts stay right."""
+        sg = self.graph
+        if self.scope != "":
+            return None
+        items: set[int] = set()
+        for node in nodes:
+            if not 0 <= node < len(sg.node_item):
+                return None
+            item = int(sg.node_item[node])
+            if item >= 0:
+                if not self._in_its_group(item):
+                    return None
+                items.add(item)
+            else:  # a constant listed inside its readers' boxes: their lines show its shape
+                for out in sg.graph.nodes[node].output:
+                    items.update(int(sg.node_item[c]) for c in sg.graph.consumers.get(out, []) if sg.node_item[c] >= 0)
+        changed: dict[int, BoxText] = {}
+        for item in sorted(items):
+            old = self._texts.get(item)
+            if old is None:
+                continue  # never laid out (inside a collapsed group): a later layout reads the new text
+            new = item_text(sg, item)
+            if new.size() != old.size():
+                return None
+            if new != old:
+                changed[item] = new
+        self._texts.update(changed)
+        if not changed:
+            return self._scene
+        scene = self._scene
+        titles, names, lines = list(scene.box_title), list(scene.box_name), list(scene.box_lines)
+        categories = scene.box_category.copy()
+        for item, text in changed.items():
+            node = sg.item_node[item]
+            box = scene.box_of_node(node)
+            ref = scene.box_ref[box] if box >= 0 else None
+            if ref is None or ref.kind != BoxKind.OP or ref.node != node:
+                continue  # shown by its collapsed group's box
+            titles[box], names[box], lines[box], categories[box] = text.title, text.name, text.lines, text.category
+        # a new Scene: the one being drawn is never changed under the painter
+        self._scene = dataclasses.replace(scene, box_title=titles, box_name=names, box_lines=lines,
+                                          box_category=categories)
+        return self._scene
+
+    def _in_its_group(self, item: int) -> bool:
+        """Whether the item's name places it in the innermost group the tree has it in (in each tree)."""
+        name = self.graph.graph.nodes[self.graph.item_node[item]].name
+        trees = [(self.tree, self._grouping_name(item, name))]
+        if self._plain_tree is not None:  # the runs were chosen from the plain names' tree
+            trees.append((self._plain_tree, name))
+        for tree, grouping_name in trees:
+            g = int(tree.item_group[item])
+            if group_path_of(grouping_name) != (tree.paths[g] if g >= 0 else ""):
+                return False
+        return True
+
+    # -- helpers used by the scene composer ---------------------------------------------
+    def item_text(self, item: int) -> BoxText:
+        text = self._texts.get(item)
+        if text is None:
+            text = self._texts[item] = item_text(self.graph, item)
+        return text
+
+    def group_text(self, g: int) -> BoxText:
+        count = int(self.tree.count[g])
+        return BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"], Category.GROUP)
+
+    def edge_label(self, vid: int) -> tuple[str, bool]:
+        """(shape text, came from inference?) of value ``vid``."""
+        if vid < 0:
+            return "", False
+        label = self._labels.get(vid)
+        if label is None:
+            t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
+            label = self._labels[vid] = (shape_text(t), bool(inferred and t is not None))
+        return label
+
+    def value_id(self, name: str) -> int:
+        if self._value_ids is None:
+            self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
+        return self._value_ids.get(name, -1)
+
+    def block_of(self, g: int) -> Block:
+        return self._block(g)
+
+    def visible_codes(self) -> np.ndarray:
+        """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""
+        n = self.graph.n_items
+        anc = self._item_anc
+        expanded = np.zeros(self.tree.n_groups + 1, bool)
+        expanded[-1] = True
+        if self._expanded:
+            expanded[np.fromiter(self._expanded, np.int64, len(self._expanded))] = True
+        hidden = (anc >= 0) & ~expanded[anc]
+        first = hidden.argmax(axis=1)
+        rows = np.arange(n)
+        return np.where(hidden.any(axis=1), n + anc[rows, first], rows)
+
+    # -- expansion ---------------------------------------------------------------------
+    def _initial_expanded(self, expanded: Iterable[str] | None) -> set[int]:
+        tree = self.tree
+        if expanded is not None:
+            return {tree.id_of[p] for p in expanded if p in tree.id_of}
+        nodes = sum(1 for n in self.graph.item_node if n >= 0)
+        if nodes <= SMALL_SCOPE:
+            return set(range(tree.n_groups))
+        return {g for g in range(tree.n_groups) if tree.count[g] > WRAPPER_SHARE * nodes}
+
+    def _set_expanded(self, ids: set[int]) -> None:
+        """Expanded groups; those inside a collapsed group stay remembered but do not count."""
+        self._expanded = ids
+        parent = self.tree.parent
+        shown: set[int] = set()
+        for g in sorted(ids):  # pre-order: parents come first
+            if parent[g] < 0 or parent[g] in shown:
+                shown.add(g)
+        self._shown_expanded = np.array(sorted(shown), np.int64)
+        self._keys.clear()
+
+    def _toggle(self, g: int, expand: bool) -> None:
+        chain = self.tree.chain(int(self.tree.parent[g])) if g >= 0 else []
+        old_keys = {a: self._key(a) for a in [-1, *chain, g]}
+        if any((a, old_keys[a]) not in self._blocks for a in [-1, *chain]):
+            self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
+            return  # nothing laid out yet: the next build lays out from scratch
+        self._set_expanded(self._expanded | {g} if expand else self._expanded - {g})
+        child = g
+        for level in [*reversed(chain), -1]:
+            key = (level, self._key(level))
+            if key not in self._blocks:
+                old = self._blocks[(level, old_keys[level])]
+                row = old.row_of[self.graph.n_items + child]
+                if child in self._expanded:  # the new frame's main entry goes where the box was
+                    sub = self._block(child)
+                    w, h, kind, shift = sub.width, sub.height, UNIT_BLOCK, -sub.main_in_dx()
+                    if old.kind[row] == UNIT_BLOCK:  # a frame that grew: keep its entry where it was
+                        before = self._blocks[(child, old_keys[child])]
+                        shift += before.main_in_dx()
+                else:  # the box goes where the old frame's main entry was
+                    w, h = self.group_text(child).size()
+                    kind = UNIT_GROUP
+                    shift = self._blocks[(child, old_keys[child])].main_in_dx()
+                self._blocks[key] = old.resized(row, w, h, kind, shift)
+            child = level
+
+    def _group_id_of(self, node: int) -> int:
+        if not 0 <= node < len(self.graph.node_item):
+            return -1
+        item = int(self.graph.node_item[node])
+        if item >= 0:
+            return int(self.tree.item_group[item])
+        path = group_path_of(self.graph.graph.nodes[node].name)
+        while path and path not in self.tree.id_of:
+            path = path.rpartition("/")[0]
+        return self.tree.id_of.get(path, -1)
+
+    def _key(self, g: int) -> tuple[int, ...]:
+        """The shown expanded groups strictly inside ``g``: with ``g`` they determine its block."""
+        key = self._keys.get(g)
+        if key is None:
+            ids = self._shown_expanded
+            if g < 0:
+                key = tuple(ids.tolist())
+            else:
+                lo, hi = np.searchsorted(ids, (g + 1, self.tree.end[g])).tolist()
+                key = tuple(ids[lo:hi].tolist())
+            self._keys[g] = key
+        return key
+
+    # -- laying out one level -------------------------------------------------------------
+    def _block(self, g: int) -> Block:
+        key = (g, self._key(g))
+        block = self._blocks.get(key)
+        if block is None:
+            block = self._blocks[key] = self._lay_out_level(g)
+        return block
+
+    def _lay_out_level(self, g: int) -> Block:
+        if self._cancel is not None:
+            self._cancel.check()
+        tree, sg = self.tree, self.graph
+        members = tree.members(g)
+        codes = self._unit_codes(g, members)
+        units = _first_by_priority(members, codes)
+        edges = self._incident_edges(members)
+        scratch = self._scratch
+        scratch[members] = codes  # temporarily: unit code per member
+        src_code = scratch[sg.e_src[edges]]
+        dst_code = scratch[sg.e_dst[edges]]
+        scratch[members] = -1
+        vals = sg.e_val[edges]
+        in_vals = unique_small(vals[src_code < 0])
+        out_vals = unique_small(vals[dst_code < 0])
+        n_in, n_units = len(in_vals), len(units)
+        row_of = {int(c): n_in + k for k, c in enumerate(units.tolist())}
+        in_port = {int(v): k for k, v in enumerate(in_vals.tolist())}
+        out_port = {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}
+        src_row = _rows(src_code, vals, row_of, in_port)
+        dst_row = _rows(dst_code, vals, row_of, out_port)
+        triples = unique_rows(np.stack([src_row, dst_row, vals], 1))
+        triples = triples[triples[:, 0] != triples[:, 1]]
+        kind, ref, w, h = self._unit_table(units, in_vals, out_vals)
+        src_dx, dst_dx = self._port_offsets(kind, ref, triples)
+        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
+        edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
+        title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
+        self._report(g, members)
+        return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
+                     min_width=title_w).fit_frame()
+
+    def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
+                      triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per level edge: where it leaves / enters a nested group's frame, from the frame's centre."""
+        src_dx = np.zeros(len(triples))
+        dst_dx = np.zeros(len(triples))
+        blocks = np.flatnonzero(kind == UNIT_BLOCK)
+        if len(blocks) == 0:
+            return src_dx, dst_dx
+        for e, (a, b, v) in enumerate(triples.tolist()):
+            if kind[a] == UNIT_BLOCK:
+                sub = self._block(int(ref[a]))
+                src_dx[e] = sub.port_dx(sub.out_port[v])
+            if kind[b] == UNIT_BLOCK:
+                sub = self._block(int(ref[b]))
+                dst_dx[e] = sub.port_dx(sub.in_port[v])
+        return src_dx, dst_dx
+
+    def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray,
+                      src_dx: np.ndarray, dst_dx: np.ndarray) -> LevelLayout:
+        """Lay out one level; levels of identical shape (repeated layers) share one result."""
+        shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes(), src_dx.tobytes(),
+                 dst_dx.tobytes())
+        lay = self._shapes.get(shape)
+        if lay is None:
+            base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
+
+            def progress(f: float, text: str) -> None:
+                self._say(base + (0.9 - base) * f, text)
+            lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
+            self._shapes[shape] = lay
+        return lay
+
+    def _report(self, g: int, members: np.ndarray) -> None:
+        self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))
+        total = max(1, self.graph.n_items)
+        self._say(min(0.9, 0.9 * self._done_items / total), "Laying out the graph")
+
+    def _say(self, fraction: float, text: str) -> None:
+        """Report progress, never going backwards."""
+        self._said = max(self._said, fraction)
+        self._progress(self._said, text)
+
+    def _unit_codes(self, g: int, members: np.ndarray) -> np.ndarray:
+        col = int(self.tree.depth[g]) + 1 if g >= 0 else 0
+        if col >= MAX_DEPTH:
+            return members.copy()
+        child = self._item_anc[members, col]
+        return np.where(child >= 0, self.graph.n_items + child, members)
+
+    def _unit_table(self, units: np.ndarray, in_vals: np.ndarray,
+                    out_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = self.graph.n_items
+        kinds = [UNIT_IN] * len(in_vals)
+        refs = in_vals.tolist()
+        sizes = [(DUMMY_W, 0.0)] * len(in_vals)
+        for code in units.tolist():
+            if code < n:
+                kinds.append(UNIT_ITEM)
+                refs.append(code)
+                sizes.append(self.item_text(code).size())
+            elif code - n in self._expanded:
+                sub = self._block(code - n)
+                kinds.append(UNIT_BLOCK)
+                refs.append(code - n)
+                sizes.append((sub.width, sub.height))
+            else:
+                kinds.append(UNIT_GROUP)
+                refs.append(code - n)
+                sizes.append(self.group_text(code - n).size())
+        kinds += [UNIT_OUT] * len(out_vals)
+        refs += out_vals.tolist()
+        sizes += [(DUMMY_W, 0.0)] * len(out_vals)
+        size = np.array(sizes, float).reshape(-1, 2)
+        return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
+
+    def _incident_edges(self, members: np.ndarray) -> np.ndarray:
+        if len(members) == self.graph.n_items:
+            return np.arange(len(self.graph.e_src))
+        out = gather(self._out_order, self._out_ptr, members)
+        inc = gather(self._in_order, self._in_ptr, members)
+        return unique_small(np.concatenate([out, inc]))
+
+
+def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Distinct unit codes ordered by their lowest member item (file order)."""
+    order = np.argsort(members, kind="stable")
+    by_item = codes[order]
+    uniq, first = np.unique(by_item, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def _rows(codes: np.ndarray, vals: np.ndarray, row_of: dict[int, int], ports: dict[int, int]) -> np.ndarray:
+    pairs = zip(codes.tolist(), vals.tolist(), strict=True)
+    return np.array([row_of[c] if c >= 0 else ports[v] for c, v in pairs], np.int64)

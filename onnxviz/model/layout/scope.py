@@ -1,0 +1,274 @@
+"""What the layout draws of one scope: items (op nodes and terminals), value edges, box texts.
+
+Initializers and ``Constant`` nodes feeding other nodes get no box and no
+edge: they are listed inside their consumers' boxes (``W <64x3x7x7>``).
+Graph inputs, graph outputs and values read from outside the scope (or
+defined nowhere) become terminal items.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+
+from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, GraphIndex, ModelIndex
+from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.layout.categories import category_of
+from onnxviz.model.layout.scene import BoxKind, Category
+from onnxviz.model.text import display_name, dtype_text, shape_text
+
+CHAR_W = 7.0
+HEADER_H = 20.0
+LINE_H = 16.0
+MIN_W = 56.0
+MAX_W = 280.0
+MAX_LINES = 8
+MAX_TEXT = 48
+TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
+
+
+@dataclass
+class BoxText:
+    title: str
+    name: str
+    lines: list[str]
+    category: Category
+
+    def size(self) -> tuple[float, float]:
+        longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
+        w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
+        h = HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
+        return w, h
+
+
+@dataclass
+class ScopeGraph:
+    """Items are ordered: input terminals, nodes (file order), output terminals."""
+
+    index: ModelIndex
+    graph: GraphIndex
+    item_kind: list[BoxKind] = field(default_factory=list)
+    item_node: list[int] = field(default_factory=list)       # node position, -1 for terminals
+    item_value: list[str] = field(default_factory=list)      # value name of terminals
+    item_note: list[str] = field(default_factory=list)       # "outer scope", "undefined"
+    node_item: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    const_values: set[str] = field(default_factory=set)
+    values: list[str] = field(default_factory=list)
+    e_src: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    e_dst: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    e_val: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    init_dims: dict[str, list[int]] | None = None
+    op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_kind)
+
+    def item_names(self) -> list[str]:
+        nodes = self.graph.nodes
+        return [nodes[n].name if n >= 0 else "" for n in self.item_node]
+
+
+def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
+    g = index.graphs[scope]
+    sg = ScopeGraph(index=index, graph=g)
+    # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
+    sg.const_values = {n for n, p in g.producer.items() if p == INITIALIZER} | set(g.initializer_names)
+    hidden = _absorbed_constants(g, sg.const_values)
+    terminal_of: dict[str, int] = {}
+    for name in dict.fromkeys(g.input_names):
+        if name and g.producer.get(name) == GRAPH_INPUT and name not in sg.const_values:
+            terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, "")
+    passed_through = [n for n in g.output_names if n and g.parent is not None and g.parent.defines(n)]
+    for name in [*g.consumers, *passed_through]:
+        if name not in g.producer and name not in sg.const_values and name not in terminal_of:
+            note = "outer scope" if g.parent is not None and g.parent.defines(name) else "undefined"
+            terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, note)
+    shown = np.ones(len(g.nodes), bool)
+    shown[list(hidden)] = False
+    node_item = np.full(len(g.nodes), -1, np.int64)
+    nodes = np.flatnonzero(shown)
+    node_item[nodes] = np.arange(len(nodes)) + sg.n_items
+    sg.item_kind += [BoxKind.OP] * len(nodes)
+    sg.item_node += nodes.tolist()
+    sg.item_value += [""] * len(nodes)
+    sg.item_note += [""] * len(nodes)
+    sg.node_item = node_item
+    outputs = [name for name in dict.fromkeys(g.output_names) if name]
+    output_items = [_add_item(sg, BoxKind.OUTPUT, -1, name, "") for name in outputs]
+    _collect_edges(sg, terminal_of, dict(zip(outputs, output_items, strict=True)))
+    return sg
+
+
+def _add_item(sg: ScopeGraph, kind: BoxKind, node: int, value: str, note: str) -> int:
+    sg.item_kind.append(kind)
+    sg.item_node.append(node)
+    sg.item_value.append(value)
+    sg.item_note.append(note)
+    return len(sg.item_kind) - 1
+
+
+CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape"})
+
+
+def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
+    """Constant-making nodes shown inside their consumers (adds their outputs to ``const_values``).
+
+    A ``Constant``, or a ``ConstantOfShape`` of a constant shape, qualifies when
+    every output is used by some node and none is a graph output.
+    """
+    outputs = set(g.output_names)
+    hidden: set[int] = set()
+    for i, node in enumerate(g.nodes):
+        if node.op_type not in CONSTANT_OPS or node.domain not in ("", "ai.onnx"):
+            continue
+        if not all(x in const_values for x in node.input if x):
+            continue
+        outs = [o for o in node.output if o]
+        if outs and all(g.consumers.get(o) and o not in outputs and g.producer.get(o) == i for o in outs):
+            hidden.add(i)
+            const_values.update(outs)
+    return hidden
+
+
+def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int]) -> None:
+    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values)."""
+    g = sg.graph
+    node_item = sg.node_item
+    producer, const = g.producer, sg.const_values
+    names = list(g.consumers)
+    lists = list(g.consumers.values())
+    n = len(names)
+    lens = np.fromiter(map(len, lists), np.int64, n)
+    consumers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
+    source = _source_items(names, producer, node_item, terminal_of)
+    valid = (source >= 0) & ~np.fromiter((name in const for name in names), bool, n)
+    vid = np.cumsum(valid) - 1
+    values = [names[i] for i in np.flatnonzero(valid).tolist()]
+    dst = node_item[consumers] if len(consumers) else consumers
+    keep = np.repeat(valid, lens) & (dst >= 0)  # absorbed constants consume nothing drawn
+    src, val, dst = np.repeat(source, lens)[keep], np.repeat(vid, lens)[keep], dst[keep]
+    out_names = list(output_of)
+    out_src = _source_items(out_names, producer, node_item, terminal_of)
+    value_id = {name: k for k, name in enumerate(values)}
+    out_val = []
+    for name, s in zip(out_names, out_src.tolist(), strict=True):
+        if s >= 0 and name not in value_id:
+            value_id[name] = len(values)
+            values.append(name)
+        out_val.append(value_id.get(name, -1))
+    has_src = out_src >= 0
+    sg.values = values
+    sg.e_src = np.concatenate([src, out_src[has_src]]).astype(np.int64)
+    sg.e_dst = np.concatenate([dst, np.fromiter(output_of.values(), np.int64, len(out_names))[has_src]])
+    sg.e_val = np.concatenate([val, np.array(out_val, np.int64)[has_src]]).astype(np.int64)
+
+
+def _source_items(names: list[str], producer: dict[str, int], node_item: np.ndarray,
+                  terminal_of: dict[str, int]) -> np.ndarray:
+    """Item producing each value (a node's or a terminal's), -1 if none is drawn."""
+    n = len(names)
+    prod = np.fromiter((producer.get(name, -10) for name in names), np.int64, n)
+    term = np.fromiter((terminal_of.get(name, -1) for name in names), np.int64, n)
+    if not len(node_item):
+        return term
+    return np.where(prod >= 0, node_item[np.clip(prod, 0, len(node_item) - 1)], term)
+
+
+# -- box texts ----------------------------------------------------------------------------
+def clip(text: str, limit: int = MAX_TEXT) -> str:
+    text = display_name(text, None)  # control and bidi-override characters drawn escaped
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def item_text(sg: ScopeGraph, item: int) -> BoxText:
+    kind = sg.item_kind[item]
+    if kind == BoxKind.OP:
+        return _node_text(sg, sg.item_node[item])
+    name = sg.item_value[item]
+    t, _ = sg.index.type_of(sg.graph.scope, name)
+    desc = " ".join(s for s in (dtype_text(t), shape_text(t)) if s)
+    lines = [clip(x) for x in (desc, sg.item_note[item]) if x]
+    return BoxText(clip(name), "", lines, Category.TERMINAL)
+
+
+def _node_text(sg: ScopeGraph, i: int) -> BoxText:
+    node = sg.graph.nodes[i]
+    key = (node.domain, node.op_type, node.overload)
+    info = sg.op_info.get(key)
+    if info is None:
+        info = sg.op_info[key] = _op_info(sg, node)
+    title, cat, roles = info
+    lines: list[str] = []
+    consts = [(k, x) for k, x in enumerate(node.input) if x and x in sg.const_values]
+    if consts:
+        for k, x in consts[:MAX_LINES]:
+            role = roles[min(k, len(roles) - 1)] if roles else x
+            lines.append(clip(f"{role} <{_const_shape(sg, x)}>"))
+        if len(consts) > MAX_LINES:
+            lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
+    return BoxText(title, clip(node.name), lines, cat)
+
+
+def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
+    """(box title, category, input role names from the schema) of an operator."""
+    cat = category_of(node.op_type, node.domain, sg.index.function_for(node) is not None)
+    title = node.op_type or "?"
+    if cat == Category.CUSTOM and node.domain:
+        title = f"{node.domain}.{title}"
+    schema = node_schema(sg.index.model, node)
+    roles = [p.name for p in schema.inputs] if schema is not None else []
+    return clip(title), cat, roles
+
+
+def _const_shape(sg: ScopeGraph, name: str) -> str:
+    dims = _initializer_dims(sg).get(name)
+    if dims is not None:
+        return "x".join(str(d) for d in dims) if dims else "scalar"
+    t, _ = sg.index.type_of(sg.graph.scope, name)
+    if t is not None:
+        return shape_text(t)
+    p = sg.graph.producer.get(name, -1)
+    if p >= 0:
+        return _constant_node_shape(sg, sg.graph.nodes[p])
+    return "?"
+
+
+def _initializer_dims(sg: ScopeGraph) -> dict[str, list[int]]:
+    if sg.init_dims is None:
+        sg.init_dims = {}
+        if sg.graph.graph is not None:
+            sg.init_dims = {t.name: list(t.dims) for t in sg.graph.graph.initializer}
+            sg.init_dims.update({s.values.name: list(s.dims) for s in sg.graph.graph.sparse_initializer})
+    return sg.init_dims
+
+
+def _constant_node_shape(sg: ScopeGraph, node: onnx.NodeProto) -> str:
+    if node.op_type == "ConstantOfShape":
+        return _shape_tensor_text(sg, node.input[0]) if node.input else "scalar"
+    for a in node.attribute:
+        if a.name in ("value", "sparse_value"):
+            dims = list(a.t.dims) if a.name == "value" else list(a.sparse_tensor.dims)
+            return "x".join(str(d) for d in dims) if dims else "scalar"
+        if a.name in ("value_floats", "value_ints", "value_strings"):
+            return str(len(a.floats) or len(a.ints) or len(a.strings))
+        if a.name in ("value_float", "value_int", "value_string"):
+            return "scalar"
+    return "?"
+
+
+def _shape_tensor_text(sg: ScopeGraph, name: str) -> str:
+    """The values of a small constant int64 shape tensor as ``2x3``."""
+    g = sg.graph.graph
+    tensor = next((t for t in g.initializer if t.name == name), None) if g is not None else None
+    if tensor is None or len(tensor.dims) != 1 or tensor.dims[0] > 16 or tensor.data_location == 1:
+        return "?"
+    try:
+        dims = onnx.numpy_helper.to_array(tensor).tolist()
+    except Exception:  # noqa: BLE001 - a broken tensor only costs the label
+        return "?"
+    return "x".join(str(d) for d in dims) if dims else "scalar"

@@ -1,0 +1,121 @@
+"""The one place text from a model file is made fit to show: names and prose escaped (a file's
+names and doc strings are untrusted), types and shapes written the same way everywhere."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import onnx
+from onnx import TypeProto
+
+QUOTED_CHARS = 80  # of a name quoted in a problem's message
+
+
+def shape_text(t: TypeProto | None) -> str:
+    """Short text of a type's shape: ``1x3x224x224``, ``batchx?x768``, ``?`` (unknown rank), ``scalar``."""
+    if t is None:
+        return ""
+    which = t.WhichOneof("value")
+    if which == "tensor_type" or which == "sparse_tensor_type":
+        tt: Any = getattr(t, which)
+        if not tt.HasField("shape"):
+            return "?"
+        dims = [str(d.dim_value) if d.HasField("dim_value") else (_text(d.dim_param) or "?") for d in tt.shape.dim]
+        return "x".join(dims) if dims else "scalar"
+    if which == "sequence_type":
+        return f"seq({shape_text(t.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"opt({shape_text(t.optional_type.elem_type)})"
+    if which == "map_type":
+        return "map"
+    return ""
+
+
+def dtype_text(t: TypeProto | None) -> str:
+    """Element type name such as ``float32``, ``int64``; '' when unknown."""
+    if t is None:
+        return ""
+    which = t.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(t, which).elem_type
+        return tensor_dtype_name(elem)
+    if which == "sequence_type":
+        return f"seq({dtype_text(t.sequence_type.elem_type)})"
+    if which == "optional_type":
+        return f"optional({dtype_text(t.optional_type.elem_type)})"
+    if which == "map_type":
+        return f"map({tensor_dtype_name(t.map_type.key_type)}, {dtype_text(t.map_type.value_type)})"
+    return ""
+
+
+def tensor_dtype_name(elem_type: int) -> str:
+    try:
+        name = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:
+        return f"unknown({elem_type})"
+    return {"FLOAT": "float32", "DOUBLE": "float64", "FLOAT16": "float16"}.get(name, name.lower())
+
+
+def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
+    """Shape as a JSON-friendly list (ints, dim_param strings, None for unknown); None if rank unknown."""
+    if t is None or t.WhichOneof("value") not in ("tensor_type", "sparse_tensor_type"):
+        return None
+    tt: Any = getattr(t, t.WhichOneof("value"))
+    if not tt.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else (_text(d.dim_param) or None) for d in tt.shape.dim]
+
+
+def _text(value: str | bytes) -> str:
+    """A string field as text: protobuf hands back bytes when the file's bytes are not UTF-8."""
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+
+
+def display_name(name: str | bytes, limit: int | None = 200) -> str:
+    """``name`` made safe to show: invisible, control and bidi-override characters escaped
+    (``\\u202e``), invalid UTF-8 shown as ``\\xff``, and at most ``limit`` characters kept."""
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "backslashreplace")
+    if limit is not None and len(name) > limit:
+        name = f"{name[:limit]}... (+{len(name) - limit:,} characters)"
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else _escape_char(c) for c in name)
+
+
+# What hides in prose: characters that change how the text around them is shown, or hide it, while being
+# invisible themselves. Bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C: an override
+# makes 'exe.txt' read 'txt.exe'), zero-width and other format characters (U+200B, U+2060-U+2064, U+FEFF,
+# the interlinear annotations, the invisible tag characters U+E0000-U+E007F) and control characters.
+# Line breaks and tabs are prose, and the joiners U+200C/U+200D shape Persian, Indic scripts and emoji.
+_HIDDEN_IN_PROSE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b\u200e\u200f"
+                              "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]")
+
+
+def display_prose(text: str | bytes) -> str:
+    """Prose from the file (a doc_string) made safe to show: its bidi controls, zero-width and control
+    characters escaped like :func:`display_name` escapes them in names (``\\u202e``); line breaks,
+    tabs and every visible character kept, nothing cut."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    return _HIDDEN_IN_PROSE.sub(lambda m: _escape_char(m.group()), text)
+
+
+def hidden_in_prose(text: str) -> Iterator[tuple[int, str]]:
+    """(position, character) of each character :func:`display_prose` escapes in ``text``, for views that
+    escape them in text they have already parsed (Markdown decodes ``&#x202e;`` into the character)."""
+    for m in _HIDDEN_IN_PROSE.finditer(text):
+        yield m.start(), m.group()
+
+
+def quoted_name(name: str) -> str:
+    """A name quoted in a message (a problem, a refused edit): escaped and cut at :data:`QUOTED_CHARS` (the
+    problem's ``value`` or ``node``, the edit's arguments, have it whole)."""
+    return display_name(name, QUOTED_CHARS)
+
+
+def _escape_char(c: str) -> str:
+    code = ord(c)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
