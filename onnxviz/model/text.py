@@ -58,6 +58,11 @@ def tensor_dtype_name(elem_type: int) -> str:
     return {"FLOAT": "float32", "DOUBLE": "float64", "FLOAT16": "float16"}.get(name, name.lower())
 
 
+def tensor_type_text(data_type: int, dims: list[int] | tuple[int, ...]) -> str:
+    """A tensor's element type and dimensions as one short text: ``float32[3x3]``, ``int64[scalar]``."""
+    return f"{tensor_dtype_name(data_type)}[{'x'.join(str(d) for d in dims) or 'scalar'}]"
+
+
 def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
     """Shape as a JSON-friendly list (ints, dim_param strings, None for unknown); None if rank unknown."""
     if t is None or t.WhichOneof("value") not in ("tensor_type", "sparse_tensor_type"):

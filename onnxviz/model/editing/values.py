@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 from onnx import AttributeProto, TensorProto, TypeProto, helper, numpy_helper
 
 from onnxviz.model.errors import EditError
-from onnxviz.model.text import quoted_name
+from onnxviz.model.text import quoted_name, tensor_type_text
 
 A = AttributeProto
 Dim = int | str | None
@@ -140,8 +139,7 @@ def attribute_text(attr: AttributeProto) -> str:
 
 
 def tensor_summary(t: TensorProto) -> str:
-    dims = "x".join(str(d) for d in t.dims) or "scalar"
-    return f"{onnx.TensorProto.DataType.Name(t.data_type).lower()}[{dims}]"
+    return tensor_type_text(t.data_type, list(t.dims))
 
 
 # -- types and shapes -------------------------------------------------------------------

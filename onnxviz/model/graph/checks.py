@@ -18,7 +18,7 @@ from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
-from onnxviz.model.graph.tensors import packed_nbytes
+from onnxviz.model.graph.tensors import TYPED_FIELDS, packed_nbytes
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 # Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
 KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
 _RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to measure it
-_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 
 @lru_cache(maxsize=32)
@@ -261,7 +260,7 @@ def tensor_problem(t: TensorProto) -> str:
     numel = math.prod(dims)
     if t.HasField("raw_data"):
         return _raw_problem(t, numel, itemsize)
-    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in _TYPED_FIELDS):
+    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in TYPED_FIELDS):
         return ""  # typed entry counts are checked when the tensor is read
     return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
 
@@ -296,7 +295,7 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
     have = len(t.raw_data) if size <= _RAW_LENGTH_EXACT_LIMIT else None
     # the other fields take a few bytes; much more means typed data was set as well
     if have is None or size - have > 64 + 2 * len(t.name) + 11 * len(t.dims):
-        typed = [f for f in _TYPED_FIELDS if len(getattr(t, f))]
+        typed = [f for f in TYPED_FIELDS if len(getattr(t, f))]
         if typed:
             return f"{_who(t)} sets both raw_data and {typed[0]}"
     if not itemsize:

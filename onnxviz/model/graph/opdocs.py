@@ -12,7 +12,7 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.graph.opschema import attribute_type_code, node_schema, opset_version
 from onnxviz.model.graph.tensors import tensor_array
-from onnxviz.model.text import tensor_dtype_name
+from onnxviz.model.text import tensor_type_text
 
 MAX_LIST_ITEMS = 16
 
@@ -138,8 +138,7 @@ def attribute_text(attr: AttributeProto) -> str:
 def tensor_brief(tensor: onnx.TensorProto) -> str:
     """``float32[3x3]`` plus the value itself when it has at most a few elements."""
 
-    dims = "x".join(str(d) for d in tensor.dims) or "scalar"
-    text = f"{tensor_dtype_name(tensor.data_type)}[{dims}]"
+    text = tensor_type_text(tensor.data_type, list(tensor.dims))
     numel = int(np.prod(tensor.dims)) if tensor.dims else 1
     if numel <= 8 and tensor.data_location != onnx.TensorProto.EXTERNAL:
         try:

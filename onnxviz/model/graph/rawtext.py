@@ -16,14 +16,13 @@ from google.protobuf.message import Message
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.graph.tensors import element_dtype, packed_nbytes, tensor_numel
+from onnxviz.model.graph.tensors import TYPED_FIELDS, element_dtype, packed_nbytes, tensor_numel
 from onnxviz.model.io.external import iter_all_tensors
 from onnxviz.model.progress import CancelToken
 
 MAX_TENSOR_BYTES = 64
 MAX_NODES = 2000
 MAX_CHARS = 1_000_000
-_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def _cap_tensor(t: onnx.TensorProto, max_bytes: int) -> bool:
     if len(t.raw_data) > max_bytes:
         t.raw_data = t.raw_data[:max_bytes]
         cut = True
-    for name in _TYPED_FIELDS:
+    for name in TYPED_FIELDS:
         field = getattr(t, name)
         if len(field) > max_bytes // 4:
             del field[max(max_bytes // 4, 1):]
@@ -72,7 +71,7 @@ def _capped_tensor(t: onnx.TensorProto, max_bytes: int) -> tuple[onnx.TensorProt
             copy.raw_data = t.raw_data[:max_bytes + 1]
         else:
             cut = True
-    for name in _TYPED_FIELDS:
+    for name in TYPED_FIELDS:
         getattr(copy, name).extend(getattr(t, name)[:max_bytes // 4 + 1])
     return copy, _cap_tensor(copy, max_bytes) or cut
 

@@ -20,6 +20,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io import wire
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import tensor_dtype_name
@@ -393,39 +394,11 @@ def describe_tensor(tensor: TensorProto) -> TensorStats:
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_NAME, _TENSOR_RAW_DATA = 7, 5, 8, 9
 
 
-def _varint(buf: memoryview, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
 def _length_fields(buf: memoryview, start: int, end: int) -> Iterator[tuple[int, int, int]]:
     """(field number, start, end) of every length-delimited field of the message in ``buf[start:end]``."""
-    pos = start
-    while pos < end:
-        key, pos = _varint(buf, pos)
-        wire = key & 7
-        if wire == 0:
-            _, pos = _varint(buf, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            n, pos = _varint(buf, pos)
-            yield key >> 3, pos, pos + n
-            pos += n
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-    if pos != end:
-        raise ValueError("message overruns its length")
+    for number, wire_type, a, b in wire.fields(buf, start, end):
+        if wire_type == wire.LENGTH_DELIMITED:
+            yield number, a, b
 
 
 def raw_data_spans(serialized: bytes | memoryview) -> dict[str, tuple[int, int]]:

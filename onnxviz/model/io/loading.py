@@ -14,13 +14,13 @@ from onnxviz.model.errors import LoadError
 from onnxviz.model.io.sniff import (
     TEXT_ONNX,
     TEXT_PROTOBUF,
-    WireError,
     magic_kind,
     model_unknown_fields,
     other_message_kind,
     scan_message,
     text_kind,
 )
+from onnxviz.model.io.wire import WireError
 from onnxviz.model.text import display_name
 
 MAX_PROTO_BYTES = 2**31 - 1  # protobuf cannot parse a single message of 2 GiB or more

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import onnx
 from google.protobuf.message import DecodeError, Message
 
+from onnxviz.model.io.wire import WireError, read_varint
 from onnxviz.model.text import display_name
 
 # Magic numbers of formats people mistake for (or rename to) .onnx, checked in order.
@@ -105,32 +106,6 @@ _SCHEMA: dict[str, dict[int, _Field]] = {
 _NAME_FIELD = {"graph": 2, "node": 3, "tensor": 8, "function": 1, "attribute": 1}
 
 
-class WireError(Exception):
-    """The bytes are not well-formed protobuf; ``truncated`` tells whether they merely end early."""
-
-    def __init__(self, where: str, truncated: bool, offset: int, needed: int = 0) -> None:
-        super().__init__(where)
-        self.where = where
-        self.truncated = truncated
-        self.offset = offset
-        self.needed = needed
-
-
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if pos >= end:
-            raise WireError("", end >= len(data), pos)
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise WireError("", False, pos)
-
-
 def scan_message(data: bytes, kind: str = "model", pos: int = 0, end: int | None = None,
                  path: str = "") -> list[int]:
     """Walk the wire format of a ``kind`` message; return the field numbers seen at its top level.
@@ -156,16 +131,16 @@ def scan_message(data: bytes, kind: str = "model", pos: int = 0, end: int | None
 def _scan_fields(data: bytes, kind: str, pos: int, stop: int, path: str, fields: list[int]) -> int:
     name = ""
     while pos < stop:
-        tag, pos = _varint(data, pos, stop)
+        tag, pos = read_varint(data, pos, stop)
         number, wire = tag >> 3, tag & 7
         if number == 0:
             raise WireError(path, False, pos)
         if wire == 0:
-            _, pos = _varint(data, pos, stop)
+            _, pos = read_varint(data, pos, stop)
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
         elif wire == 2:
-            length, pos = _varint(data, pos, stop)
+            length, pos = read_varint(data, pos, stop)
             field = _SCHEMA.get(kind, {}).get(number)
             if number == _NAME_FIELD.get(kind) and pos + length <= stop:
                 name = display_name(data[pos:pos + min(length, 200)].decode("utf-8", "replace"), 60)
