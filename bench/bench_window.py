@@ -26,18 +26,6 @@ DEFAULT_LAYERS = (300, 1500, 3000)
 
 def measure(path: Path) -> dict[str, Any]:
     """In a fresh process: open ``path`` in the window, make one edit, save it."""
-    from onnxviz.model.document import Document
-    from onnxviz.model.editing.commands import Command
-
-    class Touch(Command):
-        label = "touch"
-
-        def apply(self, doc: Document) -> None:
-            doc.model.doc_string += "."
-
-        def revert(self, doc: Document) -> None:
-            doc.model.doc_string = doc.model.doc_string[:-1]
-
     fresh_app()
     t0 = time.perf_counter()
     window = fresh_window()
@@ -53,7 +41,7 @@ def measure(path: Path) -> dict[str, Any]:
     wait_until(lambda: "drawn" in marks, timeout_s=120)
     drawn = marks.get("drawn", time.perf_counter()) - t0
     open_stall = stalls.worst
-    window.doc.execute(Touch())
+    window.doc.set_model_info(doc_string=window.doc.model.doc_string + ".")  # one small edit
     wait_until(lambda: False, timeout_s=4)  # the user edits, validation settles, then they save
     out = Path(tempfile.mkdtemp()) / "saved.onnx"
     stalls.reset()

@@ -286,11 +286,11 @@ def test_sort_topologically(doc: Document) -> None:
     last = doc.model.graph.node[-1].name
     doc.insert_node("Relu", ["probabilities"], ["after"], name="tail")
     first = doc.locate("tail")[1]
-    from onnxviz.model.editing.ops import EditCommand, Reorder
+    from onnxviz.model.editing.ops import Command, Reorder
 
     n = len(doc.model.graph.node)
     order = [first] + [i for i in range(n) if i != first]
-    doc.execute(EditCommand("shuffle", [Reorder(("graph", "node"), order)]))
+    doc.execute(Command("shuffle", [Reorder(("graph", "node"), order)]))
     assert doc.index.main.unsorted
     roundtrip(doc, lambda: doc.sort_topologically())
     assert not doc.index.main.unsorted

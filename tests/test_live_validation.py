@@ -141,7 +141,7 @@ def test_an_opened_document_is_ready_for_its_first_rename(window: MainWindow) ->
     """The index and the node-name table are built while loading, off the GUI thread."""
     doc = window.doc
     assert doc is not None and doc._index is not None
-    table = doc._lookup_cache
+    table = doc.names._nodes
     assert table is not None and table.generation == doc.generation and CONV in table.table
     doc.rename_node(CONV, "stem_conv")
-    assert doc._lookup_cache is table and "stem_conv" in table.table  # followed, not built again
+    assert doc.names._nodes is table and "stem_conv" in table.table  # followed, not built again

@@ -13,8 +13,7 @@ from PySide6.QtGui import QDropEvent, QPalette
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from onnxviz.model.document import Document
-from onnxviz.model.editing.commands import Command
+from onnxviz.model.editing.ops import Command, SetField
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.shortcuts import ShortcutsDialog, shortcut_rows
 from onnxviz.ui.theme import Theme
@@ -22,20 +21,9 @@ from onnxviz.ui.theme import Theme
 Button = QMessageBox.StandardButton
 
 
-class SetDocString(Command):
+def SetDocString(text: str) -> Command:  # noqa: N802 - reads as the command it makes
     """The smallest real edit: makes the document dirty, undoable."""
-
-    label = "Set doc string"
-
-    def __init__(self, text: str) -> None:
-        self.text, self.old = text, ""
-
-    def apply(self, doc: Document) -> None:
-        self.old = doc.model.doc_string
-        doc.model.doc_string = self.text
-
-    def revert(self, doc: Document) -> None:
-        doc.model.doc_string = self.old
+    return Command("Set doc string", [SetField((), "doc_string", text)])
 
 
 def make_window(qtbot: QtBot) -> MainWindow:

@@ -11,7 +11,9 @@ from pathlib import Path
 import onnx
 
 from onnxviz.model.editing.api import EditingMixin
-from onnxviz.model.editing.commands import REBUILD, Command, IndexEffect, UndoStack
+from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
+from onnxviz.model.editing.names import NameLookup
+from onnxviz.model.editing.ops import Command
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
@@ -72,7 +74,8 @@ class Document(EditingMixin):
                  stamp: FileStamp | None = None) -> None:
         """``original``: the bytes ``model`` was parsed from, read from ``path`` when it had ``stamp``
         (taken before reading, so a change made meanwhile is noticed at the next save)."""
-        self.model = model
+        self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
+        self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
         self.path = path
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
         self._text_checked = False
@@ -87,13 +90,20 @@ class Document(EditingMixin):
         self._index: ModelIndex | None = None
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
-        self._next_node_id = len(model.graph.node)
-        self.node_ids: list[str] = [f"#{i}" for i in range(self._next_node_id)]
+
+    @property
+    def model(self) -> onnx.ModelProto:
+        """The document of record: changed only through commands."""
+        return self.target.model
+
+    @property
+    def node_ids(self) -> list[str]:
+        """The stable id of each main-graph node, by position (``"#17"``)."""
+        return self.target.node_ids
 
     def new_node_id(self) -> str:
         """A node id never used before in this document."""
-        self._next_node_id += 1
-        return f"#{self._next_node_id - 1}"
+        return self.target.new_node_id()
 
     # -- opening -------------------------------------------------------------------
     @classmethod
@@ -127,6 +137,11 @@ class Document(EditingMixin):
         if self._index is None:
             self._index = ModelIndex(self.model) if self._text_checked else self._first_index()
             self._index.set_inferred(self._inferred)
+        return self._index
+
+    @property
+    def built_index(self) -> ModelIndex | None:
+        """The index if it is built and current (edits that move the graph's structure drop it)."""
         return self._index
 
     def _first_index(self) -> ModelIndex:
@@ -189,7 +204,7 @@ class Document(EditingMixin):
         before = self.model.SerializeToString() if __debug__ and _PARANOID else b""
         selected = self._selected_node_id()
         try:
-            command.apply(self)
+            command.apply(self.target)
         except EditError:
             if before:
                 assert self.model.SerializeToString() == before, "failing edit changed the model"
@@ -202,7 +217,7 @@ class Document(EditingMixin):
             return
         cmd = self.undo_stack.commands[self.undo_stack.index - 1]
         selected = self._selected_node_id()
-        cmd.revert(self)
+        cmd.revert(self.target)
         self.undo_stack.index -= 1
         self._after_change(Change(cmd.label, ChangeKind.UNDO), selected, cmd.index_effect())
 
@@ -211,7 +226,7 @@ class Document(EditingMixin):
             return
         cmd = self.undo_stack.commands[self.undo_stack.index]
         selected = self._selected_node_id()
-        cmd.apply(self)
+        cmd.apply(self.target)
         self.undo_stack.index += 1
         self._after_change(Change(cmd.label, ChangeKind.REDO), selected, cmd.index_effect())
 
@@ -228,7 +243,7 @@ class Document(EditingMixin):
         else:  # views may refresh only these nodes too
             change = replace(change, nodes=effect.nodes)
         if not effect.rebuild:
-            self._follow_renames(effect.nodes)
+            self.names.follow_renames(effect.nodes, self.generation)
         self.changed.emit(change)
         if selected is not None:
             self._follow_selected_node(selected)

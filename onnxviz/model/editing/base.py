@@ -12,25 +12,25 @@ Node references accepted by the editing API (``NodeRef``):
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 
-from onnxviz.model.editing.ops import EditCommand, Op, Path, resolve
+from onnxviz.model.editing.ops import Command, Op, Path, resolve
 from onnxviz.model.errors import EditError
-from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
+from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.text import quoted_name
 
 if TYPE_CHECKING:
     from onnx.defs import OpSchema
 
-    from onnxviz.model.editing.commands import Command
+    from onnxviz.model.editing.names import NameLookup
+
+
 
 NodeRef = str | int | tuple[str, int]
 Body = GraphProto | FunctionProto
@@ -47,54 +47,24 @@ def graph_bodies(node_path: Path, node: NodeProto) -> Iterator[tuple[Path, Graph
                 yield node_path + ("attribute", a, "graphs", k), g
 
 
-def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None
-               ) -> tuple[list[str], int]:
-    """Names of ``body``'s nodes, and of the bodies they hold, in walk order; the first of a name wins.
-    ``holders``: the nodes holding subgraphs, when already known (the index knows them).
-    Returns the names of ``body``'s own nodes by position, and how many named nodes it holds in all."""
-    nodes = body.node
-    names = [n.name for n in nodes]
-    named = len(names) - names.count("")
-    if holders is None:
-        holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in subgraphs_of(n))]
-    if not holders and not table:  # the common big graph: one C-speed pass, the first of a name kept
-        rows = zip(itertools.repeat(scope), reversed(range(len(names))))
-        table.update(zip(reversed(names), rows, strict=True))
-        table.pop("", None)
-        return names, named
-    start = 0
-    for holder in [*holders, len(nodes)]:
-        for i in range(start, min(holder + 1, len(nodes))):
-            if names[i] and names[i] not in table:
-                table[names[i]] = (scope, i)
-        if holder < len(nodes):
-            for attr, k, graph in subgraphs_of(nodes[holder]):
-                named += _add_names(table, child_scope(scope, holder, attr, k), graph)[1]
-        start = holder + 1
-    return names, named
-
-
-@dataclass
-class _NameLookup:
-    """Node names -> (scope, position) for one model state, and the main graph's names by position."""
-
-    generation: int
-    table: dict[str, tuple[str, int]]
-    main_names: list[str]
-    unique: bool  # no two nodes share a name: the table can follow renames exactly
-
-
 class EditBase:
-    """Shared helpers of the editing mixins; the Document provides the attributes below."""
+    """Shared helpers of the editing mixins, on the Document's core (declared here for the type checker)."""
 
-    model: onnx.ModelProto
-    node_ids: list[str]
-    generation: int
-    _lookup_cache: _NameLookup | None = None
+    if TYPE_CHECKING:  # the Document's core
+        generation: int
+        names: NameLookup
 
-    if TYPE_CHECKING:  # provided by Document
+        @property
+        def model(self) -> onnx.ModelProto: ...
+
+        @property
+        def node_ids(self) -> list[str]: ...
+
         @property
         def index(self) -> ModelIndex: ...
+
+        @property
+        def built_index(self) -> ModelIndex | None: ...
 
         def execute(self, command: Command) -> None: ...
 
@@ -104,7 +74,7 @@ class EditBase:
     def _run(self, label: str, ops: Sequence[Op]) -> None:
         """Execute ``ops`` as one undoable command (nothing happens when there is nothing to change)."""
         if ops:
-            self.execute(EditCommand(label, ops))
+            self.execute(Command(label, ops))
 
     # -- graphs --------------------------------------------------------------------
     def scope_path(self, scope: str) -> Path:
@@ -181,64 +151,15 @@ class EditBase:
             return None
 
     def _lookup(self) -> dict[str, tuple[str, int]]:
-        """Node names to (scope, position), main graph first; built once per model state and kept
-        through renames (see :meth:`_follow_renames`).
-
-        Walks the model itself rather than the index, so an edit right after
-        another does not wait for an index rebuild.
-        """
-        cached = self._lookup_cache
-        if cached is not None and cached.generation == self.generation:
-            return cached.table
-        table: dict[str, tuple[str, int]] = {}
-        index = getattr(self, "_index", None)  # current when set: edits drop it when they change structure
-        holders = sorted({i for i, _, _ in index.main.children}) if index is not None else None
-        main_names, named = _add_names(table, "", self.model.graph, holders)
-        for fn in self.model.functions:
-            named += _add_names(table, function_scope(fn.domain, fn.name, getattr(fn, "overload", "")), fn)[1]
-        self._lookup_cache = _NameLookup(self.generation, table, main_names, unique=named == len(table))
-        return table
-
-    def _follow_renames(self, nodes: Iterable[int]) -> None:
-        """After an edit that changed at most the names (doc strings, attributes) of these main-graph
-        nodes, bring the name table to the new model state instead of building it again (123k
-        nodes: 60 ms per rename). Call with the generation already moved on by one."""
-        cached = self._lookup_cache
-        if cached is None or cached.generation != self.generation - 1:
-            return
-        graph_nodes = self.model.graph.node
-        for i in nodes:
-            old, new = cached.main_names[i], graph_nodes[i].name
-            if old == new:
-                continue
-            if not cached.unique or (new and new in cached.table):
-                self._lookup_cache = None  # a shared name: which node comes first needs the full walk
-                return
-            cached.table.pop(old, None)
-            if new:
-                cached.table[new] = ("", i)
-            cached.main_names[i] = new
-        cached.generation = self.generation
+        """Node names to (scope, position), main graph first (see :class:`NameLookup`)."""
+        return self.names.nodes(self.generation, self.built_index)
 
     def node_names(self) -> set[str]:
         return set(self._lookup())
 
     def value_names(self) -> set[str]:
-        """Every value name defined or used anywhere in the model (one walk, cached per model state)."""
-        cached = getattr(self, "_value_names_cache", None)
-        if cached is not None and cached[0] == self.generation:
-            return cached[1]
-        names: set[str] = set()
-        _collect_value_names(self.model.graph, names)
-        for fn in self.model.functions:
-            names.update(fn.input)
-            names.update(fn.output)
-            for n in fn.node:
-                names.update(n.input)
-                names.update(n.output)
-        names.discard("")
-        self._value_names_cache = (self.generation, names)
-        return names
+        """Every value name defined or used anywhere in the model."""
+        return self.names.values(self.generation)
 
     def unique_node_name(self, base: str) -> str:
         taken = self._lookup()
@@ -261,15 +182,3 @@ class EditBase:
             raise EditError("a value needs a non-empty name.")
         if name in self.value_names():
             raise EditError(f"a value named '{quoted_name(name)}' already exists; choose another name.")
-
-
-def _collect_value_names(graph: GraphProto, names: set[str]) -> None:
-    for field in (graph.input, graph.output, graph.value_info, graph.initializer):
-        names.update(v.name for v in field)
-    names.update(t.values.name for t in graph.sparse_initializer)
-    for n in graph.node:
-        names.update(n.input)
-        names.update(n.output)
-        if n.attribute:
-            for _, body in graph_bodies((), n):
-                _collect_value_names(body, names)

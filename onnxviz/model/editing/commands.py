@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import onnx
+
 if TYPE_CHECKING:
-    from onnxviz.model.document import Document
+    from onnxviz.model.editing.ops import Command
 
 
 @dataclass(frozen=True)
@@ -27,22 +28,19 @@ REBUILD = IndexEffect(rebuild=True)
 UNCHANGED = IndexEffect()
 
 
-class Command(ABC):
-    """One user-visible edit. ``apply`` must validate before it mutates, so a
-    failing edit raises :class:`~onnxviz.model.errors.EditError` and leaves
-    the model untouched; ``revert`` restores the exact previous bytes."""
+class EditTarget:
+    """What commands change: the model, and the stable ids of its main graph's nodes (``"#17"``), which
+    the ops keep parallel to ``model.graph.node``. Ids are given in file order; new nodes get fresh ones."""
 
-    label: str = "Edit"
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self._next_id = len(model.graph.node)
+        self.node_ids: list[str] = [f"#{i}" for i in range(self._next_id)]
 
-    @abstractmethod
-    def apply(self, doc: Document) -> None: ...
-
-    @abstractmethod
-    def revert(self, doc: Document) -> None: ...
-
-    def index_effect(self) -> IndexEffect:
-        """Asked after apply/revert; a command that cannot tell says: rebuild."""
-        return REBUILD
+    def new_node_id(self) -> str:
+        """A node id never used before for this model."""
+        self._next_id += 1
+        return f"#{self._next_id - 1}"
 
 
 class UndoStack:

@@ -9,7 +9,7 @@ reverse. Each op keeps what it replaced - the old scalar, a copy of the old
 sub-message, the removed element and its position - so undo restores the
 exact previous bytes, field order included.
 
-The main graph's nodes also carry stable ids (``doc.node_ids``, ``"#17"``)
+The main graph's nodes also carry stable ids (``target.node_ids``, ``"#17"``)
 that insert/remove/reorder ops keep parallel to ``graph.node``.
 """
 
@@ -17,16 +17,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from google.protobuf.message import Message
 from onnx import AttributeProto
 
-from onnxviz.model.editing.commands import REBUILD, UNCHANGED, Command, IndexEffect
+from onnxviz.model.editing.commands import REBUILD, UNCHANGED, EditTarget, IndexEffect
 from onnxviz.model.errors import EditError
-
-if TYPE_CHECKING:
-    from onnxviz.model.document import Document
 
 Path = tuple[str | int, ...]
 MAIN_NODES: Path = ("graph", "node")
@@ -84,10 +81,10 @@ class Op(ABC):
     """One primitive change; ``undo`` must restore exactly what ``do`` replaced."""
 
     @abstractmethod
-    def do(self, doc: Document) -> None: ...
+    def do(self, target: EditTarget) -> None: ...
 
     @abstractmethod
-    def undo(self, doc: Document) -> None: ...
+    def undo(self, target: EditTarget) -> None: ...
 
     def index_effect(self) -> IndexEffect:
         return REBUILD
@@ -101,14 +98,14 @@ class SetField(Op):
         self._had = False
         self._old: Any = None
 
-    def do(self, doc: Document) -> None:
-        msg = resolve(doc.model, self.path)
+    def do(self, target: EditTarget) -> None:
+        msg = resolve(target.model, self.path)
         self._had = msg.HasField(self.field)
         self._old = getattr(msg, self.field)
         setattr(msg, self.field, self.value)
 
-    def undo(self, doc: Document) -> None:
-        msg = resolve(doc.model, self.path)
+    def undo(self, target: EditTarget) -> None:
+        msg = resolve(target.model, self.path)
         if self._had:
             setattr(msg, self.field, self._old)
         else:
@@ -134,13 +131,13 @@ class SetItem(Op):
         self.path, self.index, self.value = path, index, value
         self._old = ""
 
-    def do(self, doc: Document) -> None:
-        rep = resolve(doc.model, self.path)
+    def do(self, target: EditTarget) -> None:
+        rep = resolve(target.model, self.path)
         self._old = rep[self.index]
         rep[self.index] = self.value
 
-    def undo(self, doc: Document) -> None:
-        resolve(doc.model, self.path)[self.index] = self._old
+    def undo(self, target: EditTarget) -> None:
+        resolve(target.model, self.path)[self.index] = self._old
 
 
 class ReplaceMessage(Op):
@@ -152,25 +149,25 @@ class ReplaceMessage(Op):
         self._had = True
         self._node_ids: list[str] | None = None
 
-    def do(self, doc: Document) -> None:
-        msg = resolve(doc.model, self.path)
+    def do(self, target: EditTarget) -> None:
+        msg = resolve(target.model, self.path)
         if self.path and isinstance(self.path[-1], str):
-            self._had = resolve(doc.model, self.path[:-1]).HasField(self.path[-1])
+            self._had = resolve(target.model, self.path[:-1]).HasField(self.path[-1])
         self._old = _copy(msg)
         swaps_main_graph = self.path in ((), ("graph",))
-        self._node_ids = list(doc.node_ids) if swaps_main_graph else None
+        self._node_ids = list(target.node_ids) if swaps_main_graph else None
         msg.CopyFrom(self.new)
-        if swaps_main_graph and len(doc.model.graph.node) != len(doc.node_ids):
-            doc.node_ids[:] = [doc.new_node_id() for _ in doc.model.graph.node]
+        if swaps_main_graph and len(target.model.graph.node) != len(target.node_ids):
+            target.node_ids[:] = [target.new_node_id() for _ in target.model.graph.node]
 
-    def undo(self, doc: Document) -> None:
+    def undo(self, target: EditTarget) -> None:
         assert self._old is not None
         if not self._had:
-            resolve(doc.model, self.path[:-1]).ClearField(str(self.path[-1]))
+            resolve(target.model, self.path[:-1]).ClearField(str(self.path[-1]))
         else:
-            resolve(doc.model, self.path).CopyFrom(self._old)
+            resolve(target.model, self.path).CopyFrom(self._old)
         if self._node_ids is not None:
-            doc.node_ids[:] = self._node_ids
+            target.node_ids[:] = self._node_ids
 
     def index_effect(self) -> IndexEffect:
         if len(self.path) == 5 and isinstance(self.path[4], int):
@@ -185,17 +182,17 @@ class Insert(Op):
         self.path, self.index, self.item = path, index, item
         self.node_id = node_id
 
-    def do(self, doc: Document) -> None:
-        resolve(doc.model, self.path).insert(self.index, self.item)
+    def do(self, target: EditTarget) -> None:
+        resolve(target.model, self.path).insert(self.index, self.item)
         if self.path == MAIN_NODES:
             if self.node_id is None:
-                self.node_id = doc.new_node_id()
-            doc.node_ids.insert(self.index, self.node_id)
+                self.node_id = target.new_node_id()
+            target.node_ids.insert(self.index, self.node_id)
 
-    def undo(self, doc: Document) -> None:
-        del resolve(doc.model, self.path)[self.index]
+    def undo(self, target: EditTarget) -> None:
+        del resolve(target.model, self.path)[self.index]
         if self.path == MAIN_NODES:
-            del doc.node_ids[self.index]
+            del target.node_ids[self.index]
 
     def index_effect(self) -> IndexEffect:
         return _metadata_effect(self.path) or _attribute_effect(self.path, self.item)
@@ -209,17 +206,17 @@ class Remove(Op):
         self._item: Any = None
         self._node_id = ""
 
-    def do(self, doc: Document) -> None:
-        rep = resolve(doc.model, self.path)
+    def do(self, target: EditTarget) -> None:
+        rep = resolve(target.model, self.path)
         self._item = _copy(rep[self.index])
         del rep[self.index]
         if self.path == MAIN_NODES:
-            self._node_id = doc.node_ids.pop(self.index)
+            self._node_id = target.node_ids.pop(self.index)
 
-    def undo(self, doc: Document) -> None:
-        resolve(doc.model, self.path).insert(self.index, self._item)
+    def undo(self, target: EditTarget) -> None:
+        resolve(target.model, self.path).insert(self.index, self._item)
         if self.path == MAIN_NODES:
-            doc.node_ids.insert(self.index, self._node_id)
+            target.node_ids.insert(self.index, self._node_id)
 
     def index_effect(self) -> IndexEffect:
         return _metadata_effect(self.path) or _attribute_effect(self.path, self._item)
@@ -231,47 +228,47 @@ class Reorder(Op):
     def __init__(self, path: Path, order: Sequence[int]) -> None:
         self.path, self.order = path, list(order)
 
-    def do(self, doc: Document) -> None:
-        self._permute(doc, self.order)
+    def do(self, target: EditTarget) -> None:
+        self._permute(target, self.order)
 
-    def undo(self, doc: Document) -> None:
+    def undo(self, target: EditTarget) -> None:
         inverse = [0] * len(self.order)
         for k, j in enumerate(self.order):
             inverse[j] = k
-        self._permute(doc, inverse)
+        self._permute(target, inverse)
 
-    def _permute(self, doc: Document, order: list[int]) -> None:
-        rep = resolve(doc.model, self.path)
+    def _permute(self, target: EditTarget, order: list[int]) -> None:
+        rep = resolve(target.model, self.path)
         items = [_copy(rep[j]) for j in order]
         del rep[:]
         rep.extend(items)
         if self.path == MAIN_NODES:
-            doc.node_ids[:] = [doc.node_ids[j] for j in order]
+            target.node_ids[:] = [target.node_ids[j] for j in order]
 
 
-class EditCommand(Command):
-    """A labelled list of ops; all of them happen or none does."""
+class Command:
+    """One user-visible edit: a label and a list of exactly reversible ops; all of them happen or none does."""
 
     def __init__(self, label: str, ops: Sequence[Op]) -> None:
         self.label = label
         self.ops = list(ops)
 
-    def apply(self, doc: Document) -> None:
+    def apply(self, target: EditTarget) -> None:
         done: list[Op] = []
         try:
             for op in self.ops:
-                op.do(doc)
+                op.do(target)
                 done.append(op)
         except Exception as exc:  # noqa: BLE001 - any failure is rolled back and explained
             for op in reversed(done):
-                op.undo(doc)
+                op.undo(target)
             if isinstance(exc, EditError):
                 raise
             raise EditError(f"{self.label} failed: {exc}.", repr(exc)) from exc
 
-    def revert(self, doc: Document) -> None:
+    def revert(self, target: EditTarget) -> None:
         for op in reversed(self.ops):
-            op.undo(doc)
+            op.undo(target)
 
     def index_effect(self) -> IndexEffect:
         effect = UNCHANGED
