@@ -345,3 +345,45 @@ def test_insert_after_the_node_making_a_graph_output(doc: Document) -> None:
     assert node(doc, "/head/Softmax").output[0] == tail.input[0] == "probabilities_before_identity"
     assert [o.name for o in doc.model.graph.output] == ["probabilities"]
     assert doc.check() == []
+
+
+# -- deleting a branch ------------------------------------------------------------------------
+def test_delete_node_with_what_only_feeds_it(doc: Document) -> None:
+    ids = list(doc.node_ids)
+    preview = doc.node_branch("/res/conv2/Conv", "inputs")
+    assert preview.labels == ("/res/conv1/Conv", "/res/relu1/Relu", "/res/conv2/Conv")
+    assert preview.initializers == ("res.conv1.weight", "res.conv1.bias", "res.conv2.weight", "res.conv2.bias")
+    roundtrip(doc, lambda: doc.remove_node_with_inputs("/res/conv2/Conv"))
+    names = [n.name for n in doc.model.graph.node]
+    assert "/res/conv1/Conv" not in names and "/stem/pool/MaxPool" in names  # the pool also feeds the Add
+    assert not {"res.conv1.weight", "res.conv2.bias"} & {t.name for t in doc.model.graph.initializer}
+    assert doc.node_ids == ids[:4] + ids[7:]
+    assert doc.undo_stack.undo_label() == "Delete /res/conv2/Conv and 2 nodes feeding only it"
+    doc.undo()
+    assert doc.node_ids == ids
+
+
+def test_delete_with_inputs_takes_a_diamond_but_not_a_shared_or_output_node() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="A"), helper.make_node("Neg", ["a"], ["b"], name="B"),
+             helper.make_node("Abs", ["a"], ["c"], name="C"), helper.make_node("Add", ["b", "c"], ["d"], name="D"),
+             helper.make_node("Relu", ["x"], ["e"], name="E"), helper.make_node("Add", ["d", "e"], ["y"], name="F")]
+    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    graph = helper.make_graph(nodes, "g", [value], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                                                    helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert doc.node_branch("D", "inputs").labels == ("A", "B", "C", "D")
+    assert doc.node_branch("F", "inputs").labels == ("A", "B", "C", "D", "F")  # E makes a graph output
+    assert doc.node_branch("B", "inputs").labels == ("B",)  # A also feeds C
+    assert doc.node_branch("A", "outputs").labels == ("A", "B", "C", "D")  # F also reads E
+    roundtrip(doc, lambda: doc.remove_node_with_outputs("A"))
+    assert [n.name for n in doc.model.graph.node] == ["E", "F"]
+    assert doc.undo_stack.undo_label() == "Delete A and 3 nodes only it feeds"
+
+
+def test_delete_node_with_what_only_it_feeds(doc: Document) -> None:
+    branch = doc.node_branch("/head/fc/Gemm", "outputs")
+    assert branch.labels == ("/head/fc/Gemm", "/head/Softmax") and branch.others == 1
+    roundtrip(doc, lambda: doc.remove_node_with_outputs("/head/fc/Gemm"))
+    assert [n.name for n in doc.model.graph.node][-1] == "/head/ReduceMean"
+    assert {"head.fc.weight", "head.fc.bias"}.isdisjoint(t.name for t in doc.model.graph.initializer)
+    refused(doc, lambda: doc.remove_node_with_inputs("no such node"), "there is no node")

@@ -7,12 +7,13 @@ the model untouched. Node references are described in :mod:`onnxviz.model.edits_
 
 from __future__ import annotations
 
+from onnxviz.model.edits_branches import Branch, BranchEditsMixin
 from onnxviz.model.edits_graph import KEEP, GraphEditsMixin
 from onnxviz.model.edits_model import ModelEditsMixin
 from onnxviz.model.edits_nodes import NodeEditsMixin
 
-__all__ = ["EditingMixin", "KEEP"]
+__all__ = ["Branch", "EditingMixin", "KEEP"]
 
 
-class EditingMixin(NodeEditsMixin, GraphEditsMixin, ModelEditsMixin):
+class EditingMixin(NodeEditsMixin, BranchEditsMixin, GraphEditsMixin, ModelEditsMixin):
     """Mixed into :class:`~onnxviz.model.document.Document`."""

@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, Document
+from onnxviz.model.edits_branches import Branch, Side
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import INITIALIZER, display_name, quoted_name
 from onnxviz.model.io.disk import atomic_write
@@ -102,6 +103,13 @@ class EditController(QObject):
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
         menu.addAction(a("delete_reconnect", "Delete Node and Reconn&ect", lambda: self.delete_node(True),
                          NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
+        menu.addAction(a("delete_inputs", "Delete Node with What Only &Feeds It...", lambda: self.delete_branch("inputs"),
+                         NEEDS_NODE, "Ctrl+Del", "Delete the node and every node feeding only it (a whole "
+                         "pre-processing branch), after showing which"))
+        menu.addAction(a("delete_outputs", "Delete Node with What Only It Fee&ds...",
+                         lambda: self.delete_branch("outputs"), NEEDS_NODE, "Ctrl+Shift+Del",
+                         "Delete the node and every node only it feeds (a whole post-processing branch), "
+                         "after showing which"))
         menu.addSeparator()
         menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
                          tip="Rename the selected value everywhere, subgraphs included"))
@@ -126,7 +134,7 @@ class EditController(QObject):
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
                     "mark_output", "replace_weights", "to_initializer", "to_constant", None, "delete",
-                    "delete_reconnect"):
+                    "delete_reconnect", "delete_inputs", "delete_outputs"):
             if key is None:
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
@@ -341,6 +349,28 @@ class EditController(QObject):
         doc.selection.clear(scope)
         doc.remove_node((scope, i), reconnect=reconnect)
 
+    def delete_branch(self, side: Side) -> None:
+        """Show which nodes go with the selected one, and delete them all on Delete."""
+        doc, scope, i = self._node()
+        branch = doc.node_branch((scope, i), side)
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete Branch", message_text(branch_question(branch)),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("\n".join(message_text(line) for line in branch_details(branch)))
+        box.button(QMessageBox.StandardButton.Yes).setText(f"Delete {len(branch.nodes)} Node"
+                                                          f"{'s' if len(branch.nodes) != 1 else ''}")
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        ref = node_ref(doc, scope, i)
+
+        def answered(answer: int) -> None:
+            if answer == QMessageBox.StandardButton.Yes and self.doc is doc:
+                doc.selection.clear(scope)
+                self._guarded(lambda: doc.remove_node_with_outputs(ref) if side == "outputs"
+                              else doc.remove_node_with_inputs(ref))
+
+        box.finished.connect(answered)
+        self._open(box)
+
     # -- value edits -------------------------------------------------------------------
     def rename_value(self) -> None:
         doc, scope, value = self._value()
@@ -454,6 +484,33 @@ class EditController(QObject):
         form.add_line("outputs", "Outputs:", ", ".join(outputs), values)
         form.add_line("path", "Save to:", default)
         self._open(form)
+
+
+BRANCH_NAMES_SHOWN = 8  # a confirmation lists this many of the nodes that go, then counts the rest
+
+
+def branch_question(branch: Branch) -> str:
+    """The question a branch deletion asks: which node, and how many go with it."""
+    node = quoted_name(branch.labels[branch.nodes.index(branch.node)])
+    if not branch.others:
+        what = "No other node feeds only it" if branch.side == "inputs" else "No other node is fed only by it"
+        return f"{what}: delete {node} alone?"
+    side = "feeding only it" if branch.side == "inputs" else "that only it feeds"
+    return f"Delete {node} and the {branch.others} node{'s' if branch.others != 1 else ''} {side}?"
+
+
+def branch_details(branch: Branch) -> list[str]:
+    """The first names of the nodes that go, and the weights that go with them."""
+    names = [quoted_name(label) for label in branch.labels[:BRANCH_NAMES_SHOWN]]
+    more = len(branch.labels) - len(names)
+    lines = ["Nodes: " + ", ".join(names) + (f" and {more} more" if more > 0 else "") + "."]
+    if branch.initializers:
+        shown = [quoted_name(n) for n in branch.initializers[:BRANCH_NAMES_SHOWN]]
+        rest = len(branch.initializers) - len(shown)
+        lines.append(f"Weights only they read ({len(branch.initializers)}): " + ", ".join(shown)
+                     + (f" and {rest} more" if rest > 0 else "") + ".")
+    lines.append("Undo (Ctrl+Z) brings them all back.")
+    return lines
 
 
 def _menu_text(label: str) -> str:
