@@ -387,3 +387,18 @@ def test_delete_node_with_what_only_it_feeds(doc: Document) -> None:
     assert [n.name for n in doc.model.graph.node][-1] == "/head/ReduceMean"
     assert {"head.fc.weight", "head.fc.bias"}.isdisjoint(t.name for t in doc.model.graph.initializer)
     refused(doc, lambda: doc.remove_node_with_inputs("no such node"), "there is no node")
+
+
+def test_insert_on_a_value_with_more_inputs_and_attributes(doc: Document) -> None:
+    refused(doc, lambda: doc.insert_on_value("stem.conv", "Add", extra_inputs=["stem.relu"]),
+            "comes before the nodes making the new node's other inputs")
+    refused(doc, lambda: doc.insert_on_value("stem.conv", "Add", extra_inputs=["nothing"]), "'nothing' is not defined")
+    roundtrip(doc, lambda: doc.insert_on_value("stem.relu", "Add", extra_inputs=["stem.bn"]))
+    add = doc.model.graph.node[3]
+    assert list(add.input) == ["stem.relu", "stem.bn"] and doc.check() == []
+    doc.undo()
+    roundtrip(doc, lambda: doc.insert_on_value("stem.pool", "Concat", {"axis": 1}, consumers=["/res/Add"],
+                                               extra_inputs=["res.relu1"]))
+    names = [n.name for n in doc.model.graph.node]
+    assert names.index("Concat_0") == names.index("/res/relu1/Relu") + 1  # after the maker of its second input
+    assert node(doc, "/res/Add").input[0] == "stem.pool_concat" and node(doc, "Concat_0").attribute[0].i == 1

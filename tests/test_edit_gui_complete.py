@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from onnx import TensorProto, helper
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.controller import EditController
+from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.widgets.names import unbreak
 
@@ -29,12 +31,14 @@ def doc_of(w: MainWindow) -> Document:
 
 def press_undo(qtbot: QtBot, w: MainWindow) -> None:
     w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow)  # the shortcut works in the active window (a dialog just closed)
     qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
 
 
 def shot(widget: object, name: str) -> None:
     """Keep a picture of a dialog for a human to look at (outside the repository)."""
     SHOTS.mkdir(exist_ok=True)
+    QApplication.processEvents()  # fields added to a shown form appear on the next turn of the event loop
     widget.grab().save(str(SHOTS / f"{name}.png"))  # type: ignore[attr-defined]
 
 
@@ -83,3 +87,77 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, examp
     assert doc.undo_stack.undo_label() == "Delete /head/fc/Gemm and 1 node only it feeds"
     doc.undo()
     assert doc.model.SerializeToString() == before
+
+
+# -- a new node is valid when it appears ------------------------------------------------------------
+def _palette(qtbot: QtBot, window: MainWindow, search: str) -> PaletteDialog:
+    editing(window).actions["insert"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, PaletteDialog) and dialog.isVisible()
+    qtbot.keyClicks(dialog.search_edit, search)
+    return dialog
+
+
+def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    dialog = _palette(qtbot, window, "cast")
+    assert dialog.chosen().name == "Cast"  # type: ignore[union-attr]
+    assert dialog.needs.isVisible() and list(dialog.needs.attribute_fields) == ["to"]
+    combo = dialog.needs.attribute_fields["to"][1]
+    assert isinstance(combo, QComboBox) and combo.currentText() == "float"
+    assert "int64" in [combo.itemText(k) for k in range(combo.count())]
+    combo.setCurrentText("float16")
+    shot(dialog, "insert_cast")
+    dialog.ok_button.click()
+    assert not dialog.isVisible()
+    cast = doc.model.graph.node[3]
+    assert cast.op_type == "Cast" and helper.get_attribute_value(cast.attribute[0]) == TensorProto.FLOAT16
+    assert not [p for p in doc.check() if p.node_name == cast.name]
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
+def test_insert_add_asks_for_its_second_input(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    dialog = _palette(qtbot, window, "add")
+    assert dialog.chosen().name == "Add"  # type: ignore[union-attr]
+    assert not dialog.needs.attribute_fields and len(dialog.needs.input_fields) == 1
+    dialog.ok_button.click()
+    assert dialog.isVisible() and dialog.error.text() == "Name a value for the input 'B'."
+    edit = dialog.needs.input_fields[0][1]
+    qtbot.keyClicks(edit, "stem.bn")
+    dialog.ok_button.click()
+    assert not dialog.isVisible()
+    add = doc.model.graph.node[3]
+    assert add.op_type == "Add" and list(add.input) == ["stem.relu", "stem.bn"]
+    assert doc.check() == []
+
+
+def test_insert_concat_takes_more_inputs_and_relu_needs_nothing(
+        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)
+    dialog = _palette(qtbot, window, "relu")
+    assert dialog.needs.isHidden()
+    dialog.search_edit.clear()
+    qtbot.keyClicks(dialog.search_edit, "concat")
+    assert dialog.chosen().name == "Concat"  # type: ignore[union-attr]
+    axis = dialog.needs.attribute_fields["axis"][1]
+    assert isinstance(axis, QLineEdit)
+    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.bn, stem.conv")
+    dialog.ok_button.click()
+    assert dialog.error.text() == "Give a value for the required attribute 'axis'."
+    qtbot.keyClicks(axis, "1")
+    shot(dialog, "insert_concat")
+    dialog.ok_button.click()
+    concat = doc.model.graph.node[3]
+    assert list(concat.input) == ["stem.relu", "stem.bn", "stem.conv"] and concat.attribute[0].i == 1

@@ -71,6 +71,19 @@ class ErrorLabel(RichLabel):
             window.resize(window.width(), needed)
 
 
+def complete(edit: QLineEdit, completions: Sequence[str]) -> None:
+    """Offer ``completions`` (names, matched anywhere, shown escaped) as ``edit`` is typed into."""
+    if not completions:
+        return
+    completer = QCompleter(list(completions), edit)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    completer.setFilterMode(Qt.MatchFlag.MatchContains)
+    popup = completer.popup()
+    if popup is not None:  # its list shows the names escaped; a completion is the exact name
+        popup.setItemDelegate(NameDelegate(popup))
+    edit.setCompleter(completer)
+
+
 class FormDialog(QDialog):
     """Fields in a form; OK calls ``on_accept(dialog)``, which applies the edit.
 
@@ -109,14 +122,7 @@ class FormDialog(QDialog):
         when it holds characters a field does not show (:func:`~onnxviz.ui.widgets.names.name_field`)."""
         edit = name_field(text) if name else whole_field(QLineEdit(text))
         edit.setPlaceholderText(placeholder)
-        if completions:
-            completer = QCompleter(list(completions), edit)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setFilterMode(Qt.MatchFlag.MatchContains)
-            popup = completer.popup()
-            if popup is not None:  # its list shows the names escaped; a completion is the exact name
-                popup.setItemDelegate(NameDelegate(popup))
-            edit.setCompleter(completer)
+        complete(edit, completions)
         edit.selectAll()
         return self._add(key, label, edit)
 

@@ -26,6 +26,7 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.index import display_name
 from onnxviz.model.palette import PaletteEntry, palette, search
 from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.edit.node_needs import NodeNeeds
 from onnxviz.ui.widgets.names import name_tooltip, short_name
 
 
@@ -135,6 +136,7 @@ class PaletteDialog(QDialog):
         form = QFormLayout()
         form.addRow("Place:", self.placement)
         form.addRow("Node name:", self.name_edit)
+        self.needs = NodeNeeds(self._values())
         self.error = ErrorLabel(self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
@@ -146,6 +148,7 @@ class PaletteDialog(QDialog):
         layout.addWidget(self.search_edit)
         layout.addWidget(splitter, 1)
         layout.addLayout(form)
+        layout.addWidget(self.needs)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self._filter("")
@@ -163,9 +166,18 @@ class PaletteDialog(QDialog):
         else:
             self.schema_view.setHtml("<p><i>No operator matches.</i></p>")
 
+    def _values(self) -> list[str]:
+        """The values the new node may read: those of the place's graph."""
+        scope = self.places[0].scope if self.places else ""
+        g = self.doc.index.graphs.get(scope)
+        return sorted(v for v in g.producer if v) if g is not None else []
+
     def _show_schema(self, item: QListWidgetItem | None) -> None:
         if item is not None:
-            self.schema_view.setHtml(schema_html(item.data(Qt.ItemDataRole.UserRole)))
+            entry = item.data(Qt.ItemDataRole.UserRole)
+            self.schema_view.setHtml(schema_html(entry))
+            self.needs.show_entry(entry)
+            self.error.show_message("")
 
     def chosen(self) -> PaletteEntry | None:
         item = self.list.currentItem()
@@ -178,8 +190,9 @@ class PaletteDialog(QDialog):
             return
         place = self.places[self.placement.currentIndex()]
         try:
-            self.doc.insert_on_value(place.value, entry.name, domain=entry.domain, scope=place.scope,
-                                     name=self.name_edit.text().strip() or None, consumers=place.consumers)
+            self.doc.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
+                                     scope=place.scope, name=self.name_edit.text().strip() or None,
+                                     consumers=place.consumers, extra_inputs=self.needs.inputs())
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
             return
