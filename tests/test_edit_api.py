@@ -402,3 +402,29 @@ def test_insert_on_a_value_with_more_inputs_and_attributes(doc: Document) -> Non
     names = [n.name for n in doc.model.graph.node]
     assert names.index("Concat_0") == names.index("/res/relu1/Relu") + 1  # after the maker of its second input
     assert node(doc, "/res/Add").input[0] == "stem.pool_concat" and node(doc, "Concat_0").attribute[0].i == 1
+
+
+# -- numbers as stored ----------------------------------------------------------------------
+def test_float_attributes_read_as_the_shortest_text_of_their_float32() -> None:
+    from onnxviz.model import opdocs
+    from onnxviz.model.edits_values import attribute_text, parse_attribute_text
+
+    alpha = helper.make_attribute("alpha", 0.2)
+    assert alpha.f != 0.2  # stored as float32: 0.20000000298023224 as a Python float
+    assert attribute_text(alpha) == opdocs.attribute_text(alpha) == "0.2"
+    scales = helper.make_attribute("scales", [0.1, 1e-7, 3.0])
+    assert attribute_text(scales) == "0.1, 1e-07, 3.0" and opdocs.attribute_text(scales) == "[0.1, 1e-07, 3.0]"
+    again = helper.make_attribute("scales", parse_attribute_text(attribute_text(scales), scales.type))
+    assert again.SerializeToString() == scales.SerializeToString()  # the text reads back to the same bytes
+    small = numpy_helper.from_array(np.array([0.2, 0.7], np.float32))
+    assert opdocs.tensor_brief(small) == "float32[2] = [0.2, 0.7]"
+
+
+def test_replace_initializer_cast_to_its_dtype(doc: Document) -> None:
+    name = doc.model.graph.initializer[0].name
+    old = numpy_helper.to_array(doc.model.graph.initializer[0])
+    refused(doc, lambda: doc.replace_initializer(name, old.astype(np.float64)), "consumers expect")
+    roundtrip(doc, lambda: doc.replace_initializer(name, old.astype(np.float64) * 2, cast=True))
+    new = numpy_helper.to_array(doc.model.graph.initializer[0])
+    assert new.dtype == np.float32 and np.array_equal(new, old * 2)
+    refused(doc, lambda: doc.replace_initializer("head.axes", np.array([1.5]), cast=True), "do not fit in int64")

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
 from onnxviz.model.document import Document
+from onnxviz.ui.edit.attributes import AttributesDialog
 from onnxviz.ui.edit.controller import EditController
+from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.widgets.names import unbreak
@@ -161,3 +164,103 @@ def test_insert_concat_takes_more_inputs_and_relu_needs_nothing(
     dialog.ok_button.click()
     concat = doc.model.graph.node[3]
     assert list(concat.input) == ["stem.relu", "stem.bn", "stem.conv"] and concat.attribute[0].i == 1
+
+
+# -- numbers as stored, small tensors as text -----------------------------------------------------------
+def _attributes(window: MainWindow, node: int) -> AttributesDialog:
+    doc_of(window).selection.select_node("", node)
+    editing(window).actions["attributes"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, AttributesDialog)
+    return dialog
+
+
+def test_float_attribute_shows_its_shortest_text_and_enter_changes_nothing(
+        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.2)
+    edits = len(doc.undo_stack.commands)
+    dialog = _attributes(window, 1)
+    edit = dialog.editor.value_edits["epsilon"]
+    assert edit.text() == "0.2"
+    shot(dialog, "attributes_float")
+    edit.setFocus()
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert len(doc.undo_stack.commands) == edits  # 0.2 reads back as the stored float32: no edit
+
+
+def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.initializer_to_constant("head.axes")  # a Constant node holding int64[1] = [1]
+    before = doc.model.SerializeToString()
+    dialog = _attributes(window, 0)
+    qtbot.waitUntil(lambda: "value" in dialog.editor.value_edits)
+    edit = dialog.editor.value_edits["value"]
+    assert edit.text() == "[1]"
+    edit.selectAll()
+    qtbot.keyClicks(edit, "[2, 3]")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    t = doc.model.graph.node[0].attribute[0].t
+    assert numpy_helper.to_array(t).tolist() == [2, 3] and t.data_type == TensorProto.INT64
+    qtbot.waitUntil(lambda: "value" in dialog.editor.value_edits)
+    edit = dialog.editor.value_edits["value"]
+    edit.selectAll()
+    qtbot.keyClicks(edit, "[2.5]")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert dialog.editor.error.text() == "Some values do not fit in int64 (fractions, NaN or numbers out of its range)."
+    dialog.close()
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
+def test_replace_weights_of_another_dtype_can_cast(qtbot: QtBot, make_window, example_copy: Path,
+                                                   tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    old = numpy_helper.to_array(doc.model.graph.initializer[1])  # stem.conv.bias, float32[16]
+    npy = tmp_path / "bias.npy"
+    np.save(npy, old.astype(np.float64) + 1)
+    editing(window).replace_weights_from("stem.conv.bias", npy)
+    box = editing(window).dialog
+    assert isinstance(box, QMessageBox)
+    cast = next(b for b in box.buttons() if b.text() == "Cast to float32 and Replace")
+    assert box.defaultButton() is cast
+    shot(box, "replace_weights_cast")
+    cast.click()
+    new = numpy_helper.to_array(doc.model.graph.initializer[1])
+    assert new.dtype == np.float32 and np.array_equal(new, old + 1)
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
+def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    doc.selection.select_value("", "attn.flat_shape")
+    editing(window).actions["weights_text"].trigger()
+    form = editing(window).dialog
+    assert isinstance(form, FormDialog)
+    old = numpy_helper.to_array(doc.initializer_proto("attn.flat_shape"))
+    assert form.text("values") == "[" + ", ".join(str(v) for v in old.tolist()) + "]"
+    edit = form.fields["values"]
+    assert isinstance(edit, QLineEdit)
+    edit.selectAll()
+    qtbot.keyClicks(edit, "[1, 2]")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert form.isVisible() and "consumers expect the old type and shape" in form.error.text()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "[1, 16, 64]")
+    shot(form, "weights_text")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert not form.isVisible()
+    assert numpy_helper.to_array(doc.initializer_proto("attn.flat_shape")).tolist() == [1, 16, 64]
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before

@@ -9,7 +9,7 @@ from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper,
 
 from onnxviz.model.edits import Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
 from onnxviz.model.edits_base import Body, EditBase, NodeRef, graph_bodies
-from onnxviz.model.edits_values import Dim, parse_dtype, tensor_summary, tensor_type
+from onnxviz.model.edits_values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.external import is_external
 from onnxviz.model.index import quoted_name
@@ -135,20 +135,38 @@ class GraphEditsMixin(EditBase):
         return t
 
     # -- weights ---------------------------------------------------------------------
-    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False) -> None:
-        """Replace an initializer's data; a different dtype or shape is refused unless ``force``."""
+    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False,
+                            cast: bool = False) -> None:
+        """Replace an initializer's data. A different dtype or shape is refused unless ``force``; ``cast``
+        first converts the array to the initializer's dtype (refused when a value does not fit)."""
         path, g = self._graph_only(scope)
         k = _position(g.initializer, name, "initializer")
         old = g.initializer[k]
+        array = np.asarray(array)
+        if cast:
+            array = cast_array(array, self.initializer_dtype(name, scope))
         try:
-            new = numpy_helper.from_array(np.asarray(array), name=name)
+            new = numpy_helper.from_array(array, name=name)
         except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
-            raise EditError(f"a {np.asarray(array).dtype} array cannot be stored in ONNX.", str(exc)) from exc
+            raise EditError(f"a {array.dtype} array cannot be stored in ONNX.", str(exc)) from exc
         if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
             raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
                             "its consumers expect the old type and shape.")
         new.doc_string = old.doc_string
         self._run(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
+
+    def initializer_proto(self, name: str, scope: str = "") -> TensorProto:
+        """The initializer named ``name`` (read it; change it through the edits)."""
+        _, g = self._graph_only(scope)
+        return g.initializer[_position(g.initializer, name, "initializer")]
+
+    def initializer_dtype(self, name: str, scope: str = "") -> np.dtype:
+        """The numpy dtype of an initializer's data (object for strings)."""
+        elem = self.initializer_proto(name, scope).data_type
+        try:
+            return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+        except (KeyError, TypeError, ValueError):
+            raise EditError(f"the element type of '{quoted_name(name)}' has no numpy equivalent.") from None
 
     def constant_to_initializer(self, node: NodeRef) -> None:
         scope, i = self.locate(node)

@@ -14,6 +14,7 @@ from onnx import AttributeProto, TensorProto, TypeProto, helper, numpy_helper
 
 from onnxviz.model.errors import EditError
 from onnxviz.model.index import quoted_name
+from onnxviz.model.numbers import float_text
 
 A = AttributeProto
 Dim = int | str | None
@@ -140,6 +141,21 @@ def parse_tensor_text(text: str, dtype: Any = None) -> np.ndarray:
     return array.astype(np.int64 if array.dtype.kind in "biu" else np.float32)
 
 
+SMALL_TENSOR = 64  # elements of a tensor edited as text; a bigger one is loaded from .npy
+
+
+def small_array(t: TensorProto) -> np.ndarray | None:
+    """The values of a tensor small enough to edit as text: numbers (or booleans), stored in the model,
+    at most one dimension and :data:`SMALL_TENSOR` elements; None otherwise."""
+    if len(t.dims) > 1 or t.data_location == TensorProto.EXTERNAL or any(d > SMALL_TENSOR for d in t.dims):
+        return None
+    try:
+        array = numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - malformed or exotic data is not offered as text
+        return None
+    return array if array.dtype.kind in "biuf" and array.dtype.itemsize <= 8 else None
+
+
 def _numbers_only(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return all(_numbers_only(v) for v in value)
@@ -173,8 +189,12 @@ def attribute_text(attr: AttributeProto) -> str:
         return value.decode("utf-8", "replace")
     if attr.type == A.STRINGS:
         return ", ".join(v.decode("utf-8", "replace") for v in value)
-    if attr.type in (A.INTS, A.FLOATS):
+    if attr.type == A.INTS:
         return ", ".join(repr(v) for v in value)
+    if attr.type == A.FLOATS:
+        return ", ".join(float_text(v) for v in value)
+    if attr.type == A.FLOAT:
+        return float_text(value)
     if attr.type == A.TENSOR:
         return f"tensor {tensor_summary(value)}"
     if attr.type in (A.GRAPH, A.GRAPHS):

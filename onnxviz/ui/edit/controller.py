@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
@@ -13,9 +14,11 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessage
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.edits_branches import Branch, Side
+from onnxviz.model.edits_values import SMALL_TENSOR, parse_tensor_text, small_array, tensor_summary
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.index import INITIALIZER, display_name, quoted_name
 from onnxviz.model.io.disk import atomic_write
+from onnxviz.model.numbers import array_values_text
 from onnxviz.model.palette import palette
 from onnxviz.model.validation import node_badges
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
@@ -117,6 +120,8 @@ class EditController(QObject):
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
         menu.addSeparator()
         menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_VALUE))
+        menu.addAction(a("weights_text", "Edit Small Weights as &Text...", self.edit_weights_text, NEEDS_VALUE,
+                         tip=f"Type the values of an initializer of at most {SMALL_TENSOR} elements"))
         menu.addAction(a("to_initializer", "Con&stant to Initializer", self.constant_to_initializer, NEEDS_NODE))
         menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
         menu.addSeparator()
@@ -133,7 +138,7 @@ class EditController(QObject):
         """The right-click menu for the current selection."""
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
-                    "mark_output", "replace_weights", "to_initializer", "to_constant", None, "delete",
+                    "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant", None, "delete",
                     "delete_reconnect", "delete_inputs", "delete_outputs"):
             if key is None:
                 menu.addSeparator()
@@ -404,7 +409,8 @@ class EditController(QObject):
             self.replace_weights_from(value, Path(path), scope)
 
     def replace_weights_from(self, name: str, path: Path, scope: str = "") -> None:
-        """Load ``path``; a different dtype or shape is explained and needs confirmation."""
+        """Load ``path``; a different dtype or shape is explained and needs confirmation (a different dtype
+        can be cast to the initializer's)."""
         doc = self.doc
         assert doc is not None
         array = load_npy(path)
@@ -413,20 +419,47 @@ class EditController(QObject):
         except EditError as exc:
             if "consumers expect" not in exc.message:
                 raise
-            box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights",
-                              message_text(exc.message[:1].upper() + exc.message[1:]),
-                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
-            box.setTextFormat(Qt.TextFormat.PlainText)
-            box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
-            box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
+            self._ask_replace(doc, name, array, scope, exc.message)
 
-            def answered(answer: int) -> None:
-                if answer == QMessageBox.StandardButton.Yes:
-                    self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+    def _ask_replace(self, doc: Document, name: str, array: np.ndarray, scope: str, message: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights", message_text(message[:1].upper() + message[1:]),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
+        box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
+        dtype = doc.initializer_dtype(name, scope)
+        cast = None
+        if array.dtype != dtype:
+            cast = box.addButton(f"Cast to {dtype} and Replace", QMessageBox.ButtonRole.AcceptRole)
+            box.setDefaultButton(cast)
 
-            box.finished.connect(answered)
-            self.dialog = box  # type: ignore[assignment]
-            box.open()
+        def answered(_answer: int) -> None:
+            clicked = box.clickedButton()
+            if cast is not None and clicked is cast:
+                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True, cast=True))
+            elif clicked is box.button(QMessageBox.StandardButton.Yes):
+                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+
+        box.finished.connect(answered)
+        self.dialog = box  # type: ignore[assignment]
+        box.open()
+
+    def edit_weights_text(self) -> None:
+        doc, scope, value = self._value()
+        tensor = doc.initializer_proto(value, scope)
+        array = small_array(tensor)
+        if array is None:
+            raise EditError(f"'{quoted_name(value)}' is not a small list of numbers (at most {SMALL_TENSOR}, one "
+                            "dimension); replace it from a .npy file.")
+
+        def apply(f: FormDialog) -> None:
+            typed = parse_tensor_text(f.text("values"), array.dtype)
+            doc.replace_initializer(value, typed.reshape(array.shape) if typed.size == array.size else typed, scope)
+
+        form = self._form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
+                          "they keep its type.", apply, "Replace")
+        form.add_line("values", "Values:", array_values_text(array), placeholder="e.g. [1, 2, 3]")
+        self._open(form)
 
     def constant_to_initializer(self) -> None:
         doc, scope, i = self._node()
