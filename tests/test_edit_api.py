@@ -428,3 +428,25 @@ def test_replace_initializer_cast_to_its_dtype(doc: Document) -> None:
     new = numpy_helper.to_array(doc.model.graph.initializer[0])
     assert new.dtype == np.float32 and np.array_equal(new, old * 2)
     refused(doc, lambda: doc.replace_initializer("head.axes", np.array([1.5]), cast=True), "do not fit in int64")
+
+
+def test_constants_feeding_a_node_become_initializers_in_one_step() -> None:
+    consts = [helper.make_node("Constant", [], [n], name=f"{n}_c", value=numpy_helper.from_array(np.array(v)))
+              for n, v in (("lo", np.float32(0)), ("hi", np.float32(6)))]
+    clip = helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")
+    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([*consts, clip], "g", [value], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert doc.constant_feeders("clip") == [("", 0), ("", 1)]
+    roundtrip(doc, lambda: doc.constants_to_initializers(doc.constant_feeders("clip")))
+    assert [n.name for n in doc.model.graph.node] == ["clip"] and doc.check() == []
+    assert [t.name for t in doc.model.graph.initializer] == ["lo", "hi"]
+    assert doc.undo_stack.undo_label() == "Make 2 Constants initializers"
+    refused(doc, lambda: doc.constants_to_initializers(["clip"]), "is not a Constant node")
+
+
+def test_a_model_without_graph_outputs_is_warned_about(doc: Document) -> None:
+    assert doc.check() == []
+    doc.remove_output("probabilities")
+    assert [(p.severity.value, p.message) for p in doc.check()] == [
+        ("warning", "the model has no graph outputs, so running it gives nothing; mark a value as a graph output")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox
@@ -264,3 +265,74 @@ def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: P
     assert numpy_helper.to_array(doc.initializer_proto("attn.flat_shape")).tolist() == [1, 16, 64]
     press_undo(qtbot, window)
     assert doc.model.SerializeToString() == before
+
+
+# -- edge cases -----------------------------------------------------------------------------------------
+def test_a_model_without_outputs_is_a_warning(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.remove_output("probabilities")
+    assert [p.message for p in doc.problems] == [
+        "the model has no graph outputs, so running it gives nothing; mark a value as a graph output"]
+    fields = window.status_fields  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: "1 warning" in fields.problems.text())
+    press_undo(qtbot, window)
+    qtbot.waitUntil(lambda: fields.problems.text() == "✓ No problems", timeout=20000)
+
+
+def _folded_constant_model(path: Path) -> Path:
+    shape = helper.make_node("Constant", [], ["shape"], name="shape_const",
+                             value=numpy_helper.from_array(np.array([2, 3], np.int64)))
+    reshape = helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")
+    graph = helper.make_graph([shape, reshape], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_constant_to_initializer_on_the_box_showing_a_folded_constant(
+        qtbot: QtBot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, _folded_constant_model(tmp_path / "folded.onnx"))
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    doc.selection.select_node("", 1)  # the Reshape box, which shows the Constant 'shape' inside it
+    assert editing(window).actions["to_initializer"] in editing(window).context_menu().actions()
+    editing(window).actions["to_initializer"].trigger()
+    assert [n.name for n in doc.model.graph.node] == ["reshape"]
+    assert numpy_helper.to_array(doc.model.graph.initializer[0]).tolist() == [2, 3]
+    assert doc.selection.state.node == 0 and doc.check() == []  # the Reshape stays selected
+    editing(window).actions["to_initializer"].trigger()  # nothing left to convert: one sentence, nothing changes
+    refusal = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
+    assert unbreak(refusal.text()) == "reshape is not a Constant node, and no Constant feeds it."
+    refusal.close()
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
+def _function_reference_model(path: Path) -> Path:
+    const = helper.make_node("Constant", [], ["alpha"], name="alpha_const")
+    ref = onnx.AttributeProto(name="value_float", type=onnx.AttributeProto.FLOAT, ref_attr_name="alpha")
+    const.attribute.append(ref)
+    body = [const, helper.make_node("CastLike", ["alpha", "x"], ["a"], name="castlike"),
+            helper.make_node("Mul", ["x", "a"], ["y"], name="mul")]
+    fn = helper.make_function("local", "Scale", ["x"], ["y"], body, [helper.make_opsetid("", 17)], ["alpha"])
+    call = helper.make_node("Scale", ["X"], ["Y"], domain="local", name="call", alpha=0.5)
+    graph = helper.make_graph([call], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, functions=[fn], opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]), path)
+    return path
+
+
+def test_a_function_constant_set_by_its_caller_says_so(qtbot: QtBot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, _function_reference_model(tmp_path / "fn.onnx"))
+    doc = doc_of(window)
+    scope = next(s for s in doc.index.graphs if s.startswith("fn:"))
+    weights = window.panels.weights_panel  # type: ignore[attr-defined]
+    for select in (lambda: doc.selection.select_value(scope, "alpha"), lambda: doc.selection.select_node(scope, 0)):
+        select()  # raised 'Cannot get value of reference attribute' before
+        assert weights.view.message.text() == (
+            "The value of the function's attribute 'alpha': each call of the function gives its own.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -169,15 +170,38 @@ class GraphEditsMixin(EditBase):
             raise EditError(f"the element type of '{quoted_name(name)}' has no numpy equivalent.") from None
 
     def constant_to_initializer(self, node: NodeRef) -> None:
-        scope, i = self.locate(node)
+        self.constants_to_initializers([node])
+
+    def constants_to_initializers(self, nodes: Sequence[NodeRef]) -> None:
+        """Turn Constant nodes (of one graph) into initializers of the same names, as one command."""
+        found = sorted({self.locate(n) for n in nodes})
+        if not found:
+            return
+        scope = found[0][0]
+        if any(s != scope for s, _ in found):
+            raise EditError("the Constant nodes must be in the same graph.")
         path, g = self._graph_only(scope)
-        n = g.node[i]
-        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
-            raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
-        tensor = _constant_tensor(n)
-        tensor.name = n.output[0]
-        self._run(f"Make {n.output[0]} an initializer",
-                  [Insert(path + ("initializer",), len(g.initializer), tensor), Remove(path + ("node",), i)])
+        inserts: list[Op] = []
+        for _, i in found:
+            n = g.node[i]
+            if not _is_constant(n):
+                raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
+            tensor = _constant_tensor(n)
+            tensor.name = n.output[0]
+            inserts.append(Insert(path + ("initializer",), len(g.initializer) + len(inserts), tensor))
+        removes: list[Op] = [Remove(path + ("node",), i) for _, i in reversed(found)]
+        names = [g.node[i].output[0] for _, i in found]
+        label = f"Make {names[0]} an initializer" if len(names) == 1 else f"Make {len(names)} Constants initializers"
+        self._run(label, inserts + removes)
+
+    def constant_feeders(self, node: NodeRef) -> list[tuple[str, int]]:
+        """The Constant nodes feeding ``node`` and nothing that is a graph output (those the canvas shows
+        inside its box), in graph order."""
+        scope, i = self.locate(node)
+        g = self.index.graphs[scope]
+        found = {g.producer_of(x) for x in self.node_proto(scope, i).input if x and x not in g.output_names}
+        return [(scope, p) for p in sorted(found) if p >= 0 and _is_constant(g.nodes[p])
+                and not set(g.nodes[p].output) & set(g.output_names)]
 
     def initializer_to_constant(self, name: str, scope: str = "") -> str:
         """Turn an initializer into a Constant node at the top of the graph; returns the node's name."""
@@ -208,6 +232,10 @@ def _dims(t: Any) -> list[Dim] | None:
     if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.tensor_type.shape.dim]
+
+
+def _is_constant(n: Any) -> bool:
+    return bool(n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1)
 
 
 def _constant_tensor(n: Any) -> TensorProto:

@@ -462,7 +462,16 @@ class EditController(QObject):
         self._open(form)
 
     def constant_to_initializer(self) -> None:
+        """The selected Constant, or the Constants shown inside the selected node's box, become initializers."""
         doc, scope, i = self._node()
+        node = doc.node_proto(scope, i)
+        targets = [(scope, i)] if node.op_type == "Constant" else doc.constant_feeders((scope, i))
+        if not targets:
+            raise EditError(f"{quoted_name(doc.node_label(scope, i))} is not a Constant node, and no Constant "
+                            "feeds it.")
+        if targets != [(scope, i)]:
+            doc.constants_to_initializers(targets)  # the selected node stays, and stays selected
+            return
         doc.selection.clear(scope)
         doc.constant_to_initializer((scope, i))
 
