@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
@@ -336,3 +337,100 @@ def test_a_function_constant_set_by_its_caller_says_so(qtbot: QtBot, make_window
         select()  # raised 'Cannot get value of reference attribute' before
         assert weights.view.message.text() == (
             "The value of the function's attribute 'alpha': each call of the function gives its own.")
+
+
+# -- the keyboard alone -----------------------------------------------------------------------------------
+def _active(qtbot: QtBot, dialog: QWidget) -> None:
+    dialog.activateWindow()
+    qtbot.waitUntil(dialog.isActiveWindow)
+
+
+def _press(qtbot: QtBot, key: Qt.Key) -> None:
+    """A key where the user's keyboard sends it: the completer's list when it is shown, else the focus."""
+    popup = QApplication.activePopupWidget()
+    target = popup if popup is not None else QApplication.focusWidget()
+    assert target is not None
+    qtbot.keyClick(target, key)
+
+
+def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    editing(window).actions["op_type"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    _active(qtbot, dialog)
+    qtbot.keyClicks(QApplication.focusWidget(), "Sigmoid")  # the field starts selected: typing replaces it
+    edit = dialog.fields["op"]
+    assert isinstance(edit, QLineEdit) and edit.completer().popup().isVisible()  # Sigmoid, HardSigmoid
+    _press(qtbot, Qt.Key.Key_Return)  # closed the list only, before
+    assert not dialog.isVisible() and doc.model.graph.node[2].op_type == "Sigmoid"
+
+    editing(window).actions["op_type"].trigger()  # a completion chosen with the arrows is taken, not applied
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    _active(qtbot, dialog)
+    qtbot.keyClicks(QApplication.focusWidget(), "sigm")
+    _press(qtbot, Qt.Key.Key_Down)
+    _press(qtbot, Qt.Key.Key_Down)
+    _press(qtbot, Qt.Key.Key_Return)
+    assert dialog.isVisible() and dialog.text("op") == "Sigmoid"
+    _press(qtbot, Qt.Key.Key_Escape)
+    assert not dialog.isVisible() and doc.undo_stack.undo_label() == "Change /stem/relu/Relu to Sigmoid"
+
+
+@pytest.mark.parametrize("action", ["rename_node", "op_type", "rewire", "describe", "rename_value", "weights_text",
+                                    "extract", "insert", "attributes", "model", "graph_io", "delete_inputs"])
+def test_every_edit_dialog_closes_with_escape_and_changes_nothing(
+        qtbot: QtBot, make_window, example_copy: Path, action: str) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
+    editing(window).actions[action].trigger()
+    dialog = editing(window).dialog
+    assert dialog is not None and dialog.isVisible()
+    _active(qtbot, dialog)
+    _press(qtbot, Qt.Key.Key_Escape)
+    assert not dialog.isVisible() and not doc.undo_stack.commands
+
+
+@pytest.mark.parametrize(("action", "label"), [
+    ("rename_node", None), ("rename_value", None), ("weights_text", None),
+    ("describe", "Edit description of /attn/Reshape")])
+def test_form_dialogs_apply_with_return(qtbot: QtBot, make_window, example_copy: Path, action: str,
+                                        label: str | None) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
+    editing(window).actions[action].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, FormDialog)
+    _active(qtbot, dialog)
+    qtbot.keyClicks(QApplication.focusWidget(), "new" if action != "weights_text" else "[2]")
+    if action == "describe":  # Return is a new line in a description: Ctrl+Return applies
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    else:
+        _press(qtbot, Qt.Key.Key_Return)
+    assert not dialog.isVisible() and len(doc.undo_stack.commands) == 1
+    if label is not None:
+        assert doc.undo_stack.undo_label() == label
+
+
+def test_insert_dialog_from_the_keyboard(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)
+    editing(window).actions["insert"].trigger()
+    dialog = editing(window).dialog
+    assert isinstance(dialog, PaletteDialog)
+    _active(qtbot, dialog)
+    qtbot.keyClicks(QApplication.focusWidget(), "sigmo")  # Sigmoid, HardSigmoid
+    _press(qtbot, Qt.Key.Key_Down)  # moves in the list while the search field keeps the keyboard
+    assert dialog.chosen().name == "HardSigmoid" and QApplication.focusWidget() is dialog.search_edit  # type: ignore[union-attr]
+    _press(qtbot, Qt.Key.Key_Return)
+    assert not dialog.isVisible() and doc.model.graph.node[3].op_type == "HardSigmoid"

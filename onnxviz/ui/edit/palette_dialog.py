@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -28,6 +30,8 @@ from onnxviz.model.palette import PaletteEntry, palette, search
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.edit.node_needs import NodeNeeds
 from onnxviz.ui.widgets.names import name_tooltip, short_name
+
+LIST_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class PaletteDialog(QDialog):
         self.search_edit.setPlaceholderText("Search operators, e.g. relu, conv, ai.onnx.ml")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self._filter)
+        self.search_edit.installEventFilter(self)  # Up and Down move in the list while typing
         self.list = QListWidget()
         # a long name ("TreeEnsembleClassifier (ai.onnx.ml)", a model's own function) is cut in its middle,
         # whole in its tooltip: a sideways scroll bar under a list of short names hid the last row
@@ -153,6 +158,13 @@ class PaletteDialog(QDialog):
         layout.addWidget(buttons)
         self._filter("")
         self.search_edit.setFocus()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.search_edit and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
+                and event.key() in LIST_KEYS:
+            QApplication.sendEvent(self.list, QKeyEvent(QEvent.Type.KeyPress, event.key(), event.modifiers()))
+            return True
+        return super().eventFilter(obj, event)
 
     def _filter(self, text: str) -> None:
         self.list.clear()
