@@ -383,6 +383,7 @@ def test_delete_with_inputs_takes_a_diamond_but_not_a_shared_or_output_node() ->
 def test_delete_node_with_what_only_it_feeds(doc: Document) -> None:
     branch = doc.node_branch("/head/fc/Gemm", "outputs")
     assert branch.labels == ("/head/fc/Gemm", "/head/Softmax") and branch.others == 1
+    assert branch.outputs == ("probabilities",) and doc.node_branch("/res/conv2/Conv", "inputs").outputs == ()
     roundtrip(doc, lambda: doc.remove_node_with_outputs("/head/fc/Gemm"))
     assert [n.name for n in doc.model.graph.node][-1] == "/head/ReduceMean"
     assert {"head.fc.weight", "head.fc.bias"}.isdisjoint(t.name for t in doc.model.graph.initializer)

@@ -55,7 +55,7 @@ def test_delete_with_inputs_lists_the_branch_then_deletes_it_in_one_undo(
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 6)  # /res/conv2/Conv, fed by conv1 -> relu1
-    assert "Delete Node with What Only &Feeds It..." in [a.text() for a in editing(window).context_menu().actions()]
+    assert "Delete Node and Branch &Feeding Only It..." in [a.text() for a in editing(window).context_menu().actions()]
     editing(window).actions["delete_inputs"].trigger()
     box = editing(window).dialog
     assert isinstance(box, QMessageBox) and box.isVisible()
@@ -87,6 +87,8 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, examp
     box = editing(window).dialog
     assert isinstance(box, QMessageBox)
     assert box.text() == "Delete /head/fc/Gemm and the 1 node that only it feeds?"
+    assert "Graph outputs left without a maker: probabilities." in unbreak(box.informativeText()).splitlines()
+    shot(box, "delete_with_outputs")
     box.button(QMessageBox.StandardButton.Yes).click()
     assert len(doc.model.graph.node) == 22
     assert doc.undo_stack.undo_label() == "Delete /head/fc/Gemm and 1 node only it feeds"

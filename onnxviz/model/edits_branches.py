@@ -28,6 +28,7 @@ class Branch:
     nodes: tuple[int, ...]
     labels: tuple[str, ...]
     initializers: tuple[str, ...]
+    outputs: tuple[str, ...] = ()  # graph outputs these nodes make, left without a maker (problems show them)
 
     @property
     def others(self) -> int:
@@ -46,7 +47,8 @@ class BranchEditsMixin(EditBase):
         graph = body if isinstance(body, GraphProto) else None
         inits = cleanup.initializers_only_read_by(graph, g, nodes)
         names = tuple(graph.initializer[k].name for k in inits) if graph is not None else ()
-        return Branch(scope, i, side, tuple(nodes), tuple(self.node_label(scope, n) for n in nodes), names)
+        outputs = tuple(x for x in g.output_names if g.producer_of(x) in set(nodes))
+        return Branch(scope, i, side, tuple(nodes), tuple(self.node_label(scope, n) for n in nodes), names, outputs)
 
     def remove_node_with_inputs(self, node: NodeRef) -> Branch:
         """Delete a node and every node that feeds only it (a whole pre-processing branch), with the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,10 +106,10 @@ class EditController(QObject):
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
         menu.addAction(a("delete_reconnect", "Delete Node and Reconn&ect", lambda: self.delete_node(True),
                          NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
-        menu.addAction(a("delete_inputs", "Delete Node with What Only &Feeds It...", lambda: self.delete_branch("inputs"),
+        menu.addAction(a("delete_inputs", "Delete Node and Branch &Feeding Only It...", lambda: self.delete_branch("inputs"),
                          NEEDS_NODE, "Ctrl+Del", "Delete the node and every node feeding only it (a whole "
                          "pre-processing branch), after showing which"))
-        menu.addAction(a("delete_outputs", "Delete Node with What Only It Fee&ds...",
+        menu.addAction(a("delete_outputs", "Delete Node and Branch Only It Feeds (&Below)...",
                          lambda: self.delete_branch("outputs"), NEEDS_NODE, "Ctrl+Shift+Del",
                          "Delete the node and every node only it feeds (a whole post-processing branch), "
                          "after showing which"))
@@ -120,7 +120,7 @@ class EditController(QObject):
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
         menu.addSeparator()
         menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_VALUE))
-        menu.addAction(a("weights_text", "Edit Small Weights as &Text...", self.edit_weights_text, NEEDS_VALUE,
+        menu.addAction(a("weights_text", "Edit Small Weights as Te&xt...", self.edit_weights_text, NEEDS_VALUE,
                          tip=f"Type the values of an initializer of at most {SMALL_TENSOR} elements"))
         menu.addAction(a("to_initializer", "Con&stant to Initializer", self.constant_to_initializer, NEEDS_NODE))
         menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
@@ -542,17 +542,21 @@ def branch_question(branch: Branch) -> str:
 
 
 def branch_details(branch: Branch) -> list[str]:
-    """The first names of the nodes that go, and the weights that go with them."""
-    names = [quoted_name(label) for label in branch.labels[:BRANCH_NAMES_SHOWN]]
-    more = len(branch.labels) - len(names)
-    lines = ["Nodes: " + ", ".join(names) + (f" and {more} more" if more > 0 else "") + "."]
+    """The first names of the nodes that go, the weights that go with them and the graph outputs they leave."""
+    lines = [f"Nodes: {_first_names(branch.labels)}."]
     if branch.initializers:
-        shown = [quoted_name(n) for n in branch.initializers[:BRANCH_NAMES_SHOWN]]
-        rest = len(branch.initializers) - len(shown)
-        lines.append(f"Weights only they read ({len(branch.initializers)}): " + ", ".join(shown)
-                     + (f" and {rest} more" if rest > 0 else "") + ".")
+        lines.append(f"Weights only they read ({len(branch.initializers)}): {_first_names(branch.initializers)}.")
+    if branch.outputs:
+        lines.append(f"Graph outputs left without a maker: {_first_names(branch.outputs)}.")
     lines.append("Undo (Ctrl+Z) brings them all back.")
     return lines
+
+
+def _first_names(names: Sequence[str]) -> str:
+    """``a, b, c and 4 more``: the first :data:`BRANCH_NAMES_SHOWN` names, quoted cut."""
+    shown = ", ".join(quoted_name(n) for n in names[:BRANCH_NAMES_SHOWN])
+    more = len(names) - BRANCH_NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _menu_text(label: str) -> str:
