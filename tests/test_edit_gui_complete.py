@@ -14,9 +14,10 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox, Q
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
+import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
-from onnxviz.ui.edit.controller import EditController
+from onnxviz.ui.edit.controller import EditController, branch_details, branch_question
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
@@ -86,7 +87,7 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, examp
     action.trigger()
     box = editing(window).dialog
     assert isinstance(box, QMessageBox)
-    assert box.text() == "Delete /head/fc/Gemm and the 1 node that only it feeds?"
+    assert box.text() == "Delete /head/fc/Gemm and the node that only it feeds?"
     assert "Graph outputs left without a maker: probabilities." in unbreak(box.informativeText()).splitlines()
     shot(box, "delete_with_outputs")
     box.button(QMessageBox.StandardButton.Yes).click()
@@ -436,3 +437,10 @@ def test_insert_dialog_from_the_keyboard(qtbot: QtBot, make_window, example_copy
     assert dialog.chosen().name == "HardSigmoid" and QApplication.focusWidget() is dialog.search_edit  # type: ignore[union-attr]
     _press(qtbot, Qt.Key.Key_Return)
     assert not dialog.isVisible() and doc.model.graph.node[3].op_type == "HardSigmoid"
+
+
+def test_branch_question_for_a_node_alone(example_path: Path) -> None:
+    doc = onnxviz.open(example_path)
+    branch = doc.node_branch("/stem/conv/Conv", "inputs")  # it reads only the graph input and weights
+    assert branch_question(branch) == "No other node feeds only it: delete /stem/conv/Conv alone?"
+    assert branch_details(branch)[1] == "Weights only they read (2): stem.conv.weight, stem.conv.bias."

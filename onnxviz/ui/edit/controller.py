@@ -538,7 +538,8 @@ def branch_question(branch: Branch) -> str:
         what = "No other node feeds only it" if branch.side == "inputs" else "No other node is fed only by it"
         return f"{what}: delete {node} alone?"
     side = "feeding only it" if branch.side == "inputs" else "that only it feeds"
-    return f"Delete {node} and the {branch.others} node{'s' if branch.others != 1 else ''} {side}?"
+    count = "the node" if branch.others == 1 else f"the {branch.others} nodes"
+    return f"Delete {node} and {count} {side}?"
 
 
 def branch_details(branch: Branch) -> list[str]:
