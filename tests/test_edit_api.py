@@ -451,3 +451,24 @@ def test_a_model_without_graph_outputs_is_warned_about(doc: Document) -> None:
     doc.remove_output("probabilities")
     assert [(p.severity.value, p.message) for p in doc.check()] == [
         ("warning", "the model has no graph outputs, so running it gives nothing; mark a value as a graph output")]
+
+
+@pytest.mark.parametrize("text", ["", "abc", "[1, 'a']", "[[1, 2], [3]]", "__import__('os')", "[" * 300 + "]" * 300,
+                                  "9" * 5000, "[" + "1, " * 5000 + "1]", "{1: 2}", "1 + 2"])
+def test_typed_tensors_refuse_anything_but_numbers_in_one_sentence(text: str) -> None:
+    from onnxviz.model.edits_values import parse_tensor_text
+
+    with pytest.raises(EditError) as info:
+        parse_tensor_text(text)
+    assert "\n" not in info.value.message and len(info.value.message) < 300
+
+
+def test_typed_tensors_keep_or_take_a_dtype() -> None:
+    from onnxviz.model.edits_values import parse_tensor_text
+
+    assert parse_tensor_text("[1, 2]").dtype == np.int64 and parse_tensor_text("0.5").dtype == np.float32
+    assert parse_tensor_text("[[1, 2], [3, 4]]").shape == (2, 2)
+    assert parse_tensor_text("[True, False]", np.bool_).tolist() == [True, False]
+    assert parse_tensor_text("[1, 2]", np.float16).dtype == np.float16
+    with pytest.raises(EditError, match="do not fit in uint8"):
+        parse_tensor_text("[300]", np.uint8)
