@@ -472,3 +472,13 @@ def test_typed_tensors_keep_or_take_a_dtype() -> None:
     assert parse_tensor_text("[1, 2]", np.float16).dtype == np.float16
     with pytest.raises(EditError, match="do not fit in uint8"):
         parse_tensor_text("[300]", np.uint8)
+
+
+def test_palette_knows_the_values_an_attribute_may_take() -> None:
+    from onnxviz.model.palette import palette
+
+    attrs = {(e.name, a.name): a for e in palette() for a in e.attributes}
+    assert attrs[("Cast", "to")].choices[:2] == ("uint8", "uint16") and "float" in attrs[("Cast", "to")].choices
+    assert attrs[("RandomNormal", "dtype")].choices == ("bfloat16", "float16", "float", "double")
+    assert attrs[("BitShift", "direction")].choices == ("RIGHT", "LEFT")
+    assert attrs[("Einsum", "equation")].choices == () and attrs[("Concat", "axis")].choices == ()

@@ -444,3 +444,19 @@ def test_branch_question_for_a_node_alone(example_path: Path) -> None:
     branch = doc.node_branch("/stem/conv/Conv", "inputs")  # it reads only the graph input and weights
     assert branch_question(branch) == "No other node feeds only it: delete /stem/conv/Conv alone?"
     assert branch_details(branch)[1] == "Weights only they read (2): stem.conv.weight, stem.conv.bias."
+
+
+def test_insert_offers_the_words_a_string_attribute_may_be(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    doc.selection.select_node("", 2)
+    dialog = _palette(qtbot, window, "bitshift")
+    combo = dialog.needs.attribute_fields["direction"][1]
+    assert isinstance(combo, QComboBox) and [combo.itemText(k) for k in range(combo.count())] == ["RIGHT", "LEFT"]
+    combo.setCurrentText("LEFT")
+    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.bn")
+    shot(dialog, "insert_bitshift")
+    dialog.ok_button.click()
+    node = doc.model.graph.node[3]
+    assert node.op_type == "BitShift" and helper.get_attribute_value(node.attribute[0]) == b"LEFT"

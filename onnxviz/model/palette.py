@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -99,7 +100,11 @@ def _attribute(a: OpSchema.Attribute, schema: OpSchema) -> AttributeInfo:
     code = attribute_type_code(a)
     type_name = onnx.AttributeProto.AttributeType.Name(code).lower()
     description = (a.description or "").strip()
-    choices = element_type_choices(schema) if code == onnx.AttributeProto.INT and _names_a_type(description) else ()
+    choices: tuple[str, ...] = ()
+    if code == onnx.AttributeProto.INT and _names_a_type(description):
+        choices = element_type_choices(schema)
+    elif code == onnx.AttributeProto.STRING:
+        choices = string_choices(description)
     return AttributeInfo(a.name, type_name, bool(a.required), default, description, code, choices)
 
 
@@ -108,6 +113,21 @@ def _names_a_type(description: str) -> bool:
     description says so, as every such attribute of the standard operators does."""
     text = description.lower()
     return "data type" in text or "datatype" in text
+
+
+_CHOICE_SENTENCE = re.compile(r"\b(either|one of)\b", re.IGNORECASE)
+_QUOTED_WORD = re.compile(r"[\"'`]([A-Za-z_]\w*)[\"'`]")
+
+
+def string_choices(description: str) -> tuple[str, ...]:
+    """The words a string attribute may be, when its description lists them in one sentence ('It can be
+    either "RIGHT" or "LEFT".'); () when it does not."""
+    for sentence in re.split(r"(?<=\.)\s", description):
+        if _CHOICE_SENTENCE.search(sentence):
+            words = tuple(dict.fromkeys(_QUOTED_WORD.findall(sentence)))
+            if len(words) >= 2:
+                return words
+    return ()
 
 
 def element_type_choices(schema: OpSchema) -> tuple[str, ...]:

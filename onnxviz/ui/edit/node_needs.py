@@ -42,7 +42,7 @@ class NodeNeeds(QGroupBox):
             if attr.required:
                 widget = self._attribute_widget(attr)
                 widget.setToolTip(attr.description)
-                kind = "element type" if attr.choices else attr.type_name
+                kind = "element type" if attr.choices and attr.type_code == A.INT else attr.type_name
                 self.form.addRow(f"{short_name(attr.name, 30)} ({kind}):", widget)
                 self.attribute_fields[attr.name] = (attr, widget)
         params = list(entry.inputs)
@@ -81,7 +81,7 @@ class NodeNeeds(QGroupBox):
         out: dict[str, Any] = {}
         for name, (attr, widget) in self.attribute_fields.items():
             if isinstance(widget, QComboBox):
-                out[name] = parse_dtype(widget.currentText())
+                out[name] = parse_dtype(widget.currentText()) if attr.type_code == A.INT else widget.currentText()
             elif isinstance(widget, QLineEdit):
                 text = widget.text()
                 if not text.strip():
