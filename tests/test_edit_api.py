@@ -482,3 +482,20 @@ def test_palette_knows_the_values_an_attribute_may_take() -> None:
     assert attrs[("RandomNormal", "dtype")].choices == ("bfloat16", "float16", "float", "double")
     assert attrs[("BitShift", "direction")].choices == ("RIGHT", "LEFT")
     assert attrs[("Einsum", "equation")].choices == () and attrs[("Concat", "axis")].choices == ()
+
+
+def test_delete_a_branch_inside_a_local_function() -> None:
+    body = [helper.make_node("Constant", [], ["two"], name="two", value_float=2.0),
+            helper.make_node("CastLike", ["two", "x"], ["a"], name="castlike"),
+            helper.make_node("Mul", ["x", "a"], ["y"], name="mul")]
+    fn = helper.make_function("local", "Double", ["x"], ["y"], body, [helper.make_opsetid("", 17)])
+    call = helper.make_node("Double", ["X"], ["Y"], domain="local", name="call")
+    graph = helper.make_graph([call], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, functions=[fn], opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]))
+    scope = "fn:local:Double:"
+    branch = doc.node_branch((scope, 2), "inputs")
+    assert branch.labels == ("two", "castlike", "mul") and branch.outputs == ("y",) and branch.initializers == ()
+    roundtrip(doc, lambda: doc.remove_node_with_inputs((scope, 2)))
+    assert len(doc.model.functions[0].node) == 0 and len(doc.model.graph.node) == 1
