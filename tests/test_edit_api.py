@@ -499,3 +499,9 @@ def test_delete_a_branch_inside_a_local_function() -> None:
     assert branch.labels == ("two", "castlike", "mul") and branch.outputs == ("y",) and branch.initializers == ()
     roundtrip(doc, lambda: doc.remove_node_with_inputs((scope, 2)))
     assert len(doc.model.functions[0].node) == 0 and len(doc.model.graph.node) == 1
+
+
+def test_an_operator_without_inputs_cannot_go_on_an_edge(doc: Document) -> None:
+    refused(doc, lambda: doc.insert_on_value("stem.relu", "Constant"), "Constant takes no input, so it cannot go on")
+    refused(doc, lambda: doc.insert_on_value("stem.relu", "Relu", extra_inputs=["stem.bn"]),
+            "Relu takes at most 1 input, so it cannot go on an edge with 2.")

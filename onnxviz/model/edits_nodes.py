@@ -159,6 +159,11 @@ class NodeEditsMixin(EditBase):
         g = self.index.graphs.get(scope)
         if g is None or not g.defines(value):
             raise EditError(f"there is no value '{quoted_name(value)}' here.")
+        schema = self._require_operator(op_type, domain)
+        if schema is not None and schema.max_input < 1 + len(extra_inputs):
+            most = schema.max_input
+            takes = "no input" if most == 0 else f"at most {most} input{'s' if most != 1 else ''}"
+            raise EditError(f"{op_type} takes {takes}, so it cannot go on an edge with {1 + len(extra_inputs)}.")
         producer = g.producer_of(value)
         late = max([g.producer_of(x) for x in extra_inputs if x] + [-1])  # the last maker of another input
         at = max(producer + 1, late + 1, 0)
