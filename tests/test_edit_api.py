@@ -413,6 +413,8 @@ def test_float_attributes_read_as_the_shortest_text_of_their_float32() -> None:
     alpha = helper.make_attribute("alpha", 0.2)
     assert alpha.f != 0.2  # stored as float32: 0.20000000298023224 as a Python float
     assert attribute_text(alpha) == opdocs.attribute_text(alpha) == "0.2"
+    precise = helper.make_attribute("epsilon", 0.12345679)
+    assert attribute_text(precise) == opdocs.attribute_text(precise) == "0.12345679"  # the panel showed 0.123457
     scales = helper.make_attribute("scales", [0.1, 1e-7, 3.0])
     assert attribute_text(scales) == "0.1, 1e-07, 3.0" and opdocs.attribute_text(scales) == "[0.1, 1e-07, 3.0]"
     again = helper.make_attribute("scales", parse_attribute_text(attribute_text(scales), scales.type))

@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
@@ -185,15 +185,17 @@ def test_float_attribute_shows_its_shortest_text_and_enter_changes_nothing(
     window = make_window()
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
-    doc.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.2)
+    doc.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.12345679)  # 0.12345679104328156 stored
     edits = len(doc.undo_stack.commands)
     dialog = _attributes(window, 1)
     edit = dialog.editor.value_edits["epsilon"]
-    assert edit.text() == "0.2"
+    assert edit.text() == "0.12345679"
     shot(dialog, "attributes_float")
     edit.setFocus()
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    assert len(doc.undo_stack.commands) == edits  # 0.2 reads back as the stored float32: no edit
+    assert len(doc.undo_stack.commands) == edits  # it reads back as the stored float32: no edit
+    panel = "\n".join(label.text() for label in window.panels.node_panel.findChildren(QLabel))  # type: ignore[attr-defined]
+    assert "0.12345679 <span" in panel  # the Node panel shows the same text (it showed 0.123457)
 
 
 def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
