@@ -3,6 +3,7 @@ float and tensor values, edge cases and the keyboard."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.widgets.names import unbreak
 
-SHOTS = Path("/tmp/onnxviz-shots")
+SHOTS = os.environ.get("ONNXVIZ_SHOTS", "")  # a folder to keep pictures of the dialogs in, for a human to look at
 
 
 def editing(w: MainWindow) -> EditController:
@@ -42,10 +43,13 @@ def press_undo(qtbot: QtBot, w: MainWindow) -> None:
 
 
 def shot(widget: object, name: str) -> None:
-    """Keep a picture of a dialog for a human to look at (outside the repository)."""
-    SHOTS.mkdir(exist_ok=True)
+    """Draw a dialog (it must paint); keep the picture in $ONNXVIZ_SHOTS when set."""
     QApplication.processEvents()  # fields added to a shown form appear on the next turn of the event loop
-    widget.grab().save(str(SHOTS / f"{name}.png"))  # type: ignore[attr-defined]
+    picture = widget.grab()  # type: ignore[attr-defined]
+    assert not picture.isNull()
+    if SHOTS:
+        Path(SHOTS).mkdir(exist_ok=True)
+        picture.save(str(Path(SHOTS) / f"{name}.png"))
 
 
 # -- deleting a branch ------------------------------------------------------------------------------
