@@ -345,3 +345,165 @@ def test_insert_after_the_node_making_a_graph_output(doc: Document) -> None:
     assert node(doc, "/head/Softmax").output[0] == tail.input[0] == "probabilities_before_identity"
     assert [o.name for o in doc.model.graph.output] == ["probabilities"]
     assert doc.check() == []
+
+
+# -- deleting a branch ------------------------------------------------------------------------
+def test_delete_node_with_what_only_feeds_it(doc: Document) -> None:
+    ids = list(doc.node_ids)
+    preview = doc.node_branch("/res/conv2/Conv", "inputs")
+    assert preview.labels == ("/res/conv1/Conv", "/res/relu1/Relu", "/res/conv2/Conv")
+    assert preview.initializers == ("res.conv1.weight", "res.conv1.bias", "res.conv2.weight", "res.conv2.bias")
+    roundtrip(doc, lambda: doc.remove_node_with_inputs("/res/conv2/Conv"))
+    names = [n.name for n in doc.model.graph.node]
+    assert "/res/conv1/Conv" not in names and "/stem/pool/MaxPool" in names  # the pool also feeds the Add
+    assert not {"res.conv1.weight", "res.conv2.bias"} & {t.name for t in doc.model.graph.initializer}
+    assert doc.node_ids == ids[:4] + ids[7:]
+    assert doc.undo_stack.undo_label() == "Delete /res/conv2/Conv and 2 nodes feeding only it"
+    doc.undo()
+    assert doc.node_ids == ids
+
+
+def test_delete_with_inputs_takes_a_diamond_but_not_a_shared_or_output_node() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="A"), helper.make_node("Neg", ["a"], ["b"], name="B"),
+             helper.make_node("Abs", ["a"], ["c"], name="C"), helper.make_node("Add", ["b", "c"], ["d"], name="D"),
+             helper.make_node("Relu", ["x"], ["e"], name="E"), helper.make_node("Add", ["d", "e"], ["y"], name="F")]
+    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    graph = helper.make_graph(nodes, "g", [value], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+                                                    helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert doc.node_branch("D", "inputs").labels == ("A", "B", "C", "D")
+    assert doc.node_branch("F", "inputs").labels == ("A", "B", "C", "D", "F")  # E makes a graph output
+    assert doc.node_branch("B", "inputs").labels == ("B",)  # A also feeds C
+    assert doc.node_branch("A", "outputs").labels == ("A", "B", "C", "D")  # F also reads E
+    roundtrip(doc, lambda: doc.remove_node_with_outputs("A"))
+    assert [n.name for n in doc.model.graph.node] == ["E", "F"]
+    assert doc.undo_stack.undo_label() == "Delete A and 3 nodes only it feeds"
+
+
+def test_delete_node_with_what_only_it_feeds(doc: Document) -> None:
+    branch = doc.node_branch("/head/fc/Gemm", "outputs")
+    assert branch.labels == ("/head/fc/Gemm", "/head/Softmax") and branch.others == 1
+    assert branch.outputs == ("probabilities",) and doc.node_branch("/res/conv2/Conv", "inputs").outputs == ()
+    roundtrip(doc, lambda: doc.remove_node_with_outputs("/head/fc/Gemm"))
+    assert [n.name for n in doc.model.graph.node][-1] == "/head/ReduceMean"
+    assert {"head.fc.weight", "head.fc.bias"}.isdisjoint(t.name for t in doc.model.graph.initializer)
+    refused(doc, lambda: doc.remove_node_with_inputs("no such node"), "there is no node")
+
+
+def test_insert_on_a_value_with_more_inputs_and_attributes(doc: Document) -> None:
+    refused(doc, lambda: doc.insert_on_value("stem.conv", "Add", extra_inputs=["stem.relu"]),
+            "comes before the nodes making the new node's other inputs")
+    refused(doc, lambda: doc.insert_on_value("stem.conv", "Add", extra_inputs=["nothing"]), "'nothing' is not defined")
+    roundtrip(doc, lambda: doc.insert_on_value("stem.relu", "Add", extra_inputs=["stem.bn"]))
+    add = doc.model.graph.node[3]
+    assert list(add.input) == ["stem.relu", "stem.bn"] and doc.check() == []
+    doc.undo()
+    roundtrip(doc, lambda: doc.insert_on_value("stem.pool", "Concat", {"axis": 1}, consumers=["/res/Add"],
+                                               extra_inputs=["res.relu1"]))
+    names = [n.name for n in doc.model.graph.node]
+    assert names.index("Concat_0") == names.index("/res/relu1/Relu") + 1  # after the maker of its second input
+    assert node(doc, "/res/Add").input[0] == "stem.pool_concat" and node(doc, "Concat_0").attribute[0].i == 1
+
+
+# -- numbers as stored ----------------------------------------------------------------------
+def test_float_attributes_read_as_the_shortest_text_of_their_float32() -> None:
+    from onnxviz.model.editing.values import attribute_text, parse_attribute_text
+    from onnxviz.model.graph import opdocs
+
+    alpha = helper.make_attribute("alpha", 0.2)
+    assert alpha.f != 0.2  # stored as float32: 0.20000000298023224 as a Python float
+    assert attribute_text(alpha) == opdocs.attribute_text(alpha) == "0.2"
+    precise = helper.make_attribute("epsilon", 0.12345679)
+    assert attribute_text(precise) == opdocs.attribute_text(precise) == "0.12345679"  # the panel showed 0.123457
+    scales = helper.make_attribute("scales", [0.1, 1e-7, 3.0])
+    assert attribute_text(scales) == "0.1, 1e-07, 3.0" and opdocs.attribute_text(scales) == "[0.1, 1e-07, 3.0]"
+    again = helper.make_attribute("scales", parse_attribute_text(attribute_text(scales), scales.type))
+    assert again.SerializeToString() == scales.SerializeToString()  # the text reads back to the same bytes
+    small = numpy_helper.from_array(np.array([0.2, 0.7], np.float32))
+    assert opdocs.tensor_brief(small) == "float32[2] = [0.2, 0.7]"
+
+
+def test_replace_initializer_cast_to_its_dtype(doc: Document) -> None:
+    name = doc.model.graph.initializer[0].name
+    old = numpy_helper.to_array(doc.model.graph.initializer[0])
+    refused(doc, lambda: doc.replace_initializer(name, old.astype(np.float64)), "consumers expect")
+    roundtrip(doc, lambda: doc.replace_initializer(name, old.astype(np.float64) * 2, cast=True))
+    new = numpy_helper.to_array(doc.model.graph.initializer[0])
+    assert new.dtype == np.float32 and np.array_equal(new, old * 2)
+    refused(doc, lambda: doc.replace_initializer("head.axes", np.array([1.5]), cast=True), "do not fit in int64")
+
+
+def test_constants_feeding_a_node_become_initializers_in_one_step() -> None:
+    consts = [helper.make_node("Constant", [], [n], name=f"{n}_c", value=numpy_helper.from_array(np.array(v)))
+              for n, v in (("lo", np.float32(0)), ("hi", np.float32(6)))]
+    clip = helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")
+    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([*consts, clip], "g", [value], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert doc.constant_feeders("clip") == [("", 0), ("", 1)]
+    roundtrip(doc, lambda: doc.constants_to_initializers(doc.constant_feeders("clip")))
+    assert [n.name for n in doc.model.graph.node] == ["clip"] and doc.check() == []
+    assert [t.name for t in doc.model.graph.initializer] == ["lo", "hi"]
+    assert doc.undo_stack.undo_label() == "Make 2 Constants initializers"
+    refused(doc, lambda: doc.constants_to_initializers(["clip"]), "is not a Constant node")
+
+
+def test_a_model_without_graph_outputs_is_warned_about(doc: Document) -> None:
+    assert doc.check() == []
+    doc.remove_output("probabilities")
+    assert [(p.severity.value, p.message) for p in doc.check()] == [
+        ("warning", "the model has no graph outputs, so running it gives nothing; mark a value as a graph output")]
+
+
+@pytest.mark.parametrize("text", ["", "abc", "[1, 'a']", "[[1, 2], [3]]", "__import__('os')", "[" * 300 + "]" * 300,
+                                  "9" * 5000, "[" + "1, " * 5000 + "1]", "{1: 2}", "1 + 2"])
+def test_typed_tensors_refuse_anything_but_numbers_in_one_sentence(text: str) -> None:
+    from onnxviz.model.editing.values import parse_tensor_text
+
+    with pytest.raises(EditError) as info:
+        parse_tensor_text(text)
+    assert "\n" not in info.value.message and len(info.value.message) < 300
+
+
+def test_typed_tensors_keep_or_take_a_dtype() -> None:
+    from onnxviz.model.editing.values import parse_tensor_text
+
+    assert parse_tensor_text("[1, 2]").dtype == np.int64 and parse_tensor_text("0.5").dtype == np.float32
+    assert parse_tensor_text("[[1, 2], [3, 4]]").shape == (2, 2)
+    assert parse_tensor_text("[True, False]", np.bool_).tolist() == [True, False]
+    assert parse_tensor_text("[1, 2]", np.float16).dtype == np.float16
+    with pytest.raises(EditError, match="do not fit in uint8"):
+        parse_tensor_text("[300]", np.uint8)
+
+
+def test_palette_knows_the_values_an_attribute_may_take() -> None:
+    from onnxviz.model.editing.palette import palette
+
+    attrs = {(e.name, a.name): a for e in palette() for a in e.attributes}
+    assert attrs[("Cast", "to")].choices[:2] == ("uint8", "uint16") and "float" in attrs[("Cast", "to")].choices
+    assert attrs[("RandomNormal", "dtype")].choices == ("bfloat16", "float16", "float", "double")
+    assert attrs[("BitShift", "direction")].choices == ("RIGHT", "LEFT")
+    assert attrs[("Einsum", "equation")].choices == () and attrs[("Concat", "axis")].choices == ()
+
+
+def test_delete_a_branch_inside_a_local_function() -> None:
+    body = [helper.make_node("Constant", [], ["two"], name="two", value_float=2.0),
+            helper.make_node("CastLike", ["two", "x"], ["a"], name="castlike"),
+            helper.make_node("Mul", ["x", "a"], ["y"], name="mul")]
+    fn = helper.make_function("local", "Double", ["x"], ["y"], body, [helper.make_opsetid("", 17)])
+    call = helper.make_node("Double", ["X"], ["Y"], domain="local", name="call")
+    graph = helper.make_graph([call], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    doc = Document(helper.make_model(graph, functions=[fn], opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]))
+    scope = "fn:local:Double:"
+    branch = doc.node_branch((scope, 2), "inputs")
+    assert branch.labels == ("two", "castlike", "mul") and branch.outputs == ("y",) and branch.initializers == ()
+    roundtrip(doc, lambda: doc.remove_node_with_inputs((scope, 2)))
+    assert len(doc.model.functions[0].node) == 0 and len(doc.model.graph.node) == 1
+
+
+def test_an_operator_without_inputs_cannot_go_on_an_edge(doc: Document) -> None:
+    refused(doc, lambda: doc.insert_on_value("stem.relu", "Constant"), "Constant takes no input, so it cannot go on")
+    refused(doc, lambda: doc.insert_on_value("stem.relu", "Relu", extra_inputs=["stem.bn"]),
+            "Relu takes at most 1 input, so it cannot go on an edge with 2.")

@@ -7,12 +7,13 @@ the model untouched. Node references are described in :mod:`onnxviz.model.editin
 
 from __future__ import annotations
 
+from onnxviz.model.editing.branch_edits import Branch, BranchEditsMixin
 from onnxviz.model.editing.graph_edits import KEEP, GraphEditsMixin
 from onnxviz.model.editing.model_edits import ModelEditsMixin
 from onnxviz.model.editing.node_edits import NodeEditsMixin
 
-__all__ = ["EditingMixin", "KEEP"]
+__all__ = ["Branch", "EditingMixin", "KEEP"]
 
 
-class EditingMixin(NodeEditsMixin, GraphEditsMixin, ModelEditsMixin):
+class EditingMixin(NodeEditsMixin, BranchEditsMixin, GraphEditsMixin, ModelEditsMixin):
     """Mixed into :class:`~onnxviz.model.document.Document`."""

@@ -42,6 +42,54 @@ def unused_ops(path: Path, graph: GraphProto, g: GraphIndex) -> tuple[list[Op], 
     return ops, len(dead_nodes), len(dead_inits)
 
 
+def feeders_only(g: GraphIndex, i: int) -> list[int]:
+    """Node ``i`` and the nodes that feed nothing else: every output of each is read only by nodes of
+    the set and is no graph output (a whole pre-processing branch). Positions, ascending."""
+    reads = _reads(g)
+    outputs = set(g.output_names)
+    chosen, stack = {i}, [i]
+    while stack:
+        for name in reads[stack.pop()]:
+            p = g.producer.get(name, -1)
+            if p < 0 or p in chosen:
+                continue
+            outs = [x for x in g.nodes[p].output if x]
+            if all(x not in outputs and set(g.consumers_of(x)) <= chosen for x in outs):
+                chosen.add(p)
+                stack.append(p)
+    return sorted(chosen)
+
+
+def fed_only_by(g: GraphIndex, i: int) -> list[int]:
+    """Node ``i`` and the nodes it alone feeds: each reads node outputs only from the set (graph inputs,
+    initializers and outer values aside), a whole post-processing branch. Positions, ascending."""
+    reads = _reads(g)
+    chosen, stack = {i}, [i]
+    while stack:
+        for out in g.nodes[stack.pop()].output:
+            for c in g.consumers_of(out) if out else ():
+                if c in chosen:
+                    continue
+                if all(g.producer.get(x, -1) < 0 or g.producer[x] in chosen for x in reads[c]):
+                    chosen.add(c)
+                    stack.append(c)
+    return sorted(chosen)
+
+
+def initializers_only_read_by(graph: GraphProto | None, g: GraphIndex, nodes: Sequence[int]) -> list[int]:
+    """Positions of the initializers read by some of ``nodes`` and by nothing else (graph inputs and
+    outputs kept)."""
+    if graph is None:
+        return []
+    members, kept = set(nodes), set(g.input_names) | set(g.output_names)
+    out = []
+    for k, t in enumerate(graph.initializer):
+        users = set(g.consumers_of(t.name))
+        if users and users <= members and t.name not in kept:
+            out.append(k)
+    return out
+
+
 def _reads(g: GraphIndex) -> list[set[str]]:
     reads = [{x for x in n.input if x} for n in g.nodes]
     for name, users in g.consumers.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper,
 
 from onnxviz.model.editing.base import Body, EditBase, NodeRef, graph_bodies
 from onnxviz.model.editing.ops import Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
-from onnxviz.model.editing.values import Dim, parse_dtype, tensor_summary, tensor_type
+from onnxviz.model.editing.values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.io.external import is_external
@@ -135,31 +136,72 @@ class GraphEditsMixin(EditBase):
         return t
 
     # -- weights ---------------------------------------------------------------------
-    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False) -> None:
-        """Replace an initializer's data; a different dtype or shape is refused unless ``force``."""
+    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False,
+                            cast: bool = False) -> None:
+        """Replace an initializer's data. A different dtype or shape is refused unless ``force``; ``cast``
+        first converts the array to the initializer's dtype (refused when a value does not fit)."""
         path, g = self._graph_only(scope)
         k = _position(g.initializer, name, "initializer")
         old = g.initializer[k]
+        array = np.asarray(array)
+        if cast:
+            array = cast_array(array, self.initializer_dtype(name, scope))
         try:
-            new = numpy_helper.from_array(np.asarray(array), name=name)
+            new = numpy_helper.from_array(array, name=name)
         except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
-            raise EditError(f"a {np.asarray(array).dtype} array cannot be stored in ONNX.", str(exc)) from exc
+            raise EditError(f"a {array.dtype} array cannot be stored in ONNX.", str(exc)) from exc
         if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
             raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
                             "its consumers expect the old type and shape.")
         new.doc_string = old.doc_string
         self._run(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
 
+    def initializer_proto(self, name: str, scope: str = "") -> TensorProto:
+        """The initializer named ``name`` (read it; change it through the edits)."""
+        _, g = self._graph_only(scope)
+        return g.initializer[_position(g.initializer, name, "initializer")]
+
+    def initializer_dtype(self, name: str, scope: str = "") -> np.dtype:
+        """The numpy dtype of an initializer's data (object for strings)."""
+        elem = self.initializer_proto(name, scope).data_type
+        try:
+            return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+        except (KeyError, TypeError, ValueError):
+            raise EditError(f"the element type of '{quoted_name(name)}' has no numpy equivalent.") from None
+
     def constant_to_initializer(self, node: NodeRef) -> None:
-        scope, i = self.locate(node)
+        self.constants_to_initializers([node])
+
+    def constants_to_initializers(self, nodes: Sequence[NodeRef]) -> None:
+        """Turn Constant nodes (of one graph) into initializers of the same names, as one command."""
+        found = sorted({self.locate(n) for n in nodes})
+        if not found:
+            return
+        scope = found[0][0]
+        if any(s != scope for s, _ in found):
+            raise EditError("the Constant nodes must be in the same graph.")
         path, g = self._graph_only(scope)
-        n = g.node[i]
-        if n.op_type != "Constant" or n.domain not in ("", "ai.onnx") or len(n.output) != 1:
-            raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
-        tensor = _constant_tensor(n)
-        tensor.name = n.output[0]
-        self._run(f"Make {n.output[0]} an initializer",
-                  [Insert(path + ("initializer",), len(g.initializer), tensor), Remove(path + ("node",), i)])
+        inserts: list[Op] = []
+        for _, i in found:
+            n = g.node[i]
+            if not _is_constant(n):
+                raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
+            tensor = _constant_tensor(n)
+            tensor.name = n.output[0]
+            inserts.append(Insert(path + ("initializer",), len(g.initializer) + len(inserts), tensor))
+        removes: list[Op] = [Remove(path + ("node",), i) for _, i in reversed(found)]
+        names = [g.node[i].output[0] for _, i in found]
+        label = f"Make {names[0]} an initializer" if len(names) == 1 else f"Make {len(names)} Constants initializers"
+        self._run(label, inserts + removes)
+
+    def constant_feeders(self, node: NodeRef) -> list[tuple[str, int]]:
+        """The Constant nodes feeding ``node`` and nothing that is a graph output (those the canvas shows
+        inside its box), in graph order."""
+        scope, i = self.locate(node)
+        g = self.index.graphs[scope]
+        found = {g.producer_of(x) for x in self.node_proto(scope, i).input if x and x not in g.output_names}
+        return [(scope, p) for p in sorted(found) if p >= 0 and _is_constant(g.nodes[p])
+                and not set(g.nodes[p].output) & set(g.output_names)]
 
     def initializer_to_constant(self, name: str, scope: str = "") -> str:
         """Turn an initializer into a Constant node at the top of the graph; returns the node's name."""
@@ -190,6 +232,10 @@ def _dims(t: Any) -> list[Dim] | None:
     if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.tensor_type.shape.dim]
+
+
+def _is_constant(n: Any) -> bool:
+    return bool(n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.output) == 1)
 
 
 def _constant_tensor(n: Any) -> TensorProto:

@@ -149,39 +149,49 @@ class NodeEditsMixin(EditBase):
 
     def insert_on_value(self, value: str, op_type: str, attributes: Mapping[str, Any] | None = None,
                         domain: str = "", name: str | None = None, scope: str = "",
-                        consumers: Sequence[NodeRef] | None = None) -> str:
-        """Put a new one-input node on the edge ``value`` -> consumers (all of them by default).
+                        consumers: Sequence[NodeRef] | None = None, extra_inputs: Sequence[str] = ()) -> str:
+        """Put a new node on the edge ``value`` -> consumers (all of them by default).
 
-        When ``value`` is a graph output made by a node, the new node takes over
-        its name (the producer's output is renamed), so the graph's outputs keep
-        their names and now come from the new node.
+        The node reads ``value`` first, then ``extra_inputs`` ("" leaves an optional one empty). When
+        ``value`` is a graph output made by a node, the new node takes over its name (the producer's
+        output is renamed), so the graph's outputs keep their names and now come from the new node.
         """
         g = self.index.graphs.get(scope)
         if g is None or not g.defines(value):
             raise EditError(f"there is no value '{quoted_name(value)}' here.")
+        schema = self._require_operator(op_type, domain)
+        if schema is not None and schema.max_input < 1 + len(extra_inputs):
+            most = schema.max_input
+            takes = "no input" if most == 0 else f"at most {most} input{'s' if most != 1 else ''}"
+            raise EditError(f"{op_type} takes {takes}, so it cannot go on an edge with {1 + len(extra_inputs)}.")
         producer = g.producer_of(value)
-        at = max(producer + 1, 0)
+        late = max([g.producer_of(x) for x in extra_inputs if x] + [-1])  # the last maker of another input
+        at = max(producer + 1, late + 1, 0)
         if consumers is None and value in g.output_names and producer >= 0:
-            return self._insert_before_output(value, op_type, attributes, domain, name, scope, producer)
+            return self._insert_before_output(value, op_type, attributes, domain, name, scope, at, extra_inputs)
         targets = [self.locate(c) for c in consumers] if consumers is not None else [
             (scope, c) for c in g.consumers_of(value)]
         out = self.unique_value_name(f"{value}_{op_type.lower()}")
-        node, ops = self._new_node(op_type, [value], [out], attributes, domain, name, scope, at)
+        node, ops = self._new_node(op_type, [value, *extra_inputs], [out], attributes, domain, name, scope, at)
         for s, c in targets:
             if s != scope:
                 raise EditError("consumers must be in the same graph as the value.")
-            c2 = c + 1 if c >= at else c  # positions after the insertion moved by one
+            if c <= late:
+                raise EditError(f"{quoted_name(self.node_label(scope, c))} comes before the nodes making the new "
+                                "node's other inputs; choose inputs made earlier.")
             cnode = self.node_proto(scope, c)
             for k, x in enumerate(cnode.input):
                 if x == value:
-                    ops.append(SetItem(self._node_path(scope, c2) + ("input",), k, out))
+                    ops.append(SetItem(self._node_path(scope, c + 1 if c >= at else c) + ("input",), k, out))
         self._run(f"Insert {op_type} on {value}", ops)
         return node.name
 
     def _insert_before_output(self, value: str, op_type: str, attributes: Mapping[str, Any] | None,
-                              domain: str, name: str | None, scope: str, producer: int) -> str:
+                              domain: str, name: str | None, scope: str, at: int,
+                              extra_inputs: Sequence[str]) -> str:
+        producer = self.index.graphs[scope].producer_of(value)
         before = self.unique_value_name(f"{value}_before_{op_type.lower()}")
-        node, ops = self._new_node(op_type, [value], [before], attributes, domain, name, scope, producer + 1)
+        node, ops = self._new_node(op_type, [value, *extra_inputs], [before], attributes, domain, name, scope, at)
         node.input[0], node.output[0] = before, value  # the Insert op holds this very node
         k = list(self.node_proto(scope, producer).output).index(value)
         rename = SetItem(self._node_path(scope, producer) + ("output",), k, before)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,6 +29,8 @@ class AttributeInfo:
     required: bool
     default: str         # the default as text ('' when none)
     description: str
+    type_code: int = 0   # the AttributeProto type
+    choices: tuple[str, ...] = ()  # the values it may take, as text (element types: 'float', 'int64'...)
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def entry_for(schema: OpSchema) -> PaletteEntry:
         domain=schema.domain, name=schema.name, since_version=schema.since_version,
         summary=doc.split("\n\n")[0].replace("\n", " ").strip(), doc=doc,
         inputs=tuple(_param(p) for p in schema.inputs), outputs=tuple(_param(p) for p in schema.outputs),
-        attributes=tuple(_attribute(a) for _, a in sorted(schema.attributes.items())),
+        attributes=tuple(_attribute(a, schema) for _, a in sorted(schema.attributes.items())),
         min_inputs=schema.min_input,
     )
 
@@ -90,9 +93,48 @@ def _param(p: OpSchema.FormalParameter) -> Param:
                  p.option == OpSchema.FormalParameterOption.Variadic, (p.description or "").strip())
 
 
-def _attribute(a: OpSchema.Attribute) -> AttributeInfo:
+def _attribute(a: OpSchema.Attribute, schema: OpSchema) -> AttributeInfo:
     default = ""
     if a.default_value.type:
         default = attribute_text(a.default_value)
-    type_name = onnx.AttributeProto.AttributeType.Name(attribute_type_code(a)).lower()
-    return AttributeInfo(a.name, type_name, bool(a.required), default, (a.description or "").strip())
+    code = attribute_type_code(a)
+    type_name = onnx.AttributeProto.AttributeType.Name(code).lower()
+    description = (a.description or "").strip()
+    choices: tuple[str, ...] = ()
+    if code == onnx.AttributeProto.INT and _names_a_type(description):
+        choices = element_type_choices(schema)
+    elif code == onnx.AttributeProto.STRING:
+        choices = string_choices(description)
+    return AttributeInfo(a.name, type_name, bool(a.required), default, description, code, choices)
+
+
+def _names_a_type(description: str) -> bool:
+    """Whether an int attribute holds an element type (Cast's ``to``, RandomNormal's ``dtype``...): its
+    description says so, as every such attribute of the standard operators does."""
+    text = description.lower()
+    return "data type" in text or "datatype" in text
+
+
+_CHOICE_SENTENCE = re.compile(r"\b(either|one of)\b", re.IGNORECASE)
+_QUOTED_WORD = re.compile(r"[\"'`]([A-Za-z_]\w*)[\"'`]")
+
+
+def string_choices(description: str) -> tuple[str, ...]:
+    """The words a string attribute may be, when its description lists them in one sentence ('It can be
+    either "RIGHT" or "LEFT".'); () when it does not."""
+    for sentence in re.split(r"(?<=\.)\s", description):
+        if _CHOICE_SENTENCE.search(sentence):
+            words = tuple(dict.fromkeys(_QUOTED_WORD.findall(sentence)))
+            if len(words) >= 2:
+                return words
+    return ()
+
+
+def element_type_choices(schema: OpSchema) -> tuple[str, ...]:
+    """The element types (``float``, ``int64``...) an operator's single output may have, as its type
+    constraint allows; every type ONNX knows when the schema does not narrow it."""
+    constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    allowed = constraints.get(schema.outputs[0].type_str, []) if len(schema.outputs) == 1 else []
+    names = [t[len("tensor("):-1] for t in allowed if t.startswith("tensor(") and t.endswith(")")]
+    known = [n.lower() for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED]
+    return tuple(n for n in names if n in known) or tuple(known)

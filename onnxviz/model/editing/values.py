@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ import numpy as np
 from onnx import AttributeProto, TensorProto, TypeProto, helper, numpy_helper
 
 from onnxviz.model.errors import EditError
-from onnxviz.model.text import quoted_name, tensor_type_text
+from onnxviz.model.text import float_text, quoted_name, tensor_type_text
 
 A = AttributeProto
 Dim = int | str | None
@@ -115,6 +116,63 @@ def parse_attribute_text(text: str, attr_type: int) -> Any:
     raise EditError(f"attributes of type {attribute_type_name(attr_type)} cannot be typed as text.")
 
 
+TENSOR_TEXT_CHARS = 10_000  # longer text is refused before it is parsed (a big tensor is loaded from .npy)
+
+
+def parse_tensor_text(text: str, dtype: Any = None) -> np.ndarray:
+    """A small tensor typed as numbers: ``3``, ``[1, 2, 3]``, ``[[1, 2], [3, 4]]``; of ``dtype`` when given,
+    else int64 for whole numbers and float32 otherwise."""
+    raw = text.strip()
+    if len(raw) > TENSOR_TEXT_CHARS:
+        raise EditError(f"the text is longer than {TENSOR_TEXT_CHARS} characters; load a big tensor from a .npy file.")
+    try:
+        value = ast.literal_eval(raw) if raw else None
+        if not _numbers_only(value):
+            raise ValueError(raw)
+        array = np.array(value)
+        if array.dtype == object:
+            raise ValueError(raw)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise EditError(f"'{quoted_name(text)}' is not a number or a list of numbers such as [1, 2, 3].") from None
+    if dtype is not None:
+        return cast_array(array, np.dtype(dtype))
+    return array.astype(np.int64 if array.dtype.kind in "biu" else np.float32)
+
+
+SMALL_TENSOR = 64  # elements of a tensor edited as text; a bigger one is loaded from .npy
+
+
+def small_array(t: TensorProto) -> np.ndarray | None:
+    """The values of a tensor small enough to edit as text: numbers (or booleans), stored in the model,
+    at most one dimension and :data:`SMALL_TENSOR` elements; None otherwise."""
+    if len(t.dims) > 1 or t.data_location == TensorProto.EXTERNAL or any(d > SMALL_TENSOR for d in t.dims):
+        return None
+    try:
+        array = numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - malformed or exotic data is not offered as text
+        return None
+    return array if array.dtype.kind in "biuf" and array.dtype.itemsize <= 8 else None
+
+
+def _numbers_only(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        return all(_numbers_only(v) for v in value)
+    return isinstance(value, bool | int | float)
+
+
+def cast_array(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array`` as ``dtype``; EditError when a value does not fit (a fraction or a too big number
+    for an integer type, a NaN for an integer)."""
+    if array.dtype == dtype:
+        return array
+    with np.errstate(all="ignore"):
+        cast = array.astype(dtype)
+        back = cast.astype(array.dtype) if dtype.kind in "biu" and array.dtype.kind in "biuf" else None
+    if back is not None and not np.array_equal(back, array):
+        raise EditError(f"some values do not fit in {dtype} (fractions, NaN or numbers out of its range).")
+    return cast
+
+
 def _list_items(raw: str) -> list[str]:
     """The comma-separated items of ``[1, 2]`` or ``1, 2,``; an empty item (``,`` alone) stays, as ''."""
     inner = raw.strip("[]()").strip()
@@ -129,8 +187,12 @@ def attribute_text(attr: AttributeProto) -> str:
         return value.decode("utf-8", "replace")
     if attr.type == A.STRINGS:
         return ", ".join(v.decode("utf-8", "replace") for v in value)
-    if attr.type in (A.INTS, A.FLOATS):
+    if attr.type == A.INTS:
         return ", ".join(repr(v) for v in value)
+    if attr.type == A.FLOATS:
+        return ", ".join(float_text(v) for v in value)
+    if attr.type == A.FLOAT:
+        return float_text(value)
     if attr.type == A.TENSOR:
         return f"tensor {tensor_summary(value)}"
     if attr.type in (A.GRAPH, A.GRAPHS):

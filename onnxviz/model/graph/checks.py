@@ -55,7 +55,15 @@ def model_problems(index: ModelIndex) -> list[Problem]:
             scope_imports = _opsets(g.function.opset_import) or imports
         problems += node_problems(g, scope_imports, local, index)
         problems += tensor_problems(g)
-    return problems + declared_type_problems(model.graph)
+    return problems + output_problems(model.graph) + declared_type_problems(model.graph)
+
+
+def output_problems(graph: onnx.GraphProto) -> list[Problem]:
+    """A main graph without outputs computes nothing a caller can read."""
+    if graph.output:
+        return []
+    return [Problem(Severity.WARNING, "the model has no graph outputs, so running it gives nothing; "
+                    "mark a value as a graph output")]
 
 
 def declared_type_problems(graph: onnx.GraphProto) -> list[Problem]:

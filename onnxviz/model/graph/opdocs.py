@@ -12,7 +12,7 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.graph.opschema import attribute_type_code, node_schema, opset_version
 from onnxviz.model.graph.tensors import tensor_array
-from onnxviz.model.text import tensor_type_text
+from onnxviz.model.text import array_values_text, float_text, tensor_type_text
 
 MAX_LIST_ITEMS = 16
 
@@ -111,13 +111,13 @@ def attribute_text(attr: AttributeProto) -> str:
     if t == AttributeProto.INT:
         return str(attr.i)
     if t == AttributeProto.FLOAT:
-        return f"{attr.f:g}"
+        return float_text(attr.f)
     if t == AttributeProto.STRING:
         return repr(attr.s.decode("utf-8", "replace"))
     if t == AttributeProto.INTS:
         return _list_text(list(attr.ints))
     if t == AttributeProto.FLOATS:
-        return _list_text(list(attr.floats), "{:g}")
+        return _list_text([float_text(x) for x in attr.floats])
     if t == AttributeProto.STRINGS:
         return _list_text([s.decode("utf-8", "replace") for s in attr.strings], "{!r}")
     if t == AttributeProto.TENSOR:
@@ -142,8 +142,8 @@ def tensor_brief(tensor: onnx.TensorProto) -> str:
     numel = int(np.prod(tensor.dims)) if tensor.dims else 1
     if numel <= 8 and tensor.data_location != onnx.TensorProto.EXTERNAL:
         try:
-            values = tensor_array(tensor).reshape(-1).tolist()
+            values = tensor_array(tensor)
         except Exception:  # noqa: BLE001 - a malformed value is shown as its type only
             return text
-        text += " = " + (str(values[0]) if not tensor.dims else str(values))
+        text += " = " + array_values_text(values)
     return text

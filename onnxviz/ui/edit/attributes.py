@@ -33,11 +33,17 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.editing.base import NodeRef
-from onnxviz.model.editing.values import attribute_text, attribute_type_name, parse_attribute_text
+from onnxviz.model.editing.values import (
+    attribute_text,
+    attribute_type_name,
+    parse_attribute_text,
+    parse_tensor_text,
+    small_array,
+)
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.enum_attributes import allowed_values
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain
-from onnxviz.model.text import display_name
+from onnxviz.model.text import array_values_text, display_name
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field
@@ -233,10 +239,20 @@ class AttributeEditor(QWidget):
         return combo
 
     def _tensor_cell(self, attr: AttributeProto) -> QWidget:
+        """A small numeric tensor as editable text (``[1, 2, 3]``, kept at its dtype); any as a .npy file."""
         cell = QWidget()
         row = QHBoxLayout(cell)
         row.setContentsMargins(4, 0, 2, 0)
-        row.addWidget(QLabel(attribute_text(attr)), 1)
+        array = small_array(attr.t)
+        if array is not None:
+            edit = whole_field(QLineEdit(array_values_text(array)))
+            edit.setFrame(False)
+            edit.setToolTip(f"{attribute_text(attr)}: type numbers, e.g. [1, 2, 3]")
+            edit.editingFinished.connect(lambda n=attr.name, d=array.dtype, e=edit: self._commit_tensor(n, d, e))
+            self.value_edits[attr.name] = edit
+            row.addWidget(edit, 1)
+        else:
+            row.addWidget(QLabel(attribute_text(attr)), 1)
         button = QPushButton("Load .npy...")
         button.setAutoDefault(False)
         button.clicked.connect(lambda _=False, n=attr.name: self._choose_npy(n))
@@ -275,11 +291,18 @@ class AttributeEditor(QWidget):
         if not self._apply(do):
             edit.setFocus()
 
+    def _commit_tensor(self, name: str, dtype: np.dtype, edit: QLineEdit) -> None:
+        if self._refreshing:
+            return
+        text = edit.text()
+        if not self._apply(lambda: self.doc.set_attribute(self.ref, name, parse_tensor_text(text, dtype))):
+            edit.setFocus()
+
     def set_value_text(self, name: str, text: str) -> None:
         """Type ``text`` into the value of ``name`` and commit it (as pressing Enter does)."""
         edit = self.value_edits[name]
         edit.setText(text)
-        self._commit(name, self.doc.attribute_type(self.ref, name) or A.STRING, edit)
+        edit.editingFinished.emit()
 
     def add_attribute(self) -> None:
         name = self.add_combo.currentText().strip()

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.editing.branch_edits import Branch, Side
 from onnxviz.model.editing.palette import palette
+from onnxviz.model.editing.values import SMALL_TENSOR, parse_tensor_text, small_array, tensor_summary
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.graph.validation import node_badges
 from onnxviz.model.io.disk import atomic_write
-from onnxviz.model.text import display_name, quoted_name
+from onnxviz.model.text import array_values_text, display_name, quoted_name
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock
@@ -104,6 +107,13 @@ class EditController(QObject):
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
         menu.addAction(a("delete_reconnect", "Delete Node and Reconn&ect", lambda: self.delete_node(True),
                          NEEDS_NODE, "Shift+Del", "Delete the node; its consumers read its input instead"))
+        menu.addAction(a("delete_inputs", "Delete Node and Branch &Feeding Only It...", lambda: self.delete_branch("inputs"),
+                         NEEDS_NODE, "Ctrl+Del", "Delete the node and every node feeding only it (a whole "
+                         "pre-processing branch), after showing which"))
+        menu.addAction(a("delete_outputs", "Delete Node and Branch Only It Feeds (&Below)...",
+                         lambda: self.delete_branch("outputs"), NEEDS_NODE, "Ctrl+Shift+Del",
+                         "Delete the node and every node only it feeds (a whole post-processing branch), "
+                         "after showing which"))
         menu.addSeparator()
         menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
                          tip="Rename the selected value everywhere, subgraphs included"))
@@ -111,6 +121,8 @@ class EditController(QObject):
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
         menu.addSeparator()
         menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_VALUE))
+        menu.addAction(a("weights_text", "Edit Small Weights as Te&xt...", self.edit_weights_text, NEEDS_VALUE,
+                         tip=f"Type the values of an initializer of at most {SMALL_TENSOR} elements"))
         menu.addAction(a("to_initializer", "Con&stant to Initializer", self.constant_to_initializer, NEEDS_NODE))
         menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
         menu.addSeparator()
@@ -138,8 +150,8 @@ class EditController(QObject):
         """The right-click menu for the current selection."""
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
-                    "mark_output", "replace_weights", "to_initializer", "to_constant", None, "delete",
-                    "delete_reconnect"):
+                    "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant", None, "delete",
+                    "delete_reconnect", "delete_inputs", "delete_outputs"):
             if key is None:
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
@@ -349,6 +361,28 @@ class EditController(QObject):
         doc.selection.clear(scope)
         doc.remove_node((scope, i), reconnect=reconnect)
 
+    def delete_branch(self, side: Side) -> None:
+        """Show which nodes go with the selected one, and delete them all on Delete."""
+        doc, scope, i = self._node()
+        branch = doc.node_branch((scope, i), side)
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete Branch", message_text(branch_question(branch)),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("\n".join(message_text(line) for line in branch_details(branch)))
+        box.button(QMessageBox.StandardButton.Yes).setText(f"Delete {len(branch.nodes)} Node"
+                                                          f"{'s' if len(branch.nodes) != 1 else ''}")
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        ref = node_ref(doc, scope, i)
+
+        def answered(answer: int) -> None:
+            if answer == QMessageBox.StandardButton.Yes and self.doc is doc:
+                doc.selection.clear(scope)
+                self._guarded(lambda: doc.remove_node_with_outputs(ref) if side == "outputs"
+                              else doc.remove_node_with_inputs(ref))
+
+        box.finished.connect(answered)
+        self._open(box)
+
     # -- value edits -------------------------------------------------------------------
     def rename_value(self) -> None:
         doc, scope, value = self._value()
@@ -382,7 +416,8 @@ class EditController(QObject):
             self.replace_weights_from(value, Path(path), scope)
 
     def replace_weights_from(self, name: str, path: Path, scope: str = "") -> None:
-        """Load ``path``; a different dtype or shape is explained and needs confirmation."""
+        """Load ``path``; a different dtype or shape is explained and needs confirmation (a different dtype
+        can be cast to the initializer's)."""
         doc = self.doc
         assert doc is not None
         array = load_npy(path)
@@ -391,23 +426,59 @@ class EditController(QObject):
         except EditError as exc:
             if "consumers expect" not in exc.message:
                 raise
-            box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights",
-                              message_text(exc.message[:1].upper() + exc.message[1:]),
-                              QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
-            box.setTextFormat(Qt.TextFormat.PlainText)
-            box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
-            box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
+            self._ask_replace(doc, name, array, scope, exc.message)
 
-            def answered(answer: int) -> None:
-                if answer == QMessageBox.StandardButton.Yes:
-                    self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+    def _ask_replace(self, doc: Document, name: str, array: np.ndarray, scope: str, message: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Question, "Replace Weights", message_text(message[:1].upper() + message[1:]),
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
+        box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
+        dtype = doc.initializer_dtype(name, scope)
+        cast = None
+        if array.dtype != dtype:
+            cast = box.addButton(f"Cast to {dtype} and Replace", QMessageBox.ButtonRole.AcceptRole)
+            box.setDefaultButton(cast)
 
-            box.finished.connect(answered)
-            self.dialog = box  # type: ignore[assignment]
-            box.open()
+        def answered(_answer: int) -> None:
+            clicked = box.clickedButton()
+            if cast is not None and clicked is cast:
+                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True, cast=True))
+            elif clicked is box.button(QMessageBox.StandardButton.Yes):
+                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+
+        box.finished.connect(answered)
+        self.dialog = box  # type: ignore[assignment]
+        box.open()
+
+    def edit_weights_text(self) -> None:
+        doc, scope, value = self._value()
+        tensor = doc.initializer_proto(value, scope)
+        array = small_array(tensor)
+        if array is None:
+            raise EditError(f"'{quoted_name(value)}' is not a small list of numbers (at most {SMALL_TENSOR}, one "
+                            "dimension); replace it from a .npy file.")
+
+        def apply(f: FormDialog) -> None:
+            typed = parse_tensor_text(f.text("values"), array.dtype)
+            doc.replace_initializer(value, typed.reshape(array.shape) if typed.size == array.size else typed, scope)
+
+        form = self._form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
+                          "they keep its type.", apply, "Replace")
+        form.add_line("values", "Values:", array_values_text(array), placeholder="e.g. [1, 2, 3]")
+        self._open(form)
 
     def constant_to_initializer(self) -> None:
+        """The selected Constant, or the Constants shown inside the selected node's box, become initializers."""
         doc, scope, i = self._node()
+        node = doc.node_proto(scope, i)
+        targets = [(scope, i)] if node.op_type == "Constant" else doc.constant_feeders((scope, i))
+        if not targets:
+            raise EditError(f"{quoted_name(doc.node_label(scope, i))} is not a Constant node, and no Constant "
+                            "feeds it.")
+        if targets != [(scope, i)]:
+            doc.constants_to_initializers(targets)  # the selected node stays, and stays selected
+            return
         doc.selection.clear(scope)
         doc.constant_to_initializer((scope, i))
 
@@ -462,6 +533,38 @@ class EditController(QObject):
         form.add_line("outputs", "Outputs:", ", ".join(outputs), values)
         form.add_line("path", "Save to:", default)
         self._open(form)
+
+
+BRANCH_NAMES_SHOWN = 8  # a confirmation lists this many of the nodes that go, then counts the rest
+
+
+def branch_question(branch: Branch) -> str:
+    """The question a branch deletion asks: which node, and how many go with it."""
+    node = quoted_name(branch.labels[branch.nodes.index(branch.node)])
+    if not branch.others:
+        what = "No other node feeds only it" if branch.side == "inputs" else "No other node is fed only by it"
+        return f"{what}: delete {node} alone?"
+    side = "feeding only it" if branch.side == "inputs" else "that only it feeds"
+    count = "the node" if branch.others == 1 else f"the {branch.others} nodes"
+    return f"Delete {node} and {count} {side}?"
+
+
+def branch_details(branch: Branch) -> list[str]:
+    """The first names of the nodes that go, the weights that go with them and the graph outputs they leave."""
+    lines = [f"Nodes: {_first_names(branch.labels)}."]
+    if branch.initializers:
+        lines.append(f"Weights only they read ({len(branch.initializers)}): {_first_names(branch.initializers)}.")
+    if branch.outputs:
+        lines.append(f"Graph outputs left without a maker: {_first_names(branch.outputs)}.")
+    lines.append("Undo (Ctrl+Z) brings them all back.")
+    return lines
+
+
+def _first_names(names: Sequence[str]) -> str:
+    """``a, b, c and 4 more``: the first :data:`BRANCH_NAMES_SHOWN` names, quoted cut."""
+    shown = ", ".join(quoted_name(n) for n in names[:BRANCH_NAMES_SHOWN])
+    more = len(names) - BRANCH_NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _menu_text(label: str) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QCheckBox,
     QComboBox,
@@ -71,6 +72,38 @@ class ErrorLabel(RichLabel):
             window.resize(window.width(), needed)
 
 
+def complete(edit: QLineEdit, completions: Sequence[str]) -> None:
+    """Offer ``completions`` (names, matched anywhere, shown escaped) as ``edit`` is typed into."""
+    if not completions:
+        return
+    completer = QCompleter(list(completions), edit)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    completer.setFilterMode(Qt.MatchFlag.MatchContains)
+    popup = completer.popup()
+    if popup is not None:  # its list shows the names escaped; a completion is the exact name
+        popup.setItemDelegate(NameDelegate(popup))
+        popup.installEventFilter(ReturnGoesOn(edit, popup))  # after the completer's own: it runs first
+    edit.setCompleter(completer)
+
+
+class ReturnGoesOn(QObject):
+    """Return in a completer's list with no row chosen closes the list and reaches the field (so the
+    dialog's default button is pressed), instead of only closing the list: typing a whole name then Return
+    applies the edit. With a row chosen (arrow keys), Return takes that completion, as usual."""
+
+    def __init__(self, edit: QLineEdit, popup: QAbstractItemView) -> None:
+        super().__init__(edit)
+        self.edit, self.popup = edit, popup
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if (obj is self.popup and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not self.popup.currentIndex().isValid()):
+            self.popup.hide()
+            QApplication.sendEvent(self.edit, QKeyEvent(QEvent.Type.KeyPress, event.key(), event.modifiers()))
+            return True
+        return super().eventFilter(obj, event)
+
+
 class FormDialog(QDialog):
     """Fields in a form; OK calls ``on_accept(dialog)``, which applies the edit.
 
@@ -101,6 +134,8 @@ class FormDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):  # also from a field of several lines, where Return is a newline
+            QShortcut(QKeySequence(keys), self, self.accept)
 
     # -- fields --------------------------------------------------------------------
     def add_line(self, key: str, label: str, text: str = "", completions: Sequence[str] = (),
@@ -109,14 +144,7 @@ class FormDialog(QDialog):
         when it holds characters a field does not show (:func:`~onnxviz.ui.widgets.names.name_field`)."""
         edit = name_field(text) if name else whole_field(QLineEdit(text))
         edit.setPlaceholderText(placeholder)
-        if completions:
-            completer = QCompleter(list(completions), edit)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setFilterMode(Qt.MatchFlag.MatchContains)
-            popup = completer.popup()
-            if popup is not None:  # its list shows the names escaped; a completion is the exact name
-                popup.setItemDelegate(NameDelegate(popup))
-            edit.setCompleter(completer)
+        complete(edit, completions)
         edit.selectAll()
         return self._add(key, label, edit)
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -26,7 +28,10 @@ from onnxviz.model.editing.palette import PaletteEntry, palette, search
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.edit.node_needs import NodeNeeds
 from onnxviz.ui.widgets.names import name_tooltip, short_name
+
+LIST_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,7 @@ class PaletteDialog(QDialog):
         self.search_edit.setPlaceholderText("Search operators, e.g. relu, conv, ai.onnx.ml")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self._filter)
+        self.search_edit.installEventFilter(self)  # Up and Down move in the list while typing
         self.list = QListWidget()
         # a long name ("TreeEnsembleClassifier (ai.onnx.ml)", a model's own function) is cut in its middle,
         # whole in its tooltip: a sideways scroll bar under a list of short names hid the last row
@@ -135,6 +141,7 @@ class PaletteDialog(QDialog):
         form = QFormLayout()
         form.addRow("Place:", self.placement)
         form.addRow("Node name:", self.name_edit)
+        self.needs = NodeNeeds(self._values())
         self.error = ErrorLabel(self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
@@ -146,10 +153,18 @@ class PaletteDialog(QDialog):
         layout.addWidget(self.search_edit)
         layout.addWidget(splitter, 1)
         layout.addLayout(form)
+        layout.addWidget(self.needs)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self._filter("")
         self.search_edit.setFocus()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.search_edit and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) \
+                and event.key() in LIST_KEYS:
+            QApplication.sendEvent(self.list, QKeyEvent(QEvent.Type.KeyPress, event.key(), event.modifiers()))
+            return True
+        return super().eventFilter(obj, event)
 
     def _filter(self, text: str) -> None:
         self.list.clear()
@@ -163,9 +178,18 @@ class PaletteDialog(QDialog):
         else:
             self.schema_view.setHtml("<p><i>No operator matches.</i></p>")
 
+    def _values(self) -> list[str]:
+        """The values the new node may read: those of the place's graph."""
+        scope = self.places[0].scope if self.places else ""
+        g = self.doc.index.graphs.get(scope)
+        return sorted(v for v in g.producer if v) if g is not None else []
+
     def _show_schema(self, item: QListWidgetItem | None) -> None:
         if item is not None:
-            self.schema_view.setHtml(schema_html(item.data(Qt.ItemDataRole.UserRole)))
+            entry = item.data(Qt.ItemDataRole.UserRole)
+            self.schema_view.setHtml(schema_html(entry))
+            self.needs.show_entry(entry)
+            self.error.show_message("")
 
     def chosen(self) -> PaletteEntry | None:
         item = self.list.currentItem()
@@ -178,8 +202,9 @@ class PaletteDialog(QDialog):
             return
         place = self.places[self.placement.currentIndex()]
         try:
-            self.doc.insert_on_value(place.value, entry.name, domain=entry.domain, scope=place.scope,
-                                     name=self.name_edit.text().strip() or None, consumers=place.consumers)
+            self.doc.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
+                                     scope=place.scope, name=self.name_edit.text().strip() or None,
+                                     consumers=place.consumers, extra_inputs=self.needs.inputs())
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
             return

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.tensors import raw_data_spans, sparse_to_dense, tensor_numel
+from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import find_initializer
 from onnxviz.ui.widgets.names import wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
@@ -124,6 +125,11 @@ class WeightsPanel(QWidget):
         if g is None or not 0 <= node < len(g.nodes):
             return False
         n = g.nodes[node]
+        reference = next((a.ref_attr_name for a in n.attribute if a.ref_attr_name), "")
+        if n.op_type == "Constant" and reference:  # a function's Constant set by the caller: no value here
+            self.clear(f"The value of the function's attribute '{display_name(reference, 80)}': each call "
+                       "of the function gives its own.")
+            return True
         found = constant_tensor(n) if n.op_type == "Constant" else next(
             ((a.name, a.t) for a in n.attribute if a.type == AttributeProto.TENSOR), None)
         if found is None:

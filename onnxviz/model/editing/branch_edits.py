@@ -1,0 +1,75 @@
+"""Deleting a node together with a branch: what only feeds it, or what only it feeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from onnx import GraphProto
+
+from onnxviz.model.editing import cleanup
+from onnxviz.model.editing.base import EditBase, NodeRef
+from onnxviz.model.editing.ops import Op, Remove
+
+Side = Literal["inputs", "outputs"]
+
+
+@dataclass(frozen=True)
+class Branch:
+    """What deleting a node with its inputs or outputs takes away (shown before it happens).
+
+    ``nodes`` are positions in ``scope``, ascending, the node itself among them; ``labels`` name them in
+    the same order; ``initializers`` are the weights only these nodes read, which go too.
+    """
+
+    scope: str
+    node: int
+    side: Side
+    nodes: tuple[int, ...]
+    labels: tuple[str, ...]
+    initializers: tuple[str, ...]
+    outputs: tuple[str, ...] = ()  # graph outputs these nodes make, left without a maker (problems show them)
+
+    @property
+    def others(self) -> int:
+        """How many nodes go besides the node itself."""
+        return len(self.nodes) - 1
+
+
+class BranchEditsMixin(EditBase):
+    def node_branch(self, node: NodeRef, side: Side) -> Branch:
+        """The nodes :meth:`remove_node_with_inputs` (``side="inputs"``) or :meth:`remove_node_with_outputs`
+        (``"outputs"``) would delete, without changing anything."""
+        scope, i = self.locate(node)
+        g = self.index.graphs[scope]
+        nodes = cleanup.feeders_only(g, i) if side == "inputs" else cleanup.fed_only_by(g, i)
+        body = self.graph_of(scope)
+        graph = body if isinstance(body, GraphProto) else None
+        inits = cleanup.initializers_only_read_by(graph, g, nodes)
+        names = tuple(graph.initializer[k].name for k in inits) if graph is not None else ()
+        outputs = tuple(x for x in g.output_names if g.producer_of(x) in set(nodes))
+        return Branch(scope, i, side, tuple(nodes), tuple(self.node_label(scope, n) for n in nodes), names, outputs)
+
+    def remove_node_with_inputs(self, node: NodeRef) -> Branch:
+        """Delete a node and every node that feeds only it (a whole pre-processing branch), with the
+        initializers only they read, as one command. Returns what went."""
+        return self._remove_branch(self.node_branch(node, "inputs"))
+
+    def remove_node_with_outputs(self, node: NodeRef) -> Branch:
+        """Delete a node and every node that only it feeds (a whole post-processing branch), with the
+        initializers only they read, as one command. Returns what went."""
+        return self._remove_branch(self.node_branch(node, "outputs"))
+
+    def _remove_branch(self, branch: Branch) -> Branch:
+        path = self.scope_path(branch.scope)
+        ops: list[Op] = [Remove(path + ("node",), n) for n in reversed(branch.nodes)]
+        body = self.graph_of(branch.scope)
+        if isinstance(body, GraphProto) and branch.initializers:
+            gone = set(branch.initializers)
+            ops += [Remove(path + ("initializer",), k) for k in reversed(range(len(body.initializer)))
+                    if body.initializer[k].name in gone]
+        label = self.node_label(branch.scope, branch.node)
+        what = "feeding only it" if branch.side == "inputs" else "only it feeds"
+        extra = f" and {branch.others} node{'s' if branch.others != 1 else ''} {what}" if branch.others else ""
+        self._run(f"Delete {label}{extra}", ops)
+        return branch
