@@ -439,7 +439,7 @@ def test_constants_feeding_a_node_become_initializers_in_one_step() -> None:
     clip = helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip")
     value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     graph = helper.make_graph([*consts, clip], "g", [value], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    doc = Document(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10))
     assert doc.constant_feeders("clip") == [("", 0), ("", 1)]
     roundtrip(doc, lambda: doc.constants_to_initializers(doc.constant_feeders("clip")))
     assert [n.name for n in doc.model.graph.node] == ["clip"] and doc.check() == []

@@ -297,7 +297,7 @@ def _folded_constant_model(path: Path) -> Path:
     reshape = helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")
     graph = helper.make_graph([shape, reshape], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10), path)
     return path
 
 

@@ -163,8 +163,10 @@ def test_an_enum_attribute_is_edited_by_picking_one_of_its_values(qtbot: QtBot) 
     combo.activated.emit(1)
     assert helper.get_attribute_value(doc.model.graph.node[0].attribute[0]) == b"SAME_UPPER"
     assert doc.index.problems == [] and doc.undo_stack.undo_label() == "Set conv1.auto_pad"
-    editor.set_value_text("auto_pad", "same_upper")  # typed: taken as written, and flagged
-    assert "'auto_pad' is 'same_upper'" in doc.index.problems[0].message
+    editor.set_value_text("auto_pad", "same_upper")  # a choice in other case: the combo box takes the choice
+    assert helper.get_attribute_value(doc.model.graph.node[0].attribute[0]) == b"SAME_UPPER"
+    editor.set_value_text("auto_pad", "SAME_UPPERR")  # any other text: taken as written, and flagged
+    assert "'auto_pad' is 'SAME_UPPERR'" in doc.index.problems[0].message
 
 
 def test_the_check_command_reports_what_onnxruntime_refuses(tmp_path: Path) -> None:
