@@ -33,6 +33,7 @@ class InputSpec:
     name: str
     elem_type: int
     shape: tuple[int | str | None, ...] | None
+    dynamic_axes: tuple[int, ...] = ()  # axes declared -1: each is a symbolic dim of its own (see dynamic_dim)
 
     @property
     def dtype(self) -> np.dtype:
@@ -54,11 +55,16 @@ class InputSpec:
                 out.append(DEFAULT_DIM)
         return tuple(out)
 
+    def dim_texts(self) -> list[str]:
+        """Each dimension as declared: a size, a name, -1, or '?' when unknown."""
+        return ["-1" if k in self.dynamic_axes else "?" if d is None else str(d)
+                for k, d in enumerate(self.shape or ())]
+
     @property
     def shape_text(self) -> str:
         if self.shape is None:
             return "?"
-        return "x".join("?" if d is None else str(d) for d in self.shape) or "scalar"
+        return "x".join(self.dim_texts()) or "scalar"
 
     @property
     def looks_like_image(self) -> bool:
@@ -84,11 +90,23 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
         tt = v.type.tensor_type
         if v.type.WhichOneof("value") != "tensor_type":
             raise RunError(f"input '{v.name}' is not a tensor; only tensor inputs can be fed.")
-        shape = None
+        shape, dynamic = None, ()
         if tt.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
-        specs.append(InputSpec(v.name, tt.elem_type, shape))
+            shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
+            dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
+        specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
     return specs
+
+
+def dynamic_dim(input_name: str, axis: int) -> str:
+    """The name a size declared -1 goes by (for --dim and the Run dialog): 'ids[1]' is axis 1 of 'ids'."""
+    return f"{input_name}[{axis}]"
+
+
+def _declared_dim(input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> int | str | None:
+    if d.HasField("dim_value"):
+        return dynamic_dim(input_name, axis) if d.dim_value == -1 else d.dim_value
+    return d.dim_param or None
 
 
 def symbolic_dims(specs: list[InputSpec]) -> list[str]:

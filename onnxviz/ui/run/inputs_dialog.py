@@ -60,8 +60,8 @@ class _InputRow:
 
     def __init__(self, spec: InputSpec, choice: InputChoice, grid: QGridLayout, row: int) -> None:
         self.spec = spec
-        dims = "?" if spec.shape is None else ", ".join("?" if d is None else str(d) for d in spec.shape) or "scalar"
-        name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
+        dims = "?" if spec.shape is None else ", ".join(spec.dim_texts()) or "scalar"
+        self.name = name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
         self.source = _combo(source_labels(spec), choice.source)
         self.path = QLineEdit(choice.path)
         self.path.setPlaceholderText("file...")
