@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.problems import Severity
-from onnxviz.model.runner import refusal
+from onnxviz.model.runner import refusal, run_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs, symbolic_dims
 
 OPSET = [helper.make_opsetid("", 17)]
@@ -73,3 +73,80 @@ def test_check_cli_warns_and_run_cli_dumps_a_minus_one_model(capsys: pytest.Capt
     assert np.load(dump / index["values"]["r"]["file"]).shape == (4, 3)
     code, _, err = run_cli(capsys, "run", str(path))
     assert code == 0 and "dimension 'x[0]' set to 1 (use --dim x[0]=N)" in err
+
+
+# -- 2. generated inputs valid for what reads them --------------------------------------------------
+def bert_model(words: int = 7, positions: int = 4, hidden: int = 4) -> onnx.ModelProto:
+    """BERT's embeddings and a masked attention score: word, position and token type tables read by
+    Gathers (through Cast, Unsqueeze/Squeeze and Reshape), an attention mask turned into a bias."""
+    rng = np.random.default_rng(0)
+    tables = [numpy_helper.from_array(rng.standard_normal((rows, hidden)).astype(np.float32), name)
+              for name, rows in (("word_table", words), ("position_table", positions), ("type_table", 2))]
+    consts = [numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+              numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+              numpy_helper.from_array(np.array(-10000.0, np.float32), "big")]
+    n = helper.make_node
+    nodes = [n("Cast", ["input_ids"], ["ids32"], to=TensorProto.INT32, name="cast_ids"),
+             n("Gather", ["word_table", "ids32"], ["words"], name="word_embedding"),
+             n("Unsqueeze", ["position_ids", "axis1"], ["pos_u"], name="pos_unsqueeze"),
+             n("Squeeze", ["pos_u", "axis1"], ["pos"], name="pos_squeeze"),
+             n("Gather", ["position_table", "pos"], ["positioned"], name="position_embedding"),
+             n("Reshape", ["token_type_ids", "seq_shape"], ["types"], name="types_reshape"),
+             n("Gather", ["type_table", "types"], ["typed"], name="token_type_embedding"),
+             n("Add", ["words", "positioned"], ["sum1"], name="add1"),
+             n("Add", ["sum1", "typed"], ["embedded"], name="add2"),
+             n("Transpose", ["embedded"], ["embedded_t"], perm=[0, 2, 1], name="transpose"),
+             n("MatMul", ["embedded", "embedded_t"], ["scores"], name="scores"),
+             n("Unsqueeze", ["attention_mask", "axis1"], ["mask_u"], name="mask_unsqueeze"),
+             n("Cast", ["mask_u"], ["mask_f"], to=TensorProto.FLOAT, name="mask_cast"),
+             n("Sub", ["one", "mask_f"], ["inverted"], name="mask_invert"),
+             n("Mul", ["inverted", "big"], ["bias"], name="mask_bias"),
+             n("Add", ["scores", "bias"], ["masked"], name="add_bias"),
+             n("Softmax", ["masked"], ["probs"], axis=-1, name="softmax")]
+    ints = [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])
+            for name in ("input_ids", "position_ids", "token_type_ids", "attention_mask")]
+    consts.append(numpy_helper.from_array(np.array([0, -1], np.int64), "seq_shape"))
+    return _model(nodes, ints, [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", "seq", "seq"])],
+                  [*tables, *consts])
+
+
+def test_generated_integers_are_valid_indices_and_masks() -> None:
+    model = bert_model()
+    limits = {s.name: s.limit for s in input_specs(model)}
+    assert limits == {"input_ids": 7, "position_ids": 4, "token_type_ids": 2, "attention_mask": 2}
+    feeds = build_feeds(input_specs(model), {}, {"batch": 3, "seq": 50}, seed=5)
+    assert feeds["input_ids"].max() == 6 and feeds["token_type_ids"].max() == 1
+    assert feeds["position_ids"].max() == 3 and set(np.unique(feeds["attention_mask"])) == {0, 1}
+    result = run_model(model, feeds)
+    try:
+        assert result.engine == "onnxruntime" and result.values["probs"].shape == (3, 50, 50)
+    finally:
+        result.cleanup()
+
+
+def test_integer_limits_through_comparisons_quantized_tables_and_contrib_embeddings() -> None:
+    table = numpy_helper.from_array(np.zeros((3, 2), np.int8), "q_table")
+    scale = numpy_helper.from_array(np.array(0.5, np.float32), "scale")
+    n = helper.make_node
+    nodes = [n("DequantizeLinear", ["q_table", "scale"], ["table"]),
+             n("Gather", ["table", "ids"], ["e"], axis=0),
+             n("Equal", ["flags", "ids"], ["eq"]),
+             n("EmbedLayerNormalization", ["w", "s", "we", "pe", "se", "", "", "m"], ["o", "mi"], domain="com.microsoft")]
+    inputs = [helper.make_tensor_value_info(name, TensorProto.INT64, [2]) for name in ("ids", "flags", "count")]
+    inputs += [helper.make_tensor_value_info(name, TensorProto.INT32, [1, 2]) for name in ("w", "s", "m")]
+    inits = [table, scale] + [numpy_helper.from_array(np.zeros((rows, 4), np.float32), name)
+                              for name, rows in (("we", 50), ("pe", 8), ("se", 2))]
+    model = _model(nodes, inputs, [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 2])], inits)
+    limits = {s.name: s.limit for s in input_specs(model)}
+    assert limits == {"ids": 2, "flags": 2, "count": 0, "w": 50, "s": 2, "m": 2}
+    assert {s.name: s.random_high for s in input_specs(model)}["w"] == 10
+
+
+def test_run_cli_dumps_bert_with_generated_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _save(bert_model(), tmp_path / "bert.onnx")
+    dump = tmp_path / "dump"
+    code, out, err = run_cli(capsys, "run", str(path), "--dim", "seq=40", "--dump", str(dump), "--json")
+    assert code == 0, err
+    index = json.loads((dump / "index.json").read_text())
+    assert np.load(dump / index["values"]["typed"]["file"]).shape == (1, 40, 4)
+    assert json.loads(out)["outputs"][0]["shape"] == [1, 40, 40]

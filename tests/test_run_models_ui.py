@@ -7,7 +7,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.problems import Severity
-from tests.test_run_models import paddle_model
+from tests.test_run_models import bert_model, paddle_model
 from tests.test_run_ui import TIMEOUT, _save, _window
 
 
@@ -25,3 +25,18 @@ def test_minus_one_size_is_a_warning_and_the_run_dialog_asks_it(qtbot: QtBot, tm
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         dialog.run_button.click()
     assert c.result is not None and c.result.values["y"].shape == (3, 3)
+
+
+def test_f9_runs_bert_on_generated_inputs(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(bert_model(), tmp_path / "bert.onnx"))
+    c.run()  # F9: the dialog asks batch and seq once
+    dialog = c.inputs_dialog
+    assert dialog is not None
+    labels = {row.spec.name: row.source.currentText() for row in dialog.rows}
+    assert labels == {"input_ids": "Random 0 - 6", "position_ids": "Random 0 - 3", "token_type_ids": "Random 0 - 1",
+                      "attention_mask": "Random 0 - 1"}
+    dialog.dim_boxes["seq"].setValue(16)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        dialog.run_button.click()
+    assert c.result is not None and c.result.engine == "onnxruntime" and not c.result.notes
+    assert c.result.values["probs"].shape == (1, 16, 16)

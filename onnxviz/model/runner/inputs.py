@@ -7,7 +7,7 @@ import os
 import re
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +16,16 @@ from onnx import numpy_helper
 
 from onnxviz.model.index import display_name
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.ranges import integer_limits
 from onnxviz.model.summary import human_bytes
 
 SOURCES = ("random", "uniform", "zeros", "ones")
 """Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;
-integers get small non-negative values and booleans a fair coin for both."""
+integers get small non-negative values (valid indices and masks where the model reads them so:
+see :attr:`InputSpec.random_high`) and booleans a fair coin for both."""
 
 DEFAULT_DIM = 1
+RANDOM_INTEGERS = 10  # random integers are 0-9 where nothing in the model needs them smaller
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,12 @@ class InputSpec:
     elem_type: int
     shape: tuple[int | str | None, ...] | None
     dynamic_axes: tuple[int, ...] = ()  # axes declared -1: each is a symbolic dim of its own (see dynamic_dim)
+    limit: int = 0  # integers: what reads the values needs them below this (see ranges.py); 0: no limit known
+
+    @property
+    def random_high(self) -> int:
+        """Generated random integers are below this: 10, or less where the model needs less."""
+        return min(RANDOM_INTEGERS, self.limit) if self.limit else RANDOM_INTEGERS
 
     @property
     def dtype(self) -> np.dtype:
@@ -95,7 +104,9 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
             shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
             dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
         specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
-    return specs
+    integers = [s.name for s in specs if s.dtype.kind in "iu"]
+    limits = integer_limits(model, integers) if integers else {}
+    return [replace(s, limit=limits[s.name]) if s.name in limits else s for s in specs]
 
 
 def dynamic_dim(input_name: str, axis: int) -> str:
@@ -156,7 +167,7 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
-        return rng.integers(0, 10, size=shape, dtype=dtype)
+        return rng.integers(0, spec.random_high, size=shape, dtype=dtype)
     if dtype.kind in "OSU":
         return np.full(shape, "a", dtype=object)
     # drawn in float32 where that is the input's precision (or less): no float64 array twice the size

@@ -49,7 +49,8 @@ def source_labels(spec: InputSpec) -> dict[str, str]:
     labels = dict(SOURCE_LABELS)
     if kind != "f":
         del labels["uniform"]
-        labels["random"] = {"b": "Random true/false", "i": "Random 0 - 9", "u": "Random 0 - 9"}.get(kind, "Random")
+        integers = f"Random 0 - {spec.random_high - 1}"
+        labels["random"] = {"b": "Random true/false", "i": integers, "u": integers}.get(kind, "Random")
     if not spec.looks_like_image:
         del labels["image"]
     return labels
