@@ -14,8 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.index import ModelIndex
 from onnxviz.model.problems import Severity
-from onnxviz.model.runner import refusal, run_model
-from onnxviz.model.runner.inputs import build_feeds, input_specs, symbolic_dims
+from onnxviz.model.runner import RunError, refusal, run_model
+from onnxviz.model.runner.inputs import InputSpec, build_feeds, input_specs, strings_from_text, symbolic_dims
 
 OPSET = [helper.make_opsetid("", 17)]
 
@@ -150,3 +150,61 @@ def test_run_cli_dumps_bert_with_generated_inputs(capsys: pytest.CaptureFixture[
     index = json.loads((dump / "index.json").read_text())
     assert np.load(dump / index["values"]["typed"]["file"]).shape == (1, 40, 4)
     assert json.loads(out)["outputs"][0]["shape"] == [1, 40, 40]
+
+
+# -- 3. string inputs --------------------------------------------------------------------------------
+def strings_model() -> onnx.ModelProto:
+    """A scikit-learn-like text step: strings [N, 1] encoded by a LabelEncoder, and compared to 'dog'."""
+    n = helper.make_node
+    nodes = [n("Identity", ["text"], ["same"], name="identity"),
+             n("LabelEncoder", ["same"], ["label"], domain="ai.onnx.ml", name="encoder",
+               keys_strings=["cat", "dog"], values_int64s=[0, 1], default_int64=-1),
+             n("Equal", ["same", "dog"], ["is_dog"], name="equal")]
+    dog = helper.make_tensor("dog", TensorProto.STRING, [], [b"dog"])
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("text", TensorProto.STRING, ["N", 1])],
+                              [helper.make_tensor_value_info("label", TensorProto.INT64, ["N", 1]),
+                               helper.make_tensor_value_info("is_dog", TensorProto.BOOL, ["N", 1])], [dog])
+    return helper.make_model(graph, ir_version=8, opset_imports=[*OPSET, helper.make_opsetid("ai.onnx.ml", 2)])
+
+
+def test_unicode_arrays_feed_string_inputs(tmp_path: Path) -> None:
+    from onnxviz.model.runner.inputs import read_array_file, read_inputs_file, save_inputs_file
+
+    np.save(tmp_path / "text.npy", np.array([["cat"], ["bird"], ["dog"]]))
+    spec = input_specs(strings_model())[0]
+    feeds = build_feeds([spec], {"text": read_array_file(tmp_path / "text.npy")}, {})
+    assert feeds["text"].dtype == object and feeds["text"].tolist() == [["cat"], ["bird"], ["dog"]]
+    result = run_model(strings_model(), feeds)
+    try:
+        assert result.array("label").ravel().tolist() == [0, -1, 1]
+        assert result.array("is_dog").ravel().tolist() == [False, False, True]
+        assert result.array("same").ravel().tolist() == ["cat", "bird", "dog"]
+    finally:
+        result.cleanup()
+    save_inputs_file(tmp_path / "saved.npz", feeds)  # written without pickles, read back as strings
+    assert read_inputs_file(tmp_path / "saved.npz")["text"].tolist() == [["cat"], ["bird"], ["dog"]]
+
+
+def test_typed_strings_are_split_and_shaped_to_the_input() -> None:
+    spec = input_specs(strings_model())[0]
+    assert strings_from_text(spec, "cat, dog ,bird", {}).tolist() == [["cat"], ["dog"], ["bird"]]
+    assert strings_from_text(spec, "a, b\nc d\n", {}).tolist() == [["a, b"], ["c d"]]  # lines keep commas
+    fixed = InputSpec("t", TensorProto.STRING, (2, "n"))
+    assert strings_from_text(fixed, "a,b,c,d", {"n": 5}).shape == (2, 2)
+    with pytest.raises(RunError, match=r"input 't' \(2xn\) takes a multiple of 2 strings, not 3"):
+        strings_from_text(fixed, "a,b,c", {})
+    with pytest.raises(RunError, match="type the strings of input 'text'"):
+        strings_from_text(spec, "  \n", {})
+    assert build_feeds([spec], {}, {"N": 2}, "zeros")["text"].tolist() == [[""], [""]]
+
+
+def test_run_cli_dumps_a_string_model_fed_from_npy(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _save(strings_model(), tmp_path / "text.onnx")
+    np.save(tmp_path / "text.npy", np.array([["dog"], ["cat"]]))
+    dump = tmp_path / "dump"
+    code, out, err = run_cli(capsys, "run", str(path), "--input", f"text={tmp_path / 'text.npy'}", "--dump",
+                             str(dump), "--json")
+    assert code == 0, err
+    index = json.loads((dump / "index.json").read_text())
+    assert np.load(dump / index["values"]["label"]["file"]).ravel().tolist() == [1, 0]
+    assert np.load(dump / index["values"]["same"]["file"]).ravel().tolist() == ["dog", "cat"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.problems import Severity
-from tests.test_run_models import bert_model, paddle_model
+from tests.test_run_models import bert_model, paddle_model, strings_model
 from tests.test_run_ui import TIMEOUT, _save, _window
 
 
@@ -40,3 +40,27 @@ def test_f9_runs_bert_on_generated_inputs(qtbot: QtBot, tmp_path: Path) -> None:
         dialog.run_button.click()
     assert c.result is not None and c.result.engine == "onnxruntime" and not c.result.notes
     assert c.result.values["probs"].shape == (1, 16, 16)
+
+
+def test_strings_typed_in_the_run_dialog_feed_a_string_input(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(strings_model(), tmp_path / "text.onnx"))
+    c.run(ask=True)
+    dialog = c.inputs_dialog
+    assert dialog is not None
+    row = dialog.rows[0]
+    assert [row.source.itemData(i) for i in range(row.source.count())] == ["text", "random", "zeros", "file"]
+    assert row.text.isHidden() and not row.path.isHidden()
+    row.source.setCurrentIndex(row.source.findData("text"))
+    assert not row.text.isHidden() and row.path.isHidden()
+    qtbot.keyClicks(row.text, "cat, dog, fish")
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        dialog.run_button.click()
+    assert c.result is not None and c.result.array("label").ravel().tolist() == [0, 1, -1]
+    c.run(ask=True)  # the typed strings are kept for the next run; one per line keeps commas
+    row = c.inputs_dialog.rows[0]
+    assert row.source.currentData() == "text" and row.text.toPlainText() == "cat, dog, fish"
+    row.text.setPlainText("dog, cat\ndog")
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.inputs_dialog.run_button.click()
+    assert c.result.array("same").ravel().tolist() == ["dog, cat", "dog"]
+    assert c.result.array("is_dog").ravel().tolist() == [False, True]

@@ -25,6 +25,7 @@ integers get small non-negative values (valid indices and masks where the model 
 see :attr:`InputSpec.random_high`) and booleans a fair coin for both."""
 
 DEFAULT_DIM = 1
+GENERATED_STRING = "a"  # every element of a generated string input ("" for zeros)
 RANDOM_INTEGERS = 10  # random integers are 0-9 where nothing in the model needs them smaller
 
 
@@ -47,6 +48,11 @@ class InputSpec:
     @property
     def dtype(self) -> np.dtype:
         return np_dtype(self.elem_type)
+
+    @property
+    def type_text(self) -> str:
+        """The element type as users know it: 'string' rather than numpy's 'object'."""
+        return "string" if self.dtype == object else str(self.dtype)
 
     @property
     def symbols(self) -> list[str]:
@@ -99,14 +105,19 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
         tt = v.type.tensor_type
         if v.type.WhichOneof("value") != "tensor_type":
             raise RunError(f"input '{v.name}' is not a tensor; only tensor inputs can be fed.")
-        shape, dynamic = None, ()
+        shape: tuple[int | str | None, ...] | None = None
+        dynamic: tuple[int, ...] = ()
         if tt.HasField("shape"):
             shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
             dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
         specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
-    integers = [s.name for s in specs if s.dtype.kind in "iu"]
+    integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES]
     limits = integer_limits(model, integers) if integers else {}
     return [replace(s, limit=limits[s.name]) if s.name in limits else s for s in specs]
+
+
+_INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+                  onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
 
 
 def dynamic_dim(input_name: str, axis: int) -> str:
@@ -159,6 +170,8 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
         raise RunError(f"unknown input source '{source}'; use one of {', '.join(SOURCES)}.")
     shape = check_size(spec, dims)
     dtype = spec.dtype
+    if dtype.kind in "OSU":
+        return np.full(shape, "" if source == "zeros" else GENERATED_STRING, dtype=object)
     if source == "zeros":
         return np.zeros(shape, dtype)
     if source == "ones":
@@ -168,14 +181,45 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
         return rng.integers(0, spec.random_high, size=shape, dtype=dtype)
-    if dtype.kind in "OSU":
-        return np.full(shape, "a", dtype=object)
     # drawn in float32 where that is the input's precision (or less): no float64 array twice the size
     drawn = np.float64 if dtype in (np.float64, np.complex128) else np.float32
     values = rng.standard_normal(shape, drawn) if source == "random" else rng.random(shape, drawn)
     if dtype.kind == "c":
         values = values + 1j * rng.standard_normal(shape, drawn)
     return values.astype(dtype, copy=False)
+
+
+def strings_from_text(spec: InputSpec, text: str, dims: Mapping[str, int]) -> np.ndarray:
+    """The strings typed for a string input: one per line when there are several lines, else
+    separated by commas (spaces around them dropped); shaped to fit the input (see :func:`fitted_shape`)."""
+    if "\n" in text.strip("\r\n"):
+        items = [line.rstrip("\r") for line in text.strip("\r\n").split("\n")]
+    else:
+        items = [part.strip() for part in text.strip("\r\n").split(",")] if text.strip() else []
+    if not items:
+        raise RunError(f"type the strings of input '{display_name(spec.name, 60)}', separated by commas "
+                       "or one per line.")
+    return np.array(items, dtype=object).reshape(fitted_shape(spec, len(items), dims))
+
+
+def fitted_shape(spec: InputSpec, count: int, dims: Mapping[str, int]) -> tuple[int, ...]:
+    """A shape of ``count`` elements for the input: its declared sizes kept, the first symbolic or
+    unknown axis taking the rest (others 1); RunError when ``count`` cannot fill it."""
+    if spec.shape is None:
+        return (count,)
+    shape = list(spec.concrete_shape(dims))
+    free = [k for k, d in enumerate(spec.shape) if not (isinstance(d, int) and d > 0)]
+    fixed = math.prod(shape[k] for k in range(len(shape)) if k not in free)
+    if math.prod(shape) == count:
+        return tuple(shape)
+    if free and count % fixed == 0:
+        for k in free:
+            shape[k] = 1
+        shape[free[0]] = count // fixed
+        return tuple(shape)
+    need = f"a multiple of {fixed}" if free else f"{fixed}"
+    raise RunError(f"input '{display_name(spec.name, 60)}' ({spec.shape_text}) takes {need} strings, "
+                   f"not {count}.")
 
 
 def _stable_hash(name: str) -> int:
@@ -276,8 +320,11 @@ _NPZ_NAME_LIMIT = 65535 - len(".npy")
 
 
 def savable(array: np.ndarray) -> np.ndarray:
-    """``array`` as a .npy/.npz can give it back: raw bytes when numpy cannot read its dtype's descriptor
-    (ml_dtypes' float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    """``array`` as a .npy/.npz can give it back without pickles: strings as unicode (:func:`as_strings`
+    makes them objects again), raw bytes when numpy cannot read its dtype's descriptor (ml_dtypes'
+    float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    if array.dtype == object:  # strings: a '<U' array, never a pickle
+        return unicode_array(array)
     try:
         if np.dtype(array.dtype.str) == array.dtype:
             return array
@@ -306,11 +353,29 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
                                f"({spec.shape_text}) but the array has shape {_shape(a)}.")
     a = restored(a, spec.dtype)
+    if spec.dtype == object and a.dtype.kind in "OUS":
+        return as_strings(a)
     if a.dtype != spec.dtype:
         if a.dtype.kind in "OSU" or spec.dtype.kind in "OSU":
-            raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {a.dtype}.")
+            raise RunError(f"input '{spec.name}' expects {spec.type_text} but the array holds {a.dtype}.")
         a = a.astype(spec.dtype)
     return a
+
+
+def as_strings(array: np.ndarray) -> np.ndarray:
+    """A unicode, bytes or object array as the object array of str onnxruntime takes for a string
+    tensor (bytes read as UTF-8, anything undecodable replaced)."""
+    return unicode_array(array).astype(object)
+
+
+def unicode_array(array: np.ndarray) -> np.ndarray:
+    """The array's strings as a '<U' array (bytes read as UTF-8; other objects as their str)."""
+    if array.dtype.kind == "U":
+        return array
+    if array.dtype.kind == "S":
+        return np.char.decode(array, "utf-8", "replace")
+    texts = [x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in array.ravel().tolist()]
+    return np.array(texts, dtype=str).reshape(array.shape)
 
 
 def conversion_note(spec: InputSpec, array: np.ndarray) -> str:

@@ -169,8 +169,7 @@ class _Writer:
             self._end = offset + data.nbytes
             return {"file": PACK_FILE, "offset": offset}
         file = _file_name(k, name)
-        np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else savable(array),
-                allow_pickle=False)
+        np.save(self.out_dir / file, savable(array), allow_pickle=False)
         return {"file": file}
 
     def _append(self, data: bytes | memoryview) -> None:

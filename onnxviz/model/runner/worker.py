@@ -27,7 +27,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.inputs import restored, savable
+from onnxviz.model.runner.inputs import as_strings, restored, savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
 
@@ -101,7 +101,7 @@ def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.nda
     from onnxviz.model.runner.inputs import input_specs
 
     specs = {s.name: s for s in input_specs(model)}
-    with np.load(request.feeds_path, allow_pickle=True) as saved:  # written by the parent, never by a user
+    with np.load(request.feeds_path, allow_pickle=False) as saved:  # strings come as unicode (see savable)
         feeds = {name: saved[f"arr_{k}"] for k, name in enumerate(request.feed_names)}
     for name, array in feeds.items():
         spec = specs.get(name)
@@ -109,6 +109,8 @@ def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.nda
             continue
         if array.dtype.kind in "biuf" and spec.dtype.kind in "biufV":
             feeds[name] = array.astype(spec.dtype)
+        elif array.dtype.kind in "US" and spec.dtype == object:
+            feeds[name] = as_strings(array)  # the parent saved strings as unicode, not pickled
         else:
             feeds[name] = restored(array, spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
     return feeds
