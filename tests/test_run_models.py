@@ -208,3 +208,46 @@ def test_run_cli_dumps_a_string_model_fed_from_npy(capsys: pytest.CaptureFixture
     index = json.loads((dump / "index.json").read_text())
     assert np.load(dump / index["values"]["label"]["file"]).ravel().tolist() == [1, 0]
     assert np.load(dump / index["values"]["same"]["file"]).ravel().tolist() == ["dog", "cat"]
+
+
+# -- 4. sparse constants and initializers -------------------------------------------------------------
+def sparse_model(two_d_indices: bool = False, with_strings: bool = False) -> onnx.ModelProto:
+    """x [1, 2] @ w, w a Constant's sparse_value [[0, 1, 0], [0, 2, 0]]; s a sparse initializer added.
+    ``with_strings`` adds a string output, which onnxruntime only hands back through run()."""
+    values = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "w")
+    indices = np.array([[0, 1], [1, 1]] if two_d_indices else [1, 4], np.int64)
+    sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(indices, "w_indices"), [2, 3])
+    s_values = numpy_helper.from_array(np.array([5.0], np.float32), "s")
+    s_sparse = helper.make_sparse_tensor(s_values, numpy_helper.from_array(np.array([2], np.int64), "s_i"), [3])
+    n = helper.make_node
+    nodes = [n("Constant", [], ["w"], sparse_value=sparse, name="sparse_constant"),
+             n("MatMul", ["x", "w"], ["m"], name="mm"), n("Add", ["m", "s"], ["y"], name="add")]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])]
+    inits = []
+    if with_strings:
+        nodes.append(n("Cast", ["y"], ["y_text"], to=TensorProto.STRING, name="as_text"))
+        outputs.append(helper.make_tensor_value_info("y_text", TensorProto.STRING, [1, 3]))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])], outputs,
+                              inits, sparse_initializer=[s_sparse])
+    return helper.make_model(graph, opset_imports=OPSET, ir_version=8)
+
+
+@pytest.mark.parametrize(("two_d", "strings"), [(False, False), (True, True)], ids=["coo-flat", "coo-2d-via-run"])
+def test_captured_runs_densify_sparse_values(two_d: bool, strings: bool) -> None:
+    model = sparse_model(two_d, strings)
+    result = run_model(model, {"x": np.array([[1.0, 1.0]], np.float32)})
+    try:
+        assert result.array("w").tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
+        assert result.values["w"].op_type == "Constant" and result.engine == "onnxruntime"
+        assert result.array("y").tolist() == [[0.0, 3.0, 5.0]] and not result.notes
+    finally:
+        result.cleanup()
+
+
+def test_run_cli_dumps_a_model_with_sparse_values(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _save(sparse_model(), tmp_path / "sparse.onnx")
+    dump = tmp_path / "dump"
+    code, out, err = run_cli(capsys, "run", str(path), "--dump", str(dump))
+    assert code == 0 and "IsTensor" not in err + out, err
+    index = json.loads((dump / "index.json").read_text())
+    assert np.load(dump / index["values"]["w"]["file"]).tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import time
@@ -240,8 +241,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
             raise _PackFailed("a packing node failed") from exc
         raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
     t2 = time.perf_counter()
-    arrays = {out.name: value.numpy() if isinstance(value, ort.OrtValue) else value
-              for out, value in zip(outputs, fetched, strict=True)}
+    arrays = {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
     try:
         packed = unpack(prepared.packs, arrays)
     except PackMismatch as exc:
@@ -251,6 +251,42 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     result.engine = ENGINE_ORT
     if options.profile:
         result.node_times_us = _node_times(session.end_profiling(), prepared.node_positions)
+
+
+def _as_array(value: Any) -> Any:
+    """A fetched value as numpy: tensors as they are, sparse ones (a Constant's sparse_value) made
+    dense; sequences and maps as onnxruntime gave them."""
+    import onnxruntime as ort
+
+    if isinstance(value, ort.OrtValue):
+        if value.is_sparse_tensor():
+            return dense_of_sparse(value.as_sparse_tensor())
+        return value.numpy() if value.is_tensor() else value
+    if type(value).__name__ == "SparseTensor" and not isinstance(value, ort.SparseTensor):  # run()'s own type
+        return dense_of_sparse(ort.SparseTensor(value))
+    return value
+
+
+def dense_of_sparse(sparse: Any) -> Any:
+    """An onnxruntime SparseTensor (COO or CSR) as a dense array; itself in another format (not captured)."""
+    import onnxruntime as ort
+
+    shape = tuple(int(d) for d in sparse.dense_shape())
+    values = np.asarray(sparse.values())
+    fmt = sparse.format()
+    if fmt == ort.OrtSparseFormat.ORT_SPARSE_COO:
+        indices = np.asarray(sparse.as_coo_view().indices(), np.int64)
+        flat = indices if indices.ndim == 1 else np.ravel_multi_index(tuple(indices.reshape(-1, len(shape)).T), shape)
+    elif fmt == ort.OrtSparseFormat.ORT_SPARSE_CSRC and len(shape) == 2:
+        view = sparse.as_csrc_view()
+        outer = np.asarray(view.outer(), np.int64)
+        rows = np.repeat(np.arange(len(outer) - 1), np.diff(outer))
+        flat = rows * shape[1] + np.asarray(view.inner(), np.int64)
+    else:
+        return sparse
+    dense = np.zeros(math.prod(shape), values.dtype)
+    dense[flat] = values
+    return dense.reshape(shape)
 
 
 def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any], packed: dict[str, np.ndarray],
@@ -274,7 +310,7 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
     result.engines.update(dict.fromkeys(packed, ENGINE_ORT))
     result.producers.update((name, producers.get(name, -1)) for name in packed)
     if skipped:
-        result.notes.append(f"{skipped} sequence or map values were not captured (only tensors are).")
+        result.notes.append(f"{skipped} sequence, map or block-sparse values were not captured (only tensors are).")
 
 
 _NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
