@@ -251,3 +251,52 @@ def test_run_cli_dumps_a_model_with_sparse_values(capsys: pytest.CaptureFixture[
     assert code == 0 and "IsTensor" not in err + out, err
     index = json.loads((dump / "index.json").read_text())
     assert np.load(dump / index["values"]["w"]["file"]).tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
+
+
+# -- 5. errors name the failing node ---------------------------------------------------------------------
+def failing_model(name: str = "impossible_reshape") -> onnx.ModelProto:
+    """Relu, then a Reshape to the shape given as an input (fails at run time for a wrong size), then Neg."""
+    n = helper.make_node
+    return _model([n("Relu", ["x"], ["r"], name="relu"), n("Reshape", ["r", "shape"], ["y0"], name=name),
+                   n("Neg", ["y0"], ["y"], name="neg")],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                   helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+
+
+IMPOSSIBLE = {"x": np.ones((2, 3), np.float32), "shape": np.array([4, 5], np.int64)}
+
+
+@pytest.mark.parametrize(("name", "label"), [("impossible_reshape", "node 'impossible_reshape' (Reshape)"),
+                                             ("", "the Reshape node at position 1")], ids=["named", "unnamed"])
+@pytest.mark.parametrize("engine", ["onnxruntime", "reference"])
+def test_a_run_failing_inside_a_node_names_it(name: str, label: str, engine: str) -> None:
+    from onnxviz.model.runner import RunOptions
+
+    with pytest.raises(RunError) as failed:
+        run_model(failing_model(name), IMPOSSIBLE, RunOptions(engine=engine))
+    assert failed.value.node == 1
+    message = failed.value.message
+    if engine == "onnxruntime":
+        assert message.startswith(f"ONNX Runtime could not run the model ({label} failed: ")
+        assert "requested shape:{4,5}" in message and "onnxviz" not in message and "::" not in message
+    assert f"the reference evaluator failed ({label}: cannot reshape array of size 6" in message
+
+
+def test_onnxruntime_messages_name_their_node() -> None:
+    from onnxviz.model.runner.capture import ort_node_name
+
+    assert ort_node_name("[ONNXRuntimeError] : 1 : FAIL : Type Error: Type parameter (T) of Optype (Add) bound to "
+                         "different types (tensor(float) and tensor(int64) in node (bad (add)).") == "bad (add)"
+    assert ort_node_name("[ShapeInferenceError] Node (my node) Op (Conv) [ShapeInferenceError] bad") == "my node"
+    assert ort_node_name('This is an invalid model. In Node, ("n1", Foo, "", -1) : error') == "n1"
+    assert ort_node_name("out of memory") is None
+
+
+def test_run_cli_error_names_the_failing_node(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _save(failing_model(), tmp_path / "bad.onnx")
+    np.save(tmp_path / "shape.npy", IMPOSSIBLE["shape"])
+    code, out, err = run_cli(capsys, "run", str(path), "--input", f"shape={tmp_path / 'shape.npy'}",
+                             "--dump", str(tmp_path / "dump"))
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "node 'impossible_reshape' (Reshape) failed: " in err

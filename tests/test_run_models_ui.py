@@ -7,7 +7,9 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.problems import Severity
-from tests.test_run_models import bert_model, paddle_model, strings_model
+from onnxviz.ui.run.input_sources import InputChoice, InputPlan
+from onnxviz.ui.widgets.names import unbreak
+from tests.test_run_models import bert_model, failing_model, paddle_model, strings_model
 from tests.test_run_ui import TIMEOUT, _save, _window
 
 
@@ -64,3 +66,14 @@ def test_strings_typed_in_the_run_dialog_feed_a_string_input(qtbot: QtBot, tmp_p
         c.inputs_dialog.run_button.click()
     assert c.result.array("same").ravel().tolist() == ["dog, cat", "dog"]
     assert c.result.array("is_dog").ravel().tolist() == [False, True]
+
+
+def test_a_failing_run_names_and_selects_its_node(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(failing_model(), tmp_path / "bad.onnx"))
+    c.plans[str(window.doc.path)] = InputPlan({"shape": InputChoice("ones")}, {})  # [1, 1]: 6 values cannot fit
+    with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
+        c.run()
+    assert "node 'impossible_reshape' (Reshape) failed" in failed.args[0]
+    assert "impossible_reshape" in unbreak(c.failure_box.text())
+    qtbot.waitUntil(lambda: window.doc.selection.state.node == 1, timeout=TIMEOUT)
+    assert window.doc.selection.state.scope == ""

@@ -23,6 +23,7 @@ from typing import Any, cast
 import numpy as np
 import onnx
 
+from onnxviz.model.index import display_name
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
@@ -72,20 +73,58 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
         result.values[name] = np.asarray(array)
         result.engines[name] = ENGINE_INPUT
         result.producers[name] = -1
-    failure = ""
+    failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
             _run_ort_packed(model, feeds, options, progress, result, scratch_dir)
             return _finish(model, result, options, progress)
         except RunError as exc:
-            failure = f"ONNX Runtime could not run the model ({exc.message})"
+            failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
     try:
         _run_reference(model, feeds, options, progress, result)
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
-        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details) from exc
+        node = failed_node if failed_node >= 0 else exc.node
+        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node) from exc
     return _finish(model, result, options, progress)
+
+
+def node_label(graph: onnx.GraphProto, position: int) -> str:
+    """How an error names a main-graph node: 'node 'name' (Op)', or 'the Op node at position 3'."""
+    node = graph.node[position]
+    if node.name:
+        return f"node '{display_name(node.name, 80)}' ({display_name(node.op_type, 40)})"
+    return f"the {display_name(node.op_type, 40)} node at position {position}"
+
+
+_ORT_NODE_PATTERNS = (re.compile(r"while running \S+ node\. Name:'(.*?)' Status Message:"),  # a failed kernel
+                      re.compile(r"Node \((.*?)\) Op \(\S+?\)"),  # shape inference at session creation
+                      re.compile(r'In Node, \("(.*?)", \S+?,'),  # an invalid model
+                      re.compile(r"\) in node \((.*?)\)\.?$"))  # a type error
+
+
+def ort_node_name(text: str) -> str | None:
+    """The name of the node onnxruntime's error message says failed (None when it names none)."""
+    for pattern in _ORT_NODE_PATTERNS:
+        found = pattern.search(text.strip())
+        if found:
+            return found.group(1)
+    return None
+
+
+def _failure(prepared: Prepared, session: bool, exc: BaseException) -> RunError:
+    """onnxruntime's error as a RunError naming the failing node (by its own name, not the copy's)."""
+    name = ort_node_name(str(exc))
+    position = prepared.node_positions.get(name, -1) if name is not None else -1
+    if position < 0:
+        return RunError(f"{'session creation' if session else 'a node'} failed: {_message(exc)}", str(exc))
+    node = prepared.model.graph.node[position]
+    original = onnx.GraphProto()
+    original.node.add(name=prepared.original_names.get(position, node.name), op_type=node.op_type)
+    label = node_label(original, 0).replace(" at position 0", f" at position {position}")
+    what = f"session creation failed at {label}" if session else f"{label} failed"
+    return RunError(f"{what}: {_message(exc)}", str(exc), position)
 
 
 @dataclass
@@ -96,6 +135,7 @@ class Prepared:
     node_positions: dict[str, int]  # node name -> position, for the profiler's events
     packs: list[Pack] = field(default_factory=list)
     producers: dict[str, int] = field(default_factory=dict)  # value -> position of the node that makes it
+    original_names: dict[int, str] = field(default_factory=dict)  # position -> name, of nodes renamed here
 
 
 def prepare_model(model: onnx.ModelProto, capture_all: bool,
@@ -112,16 +152,18 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
     # each, and every further walk over a 12k-node graph cost 5-15 ms.
     positions: dict[str, int] = {}
     producers: dict[str, int] = {}  # value -> node position
+    renamed: dict[int, str] = {}
     for i, node in enumerate(graph.node):
         name = node.name
         if not name or name in positions:
+            renamed[i] = name
             name = node.name = f"{name or node.op_type}__onnxviz{i}"
         positions[name] = i
         for value in node.output:
             if value:
                 producers[value] = i
     if not capture_all:
-        return Prepared(copy, positions, producers=producers)
+        return Prepared(copy, positions, producers=producers, original_names=renamed)
     declared = {v.name: v for v in graph.value_info}
     present = {o.name for o in graph.output} | {i.name for i in graph.input}
     wanted = [name for name in producers if name not in present]
@@ -132,7 +174,7 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
     packed = {name for pack in packs for name in pack.members}
     graph.output.extend(declared.get(name) or onnx.ValueInfoProto(name=name) for name in wanted if name not in packed)
     add_packs(graph, packs)
-    return Prepared(copy, positions, packs, producers)
+    return Prepared(copy, positions, packs, producers, renamed)
 
 
 def _has_onnx_opset(model: onnx.ModelProto) -> bool:
@@ -227,7 +269,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
-        raise RunError(f"session creation failed: {_message(exc)}", str(exc)) from exc
+        raise _failure(prepared, True, exc) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
     wanted = {i.name for i in session.get_inputs()}
@@ -239,7 +281,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("a packing node failed") from exc
-        raise RunError(f"a node failed: {_message(exc)}", str(exc)) from exc
+        raise _failure(prepared, False, exc) from exc
     t2 = time.perf_counter()
     arrays = {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
     try:
@@ -367,12 +409,11 @@ def _node_times(profile_path: str, names: dict[str, int]) -> dict[int, float]:
 
 def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
                    progress: ProgressFn, result: Captured) -> None:
-    from onnx.reference import ReferenceEvaluator
-
     progress(0.3, "Running on the reference evaluator")
     t0 = time.perf_counter()
+    evaluator: Any = None
     try:
-        evaluator = ReferenceEvaluator(model)
+        evaluator = _tracked_evaluator()(model)
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
         if options.capture:
@@ -380,7 +421,10 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         else:
             produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
     except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything
-        raise RunError(_message(exc), str(exc)) from exc
+        running = evaluator.running if evaluator is not None else []
+        position = _producers(model).get(running[0], -1) if running else -1
+        where = f"{node_label(model.graph, position)}: " if position >= 0 else ""
+        raise RunError(where + _message(exc), str(exc), position) from exc
     result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
     producers = _producers(model)
     for name, value in produced.items():
@@ -394,6 +438,24 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         result.engines[name] = ENGINE_REFERENCE
         result.producers[name] = producers.get(name, -1)
     result.engine = ENGINE_REFERENCE
+
+
+@functools.cache
+def _tracked_evaluator() -> type:
+    from onnx.reference import ReferenceEvaluator
+
+    class TrackedEvaluator(ReferenceEvaluator):
+        """Remembers the outputs of the node it runs (from the line it logs before each node), so a
+        failure can name its node."""
+
+        running: list[str] = []
+
+        def _log(self, level: int, pattern: str, *args: Any) -> None:
+            if level == 1 and len(args) == 3 and not isinstance(args[2], str):
+                self.running = [str(name) for name in args[2] if name]
+            super()._log(level, pattern, *args)
+
+    return TrackedEvaluator
 
 
 def _producers(model: onnx.ModelProto) -> dict[str, int]:

@@ -62,7 +62,7 @@ def worker_main(conn: Connection) -> None:
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
     except OnnxvizError as exc:
-        conn.send(("error", exc.message, exc.details))
+        conn.send(("error", exc.message, exc.details, getattr(exc, "node", -1)))
     except MemoryError:
         conn.send(("error", "the run ran out of memory.", ""))
     except Exception as exc:  # noqa: BLE001 - reported to the parent as one sentence
@@ -175,7 +175,7 @@ class WorkerRun:
                 elif message[0] == "done":
                     return RunResult.load(self.out_dir, owns_directory=self._owns_out)
                 else:
-                    raise RunError(message[1], message[2])
+                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1)
             elif not self._process.is_alive() and not self._conn.poll(0):
                 raise RunError(_exit_text(self._process))
 

@@ -230,9 +230,15 @@ class RunController(QObject):
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
-                    results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
-                                             base_dir=job.base_dir, progress=part, token=token,
-                                             on_start=self._on_worker_started))
+                    try:
+                        results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
+                                                 base_dir=job.base_dir, progress=part, token=token,
+                                                 on_start=self._on_worker_started))
+                    except RunError as exc:
+                        if k == 0:
+                            raise
+                        # another model's node: not one to select on this canvas
+                        raise RunError(f"{job.label}: {exc.message}", exc.details) from exc
                     warm_up()  # for the next run, or the comparison's second one
                 if isinstance(feeds, PendingFeeds):
                     results[0].notes[:0] = feeds.notes
@@ -250,7 +256,7 @@ class RunController(QObject):
 
         task = Task(work, label)
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
-        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb))
+        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc))
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
@@ -356,9 +362,12 @@ class RunController(QObject):
         return (text + f". {len(outside)} differ beyond {self.tolerance.text()}, "
                 f"the first <b>{_name_html(first.name)}</b>.")
 
-    def _on_failed(self, exc: object, tb: str) -> None:
+    def _on_failed(self, exc: object, tb: str, doc: Document | None = None) -> None:
         self.task = None
         self.update_actions()
+        if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.window.doc is doc \
+                and exc.node < len(doc.index.main.nodes):
+            self.reveal(exc.node)  # the node onnxruntime (or the reference evaluator) says failed
         if isinstance(exc, OnnxvizError):
             self._report_failure(exc.message, exc.details or tb)
         else:
