@@ -300,3 +300,45 @@ def test_run_cli_error_names_the_failing_node(capsys: pytest.CaptureFixture[str]
                              "--dump", str(tmp_path / "dump"))
     assert code == 2 and not out and err.count("\n") == 1
     assert "node 'impossible_reshape' (Reshape) failed: " in err
+
+
+# -- 6. optional inputs, sequence and map outputs ---------------------------------------------------
+def optional_model() -> onnx.ModelProto:
+    """An optional tensor input x [n]: whether it has an element, and its element through a Relu."""
+    n = helper.make_node
+    x = helper.make_value_info("x", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, ["n"])))
+    graph = helper.make_graph([n("OptionalHasElement", ["x"], ["has"], name="has"),
+                               n("OptionalGetElement", ["x"], ["v"], name="get"), n("Relu", ["v"], ["r"], name="relu")],
+                              "g", [x], [helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+                                         helper.make_tensor_value_info("r", TensorProto.FLOAT, ["n"])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+@pytest.mark.parametrize("engine", ["onnxruntime", "reference"])
+def test_an_optional_tensor_input_is_fed_a_tensor(engine: str) -> None:
+    from onnxviz.model.runner import RunOptions
+
+    specs = input_specs(optional_model())
+    assert [(s.name, s.type_text, s.shape) for s in specs] == [("x", "float32", ("n",))]
+    result = run_model(optional_model(), build_feeds(specs, {}, {"n": 4}), RunOptions(engine=engine))
+    try:
+        assert result.engine == engine and bool(result.array("has")) and result.array("r").shape == (4,)
+    finally:
+        result.cleanup()
+
+
+def test_a_sequence_input_is_refused_in_one_sentence() -> None:
+    seq = helper.make_value_info("s", helper.make_sequence_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+    graph = helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"])], "g", [seq],
+                              [helper.make_tensor_value_info("n", TensorProto.INT64, [])])
+    with pytest.raises(RunError, match="^input 's' is a sequence; only tensor and optional tensor inputs can be fed"):
+        input_specs(helper.make_model(graph, opset_imports=OPSET))
+
+
+def test_run_cli_dumps_an_optional_input_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _save(optional_model(), tmp_path / "optional.onnx")
+    code, out, err = run_cli(capsys, "run", str(path), "--dim", "n=3", "--dump", str(tmp_path / "dump"))
+    assert code == 0, err
+    assert "r: float32 [3]" in out

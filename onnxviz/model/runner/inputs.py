@@ -102,9 +102,7 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
     for v in model.graph.input:
         if v.name in initializers:
             continue
-        tt = v.type.tensor_type
-        if v.type.WhichOneof("value") != "tensor_type":
-            raise RunError(f"input '{v.name}' is not a tensor; only tensor inputs can be fed.")
+        tt = _fed_tensor_type(v)
         shape: tuple[int | str | None, ...] | None = None
         dynamic: tuple[int, ...] = ()
         if tt.HasField("shape"):
@@ -114,6 +112,19 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
     integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES]
     limits = integer_limits(model, integers) if integers else {}
     return [replace(s, limit=limits[s.name]) if s.name in limits else s for s in specs]
+
+
+def _fed_tensor_type(v: onnx.ValueInfoProto) -> onnx.TypeProto.Tensor:
+    """The tensor type fed to input ``v``: its own, or an optional tensor's (fed with a tensor)."""
+    kind = v.type.WhichOneof("value")
+    if kind == "tensor_type":
+        return v.type.tensor_type
+    if kind == "optional_type" and v.type.optional_type.elem_type.WhichOneof("value") == "tensor_type":
+        return v.type.optional_type.elem_type.tensor_type
+    what = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional sequence",
+            "sparse_tensor_type": "a sparse tensor"}.get(kind or "", "of no type")
+    raise RunError(f"input '{display_name(v.name, 60)}' is {what}; only tensor and optional tensor inputs "
+                   "can be fed.")
 
 
 _INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
