@@ -342,3 +342,68 @@ def test_run_cli_dumps_an_optional_input_model(capsys: pytest.CaptureFixture[str
     code, out, err = run_cli(capsys, "run", str(path), "--dim", "n=3", "--dump", str(tmp_path / "dump"))
     assert code == 0, err
     assert "r: float32 [3]" in out
+
+
+def classifier_model() -> onnx.ModelProto:
+    """A scikit-learn-style classifier: LinearClassifier, its scores through ZipMap (a sequence of maps),
+    and x split into a sequence of rows."""
+    n = helper.make_node
+    nodes = [n("LinearClassifier", ["x"], ["label", "scores"], domain="ai.onnx.ml", name="classifier",
+               classlabels_ints=[0, 1, 2], coefficients=[1.0, 0.0, 0.0, 1.0, -1.0, -1.0], intercepts=[0.0, 0.0, 0.5],
+               post_transform="SOFTMAX"),
+             n("ZipMap", ["scores"], ["probabilities"], domain="ai.onnx.ml", name="zipmap", classlabels_int64s=[0, 1, 2]),
+             n("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0, name="split")]
+    maps = helper.make_sequence_type_proto(helper.make_map_type_proto(
+        TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, [])))
+    rows = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
+                              [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]),
+                               helper.make_value_info("probabilities", maps), helper.make_value_info("rows", rows)])
+    return helper.make_model(graph, ir_version=8, opset_imports=[*OPSET, helper.make_opsetid("ai.onnx.ml", 3)])
+
+
+CLASSIFIER_INPUT = {"x": np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)}
+
+
+def test_sequence_and_map_outputs_are_captured_as_json() -> None:
+    result = run_model(classifier_model(), CLASSIFIER_INPUT)
+    try:
+        assert not result.notes and set(result.structured) == {"probabilities", "rows"}
+        entry = result.structured["probabilities"]
+        assert (entry["kind"], entry["op_type"], entry["node"], entry["engine"]) == \
+            ("sequence of 2 maps", "ZipMap", 1, "onnxruntime")
+        probabilities = result.structured_value("probabilities")
+        assert [sorted(p) for p in probabilities] == [["0", "1", "2"]] * 2
+        assert probabilities[0]["1"] == pytest.approx(float(np.exp(2) / (np.exp(1) + np.exp(2) + np.exp(-2.5))), 1e-5)
+        assert result.structured_value("rows") == [[1.0, 2.0], [3.0, -1.0]]
+        assert result.structured["rows"]["kind"] == "sequence of 2 tensors"
+    finally:
+        result.cleanup()
+
+
+def test_structured_values_are_cut_beyond_the_limit() -> None:
+    from onnxviz.model.runner.structured import TRUNCATED, describe, jsonable
+
+    cut = jsonable([np.zeros(600_000), np.zeros(600_000), np.zeros(3)])
+    assert len(cut) == 3 and len(cut[1]) == 400_001 and cut[1][-1] == cut[2] == TRUNCATED
+    assert describe(cut) == "sequence of 2 tensors (cut)"
+    assert describe(jsonable([{"a": 1.0}] * 3)) == "sequence of 3 maps"
+    assert jsonable({b"k": float("nan"), 2: np.float32(0.5)}) == {"k": "NaN", "2": 0.5}
+
+
+def test_run_cli_dumps_sequences_and_maps_with_index_entries(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path) -> None:
+    path = _save(classifier_model(), tmp_path / "classifier.onnx")
+    np.save(tmp_path / "x.npy", CLASSIFIER_INPUT["x"])
+    dump = tmp_path / "dump"
+    code, out, err = run_cli(capsys, "run", str(path), "--input", f"x={tmp_path / 'x.npy'}", "--dump", str(dump))
+    assert code == 0, err
+    assert "  probabilities: sequence of 2 maps" in out and "  rows: sequence of 2 tensors" in out
+    assert "not produced" not in out and "note" not in out
+    index = json.loads((dump / "index.json").read_text())
+    entry = index["values"]["probabilities"]
+    assert entry["op_type"] == "ZipMap" and entry["file"].endswith(".json")
+    assert len(json.loads((dump / entry["file"]).read_text())) == 2
+    code, out, _ = run_cli(capsys, "run", str(path), "--input", f"x={tmp_path / 'x.npy'}", "--json")
+    outputs = {o["name"]: o for o in json.loads(out)["outputs"]}
+    assert outputs["rows"]["value"] == [[1.0, 2.0], [3.0, -1.0]]

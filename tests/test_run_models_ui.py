@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.problems import Severity
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
 from onnxviz.ui.widgets.names import unbreak
-from tests.test_run_models import bert_model, failing_model, paddle_model, strings_model
+from tests.test_run_models import bert_model, classifier_model, failing_model, paddle_model, strings_model
 from tests.test_run_ui import TIMEOUT, _save, _window
 
 
@@ -77,3 +78,27 @@ def test_a_failing_run_names_and_selects_its_node(qtbot: QtBot, tmp_path: Path) 
     assert "impossible_reshape" in unbreak(c.failure_box.text())
     qtbot.waitUntil(lambda: window.doc.selection.state.node == 1, timeout=TIMEOUT)
     assert window.doc.selection.state.scope == ""
+
+
+def test_dock_shows_a_zipmaps_sequence_of_maps_as_a_tree(qtbot: QtBot, tmp_path: Path) -> None:
+    window, c = _window(qtbot, _save(classifier_model(), tmp_path / "classifier.onnx"))
+    c.plans[str(window.doc.path)] = InputPlan({}, {"N": 2})
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    assert "3 values and 2 sequences or maps." in c.dock.summary.text() and "not" not in c.dock.summary.text()
+    window.doc.selection.select_node("", 1)  # the ZipMap
+    tree = c.dock.tree
+    qtbot.waitUntil(lambda: not tree.isHidden(), timeout=TIMEOUT)
+    assert c.dock.view.isHidden() and "sequence of 2 maps" in c.dock.facts.text()
+    assert [tree.topLevelItem(k).text(0) for k in range(tree.topLevelItemCount())] == ["[0]", "[1]"]
+    first = tree.topLevelItem(0)
+    assert first.text(1) == "map of 3 entries" and [first.child(k).text(0) for k in range(3)] == ["0", "1", "2"]
+    stored = c.result.structured_value("probabilities")
+    assert float(first.child(1).text(1)) == pytest.approx(stored[0]["1"], rel=1e-5)
+    window.doc.selection.select_node("", 2)  # SplitToSequence: a sequence of tensors
+    row = c.result.structured_value("rows")[1]
+    qtbot.waitUntil(lambda: tree.topLevelItemCount() == 2 and tree.topLevelItem(1).text(1) == str(row),
+                    timeout=TIMEOUT)
+    window.doc.selection.select_node("", 0)  # the classifier's tensors: the tensor view again
+    qtbot.waitUntil(lambda: tree.isHidden() and not c.dock.view.isHidden(), timeout=TIMEOUT)
+    assert [r.name for r in c.dock.records] == ["label", "scores"]

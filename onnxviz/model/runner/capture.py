@@ -43,6 +43,7 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
+from onnxviz.model.runner.structured import is_structured, jsonable
 from onnxviz.model.runner.subgraphs import BodyRun, run_bodies, run_functions
 
 ENGINE_INPUT = "input"
@@ -61,6 +62,7 @@ class Captured:
     node_times_us: dict[int, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     bodies: list[BodyRun] = field(default_factory=list)  # values inside If/Loop/Scan bodies
+    structured: dict[str, Any] = field(default_factory=dict)  # sequences and maps, as JSON (see structured.py)
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
@@ -341,7 +343,10 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
         if out.name in pack_outputs:
             continue
         array = arrays[out.name]
-        if not isinstance(array, np.ndarray):  # sequences and maps from run()
+        if is_structured(array):  # sequences and maps from run()
+            _keep_structured(result, out.name, array, ENGINE_ORT, producers.get(out.name, -1))
+            continue
+        if not isinstance(array, np.ndarray):  # a block-sparse value
             skipped += 1
             continue
         target = special.get(out.type)
@@ -352,7 +357,13 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
     result.engines.update(dict.fromkeys(packed, ENGINE_ORT))
     result.producers.update((name, producers.get(name, -1)) for name in packed)
     if skipped:
-        result.notes.append(f"{skipped} sequence, map or block-sparse values were not captured (only tensors are).")
+        result.notes.append(f"{skipped} block-sparse values were not captured.")
+
+
+def _keep_structured(result: Captured, name: str, value: Any, engine: str, node: int) -> None:
+    result.structured[name] = jsonable(value)
+    result.engines[name] = engine
+    result.producers[name] = node
 
 
 _NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
@@ -432,6 +443,9 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
             continue  # initializers and constants
         if isinstance(value, np.generic):
             value = np.asarray(value)
+        if is_structured(value):
+            _keep_structured(result, name, value, ENGINE_REFERENCE, producers.get(name, -1))
+            continue
         if not isinstance(value, np.ndarray):
             continue
         result.values[name] = value
@@ -473,7 +487,7 @@ def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progr
         t0 = time.perf_counter()
         result.bodies += run_functions(model, result.values, result.notes)
         result.timings["functions_s"] = time.perf_counter() - t0
-    missing = [o for o in result.outputs if o and o not in result.values]
+    missing = [o for o in result.outputs if o and o not in result.values and o not in result.structured]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")
     return result

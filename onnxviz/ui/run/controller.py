@@ -43,7 +43,14 @@ from onnxviz.model.runner.compare import (
     worst,
 )
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
-from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, ValueRecord, duration_text
+from onnxviz.model.runner.store import (
+    FLAG_STATES,
+    MEASURE_KINDS,
+    MEASURES,
+    ValueRecord,
+    duration_text,
+    value_key,
+)
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.canvas.marks import Scheme
@@ -333,7 +340,8 @@ class RunController(QObject):
         assert self.result is not None
         r = self.result
         ms = 1000 * r.timings.get("run_s", 0.0)
-        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
+        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values"
+        text += f" and {len(r.structured)} sequences or maps." if r.structured else "."
         bad = r.first_nonfinite()
         if bad is not None:
             text += f" First NaN/Inf: <b>{_name_html(bad.node_name or bad.name)}</b>."
@@ -403,12 +411,22 @@ class RunController(QObject):
             return
         if state.value:
             record = self.result.record(state.scope, state.value)
-            self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.")
+            structured = [k for k in (value_key(state.scope, state.value),) if k in self.result.structured]
+            self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.",
+                                   structured)
         elif state.node >= 0:
             records = self._records_of(state.scope, state.node)
-            self.dock.show_records(records, _not_captured(state.scope))
+            self.dock.show_records(records, _not_captured(state.scope), self._structured_of(state.scope, state.node))
         else:
             self.dock.show_records([])
+
+    def _structured_of(self, scope: str, node: int) -> list[str]:
+        """Keys of the node's outputs that are sequences or maps."""
+        doc = self.window.doc
+        graph = doc.index.graphs.get(scope) if doc is not None else None
+        if self.result is None or graph is None or node >= len(graph.nodes):
+            return []
+        return [k for k in (value_key(scope, n) for n in graph.nodes[node].output) if k in self.result.structured]
 
     def _records_of(self, scope: str, node: int) -> list[ValueRecord]:
         """The node's outputs by name (so a run from before an edit still finds its values)."""
