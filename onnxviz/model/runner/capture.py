@@ -95,9 +95,13 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
 def node_label(graph: onnx.GraphProto, position: int) -> str:
     """How an error names a main-graph node: 'node 'name' (Op)', or 'the Op node at position 3'."""
     node = graph.node[position]
-    if node.name:
-        return f"node '{display_name(node.name, 80)}' ({display_name(node.op_type, 40)})"
-    return f"the {display_name(node.op_type, 40)} node at position {position}"
+    return node_text(node.name, node.op_type, position)
+
+
+def node_text(name: str, op_type: str, position: int) -> str:
+    if name:
+        return f"node '{display_name(name, 80)}' ({display_name(op_type, 40)})"
+    return f"the {display_name(op_type, 40)} node at position {position}"
 
 
 _ORT_NODE_PATTERNS = (re.compile(r"while running \S+ node\. Name:'(.*?)' Status Message:"),  # a failed kernel
@@ -122,9 +126,7 @@ def _failure(prepared: Prepared, session: bool, exc: BaseException) -> RunError:
     if position < 0:
         return RunError(f"{'session creation' if session else 'a node'} failed: {_message(exc)}", str(exc))
     node = prepared.model.graph.node[position]
-    original = onnx.GraphProto()
-    original.node.add(name=prepared.original_names.get(position, node.name), op_type=node.op_type)
-    label = node_label(original, 0).replace(" at position 0", f" at position {position}")
+    label = node_text(prepared.original_names.get(position, node.name), node.op_type, position)
     what = f"session creation failed at {label}" if session else f"{label} failed"
     return RunError(f"{what}: {_message(exc)}", str(exc), position)
 

@@ -78,11 +78,13 @@ class _InputRow:
         self.path = QLineEdit(choice.path)
         self.path.setPlaceholderText("file...")
         self.path.setMinimumWidth(160)
-        self.text = QPlainTextEdit(choice.text)  # in the file's place, for strings typed here
-        self.text.setPlaceholderText("strings, separated by commas or one per line")
-        self.text.setTabChangesFocus(True)
-        self.text.setFixedHeight(3 * self.text.fontMetrics().lineSpacing() + 12)
-        grid.addWidget(self.text, row, 2)
+        self.text: QPlainTextEdit | None = None  # in the file's place, for strings typed here
+        if spec.dtype == object:
+            self.text = QPlainTextEdit(choice.text)
+            self.text.setPlaceholderText("strings, separated by commas or one per line")
+            self.text.setTabChangesFocus(True)
+            self.text.setFixedHeight(3 * self.text.fontMetrics().lineSpacing() + 12)
+            grid.addWidget(self.text, row, 2)
         self.browse = QPushButton("Browse...")
         self.layout = _combo({"NCHW": "NCHW", "NHWC": "NHWC"}, choice.layout)
         self.normalization = _combo(NORMALIZATIONS, choice.normalization)
@@ -97,7 +99,8 @@ class _InputRow:
         from_file = source in ("file", "image")
         self.path.setEnabled(from_file)
         self.browse.setEnabled(from_file)
-        self.text.setVisible(source == "text")
+        if self.text is not None:
+            self.text.setVisible(source == "text")
         self.path.setVisible(source != "text")
         image = source == "image" and self.spec.looks_like_image
         self.layout.setEnabled(image)
@@ -112,7 +115,7 @@ class _InputRow:
 
     def choice(self) -> InputChoice:
         return InputChoice(self.source.currentData(), self.path.text().strip(), self.layout.currentData(),
-                           self.normalization.currentData(), self.text.toPlainText())
+                           self.normalization.currentData(), self.text.toPlainText() if self.text else "")
 
     def set_file(self, path: str) -> None:
         self.source.setCurrentIndex(self.source.findData("file"))
@@ -154,7 +157,8 @@ class InputsDialog(QDialog):
         for row in self.rows:  # an error is about the entries as they were: any change answers it
             row.path.textChanged.connect(self.error.hide)
             row.source.currentIndexChanged.connect(self.error.hide)
-            row.text.textChanged.connect(self.error.hide)
+            if row.text is not None:
+                row.text.textChanged.connect(self.error.hide)
         for spin in self.dim_boxes.values():
             spin.valueChanged.connect(self.error.hide)
         self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
