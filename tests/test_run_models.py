@@ -114,6 +114,8 @@ def test_generated_integers_are_valid_indices_and_masks() -> None:
     model = bert_model()
     limits = {s.name: s.limit for s in input_specs(model)}
     assert limits == {"input_ids": 7, "position_ids": 4, "token_type_ids": 2, "attention_mask": 2}
+    assert {s.name: s.limit for s in input_specs(model, ModelIndex(model))} == limits  # the window's way
+    assert {s.name: s.limit for s in input_specs(model, limits=False)} == dict.fromkeys(limits, 0)  # the worker's
     feeds = build_feeds(input_specs(model), {}, {"batch": 3, "seq": 50}, seed=5)
     assert feeds["input_ids"].max() == 6 and feeds["token_type_ids"].max() == 1
     assert feeds["position_ids"].max() == 3 and set(np.unique(feeds["attention_mask"])) == {0, 1}
@@ -139,6 +141,7 @@ def test_integer_limits_through_comparisons_quantized_tables_and_contrib_embeddi
     model = _model(nodes, inputs, [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 2])], inits)
     limits = {s.name: s.limit for s in input_specs(model)}
     assert limits == {"ids": 2, "flags": 2, "count": 0, "w": 50, "s": 2, "m": 2}
+    assert {s.name: s.limit for s in input_specs(model, ModelIndex(model))} == limits
     assert {s.name: s.random_high for s in input_specs(model)}["w"] == 10
 
 

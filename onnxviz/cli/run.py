@@ -73,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
-    specs = input_specs(doc.model)
+    specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)

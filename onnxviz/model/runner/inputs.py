@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxviz.model.index import display_name
+from onnxviz.model.index import ModelIndex, display_name
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.ranges import integer_limits
 from onnxviz.model.summary import human_bytes
@@ -95,8 +95,10 @@ def np_dtype(elem_type: int) -> np.dtype:
         raise RunError(f"inputs of element type {elem_type} cannot be generated.") from exc
 
 
-def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
-    """The graph inputs a user must provide (initializers with defaults excluded)."""
+def input_specs(model: onnx.ModelProto, index: ModelIndex | None = None, limits: bool = True) -> list[InputSpec]:
+    """The graph inputs a user must provide (initializers with defaults excluded). With ``limits``,
+    integer inputs know what values the model can read (see ranges.py): ``index``, the model's
+    index when there is one, saves a walk over every node (a second on 150k nodes)."""
     initializers = {t.name for t in model.graph.initializer}
     specs = []
     for v in model.graph.input:
@@ -109,9 +111,9 @@ def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
             shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
             dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
         specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
-    integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES]
-    limits = integer_limits(model, integers) if integers else {}
-    return [replace(s, limit=limits[s.name]) if s.name in limits else s for s in specs]
+    integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES] if limits else []
+    found = integer_limits(model, integers, index.main if index is not None else None) if integers else {}
+    return [replace(s, limit=found[s.name]) if s.name in found else s for s in specs]
 
 
 def _fed_tensor_type(v: onnx.ValueInfoProto) -> onnx.TypeProto.Tensor:

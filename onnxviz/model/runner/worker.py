@@ -100,7 +100,7 @@ def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.nda
     """The inputs, cast to this model's input types (e.g. for its float16 variant)."""
     from onnxviz.model.runner.inputs import input_specs
 
-    specs = {s.name: s for s in input_specs(model)}
+    specs = {s.name: s for s in input_specs(model, limits=False)}
     with np.load(request.feeds_path, allow_pickle=False) as saved:  # strings come as unicode (see savable)
         feeds = {name: saved[f"arr_{k}"] for k, name in enumerate(request.feed_names)}
     for name, array in feeds.items():

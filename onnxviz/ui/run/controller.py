@@ -152,7 +152,7 @@ class RunController(QObject):
     def _plan(self, doc: Document) -> InputPlan:
         key = str(doc.path or id(doc))
         if key not in self.plans:
-            specs = input_specs(doc.model)
+            specs = input_specs(doc.model, doc.index)
             self.plans[key] = InputPlan({s.name: default_choice(s) for s in specs},
                                         remembered_dims(self.settings) if self.settings is not None else {})
         return self.plans[key]
@@ -173,7 +173,7 @@ class RunController(QObject):
             reason = refusal(doc.index)
             if reason:
                 raise RunError(reason)
-            specs = input_specs(doc.model)
+            specs = input_specs(doc.model, doc.index)
         except RunError as exc:
             self._report_failure(exc.message, exc.details)
             return
@@ -190,7 +190,7 @@ class RunController(QObject):
         self._start(doc, feeds, compare, other_path)
 
     def _ask_inputs(self, doc: Document, plan: InputPlan, compare: str, other_path: Path | None) -> None:
-        dialog = InputsDialog(input_specs(doc.model), plan, doc.name, self.window)
+        dialog = InputsDialog(input_specs(doc.model, doc.index), plan, doc.name, self.window)
         self.inputs_dialog = dialog
 
         def accepted() -> None:
