@@ -410,3 +410,33 @@ def test_run_cli_dumps_sequences_and_maps_with_index_entries(capsys: pytest.Capt
     code, out, _ = run_cli(capsys, "run", str(path), "--input", f"x={tmp_path / 'x.npy'}", "--json")
     outputs = {o["name"]: o for o in json.loads(out)["outputs"]}
     assert outputs["rows"]["value"] == [[1.0, 2.0], [3.0, -1.0]]
+
+
+def test_a_node_failing_inside_a_body_is_named_with_its_if() -> None:
+    n = helper.make_node
+    then = helper.make_graph([n("Reshape", ["x", "shape"], ["t"], name="inner_reshape")], "then", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    other = helper.make_graph([n("Identity", ["x"], ["e"], name="inner_identity")], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    model = _model([n("ReduceMax", ["x"], ["m"], keepdims=0, name="max"),
+                    n("Greater", ["m", "zero"], ["c"], name="positive"),
+                    n("If", ["c"], ["y"], then_branch=then, else_branch=other, name="choose")],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                    helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   [numpy_helper.from_array(np.array(0.0, np.float32), "zero")])
+    with pytest.raises(RunError) as failed:
+        run_model(model, IMPOSSIBLE)
+    assert failed.value.node == 2  # the If, which the canvas can select
+    assert failed.value.message.startswith("ONNX Runtime could not run the model (node 'choose' (If) failed (at "
+                                           "node 'inner_reshape' inside it): ")
+
+
+def test_a_failing_node_the_main_graph_does_not_hold_is_named_not_placed() -> None:
+    from onnxviz.model.runner.capture import _failure, prepare_model
+
+    prepared = prepare_model(failing_model(), capture_all=False)
+    error = _failure(prepared, True, RuntimeError("[ShapeInferenceError] Node (body_conv) Op (Conv) bad kernel"))
+    assert error.node == -1
+    assert error.message == "session creation failed at node 'body_conv': [ShapeInferenceError] Node (body_conv) Op " \
+                            "(Conv) bad kernel"

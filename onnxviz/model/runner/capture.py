@@ -104,7 +104,8 @@ def node_text(name: str, op_type: str, position: int) -> str:
     return f"the {display_name(op_type, 40)} node at position {position}"
 
 
-_ORT_NODE_PATTERNS = (re.compile(r"while running \S+ node\. Name:'(.*?)' Status Message:"),  # a failed kernel
+_KERNEL_FAILURE = re.compile(r"while running \S+ node\. Name:'(.*?)' Status Message:")
+_ORT_NODE_PATTERNS = (_KERNEL_FAILURE,  # a failed kernel
                       re.compile(r"Node \((.*?)\) Op \(\S+?\)"),  # shape inference at session creation
                       re.compile(r'In Node, \("(.*?)", \S+?,'),  # an invalid model
                       re.compile(r"\) in node \((.*?)\)\.?$"))  # a type error
@@ -123,11 +124,18 @@ def _failure(prepared: Prepared, session: bool, exc: BaseException) -> RunError:
     """onnxruntime's error as a RunError naming the failing node (by its own name, not the copy's)."""
     name = ort_node_name(str(exc))
     position = prepared.node_positions.get(name, -1) if name is not None else -1
-    if position < 0:
-        return RunError(f"{'session creation' if session else 'a node'} failed: {_message(exc)}", str(exc))
+    if position < 0:  # no name, or a node inside an If/Loop/Scan body: named, not selectable
+        what = "session creation failed" if session else "a node failed"
+        if name:
+            what = f"session creation failed at node '{display_name(name, 80)}'" if session \
+                else f"node '{display_name(name, 80)}' failed"
+        return RunError(f"{what}: {_message(exc)}", str(exc))
     node = prepared.model.graph.node[position]
     label = node_text(prepared.original_names.get(position, node.name), node.op_type, position)
     what = f"session creation failed at {label}" if session else f"{label} failed"
+    inner = _KERNEL_FAILURE.findall(str(exc))[1:]  # an If/Loop/Scan's message wraps its body's failing node
+    if inner:
+        what += f" (at node '{display_name(inner[-1], 80)}' inside it)"
     return RunError(f"{what}: {_message(exc)}", str(exc), position)
 
 
