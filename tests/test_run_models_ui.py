@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QFormLayout
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.problems import Severity
@@ -23,6 +24,8 @@ def test_minus_one_size_is_a_warning_and_the_run_dialog_asks_it(qtbot: QtBot, tm
     dialog = c.inputs_dialog
     assert dialog is not None and not dialog.isHidden()
     assert list(dialog.dim_boxes) == ["x[0]"]
+    label = dialog.findChild(QFormLayout).labelForField(dialog.dim_boxes["x[0]"])
+    assert label.text() == "x[0] (axis 0 of input 'x', declared -1):"
     assert "float32 [-1, 3]" in dialog.rows[0].name.text()
     dialog.dim_boxes["x[0]"].setValue(3)
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):

@@ -31,6 +31,7 @@ from onnxviz.model.runner import RunError
 from onnxviz.model.runner.inputs import (
     GENERATED_STRING,
     InputSpec,
+    dynamic_dim,
     read_inputs_file,
     save_inputs_file,
     symbolic_dims,
@@ -167,13 +168,19 @@ class InputsDialog(QDialog):
         box = QGroupBox("Symbolic dimensions")
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        declared = {dynamic_dim(s.name, axis): f"axis {axis} of input '{display_name(s.name, 80)}', declared -1"
+                    for s in self.specs for axis in s.dynamic_axes}
         for d in dims:
             spin = QSpinBox()
             spin.setRange(1, 1 << 20)
             spin.setValue(known.get(d, 1))
             spin.setFixedWidth(140)
             self.dim_boxes[d] = spin
-            form.addRow(f"{d}:", spin)
+            label = QLabel(f"{display_name(d, 80)}:")
+            label.setTextFormat(Qt.TextFormat.PlainText)  # names from the file: never markup
+            if d in declared:
+                label.setText(f"{display_name(d, 80)} ({declared[d]}):")
+            form.addRow(label, spin)
         return box
 
     def _inputs_box(self, plan: InputPlan) -> QGroupBox:
