@@ -72,7 +72,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
-    specs = input_specs(doc.model)
+    specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args, specs)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)
@@ -173,7 +173,9 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
     lines += [f"  inside {scope} (reference evaluator): {shown}" for scope, shown in result.scopes.items()]
     for out in result.outputs:
         r = result.values.get(out)
-        lines.append(f"  {out}: " + (_stats_text(r) if r else "not produced"))
+        structured = result.structured.get(out)
+        shown = _stats_text(r) if r else structured["kind"] if structured else "not produced"
+        lines.append(f"  {out}: {shown}")
     bad = result.first_nonfinite()
     if bad is not None and options.capture:
         lines.append(f"first NaN/Inf: {bad.name} (output of {bad.op_type} node '{bad.node_name}')")
@@ -182,7 +184,7 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
     if slowest is not None:
         lines += _profile_text(result, slowest)
     if dump is not None:
-        lines.append(f"{len(result.values)} values written to {dump} (index.json)")
+        lines.append(f"{len(result.values) + len(result.structured)} values written to {dump} (index.json)")
     return lines
 
 
@@ -199,6 +201,10 @@ def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None,
           slowest: list[NodeTime] | None = None) -> dict[str, Any]:
     def entry(out: str) -> dict[str, Any]:
         r = result.values.get(out)
+        structured = result.structured.get(out)
+        if r is None and structured is not None:  # a sequence or map: its JSON is in the dump
+            return {"name": out, "kind": structured["kind"], "engine": structured["engine"],
+                    "value": result.structured_value(out)}
         if r is None:
             return {"name": out, "produced": False}
         s = r.stats

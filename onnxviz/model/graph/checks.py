@@ -79,13 +79,28 @@ def declared_type_problems(graph: onnx.GraphProto) -> list[Problem]:
             name = display_name(v.name, 80)
             if tensor.elem_type == 0:
                 out.append(Problem(Severity.WARNING, f"{role} '{name}' declares no element type", value=v.name))
-            negative = [(k, d.dim_value) for k, d in enumerate(tensor.shape.dim)
-                        if d.HasField("dim_value") and d.dim_value < 0]
-            if negative:
-                axis, size = negative[0]
-                out.append(Problem(Severity.ERROR, f"{role} '{name}' declares size {size} on axis {axis}; "
-                                                   "sizes cannot be negative", value=v.name))
+            out += _negative_size_problems(role, name, v.name, tensor.shape.dim)
     return out
+
+
+DYNAMIC_SIZE = -1  # PaddlePaddle's exports declare a dynamic size so; the checker and onnxruntime accept it
+
+
+def _negative_size_problems(role: str, shown: str, value: str,
+                            dims: Iterable[onnx.TensorShapeProto.Dimension]) -> list[Problem]:
+    """-1 sizes are taken as dynamic (a warning); any other negative size is an error."""
+    sizes = [(k, d.dim_value) for k, d in enumerate(dims) if d.HasField("dim_value") and d.dim_value < 0]
+    wrong = [(k, size) for k, size in sizes if size != DYNAMIC_SIZE]
+    if wrong:
+        axis, size = wrong[0]
+        return [Problem(Severity.ERROR, f"{role} '{shown}' declares size {size} on axis {axis}; "
+                                        "sizes cannot be negative", value=value)]
+    if sizes:
+        axes = ", ".join(str(k) for k, _ in sizes)
+        word = "axes" if len(sizes) > 1 else "axis"
+        return [Problem(Severity.WARNING, f"{role} '{shown}' declares size -1 on {word} {axes}, taken as a "
+                                          "dynamic size (a named dimension says so in standard ONNX)", value=value)]
+    return []
 
 
 def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:

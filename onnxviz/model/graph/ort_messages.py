@@ -23,3 +23,19 @@ def engine_message(exc: BaseException) -> str:
     if len(text) > MESSAGE_LIMIT:  # cut at a word, never inside one
         text = text[:MESSAGE_LIMIT].rsplit(" ", 1)[0].rstrip(",;:. ") + "\u2026"
     return text
+
+
+KERNEL_FAILURE = re.compile(r"while running \S+ node\. Name:'(.*?)' Status Message:")
+_ORT_NODE_PATTERNS = (KERNEL_FAILURE,  # a failed kernel
+                      re.compile(r"Node \((.*?)\) Op \(\S+?\)"),  # shape inference at session creation
+                      re.compile(r'In Node, \("(.*?)", \S+?,'),  # an invalid model
+                      re.compile(r"\) in node \((.*?)\)\.?$"))  # a type error
+
+
+def ort_node_name(text: str) -> str | None:
+    """The name of the node onnxruntime's error message says failed (None when it names none)."""
+    for pattern in _ORT_NODE_PATTERNS:
+        found = pattern.search(text.strip())
+        if found:
+            return found.group(1)
+    return None

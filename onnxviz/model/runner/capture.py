@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -21,7 +22,7 @@ from typing import Any, cast
 import numpy as np
 import onnx
 
-from onnxviz.model.graph.ort_messages import engine_message
+from onnxviz.model.graph.ort_messages import KERNEL_FAILURE, engine_message, ort_node_name
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
@@ -41,7 +42,9 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
+from onnxviz.model.runner.structured import is_structured, jsonable
 from onnxviz.model.runner.subgraphs import BodyRun, run_bodies, run_functions
+from onnxviz.model.text import display_name
 
 ENGINE_INPUT = "input"
 
@@ -59,6 +62,7 @@ class Captured:
     node_times_us: dict[int, float] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     bodies: list[BodyRun] = field(default_factory=list)  # values inside If/Loop/Scan bodies
+    structured: dict[str, Any] = field(default_factory=dict)  # sequences and maps, as JSON (see structured.py)
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
@@ -71,20 +75,52 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
         result.values[name] = np.asarray(array)
         result.engines[name] = ENGINE_INPUT
         result.producers[name] = -1
-    failure = ""
+    failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
             _run_ort_packed(model, feeds, options, progress, result, scratch_dir)
             return _finish(model, result, options, progress)
         except RunError as exc:
-            failure = f"ONNX Runtime could not run the model ({exc.message})"
+            failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
     try:
         _run_reference(model, feeds, options, progress, result)
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
-        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details) from exc
+        node = failed_node if failed_node >= 0 else exc.node
+        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node) from exc
     return _finish(model, result, options, progress)
+
+
+def node_label(graph: onnx.GraphProto, position: int) -> str:
+    """How an error names a main-graph node: 'node 'name' (Op)', or 'the Op node at position 3'."""
+    node = graph.node[position]
+    return node_text(node.name, node.op_type, position)
+
+
+def node_text(name: str, op_type: str, position: int) -> str:
+    if name:
+        return f"node '{display_name(name, 80)}' ({display_name(op_type, 40)})"
+    return f"the {display_name(op_type, 40)} node at position {position}"
+
+
+def _failure(prepared: Prepared, session: bool, exc: BaseException) -> RunError:
+    """onnxruntime's error as a RunError naming the failing node (by its own name, not the copy's)."""
+    name = ort_node_name(str(exc))
+    position = prepared.node_positions.get(name, -1) if name is not None else -1
+    if position < 0:  # no name, or a node inside an If/Loop/Scan body: named, not selectable
+        what = "session creation failed" if session else "a node failed"
+        if name:
+            what = f"session creation failed at node '{display_name(name, 80)}'" if session \
+                else f"node '{display_name(name, 80)}' failed"
+        return RunError(f"{what}: {engine_message(exc)}", str(exc))
+    node = prepared.model.graph.node[position]
+    label = node_text(prepared.original_names.get(position, node.name), node.op_type, position)
+    what = f"session creation failed at {label}" if session else f"{label} failed"
+    inner = KERNEL_FAILURE.findall(str(exc))[1:]  # an If/Loop/Scan's message wraps its body's failing node
+    if inner:
+        what += f" (at node '{display_name(inner[-1], 80)}' inside it)"
+    return RunError(f"{what}: {engine_message(exc)}", str(exc), position)
 
 
 @dataclass
@@ -95,6 +131,7 @@ class Prepared:
     node_positions: dict[str, int]  # node name -> position, for the profiler's events
     packs: list[Pack] = field(default_factory=list)
     producers: dict[str, int] = field(default_factory=dict)  # value -> position of the node that makes it
+    original_names: dict[int, str] = field(default_factory=dict)  # position -> name, of nodes renamed here
 
 
 def prepare_model(model: onnx.ModelProto, capture_all: bool,
@@ -111,16 +148,18 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
     # each, and every further walk over a 12k-node graph cost 5-15 ms.
     positions: dict[str, int] = {}
     producers: dict[str, int] = {}  # value -> node position
+    renamed: dict[int, str] = {}
     for i, node in enumerate(graph.node):
         name = node.name
         if not name or name in positions:
+            renamed[i] = name
             name = node.name = f"{name or node.op_type}__onnxviz{i}"
         positions[name] = i
         for value in node.output:
             if value:
                 producers[value] = i
     if not capture_all:
-        return Prepared(copy, positions, producers=producers)
+        return Prepared(copy, positions, producers=producers, original_names=renamed)
     declared = {v.name: v for v in graph.value_info}
     present = {o.name for o in graph.output} | {i.name for i in graph.input}
     wanted = [name for name in producers if name not in present]
@@ -131,7 +170,7 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
     packed = {name for pack in packs for name in pack.members}
     graph.output.extend(declared.get(name) or onnx.ValueInfoProto(name=name) for name in wanted if name not in packed)
     add_packs(graph, packs)
-    return Prepared(copy, positions, packs, producers)
+    return Prepared(copy, positions, packs, producers, renamed)
 
 
 def _has_onnx_opset(model: onnx.ModelProto) -> bool:
@@ -205,7 +244,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
-        raise RunError(f"session creation failed: {engine_message(exc)}", str(exc)) from exc
+        raise _failure(prepared, True, exc) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
     wanted = {i.name for i in session.get_inputs()}
@@ -217,10 +256,9 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("a packing node failed") from exc
-        raise RunError(f"a node failed: {engine_message(exc)}", str(exc)) from exc
+        raise _failure(prepared, False, exc) from exc
     t2 = time.perf_counter()
-    arrays = {out.name: value.numpy() if isinstance(value, ort.OrtValue) else value
-              for out, value in zip(outputs, fetched, strict=True)}
+    arrays = {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
     try:
         packed = unpack(prepared.packs, arrays)
     except PackMismatch as exc:
@@ -230,6 +268,42 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     result.engine = ENGINE_ORT
     if options.profile:
         result.node_times_us = _node_times(session.end_profiling(), prepared.node_positions)
+
+
+def _as_array(value: Any) -> Any:
+    """A fetched value as numpy: tensors as they are, sparse ones (a Constant's sparse_value) made
+    dense; sequences and maps as onnxruntime gave them."""
+    import onnxruntime as ort
+
+    if isinstance(value, ort.OrtValue):
+        if value.is_sparse_tensor():
+            return dense_of_sparse(value.as_sparse_tensor())
+        return value.numpy() if value.is_tensor() else value
+    if type(value).__name__ == "SparseTensor" and not isinstance(value, ort.SparseTensor):  # run()'s own type
+        return dense_of_sparse(ort.SparseTensor(value))
+    return value
+
+
+def dense_of_sparse(sparse: Any) -> Any:
+    """An onnxruntime SparseTensor (COO or CSR) as a dense array; itself in another format (not captured)."""
+    import onnxruntime as ort
+
+    shape = tuple(int(d) for d in sparse.dense_shape())
+    values = np.asarray(sparse.values())
+    fmt = sparse.format()
+    if fmt == ort.OrtSparseFormat.ORT_SPARSE_COO:
+        indices = np.asarray(sparse.as_coo_view().indices(), np.int64)
+        flat = indices if indices.ndim == 1 else np.ravel_multi_index(tuple(indices.reshape(-1, len(shape)).T), shape)
+    elif fmt == ort.OrtSparseFormat.ORT_SPARSE_CSRC and len(shape) == 2:
+        view = sparse.as_csrc_view()
+        outer = np.asarray(view.outer(), np.int64)
+        rows = np.repeat(np.arange(len(outer) - 1), np.diff(outer))
+        flat = rows * shape[1] + np.asarray(view.inner(), np.int64)
+    else:
+        return sparse
+    dense = np.zeros(math.prod(shape), values.dtype)
+    dense[flat] = values
+    return dense.reshape(shape)
 
 
 def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any], packed: dict[str, np.ndarray],
@@ -242,7 +316,10 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
         if out.name in pack_outputs:
             continue
         array = arrays[out.name]
-        if not isinstance(array, np.ndarray):  # sequences and maps from run()
+        if is_structured(array):  # sequences and maps from run()
+            _keep_structured(result, out.name, array, ENGINE_ORT, producers.get(out.name, -1))
+            continue
+        if not isinstance(array, np.ndarray):  # a block-sparse value
             skipped += 1
             continue
         target = special.get(out.type)
@@ -253,7 +330,13 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
     result.engines.update(dict.fromkeys(packed, ENGINE_ORT))
     result.producers.update((name, producers.get(name, -1)) for name in packed)
     if skipped:
-        result.notes.append(f"{skipped} sequence or map values were not captured (only tensors are).")
+        result.notes.append(f"{skipped} block-sparse values were not captured.")
+
+
+def _keep_structured(result: Captured, name: str, value: Any, engine: str, node: int) -> None:
+    result.structured[name] = jsonable(value)
+    result.engines[name] = engine
+    result.producers[name] = node
 
 
 _NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
@@ -310,12 +393,11 @@ def _node_times(profile_path: str, names: dict[str, int]) -> dict[int, float]:
 
 def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
                    progress: ProgressFn, result: Captured) -> None:
-    from onnx.reference import ReferenceEvaluator
-
     progress(0.3, "Running on the reference evaluator")
     t0 = time.perf_counter()
+    evaluator: Any = None
     try:
-        evaluator = ReferenceEvaluator(model)
+        evaluator = _tracked_evaluator()(model)
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
         if options.capture:
@@ -323,7 +405,10 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         else:
             produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
     except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything
-        raise RunError(engine_message(exc), str(exc)) from exc
+        running = evaluator.running if evaluator is not None else []
+        position = _producers(model).get(running[0], -1) if running else -1
+        where = f"{node_label(model.graph, position)}: " if position >= 0 else ""
+        raise RunError(where + engine_message(exc), str(exc), position) from exc
     result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
     producers = _producers(model)
     for name, value in produced.items():
@@ -331,12 +416,33 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
             continue  # initializers and constants
         if isinstance(value, np.generic):
             value = np.asarray(value)
+        if is_structured(value):
+            _keep_structured(result, name, value, ENGINE_REFERENCE, producers.get(name, -1))
+            continue
         if not isinstance(value, np.ndarray):
             continue
         result.values[name] = value
         result.engines[name] = ENGINE_REFERENCE
         result.producers[name] = producers.get(name, -1)
     result.engine = ENGINE_REFERENCE
+
+
+@functools.cache
+def _tracked_evaluator() -> type:
+    from onnx.reference import ReferenceEvaluator
+
+    class TrackedEvaluator(ReferenceEvaluator):
+        """Remembers the outputs of the node it runs (from the line it logs before each node), so a
+        failure can name its node."""
+
+        running: list[str] = []
+
+        def _log(self, level: int, pattern: str, *args: Any) -> None:
+            if level == 1 and len(args) == 3 and not isinstance(args[2], str):
+                self.running = [str(name) for name in args[2] if name]
+            super()._log(level, pattern, *args)
+
+    return TrackedEvaluator
 
 
 def _producers(model: onnx.ModelProto) -> dict[str, int]:
@@ -354,7 +460,7 @@ def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progr
         t0 = time.perf_counter()
         result.bodies += run_functions(model, result.values, result.notes)
         result.timings["functions_s"] = time.perf_counter() - t0
-    missing = [o for o in result.outputs if o and o not in result.values]
+    missing = [o for o in result.outputs if o and o not in result.values and o not in result.structured]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")
     return result

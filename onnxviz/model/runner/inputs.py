@@ -6,21 +6,26 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.ranges import integer_limits
 from onnxviz.model.text import display_name
 
 SOURCES = ("random", "uniform", "zeros", "ones")
 """Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;
-integers get small non-negative values and booleans a fair coin for both."""
+integers get small non-negative values (valid indices and masks where the model reads them so:
+see :attr:`InputSpec.random_high`) and booleans a fair coin for both."""
 
 DEFAULT_DIM = 1
+GENERATED_STRING = "a"  # every element of a generated string input ("" for zeros)
+RANDOM_INTEGERS = 10  # random integers are 0-9 where nothing in the model needs them smaller
 
 
 @dataclass(frozen=True)
@@ -31,10 +36,22 @@ class InputSpec:
     name: str
     elem_type: int
     shape: tuple[int | str | None, ...] | None
+    dynamic_axes: tuple[int, ...] = ()  # axes declared -1: each is a symbolic dim of its own (see dynamic_dim)
+    limit: int = 0  # integers: what reads the values needs them below this (see ranges.py); 0: no limit known
+
+    @property
+    def random_high(self) -> int:
+        """Generated random integers are below this: 10, or less where the model needs less."""
+        return min(RANDOM_INTEGERS, self.limit) if self.limit else RANDOM_INTEGERS
 
     @property
     def dtype(self) -> np.dtype:
         return np_dtype(self.elem_type)
+
+    @property
+    def type_text(self) -> str:
+        """The element type as users know it: 'string' rather than numpy's 'object'."""
+        return "string" if self.dtype == object else str(self.dtype)
 
     @property
     def symbols(self) -> list[str]:
@@ -52,11 +69,16 @@ class InputSpec:
                 out.append(DEFAULT_DIM)
         return tuple(out)
 
+    def dim_texts(self) -> list[str]:
+        """Each dimension as declared: a size, a name, -1, or '?' when unknown."""
+        return ["-1" if k in self.dynamic_axes else "?" if d is None else str(d)
+                for k, d in enumerate(self.shape or ())]
+
     @property
     def shape_text(self) -> str:
         if self.shape is None:
             return "?"
-        return "x".join("?" if d is None else str(d) for d in self.shape) or "scalar"
+        return "x".join(self.dim_texts()) or "scalar"
 
     @property
     def looks_like_image(self) -> bool:
@@ -72,21 +94,53 @@ def np_dtype(elem_type: int) -> np.dtype:
         raise RunError(f"inputs of element type {elem_type} cannot be generated.") from exc
 
 
-def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
-    """The graph inputs a user must provide (initializers with defaults excluded)."""
+def input_specs(model: onnx.ModelProto, index: ModelIndex | None = None, limits: bool = True) -> list[InputSpec]:
+    """The graph inputs a user must provide (initializers with defaults excluded). With ``limits``,
+    integer inputs know what values the model can read (see ranges.py): ``index``, the model's
+    index when there is one, saves a walk over every node (a second on 150k nodes)."""
     initializers = {t.name for t in model.graph.initializer}
     specs = []
     for v in model.graph.input:
         if v.name in initializers:
             continue
-        tt = v.type.tensor_type
-        if v.type.WhichOneof("value") != "tensor_type":
-            raise RunError(f"input '{v.name}' is not a tensor; only tensor inputs can be fed.")
-        shape = None
+        tt = _fed_tensor_type(v)
+        shape: tuple[int | str | None, ...] | None = None
+        dynamic: tuple[int, ...] = ()
         if tt.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
-        specs.append(InputSpec(v.name, tt.elem_type, shape))
-    return specs
+            shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
+            dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
+        specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
+    integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES] if limits else []
+    found = integer_limits(model, integers, index.main if index is not None else None) if integers else {}
+    return [replace(s, limit=found[s.name]) if s.name in found else s for s in specs]
+
+
+def _fed_tensor_type(v: onnx.ValueInfoProto) -> onnx.TypeProto.Tensor:
+    """The tensor type fed to input ``v``: its own, or an optional tensor's (fed with a tensor)."""
+    kind = v.type.WhichOneof("value")
+    if kind == "tensor_type":
+        return v.type.tensor_type
+    if kind == "optional_type" and v.type.optional_type.elem_type.WhichOneof("value") == "tensor_type":
+        return v.type.optional_type.elem_type.tensor_type
+    what = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional sequence",
+            "sparse_tensor_type": "a sparse tensor"}.get(kind or "", "of no type")
+    raise RunError(f"input '{display_name(v.name, 60)}' is {what}; only tensor and optional tensor inputs "
+                   "can be fed.")
+
+
+_INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
+                  onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+
+
+def dynamic_dim(input_name: str, axis: int) -> str:
+    """The name a size declared -1 goes by (for --dim and the Run dialog): 'ids[1]' is axis 1 of 'ids'."""
+    return f"{input_name}[{axis}]"
+
+
+def _declared_dim(input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> int | str | None:
+    if d.HasField("dim_value"):
+        return dynamic_dim(input_name, axis) if d.dim_value == -1 else d.dim_value
+    return d.dim_param or None
 
 
 def symbolic_dims(specs: list[InputSpec]) -> list[str]:
@@ -128,6 +182,8 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
         raise RunError(f"unknown input source '{source}'; use one of {', '.join(SOURCES)}.")
     shape = check_size(spec, dims)
     dtype = spec.dtype
+    if dtype.kind in "OSU":
+        return np.full(shape, "" if source == "zeros" else GENERATED_STRING, dtype=object)
     if source == "zeros":
         return np.zeros(shape, dtype)
     if source == "ones":
@@ -136,15 +192,46 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
-        return rng.integers(0, 10, size=shape, dtype=dtype)
-    if dtype.kind in "OSU":
-        return np.full(shape, "a", dtype=object)
+        return rng.integers(0, spec.random_high, size=shape, dtype=dtype)
     # drawn in float32 where that is the input's precision (or less): no float64 array twice the size
     drawn = np.float64 if dtype in (np.float64, np.complex128) else np.float32
     values = rng.standard_normal(shape, drawn) if source == "random" else rng.random(shape, drawn)
     if dtype.kind == "c":
         values = values + 1j * rng.standard_normal(shape, drawn)
     return values.astype(dtype, copy=False)
+
+
+def strings_from_text(spec: InputSpec, text: str, dims: Mapping[str, int]) -> np.ndarray:
+    """The strings typed for a string input: one per line when there are several lines, else
+    separated by commas (spaces around them dropped); shaped to fit the input (see :func:`fitted_shape`)."""
+    if "\n" in text.strip("\r\n"):
+        items = [line.rstrip("\r") for line in text.strip("\r\n").split("\n")]
+    else:
+        items = [part.strip() for part in text.strip("\r\n").split(",")] if text.strip() else []
+    if not items:
+        raise RunError(f"type the strings of input '{display_name(spec.name, 60)}', separated by commas "
+                       "or one per line.")
+    return np.array(items, dtype=object).reshape(fitted_shape(spec, len(items), dims))
+
+
+def fitted_shape(spec: InputSpec, count: int, dims: Mapping[str, int]) -> tuple[int, ...]:
+    """A shape of ``count`` elements for the input: its declared sizes kept, the first symbolic or
+    unknown axis taking the rest (others 1); RunError when ``count`` cannot fill it."""
+    if spec.shape is None:
+        return (count,)
+    shape = list(spec.concrete_shape(dims))
+    free = [k for k, d in enumerate(spec.shape) if not (isinstance(d, int) and d > 0)]
+    fixed = math.prod(shape[k] for k in range(len(shape)) if k not in free)
+    if math.prod(shape) == count:
+        return tuple(shape)
+    if free and count % fixed == 0:
+        for k in free:
+            shape[k] = 1
+        shape[free[0]] = count // fixed
+        return tuple(shape)
+    need = f"a multiple of {fixed}" if free else f"{fixed}"
+    raise RunError(f"input '{display_name(spec.name, 60)}' ({spec.shape_text}) takes {need} strings, "
+                   f"not {count}.")
 
 
 def _stable_hash(name: str) -> int:
@@ -164,8 +251,11 @@ _NPZ_NAME_LIMIT = 65535 - len(".npy")
 
 
 def savable(array: np.ndarray) -> np.ndarray:
-    """``array`` as a .npy/.npz can give it back: raw bytes when numpy cannot read its dtype's descriptor
-    (ml_dtypes' float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    """``array`` as a .npy/.npz can give it back without pickles: strings as unicode (:func:`as_strings`
+    makes them objects again), raw bytes when numpy cannot read its dtype's descriptor (ml_dtypes'
+    float8_e5m2 is written as '<f1', which np.load refuses); readers view the bytes back."""
+    if array.dtype == object:  # strings: a '<U' array, never a pickle
+        return unicode_array(array)
     try:
         if np.dtype(array.dtype.str) == array.dtype:
             return array
@@ -186,6 +276,8 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
     """``array`` cast to the input's dtype; raises RunError if its shape cannot fit."""
     a = restored(np.asarray(array), spec.dtype)
     check_given(spec, a.shape, a.dtype)
+    if spec.dtype == object and a.dtype.kind in "OUS":
+        return as_strings(a)
     return a if a.dtype == spec.dtype else a.astype(spec.dtype)
 
 
@@ -200,8 +292,9 @@ def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> Non
             if isinstance(want, int) and want > 0 and want != got:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
                                f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
-    if dtype != spec.dtype and (dtype.kind in "OSU" or spec.dtype.kind in "OSU"):
-        raise RunError(f"input '{spec.name}' expects {spec.dtype} but the array holds {dtype}.")
+    strings = spec.dtype == object and dtype.kind in "OUS"  # text of any kind feeds a string input
+    if dtype != spec.dtype and not strings and (dtype.kind in "OSU" or spec.dtype.kind in "OSU"):
+        raise RunError(f"input '{spec.name}' expects {spec.type_text} but the array holds {dtype}.")
 
 
 MAX_ITEM_BYTES = 16  # complex128, the widest type a given array may be cast from (an int64 varint: 10)
@@ -230,6 +323,22 @@ def check_file_size(where: str, nbytes: int, spec: InputSpec) -> None:
                        f"({spec.shape_text} {spec.dtype}) can take; refused before reading it.")
     raise RunError(f"{where} would take {human_bytes(min(nbytes, _SHOWN_MAX))}, more than the {human_bytes(budget)} a run may "
                    "give one input on this machine.")
+
+
+def as_strings(array: np.ndarray) -> np.ndarray:
+    """A unicode, bytes or object array as the object array of str onnxruntime takes for a string
+    tensor (bytes read as UTF-8, anything undecodable replaced)."""
+    return unicode_array(array).astype(object)
+
+
+def unicode_array(array: np.ndarray) -> np.ndarray:
+    """The array's strings as a '<U' array (bytes read as UTF-8; other objects as their str)."""
+    if array.dtype.kind == "U":
+        return array
+    if array.dtype.kind == "S":
+        return np.char.decode(array, "utf-8", "replace")
+    texts = [x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x) for x in array.ravel().tolist()]
+    return np.array(texts, dtype=str).reshape(array.shape)
 
 
 def conversion_note(spec: InputSpec, array: np.ndarray) -> str:

@@ -14,7 +14,12 @@ PLANNING = "Inferring shapes to plan the capture"  # progress text while ONNX sh
 
 
 class RunError(OnnxvizError):
-    """The model could not be run (refused, unsupported, or the runtime failed)."""
+    """The model could not be run (refused, unsupported, or the runtime failed). ``node``: the
+    position of the main-graph node that failed, when the engine named it (-1 otherwise)."""
+
+    def __init__(self, message: str, details: str = "", node: int = -1) -> None:
+        super().__init__(message, details)
+        self.node = node
 
 
 @dataclass(frozen=True)

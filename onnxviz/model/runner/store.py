@@ -34,6 +34,7 @@ from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.inputs import savable
 from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
 from onnxviz.model.runner.stats import summarize
+from onnxviz.model.runner.structured import describe
 from onnxviz.model.runner.table import (
     COLUMNS_FILE,
     RUN_FILE,
@@ -169,8 +170,7 @@ class _Writer:
             self._end = offset + data.nbytes
             return {"file": PACK_FILE, "offset": offset}
         file = _file_name(k, name)
-        np.save(self.out_dir / file, np.asarray(array.astype(str)) if array.dtype == object else savable(array),
-                allow_pickle=False)
+        np.save(self.out_dir / file, savable(array), allow_pickle=False)
         return {"file": file}
 
     def _append(self, data: bytes | memoryview) -> None:
@@ -220,6 +220,7 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     ranks = {scope: _ranks(graph) for scope, graph in graphs.items()}
     rows = [_row(e, graphs[e.scope].node, ranks[e.scope], location, stats[key])
             for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True)]
+    structured = _write_structured(captured, model.graph.node, out_dir, len(arrays))
     timings = {**captured.timings, "stats_s": t1 - t0, "save_s": 0.0}
     head: dict[str, Any] = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
@@ -228,11 +229,27 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
         "timings": timings,
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
         "pack": str(writer.pack_path) if writer.pack_path is not None else None,
+        "structured": structured,
     }
     if writer.pack_path is None:  # a folder of .npy files (--dump): described for people and scripts
-        (out_dir / INDEX_FILE).write_text(_index_text({**head, "values": _described(rows)}), encoding="utf-8")
+        (out_dir / INDEX_FILE).write_text(_index_text({**head, "values": {**_described(rows), **structured}}),
+                                          encoding="utf-8")
     timings["save_s"] = time.perf_counter() - t0
     write_table(out_dir, head, build_table(rows))
+
+
+def _write_structured(captured: Captured, nodes: Any, out_dir: Path, first: int) -> dict[str, dict[str, Any]]:
+    """Each sequence or map as a .json file; its index entry by key (numbered after the ``first`` arrays)."""
+    entries = {}
+    for k, (name, value) in enumerate(captured.structured.items(), start=first):
+        file = _file_name(k, name)[: -len(".npy")] + ".json"
+        (out_dir / file).write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        node = captured.producers.get(name, -1)
+        entries[value_key("", name)] = {
+            "name": name, "scope": "", "file": file, "kind": describe(value), "node": node,
+            "node_name": nodes[node].name if node >= 0 else "", "op_type": nodes[node].op_type if node >= 0 else "",
+            "engine": captured.engines.get(name, captured.engine)}
+    return entries
 
 
 def _row(e: _Entry, nodes: Any, ranks: dict[int, int], location: dict[str, Any], stats: TensorStats) -> Row:
@@ -332,6 +349,7 @@ class RunResult:
     owns_directory: bool = False
     pack_path: Path | None = None
     scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
+    structured: dict[str, dict[str, Any]] = field(default_factory=dict)  # sequences and maps: key -> entry
 
     def __post_init__(self) -> None:
         self._measures: dict[str, dict[tuple[str, int], float]] = {}
@@ -351,7 +369,7 @@ class RunResult:
             pack = head.get("pack")
             return cls(d, head["engine"], head["notes"], head["outputs"], head["inputs"], head["timings"],
                        {int(k): float(v) for k, v in head["node_times_us"].items()}, values, owns_directory,
-                       Path(pack) if pack else None, dict(head.get("scopes", {})))
+                       Path(pack) if pack else None, dict(head.get("scopes", {})), dict(head.get("structured", {})))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             raise RunError(f"{d} does not hold a readable run ({RUN_FILE} or {COLUMNS_FILE} is missing or damaged).",
                            str(exc)) from exc
@@ -372,6 +390,14 @@ class RunResult:
         if array.dtype.kind == "V" and record.numpy_dtype != str(array.dtype):
             array = array.view(_numpy_dtype(record.numpy_dtype))
         return array
+
+    def structured_value(self, key: str) -> Any:
+        """A sequence or map (see :attr:`structured`) as JSON-ready Python, read from its file."""
+        try:
+            text = (self.directory / self.structured[key]["file"]).read_text(encoding="utf-8")
+            return json.loads(text)
+        except (OSError, ValueError, KeyError) as exc:
+            raise RunError(f"the stored value '{key}' could not be read: {exc}.", str(exc)) from exc
 
     def outputs_of(self, node: int) -> list[ValueRecord]:
         if node < 0:

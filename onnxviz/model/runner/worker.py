@@ -27,7 +27,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.inputs import restored, savable
+from onnxviz.model.runner.inputs import as_strings, restored, savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
 
@@ -62,7 +62,7 @@ def worker_main(conn: Connection) -> None:
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
     except OnnxvizError as exc:
-        conn.send(("error", exc.message, exc.details))
+        conn.send(("error", exc.message, exc.details, getattr(exc, "node", -1)))
     except MemoryError:
         conn.send(("error", "the run ran out of memory.", ""))
     except Exception as exc:  # noqa: BLE001 - reported to the parent as one sentence
@@ -100,8 +100,8 @@ def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.nda
     """The inputs, cast to this model's input types (e.g. for its float16 variant)."""
     from onnxviz.model.runner.inputs import input_specs
 
-    specs = {s.name: s for s in input_specs(model)}
-    with np.load(request.feeds_path, allow_pickle=True) as saved:  # written by the parent, never by a user
+    specs = {s.name: s for s in input_specs(model, limits=False)}
+    with np.load(request.feeds_path, allow_pickle=False) as saved:  # strings come as unicode (see savable)
         feeds = {name: saved[f"arr_{k}"] for k, name in enumerate(request.feed_names)}
     for name, array in feeds.items():
         spec = specs.get(name)
@@ -109,6 +109,8 @@ def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.nda
             continue
         if array.dtype.kind in "biuf" and spec.dtype.kind in "biufV":
             feeds[name] = array.astype(spec.dtype)
+        elif array.dtype.kind in "US" and spec.dtype == object:
+            feeds[name] = as_strings(array)  # the parent saved strings as unicode, not pickled
         else:
             feeds[name] = restored(array, spec.dtype)  # .npz keeps bfloat16/float8 as raw bytes ('|V2')
     return feeds
@@ -173,7 +175,7 @@ class WorkerRun:
                 elif message[0] == "done":
                     return RunResult.load(self.out_dir, owns_directory=self._owns_out)
                 else:
-                    raise RunError(message[1], message[2])
+                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1)
             elif not self._process.is_alive() and not self._conn.poll(0):
                 raise RunError(_exit_text(self._process))
 

@@ -20,8 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.runner.compare import COMPARE_MEASURES, DEFAULT_TOLERANCE, ValueDiff
+from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
 from onnxviz.model.text import display_name
+from onnxviz.ui.run.structured_view import StructuredView
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.tensor_view import TensorView
 
@@ -42,6 +44,7 @@ class ActivationsDock(QDockWidget):
         self.diffs: dict[str, ValueDiff] = {}
         self.other_label = ""  # what the values were compared with (an engine, a file)
         self.records: list[ValueRecord] = []
+        self.structured: list[str] = []  # keys of the sequences and maps offered after the records
         self.scope_label: Callable[[str], str] = str  # the controller names scopes like the breadcrumb
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -67,6 +70,9 @@ class ActivationsDock(QDockWidget):
         layout.addWidget(self.facts)
         self.view = TensorView()
         layout.addWidget(self.view, 1)
+        self.tree = StructuredView()  # in the view's place for a sequence or map
+        self.tree.hide()
+        layout.addWidget(self.tree, 1)
         self.setWidget(body)
         self.set_result(None)
 
@@ -140,31 +146,56 @@ class ActivationsDock(QDockWidget):
         self.stale.setText("The model changed after this run; values are shown by name. Run again (F9).")
         self.stale.setVisible(stale and self.result is not None)
 
-    def show_records(self, records: list[ValueRecord], message: str = "") -> None:
-        """Offer ``records`` (a node's outputs, or one value) and show the first."""
+    def show_records(self, records: list[ValueRecord], message: str = "", structured: list[str] | None = None) -> None:
+        """Offer ``records`` (a node's outputs, or one value) and the keys of ``structured`` values
+        (sequences and maps) and show the first."""
         self.records = records
+        self.structured = structured or []
         self.value_combo.blockSignals(True)
         self.value_combo.clear()
-        for k, r in enumerate(records):  # names cut: the popup is as wide as its longest item
-            self.value_combo.addItem(display_name(r.name, 80), r.name)
-            self.value_combo.setItemData(k, name_tooltip(r.name), Qt.ItemDataRole.ToolTipRole)
+        names = [r.name for r in records] + [self.result.structured[k]["name"] for k in self.structured] \
+            if self.result is not None else []
+        for k, name in enumerate(names):  # names cut: the popup is as wide as its longest item
+            self.value_combo.addItem(display_name(name, 80), name)
+            self.value_combo.setItemData(k, name_tooltip(name), Qt.ItemDataRole.ToolTipRole)
         self.value_combo.blockSignals(False)
-        self.value_row.setVisible(len(records) > 1)  # a node with several outputs
-        if records:
+        self.value_row.setVisible(len(names) > 1)  # a node with several outputs
+        if names:
             self._show_current()
         else:
             self.facts.setText("")
+            self._show_tree(False)
             self.view.clear(message or ("Select a node to see its outputs." if self.result else NO_RUN_TEXT))
+
+    def _show_tree(self, shown: bool) -> None:
+        self.tree.setVisible(shown)
+        self.view.setVisible(not shown)
 
     def _show_current(self) -> None:
         index = self.value_combo.currentIndex()
-        if self.result is None or not 0 <= index < len(self.records):
+        if self.result is None or not 0 <= index < len(self.records) + len(self.structured):
             return
+        if index >= len(self.records):
+            self._show_structured(self.structured[index - len(self.records)])
+            return
+        self._show_tree(False)
         record = self.records[index]
         self.facts.setText(self._facts_html(record))
         result = self.result
         self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.key),
                               kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
+
+    def _show_structured(self, key: str) -> None:
+        assert self.result is not None
+        entry = self.result.structured[key]
+        node = entry["node_name"] or f"node {entry['node']}"
+        self.facts.setText(f"{_name_html(entry['op_type'])} <b>{_name_html(node)}</b> &middot; computed by "
+                           f"<b>{html.escape(entry['engine'])}</b><br>{html.escape(entry['kind'])}")
+        try:
+            self.tree.show_value(self.result.structured_value(key))
+        except RunError as exc:
+            self.tree.show_value(exc.message)
+        self._show_tree(True)
 
     def _facts_html(self, r: ValueRecord) -> str:
         if r.node >= 0:

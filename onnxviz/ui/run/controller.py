@@ -43,7 +43,14 @@ from onnxviz.model.runner.compare import (
     worst,
 )
 from onnxviz.model.runner.inputs import input_specs, symbolic_dims
-from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, ValueRecord, duration_text
+from onnxviz.model.runner.store import (
+    FLAG_STATES,
+    MEASURE_KINDS,
+    MEASURES,
+    ValueRecord,
+    duration_text,
+    value_key,
+)
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.canvas.marks import Scheme
@@ -143,7 +150,7 @@ class RunController(QObject):
     def _plan(self, doc: Document) -> InputPlan:
         key = str(doc.path or id(doc))
         if key not in self.plans:
-            specs = input_specs(doc.model)
+            specs = input_specs(doc.model, doc.index)
             self.plans[key] = InputPlan({s.name: default_choice(s) for s in specs},
                                         remembered_dims(self.settings) if self.settings is not None else {})
         return self.plans[key]
@@ -164,7 +171,7 @@ class RunController(QObject):
             reason = refusal(doc.index)
             if reason:
                 raise RunError(reason)
-            specs = input_specs(doc.model)
+            specs = input_specs(doc.model, doc.index)
         except RunError as exc:
             self._report_failure(exc.message, exc.details)
             return
@@ -181,7 +188,7 @@ class RunController(QObject):
         self._start(doc, feeds, compare, other_path)
 
     def _ask_inputs(self, doc: Document, plan: InputPlan, compare: str, other_path: Path | None) -> None:
-        dialog = InputsDialog(input_specs(doc.model), plan, doc.name, self.window)
+        dialog = InputsDialog(input_specs(doc.model, doc.index), plan, doc.name, self.window)
         self.inputs_dialog = dialog
 
         def accepted() -> None:
@@ -228,9 +235,15 @@ class RunController(QObject):
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
-                    results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
-                                             base_dir=job.base_dir, progress=part, token=token,
-                                             on_start=self._on_worker_started))
+                    try:
+                        results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
+                                                 base_dir=job.base_dir, progress=part, token=token,
+                                                 on_start=self._on_worker_started))
+                    except RunError as exc:
+                        if k == 0:
+                            raise
+                        # another model's node: not one to select on this canvas
+                        raise RunError(f"{job.label}: {exc.message}", exc.details) from exc
                     warm_up()  # for the next run, or the comparison's second one
                 if isinstance(feeds, PendingFeeds):
                     results[0].notes[:0] = feeds.notes
@@ -248,7 +261,7 @@ class RunController(QObject):
 
         task = Task(work, label)
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
-        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb))
+        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc))
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
@@ -325,7 +338,8 @@ class RunController(QObject):
         assert self.result is not None
         r = self.result
         ms = 1000 * r.timings.get("run_s", 0.0)
-        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values."
+        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values"
+        text += f" and {len(r.structured)} sequences or maps." if r.structured else "."
         bad = r.first_nonfinite()
         if bad is not None:
             text += f" First NaN/Inf: <b>{_name_html(bad.node_name or bad.name)}</b>."
@@ -354,9 +368,12 @@ class RunController(QObject):
         return (text + f". {len(outside)} differ beyond {self.tolerance.text()}, "
                 f"the first <b>{_name_html(first.name)}</b>.")
 
-    def _on_failed(self, exc: object, tb: str) -> None:
+    def _on_failed(self, exc: object, tb: str, doc: Document | None = None) -> None:
         self.task = None
         self.update_actions()
+        if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.window.doc is doc \
+                and exc.node < len(doc.index.main.nodes):
+            self.reveal(exc.node)  # the node onnxruntime (or the reference evaluator) says failed
         if isinstance(exc, OnnxvizError):
             self._report_failure(exc.message, exc.details or tb)
         else:
@@ -392,12 +409,22 @@ class RunController(QObject):
             return
         if state.value:
             record = self.result.record(state.scope, state.value)
-            self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.")
+            structured = [k for k in (value_key(state.scope, state.value),) if k in self.result.structured]
+            self.dock.show_records([record] if record else [], f"'{state.value}' was not captured in this run.",
+                                   structured)
         elif state.node >= 0:
             records = self._records_of(state.scope, state.node)
-            self.dock.show_records(records, _not_captured(state.scope))
+            self.dock.show_records(records, _not_captured(state.scope), self._structured_of(state.scope, state.node))
         else:
             self.dock.show_records([])
+
+    def _structured_of(self, scope: str, node: int) -> list[str]:
+        """Keys of the node's outputs that are sequences or maps."""
+        doc = self.window.doc
+        graph = doc.index.graphs.get(scope) if doc is not None else None
+        if self.result is None or graph is None or node >= len(graph.nodes):
+            return []
+        return [k for k in (value_key(scope, n) for n in graph.nodes[node].output) if k in self.result.structured]
 
     def _records_of(self, scope: str, node: int) -> list[ValueRecord]:
         """The node's outputs by name (so a run from before an edit still finds its values)."""

@@ -18,7 +18,14 @@ from PySide6.QtGui import QImage, QImageReader
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.input_files import read_array_file, read_regular_file
-from onnxviz.model.runner.inputs import InputSpec, check_size, conform, conversion_note, generate
+from onnxviz.model.runner.inputs import (
+    InputSpec,
+    check_size,
+    conform,
+    conversion_note,
+    generate,
+    strings_from_text,
+)
 from onnxviz.model.text import display_name
 
 SOURCE_LABELS = {
@@ -26,6 +33,7 @@ SOURCE_LABELS = {
     "uniform": "Random [0, 1)",
     "zeros": "Zeros",
     "ones": "Ones",
+    "text": "Strings typed here",
     "file": "Array file (.npy .npz .pb)",
     "image": "Image file",
 }
@@ -35,6 +43,7 @@ NORMALIZATIONS = {
     "signed": "[-1, 1]",
     "bytes": "0 - 255",
 }
+GIVEN_SOURCES = ("file", "image", "text")  # read or typed, not generated
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32)
 DIMS_KEY = "run/dims"
@@ -42,12 +51,14 @@ DIMS_KEY = "run/dims"
 
 @dataclass(frozen=True)
 class InputChoice:
-    """How one input is filled. ``layout`` (NCHW/NHWC) and ``normalization`` apply to images."""
+    """How one input is filled. ``layout`` (NCHW/NHWC) and ``normalization`` apply to images,
+    ``text`` to strings typed for a string input."""
 
     source: str = "random"
     path: str = ""
     layout: str = "NCHW"
     normalization: str = "unit"
+    text: str = ""
 
 
 @dataclass
@@ -70,7 +81,7 @@ class InputPlan:
         notes: list[str] = []
         for spec in specs:
             choice = self.choices.get(spec.name, InputChoice())
-            if choice.source in ("file", "image"):
+            if choice.source in GIVEN_SOURCES:
                 given[spec.name], note = given_array(spec, choice, self.dims)
                 notes.append(note)
             else:
@@ -111,6 +122,8 @@ def default_choice(spec: InputSpec) -> InputChoice:
 def given_array(spec: InputSpec, choice: InputChoice, dims: Mapping[str, int]) -> tuple[np.ndarray, str]:
     """The array of a file or image source cast to the input's type, and a note when a file's values
     were converted (:func:`~onnxviz.model.runner.inputs.conversion_note`); RunError names the input."""
+    if choice.source == "text":
+        return strings_from_text(spec, choice.text, dims), ""
     if choice.source == "file":
         if not choice.path:
             raise RunError(f"choose a file for input '{spec.name}'.")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -27,7 +28,13 @@ from PySide6.QtWidgets import (
 from onnxviz.model.errors import sentence
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.input_files import inputs_file_names
-from onnxviz.model.runner.inputs import InputSpec, save_inputs_file, symbolic_dims
+from onnxviz.model.runner.inputs import (
+    GENERATED_STRING,
+    InputSpec,
+    dynamic_dim,
+    save_inputs_file,
+    symbolic_dims,
+)
 from onnxviz.model.text import display_name
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan, PendingFeeds
 from onnxviz.ui.widgets.names import message_text
@@ -48,9 +55,14 @@ def source_labels(spec: InputSpec) -> dict[str, str]:
     """The sources that make sense for the input's element type, labelled for it."""
     kind = spec.dtype.kind
     labels = dict(SOURCE_LABELS)
+    if kind in "OSU":
+        return {"text": labels["text"], "random": f'The string "{GENERATED_STRING}"', "zeros": "Empty strings",
+                "file": labels["file"]}
+    del labels["text"]
     if kind != "f":
         del labels["uniform"]
-        labels["random"] = {"b": "Random true/false", "i": "Random 0 - 9", "u": "Random 0 - 9"}.get(kind, "Random")
+        integers = f"Random 0 - {spec.random_high - 1}"
+        labels["random"] = {"b": "Random true/false", "i": integers, "u": integers}.get(kind, "Random")
     if not spec.looks_like_image:
         del labels["image"]
     return labels
@@ -61,12 +73,19 @@ class _InputRow:
 
     def __init__(self, spec: InputSpec, choice: InputChoice, grid: QGridLayout, row: int) -> None:
         self.spec = spec
-        dims = "?" if spec.shape is None else ", ".join("?" if d is None else str(d) for d in spec.shape) or "scalar"
-        name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.dtype} [{dims}]</span>")
+        dims = "?" if spec.shape is None else ", ".join(spec.dim_texts()) or "scalar"
+        self.name = name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.type_text} [{dims}]</span>")
         self.source = _combo(source_labels(spec), choice.source)
         self.path = QLineEdit(choice.path)
         self.path.setPlaceholderText("file...")
         self.path.setMinimumWidth(160)
+        self.text: QPlainTextEdit | None = None  # in the file's place, for strings typed here
+        if spec.dtype == object:
+            self.text = QPlainTextEdit(choice.text)
+            self.text.setPlaceholderText("strings, separated by commas or one per line")
+            self.text.setTabChangesFocus(True)
+            self.text.setFixedHeight(3 * self.text.fontMetrics().lineSpacing() + 12)
+            grid.addWidget(self.text, row, 2)
         self.browse = QPushButton("Browse...")
         self.layout = _combo({"NCHW": "NCHW", "NHWC": "NHWC"}, choice.layout)
         self.normalization = _combo(NORMALIZATIONS, choice.normalization)
@@ -81,6 +100,9 @@ class _InputRow:
         from_file = source in ("file", "image")
         self.path.setEnabled(from_file)
         self.browse.setEnabled(from_file)
+        if self.text is not None:
+            self.text.setVisible(source == "text")
+        self.path.setVisible(source != "text")
         image = source == "image" and self.spec.looks_like_image
         self.layout.setEnabled(image)
         self.normalization.setEnabled(image)
@@ -94,7 +116,7 @@ class _InputRow:
 
     def choice(self) -> InputChoice:
         return InputChoice(self.source.currentData(), self.path.text().strip(), self.layout.currentData(),
-                           self.normalization.currentData())
+                           self.normalization.currentData(), self.text.toPlainText() if self.text else "")
 
     def set_file(self, path: str) -> None:
         self.source.setCurrentIndex(self.source.findData("file"))
@@ -136,6 +158,8 @@ class InputsDialog(QDialog):
         for row in self.rows:  # an error is about the entries as they were: any change answers it
             row.path.textChanged.connect(self.error.hide)
             row.source.currentIndexChanged.connect(self.error.hide)
+            if row.text is not None:
+                row.text.textChanged.connect(self.error.hide)
         for spin in self.dim_boxes.values():
             spin.valueChanged.connect(self.error.hide)
         self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
@@ -144,13 +168,19 @@ class InputsDialog(QDialog):
         box = QGroupBox("Symbolic dimensions")
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        declared = {dynamic_dim(s.name, axis): f"axis {axis} of input '{display_name(s.name, 80)}', declared -1"
+                    for s in self.specs for axis in s.dynamic_axes}
         for d in dims:
             spin = QSpinBox()
             spin.setRange(1, 1 << 20)
             spin.setValue(known.get(d, 1))
             spin.setFixedWidth(140)
             self.dim_boxes[d] = spin
-            form.addRow(f"{d}:", spin)
+            label = QLabel(f"{display_name(d, 80)}:")
+            label.setTextFormat(Qt.TextFormat.PlainText)  # names from the file: never markup
+            if d in declared:
+                label.setText(f"{display_name(d, 80)} ({declared[d]}):")
+            form.addRow(label, spin)
         return box
 
     def _inputs_box(self, plan: InputPlan) -> QGroupBox:
@@ -158,7 +188,9 @@ class InputsDialog(QDialog):
         inner = QWidget()
         grid = QGridLayout(inner)
         grid.setColumnStretch(2, 1)
-        for col, title in enumerate(("Input", "Values", "File", "", "Layout", "Normalisation")):
+        strings = any(s.dtype == object for s in self.specs)
+        for col, title in enumerate(("Input", "Values", "File or strings" if strings else "File", "", "Layout",
+                                     "Normalisation")):
             grid.addWidget(QLabel(f"<i>{title}</i>"), 0, col)
         self.rows = [_InputRow(s, plan.choices.get(s.name, InputChoice()), grid, k + 1)
                      for k, s in enumerate(self.specs)]
