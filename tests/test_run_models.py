@@ -171,11 +171,12 @@ def strings_model() -> onnx.ModelProto:
 
 
 def test_unicode_arrays_feed_string_inputs(tmp_path: Path) -> None:
-    from onnxviz.model.runner.inputs import read_array_file, read_inputs_file, save_inputs_file
+    from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
+    from onnxviz.model.runner.inputs import save_inputs_file
 
     np.save(tmp_path / "text.npy", np.array([["cat"], ["bird"], ["dog"]]))
     spec = input_specs(strings_model())[0]
-    feeds = build_feeds([spec], {"text": read_array_file(tmp_path / "text.npy")}, {})
+    feeds = build_feeds([spec], {"text": read_array_file(tmp_path / "text.npy", spec)}, {})
     assert feeds["text"].dtype == object and feeds["text"].tolist() == [["cat"], ["bird"], ["dog"]]
     result = run_model(strings_model(), feeds)
     try:
@@ -185,7 +186,7 @@ def test_unicode_arrays_feed_string_inputs(tmp_path: Path) -> None:
     finally:
         result.cleanup()
     save_inputs_file(tmp_path / "saved.npz", feeds)  # written without pickles, read back as strings
-    assert read_inputs_file(tmp_path / "saved.npz")["text"].tolist() == [["cat"], ["bird"], ["dog"]]
+    assert read_inputs_file(tmp_path / "saved.npz", [spec])["text"].tolist() == [["cat"], ["bird"], ["dog"]]
 
 
 def test_typed_strings_are_split_and_shaped_to_the_input() -> None:
