@@ -20,7 +20,7 @@ from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.validation import ValidationResult, validate
 from onnxviz.model.io.disk import FileStamp
-from onnxviz.model.io.external import check_external_data, iter_all_tensors
+from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.saving import (
     EXTERNAL_CHOICES,
@@ -85,6 +85,7 @@ class Document(EditingMixin):
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
+        self.has_external_data = False  # set with the load problems
         self.load_problems: list[Problem] = self._load_problems()
         self.validation_problems: list[Problem] = []
         self._index: ModelIndex | None = None
@@ -121,7 +122,9 @@ class Document(EditingMixin):
         return cls(model, p.absolute(), data, stamp)
 
     def _load_problems(self) -> list[Problem]:
-        return check_external_data(self.model, self.base_dir) + invalid_utf8_problems(self.escaped_text)
+        external = [t for t in iter_all_tensors(self.model) if is_external(t)]
+        self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
+        return external_data_problems(external, self.base_dir) + invalid_utf8_problems(self.escaped_text)
 
     @property
     def base_dir(self) -> Path | None:
@@ -300,6 +303,13 @@ class Document(EditingMixin):
             self._serialized = (generation, data)
         return data
 
+    def size_hint(self) -> int:
+        """About how many bytes the model serializes to, without serializing it: the bytes of this
+        state or of its file when known (edits rarely change the size much), else protobuf's count."""
+        if self._serialized is not None:
+            return len(self._serialized[1])
+        return len(self._disk.data) if self._disk is not None else self.model.ByteSize()
+
     def file_matches(self) -> bool:
         """True if the model equals its file and that file is still what this document read or wrote
         (readers may then take the file itself rather than the model's bytes)."""
@@ -336,11 +346,13 @@ class Document(EditingMixin):
         self._written.add_all(plan.files())
         if self._disk is None or plan.data is not self._disk.data:
             self.escaped_text = []  # the file now holds the text as shown
+        moved = self.path is None or plan.target.parent != self.path.parent
         self.path = plan.target
         if plan.written_model is not None:
             self._take_written_model(plan.written_model)
         self._disk = DiskCopy.of(plan.target, plan.data)
-        self.load_problems = self._load_problems()
+        if plan.written_model is not None or (moved and self.has_external_data):
+            self.load_problems = self._load_problems()  # data files elsewhere, or now none
         self.undo_stack.set_clean()
         self.changed.emit(Change("Save", ChangeKind.SAVED))
         return plan.target

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError, sentence
-from onnxviz.model.io.saving import SaveOptions, SavePlan, SaveQuestion, has_external
+from onnxviz.model.io.saving import SaveOptions, SavePlan, SaveQuestion
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text
@@ -49,7 +49,7 @@ def save_document(window: MainWindow, doc: Document, target: Path,
 
 def _is_big(doc: Document) -> bool:
     """A save that may take long: a big model, or weights in data files that may be copied or read."""
-    return doc.model.ByteSize() >= BACKGROUND_SAVE_BYTES or has_external(doc.model)
+    return doc.size_hint() >= BACKGROUND_SAVE_BYTES or doc.has_external_data
 
 
 def _save_in_background(window: MainWindow, doc: Document, target: Path, options: SaveOptions,

@@ -76,10 +76,13 @@ def iter_all_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
 
 def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> list[Problem]:
     """One problem per external tensor whose data cannot be read safely."""
+    return external_data_problems([t for t in iter_all_tensors(model) if is_external(t)], base_dir)
+
+
+def external_data_problems(tensors: list[TensorProto], base_dir: Path | None) -> list[Problem]:
+    """One problem per tensor of ``tensors`` (stored externally) whose data cannot be read safely."""
     problems: list[Problem] = []
-    for t in iter_all_tensors(model):
-        if not is_external(t):
-            continue
+    for t in tensors:
         try:
             if base_dir is None:
                 raise OnnxvizError(f"tensor '{t.name}' is stored externally, but the model has no folder.")
