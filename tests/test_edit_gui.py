@@ -12,11 +12,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QTextDocument
 from PySide6.QtWidgets import QApplication, QComboBox, QDialogButtonBox, QLabel, QLineEdit, QSplitter
 from pytestqt.qtbot import QtBot
-from window_fixtures import settle
+from window_fixtures import doc_of, press_undo, settle
 
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
-from onnxviz.ui.edit.controller import EditController
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
@@ -39,18 +38,8 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
     settle()
 
 
-def editing(w: MainWindow) -> EditController:
-    return w.editing  # type: ignore[attr-defined]
 
 
-def doc_of(w: MainWindow) -> Document:
-    assert w.doc is not None
-    return w.doc
-
-
-def press_undo(qtbot: QtBot, w: MainWindow) -> None:
-    w.activateWindow()
-    qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
 
 
 def ok(dialog: FormDialog) -> None:
@@ -58,7 +47,7 @@ def ok(dialog: FormDialog) -> None:
 
 
 def test_undo_redo_actions_have_readable_labels_and_shortcuts(qtbot: QtBot, window: MainWindow) -> None:
-    actions = editing(window).actions
+    actions = window.editing.actions
     assert not actions["undo"].isEnabled()
     assert QKeySequence("Ctrl+Shift+Z") in actions["redo"].shortcuts()
     doc_of(window).set_attribute(CONV, "strides", [1, 1])
@@ -74,8 +63,8 @@ def test_rename_node_dialog_then_ctrl_z(qtbot: QtBot, window: MainWindow) -> Non
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 0)
-    editing(window).actions["rename_node"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["rename_node"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog) and dialog.isVisible()
     edit = dialog.fields["name"]
     assert isinstance(edit, QLineEdit)
@@ -94,8 +83,8 @@ def test_rename_node_dialog_then_ctrl_z(qtbot: QtBot, window: MainWindow) -> Non
 def test_attribute_editor_sets_adds_and_removes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
     doc = doc_of(window)
     doc.selection.select_node("", 0)
-    editing(window).actions["attributes"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, AttributesDialog)
     editor = dialog.editor
     editor.set_value_text("strides", "1, 1")
@@ -136,8 +125,8 @@ def test_tensor_attribute_from_npy(qtbot: QtBot, tmp_path: Path) -> None:
 def test_palette_inserts_after_selected_node(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     doc.selection.select_node("", 2)  # /stem/relu/Relu
-    editing(window).actions["insert"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["insert"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, PaletteDialog)
     qtbot.keyClicks(dialog.search_edit, "sigmo")
     assert dialog.chosen() is not None and dialog.chosen().name == "Sigmoid"  # type: ignore[union-attr]
@@ -156,7 +145,7 @@ def test_history_dock_jumps(qtbot: QtBot, window: MainWindow) -> None:
     doc.set_metadata("a", "1")
     doc.rename_node(0, "first")
     doc.set_attribute("first", "strides", [1, 1])
-    history = editing(window).history
+    history = window.editing.history
     assert history.list.count() == 4
     assert history.list.item(2).text() == "Rename node /stem/conv/Conv -> first"
     history.list.itemClicked.emit(history.list.item(0))
@@ -168,8 +157,8 @@ def test_history_dock_jumps(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_model_properties_dialog(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
-    editing(window).actions["model"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["model"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, ModelPropertiesDialog)
     dialog.fields["producer_name"].setText("me")
     dialog.fields["model_version"].setText("x")
@@ -184,8 +173,8 @@ def test_model_properties_dialog(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_graph_io_dialog_fixes_batch(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
-    editing(window).actions["graph_io"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["graph_io"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, GraphIODialog)
     shape = dialog.cell(0, 3)
     assert isinstance(shape, QLineEdit) and shape.text() == "batch, 3, 32, 32"
@@ -202,7 +191,7 @@ def test_graph_io_dialog_fixes_batch(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_delete_and_value_actions_follow_selection(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
-    actions = editing(window).actions
+    actions = window.editing.actions
     doc.selection.clear()
     assert not actions["delete"].isEnabled()
     doc.selection.select_node("", 5)  # /res/relu1/Relu
@@ -212,7 +201,7 @@ def test_delete_and_value_actions_follow_selection(qtbot: QtBot, window: MainWin
     doc.selection.select_value("", "stem.pool")
     actions["mark_output"].trigger()
     assert doc.model.graph.output[-1].name == "stem.pool"
-    menu = editing(window).context_menu()
+    menu = window.editing.context_menu()
     assert "Rename &Value..." in [a.text() for a in menu.actions()]
 
 
@@ -230,7 +219,7 @@ def test_right_click_on_a_node_selects_it_and_offers_edits(qtbot: QtBot, window:
     event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, canvas.view.mapToGlobal(pos))
     QApplication.sendEvent(canvas.view, event)
     assert doc_of(window).selection.state.node == 2
-    menu = editing(window).last_menu
+    menu = window.editing.last_menu
     assert menu is not None and menu.isVisible()
     texts = [a.text() for a in menu.actions()]
     assert "&Delete Node" in texts and "Edit &Attributes..." in texts
@@ -245,11 +234,11 @@ def test_replace_weights_mismatch_asks_first(qtbot: QtBot, window: MainWindow, t
     old = numpy_helper.to_array(doc.model.graph.initializer[0])
     npy = tmp_path / "w.npy"
     np.save(npy, old * 2)
-    editing(window).replace_weights_from(name, npy)
+    window.editing.replace_weights_from(name, npy)
     assert np.array_equal(numpy_helper.to_array(doc.model.graph.initializer[0]), old * 2)
     np.save(npy, np.zeros((2, 2), np.float32))
-    editing(window).replace_weights_from(name, npy)
-    box = editing(window).dialog
+    window.editing.replace_weights_from(name, npy)
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox) and "consumers expect" in box.text()
     box.button(QMessageBox.StandardButton.Yes).click()
     assert list(doc.model.graph.initializer[0].dims) == [2, 2]
@@ -261,8 +250,8 @@ def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp
 
     doc = doc_of(window)
     doc.selection.select_node("", 7)  # /res/Add
-    editing(window).actions["extract"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["extract"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
     assert dialog.text("outputs") == "res.add"
     target = tmp_path / "part.onnx"
@@ -277,14 +266,14 @@ def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp
 def test_opset_conversion_from_model_dialog_is_one_undo(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     before = doc.model.SerializeToString()
-    editing(window).actions["model"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["model"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, ModelPropertiesDialog)
     dialog.opset.setValue(17)
     dialog.accept()
     assert [o.version for o in doc.model.opset_import if o.domain == ""] == [17]
-    assert editing(window).actions["undo"].text() == "&Undo Convert to opset 17"
-    editing(window).actions["undo"].trigger()
+    assert window.editing.actions["undo"].text() == "&Undo Convert to opset 17"
+    window.editing.actions["undo"].trigger()
     assert doc.model.SerializeToString() == before
 
 
@@ -306,8 +295,8 @@ def test_node_description_dialog(qtbot: QtBot, window: MainWindow) -> None:
 
 
 def _form(w: MainWindow, action: str) -> FormDialog:
-    editing(w).actions[action].trigger()
-    dialog = editing(w).dialog
+    w.editing.actions[action].trigger()
+    dialog = w.editing.dialog
     assert isinstance(dialog, FormDialog) and dialog.isVisible()
     return dialog
 
@@ -356,7 +345,7 @@ def test_change_operator_rewire_and_rename_value_dialogs(qtbot: QtBot, window: M
 def test_weight_and_clean_up_actions(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     original = doc.model.SerializeToString()
-    actions = editing(window).actions
+    actions = window.editing.actions
     name = doc.model.graph.initializer[0].name
     doc.selection.select_value("", name)
     actions["to_constant"].trigger()
@@ -376,8 +365,8 @@ def test_weight_and_clean_up_actions(qtbot: QtBot, window: MainWindow) -> None:
 
 def test_graph_io_dialog_adds_and_removes_inputs(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
-    editing(window).actions["graph_io"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["graph_io"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, GraphIODialog)
     qtbot.keyClicks(dialog.new_name, "mask")
     dialog.add_input()
@@ -395,13 +384,13 @@ def test_graph_io_dialog_adds_and_removes_inputs(qtbot: QtBot, window: MainWindo
 
 def test_dialogs_close_when_another_model_is_opened(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
     doc_of(window).selection.select_node("", 0)
-    editing(window).actions["attributes"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
     assert dialog is not None and dialog.isVisible()
     with qtbot.waitSignal(window.loading_finished, timeout=20000):
         window.open_path(example_path)
-    assert editing(window).dialog is None
-    assert editing(window).history.list.count() == 1
+    assert window.editing.dialog is None
+    assert window.editing.history.list.count() == 1
 
 
 def test_palette_without_selection_inserts_after_a_graph_input(qtbot: QtBot, window: MainWindow) -> None:
@@ -439,7 +428,7 @@ def test_f2_then_typing_renames_the_node(qtbot: QtBot, window: MainWindow) -> No
     doc.selection.select_node("", 0)
     window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_F2)
-    dialog = editing(window).dialog
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
     qtbot.waitExposed(dialog)
     typed_into = dialog.focusWidget()
@@ -454,13 +443,13 @@ def test_f2_then_typing_renames_the_node(qtbot: QtBot, window: MainWindow) -> No
 def test_unchanged_entries_make_no_edit(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     doc.selection.select_node("", 0)
-    editing(window).actions["attributes"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, AttributesDialog)
     qtbot.keyClick(dialog.editor.value_edits["strides"], Qt.Key.Key_Return)  # Enter on the value as loaded
     dialog.close()
-    editing(window).actions["rename_node"].trigger()
-    form = editing(window).dialog
+    window.editing.actions["rename_node"].trigger()
+    form = window.editing.dialog
     assert isinstance(form, FormDialog)
     qtbot.keyClick(form.fields["name"], Qt.Key.Key_Return)  # the name as it was
     assert not form.isVisible()
@@ -555,8 +544,8 @@ def test_a_list_of_only_commas_is_refused_with_a_message(qtbot: QtBot, window: M
 def test_attribute_dialog_opens_with_the_keyboard_on_the_attributes(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     doc.selection.select_node("", 0)
-    editing(window).actions["attributes"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, AttributesDialog)
     qtbot.waitUntil(lambda: dialog.focusWidget() is not None)
     assert dialog.focusWidget() is dialog.editor.table

@@ -13,12 +13,11 @@ from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
-from window_fixtures import open_and_wait
+from window_fixtures import doc_of, open_and_wait, press_undo
 
 import onnxviz
-from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
-from onnxviz.ui.edit.controller import EditController, branch_details, branch_question
+from onnxviz.ui.edit.controller import branch_details, branch_question
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
@@ -27,19 +26,8 @@ from onnxviz.ui.widgets.names import unbreak
 SHOTS = os.environ.get("ONNXVIZ_SHOTS", "")  # a folder to keep pictures of the dialogs in, for a human to look at
 
 
-def editing(w: MainWindow) -> EditController:
-    return w.editing  # type: ignore[attr-defined]
 
 
-def doc_of(w: MainWindow) -> Document:
-    assert w.doc is not None
-    return w.doc
-
-
-def press_undo(qtbot: QtBot, w: MainWindow) -> None:
-    w.activateWindow()
-    qtbot.waitUntil(w.isActiveWindow)  # the shortcut works in the active window (a dialog just closed)
-    qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
 
 
 def shot(widget: object, name: str) -> None:
@@ -60,9 +48,9 @@ def test_delete_with_inputs_lists_the_branch_then_deletes_it_in_one_undo(
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 6)  # /res/conv2/Conv, fed by conv1 -> relu1
-    assert "Delete Node and Branch &Feeding Only It..." in [a.text() for a in editing(window).context_menu().actions()]
-    editing(window).actions["delete_inputs"].trigger()
-    box = editing(window).dialog
+    assert "Delete Node and Branch &Feeding Only It..." in [a.text() for a in window.editing.context_menu().actions()]
+    window.editing.actions["delete_inputs"].trigger()
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert box.text() == "Delete /res/conv2/Conv and the 2 nodes feeding only it?"
     details = unbreak(box.informativeText()).splitlines()
@@ -71,8 +59,8 @@ def test_delete_with_inputs_lists_the_branch_then_deletes_it_in_one_undo(
     shot(box, "delete_with_inputs")
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert doc.model.SerializeToString() == before
-    editing(window).actions["delete_inputs"].trigger()
-    box = editing(window).dialog
+    window.editing.actions["delete_inputs"].trigger()
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox)
     qtbot.keyClick(box, Qt.Key.Key_Return)  # Delete is the default answer
     assert [n.name for n in doc.model.graph.node][4:6] == ["/res/Add", "/res/relu_out/Relu"]
@@ -86,10 +74,10 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, examp
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 22)  # /head/fc/Gemm -> /head/Softmax
-    action = editing(window).actions["delete_outputs"]
+    action = window.editing.actions["delete_outputs"]
     assert action in window.edit_menu.actions()
     action.trigger()
-    box = editing(window).dialog
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox)
     assert box.text() == "Delete /head/fc/Gemm and the node that only it feeds?"
     assert "Graph outputs left without a maker: probabilities." in unbreak(box.informativeText()).splitlines()
@@ -103,8 +91,8 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, examp
 
 # -- a new node is valid when it appears ------------------------------------------------------------
 def _palette(qtbot: QtBot, window: MainWindow, search: str) -> PaletteDialog:
-    editing(window).actions["insert"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["insert"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, PaletteDialog) and dialog.isVisible()
     qtbot.keyClicks(dialog.search_edit, search)
     return dialog
@@ -178,8 +166,8 @@ def test_insert_concat_takes_more_inputs_and_relu_needs_nothing(
 # -- numbers as stored, small tensors as text -----------------------------------------------------------
 def _attributes(window: MainWindow, node: int) -> AttributesDialog:
     doc_of(window).selection.select_node("", node)
-    editing(window).actions["attributes"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, AttributesDialog)
     return dialog
 
@@ -237,8 +225,8 @@ def test_replace_weights_of_another_dtype_can_cast(qtbot: QtBot, make_window, ex
     old = numpy_helper.to_array(doc.model.graph.initializer[1])  # stem.conv.bias, float32[16]
     npy = tmp_path / "bias.npy"
     np.save(npy, old.astype(np.float64) + 1)
-    editing(window).replace_weights_from("stem.conv.bias", npy)
-    box = editing(window).dialog
+    window.editing.replace_weights_from("stem.conv.bias", npy)
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox)
     cast = next(b for b in box.buttons() if b.text() == "Cast to float32 and Replace")
     assert box.defaultButton() is cast
@@ -256,8 +244,8 @@ def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: P
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_value("", "attn.flat_shape")
-    editing(window).actions["weights_text"].trigger()
-    form = editing(window).dialog
+    window.editing.actions["weights_text"].trigger()
+    form = window.editing.dialog
     assert isinstance(form, FormDialog)
     old = numpy_helper.to_array(doc.initializer_proto("attn.flat_shape"))
     assert form.text("values") == "[" + ", ".join(str(v) for v in old.tolist()) + "]"
@@ -308,12 +296,12 @@ def test_constant_to_initializer_on_the_box_showing_a_folded_constant(
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 1)  # the Reshape box, which shows the Constant 'shape' inside it
-    assert editing(window).actions["to_initializer"] in editing(window).context_menu().actions()
-    editing(window).actions["to_initializer"].trigger()
+    assert window.editing.actions["to_initializer"] in window.editing.context_menu().actions()
+    window.editing.actions["to_initializer"].trigger()
     assert [n.name for n in doc.model.graph.node] == ["reshape"]
     assert numpy_helper.to_array(doc.model.graph.initializer[0]).tolist() == [2, 3]
     assert doc.selection.state.node == 0 and doc.check() == []  # the Reshape stays selected
-    editing(window).actions["to_initializer"].trigger()  # nothing left to convert: one sentence, nothing changes
+    window.editing.actions["to_initializer"].trigger()  # nothing left to convert: one sentence, nothing changes
     refusal = next(b for b in window.findChildren(QMessageBox) if b.isVisible())
     assert unbreak(refusal.text()) == "reshape is not a Constant node, and no Constant feeds it."
     refusal.close()
@@ -367,8 +355,8 @@ def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, make_windo
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
     doc.selection.select_node("", 2)  # /stem/relu/Relu
-    editing(window).actions["op_type"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["op_type"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
     _active(qtbot, dialog)
     qtbot.keyClicks(QApplication.focusWidget(), "Sigmoid")  # the field starts selected: typing replaces it
@@ -377,8 +365,8 @@ def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, make_windo
     _press(qtbot, Qt.Key.Key_Return)  # closed the list only, before
     assert not dialog.isVisible() and doc.model.graph.node[2].op_type == "Sigmoid"
 
-    editing(window).actions["op_type"].trigger()  # a completion chosen with the arrows is taken, not applied
-    dialog = editing(window).dialog
+    window.editing.actions["op_type"].trigger()  # a completion chosen with the arrows is taken, not applied
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
     _active(qtbot, dialog)
     qtbot.keyClicks(QApplication.focusWidget(), "sigm")
@@ -398,8 +386,8 @@ def test_every_edit_dialog_closes_with_escape_and_changes_nothing(
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
     doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
-    editing(window).actions[action].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions[action].trigger()
+    dialog = window.editing.dialog
     assert dialog is not None and dialog.isVisible()
     _active(qtbot, dialog)
     _press(qtbot, Qt.Key.Key_Escape)
@@ -415,8 +403,8 @@ def test_form_dialogs_apply_with_return(qtbot: QtBot, make_window, example_copy:
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
     doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
-    editing(window).actions[action].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions[action].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
     _active(qtbot, dialog)
     qtbot.keyClicks(QApplication.focusWidget(), "new" if action != "weights_text" else "[2]")
@@ -434,8 +422,8 @@ def test_insert_dialog_from_the_keyboard(qtbot: QtBot, make_window, example_copy
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
     doc.selection.select_node("", 2)
-    editing(window).actions["insert"].trigger()
-    dialog = editing(window).dialog
+    window.editing.actions["insert"].trigger()
+    dialog = window.editing.dialog
     assert isinstance(dialog, PaletteDialog)
     _active(qtbot, dialog)
     qtbot.keyClicks(QApplication.focusWidget(), "sigmo")  # Sigmoid, HardSigmoid

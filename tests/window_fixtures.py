@@ -12,6 +12,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 if TYPE_CHECKING:
+    from onnxviz.model.document import Document
     from onnxviz.ui.main_window import MainWindow
 
 
@@ -56,3 +57,19 @@ def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
 def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path, timeout_ms: int = 20000) -> None:
     with qtbot.waitSignal(w.loading_finished, timeout=timeout_ms):
         w.open_path(path)
+
+
+def doc_of(w: MainWindow) -> Document:
+    """The window's open document (a test that asks has opened one)."""
+    assert w.doc is not None
+    return w.doc
+
+
+def press_undo(qtbot: QtBot, w: MainWindow) -> None:
+    """Ctrl+Z in the window, as a user presses it, then background results delivered."""
+    from PySide6.QtCore import Qt
+
+    w.activateWindow()
+    qtbot.waitUntil(w.isActiveWindow)  # the shortcut works in the active window (a dialog just closed)
+    qtbot.keyClick(w, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    settle()
