@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -709,3 +710,41 @@ def test_a_rename_during_a_job_on_the_layout_waits_for_it(qtbot: QtBot, example_
     qtbot.waitUntil(lambda: canvas._task is None, timeout=TIMEOUT)
     assert canvas.layout_obj is layout and canvas.drawable is not None
     assert canvas.drawable.scene.box_name[canvas.drawable.node_box[7]] == "/res/Total"
+
+
+def test_attention_mask_fills_are_drawn_apart_and_do_not_flatten_the_scale(qtbot: QtBot, example_path: Path) -> None:
+    """A mask's -3.4e38 made max |x| put 98% of a transformer's boxes in the lowest colour; such values
+    now take a colour of their own, named on the key, and the scale spans the other boxes."""
+    from onnxviz.ui.canvas.marks import BEYOND_RGBA
+
+    window, canvas = open_window(qtbot, example_path)
+    own = _own_boxes(window, canvas, 4)
+    canvas.set_overlay({("", i): v for i, v in zip(own, (1.0, 2.0, 3.0, 3.4e38), strict=True)}, "max |x|")
+    legend = canvas.view.legend
+    assert legend is not None and legend.beyond == 1 and (legend.lo, legend.hi) == (1.0, 3.0)
+    colours = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own]
+    assert colours[3] == BEYOND_RGBA and len(set(colours[:3])) == 3 and BEYOND_RGBA not in colours[:3]
+    shots = os.environ.get("ONNXVIZ_SHOTS")
+    if shots:  # for a person to look at
+        canvas.view.grab().save(str(Path(shots) / "overlay_masks.png"))
+
+
+def test_a_few_outliers_leave_the_scale_to_the_percentiles_and_the_key_says_so(
+        qtbot: QtBot, synth_small: Path) -> None:
+    window, canvas = open_window(qtbot, synth_small)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["expand_all"].trigger()
+    own = _own_boxes(window, canvas, 200)  # the 99th percentile of 200 values leaves one out
+    values = {("", i): float(k % 10) for k, i in enumerate(own[:-1])}
+    values[("", own[-1])] = 1000.0  # one outlier: a linear bar would put every other box in its lowest tenth
+    canvas.set_overlay(values, "std")
+    legend = canvas.view.legend
+    assert legend is not None and legend.basis == "1st-99th percentile" and not legend.log and legend.hi < 10
+    from onnxviz.ui.canvas.view import legend_title
+
+    assert legend_title(legend) == "std, 1st-99th percentile"
+    top = tuple(canvas.view.options.overlay[canvas._box_for_node(own[-1])])
+    nines = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for k, i in enumerate(own[:-1]) if k % 10 == 9]
+    assert top == nines[0]  # beyond the scale: the end colour
+    canvas.set_overlay({("", i): float(k % 10) for k, i in enumerate(own)}, "std")
+    assert canvas.view.legend is not None and canvas.view.legend.basis == ""  # no outliers: min to max

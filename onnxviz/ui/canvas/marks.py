@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
 
@@ -23,6 +23,10 @@ DIVERGING_MAP = "CET-D1"  # blue - near white at 0 - red
 LEGEND_STEPS = 16
 LOG_SPAN = 1e3  # non-negative values spanning more decades than this are coloured on a log scale
 LOG_FLOOR = 1e-12  # on a log scale, values below the largest times this (zeros too) take the lowest colour
+MASK_LEVEL = 1e30  # |value| at least this: an attention mask's fill (-3.4e38), drawn apart from the scale
+ROBUST_MIN = 20  # boxes needed before the scale may leave out the top and bottom percent
+OUTLIER_SPAN = 10.0  # the scale is the 1st to 99th percentile when the full range is this many times wider
+BEYOND_RGBA: RGBA = (214, 39, 40, 255)  # mask-like values: a colour of their own, named on the key
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class Legend:
     scheme: Scheme = LEVEL
     zero: float | None = None
     swatches: tuple[tuple[str, RGBA], ...] = ()
+    basis: str = ""  # how the scale was chosen, said on the key ("1st-99th percentile")
+    beyond: int = 0  # boxes with mask-like values, drawn in BEYOND_RGBA
 
 
 @dataclass(frozen=True)
@@ -124,11 +130,15 @@ def overlay_colours(d: Drawable, values: dict[tuple[str, int], float], scope: st
         legend = _single_legend(title, scheme, float(drawn[0]))
         rgba[coloured] = legend.swatches[0][1]
         return Overlay(rgba, legend, per_box, counts)
-    scale = _Scale.fit(drawn if len(drawn) else np.zeros(1), scheme.kind)
+    masks = (np.abs(drawn) >= MASK_LEVEL) & (scheme.kind != "duration")
+    on_scale = drawn[~masks]
+    scale = _Scale.fit(on_scale if len(on_scale) else np.zeros(1), scheme.kind)
     cmap = colormap.get(DIVERGING_MAP if scale.zero is not None else COLOUR_MAP)
-    rgba[coloured] = cmap.map(scale.positions(drawn), mode="byte")
+    rgba[coloured] = cmap.map(np.clip(scale.positions(drawn), 0.0, 1.0), mode="byte")
+    rgba[coloured[masks]] = BEYOND_RGBA
     steps = scale.positions(scale.ticks(LEGEND_STEPS))
-    legend = Legend(title, scale.lo, scale.hi, cmap.map(steps, mode="byte"), scale.log, scheme, scale.zero)
+    legend = Legend(title, scale.lo, scale.hi, cmap.map(steps, mode="byte"), scale.log, scheme, scale.zero,
+                    basis=scale.basis, beyond=int(masks.sum()))
     return Overlay(rgba, legend, per_box, counts)
 
 
@@ -172,10 +182,24 @@ class _Scale:
     hi: float
     log: bool
     zero: float | None = None  # fraction of the bar where 0 is, on a diverging bar
+    basis: str = ""  # how lo and hi were chosen, when not simply the smallest and largest value
 
     @staticmethod
     def fit(finite: np.ndarray, kind: str = "level") -> _Scale:
-        lo, hi = float(finite.min()), float(finite.max())
+        """The scale of ``finite`` values. On a linear bar, when a few outliers make the full range ten
+        times wider than the 1st to 99th percentile (and there are enough boxes), the percentiles span it
+        instead and the outliers take the end colours (a log bar already shows many decades)."""
+        full = _Scale._full(finite, float(finite.min()), float(finite.max()), kind)
+        if full.log or kind == "duration" or len(finite) < ROBUST_MIN:
+            return full
+        p1, p99 = (float(v) for v in np.percentile(finite, [1, 99]))
+        if not p99 > p1 or full.hi - full.lo <= OUTLIER_SPAN * (p99 - p1):
+            return full
+        inner = finite[(finite >= p1) & (finite <= p99)]
+        return replace(_Scale._full(inner, p1, p99, kind), basis="1st-99th percentile")
+
+    @staticmethod
+    def _full(finite: np.ndarray, lo: float, hi: float, kind: str) -> _Scale:
         if kind == "signed" and lo < 0 < hi:
             return _Scale(lo, hi, False, -lo / (hi - lo))
         positive = finite[finite > 0]

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
-from onnxviz.ui.canvas.marks import Legend
+from onnxviz.ui.canvas.marks import BEYOND_RGBA, Legend
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
@@ -162,7 +162,7 @@ class GraphView(QWidget):
             self._painter.paint(p, self.drawable, self.visible_scene_rect(), self.scale, self.options)
             p.restore()
         if self.legend is not None:
-            paint_legend(p, QRectF(12, 12, legend_width(self.legend), 48), self.legend)
+            paint_legend(p, QRectF(12, 12, legend_width(self.legend), legend_height(self.legend)), self.legend)
         if self.message:
             p.setPen(style.TEXT_DIM)
             p.setFont(style.font(13))
@@ -310,12 +310,27 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
 
+def legend_title(legend: Legend) -> str:
+    """The key's title with how its scale was chosen: "max |x|, log scale", "..., 1st-99th percentile"."""
+    return ", ".join([legend.title, *(["log scale"] if legend.log else []), *([legend.basis] if legend.basis else [])])
+
+
+def beyond_label(legend: Legend) -> str:
+    """The key's line for boxes whose values are attention-mask fills, drawn in a colour of their own."""
+    return f"|x| \u2265 1e30 (a mask's fill): {legend.beyond} box{'es' if legend.beyond != 1 else ''}"
+
+
 def legend_width(legend: Legend) -> float:
     """Wide enough for the title and every swatch's label on one line (at least the bar's 220)."""
-    title = QFontMetricsF(style.font(11, bold=True)).horizontalAdvance(legend.title + ", log scale" * legend.log)
+    title = QFontMetricsF(style.font(11, bold=True)).horizontalAdvance(legend_title(legend))
     small = QFontMetricsF(style.font(10))
     keys = sum(25 + small.horizontalAdvance(label) for label in [*(s[0] for s in legend.swatches), "no value"])
-    return max(220.0, title + 24, keys + 8 if legend.swatches else 0.0)
+    beyond = 25 + small.horizontalAdvance(beyond_label(legend)) if legend.beyond else 0.0
+    return max(220.0, title + 24, keys + 8 if legend.swatches else 0.0, beyond)
+
+
+def legend_height(legend: Legend) -> float:
+    return 48.0 + (16.0 if legend.beyond else 0.0)
 
 
 def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
@@ -328,13 +343,14 @@ def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
     p.setFont(style.font(11, bold=True))
     p.setPen(style.TEXT)
     inner = rect.adjusted(10, 4, -10, -4)
-    title = f"{legend.title}, log scale" if legend.log else legend.title
-    p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, title)
+    p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, legend_title(legend))
     p.setFont(style.font(10))
     if legend.swatches:
         _paint_swatches(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 24), legend)
     else:
         _paint_bar(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 9), legend)
+    if legend.beyond:
+        _paint_key(p, QPointF(inner.x(), inner.y() + 44), QColor(*BEYOND_RGBA), beyond_label(legend))
     p.restore()
 
 
