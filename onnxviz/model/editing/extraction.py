@@ -61,7 +61,8 @@ def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
     made = {x for i in chosen for x in g.nodes[i].output if x}
     inits = set(g.initializer_names)
     for i in sorted(chosen):
-        inputs.update((x, None) for x in sorted(reads[i]) if x not in made and x not in inits)
+        read = [x for x in g.nodes[i].input if x] + sorted(reads[i] - set(g.nodes[i].input))  # subgraphs' last
+        inputs.update((x, None) for x in read if x not in made and x not in inits)
     graph_outputs = set(g.output_names)
     outputs = [x for i in sorted(chosen) for x in g.nodes[i].output
                if x and (x in graph_outputs or any(c not in chosen for c in g.consumers_of(x)))]
