@@ -50,7 +50,7 @@ def consumers(doc: Document, value: str) -> list[str]:
 
 @pytest.fixture
 def doc(tmp_path: Path) -> Document:
-    model = build(2)
+    model = onnx.shape_inference.infer_shapes(build(2))  # value_info for every value, as exporters write
     model.ir_version = 10  # onnxruntime 1.31 runs up to this
     path = tmp_path / "synth2.onnx"
     onnx.save(model, path)
