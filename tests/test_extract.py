@@ -84,6 +84,15 @@ def test_the_branch_between_the_fork_and_the_join_is_extracted_with_its_boundary
     assert not doc.is_dirty
 
 
+def test_a_constant_brought_along_is_no_output_even_when_read_outside(tmp_path: Path) -> None:
+    model = branch_model()
+    model.graph.node[-1].input.append("k")  # z = Neg(y) -> Sum(y, k)
+    model.graph.node[-1].op_type = "Sum"
+    part = Document(model).extract_nodes(["shift"])
+    assert [n.name for n in part.graph.node] == ["k", "shift"]
+    assert ([v.name for v in part.graph.input], [v.name for v in part.graph.output]) == (["c"], ["c2"])
+
+
 def test_a_part_with_an_initializer_and_an_output_read_outside(doc: Document, tmp_path: Path) -> None:
     part = doc.extract_nodes(["relu", "mul", "tanh"])
     assert [v.name for v in part.graph.input] == ["x"]

@@ -53,7 +53,8 @@ def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
     if not chosen:
         raise EditError("select the nodes to extract first (a node, or a group of nodes).")
     reads = node_reads(g)
-    chosen |= {p for i in chosen for x in reads[i] if _is_constant(g, p := g.producer.get(x, -1))}
+    picked = set(chosen)
+    chosen |= {p for i in picked for x in reads[i] if _is_constant(g, p := g.producer.get(x, -1))}
     order, cyclic = topological_order(g.nodes, g.producer)
     if chosen & set(cyclic):
         raise EditError("the selected nodes are on a cycle, so they cannot be extracted.")
@@ -64,7 +65,7 @@ def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
         read = [x for x in g.nodes[i].input if x] + sorted(reads[i] - set(g.nodes[i].input))  # subgraphs' last
         inputs.update((x, None) for x in read if x not in made and x not in inits)
     graph_outputs = set(g.output_names)
-    outputs = [x for i in sorted(chosen) for x in g.nodes[i].output
+    outputs = [x for i in sorted(picked) for x in g.nodes[i].output  # not the Constants brought along
                if x and (x in graph_outputs or any(c not in chosen for c in g.consumers_of(x)))]
     if not outputs:
         raise EditError("nothing outside the selected nodes reads what they make, so there is no output to "
