@@ -72,7 +72,9 @@ def test_a_group_extracted_and_saved_where_the_dialog_says(qtbot: QtBot, window:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     click_group(qtbot, window, "res")
     assert window.canvas.selected_nodes() == [4, 5, 6, 7, 8]
-    editing(window).actions["extract_selection"].trigger()
+    menu = editing(window).context_menu()  # what a right-click on the group offers
+    [extract] = [a for a in menu.actions() if a.text() == "Extract Se&lection..."]
+    extract.trigger()
     box = offered(window)
     said = box.informativeText().replace("\u200b", "")  # the places long names may wrap
     assert "5 nodes" in box.text() and "Inputs: stem.pool.\nOutputs: res.out.\n" in said
@@ -121,6 +123,7 @@ def test_nothing_selected_is_refused_in_one_sentence(qtbot: QtBot, window: MainW
     said: list[str] = []
     monkeypatch.setattr(window, "show_error", lambda _title, message, _details="": said.append(message))
     doc_of(window).selection.clear()
+    assert "Extract Se&lection..." not in [a.text() for a in editing(window).context_menu().actions()]
     editing(window).actions["extract_selection"].trigger()
     assert said == ["select a node or a group of nodes on the graph first."]
 

@@ -151,15 +151,17 @@ class EditController(QObject):
         self.last_menu = menu
 
     def context_menu(self) -> QMenu:
-        """The right-click menu for the current selection."""
+        """The right-click menu for the current selection (Extract Selection when a node or group is selected)."""
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
                     "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant", None, "delete",
-                    "delete_reconnect", "delete_inputs", "delete_outputs", None, "extract_selection"):
+                    "delete_reconnect", "delete_inputs", "delete_outputs", None):
             if key is None:
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
                 menu.addAction(self.actions[key])
+        if self.doc is not None and self.window.canvas.selected_nodes():
+            menu.addAction(self.actions["extract_selection"])
         return menu
 
     def attach_canvas(self, view: GraphView) -> None:
