@@ -245,19 +245,24 @@ def test_replace_weights_mismatch_asks_first(qtbot: QtBot, window: MainWindow, t
     assert doc.undo_stack.undo_label() == f"Replace weights of {name}"
 
 
-def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import onnx
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
 
     doc = doc_of(window)
     doc.selection.select_node("", 7)  # /res/Add
     window.editing.actions["extract"].trigger()
     dialog = window.editing.dialog
     assert isinstance(dialog, FormDialog)
-    assert dialog.text("outputs") == "res.add"
-    target = tmp_path / "part.onnx"
-    dialog.fields["path"].setText(str(target))  # type: ignore[attr-defined]
+    assert (dialog.text("inputs"), dialog.text("outputs")) == ("stem.pool, res.conv2", "res.add")
     ok(dialog)
     assert not dialog.isVisible()
+    box = editing(window).dialog
+    assert isinstance(box, QMessageBox)
+    target = tmp_path / "part.onnx"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))
+    next(b for b in box.buttons() if b.text() == "Save As...").click()
     part = onnx.load(target)
     assert [n.op_type for n in part.graph.node] == ["Add"]
     assert not doc.is_dirty

@@ -4,7 +4,7 @@ names and doc strings are untrusted), types and shapes written the same way ever
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -120,6 +120,13 @@ def quoted_name(name: str) -> str:
     """A name quoted in a message (a problem, a refused edit): escaped and cut at :data:`QUOTED_CHARS` (the
     problem's ``value`` or ``node``, the edit's arguments, have it whole)."""
     return display_name(name, QUOTED_CHARS)
+
+
+def first_names(names: Sequence[str], shown: int = 8) -> str:
+    """``a, b, c and 4 more``: the first ``shown`` names, each quoted cut (:func:`quoted_name`)."""
+    listed = ", ".join(quoted_name(n) for n in names[:shown])
+    more = len(names) - shown
+    return listed + (f" and {more} more" if more > 0 else "")
 
 
 def _escape_char(c: str) -> str:

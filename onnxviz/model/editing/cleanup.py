@@ -1,10 +1,9 @@
-"""Clean-up of a graph: unused nodes and initializers, topological order, extracting a part."""
+"""Clean-up of a graph: unused nodes and initializers, topological order, the branches around a node."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import onnx
 from onnx import GraphProto
 
 from onnxviz.model.editing.ops import Op, Path, Remove, Reorder
@@ -21,7 +20,7 @@ def unused_ops(path: Path, graph: GraphProto, g: GraphIndex) -> tuple[list[Op], 
     """
     needed: set[str] = set(g.output_names)
     live = [False] * len(g.nodes)
-    reads = _reads(g)
+    reads = node_reads(g)
     for i in range(len(g.nodes) - 1, -1, -1):
         if any(out in needed for out in g.nodes[i].output if out):
             live[i] = True
@@ -45,7 +44,7 @@ def unused_ops(path: Path, graph: GraphProto, g: GraphIndex) -> tuple[list[Op], 
 def feeders_only(g: GraphIndex, i: int) -> list[int]:
     """Node ``i`` and the nodes that feed nothing else: every output of each is read only by nodes of
     the set and is no graph output (a whole pre-processing branch). Positions, ascending."""
-    reads = _reads(g)
+    reads = node_reads(g)
     outputs = set(g.output_names)
     chosen, stack = {i}, [i]
     while stack:
@@ -63,7 +62,7 @@ def feeders_only(g: GraphIndex, i: int) -> list[int]:
 def fed_only_by(g: GraphIndex, i: int) -> list[int]:
     """Node ``i`` and the nodes it alone feeds: each reads node outputs only from the set (graph inputs,
     initializers and outer values aside), a whole post-processing branch. Positions, ascending."""
-    reads = _reads(g)
+    reads = node_reads(g)
     chosen, stack = {i}, [i]
     while stack:
         for out in g.nodes[stack.pop()].output:
@@ -90,7 +89,8 @@ def initializers_only_read_by(graph: GraphProto | None, g: GraphIndex, nodes: Se
     return out
 
 
-def _reads(g: GraphIndex) -> list[set[str]]:
+def node_reads(g: GraphIndex) -> list[set[str]]:
+    """The names each node reads, those its subgraphs read from outside them included."""
     reads = [{x for x in n.input if x} for n in g.nodes]
     for name, users in g.consumers.items():
         for i in users:
@@ -107,15 +107,3 @@ def sort_ops(path: Path, g: GraphIndex) -> list[Op]:
         return []
     return [Reorder(path + ("node",), order)]
 
-
-def extract_model(model: onnx.ModelProto, inputs: Sequence[str], outputs: Sequence[str]) -> onnx.ModelProto:
-    """A new model holding what lies between ``inputs`` and ``outputs`` of the main graph."""
-    if not outputs:
-        raise EditError("choose at least one output to extract.")
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
-        extractor = onnx.utils.Extractor(inferred)
-        return extractor.extract_model(list(inputs), list(outputs))
-    except Exception as exc:  # noqa: BLE001 - unknown names, missing types
-        raise EditError(f"the subgraph could not be extracted: {str(exc).strip().splitlines()[0]}.",
-                        str(exc)) from exc

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import onnx
 from onnx import StringStringEntryProto
 
-from onnxviz.model.editing import cleanup
+from onnxviz.model.editing import cleanup, extraction
 from onnxviz.model.editing.base import EditBase, NodeRef
 from onnxviz.model.editing.ops import Insert, Op, Remove, ReplaceMessage, SetField
 from onnxviz.model.errors import EditError
@@ -91,4 +91,16 @@ class ModelEditsMixin(EditBase):
 
     def extract(self, inputs: Sequence[str], outputs: Sequence[str]) -> onnx.ModelProto:
         """A new model of what lies between ``inputs`` and ``outputs`` (this document is unchanged)."""
-        return cleanup.extract_model(self.model, inputs, outputs)
+        return extraction.extract_model(self.model, inputs, outputs)
+
+    def extract_nodes(self, nodes: Sequence[NodeRef]) -> onnx.ModelProto:
+        """A new model of these main-graph nodes (this document is unchanged): its inputs are the values they
+        read from outside, its outputs those they make that are read outside or are graph outputs; Constants
+        feeding them come along. It keeps this model's IR version, opsets, producer, metadata and functions."""
+        positions = []
+        for ref in nodes:
+            scope, i = self.locate(ref)
+            if scope:
+                raise EditError("only nodes of the main graph can be extracted.")
+            positions.append(i)
+        return extraction.extract_nodes_model(self.model, self.index, positions)

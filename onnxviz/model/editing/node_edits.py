@@ -9,7 +9,8 @@ from onnx import AttributeProto, NodeProto, helper
 
 from onnxviz.model.editing.base import EditBase, NodeRef
 from onnxviz.model.editing.graph_edits import rename_ops
-from onnxviz.model.editing.ops import Insert, Op, Remove, ReplaceMessage, SetField, SetItem
+from onnxviz.model.editing.ops import Insert, Op, Remove, ReplaceMessage, SetField, SetItem, resolve
+from onnxviz.model.editing.restate import restated_output_ops
 from onnxviz.model.editing.values import make_attribute
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.opschema import normalize_domain, opset_version, schema_for
@@ -36,7 +37,8 @@ class NodeEditsMixin(EditBase):
             attr = AttributeProto()
             attr.CopyFrom(spec.default_value)
             attr.name = name
-            ops: list[Op] = [Insert(self._node_path(scope, i) + ("attribute",), len(n.attribute), attr)]
+            ops: list[Op] = self._restated(scope, [Insert(self._node_path(scope, i) + ("attribute",),
+                                                          len(n.attribute), attr)], _with_attribute(n, None, attr))
         else:
             ops = self._set_attribute_ops(scope, i, name, value)
         self._run(f"Add {self.node_label(scope, i)}.{name}", ops)
@@ -52,7 +54,8 @@ class NodeEditsMixin(EditBase):
         if spec is not None and spec.required:
             raise EditError(f"'{quoted_name(name)}' is required by {n.op_type} and cannot be removed.")
         self._run(f"Remove {self.node_label(scope, i)}.{name}",
-                  [Remove(self._node_path(scope, i) + ("attribute",), k)])
+                  self._restated(scope, [Remove(self._node_path(scope, i) + ("attribute",), k)],
+                                 _with_attribute(n, k, None)))
 
     def attribute_type(self, node: NodeRef, name: str) -> int | None:
         """The AttributeProto type the schema (or the existing attribute) gives ``name``; None if free."""
@@ -71,12 +74,22 @@ class NodeEditsMixin(EditBase):
         attr = make_attribute(name, value, attr_type)
         path = self._node_path(scope, i) + ("attribute",)
         if k is None:
-            return [Insert(path, len(n.attribute), attr)]
+            return self._restated(scope, [Insert(path, len(n.attribute), attr)], _with_attribute(n, None, attr))
         if n.attribute[k].HasField("doc_string"):  # an empty one would be written out, and differ
             attr.doc_string = n.attribute[k].doc_string
         if attr.SerializeToString() == n.attribute[k].SerializeToString():
             return []
-        return [ReplaceMessage(path + (k,), attr)]
+        return self._restated(scope, [ReplaceMessage(path + (k,), attr)], _with_attribute(n, k, attr))
+
+    def _restated(self, scope: str, ops: list[Op], after: NodeProto) -> list[Op]:
+        """``ops`` changing a node's attributes to make it ``after``, then those restating the declared shapes
+        of its outputs that no longer hold (:mod:`~onnxviz.model.editing.restate`)."""
+        path = self.scope_path(scope)
+        if path[0] == "functions":
+            return ops
+        graph = resolve(self.model, path)
+        return ops + restated_output_ops(path, graph, after, lambda x: self.index.type_of(scope, x)[0],
+                                         self.model.opset_import)
 
     def _attribute_spec(self, scope: str, i: int, name: str) -> Any:
         """The schema's description of attribute ``name``; None for ops without a schema.
@@ -282,3 +295,17 @@ class NodeEditsMixin(EditBase):
         schema = schema_for(op_type, domain, None)
         version = schema.since_version if schema is not None else 1
         return [Insert(("opset_import",), len(self.model.opset_import), helper.make_opsetid(domain, version))]
+
+
+def _with_attribute(node: NodeProto, k: int | None, attr: AttributeProto | None) -> NodeProto:
+    """A copy of ``node`` with attribute ``k`` replaced by ``attr`` (``k`` None: ``attr`` added; ``attr``
+    None: attribute ``k`` removed)."""
+    after = NodeProto()
+    after.CopyFrom(node)
+    if k is None and attr is not None:
+        after.attribute.append(attr)
+    elif k is not None and attr is None:
+        del after.attribute[k]
+    elif k is not None and attr is not None:
+        after.attribute[k].CopyFrom(attr)
+    return after

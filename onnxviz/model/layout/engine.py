@@ -144,6 +144,14 @@ class GraphLayout:
         g = self._group_id_of(node)
         return self.tree.paths[g] if g >= 0 else ""
 
+    def group_nodes(self, group: str) -> list[int]:
+        """Positions of the nodes inside ``group`` at any depth (those drawn within another box too), ascending."""
+        g = self.tree.id_of.get(group)
+        if g is None:
+            return []
+        end = int(self.tree.end[g])
+        return [n for n in range(len(self.graph.node_item)) if g <= self._group_id_of(n) < end]
+
     def relabel(self) -> Scene:
         """Recompute only the edge labels (after inference filled ``index.inferred``)."""
         self._labels.clear()

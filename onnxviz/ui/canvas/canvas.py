@@ -6,6 +6,7 @@ Public API (used by other features through ``window.canvas``):
 * ``show_scope(scope)`` - lay out and show another graph of the model;
 * ``reveal_node(scope, node)`` - show ``scope``, expand the groups hiding ``node``, select and centre it;
 * ``fit()`` - show the whole graph;
+* ``selected_nodes()`` - the selected node, or the nodes of the selected group, in the shown scope;
 * ``set_node_badges({(scope, node): "error" | "warning"})`` - small marks on boxes (or their group box);
 * ``set_overlay({(scope, node): value}, title, flagged=None, scheme=Scheme())`` / ``clear_overlay()`` - colour
   op boxes by value (a box's tooltip tells its value);
@@ -598,6 +599,18 @@ class GraphCanvas(QWidget):
         if state.value:
             return self.drawable.value_box.get(state.value, -1)
         return self._group_selected
+
+    def selected_nodes(self) -> list[int]:
+        """Positions, in the shown scope, of the selected node or of every node of the selected group."""
+        if self.doc is None:
+            return []
+        state = self.doc.selection.state
+        if state.node >= 0:
+            return [state.node] if state.scope == self._scope else []
+        box = self._group_selected
+        if box < 0 or self.layout_obj is None or self.drawable is None or state.value:
+            return []
+        return list(self.layout_obj.group_nodes(self.drawable.scene.box_ref[box].group))
 
     def _follow_selection(self, center: bool) -> None:
         d, opts = self.drawable, self.view.options

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,7 +10,7 @@ import numpy as np
 import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
-from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.editing.branch_edits import Branch, Side
@@ -19,8 +19,8 @@ from onnxviz.model.editing.values import SMALL_TENSOR, parse_tensor_text, small_
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.graph.validation import node_badges
-from onnxviz.model.io.disk import atomic_write
-from onnxviz.model.text import array_values_text, display_name, quoted_name
+from onnxviz.model.text import array_values_text, display_name, first_names, quoted_name
+from onnxviz.ui.edit import extract
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock
@@ -43,6 +43,7 @@ class EditController(QObject):
         self.window = window
         self.dialog: QDialog | None = None   # the dialog opened last (tests and embedding use it)
         self.actions: dict[str, QAction] = {}
+        self.windows: list[QMainWindow] = []  # windows opened from this one (extracted models)
         self._needs: dict[str, str] = {}
         self.history = HistoryDock(window)
         self._place_history()
@@ -80,7 +81,7 @@ class EditController(QObject):
             action.setShortcut(QKeySequence(shortcut))
         action.setStatusTip(tip)
         action.setToolTip(tip)
-        action.triggered.connect(lambda _checked=False: self._guarded(slot))
+        action.triggered.connect(lambda _checked=False: self.guarded(slot))
         self.actions[key] = action
         self._needs[key] = needs
         return action
@@ -131,8 +132,11 @@ class EditController(QObject):
         cleanup = menu.addMenu("C&lean Up")
         cleanup.addAction(a("remove_unused", "Remove &Unused Nodes and Initializers", self.remove_unused))
         cleanup.addAction(a("sort", "&Sort Nodes Topologically", self.sort_nodes))
+        cleanup.addAction(a("extract_selection", "Extract Se&lection...", self.extract_selection,
+                            tip="The selected node or group as a new model: its inputs are what it reads "
+                                "from outside, its outputs what is read outside"))
         cleanup.addAction(a("extract", "&Extract Subgraph...", self.extract,
-                            tip="Save the part between chosen inputs and outputs as a new model"))
+                            tip="The part between chosen inputs and outputs as a new model"))
         self.window.view_menu.addAction(self.history.toggleViewAction())
 
     def add_context_actions(self, menu: QMenu) -> None:
@@ -147,15 +151,17 @@ class EditController(QObject):
         self.last_menu = menu
 
     def context_menu(self) -> QMenu:
-        """The right-click menu for the current selection."""
+        """The right-click menu for the current selection (Extract Selection when a node or group is selected)."""
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
                     "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant", None, "delete",
-                    "delete_reconnect", "delete_inputs", "delete_outputs"):
+                    "delete_reconnect", "delete_inputs", "delete_outputs", None):
             if key is None:
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
                 menu.addAction(self.actions[key])
+        if self.doc is not None and self.window.canvas.selected_nodes():
+            menu.addAction(self.actions["extract_selection"])
         return menu
 
     def attach_canvas(self, view: GraphView) -> None:
@@ -264,7 +270,7 @@ class EditController(QObject):
         return self.doc, self.doc.selection.state.scope, value
 
     # -- running -----------------------------------------------------------------------
-    def _guarded(self, slot: Callable[[], object]) -> None:
+    def guarded(self, slot: Callable[[], object]) -> None:
         try:
             slot()
         except OnnxvizError as exc:
@@ -274,7 +280,7 @@ class EditController(QObject):
         self.window.statusBar().showMessage(display_name(exc.message, 300), 8000)
         self.window.show_error("Edit Refused", exc.message, exc.details)
 
-    def _open(self, dialog: QDialog, modal: bool = True) -> QDialog:
+    def open_dialog(self, dialog: QDialog, modal: bool = True) -> QDialog:
         self.dialog = dialog
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         if modal:
@@ -282,6 +288,11 @@ class EditController(QObject):
         else:
             dialog.show()
         return dialog
+
+    def keep_window(self, window: QMainWindow) -> None:
+        """Keep a window this one opened (an extracted model) alive until it is closed."""
+        self.windows.append(window)
+        window.destroyed.connect(lambda _obj=None, w=window: self.windows.remove(w) if w in self.windows else None)
 
     def _form(self, title: str, intro: str, on_accept: Callable[[FormDialog], None],
               ok_text: str = "OK") -> FormDialog:
@@ -299,7 +310,7 @@ class EditController(QObject):
     # -- node edits --------------------------------------------------------------------
     def edit_attributes(self) -> None:
         doc, scope, i = self._node()
-        self._open(AttributesDialog(doc, scope, i, self.window), modal=False)
+        self.open_dialog(AttributesDialog(doc, scope, i, self.window), modal=False)
 
     def rename_node(self) -> None:
         doc, scope, i = self._node()
@@ -307,7 +318,7 @@ class EditController(QObject):
         form = self._form("Rename Node", f"New name for {quoted_name(doc.node_label(scope, i))}:",
                           lambda f: doc.rename_node(ref, f.text("name").strip()), "Rename")
         form.add_line("name", "Name:", doc.node_proto(scope, i).name, name=True)
-        self._open(form)
+        self.open_dialog(form)
 
     def change_operator(self) -> None:
         doc, scope, i = self._node()
@@ -321,12 +332,12 @@ class EditController(QObject):
                           "Change")
         form.add_line("op", "Operator:", node.op_type, names)
         form.add_line("domain", "Domain:", node.domain, placeholder="ai.onnx (default)")
-        self._open(form)
+        self.open_dialog(form)
 
     def insert_node(self) -> None:
         if self.doc is None:
             raise EditError("open a model first.")
-        self._open(PaletteDialog(self.doc, self.window))
+        self.open_dialog(PaletteDialog(self.doc, self.window))
 
     def rewire_input(self) -> None:
         doc, scope, i = self._node()
@@ -345,7 +356,7 @@ class EditController(QObject):
                           apply, "Connect")
         port = form.add_combo("port", "Input:", ports, tips=tips)
         form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
-        self._open(form)
+        self.open_dialog(form)
 
     def describe_node(self) -> None:
         doc, scope, i = self._node()
@@ -354,7 +365,7 @@ class EditController(QObject):
                           f"Description (doc_string) of {quoted_name(doc.node_label(scope, i))}:",
                           lambda f: doc.set_doc_string(ref, f.text("text")))
         form.add_text("text", "Description:", doc.node_proto(scope, i).doc_string, "Markdown; empty: none")
-        self._open(form)
+        self.open_dialog(form)
 
     def delete_node(self, reconnect: bool = False) -> None:
         doc, scope, i = self._node()
@@ -377,11 +388,11 @@ class EditController(QObject):
         def answered(answer: int) -> None:
             if answer == QMessageBox.StandardButton.Yes and self.doc is doc:
                 doc.selection.clear(scope)
-                self._guarded(lambda: doc.remove_node_with_outputs(ref) if side == "outputs"
+                self.guarded(lambda: doc.remove_node_with_outputs(ref) if side == "outputs"
                               else doc.remove_node_with_inputs(ref))
 
         box.finished.connect(answered)
-        self._open(box)
+        self.open_dialog(box)
 
     # -- value edits -------------------------------------------------------------------
     def rename_value(self) -> None:
@@ -395,7 +406,7 @@ class EditController(QObject):
         form = self._form("Rename Value", f"Rename '{quoted_name(value)}' everywhere it is used, subgraphs included:",
                           rename, "Rename")
         form.add_line("name", "New name:", value, name=True)
-        self._open(form)
+        self.open_dialog(form)
 
     def mark_output(self) -> None:
         doc, scope, value = self._value()
@@ -404,7 +415,7 @@ class EditController(QObject):
     def graph_io(self) -> None:
         if self.doc is None:
             raise EditError("open a model first.")
-        self._open(GraphIODialog(self.doc, self.window), modal=False)
+        self.open_dialog(GraphIODialog(self.doc, self.window), modal=False)
 
     def replace_weights(self) -> None:
         doc, scope, value = self._value()
@@ -443,9 +454,9 @@ class EditController(QObject):
         def answered(_answer: int) -> None:
             clicked = box.clickedButton()
             if cast is not None and clicked is cast:
-                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True, cast=True))
+                self.guarded(lambda: doc.replace_initializer(name, array, scope, force=True, cast=True))
             elif clicked is box.button(QMessageBox.StandardButton.Yes):
-                self._guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+                self.guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
 
         box.finished.connect(answered)
         self.dialog = box  # type: ignore[assignment]
@@ -466,7 +477,7 @@ class EditController(QObject):
         form = self._form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
                           "they keep its type.", apply, "Replace")
         form.add_line("values", "Values:", array_values_text(array), placeholder="e.g. [1, 2, 3]")
-        self._open(form)
+        self.open_dialog(form)
 
     def constant_to_initializer(self) -> None:
         """The selected Constant, or the Constants shown inside the selected node's box, become initializers."""
@@ -490,7 +501,7 @@ class EditController(QObject):
     def model_properties(self) -> None:
         if self.doc is None:
             raise EditError("open a model first.")
-        self._open(ModelPropertiesDialog(self.doc, self.window))
+        self.open_dialog(ModelPropertiesDialog(self.doc, self.window))
 
     def remove_unused(self) -> None:
         if self.doc is None:
@@ -504,38 +515,10 @@ class EditController(QObject):
             self.window.statusBar().showMessage("The nodes are already in topological order.", 4000)
 
     def extract(self) -> None:
-        doc = self.doc
-        if doc is None:
-            raise EditError("open a model first.")
-        where = self.selected_node()
-        inputs, outputs = [v.name for v in doc.model.graph.input], [v.name for v in doc.model.graph.output]
-        if where is not None and where[0] == "":
-            node = doc.node_proto(*where)
-            main = doc.index.main
-            inputs = [x for x in node.input if x and main.producer_of(x) != INITIALIZER]
-            outputs = [x for x in node.output if x]
-        stem = doc.path.stem if doc.path else "model"
-        default = str((doc.path.parent if doc.path else Path.cwd()) / f"{stem}_extract.onnx")
+        extract.extract_between(self)
 
-        def apply(f: FormDialog) -> None:
-            ins = [s.strip() for s in f.text("inputs").split(",") if s.strip()]
-            outs = [s.strip() for s in f.text("outputs").split(",") if s.strip()]
-            target = Path(f.text("path").strip()).expanduser()
-            part = doc.extract(ins, outs)
-            atomic_write(target.absolute(), part.SerializeToString())
-            self.window.statusBar().showMessage(
-                f"Extracted {len(part.graph.node)} nodes to {target}", 8000)
-
-        form = self._form("Extract Subgraph", "Save what lies between these values as a new model "
-                          "(this model is not changed). Separate names with commas.", apply, "Extract")
-        values = sorted(v for v in doc.index.main.producer if v)
-        form.add_line("inputs", "Inputs:", ", ".join(inputs), values)
-        form.add_line("outputs", "Outputs:", ", ".join(outputs), values)
-        form.add_line("path", "Save to:", default)
-        self._open(form)
-
-
-BRANCH_NAMES_SHOWN = 8  # a confirmation lists this many of the nodes that go, then counts the rest
+    def extract_selection(self) -> None:
+        extract.extract_selection(self)
 
 
 def branch_question(branch: Branch) -> str:
@@ -551,20 +534,13 @@ def branch_question(branch: Branch) -> str:
 
 def branch_details(branch: Branch) -> list[str]:
     """The first names of the nodes that go, the weights that go with them and the graph outputs they leave."""
-    lines = [f"Nodes: {_first_names(branch.labels)}."]
+    lines = [f"Nodes: {first_names(branch.labels)}."]
     if branch.initializers:
-        lines.append(f"Weights only they read ({len(branch.initializers)}): {_first_names(branch.initializers)}.")
+        lines.append(f"Weights only they read ({len(branch.initializers)}): {first_names(branch.initializers)}.")
     if branch.outputs:
-        lines.append(f"Graph outputs left without a maker: {_first_names(branch.outputs)}.")
+        lines.append(f"Graph outputs left without a maker: {first_names(branch.outputs)}.")
     lines.append("Undo (Ctrl+Z) brings them all back.")
     return lines
-
-
-def _first_names(names: Sequence[str]) -> str:
-    """``a, b, c and 4 more``: the first :data:`BRANCH_NAMES_SHOWN` names, quoted cut."""
-    shown = ", ".join(quoted_name(n) for n in names[:BRANCH_NAMES_SHOWN])
-    more = len(names) - BRANCH_NAMES_SHOWN
-    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _menu_text(label: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QKeyEvent, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -72,18 +72,55 @@ class ErrorLabel(RichLabel):
             window.resize(window.width(), needed)
 
 
-def complete(edit: QLineEdit, completions: Sequence[str]) -> None:
-    """Offer ``completions`` (names, matched anywhere, shown escaped) as ``edit`` is typed into."""
+def complete(edit: QLineEdit, completions: Sequence[str], separated: bool = False, popup_above: bool = False) -> None:
+    """Offer ``completions`` (names, matched anywhere, shown escaped) as ``edit`` is typed into.
+
+    ``separated``: the field holds names separated by commas, and the name being typed is completed;
+    ``popup_above``: the list opens above the field, so it does not cover the fields below."""
     if not completions:
         return
-    completer = QCompleter(list(completions), edit)
+    completer = ListCompleter(list(completions), edit) if separated else QCompleter(list(completions), edit)
     completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
     completer.setFilterMode(Qt.MatchFlag.MatchContains)
     popup = completer.popup()
     if popup is not None:  # its list shows the names escaped; a completion is the exact name
         popup.setItemDelegate(NameDelegate(popup))
         popup.installEventFilter(ReturnGoesOn(edit, popup))  # after the completer's own: it runs first
+        if popup_above:
+            popup.installEventFilter(OpensAbove(edit, popup))
     edit.setCompleter(completer)
+
+
+class ListCompleter(QCompleter):
+    """Completes the last of the comma-separated names in a field, keeping those before it."""
+
+    def __init__(self, completions: list[str], edit: QLineEdit) -> None:
+        super().__init__(completions, edit)
+        self.edit = edit
+
+    def splitPath(self, path: str) -> list[str]:  # noqa: N802 - Qt override
+        return [path.rpartition(",")[2].lstrip()]
+
+    def pathFromIndex(self, index: QModelIndex | QPersistentModelIndex) -> str:  # noqa: N802 - Qt override
+        done = self.edit.text().rpartition(",")[0]
+        name = str(super().pathFromIndex(index))
+        return f"{done}, {name}" if done else name
+
+
+class OpensAbove(QObject):
+    """Keeps a completer's list above its field (below, it would cover the next field)."""
+
+    def __init__(self, edit: QLineEdit, popup: QAbstractItemView) -> None:
+        super().__init__(edit)
+        self.edit, self.popup = edit, popup
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if obj is self.popup and event.type() in (QEvent.Type.Show, QEvent.Type.Move, QEvent.Type.Resize):
+            top = self.edit.mapToGlobal(QPoint(0, 0))  # the completer places it again as the list changes
+            above = QPoint(top.x(), max(0, top.y() - self.popup.height()))
+            if self.popup.pos() != above:
+                self.popup.move(above)
+        return super().eventFilter(obj, event)
 
 
 class ReturnGoesOn(QObject):
@@ -139,12 +176,14 @@ class FormDialog(QDialog):
 
     # -- fields --------------------------------------------------------------------
     def add_line(self, key: str, label: str, text: str = "", completions: Sequence[str] = (),
-                 placeholder: str = "", name: bool = False) -> QLineEdit:
+                 placeholder: str = "", name: bool = False, separated: bool = False,
+                 popup_above: bool = False) -> QLineEdit:
         """A field holding ``text`` as written, however long; ``name``: it is a name from the file, marked
-        when it holds characters a field does not show (:func:`~onnxviz.ui.widgets.names.name_field`)."""
+        when it holds characters a field does not show (:func:`~onnxviz.ui.widgets.names.name_field`);
+        ``separated`` and ``popup_above``: how its completion works (:func:`complete`)."""
         edit = name_field(text) if name else whole_field(QLineEdit(text))
         edit.setPlaceholderText(placeholder)
-        complete(edit, completions)
+        complete(edit, completions, separated, popup_above)
         edit.selectAll()
         return self._add(key, label, edit)
 

@@ -1,0 +1,136 @@
+"""Extracting part of the main graph as a new model: between named values, or around chosen nodes.
+
+The new model keeps what describes the whole model: IR version, opsets, producer, domain, model version,
+description, metadata and local functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import onnx
+from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto
+
+from onnxviz.model.editing.cleanup import node_reads
+from onnxviz.model.errors import EditError
+from onnxviz.model.graph.index import GraphIndex, ModelIndex, topological_order
+from onnxviz.model.text import quoted_name
+
+HEADER_FIELDS = ("ir_version", "producer_name", "producer_version", "domain", "model_version", "doc_string")
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What a set of nodes of one graph reads from outside (``inputs``) and gives outside (``outputs``)."""
+
+    nodes: list[int]     # positions, in an order that runs (topological)
+    inputs: list[str]
+    outputs: list[str]
+
+
+def extract_model(model: ModelProto, inputs: Sequence[str], outputs: Sequence[str]) -> ModelProto:
+    """A new model holding what lies between ``inputs`` and ``outputs`` of the main graph."""
+    if not outputs:
+        raise EditError("choose at least one output to extract.")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+        extractor = onnx.utils.Extractor(inferred)
+        part = extractor.extract_model(list(inputs), list(outputs))
+    except Exception as exc:  # noqa: BLE001 - unknown names, missing types
+        raise EditError(f"the subgraph could not be extracted: {str(exc).strip().splitlines()[0]}.",
+                        str(exc)) from exc
+    return with_header_of(model, part)
+
+
+def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
+    """The boundary of ``nodes`` of graph ``g``, Constants feeding them pulled in (they take no input).
+
+    Inputs are the values the nodes read that other nodes or the graph's inputs make (initializers go
+    with the part); outputs the values they make that other nodes read or that are graph outputs.
+    """
+    chosen = {i for i in nodes if 0 <= i < len(g.nodes)}
+    if not chosen:
+        raise EditError("select the nodes to extract first (a node, or a group of nodes).")
+    reads = node_reads(g)
+    picked = set(chosen)
+    chosen |= {p for i in picked for x in reads[i] if _is_constant(g, p := g.producer.get(x, -1))}
+    order, cyclic = topological_order(g.nodes, g.producer)
+    if chosen & set(cyclic):
+        raise EditError("the selected nodes are on a cycle, so they cannot be extracted.")
+    inputs: dict[str, None] = {}
+    made = {x for i in chosen for x in g.nodes[i].output if x}
+    inits = set(g.initializer_names)
+    for i in sorted(chosen):
+        read = [x for x in g.nodes[i].input if x] + sorted(reads[i] - set(g.nodes[i].input))  # subgraphs' last
+        inputs.update((x, None) for x in read if x not in made and x not in inits)
+    graph_outputs = set(g.output_names)
+    outputs = [x for i in sorted(picked) for x in g.nodes[i].output  # not the Constants brought along
+               if x and (x in graph_outputs or any(c not in chosen for c in g.consumers_of(x)))]
+    if not outputs:
+        raise EditError("nothing outside the selected nodes reads what they make, so there is no output to "
+                        "extract.")
+    return Boundary([i for i in order if i in chosen], list(inputs), outputs)
+
+
+def extract_nodes_model(model: ModelProto, index: ModelIndex, nodes: Iterable[int]) -> ModelProto:
+    """A new model of ``nodes`` of the main graph, their boundary as its inputs and outputs."""
+    g, graph = index.main, model.graph
+    part = boundary(g, nodes)
+    types = _boundary_types(model, index, part.inputs + part.outputs)
+    reads = node_reads(g)
+    needed = {x for i in part.nodes for x in reads[i]}
+    out = GraphProto(name=graph.name or "extracted")
+    out.node.extend(g.nodes[i] for i in part.nodes)
+    out.input.extend(onnx.helper.make_value_info(x, types[x]) for x in part.inputs)
+    out.output.extend(onnx.helper.make_value_info(x, types[x]) for x in part.outputs)
+    out.initializer.extend(t for t in graph.initializer if t.name in needed)
+    out.sparse_initializer.extend(t for t in graph.sparse_initializer if t.values.name in needed)
+    inner = {x for i in part.nodes for x in g.nodes[i].output if x} - set(part.outputs)
+    out.value_info.extend(v for v in graph.value_info if v.name in inner)
+    return with_header_of(model, onnx.helper.make_model(out))
+
+
+def with_header_of(model: ModelProto, part: ModelProto) -> ModelProto:
+    """``part`` with the IR version, opsets, producer, description, metadata and functions of ``model``."""
+    for key in HEADER_FIELDS:
+        if model.HasField(key):
+            setattr(part, key, getattr(model, key))
+        else:
+            part.ClearField(key)
+    for key in ("opset_import", "metadata_props", "functions"):
+        part.ClearField(key)
+        getattr(part, key).extend(getattr(model, key))
+    return part
+
+
+def _is_constant(g: GraphIndex, i: int) -> bool:
+    return i >= 0 and g.nodes[i].op_type == "Constant" and g.nodes[i].domain in ("", "ai.onnx") \
+        and not any(g.nodes[i].input)
+
+
+def _boundary_types(model: ModelProto, index: ModelIndex, names: Sequence[str]) -> dict[str, TypeProto]:
+    """The type of each boundary value: declared, else inferred; shape inference runs when one is unknown."""
+    types: dict[str, TypeProto] = {}
+    for name in names:
+        t, _inferred = index.type_of("", name)
+        if t is not None and t.WhichOneof("value") is not None:
+            types[name] = t
+    missing = [x for x in names if x not in types]
+    if missing:
+        types.update(_inferred_types(model, missing))
+    unknown = [x for x in names if x not in types]
+    if unknown:
+        raise EditError(f"the type of '{quoted_name(unknown[0])}' is not known (shape inference could not tell), "
+                        "so it cannot be an input or output of the extracted model.")
+    return types
+
+
+def _inferred_types(model: ModelProto, names: Sequence[str]) -> dict[str, TypeProto]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+    except Exception:  # noqa: BLE001 - inference refuses some models; the caller names the value
+        return {}
+    wanted = set(names)
+    values: list[ValueInfoProto] = [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]
+    return {v.name: v.type for v in values if v.name in wanted and v.type.WhichOneof("value") is not None}
