@@ -258,7 +258,7 @@ def test_extract_dialog_writes_a_new_model(qtbot: QtBot, window: MainWindow, tmp
     assert (dialog.text("inputs"), dialog.text("outputs")) == ("stem.pool, res.conv2", "res.add")
     ok(dialog)
     assert not dialog.isVisible()
-    box = editing(window).dialog
+    box = window.editing.dialog
     assert isinstance(box, QMessageBox)
     target = tmp_path / "part.onnx"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))

@@ -30,7 +30,7 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
         w.open_path(example_copy)
     qtbot.waitUntil(lambda: w.canvas.drawable is not None)
     yield w
-    for other in list(editing(w).windows):
+    for other in list(w.editing.windows):
         other.set_document(None)
         other.close()
     w.set_document(None)
@@ -59,7 +59,7 @@ def click_group(qtbot: QtBot, w: MainWindow, group: str) -> None:
 
 
 def offered(w: MainWindow) -> QMessageBox:
-    box = editing(w).dialog
+    box = w.editing.dialog
     assert isinstance(box, QMessageBox) and box.isVisible()
     return box
 
@@ -72,7 +72,7 @@ def test_a_group_extracted_and_saved_where_the_dialog_says(qtbot: QtBot, window:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     click_group(qtbot, window, "res")
     assert window.canvas.selected_nodes() == [4, 5, 6, 7, 8]
-    menu = editing(window).context_menu()  # what a right-click on the group offers
+    menu = window.editing.context_menu()  # what a right-click on the group offers
     [extract] = [a for a in menu.actions() if a.text() == "Extract Se&lection..."]
     extract.trigger()
     box = offered(window)
@@ -99,7 +99,7 @@ def test_a_group_extracted_and_saved_where_the_dialog_says(qtbot: QtBot, window:
 def test_a_cancelled_save_dialog_writes_nothing(qtbot: QtBot, window: MainWindow, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     doc_of(window).selection.select_node("", 7)
-    editing(window).actions["extract_selection"].trigger()
+    window.editing.actions["extract_selection"].trigger()
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: ("", ""))
     press(offered(window), "Save As...")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["example.onnx"]
@@ -107,9 +107,9 @@ def test_a_cancelled_save_dialog_writes_nothing(qtbot: QtBot, window: MainWindow
 
 def test_a_node_extracted_into_a_new_window(qtbot: QtBot, window: MainWindow) -> None:
     doc_of(window).selection.select_node("", 7)  # /res/Add
-    editing(window).actions["extract_selection"].trigger()
+    window.editing.actions["extract_selection"].trigger()
     press(offered(window), "Open in New Window")
-    [new] = editing(window).windows
+    [new] = window.editing.windows
     assert new.isVisible() and new.doc is not None and new.doc.path is None
     assert [n.name for n in new.doc.model.graph.node] == ["/res/Add"]
     assert [v.name for v in new.doc.model.graph.input] == ["stem.pool", "res.conv2"]
@@ -123,14 +123,14 @@ def test_nothing_selected_is_refused_in_one_sentence(qtbot: QtBot, window: MainW
     said: list[str] = []
     monkeypatch.setattr(window, "show_error", lambda _title, message, _details="": said.append(message))
     doc_of(window).selection.clear()
-    assert "Extract Se&lection..." not in [a.text() for a in editing(window).context_menu().actions()]
-    editing(window).actions["extract_selection"].trigger()
+    assert "Extract Se&lection..." not in [a.text() for a in window.editing.context_menu().actions()]
+    window.editing.actions["extract_selection"].trigger()
     assert said == ["select a node or a group of nodes on the graph first."]
 
 
 def test_the_form_completes_the_name_being_typed_above_the_field(qtbot: QtBot, window: MainWindow) -> None:
-    editing(window).actions["extract"].trigger()
-    form = editing(window).dialog
+    window.editing.actions["extract"].trigger()
+    form = window.editing.dialog
     assert isinstance(form, FormDialog)
     qtbot.waitExposed(form)
     inputs, outputs = form.fields["inputs"], form.fields["outputs"]
