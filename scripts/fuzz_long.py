@@ -171,7 +171,7 @@ def fuzz_inputs(minutes: float, seed: int, out: Path) -> int:
             signal.alarm(0)
         outcomes[f"{suffix} {how}: {'read' if result == 'read' else 'refused'}"] += 1
         n += 1
-        if n % 1000 == 0:
+        if n % 20000 == 0:
             print(f"{n} input mutants, {dict(sorted(outcomes.items()))}", flush=True)
     print(f"done: {n} input mutants in {minutes} min, no bug; {dict(sorted(outcomes.items()))}")
     return 0
