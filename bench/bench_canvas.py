@@ -14,6 +14,7 @@ import gc
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -143,12 +144,20 @@ def main() -> None:
         return
     paths = [Path(m) for m in args.models] or [synth_file(layers) for layers in SIZES.values()]
     for path in paths:
-        runs = []
-        for _ in range(args.repeat):
-            out = subprocess.run([sys.executable, __file__, str(path), "--child", "--repeat", "2"],
-                                 capture_output=True, text=True, check=True)
-            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        report(runs)
+        report([child(path) for _ in range(args.repeat)])
+
+
+def child(path: Path) -> dict[str, Any]:
+    """One measurement in a fresh process; if it fails, its stderr (a faulthandler traceback for a crash)
+    is shown rather than dropped, and the run stops."""
+    out = subprocess.run([sys.executable, "-X", "faulthandler", __file__, str(path), "--child", "--repeat", "2"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        code = out.returncode
+        how = f"died of {signal.Signals(-code).name}" if code < 0 else f"exited with {code}"
+        sys.exit(f"{out.stderr[-6000:]}\nthe measuring process for {path.name} {how} (its stderr is above); "
+                 "bench/crash_loop.py repeats it")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 def report(runs: list[dict]) -> None:

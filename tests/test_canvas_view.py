@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import hostile
 import numpy as np
+import onnx
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
@@ -221,3 +226,41 @@ def test_overlay_colours_a_collapsed_group_near_and_far(qapp: object) -> None:
     for scale in (0.2, 1.0):
         image = render(d, scale, options=PaintOptions(overlay=overlay))
         assert QColor(image.pixel(int(204 * scale), int(90 * scale))) == QColor(68, 4, 84), scale
+
+
+_FAILING_PAINT = """import sys
+from onnxviz.model.document import Document
+from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.ui.app import ensure_app
+from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.view import GraphView
+app = ensure_app()
+view = GraphView()
+view.resize(200, 100)
+view.set_drawable(Drawable(GraphLayout(Document.open(sys.argv[1]).index).build()))
+def fail(*_args):
+    raise ValueError("drawing failed")
+view._painter.paint = fail
+view.show()
+try:
+    view.repaint()
+    app.processEvents()
+except ValueError:
+    pass
+del view._painter.paint
+view.repaint()
+app.processEvents()
+print("painted again")
+"""
+
+
+def test_a_paint_that_fails_ends_its_painter(tmp_path: Path) -> None:
+    """An error while drawing left the window's painter active: Qt ended the paint with it active and
+    the process died of SIGSEGV (3 runs in 3), as bench_canvas's child once did. In a process of its own."""
+    onnx.save(hostile.valid_model(), tmp_path / "m.onnx")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FAILING_PAINT, str(tmp_path / "m.onnx")],
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "painted again" in done.stdout, done.stderr[-3000:]
+    assert "drawing failed" in done.stderr  # reported, not swallowed

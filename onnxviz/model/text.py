@@ -12,6 +12,16 @@ import onnx
 from onnx import TypeProto
 
 QUOTED_CHARS = 80  # of a name quoted in a problem's message
+SHOWN_DIMS = 8  # of a shape written in a sentence: the first and last few, and how many
+
+
+def dims_text(dims: list[str]) -> str:
+    """Dimensions joined as ``1x3x224x224``; a shape of more than :data:`SHOWN_DIMS` dimensions (a file
+    may declare thousands) as its first and last few and their count: ``1x3x8x8x...x0x64 (300 dimensions)``."""
+    if len(dims) <= SHOWN_DIMS:
+        return "x".join(dims)
+    half = SHOWN_DIMS // 2
+    return f"{'x'.join(dims[:half])}x...x{'x'.join(dims[-half:])} ({len(dims)} dimensions)"
 
 
 def shape_text(t: TypeProto | None) -> str:

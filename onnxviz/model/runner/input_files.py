@@ -10,10 +10,12 @@ data (:func:`~onnxviz.model.io.external.resolve_location`). Pickles never load.
 
 from __future__ import annotations
 
+import lzma
 import math
 import os
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,9 @@ from onnxviz.model.text import display_name
 
 NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)
 _NPY_HEADERS = {(1, 0): npy_format.read_array_header_1_0, (2, 0): npy_format.read_array_header_2_0}
+# what zipfile raises for a damaged archive or member: its own checks, and its decompressors' (bzip2: OSError)
+_ZIP_DAMAGE = (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError, zlib.error,
+               lzma.LZMAError)
 
 
 @contextmanager
@@ -92,9 +97,9 @@ def read_array_file(path: str | Path, spec: InputSpec) -> np.ndarray:
         with archive:
             members = _npz_members(archive)
             if spec.name in members:
-                return _read_member(p, archive, members[spec.name], spec)
+                return _read_member(p, archive, size, members[spec.name], spec)
             if len(members) == 1:
-                return _read_member(p, archive, next(iter(members.values())), spec)
+                return _read_member(p, archive, size, next(iter(members.values())), spec)
             raise RunError(f"{p.name} holds {len(members)} arrays but none named '{display_name(spec.name, 60)}'.")
 
 
@@ -102,27 +107,28 @@ def read_inputs_file(path: str | Path, specs: list[InputSpec]) -> dict[str, np.n
     """Every array of an .npz, each named after one of ``specs`` and checked against it before it is read."""
     p = Path(path)
     by_name = {s.name: s for s in specs}
-    with _open_npz(p) as (archive, members):
+    with _open_npz(p) as (archive, members, size):
         for name in members:
             if name not in by_name:
                 raise unknown_input(name, specs)
-        return {name: _read_member(p, archive, info, by_name[name]) for name, info in members.items()}
+        return {name: _read_member(p, archive, size, info, by_name[name]) for name, info in members.items()}
 
 
 def inputs_file_names(path: str | Path) -> list[str]:
     """The names of an .npz's arrays, from its zip directory (nothing is decompressed)."""
-    with _open_npz(Path(path)) as (_, members):
+    with _open_npz(Path(path)) as (_, members, _size):
         return list(members)
 
 
 @contextmanager
-def _open_npz(p: Path) -> Iterator[tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]]:
+def _open_npz(p: Path) -> Iterator[tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo], int]]:
+    """The archive, its arrays' members and the file's size."""
     with open_regular(p) as (f, size):
         archive = _open_numpy(p, f, size, None)
         if isinstance(archive, np.ndarray):
             raise RunError(f"{p.name} holds one unnamed array; an inputs file must be an .npz.")
         with archive:
-            yield archive, _npz_members(archive)
+            yield archive, _npz_members(archive), size
 
 
 def _open_numpy(p: Path, f: BinaryIO, size: int, spec: InputSpec | None) -> np.ndarray | zipfile.ZipFile:
@@ -137,7 +143,7 @@ def _open_numpy(p: Path, f: BinaryIO, size: int, spec: InputSpec | None) -> np.n
         return _read_npy(f, size, spec, p.name, "a NumPy")
     try:
         return zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except _ZIP_DAMAGE as exc:
         raise RunError(f"{p.name} is an .npz file that is truncated or damaged.", str(exc)) from exc
 
 
@@ -146,30 +152,39 @@ def _npz_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return {info.filename[:-4]: info for info in archive.infolist() if info.filename.endswith(".npy")}
 
 
-def _read_member(p: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, spec: InputSpec) -> np.ndarray:
+def _read_member(p: Path, archive: zipfile.ZipFile, archive_size: int, info: zipfile.ZipInfo,
+                 spec: InputSpec) -> np.ndarray:
     where = f"{p.name}'s array '{display_name(info.filename[:-4], 60)}'"
     check_file_size(where, info.file_size, spec)  # the zip directory's size: nothing decompressed yet
+    if info.file_size > _unpacked_limit(info, archive_size):  # a directory that lies about the size
+        raise RunError(f"{p.name} is an .npz file that is truncated or damaged.",
+                       f"member {info.filename!r} claims {info.file_size} bytes from {info.compress_size} packed")
     try:
         with archive.open(info) as member:
             return _read_npy(member, info.file_size, spec, where, "an .npz")
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+    except _ZIP_DAMAGE as exc:
         raise RunError(f"{p.name} is an .npz file that is truncated or damaged.", str(exc)) from exc
+
+
+DEFLATE_MAX_RATIO = 1032  # the most a deflate stream expands (zlib's technical notes)
+
+
+def _unpacked_limit(info: zipfile.ZipInfo, archive_size: int) -> int:
+    """The most bytes ``info``'s packed bytes, which are in an archive of ``archive_size``, can unpack to
+    (other methods than store and deflate: no limit known before decompressing)."""
+    packed = min(info.compress_size, archive_size)
+    if info.compress_type == zipfile.ZIP_STORED:
+        return packed
+    if info.compress_type == zipfile.ZIP_DEFLATED:
+        return packed * DEFLATE_MAX_RATIO
+    return info.file_size
 
 
 def _read_npy(f: IO[bytes], size: int, spec: InputSpec, where: str, kind: str) -> np.ndarray:
     """The array of an .npy stream of ``size`` bytes, its header checked against ``spec`` before its
     values are read (into one buffer of exactly their size)."""
     damaged = f"{where} is {kind} file that is truncated or damaged."
-    try:
-        version = npy_format.read_magic(f)
-        read_header = _NPY_HEADERS.get(version)
-        if read_header is None:
-            raise RunError(f"{where} is a NumPy file of format {version[0]}.{version[1]}, which onnxviz does not read.")
-        shape, fortran, dtype = read_header(f)
-        if any(d < 0 for d in shape):
-            raise ValueError(f"negative dimension in {shape}")
-    except (ValueError, EOFError, OSError, SyntaxError) as exc:
-        raise RunError(damaged, str(exc)) from exc
+    shape, fortran, dtype = _npy_header(f, where, damaged)
     if dtype.hasobject:
         raise RunError(f"{where} holds Python objects; onnxviz loads plain arrays only, never pickles.")
     check_given(spec, shape, dtype)
@@ -177,10 +192,32 @@ def _read_npy(f: IO[bytes], size: int, spec: InputSpec, where: str, kind: str) -
     check_file_size(where, nbytes, spec)
     if nbytes > size - f.tell():
         raise RunError(damaged)
-    data = bytearray(nbytes)
-    if _read_into(f, memoryview(data)) < nbytes:
+    try:  # uninitialised: only what is read takes memory (a bzip2 member's claimed size cannot be checked)
+        array = np.empty(shape, dtype, order="F" if fortran else "C")
+    except (MemoryError, ValueError) as exc:
+        raise RunError(f"{where} would take {human_bytes(nbytes)}, more memory than is free.", str(exc)) from exc
+    if nbytes and _read_into(f, array.reshape(-1, order="A").view(np.uint8).data) < nbytes:
         raise RunError(damaged)
-    return np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+    return array
+
+
+def _npy_header(f: IO[bytes], where: str, damaged: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) from an .npy stream's header; RunError ``damaged`` when numpy cannot
+    parse it."""
+    try:
+        version = npy_format.read_magic(f)
+    except Exception as exc:  # noqa: BLE001 - short reads, and a damaged .npz member's decompressor errors
+        raise RunError(damaged, str(exc)) from exc
+    read_header = _NPY_HEADERS.get(version)
+    if read_header is None:
+        raise RunError(f"{where} is a NumPy file of format {version[0]}.{version[1]}, which onnxviz does not read.")
+    try:
+        shape, fortran, dtype = read_header(f)
+    except Exception as exc:  # noqa: BLE001 - numpy parses the header's text as Python literals: ValueError,
+        raise RunError(damaged, str(exc)) from exc  # SyntaxError, tokenize.TokenError, TypeError, RecursionError...
+    if any(d < 0 for d in shape):
+        raise RunError(damaged, f"negative dimension in {shape}")
+    return shape, fortran, dtype
 
 
 def _read_into(f: IO[bytes], view: memoryview) -> int:

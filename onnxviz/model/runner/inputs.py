@@ -16,7 +16,7 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.ranges import integer_limits
-from onnxviz.model.text import display_name
+from onnxviz.model.text import dims_text, display_name
 
 SOURCES = ("random", "uniform", "zeros", "ones")
 """Generated inputs: ``random`` is N(0, 1) for floats, ``uniform`` is [0, 1) for floats;
@@ -78,7 +78,7 @@ class InputSpec:
     def shape_text(self) -> str:
         if self.shape is None:
             return "?"
-        return "x".join(self.dim_texts()) or "scalar"
+        return dims_text(self.dim_texts()) or "scalar"
 
     @property
     def looks_like_image(self) -> bool:
@@ -167,7 +167,7 @@ def check_size(spec: InputSpec, dims: Mapping[str, int], budget: int | None = No
     nbytes = math.prod(shape) * spec.dtype.itemsize
     limit = input_budget() if budget is None else budget
     if nbytes > limit:
-        sized = "x".join(map(str, shape))
+        sized = _shape(shape)
         symbols = ", ".join(dict.fromkeys(spec.symbols))
         advice = f"choose smaller sizes for {symbols}" if symbols else "give it from a file instead"
         raise RunError(f"input '{display_name(spec.name, 60)}' would take {human_bytes(nbytes)} ({sized} "
@@ -351,7 +351,7 @@ def conversion_note(spec: InputSpec, array: np.ndarray) -> str:
 
 
 def _shape(shape: tuple[int, ...]) -> str:
-    return "x".join(str(d) for d in shape) or "scalar"
+    return dims_text([str(d) for d in shape]) or "scalar"
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:

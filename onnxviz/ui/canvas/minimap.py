@@ -56,11 +56,13 @@ class Minimap(QWidget):
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(style.PANEL)
         p = QPainter(image)
-        p.translate(PAD, PAD)
-        p.scale(self._scale, self._scale)
-        p.translate(-self._area.x(), -self._area.y())
-        ScenePainter().paint(p, d, self._area, min(self._scale, style.TEXT_SCALE * 0.99), PaintOptions())
-        p.end()
+        try:
+            p.translate(PAD, PAD)
+            p.scale(self._scale, self._scale)
+            p.translate(-self._area.x(), -self._area.y())
+            ScenePainter().paint(p, d, self._area, min(self._scale, style.TEXT_SCALE * 0.99), PaintOptions())
+        finally:  # see GraphView.paintEvent
+            p.end()
         self._image = image
         self.reposition()
 
@@ -77,7 +79,13 @@ class Minimap(QWidget):
         if self._image is None:
             return
         p = QPainter(self)
-        p.drawImage(0, 0, self._image)
+        try:
+            self._paint(p, self._image)
+        finally:  # see GraphView.paintEvent
+            p.end()
+
+    def _paint(self, p: QPainter, image: QImage) -> None:
+        p.drawImage(0, 0, image)
         p.setPen(QPen(style.PANEL_BORDER, 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRect(self.rect().adjusted(0, 0, -1, -1))
@@ -87,7 +95,6 @@ class Minimap(QWidget):
         p.setPen(QPen(style.SELECTION, 1.5))
         p.setBrush(QColor(26, 115, 232, 40))
         p.drawRect(r)
-        p.end()
 
     def _to_mini(self, pt: QPointF) -> QPointF:
         return QPointF(PAD + (pt.x() - self._area.x()) * self._scale, PAD + (pt.y() - self._area.y()) * self._scale)

@@ -153,6 +153,13 @@ class GraphView(QWidget):
     # -- painting ------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
         p = QPainter(self)
+        try:
+            self._paint(p)
+        finally:  # a painter left active by an error (its frame kept by the traceback) crashed the process
+            p.end()
+        self.painted.emit()
+
+    def _paint(self, p: QPainter) -> None:
         p.fillRect(self.rect(), style.BACKGROUND)
         if self.drawable is not None:
             p.save()
@@ -168,8 +175,6 @@ class GraphView(QWidget):
             p.setFont(style.font(13))
             p.drawText(QRectF(self.rect()).adjusted(40, 40, -40, -40),
                        Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.message)
-        p.end()
-        self.painted.emit()
 
     # -- mouse -----------------------------------------------------------------------------
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
