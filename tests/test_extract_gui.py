@@ -10,11 +10,9 @@ import onnx
 import pytest
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
-from window_fixtures import settle
+from window_fixtures import doc_of, settle
 
-from onnxviz.model.document import Document
 from onnxviz.model.layout.scene import BoxKind
-from onnxviz.ui.edit.controller import EditController
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.main_window import MainWindow
 
@@ -35,15 +33,6 @@ def window(qtbot: QtBot, example_copy: Path) -> Iterator[MainWindow]:
         other.close()
     w.set_document(None)
     settle()
-
-
-def editing(w: MainWindow) -> EditController:
-    return w.editing  # type: ignore[attr-defined]
-
-
-def doc_of(w: MainWindow) -> Document:
-    assert w.doc is not None
-    return w.doc
 
 
 def click_group(qtbot: QtBot, w: MainWindow, group: str) -> None:

@@ -222,9 +222,11 @@ class ElidedLabel(QLabel):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         painter = QPainter(self)
-        self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()), self.palette(),
-                                  self.isEnabled(), self.elided_text(), self.foregroundRole())
-        painter.end()  # not left to garbage collection: anything holding this frame kept it painting
+        try:
+            self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()), self.palette(),
+                                      self.isEnabled(), self.elided_text(), self.foregroundRole())
+        finally:  # ended even when drawing fails: Qt ending a paint with it still active is a crash
+            painter.end()
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and not self.elided:  # the tooltip would say what is shown
