@@ -15,6 +15,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
 from typing import BinaryIO
 
@@ -171,34 +172,27 @@ def _running(pid: int) -> bool:
 
 def same_content(path: Path, data: bytes | memoryview) -> bool:
     """True if the file at ``path`` holds exactly ``data`` (read a chunk at a time)."""
-    try:
-        if os.stat(path).st_size != len(data):
-            return False
-        view = memoryview(data)
-        with open(path, "rb") as f:
-            at = 0
-            while chunk := f.read(_CHUNK):
-                if view[at:at + len(chunk)] != chunk:
-                    return False
-                at += len(chunk)
-        return at == len(data)
-    except OSError:
-        return False
+    view = memoryview(data)
+    return _same_stream(path, len(view), (view[at:at + _CHUNK] for at in range(0, len(view), _CHUNK)))
 
 
 def same_files(a: Path, b: Path) -> bool:
     """True if ``a`` and ``b`` are one file, or two files with the same bytes."""
     try:
-        if os.path.samefile(a, b):
-            return True
-        if os.stat(a).st_size != os.stat(b).st_size:
-            return False
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            while True:
-                ca, cb = fa.read(_CHUNK), fb.read(_CHUNK)
-                if ca != cb:
-                    return False
-                if not ca:
-                    return True
+        return os.path.samefile(a, b) or _same_stream(a, os.stat(b).st_size, _chunks(b))
     except OSError:
         return False
+
+
+def _same_stream(path: Path, size: int, chunks: Iterator[bytes | memoryview]) -> bool:
+    """True if the file at ``path`` is ``size`` bytes long and reads as ``chunks`` (of :data:`_CHUNK` bytes)."""
+    try:
+        return os.stat(path).st_size == size and all(x == y for x, y in zip_longest(_chunks(path), chunks))
+    except OSError:
+        return False
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk

@@ -14,7 +14,7 @@ replaces a file the user did not name:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Literal
 
@@ -91,9 +91,10 @@ class EscapedTextError(SaveQuestion):
 
 
 def _as_arguments(options: SaveOptions) -> str:
+    """The keyword arguments of ``Document.save`` that give ``options`` (those not at their default)."""
     default = SaveOptions()
-    changed = [f"{f}={getattr(options, f)!r}" for f in ("external", "overwrite", "replace_data", "escaped_text")
-               if getattr(options, f) != getattr(default, f)]
+    changed = [f"{f.name}={getattr(options, f.name)!r}" for f in fields(SaveOptions)
+               if getattr(options, f.name) != getattr(default, f.name)]
     return "save(..., " + ", ".join(changed) + ")"
 
 
@@ -322,10 +323,10 @@ def plan_data_file(source: SaveSource, target: Path, options: SaveOptions) -> tu
     pieces: list[tuple[int, Callable[[], bytes | memoryview]]] = []
     offset = end = 0
     for old, new in zip(iter_all_tensors(model), iter_all_tensors(copy), strict=True):
-        if not (is_external(old) or len(old.raw_data) >= DATA_THRESHOLD):
-            continue
         read = _source_of(old, base_dir)
-        size = len(read()) if is_external(old) else len(old.raw_data)
+        size = len(read())  # an external tensor's bytes are memory-mapped, an inline one's copied once
+        if not is_external(old) and size < DATA_THRESHOLD:
+            continue
         _point_into(new, path.name, offset, size)
         pieces.append((offset, read))
         end = offset + size
