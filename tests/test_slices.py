@@ -49,14 +49,14 @@ def test_a_pause_that_raises_stops_the_serialization(example_path: Path) -> None
 
 
 def test_background_bytes_of_a_state_the_document_left_are_refused(example_copy: Path) -> None:
-    from onnxviz.ui.validation import document_bytes, document_bytes_in_thread, document_state
+    from onnxviz.ui.validation import document_bytes, document_bytes_in_thread
 
     unedited = onnxviz.open(example_copy)
-    assert document_bytes_in_thread(unedited, document_state(unedited), CancelToken()) == example_copy.read_bytes()
+    assert document_bytes_in_thread(unedited, unedited.generation, CancelToken()) == example_copy.read_bytes()
     doc = onnxviz.open(example_copy)
-    state = document_state(doc)
+    state = doc.generation
     doc.rename_node(0, "renamed")
     with pytest.raises(Cancelled):
         document_bytes_in_thread(doc, state, CancelToken())
-    edited = document_bytes_in_thread(doc, document_state(doc), CancelToken())
+    edited = document_bytes_in_thread(doc, doc.generation, CancelToken())
     assert edited == doc.model.SerializeToString() and document_bytes(doc) is edited  # one serialization per state

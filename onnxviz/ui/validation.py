@@ -47,13 +47,7 @@ class _Outcome:
     fresh: bool  # computed now, not remembered
 
 
-State = int  # the document's generation: its bytes change with it and nothing else
 _serializing = threading.Lock()  # validation and the model summary ask for the same state: one serialization
-
-
-def document_state(doc: Document) -> State:
-    """What the bytes of ``doc`` depend on."""
-    return doc.generation
 
 
 def document_bytes(doc: Document) -> bytes:
@@ -61,15 +55,15 @@ def document_bytes(doc: Document) -> bytes:
     return doc.serialize()
 
 
-def document_bytes_in_thread(doc: Document, state: State, token: CancelToken) -> bytes:
-    """The bytes of ``doc`` in ``state``, for background readers (validation, the model summary):
+def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken) -> bytes:
+    """The bytes of ``doc`` in model state ``generation``, for background readers (validation, the model summary):
     serialized a slice at a time, so the GUI thread keeps running (123k nodes: ~110 ms of held GIL
-    otherwise). Raises Cancelled if the document leaves ``state`` meanwhile: its next state gets its
+    otherwise). Raises Cancelled if the document leaves that state meanwhile: its next state gets its
     own pass. Raises OnnxvizError over 2 GiB."""
 
     def pause() -> None:
         token.check()
-        if document_state(doc) != state:
+        if doc.generation != generation:
             raise Cancelled()
         time.sleep(0)  # lets the GUI thread take the GIL
 
@@ -142,13 +136,13 @@ class ValidationService(QObject):
         if self._task is not None:
             self._task.cancel()
         self._cancel_runtime()
-        generation, state = doc.generation, document_state(doc)
+        generation = doc.generation
         known = dict(self._known)
         worker, source, key = self.worker, document_source(doc), document_key(doc)
 
         def work(progress: ProgressFn, token: CancelToken) -> _Outcome:
             try:  # the worker gets bytes of its own: the GUI thread may edit the document meanwhile
-                data = document_bytes_in_thread(doc, state, token)
+                data = document_bytes_in_thread(doc, generation, token)
             except OnnxvizError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
                 raise Cancelled() from None
             digest = digest_of(data)
@@ -187,11 +181,11 @@ class ValidationService(QObject):
         doc = self.doc
         if doc is None or doc.generation != outcome.result.generation or has_error(doc.problems):
             return  # an edit came meanwhile, or onnxruntime would only repeat an error shown already
-        state, result, digest = document_state(doc), outcome.result, outcome.digest
+        generation, result, digest = doc.generation, outcome.result, outcome.digest
         worker, source = self.runtime_worker, document_source(doc)
 
         def work(_progress: ProgressFn, token: CancelToken) -> list[Problem]:
-            data = document_bytes_in_thread(doc, state, token)  # the bytes the first pass had
+            data = document_bytes_in_thread(doc, generation, token)  # the bytes the first pass had
             problems: list[Problem] = run_on_model(worker, runtime_job, data, digest, source, token=token)
             return problems
 

@@ -42,7 +42,7 @@ from onnxviz.ui.panels.tables import (
     source_row,
 )
 from onnxviz.ui.tasks import Task, waiting_pool
-from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, document_state
+from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
@@ -258,7 +258,7 @@ class ModelPanel(Page):
             self._figures_page = self._shown_page
             self._show_figures(last[2])
             return
-        key, source, worker, state = document_key(doc), document_source(doc), shared_worker(), document_state(doc)
+        key, source, worker, state = document_key(doc), document_source(doc), shared_worker(), doc.generation
 
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
