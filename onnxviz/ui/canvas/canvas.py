@@ -57,7 +57,7 @@ from onnxviz.ui.canvas.marks import (
     worst_badges,
 )
 from onnxviz.ui.canvas.menus import context_menu
-from onnxviz.ui.canvas.minimap import Minimap
+from onnxviz.ui.canvas.minimap import Minimap, make_host
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchHit, SearchPanel
 from onnxviz.ui.canvas.view import GraphView
@@ -123,7 +123,8 @@ class GraphCanvas(QWidget):
         self.breadcrumb = Breadcrumb()
         self.breadcrumb.scope_clicked.connect(self.show_scope)
         self.view = GraphView()
-        self.minimap = Minimap(self.view, self)
+        self.view_host = make_host(self.view)
+        self.minimap = Minimap(self.view, self.view_host)
         self.minimap.hide()
         self.search_panel = SearchPanel(self)
         self.search_panel.hide()
@@ -135,7 +136,7 @@ class GraphCanvas(QWidget):
         self.toolbar.setContentsMargins(0, 2, 6, 2)
         self.toolbar.addWidget(self.breadcrumb, 1)
         self.pages = QStackedWidget()
-        self.pages.addWidget(self.view)
+        self.pages.addWidget(self.view_host)
         self.placeholder: QWidget | None = None
         self.actions_by_name: dict[str, QAction] = {}
         box = QVBoxLayout(self)
@@ -143,7 +144,6 @@ class GraphCanvas(QWidget):
         box.setSpacing(0)
         box.addLayout(self.toolbar)
         box.addWidget(self.pages, 1)
-        self._minimap_enabled = True
         v = self.view
         v.box_clicked.connect(self._on_box_clicked)
         v.edge_clicked.connect(self._on_edge_clicked)
@@ -179,8 +179,11 @@ class GraphCanvas(QWidget):
             self.toolbar.addWidget(button)
 
     def set_minimap_enabled(self, on: bool) -> None:
-        self._minimap_enabled = on
-        self.minimap.setVisible(on and self.drawable is not None and self.drawable.scene.n_boxes > 0)
+        self.minimap.set_enabled(on)
+
+    def set_minimap_place(self, place: str) -> None:
+        """One of :data:`~onnxviz.ui.canvas.minimap.PLACES`: docked beside the graph or a corner over it."""
+        self.minimap.set_place(place)
 
     # -- public API ------------------------------------------------------------------------
     @property
@@ -200,7 +203,7 @@ class GraphCanvas(QWidget):
         self.doc = doc
         self._badges, self._overlay, self.view.legend, self.shown_overlay = {}, None, None, None
         self.search_panel.set_index(doc.index if doc is not None else None)
-        self.pages.setCurrentWidget(self.view if doc is not None or self.placeholder is None else self.placeholder)
+        self.pages.setCurrentWidget(self.view_host if doc is not None or self.placeholder is None else self.placeholder)
         if doc is None:
             self.cancel_layout()
             self.layout_obj, self.drawable = None, None

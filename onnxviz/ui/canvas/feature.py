@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.ui.canvas.canvas import GraphCanvas
+from onnxviz.ui.canvas.minimap import DOCKED, PLACE_NAMES, PLACES
+from onnxviz.ui.settings import read_bool, read_text
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -29,6 +32,9 @@ def install(window: MainWindow) -> GraphCanvas:
     _add_actions(window, canvas)
     return canvas
 
+
+MINIMAP_KEY = "canvas/minimap"
+MINIMAP_PLACE_KEY = "canvas/minimap_place"
 
 # The keys GraphView.keyPressEvent and the search box handle themselves: (where, what, keys)
 KEY_ROWS = (
@@ -75,9 +81,7 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
                          "Show every node (lays the graph out again)")
     collapse_all = _action(window, "&Collapse All Groups", lambda: canvas.expand_all(False), None,
                            "One box per top-level group")
-    minimap = _action(window, "Show &Minimap", lambda on: canvas.set_minimap_enabled(on), None)
-    minimap.setCheckable(True)
-    minimap.setChecked(True)
+    minimap = _minimap_actions(window, canvas)
     export_action = _action(window, "&Export Image...", lambda: export_dialog(window, canvas), "Ctrl+E",
                             "Save the whole graph as PNG or SVG")
     for action in (fit, actual, zoom_in, zoom_out):
@@ -85,12 +89,13 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     menu.addSeparator()
     for action in (find, up, expand_all, collapse_all, names, minimap):
         menu.addAction(action)
+    menu.addMenu(_minimap_place_menu(window, canvas))
     menu.addSeparator()
     menu.addAction(export_action)
-    canvas.actions_by_name = {"fit": fit, "actual": actual, "zoom_in": zoom_in, "zoom_out": zoom_out,
-                              "find": find, "up": up, "names": names, "minimap": minimap,
-                              "expand_all": expand_all, "collapse_all": collapse_all,
-                              "export": export_action}
+    canvas.actions_by_name.update({"fit": fit, "actual": actual, "zoom_in": zoom_in, "zoom_out": zoom_out,
+                                   "find": find, "up": up, "names": names, "minimap": minimap,
+                                   "expand_all": expand_all, "collapse_all": collapse_all,
+                                   "export": export_action})
     canvas.add_tool_buttons([(zoom_out, "−"), (zoom_in, "+"), (actual, "1:1"), (fit, "Fit"), (find, "Find")])
 
     def update_enabled(*_: object) -> None:
@@ -102,6 +107,43 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     window.document_changed.connect(update_enabled)
     canvas.scope_changed.connect(update_enabled)
     update_enabled()
+
+
+def _minimap_actions(window: MainWindow, canvas: GraphCanvas) -> QAction:
+    """View > Show Minimap, remembered between runs."""
+    shown = read_bool(window.settings, MINIMAP_KEY, True)
+
+    def toggled(on: bool) -> None:
+        canvas.set_minimap_enabled(on)
+        window.settings.setValue(MINIMAP_KEY, on)
+
+    minimap = _action(window, "Show &Minimap", toggled, None, "An overview of the graph; click it to move the view")
+    minimap.setCheckable(True)
+    minimap.setChecked(shown)
+    canvas.set_minimap_enabled(shown)
+    return minimap
+
+
+def _minimap_place_menu(window: MainWindow, canvas: GraphCanvas) -> QMenu:
+    """View > Minimap Position: docked beside the graph (covers nothing) or one corner; remembered."""
+    menu = QMenu("Minimap &Position", window)
+    group = QActionGroup(menu)
+    place = read_text(window.settings, MINIMAP_PLACE_KEY, DOCKED, PLACES)
+
+    def chooser(where: str) -> Callable[[], None]:
+        def choose() -> None:
+            canvas.set_minimap_place(where)
+            window.settings.setValue(MINIMAP_PLACE_KEY, where)
+        return choose
+
+    for where in PLACES:
+        action = menu.addAction(PLACE_NAMES[where], chooser(where))
+        action.setCheckable(True)
+        action.setChecked(where == place)
+        group.addAction(action)
+        canvas.actions_by_name[f"minimap:{where}"] = action
+    canvas.set_minimap_place(place)
+    return menu
 
 
 def export_dialog(window: MainWindow, canvas: GraphCanvas) -> None:
