@@ -13,14 +13,15 @@ from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor, QCursor, QFontMetrics
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QCursor, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 NAN_COLOR = QColor("#ff00ff")   # in neither viridis nor CET-D1
 INF_COLOR = QColor("#000000")
 GAP_COLOR = QColor("#9a9a9a")   # between tiles: a plain grey, not a colour of either map
 ALL_NONFINITE = "All values are NaN or Inf"
+MARGIN = 6   # pixels around the plot
 
 
 def colour_range(finite: np.ndarray) -> tuple[float, float, str]:
@@ -75,10 +76,12 @@ class HeatmapPlot(QWidget):
         super().__init__(parent)
         self.describe: Callable[[int, int], str] = self.describe_cell
         self.values: np.ndarray | None = None
+        self.extent = QRectF(0, 0, 1, 1)   # the tensor's columns x rows: what the axes span
         self.bar_labels: list[str] = []  # the colour bar's tick labels, its two ends first
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setMinimumHeight(100)  # a dock stretches it; its minimum is the window's
         self.graphics.setBackground(None)
+        self.graphics.ci.layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
         self.plot = self.graphics.addPlot()
         self.plot.setAspectLocked(True)
         self.plot.invertY(True)
@@ -116,9 +119,13 @@ class HeatmapPlot(QWidget):
         self.message.hide()
         self.legend.hide()
 
-    def show_image(self, plane: np.ndarray, gaps: np.ndarray | None = None, axes: bool = True) -> None:
-        """Show ``plane`` (float, rows first); ``gaps`` marks cells between tiles; ``axes`` shows indices."""
+    def show_image(self, plane: np.ndarray, gaps: np.ndarray | None = None, axes: bool = True,
+                   extent: tuple[int, int] | None = None) -> None:
+        """Show ``plane`` (float, rows first); ``gaps`` marks cells between tiles; ``axes`` shows indices;
+        ``extent`` is the (rows, columns) of the tensor a strided ``plane`` stands for (its axes' ends)."""
         self.values = plane
+        rows, cols = extent if extent is not None else plane.shape
+        self.extent = QRectF(0, 0, max(cols, 1), max(rows, 1))
         for axis in ("left", "bottom"):
             self.plot.showAxis(axis, axes)
         data = plane if gaps is None else np.where(gaps, np.nan, plane)
@@ -135,9 +142,46 @@ class HeatmapPlot(QWidget):
         self.marks.setImage(rgba_marks(data, gaps), levels=None, autoLevels=False)
         self._show_legend(data, gaps)
         self.message.setText(ALL_NONFINITE)
-        self.message.setPos(QPointF(plane.shape[1] / 2, plane.shape[0] / 2))
+        self.message.setPos(self.extent.center())
         self.message.setVisible(not finite.size)
-        self.plot.autoRange()
+        for item in (self.image, self.marks):   # after setImage: a rect maps the image's own size
+            if item.image is not None:
+                item.setRect(self.extent)
+        self._size_left_axis(rows)
+        self.plot.vb.setLimits(xMin=0, xMax=self.extent.width(), yMin=0, yMax=self.extent.height(),
+                               maxXRange=self.extent.width(), maxYRange=self.extent.height())
+        self.fit_cells()
+
+    def _size_left_axis(self, rows: int) -> None:
+        """Wide enough for the largest row number, fixed: cells fitted to the plot stay square as it draws."""
+        axis = self.plot.getAxis("left")
+        metrics = QFontMetrics(axis.style["tickFont"] or self.font())
+        axis.setWidth(metrics.horizontalAdvance(f"-{rows}") + axis.style["tickTextOffset"][0]
+                      + max(0, axis.style["tickLength"]) + 4)
+
+    def fit_cells(self) -> None:
+        """Shrink the plot around the tensor so its cells are square and the axes span exactly its
+        rows and columns (no empty range beyond them however the panel is shaped)."""
+        if self.values is None:
+            return
+        vb, extent = self.plot.vb, self.extent
+        layout = self.graphics.ci.layout
+        area = self.graphics.ci.size()   # the plot with its axes and colour bar, and the margins around it
+        room_w = area.width() - (self.plot.size().width() - vb.size().width())
+        room_h = area.height() - (self.plot.size().height() - vb.size().height())
+        room_w, room_h = room_w - 2 * MARGIN, room_h - 2 * MARGIN
+        cell = max(min(room_w / extent.width(), room_h / extent.height()), 1e-6)
+        spare_w = max(room_w - cell * extent.width(), 0.0) / 2 + MARGIN
+        spare_h = max(room_h - cell * extent.height(), 0.0) / 2 + MARGIN
+        layout.setContentsMargins(spare_w, spare_h, spare_w, spare_h)
+        layout.activate()
+        vb.setRange(rect=extent, padding=0)
+        for side in ("left", "bottom"):   # the box may have been resized to this range without telling them
+            self.plot.getAxis(side).linkedViewChanged(vb)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self, self.fit_cells)   # once the graphics view has its new size
 
     def _show_legend(self, data: np.ndarray, gaps: np.ndarray | None) -> None:
         nan = np.isnan(data) if gaps is None else np.isnan(data) & ~gaps

@@ -346,7 +346,9 @@ class TensorView(QWidget):
         kernels = prepared.image_kind == "kernels"
         # the NaN rows and columns between kernels are gaps, not values
         gaps = _kernel_gaps(prepared.image.shape, prepared.array) if kernels else None
-        self.heatmap.show_image(prepared.image, gaps, axes=not kernels)  # kernel-grid coordinates mean nothing
+        extent = None if kernels or prepared.array is None else (prepared.array.shape[0], prepared.array.shape[1])
+        # kernel-grid coordinates mean nothing; a strided heatmap's axes count the tensor's rows and columns
+        self.heatmap.show_image(prepared.image, gaps, axes=not kernels, extent=extent)
         self.tabs.setTabText(self.image_index, "Kernels" if kernels else "Heatmap")
         self.tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
                                 if kernels else "Strided to at most 512 x 512")
