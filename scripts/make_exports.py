@@ -360,7 +360,7 @@ def verify(path: Path, feeds: Inputs) -> str:
     onnx.checker.check_model(str(path), full_check=True)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     results = session.run(None, feeds)
-    return ", ".join(f"{o.name}: {type(r).__name__}" for o, r in zip(session.get_outputs(), results))
+    return ", ".join(f"{o.name}: {type(r).__name__}" for o, r in zip(session.get_outputs(), results, strict=True))
 
 
 def main(argv: list[str]) -> int:
