@@ -45,7 +45,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
-from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes
+from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes, outer_boxes
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.marks import (
     LEVEL,
@@ -294,7 +294,8 @@ class GraphCanvas(QWidget):
             raise OnnxvizError("there is no graph to export.")
         options = self.view.options
         plain = type(options)(show_names=options.show_names, badges=options.badges, overlay=options.overlay,
-                              flagged_box=options.flagged_box, enterable=options.enterable)
+                              flagged_box=options.flagged_box, enterable=options.enterable,
+                              outer=options.outer)
         export.export_image(self.drawable, Path(path), options=plain)
 
     def set_dark(self, on: bool) -> None:
@@ -469,6 +470,7 @@ class GraphCanvas(QWidget):
         self._group_selected = -1
         if self.doc is not None:
             self.view.options.enterable = enterable_boxes(self.doc.index, drawable.scene)
+            self.view.options.outer = outer_boxes(self.doc.index, drawable.scene)
         self.view.set_drawable(drawable, keep_view=keep_view)
         self._apply_marks()
         self._follow_selection(center=False)

@@ -65,5 +65,14 @@ def enterable_boxes(index: ModelIndex, scene: Scene) -> frozenset[int]:
     return frozenset(b for b, ref in enumerate(scene.box_ref) if ref.kind == BoxKind.OP and ref.node in holders)
 
 
+def outer_boxes(index: ModelIndex, scene: Scene) -> frozenset[int]:
+    """Input boxes of a subgraph that stand for values it reads from an enclosing graph (captures)."""
+    g = index.graphs.get(scene.scope)
+    if g is None or g.parent is None:
+        return frozenset()
+    return frozenset(b for b, ref in enumerate(scene.box_ref)
+                     if ref.kind == BoxKind.INPUT and ref.value not in g.producer and g.parent.defines(ref.value))
+
+
 def edge_tooltip(index: ModelIndex, scene: Scene, edge: int) -> str:
     return value_text(index, scene.scope, scene.edge_value[edge])

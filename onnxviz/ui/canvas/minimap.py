@@ -8,7 +8,7 @@ clicking or dragging the track moves the view anywhere. Only a band of the strip
 is ever drawn into an image (redrawn when the view leaves it), so a strip of a 123k-node graph costs
 what a screenful costs.
 
-Where it sits is the user's choice (:data:`PLACES`): docked beside the view (right of a tall graph,
+It is shown only for a graph too big to read whole in the canvas. Where it sits is the user's choice (:data:`PLACES`): docked beside the view (right of a tall graph,
 under a wide one), taking space from the canvas rather than covering it, or floating in a corner.
 """
 
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
-from onnxviz.ui.canvas.view import GraphView
+from onnxviz.ui.canvas.view import HOME_SCALE, GraphView
 
 DOCKED = "docked"
 PLACES = (DOCKED, "bottom-right", "bottom-left", "top-right", "top-left")
@@ -86,6 +86,7 @@ class Minimap(QWidget):
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
         view.view_changed.connect(self._follow)
+        host.installEventFilter(self)
 
     # -- placement ---------------------------------------------------------------------------
     def set_place(self, place: str) -> None:
@@ -97,8 +98,12 @@ class Minimap(QWidget):
         self._arrange()
 
     def _has_graph(self) -> bool:
+        """A graph too big to read whole in the space the view and a docked minimap share."""
         d = self.view.drawable
-        return d is not None and d.scene.n_boxes > 0
+        if d is None or d.scene.n_boxes == 0:
+            return False
+        room = self.host.size()
+        return min(room.width() / self._area.width(), room.height() / self._area.height()) < HOME_SCALE
 
     def _arrange(self) -> None:
         """Dock into the host's grid or float over the view, sized for the graph; hidden without one."""
@@ -324,6 +329,12 @@ class Minimap(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._refit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        """The host resized: a graph may now fit (no minimap) or no longer fit."""
+        if watched is self.host and event.type() == QEvent.Type.Resize and self._has_graph() != self.isVisible():
+            QTimer.singleShot(0, self, self._arrange)
+        return False
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)

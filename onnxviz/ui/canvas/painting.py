@@ -20,6 +20,7 @@ from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 
+OUTER_CAPTION = "from the outer graph"
 LABEL_WIDTH = 200.0   # room given to an edge label's text (shape texts are far shorter)
 
 
@@ -35,6 +36,7 @@ class PaintOptions:
     overlay: np.ndarray | None = None                              # (n_boxes, 4) uint8 RGBA, alpha 0 = none
     flagged_box: int = -1
     enterable: frozenset[int] = frozenset()                       # boxes with a graph inside (If, Loop, calls)
+    outer: frozenset[int] = frozenset()                            # inputs a subgraph reads from outside it
 
 
 class ScenePainter:
@@ -118,7 +120,12 @@ class ScenePainter:
                               opts: PaintOptions) -> None:
         edges = np.unique(d.seg_edge[segs])
         selected = np.isin(edges, opts.selected_edges)
-        for chosen, colour, width in ((edges[~selected], style.EDGE, 1.2), (edges[selected], style.SELECTION, 2.4)):
+        # a value captured from the enclosing graph: dashed, like its input box
+        outer = np.isin(d.scene.edge_src[edges], np.fromiter(opts.outer, np.int64)) \
+            if opts.outer else np.zeros(len(edges), bool)
+        for chosen, colour, width, dashed in ((edges[~selected & ~outer], style.EDGE, 1.2, False),
+                                              (edges[~selected & outer], style.EDGE, 1.2, True),
+                                              (edges[selected], style.SELECTION, 2.4, False)):
             if not len(chosen):
                 continue
             path = QPainterPath()
@@ -130,7 +137,7 @@ class ScenePainter:
                 _add_polyline(path, pts)
                 if scale >= style.ARROW_SCALE:
                     _add_arrow(heads, pts, 4.0 + width)
-            p.setPen(QPen(colour, width))
+            p.setPen(QPen(colour, width, Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawPath(path)
             p.setPen(Qt.PenStyle.NoPen)
@@ -195,17 +202,31 @@ def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOption
     rect = QRectF(float(d.x0[b]), float(d.y0[b]), float(s.box_w[b]), float(s.box_h[b]))
     kind = int(s.box_kind[b])
     if kind in (BoxKind.INPUT, BoxKind.OUTPUT):
-        p.setPen(QPen(style.TERMINAL_BORDER, 1.2))
-        p.setBrush(style.TERMINAL_FILL)
-        p.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
-        p.setPen(style.TEXT)
-        p.setFont(style.font(style.TITLE_PT, bold=True))
-        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _elide(p, s.box_title[b], rect.width() - 12))
+        _paint_terminal(p, s.box_title[b], rect, outer=b in opts.outer)
         return
     if kind == BoxKind.GROUP:
         _paint_group_box(p, d, b, rect, scale, opts)
         return
     _paint_op_box(p, d, b, rect, scale, opts)
+
+
+def _paint_terminal(p: QPainter, title: str, rect: QRectF, outer: bool) -> None:
+    """A graph input or output; one a subgraph reads from the enclosing graph is dashed and says so."""
+    p.setPen(QPen(style.TERMINAL_BORDER, 1.2, Qt.PenStyle.DashLine if outer else Qt.PenStyle.SolidLine))
+    p.setBrush(style.BACKGROUND if outer else style.TERMINAL_FILL)
+    p.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+    p.setPen(style.TEXT)
+    p.setFont(style.font(style.TITLE_PT, bold=True))
+    if not outer:
+        p.drawText(rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, rect.width() - 12))
+        return
+    mid = rect.center().y()
+    top = QRectF(rect.x(), rect.y(), rect.width(), mid - rect.y() + 1)
+    bottom = QRectF(rect.x(), mid + 2, rect.width(), rect.bottom() - mid - 2)
+    p.drawText(top, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom, _elide(p, title, rect.width() - 16))
+    p.setFont(style.font(style.BODY_PT, italic=True))
+    p.setPen(style.TEXT_DIM)
+    p.drawText(bottom, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, OUTER_CAPTION)
 
 
 def _overlay_colour(opts: PaintOptions, b: int) -> QColor | None:
