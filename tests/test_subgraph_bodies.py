@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 from test_canvas import TIMEOUT, open_window
@@ -13,6 +13,7 @@ from test_canvas import TIMEOUT, open_window
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.canvas import GraphCanvas
+from onnxviz.ui.canvas.painting import toggle_rect
 
 VAD_IF = Path(__file__).parent / "data" / "exports" / "vad_if.onnx"
 
@@ -51,3 +52,83 @@ def test_an_opened_body_draws_its_outer_scope_reads_dashed(qtbot: QtBot) -> None
     for box in captured:
         assert border_gaps(canvas, image, box) >= 5   # dashed
     assert border_gaps(canvas, image, own_output) == 0   # solid
+
+
+def click_at(qtbot: QtBot, canvas: GraphCanvas, point: QPointF, double: bool = False) -> None:
+    pos = canvas.view.map_from_scene(point).toPoint()
+    if double:
+        qtbot.mouseDClick(canvas.view, Qt.MouseButton.LeftButton, pos=pos)
+    else:
+        qtbot.mouseClick(canvas.view, Qt.MouseButton.LeftButton, pos=pos)
+
+
+def centre(canvas: GraphCanvas, box: int) -> QPointF:
+    d = canvas.drawable
+    assert d is not None
+    return QPointF(float(d.x0[box] + d.x1[box]) / 2, float(d.y0[box] + d.y1[box]) / 2)
+
+
+def test_bodies_open_inside_their_node_and_close_again(qtbot: QtBot) -> None:
+    window, canvas = open_window(qtbot, VAD_IF)
+    doc = window.doc
+    if_node = next(i for i, node in enumerate(doc.model.graph.node) if node.op_type == "If")
+    d = canvas.drawable
+    assert d is not None
+    closed_boxes, if_box = d.scene.n_boxes, d.node_box[if_node]
+    assert canvas.view.options.body_toggles == {if_box: False}
+    canvas.view.set_scale(1.0)
+    canvas.view.center_on(centre(canvas, if_box))
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        click_at(qtbot, canvas, toggle_rect(d, box=if_box).center())   # the If box's '+'
+    d = canvas.drawable
+    assert d is not None and canvas.scope == "" and canvas.inline_nodes == {if_node}
+    layout = canvas.layout_obj
+    assert [(e.scope, e.label) for e in layout.embedded] == [(f"{if_node}.then_branch", "then_branch"),
+                                                             (f"{if_node}.else_branch", "else_branch")]
+    # every box of both bodies lies in the room the If node was given, below its header, none over another
+    container = next(f for f, node in layout.container_frames.items() if node == if_node)
+    x, y, w, h = (float(v) for v in d.scene.group_rect[container])
+    body_rows = [b for e in layout.embedded for b in range(e.box_start, e.box_end)]
+    assert len(body_rows) == sum(e.scene.n_boxes for e in layout.embedded) == d.scene.n_boxes - closed_boxes
+    assert all(x <= d.x0[b] and d.x1[b] <= x + w and d.y1[if_box] < d.y0[b] and d.y1[b] <= y + h for b in body_rows)
+    others = [b for b in range(d.scene.n_boxes) if b not in body_rows and b != if_box]
+    assert not any(d.x0[a] < d.x1[b] and d.x0[b] < d.x1[a] and d.y0[a] < d.y1[b] and d.y0[b] < d.y1[a]
+                   for a in body_rows for b in others + body_rows if a != b)
+    # what a body reads from outside is drawn as such here too: two captures in each branch
+    assert len(canvas.view.options.outer) == 4 and canvas.view.options.outer <= set(body_rows)
+    assert canvas.view.options.body_toggles == {if_box: True}
+
+    then = layout.embedded[0]
+    conv_local = next(b for b, ref in enumerate(then.scene.box_ref) if ref.kind == BoxKind.OP
+                      and then.scene.box_title[b] == "Conv")
+    conv = then.box_start + conv_local
+    canvas.view.center_on(centre(canvas, conv))
+    click_at(qtbot, canvas, centre(canvas, conv))   # selects the body's node, without leaving the main graph
+    state = doc.selection.state
+    assert (state.scope, state.node) == (then.scope, then.scene.box_ref[conv_local].node)
+    assert canvas.scope == "" and canvas.selected_box() == conv
+    assert "Conv" in canvas._tooltip(conv, -1)
+
+    frame_toggle = toggle_rect(d, frame=then.frame).center()   # the then_branch frame's '-'
+    canvas.view.center_on(frame_toggle)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        click_at(qtbot, canvas, frame_toggle)
+    assert canvas.inline_nodes == frozenset() and canvas.drawable.scene.n_boxes == closed_boxes
+    assert not canvas.layout_obj.embedded
+
+
+def test_double_click_in_an_inline_body_opens_it_there(qtbot: QtBot) -> None:
+    window, canvas = open_window(qtbot, VAD_IF)
+    if_node = next(i for i, node in enumerate(window.doc.model.graph.node) if node.op_type == "If")
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.show_body_inline(if_node)
+    other = canvas.layout_obj.embedded[1]
+    relu_local = next(b for b in range(other.scene.n_boxes) if other.scene.box_title[b] == "Relu")
+    relu = other.box_start + relu_local
+    canvas.view.set_scale(1.0)
+    canvas.view.center_on(centre(canvas, relu))
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        click_at(qtbot, canvas, centre(canvas, relu), double=True)
+    qtbot.waitUntil(lambda: window.doc.selection.state.scope == other.scope, timeout=TIMEOUT)
+    assert canvas.scope == other.scope and window.doc.selection.state.node == other.scene.box_ref[relu_local].node
+    assert canvas.inline_nodes == frozenset()

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope
 from onnxviz.model.heap import settle
+from onnxviz.model.layout.inline import EMBEDDED, Embedded
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
@@ -68,10 +69,11 @@ LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progre
 FRAME_WAIT_MS = 250   # a new document's layout starts after the window's next frame, or after this
 
 
-def default_layout_factory(index: Any, scope: str, expanded: Any) -> Any:
-    from onnxviz.model.layout.engine import GraphLayout
+def default_layout_factory(index: Any, scope: str, expanded: Any, inline: frozenset[int] = frozenset()) -> Any:
+    """The layout of one scope; the nodes in ``inline`` show their bodies inside their boxes."""
+    from onnxviz.model.layout.inline import InlineLayout
 
-    return GraphLayout(index, scope, expanded)
+    return InlineLayout(index, scope, expanded, inline)
 
 
 @dataclass
@@ -93,7 +95,7 @@ class GraphCanvas(QWidget):
     scope_changed = Signal(str)
     layout_failed = Signal(str)
 
-    layout_factory: Callable[[Any, str, Any], Any] = staticmethod(default_layout_factory)
+    layout_factory: Callable[..., Any] = staticmethod(default_layout_factory)   # (index, scope, expanded[, inline])
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -110,6 +112,7 @@ class GraphCanvas(QWidget):
         self._ready_pending = False
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
+        self._inline: frozenset[int] = frozenset()   # nodes of the shown scope drawn with their bodies inside
         self._badges: dict[tuple[str, int], str] = {}
         self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None, Scheme] | None = None
         self.shown_overlay: Overlay | None = None   # the overlay as drawn on the shown scene
@@ -150,7 +153,7 @@ class GraphCanvas(QWidget):
         v.empty_clicked.connect(self._on_empty_clicked)
         v.box_double_clicked.connect(self._on_box_double_clicked)
         v.box_toggled.connect(self._toggle_group_box)
-        v.frame_toggled.connect(self._collapse_frame)
+        v.frame_toggled.connect(self.collapse_frame)
         v.step_requested.connect(self.step)
         v.activate_requested.connect(self.activate_selected)
         v.back_requested.connect(self.go_up)
@@ -331,17 +334,22 @@ class GraphCanvas(QWidget):
 
     # -- layout jobs -----------------------------------------------------------------------
     def _load_scope(self, scope: str, trail: list[str], expanded: Any, keep_view: bool,
-                    then: Callable[[], None] | None = None, after_frame: bool = False) -> None:
+                    then: Callable[[], None] | None = None, after_frame: bool = False,
+                    inline: frozenset[int] = frozenset()) -> None:
         assert self.doc is not None
         index = self.doc.index
         factory = self.layout_factory
+        self._inline = inline
+
+        def make() -> Any:
+            return factory(index, scope, expanded, inline) if inline else factory(index, scope, expanded)
 
         def finish() -> None:
             self._layout_index = index
             if then is not None:
                 then()
 
-        self._submit(_Job("Laying out graph", lambda: factory(index, scope, expanded),
+        self._submit(_Job("Laying out graph", make,
                           lambda lay, p, t: lay.build(p, t), finish, keep_view, after_frame=after_frame,
                           scope=(scope, trail)))
 
@@ -352,7 +360,42 @@ class GraphCanvas(QWidget):
         scope = self._scope if self._scope in self.doc.index.graphs else ""
         expanded = self.layout_obj.expanded if self.layout_obj is not None and scope == self._scope else None
         trail = self._trail if scope == self._scope else [""]
-        self._load_scope(scope, trail, expanded, keep_view=True)
+        self._load_scope(scope, trail, expanded, keep_view=True, inline=self._inline if scope == self._scope
+                         else frozenset())
+
+    def show_body_inline(self, node: int, on: bool = True) -> None:
+        """Draw the bodies of node ``node`` (an If, Loop or Scan of the shown scope) inside its box, or stop."""
+        if self.doc is None or self.layout_obj is None or not self.bodies_of(node):
+            return
+        inline = self._inline | {node} if on else self._inline - {node}
+        self._load_scope(self._scope, self._trail, self.layout_obj.expanded, keep_view=True,
+                         inline=frozenset(inline))
+
+    def bodies_of(self, node: int) -> list[str]:
+        """The scopes of the bodies (If branches, Loop and Scan bodies) of node ``node`` of the shown scope."""
+        g = self.doc.index.graphs.get(self._scope) if self.doc is not None else None
+        return [scope for i, _, scope in g.children if i == node] if g is not None else []
+
+    @property
+    def inline_nodes(self) -> frozenset[int]:
+        return self._inline
+
+    def embedded_box(self, box: int) -> tuple[Embedded, int] | None:
+        """The body a box of the shown drawing belongs to (drawn inside its node) and its row in that
+        body's own scene; None for the shown scope's own boxes."""
+        for emb in getattr(self.layout_obj, "embedded", ()):
+            if emb.box_start <= box < emb.box_end:
+                return emb, box - emb.box_start
+        return None
+
+    def embedded_edge(self, edge: int) -> tuple[Embedded, int] | None:
+        for emb in getattr(self.layout_obj, "embedded", ()):
+            if emb.edge_start <= edge < emb.edge_end:
+                return emb, edge - emb.edge_start
+        return None
+
+    def _inline_scopes(self) -> set[str]:
+        return {emb.scope for emb in getattr(self.layout_obj, "embedded", ())}
 
     def relabel(self) -> None:
         """Edge labels again, now that inferred shapes arrived (in the background, after any running job)."""
@@ -470,7 +513,10 @@ class GraphCanvas(QWidget):
         self._group_selected = -1
         if self.doc is not None:
             self.view.options.enterable = enterable_boxes(self.doc.index, drawable.scene)
-            self.view.options.outer = outer_boxes(self.doc.index, drawable.scene)
+            self.view.options.outer = outer_boxes(self.doc.index, drawable.scene) | frozenset(
+                emb.box_start + b for emb in getattr(self.layout_obj, "embedded", ())
+                for b in outer_boxes(self.doc.index, emb.scene))
+            self.view.options.body_toggles = self._body_toggles(drawable)
         self.view.set_drawable(drawable, keep_view=keep_view)
         self._apply_marks()
         self._follow_selection(center=False)
@@ -487,6 +533,14 @@ class GraphCanvas(QWidget):
             self._ready_pending = False
             QTimer.singleShot(0, self, self.scene_ready.emit)
 
+    def _body_toggles(self, drawable: Drawable) -> dict[int, bool]:
+        """Boxes of the shown scope's If/Loop/Scan nodes: whether their bodies are drawn inside them."""
+        g = self.doc.index.graphs.get(self._scope) if self.doc is not None else None
+        if g is None or not g.children:
+            return {}
+        holders = {i for i, _, _ in g.children}
+        return {box: node in self._inline for node, box in drawable.node_box.items() if node in holders}
+
     def _set_scope(self, scope: str, trail: list[str]) -> None:
         changed = scope != self._scope
         self._scope, self._trail = scope, trail
@@ -497,6 +551,15 @@ class GraphCanvas(QWidget):
     # -- clicks ---------------------------------------------------------------------------
     def _on_box_clicked(self, box: int) -> None:
         if self.doc is None or self.drawable is None:
+            return
+        inside = self.embedded_box(box)
+        if inside is not None:   # a box of a body drawn inside its node: select it in the body's scope
+            emb, local = inside
+            inner = emb.scene.box_ref[local]
+            if inner.kind == BoxKind.OP:
+                self.doc.selection.select_node(emb.scope, inner.node)
+            elif inner.kind != BoxKind.GROUP:
+                self.doc.selection.select_value(emb.scope, inner.value)
             return
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.OP:
@@ -510,6 +573,10 @@ class GraphCanvas(QWidget):
 
     def _on_edge_clicked(self, edge: int) -> None:
         if self.doc is not None and self.drawable is not None:
+            inside = self.embedded_edge(edge)
+            if inside is not None:
+                self.doc.selection.select_value(inside[0].scope, inside[0].scene.edge_value[inside[1]])
+                return
             self.doc.selection.select_value(self._scope, self.drawable.scene.edge_value[edge])
 
     def _on_empty_clicked(self) -> None:
@@ -520,6 +587,15 @@ class GraphCanvas(QWidget):
 
     def _on_box_double_clicked(self, box: int) -> None:
         if self.doc is None or self.drawable is None:
+            return
+        inside = self.embedded_box(box)
+        if inside is not None:   # open the body, this node selected in it
+            emb, local = inside
+            node = emb.scene.box_ref[local].node
+            if node >= 0:
+                self.reveal_node(emb.scope, node)
+            else:
+                self.enter_scope(emb.scope)
             return
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.GROUP:
@@ -564,6 +640,11 @@ class GraphCanvas(QWidget):
     def _tooltip(self, box: int, edge: int) -> str:
         if self.doc is None or self.drawable is None:
             return ""
+        inside = self.embedded_box(box) if box >= 0 else self.embedded_edge(edge)
+        if inside is not None:
+            emb, local = inside
+            return box_tooltip(self.doc.index, emb.scene, local) if box >= 0 else \
+                edge_tooltip(self.doc.index, emb.scene, local)
         if box >= 0:
             text = box_tooltip(self.doc.index, self.drawable.scene, box)
             node = int(self.drawable.box_node[box])
@@ -575,16 +656,41 @@ class GraphCanvas(QWidget):
         return edge_tooltip(self.doc.index, self.drawable.scene, edge)
 
     def _toggle_group_box(self, box: int) -> None:
-        if self.drawable is not None:
-            self.expand_group(self.drawable.scene.box_ref[box].group)
+        """The +/- of a box: a collapsed group opens; a node with bodies shows or hides them inside it."""
+        if self.drawable is None or self.embedded_box(box) is not None:
+            return
+        ref = self.drawable.scene.box_ref[box]
+        if ref.kind == BoxKind.OP:
+            self.show_body_inline(ref.node, ref.node not in self._inline)
+        else:
+            self.expand_group(ref.group)
 
-    def _collapse_frame(self, frame: int) -> None:
-        if self.drawable is not None:
+    def collapse_frame(self, frame: int) -> None:
+        """The '-' of a frame: a group closes; a node's bodies (its frame or one body's) go back inside it."""
+        if self.drawable is None:
+            return
+        node = self.frame_node(frame)
+        if node >= 0:
+            self.show_body_inline(node, False)
+        elif not self.drawable.scene.group_path[frame].startswith(EMBEDDED):   # a body's own group: kept open
             self.collapse_group(self.drawable.scene.group_path[frame])
+
+    def frame_node(self, frame: int) -> int:
+        """The node whose bodies frame ``frame`` holds (around them all, or around one body), else -1."""
+        layout = self.layout_obj
+        node = getattr(layout, "container_frames", {}).get(frame, -1)
+        for emb in getattr(layout, "embedded", ()):
+            if emb.frame == frame:
+                node = emb.node
+        return int(node)
 
     # -- selection -------------------------------------------------------------------------
     def _on_selection(self, state: SelectionState) -> None:
         if self.doc is None:
+            return
+        if state.scope != self._scope and state.scope in self._inline_scopes():   # drawn inside its node here
+            self._group_selected = -1
+            self._follow_selection(center=True)
             return
         if state.scope != self._scope and not state.is_empty and state.scope in self.doc.index.graphs:
             self.show_scope(state.scope, then=lambda: self._follow_selection(center=True))
@@ -598,12 +704,24 @@ class GraphCanvas(QWidget):
             return -1
         state = self.doc.selection.state
         if state.scope != self._scope:
-            return -1
+            return self._embedded_selection(state.scope, state.node, state.value)
         if state.node >= 0:
             return self._box_for_node(state.node)
         if state.value:
             return self.drawable.value_box.get(state.value, -1)
         return self._group_selected
+
+    def _embedded_selection(self, scope: str, node: int, value: str) -> int:
+        """Row of the box showing a node or value of a body drawn inside its node, or -1."""
+        for emb in getattr(self.layout_obj, "embedded", ()):
+            if emb.scope != scope:
+                continue
+            refs = emb.scene.box_ref
+            local = emb.scene.box_of_node(node) if node >= 0 else \
+                next((b for b, r in enumerate(refs) if r.kind != BoxKind.OP and r.value == value), -1)
+            if 0 <= local < len(refs) and (node < 0 or refs[local].node == node):
+                return emb.box_start + local
+        return -1
 
     def selected_nodes(self) -> list[int]:
         """Positions, in the shown scope, of the selected node or of every node of the selected group."""
@@ -627,6 +745,11 @@ class GraphCanvas(QWidget):
         if state.value and state.scope == self._scope:
             edges = np.flatnonzero(np.array([v == state.value for v in d.scene.edge_value], bool))
             opts.selected_edges, opts.neighbour_boxes = edges, self._reader_boxes(state.value)
+        elif state.value and state.scope in self._inline_scopes():
+            embedded = [e for e in self.layout_obj.embedded if e.scope == state.scope]
+            opts.selected_edges = np.array([emb.edge_start + k for emb in embedded
+                                            for k, v in enumerate(emb.scene.edge_value) if v == state.value], np.int64)
+            opts.neighbour_boxes = np.zeros(0, np.int64)
         elif box >= 0:
             producers, consumers = d.neighbours(box)
             opts.selected_edges = d.edges_of_box(box)

@@ -8,6 +8,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenu
 
+from onnxviz.model.layout.inline import EMBEDDED
 from onnxviz.model.layout.scene import BoxKind
 
 if TYPE_CHECKING:
@@ -34,12 +35,14 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         elif ref.kind == BoxKind.OP:
             for label, scope in canvas.subgraphs_of(ref.node):
                 menu.addAction(f"Open {label}", canvas.scope_opener(scope))
-        text = d.scene.box_name[box] or (ref.value if ref.value else d.scene.box_title[box])
+            _add_inline_action(canvas, menu, ref.node)
+        text = d.scene.box_name[box] or (ref.value if ref.value and ref.value != EMBEDDED else d.scene.box_title[box])
         menu.addAction("Copy Name", lambda: QGuiApplication.clipboard().setText(text))
     frame = d.group_frame_at(at.x(), at.y()) if d is not None else -1
-    if d is not None and frame >= 0:
-        path = d.scene.group_path[frame]
-        menu.addAction(f"Collapse {path}", lambda: canvas.collapse_group(path))
+    if d is not None and frame >= 0 and not d.scene.group_path[frame].startswith(EMBEDDED):
+        node = canvas.frame_node(frame)
+        what = "Bodies" if node >= 0 else d.scene.group_path[frame]
+        menu.addAction(f"Collapse {what}", lambda: canvas.collapse_frame(frame))
     if not menu.isEmpty():
         menu.addSeparator()
     _add_edit_actions(canvas, menu)
@@ -50,6 +53,16 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         if action is not None:
             menu.addAction(action)
     return menu
+
+
+def _add_inline_action(canvas: GraphCanvas, menu: QMenu, node: int) -> None:
+    """Show an If/Loop/Scan node's bodies inside its box, or put them away."""
+    if not canvas.bodies_of(node):
+        return
+    if node in canvas.inline_nodes:
+        menu.addAction("Hide Bodies Inside", lambda: canvas.show_body_inline(node, False))
+    else:
+        menu.addAction("Show Bodies Inside", lambda: canvas.show_body_inline(node, True))
 
 
 def _add_edit_actions(canvas: GraphCanvas, menu: QMenu) -> None:

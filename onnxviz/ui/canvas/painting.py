@@ -37,6 +37,7 @@ class PaintOptions:
     flagged_box: int = -1
     enterable: frozenset[int] = frozenset()                       # boxes with a graph inside (If, Loop, calls)
     outer: frozenset[int] = frozenset()                            # inputs a subgraph reads from outside it
+    body_toggles: dict[int, bool] = field(default_factory=dict)    # If/Loop/Scan box -> bodies shown inside it
 
 
 class ScenePainter:
@@ -266,9 +267,14 @@ def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, 
     p.setPen(text_colour)
     p.setFont(style.font(style.TITLE_PT, bold=True))
     title_rect = QRectF(rect.x() + 4, rect.y(), rect.width() - 8, min(header_h, style.HEADER_H))
+    right = rect.right()
+    if b in opts.body_toggles:   # +: show the bodies inside the box, -: put them away
+        _draw_toggle(p, toggle_rect(d, box=b), expanded=opts.body_toggles[b])
+        right -= 18
+        title_rect.setRight(title_rect.right() - 18)
     if b in opts.enterable:
         title_rect.setRight(title_rect.right() - 12)
-        _draw_nested_mark(p, QRectF(rect.right() - 16, rect.y() + 5, 11, 10), text_colour)
+        _draw_nested_mark(p, QRectF(right - 16, rect.y() + 5, 11, 10), text_colour)
     p.drawText(title_rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, title_rect.width()))
     if lines:
         _paint_lines(p, lines, QRectF(rect.x() + 7, rect.y() + header_h + 2, rect.width() - 12,

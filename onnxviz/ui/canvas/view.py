@@ -246,7 +246,8 @@ class GraphView(QWidget):
             return
         box = d.box_at(pos.x(), pos.y())
         if box >= 0:
-            if toggle_rect(d, box=box).adjusted(-3, -3, 3, 3).contains(pos) and self._is_group(box):
+            if toggle_rect(d, box=box).adjusted(-3, -3, 3, 3).contains(pos) \
+                    and (self._is_group(box) or box in self.options.body_toggles):
                 self.box_toggled.emit(box)
             else:
                 self.box_clicked.emit(box)
