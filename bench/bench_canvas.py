@@ -73,6 +73,7 @@ def measure(path: Path, repeat: int) -> dict[str, object]:
     result["boxes_expanded"] = full_scene.n_boxes
     view.set_drawable(expanded)
     result["frames_expanded_ms"] = frames(view, repeat)
+    result["minimap_expanded_ms"] = minimap_frames(view, repeat)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # the window opens the file as a user would, with nothing else alive: without this, the cycle
     # collector would walk the phases' own model, layouts and scenes during the window's open
@@ -133,6 +134,32 @@ def frames(view: object, repeat: int) -> dict[str, float]:
     return out
 
 
+def minimap_frames(view: Any, repeat: int) -> dict[str, float]:
+    """Milliseconds to follow the view and draw the minimap (docked beside it) while panning down the
+    expanded graph at 0.8: its strip is drawn again each time the view leaves the band drawn last."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtWidgets import QApplication
+
+    from onnxviz.ui.canvas.minimap import DOCK_SIDE, Minimap, make_host
+
+    host = make_host(view)
+    minimap = Minimap(view, host)
+    host.resize(W + DOCK_SIDE, H)
+    host.show()
+    QApplication.processEvents()
+    x, y, w, h = view.drawable.bounds
+    view.set_scale(0.8)
+    times = []
+    steps = repeat * 20
+    for k in range(steps):
+        t = time.perf_counter()
+        view.center_on(QPointF(x + w / 2, y + h * (k + 0.5) / steps))
+        minimap.grab()
+        times.append((time.perf_counter() - t) * 1000)
+    host.hide()
+    return {"median": round(statistics.median(times), 2), "max": round(max(times), 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("models", nargs="*")
@@ -174,7 +201,7 @@ def report(runs: list[dict]) -> None:
     print(f"  {'window open->drawn':22s} {statistics.median(r['window_open_to_scene_ready_s'] for r in runs):7.3f} s"
           f"   (worst GUI stall {statistics.median(r['window_worst_gui_stall_ms'] for r in runs):.0f} ms,"
           " includes the other docks' handlers)")
-    for kind in ("frames_collapsed_ms", "frames_expanded_ms"):
+    for kind in ("frames_collapsed_ms", "frames_expanded_ms", "minimap_expanded_ms"):
         row = "  ".join(f"{k}={statistics.median(r[kind][k] for r in runs):.1f}" for k in first[kind])
         print(f"  {kind:22s} {row}")
 

@@ -126,7 +126,7 @@ def _minimap_actions(window: MainWindow, canvas: GraphCanvas) -> QAction:
 
 def _minimap_place_menu(window: MainWindow, canvas: GraphCanvas) -> QMenu:
     """View > Minimap Position: docked beside the graph (covers nothing) or one corner; remembered."""
-    menu = QMenu("Minimap &Position", window)
+    menu = QMenu("Minimap Po&sition", window)
     group = QActionGroup(menu)
     place = read_text(window.settings, MINIMAP_PLACE_KEY, DOCKED, PLACES)
 
