@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRect, Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -112,3 +113,19 @@ def test_search_results_scroll_through_every_hit(qtbot: QtBot, synth_small: Path
         qtbot.keyClick(panel.field, Qt.Key.Key_Return)
     assert got.args[0] == expected[BATCH]
     assert not panel.model.canFetchMore(panel.model.index(0, 0)) and panel.model.canFetchMore(QModelIndex())
+
+
+def test_a_wide_graph_gets_a_strip_that_scrolls_sideways() -> None:
+    from PySide6.QtCore import QRectF, QSize
+
+    area = QRectF(0, 0, 200_000, 400)   # a left-to-right graph
+    inner = QSize(900, 138)
+    frame = mm.fit_frame(area, inner, QPointF(150_000, 200))
+    assert frame.strip and not frame.tall
+    assert 400 * frame.scale >= mm.READABLE * inner.height() - 1e-6
+    shown = inner.width() / frame.scale
+    assert frame.origin.x() < 150_000 < frame.origin.x() + shown   # around the view's centre
+    end = mm.fit_frame(area, inner, QPointF(199_999, 200))
+    assert end.origin.x() + shown == pytest.approx(200_000)          # never past the graph's end
+    whole = mm.fit_frame(QRectF(0, 0, 1200, 300), inner, QPointF(0, 0))
+    assert not whole.strip and 1200 * whole.scale <= inner.width() + 1e-6

@@ -45,6 +45,7 @@ def test_an_opened_body_draws_its_outer_scope_reads_dashed(qtbot: QtBot) -> None
         canvas.enter_scope(f"{if_node}.then_branch")
     captured = {box_of_value(canvas, "/Unsqueeze_output_0"), box_of_value(canvas, "/Constant_2_output_0")}
     assert canvas.view.options.outer == captured
+    assert "from the outer graph" in canvas._tooltip(min(captured), -1)
     own_output = box_of_value(canvas, "/Gemm_output_0")
     canvas.view.set_scale(1.0)
     canvas.view.fit()

@@ -38,6 +38,8 @@ def box_tooltip(index: ModelIndex, scene: Scene, box: int) -> str:
         return f"<b>{escape(ref.group)}</b><br>{lines}<br><i>Double-click to expand</i>"
     if ref.kind in (BoxKind.INPUT, BoxKind.OUTPUT):
         what = "graph input" if ref.kind == BoxKind.INPUT else "graph output"
+        if box in outer_boxes(index, scene):
+            what = "read from the outer graph (not an input of this body)"
         return f"<b>{what}</b><br>{value_text(index, scene.scope, ref.value)}"
     g = index.graphs.get(scene.scope)
     if g is None or not 0 <= ref.node < len(g.nodes):
