@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import numpy as np
+import pytest
+from onnx_data import node_model
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 from test_canvas import TIMEOUT, open_window
 
-from onnxviz.model.layout.scene import BoxKind
+from onnxviz.model.document import Document
+from onnxviz.model.layout.inline import InlineLayout
+from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.canvas import GraphCanvas
 from onnxviz.ui.canvas.painting import toggle_rect
@@ -133,3 +139,30 @@ def test_double_click_in_an_inline_body_opens_it_there(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: window.doc.selection.state.scope == other.scope, timeout=TIMEOUT)
     assert canvas.scope == other.scope and window.doc.selection.state.node == other.scene.box_ref[relu_local].node
     assert canvas.inline_nodes == frozenset()
+
+
+@pytest.mark.parametrize("path", [VAD_IF, node_model("test_loop11"), node_model("test_scan9_sum")])
+def test_inline_layout_joins_the_bodies_into_one_consistent_scene(path: Path) -> None:
+    doc = Document.open(path)
+    holders = sorted({i for i, _, _ in doc.index.graphs[""].children})
+    plain = InlineLayout(doc.index, "").build()
+    layout = InlineLayout(doc.index, "", inline=holders)
+    scene = layout.build()
+    bodies = layout.embedded
+    assert bodies and scene.n_boxes == plain.n_boxes + sum(e.scene.n_boxes for e in bodies)
+    for f in dataclasses.fields(Scene):   # every per-box, per-edge and per-frame field has one entry each
+        value = getattr(scene, f.name)
+        if f.name.startswith("box_"):
+            assert len(value) == scene.n_boxes, f.name
+        elif f.name.startswith("edge_") and f.name not in ("edge_offsets", "edge_points"):
+            assert len(value) == scene.n_edges, f.name
+        elif f.name.startswith("group_"):
+            assert len(value) == len(scene.group_path), f.name
+    assert len(scene.edge_offsets) == scene.n_edges + 1 and scene.edge_offsets[-1] == len(scene.edge_points)
+    assert np.all(np.diff(scene.edge_offsets) >= 0)
+    for emb in bodies:   # a body's edges join its own boxes, moved with them
+        e = np.arange(emb.edge_start, emb.edge_end)
+        assert np.all((scene.edge_src[e] >= emb.box_start) & (scene.edge_src[e] < emb.box_end))
+        first = scene.edge_polyline(emb.edge_start)[0] - emb.scene.edge_polyline(0)[0]
+        assert first == pytest.approx(emb.offset, abs=1e-3)
+    assert all(ref.node == -1 for ref in scene.box_ref[plain.n_boxes:])   # nothing of the main graph

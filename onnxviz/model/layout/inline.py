@@ -94,6 +94,8 @@ class InlineLayout(GraphLayout):
     # -- sizes -----------------------------------------------------------------------------
     def item_text(self, item: int) -> BoxText:
         text = super().item_text(item)
+        if not self._bodies:
+            return text
         node = self.graph.item_node[item]
         bodies = self._bodies.get(node) if node >= 0 else None
         if not bodies:
