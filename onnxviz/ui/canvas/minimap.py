@@ -71,7 +71,7 @@ class Minimap(QWidget):
     def __init__(self, view: GraphView, host: QWidget) -> None:
         super().__init__(host)
         self.view = view
-        self.host = host
+        self.host = host   # (an exception in eventFilter would take the process down: nothing there may raise)
         self.place = DOCKED
         self.enabled = True
         self.frame: Frame | None = None
@@ -87,6 +87,7 @@ class Minimap(QWidget):
         self.setToolTip("Overview: click or drag to move the view")
         view.view_changed.connect(self._follow)
         host.installEventFilter(self)
+        self._follow()   # a view that already shows a graph
 
     # -- placement ---------------------------------------------------------------------------
     def set_place(self, place: str) -> None:
@@ -102,8 +103,9 @@ class Minimap(QWidget):
         d = self.view.drawable
         if d is None or d.scene.n_boxes == 0:
             return False
+        _, _, w, h = d.bounds
         room = self.host.size()
-        return min(room.width() / self._area.width(), room.height() / self._area.height()) < HOME_SCALE
+        return min(room.width() / max(w, 1.0), room.height() / max(h, 1.0)) < HOME_SCALE
 
     def _arrange(self) -> None:
         """Dock into the host's grid or float over the view, sized for the graph; hidden without one."""
