@@ -73,6 +73,12 @@ def if_pictures() -> None:
     canvas.fit()
     settle()
     canvas.grab().save(str(HERE / "if-bodies-inline.png"))
+    then = canvas.layout_obj.embedded[0]   # a body's node selected without leaving the main graph
+    conv = next(b for b in range(then.scene.n_boxes) if then.scene.box_title[b] == "Conv")
+    canvas.view.box_clicked.emit(then.box_start + conv)
+    canvas.view.set_scale(1.0)
+    settle()
+    window.grab().save(str(HERE / "if-bodies-inline-selected.png"))
     canvas.enter_scope(f"{node}.then_branch")
     wait_for(canvas.scene_ready)
     settle()
