@@ -166,9 +166,13 @@ def _constant_key(node: NodeProto) -> Hashable | None:
     return None
 
 
-def node_signature(node: NodeProto) -> Hashable:
+Signature = tuple[str, str, tuple[tuple[str, bytes], ...]]
+"""(domain, op type, (attribute name, serialized attribute) ...)."""
+
+
+def node_signature(node: NodeProto) -> Signature:
     """(domain, op type, attributes): bodies count by their attribute name only (they align on their own)."""
-    attrs = []
+    attrs: list[tuple[str, bytes]] = []
     for attr in sorted(node.attribute, key=lambda a: a.name):
         if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
             attrs.append((attr.name, b""))
@@ -417,9 +421,9 @@ class _Matcher:
                 if j in self.ga.nodes_b:
                     continue
                 key = self._loose_key(self.b, j, False, with_attrs)
-                i = None if key is None else self._nearest(keys.get(key), j)
-                if i is not None:
-                    self._pair(i, j, HOW_STRUCTURE)
+                found = None if key is None else self._nearest(keys.get(key), j)
+                if found is not None:
+                    self._pair(found, j, HOW_STRUCTURE)
 
     def _nearest(self, candidates: list[int] | None, j: int) -> int | None:
         """The unmatched candidate (A positions in topological order) nearest to B node ``j``'s relative

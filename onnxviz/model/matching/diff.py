@@ -71,15 +71,17 @@ class Difference:
 
 
 def _details_text(details: dict[str, Any]) -> str:
-    parts = []
-    for key, value in details.items():
-        if isinstance(value, float):
-            parts.append(f"{key} {value:.6g}")
-        elif isinstance(value, list):
-            parts.append(f"{key} " + ", ".join(str(v) for v in value))
-        else:
-            parts.append(f"{key} {value}")
-    return "; ".join(parts)
+    return "; ".join(f"{key} {_value_text(value)}" for key, value in details.items())
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return ", ".join(_value_text(v) for v in value)
+    return str(value) if value != "" else "(empty)"
 
 
 @dataclass

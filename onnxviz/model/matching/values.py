@@ -110,23 +110,32 @@ def pair_graph_values(ga: GraphAlignment) -> ValuePairing:
     pairs: list[ValuePair] = []
     covered_a: set[str] = set()
     covered_b: set[str] = set()
+    inputs_a = set(a.g.input_names)
+    for x, y in _matched_outputs(ga, a, b):
+        ca, cb = _follow(a, ga.nodes, x), _follow(b, ga.nodes_b, y)
+        found = _pairs_of(x, y, ca, cb)
+        if x in inputs_a:  # graph inputs are fed, not computed: only what follows them compares
+            found = [p for p in found if p.a != x or p.b != y]
+        pairs += found
+        covered_a.update(p.a for p in found)
+        covered_b.update(p.b for p in found)
+        if not ca.steps:  # only quantized: the DequantizeLinear output stands for them
+            covered_a.update(ca.passed)
+        if not cb.steps:
+            covered_b.update(cb.passed)
+    return ValuePairing(pairs, _uncovered(a, covered_a), _uncovered(b, covered_b))
+
+
+def _matched_outputs(ga: GraphAlignment, a: GraphSide, b: GraphSide) -> list[tuple[str, str]]:
+    """Matched graph inputs (a quantized input pairs through its DequantizeLinear), then the outputs of
+    matched nodes position by position, in A's topological order."""
+    inputs_a, inputs_b = set(a.g.input_names), set(b.g.input_names)
+    out = [(x, y) for x, y in ga.values.items() if x in inputs_a and y in inputs_b]
     for i in a.order:
         j = ga.nodes.get(i)
-        if j is None:
-            continue
-        for x, y in zip(a.nodes[i].output, b.nodes[j].output, strict=False):
-            if not x or not y:
-                continue
-            ca, cb = _follow(a, ga.nodes, x), _follow(b, ga.nodes_b, y)
-            found = _pairs_of(x, y, ca, cb)
-            pairs += found
-            covered_a.update(p.a for p in found)
-            covered_b.update(p.b for p in found)
-            if not ca.steps:  # only quantized: the DequantizeLinear output stands for them
-                covered_a.update(ca.passed)
-            if not cb.steps:
-                covered_b.update(cb.passed)
-    return ValuePairing(pairs, _uncovered(a, covered_a), _uncovered(b, covered_b))
+        if j is not None:
+            out += [(x, y) for x, y in zip(a.nodes[i].output, b.nodes[j].output, strict=False) if x and y]
+    return out
 
 
 def _uncovered(side: GraphSide, covered: set[str]) -> list[str]:
