@@ -21,6 +21,7 @@ look-ups, so two 123k-node models align in seconds.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ DEQUANTIZE = frozenset({"DequantizeLinear"})
 MAX_ROUNDS = 4        # forward/backward rounds; each finds less than the one before
 FOLLOW_DEPTH = 8      # nodes one side lacks, followed upwards through single-input chains
 NEAREST_SCAN = 64     # candidates looked at around the nearest position, when several share a key
+COMMUTATIVE = frozenset({"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal", "BitwiseAnd",
+                         "BitwiseOr", "BitwiseXor"})
 CONSTANT = "c"        # a looser key's token for any constant input
 UNKNOWN = "?"         # a looser key's token for an input not matched yet
 
@@ -173,12 +176,33 @@ Signature = tuple[str, str, tuple[tuple[str, bytes], ...]]
 def node_signature(node: NodeProto) -> Signature:
     """(domain, op type, attributes): bodies count by their attribute name only (they align on their own)."""
     attrs: list[tuple[str, bytes]] = []
+    defaults = _defaults(node.domain, node.op_type) if node.attribute else {}
     for attr in sorted(node.attribute, key=lambda a: a.name):
         if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
             attrs.append((attr.name, b""))
-        else:
-            attrs.append((attr.name, attr.SerializeToString()))
+            continue
+        data = attr.SerializeToString()
+        if defaults.get(attr.name) != data:  # an attribute written out with its default value counts as absent
+            attrs.append((attr.name, data))
     return node.domain or "ai.onnx", node.op_type, tuple(attrs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _defaults(domain: str, op_type: str) -> dict[str, bytes]:
+    """The serialized default of each attribute of an op's newest schema that has one."""
+    try:
+        schema = onnx.defs.get_schema(op_type, domain)
+    except onnx.defs.SchemaError:
+        return {}
+    out = {}
+    for name, attr in schema.attributes.items():
+        default = attr.default_value
+        if default.type:
+            copy = AttributeProto()
+            copy.CopyFrom(default)
+            copy.name = name
+            out[name] = copy.SerializeToString()
+    return out
 
 
 class GraphSide:
@@ -336,7 +360,7 @@ class _Matcher:
         na, nb = self.a.nodes[i], self.b.nodes[j]
         for x, y in zip(na.output, nb.output, strict=False):
             ga.pair_values(x, y)
-        for x, y in zip(na.input, nb.input, strict=False):
+        for x, y in input_pairs(na, nb, self.a, self.b):
             if x in self.a.constant and y in self.b.constant and self.a.producer(x) < 0 and self.b.producer(y) < 0:
                 ga.pair_values(x, y)
 
@@ -367,16 +391,16 @@ class _Matcher:
     def _strict_keys_a(self) -> dict[Hashable, list[int]]:
         keys: dict[Hashable, list[int]] = {}
         for i in self.a.order:
-            tokens = tuple(self._strict_token_a(x) for x in self.a.nodes[i].input)
+            tokens = _ordered(self.a.nodes[i], tuple(self._strict_token_a(x) for x in self.a.nodes[i].input))
             keys.setdefault((self.a.sig[i], tokens), []).append(i)
         return keys
 
-    def _loose_token(self, side: GraphSide, x: str, is_a: bool) -> Hashable:
+    def _loose_token(self, side: GraphSide, x: str, is_a: bool, follow: bool) -> Hashable:
         if not x:
             return ""
         if x in side.constant:
             return CONSTANT
-        for _ in range(FOLLOW_DEPTH):
+        for _ in range(FOLLOW_DEPTH if follow else 1):
             x = side.canonical(x)
             matched = self.ga.value_b(x) if is_a else self.ga.value_a(x)
             if matched is not None:
@@ -390,8 +414,8 @@ class _Matcher:
             x = data[0]
         return UNKNOWN
 
-    def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool) -> Hashable | None:
-        tokens = tuple(self._loose_token(side, x, is_a) for x in side.nodes[i].input)
+    def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool) -> Hashable | None:
+        tokens = _ordered(side.nodes[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.nodes[i].input))
         if not any(isinstance(t, tuple) for t in tokens):
             return None  # nothing anchors it: left to the backward sweep
         sig = side.sig[i] if with_attrs else side.sig[i][:2]
@@ -405,22 +429,25 @@ class _Matcher:
             tokens = tuple(self._strict_token_b(y) for y in self.b.nodes[j].input)
             if any(t is None for t in tokens):
                 continue
+            tokens = _ordered(self.b.nodes[j], tokens)
             i = self._nearest(strict.get((self.b.sig[j], tokens)), j)
             if i is not None:
                 self._pair(i, j, HOW_STRUCTURE)
 
     def _loose_forward(self) -> None:
-        for with_attrs in (True, False):
+        """Looser and looser keys: inputs read directly, then through chains one side lacks; with the
+        attributes, then without."""
+        for with_attrs, follow in ((True, False), (True, True), (False, False), (False, True)):
             keys: dict[Hashable, list[int]] = {}
             for i in self.a.order:
                 if i not in self.ga.nodes:
-                    key = self._loose_key(self.a, i, True, with_attrs)
+                    key = self._loose_key(self.a, i, True, with_attrs, follow)
                     if key is not None:
                         keys.setdefault(key, []).append(i)
             for j in self.b.order:
                 if j in self.ga.nodes_b:
                     continue
-                key = self._loose_key(self.b, j, False, with_attrs)
+                key = self._loose_key(self.b, j, False, with_attrs, follow)
                 found = None if key is None else self._nearest(keys.get(key), j)
                 if found is not None:
                     self._pair(found, j, HOW_STRUCTURE)
@@ -448,7 +475,7 @@ class _Matcher:
             self._match_producers(x, y, work)
         while work:
             i, j = work.pop()
-            for x, y in zip(self.a.nodes[i].input, self.b.nodes[j].input, strict=False):
+            for x, y in input_pairs(self.a.nodes[i], self.b.nodes[j], self.a, self.b):
                 self._match_producers(self.a.canonical(x), self.b.canonical(y), work)
 
     def _match_producers(self, x: str, y: str, work: list[tuple[int, int]]) -> None:
@@ -468,6 +495,25 @@ class _Matcher:
             return
         self._pair(p, q, HOW_STRUCTURE)
         work.append((p, q))
+
+
+def _ordered(node: NodeProto, tokens: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
+    """A commutative op's input tokens in a canonical order (exporters write ``Add(bias, x)`` or ``Add(x, bias)``)."""
+    if node.op_type in COMMUTATIVE and len(tokens) > 1 and not node.domain:
+        return tuple(sorted(tokens, key=repr))
+    return tokens
+
+
+def input_pairs(na: NodeProto, nb: NodeProto, a: GraphSide, b: GraphSide) -> list[tuple[str, str]]:
+    """The inputs of two matched nodes, position by position; a commutative op's two inputs swapped
+    when that pairs constants with constants and computed values with computed values (and not before)."""
+    pairs = list(zip(na.input, nb.input, strict=False))
+    if na.op_type in COMMUTATIVE and nb.op_type == na.op_type and len(na.input) == len(nb.input) == 2:
+        kinds_a = [x in a.constant for x in na.input]
+        kinds_b = [y in b.constant for y in nb.input]
+        if kinds_a != kinds_b and kinds_a == kinds_b[::-1]:
+            pairs = list(zip(na.input, reversed(nb.input), strict=True))
+    return pairs
 
 
 def _unique_names(nodes: Sequence[NodeProto]) -> dict[str, int]:
