@@ -39,9 +39,12 @@ QUANTIZE = frozenset({"QuantizeLinear"})
 DEQUANTIZE = frozenset({"DequantizeLinear"})
 MAX_ROUNDS = 4        # forward/backward rounds; each finds less than the one before
 FOLLOW_DEPTH = 8      # nodes one side lacks, followed upwards through single-input chains
+MAX_READERS = 256     # A nodes looked at as the partners of one B node, at most
 NEAREST_SCAN = 64     # candidates looked at around the nearest position, when several share a key
 COMMUTATIVE = frozenset({"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal", "BitwiseAnd",
                          "BitwiseOr", "BitwiseXor"})
+LEVELS = ((True, False), (True, True), (False, False), (False, True))
+"""Looser keys, strictest first: (attributes compared, chains one side lacks followed)."""
 CONSTANT = "c"        # a looser key's token for any constant input
 UNKNOWN = "?"         # a looser key's token for an input not matched yet
 
@@ -263,6 +266,9 @@ def _holds_body(node: NodeProto) -> bool:
     return any(True for _ in subgraphs_of(node))
 
 
+_Bucket = tuple[list[int], list[int]]  # A nodes in topological order, and their ranks in it
+
+
 # -- matching one graph pair --------------------------------------------------------------------
 class _Matcher:
     def __init__(self, ga: GraphAlignment, token: CancelToken | None) -> None:
@@ -271,18 +277,19 @@ class _Matcher:
         self.b = GraphSide(ga.index_b)
         ga.sides = (self.a, self.b)
         self.token = token
+        self.recent: list[tuple[int, int]] = []  # node pairs made since the last backward sweep
 
     def run(self) -> None:
         self._seed_terminals()
         self._match_names()
         strict = self._strict_keys_a()
+        self._forward(strict)
+        self._backward(list(self.ga.nodes.items()), outputs=True)
         for _ in range(MAX_ROUNDS):
             before = len(self.ga.nodes)
-            self._check()
             self._forward(strict)
             self._check()
-            self._loose_forward()
-            self._backward(list(self.ga.nodes.items()))
+            self._backward(self.recent)
             if len(self.ga.nodes) == before:
                 break
         self._match_leftover_names()
@@ -357,6 +364,7 @@ class _Matcher:
     def _pair(self, i: int, j: int, how: str) -> None:
         ga = self.ga
         ga.pair_nodes(i, j, how)
+        self.recent.append((i, j))
         na, nb = self.a.nodes[i], self.b.nodes[j]
         for x, y in zip(na.output, nb.output, strict=False):
             ga.pair_values(x, y)
@@ -388,12 +396,13 @@ class _Matcher:
         x = self.ga.value_a(self.b.canonical(y))
         return None if x is None else ("v", x)
 
-    def _strict_keys_a(self) -> dict[Hashable, list[int]]:
+    def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
         keys: dict[Hashable, list[int]] = {}
         for i in self.a.order:
             tokens = _ordered(self.a.nodes[i], tuple(self._strict_token_a(x) for x in self.a.nodes[i].input))
             keys.setdefault((self.a.sig[i], tokens), []).append(i)
-        return keys
+        rank = self.a.rank
+        return {k: (v, [rank[i] for i in v]) for k, v in keys.items()}
 
     def _loose_token(self, side: GraphSide, x: str, is_a: bool, follow: bool) -> Hashable:
         if not x:
@@ -422,46 +431,73 @@ class _Matcher:
         return sig, tokens
 
     # sweeps
-    def _forward(self, strict: dict[Hashable, list[int]]) -> None:
-        for j in self.b.order:
+    def _forward(self, strict: dict[Hashable, _Bucket]) -> None:
+        """B's nodes in topological order: the A node with the same strict key, else a looser match among
+        the A nodes reading what this one reads."""
+        for k, j in enumerate(self.b.order):
             if j in self.ga.nodes_b:
                 continue
+            if k % 4096 == 0:
+                self._check()
             tokens = tuple(self._strict_token_b(y) for y in self.b.nodes[j].input)
-            if any(t is None for t in tokens):
-                continue
-            tokens = _ordered(self.b.nodes[j], tokens)
-            i = self._nearest(strict.get((self.b.sig[j], tokens)), j)
+            i = None
+            if all(t is not None for t in tokens):
+                bucket = strict.get((self.b.sig[j], _ordered(self.b.nodes[j], tokens)))
+                i = None if bucket is None else self._nearest(bucket, j)
+            if i is None:
+                i = self._local_match(j)
             if i is not None:
                 self._pair(i, j, HOW_STRUCTURE)
 
-    def _loose_forward(self) -> None:
-        """Looser and looser keys: inputs read directly, then through chains one side lacks; with the
-        attributes, then without."""
-        for with_attrs, follow in ((True, False), (True, True), (False, False), (False, True)):
-            keys: dict[Hashable, list[int]] = {}
-            for i in self.a.order:
-                if i not in self.ga.nodes:
-                    key = self._loose_key(self.a, i, True, with_attrs, follow)
-                    if key is not None:
-                        keys.setdefault(key, []).append(i)
-            for j in self.b.order:
-                if j in self.ga.nodes_b:
-                    continue
-                key = self._loose_key(self.b, j, False, with_attrs, follow)
-                found = None if key is None else self._nearest(keys.get(key), j)
-                if found is not None:
-                    self._pair(found, j, HOW_STRUCTURE)
-
-    def _nearest(self, candidates: list[int] | None, j: int) -> int | None:
-        """The unmatched candidate (A positions in topological order) nearest to B node ``j``'s relative
-        place in B's order."""
+    def _local_match(self, j: int) -> int | None:
+        """Looser and looser keys (:data:`LEVELS`), compared with the unmatched A nodes that read (directly,
+        or past nodes one side lacks) the partners of what B node ``j`` reads. A match is kept only when
+        no other unmatched B node matches that A node at a stricter level (it would be the better partner)."""
+        candidates = self._readers_of_inputs(self.b, j, False)
         if not candidates:
             return None
+        target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
+        for level, (with_attrs, follow) in enumerate(LEVELS):
+            key = self._loose_key(self.b, j, False, with_attrs, follow)
+            if key is None:
+                continue
+            hits = [i for i in candidates if self._loose_key(self.a, i, True, with_attrs, follow) == key]
+            if hits:
+                i = min(hits, key=lambda i: (abs(self.a.rank[i] - target), i))
+                return None if self._better_partner(i, j, level) else i
+        return None
+
+    def _better_partner(self, i: int, j: int, level: int) -> bool:
+        """True when another unmatched B node matches A node ``i`` at a level stricter than ``level``."""
+        if level == 0:
+            return False
+        others = [k for k in self._readers_of_inputs(self.a, i, True) if k != j]
+        for with_attrs, follow in LEVELS[:level]:
+            key = self._loose_key(self.a, i, True, with_attrs, follow)
+            if key is not None and any(self._loose_key(self.b, k, False, with_attrs, follow) == key for k in others):
+                return True
+        return False
+
+    def _readers_of_inputs(self, side: GraphSide, j: int, is_a: bool) -> list[int]:
+        """The other side's unmatched nodes reading the partners of what node ``j`` of ``side`` reads."""
+        other, matched = (self.b, self.ga.nodes_b) if is_a else (self.a, self.ga.nodes)
+        found: set[int] = set()
+        for y in side.nodes[j].input:
+            if y and y not in side.constant:
+                token = self._loose_token(side, y, is_a, True)
+                if isinstance(token, tuple):
+                    partner = self.ga.value_b(token[1]) if is_a else token[1]
+                    if partner is not None:
+                        found |= _readers(other, partner, matched)
+        return sorted(i for i in found if i not in matched)
+
+    def _nearest(self, bucket: _Bucket, j: int) -> int | None:
+        """The unmatched candidate (A positions in topological order) nearest to B node ``j``'s relative
+        place in B's order."""
+        candidates, ranks = bucket
         if len(candidates) == 1:
             return candidates[0] if candidates[0] not in self.ga.nodes else None
-        scale = len(self.a.order) / max(1, len(self.b.order))
-        target = self.b.rank[j] * scale
-        ranks = [self.a.rank[i] for i in candidates]  # sorted: candidates are in A's order
+        target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
         at = bisect.bisect_left(ranks, target)
         best, best_gap = None, float("inf")
         for k in range(max(0, at - NEAREST_SCAN), min(len(candidates), at + NEAREST_SCAN)):
@@ -470,9 +506,14 @@ class _Matcher:
                 best, best_gap = i, abs(ranks[k] - target)
         return best
 
-    def _backward(self, work: list[tuple[int, int]]) -> None:
-        for x, y in list(self.ga.values.items()):  # graph outputs seeded by name: their producers
-            self._match_producers(x, y, work)
+    def _backward(self, work: list[tuple[int, int]], outputs: bool = False) -> None:
+        """Upwards from matched node pairs (and, with ``outputs``, from the matched graph outputs)."""
+        self.recent = []
+        if outputs:
+            for x in self.a.g.output_names:
+                y = self.ga.values.get(x)
+                if y is not None:
+                    self._match_producers(x, y, work)
         while work:
             i, j = work.pop()
             for x, y in input_pairs(self.a.nodes[i], self.b.nodes[j], self.a, self.b):
@@ -495,6 +536,27 @@ class _Matcher:
             return
         self._pair(p, q, HOW_STRUCTURE)
         work.append((p, q))
+
+
+def _readers(side: GraphSide, x: str, matched: dict[int, int]) -> set[int]:
+    """The nodes of ``side`` reading ``x``, directly or past unmatched single-input nodes and Q->DQ pairs."""
+    found: set[int] = set()
+    frontier = [x]
+    for _ in range(FOLLOW_DEPTH):
+        nxt = []
+        for v in frontier:
+            for c in side.g.consumers.get(v, ()):
+                if c in found or len(found) >= MAX_READERS:
+                    continue
+                found.add(c)
+                node = side.nodes[c]
+                if c not in matched and len(node.output) == 1 and (
+                        node.op_type in QUANTIZE or node.op_type in DEQUANTIZE or len(side.data_inputs(c)) == 1):
+                    nxt.append(node.output[0])
+        frontier = nxt
+        if not frontier:
+            break
+    return found
 
 
 def _ordered(node: NodeProto, tokens: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
