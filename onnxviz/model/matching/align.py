@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, NodeProto, TensorProto
 
-from onnxviz.model.graph.index import GraphIndex, ModelIndex, function_scope, subgraphs_of, topological_order
+from onnxviz.model.graph.index import (
+    GraphIndex,
+    ModelIndex,
+    function_scope,
+    subgraphs_of,
+    topological_order_of_inputs,
+)
+from onnxviz.model.heap import building
 from onnxviz.model.io.external import is_external
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
@@ -214,12 +221,17 @@ class GraphSide:
     def __init__(self, g: GraphIndex) -> None:
         self.g = g
         self.nodes = g.nodes
-        order, cyclic = topological_order(g.nodes, {k: v for k, v in g.producer.items() if v >= 0})
+        self.inputs = [tuple(n.input) for n in self.nodes]    # protobuf fields are slow to read again and again
+        self.outputs = [tuple(n.output) for n in self.nodes]
+        self.ops = [n.op_type for n in self.nodes]
+        self.names = [n.name for n in self.nodes]
+        order, cyclic = topological_order_of_inputs(self.inputs, g.producer)
         self.order = order + cyclic
         self.rank = [0] * len(self.nodes)
         for r, i in enumerate(self.order):
             self.rank[i] = r
         self.sig = [node_signature(n) for n in self.nodes]
+        self.unique_names = _unique_names(self.names)
         self.content: dict[str, Hashable | None] = {}   # constant value -> content key (None: unknown)
         self.constant: set[str] = set()                  # initializers, Constant outputs and what only they feed
         self.alias: dict[str, str] = {}                  # DequantizeLinear(QuantizeLinear(x)) output -> x
@@ -236,19 +248,20 @@ class GraphSide:
             for sparse in graph.sparse_initializer:
                 self.constant.add(sparse.values.name)
                 self.content[sparse.values.name] = None
+        constant = self.constant
         for i in self.order:
-            node = self.nodes[i]
-            if node.op_type == "Constant" and not node.input:
-                key = _constant_key(node)
-                for out in node.output:
-                    self.constant.add(out)
+            op, inputs, outputs = self.ops[i], self.inputs[i], self.outputs[i]
+            if op == "Constant" and not inputs:
+                key = _constant_key(self.nodes[i])
+                for out in outputs:
+                    constant.add(out)
                     self.content[out] = key
-            elif node.input and all((not x) or x in self.constant for x in node.input) and not _holds_body(node):
-                self.constant.update(o for o in node.output if o)
-            if node.op_type in DEQUANTIZE and node.input and node.output:
-                source = self.producer(node.input[0])
-                if source >= 0 and self.nodes[source].op_type in QUANTIZE and self.nodes[source].input:
-                    self.alias[node.output[0]] = self.canonical(self.nodes[source].input[0])
+            elif inputs and all((not x) or x in constant for x in inputs) and not _holds_body(self.nodes[i]):
+                constant.update(o for o in outputs if o)
+            if op in DEQUANTIZE and inputs and outputs:
+                source = self.producer(inputs[0])
+                if source >= 0 and self.ops[source] in QUANTIZE and self.inputs[source]:
+                    self.alias[outputs[0]] = self.canonical(self.inputs[source][0])
 
     def producer(self, name: str) -> int:
         return self.g.producer.get(name, -4)
@@ -259,7 +272,7 @@ class GraphSide:
 
     def data_inputs(self, i: int) -> list[str]:
         """The inputs of node ``i`` that are not constants (canonical names)."""
-        return [self.canonical(x) for x in self.nodes[i].input if x and x not in self.constant]
+        return [self.canonical(x) for x in self.inputs[i] if x and x not in self.constant]
 
 
 def _holds_body(node: NodeProto) -> bool:
@@ -339,8 +352,8 @@ class _Matcher:
                 self.ga.pair_values(n, ub[key])
 
     def _match_names(self) -> None:
-        by_name_b = _unique_names(self.b.nodes)
-        for name, i in _unique_names(self.a.nodes).items():
+        by_name_b = self.b.unique_names
+        for name, i in self.a.unique_names.items():
             j = by_name_b.get(name)
             if j is not None and self.a.sig[i][:2] == self.b.sig[j][:2]:
                 self._pair(i, j, HOW_NAME)
@@ -348,8 +361,8 @@ class _Matcher:
     def _match_leftover_names(self) -> None:
         """Nodes whose names agree but op types differ (an op type changed in place), when one of their
         inputs or outputs is matched to the other's."""
-        by_name_b = _unique_names(self.b.nodes)
-        for name, i in _unique_names(self.a.nodes).items():
+        by_name_b = self.b.unique_names
+        for name, i in self.a.unique_names.items():
             j = by_name_b.get(name)
             if j is None or i in self.ga.nodes or j in self.ga.nodes_b:
                 continue
@@ -365,10 +378,9 @@ class _Matcher:
         ga = self.ga
         ga.pair_nodes(i, j, how)
         self.recent.append((i, j))
-        na, nb = self.a.nodes[i], self.b.nodes[j]
-        for x, y in zip(na.output, nb.output, strict=False):
+        for x, y in zip(self.a.outputs[i], self.b.outputs[j], strict=False):
             ga.pair_values(x, y)
-        for x, y in input_pairs(na, nb, self.a, self.b):
+        for x, y in input_pairs(self.a, i, self.b, j):
             if x in self.a.constant and y in self.b.constant and self.a.producer(x) < 0 and self.b.producer(y) < 0:
                 ga.pair_values(x, y)
 
@@ -399,7 +411,7 @@ class _Matcher:
     def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
         keys: dict[Hashable, list[int]] = {}
         for i in self.a.order:
-            tokens = _ordered(self.a.nodes[i], tuple(self._strict_token_a(x) for x in self.a.nodes[i].input))
+            tokens = _ordered(self.a.nodes[i], tuple(self._strict_token_a(x) for x in self.a.inputs[i]))
             keys.setdefault((self.a.sig[i], tokens), []).append(i)
         rank = self.a.rank
         return {k: (v, [rank[i] for i in v]) for k, v in keys.items()}
@@ -424,7 +436,7 @@ class _Matcher:
         return UNKNOWN
 
     def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool) -> Hashable | None:
-        tokens = _ordered(side.nodes[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.nodes[i].input))
+        tokens = _ordered(side.nodes[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i]))
         if not any(isinstance(t, tuple) for t in tokens):
             return None  # nothing anchors it: left to the backward sweep
         sig = side.sig[i] if with_attrs else side.sig[i][:2]
@@ -439,7 +451,7 @@ class _Matcher:
                 continue
             if k % 4096 == 0:
                 self._check()
-            tokens = tuple(self._strict_token_b(y) for y in self.b.nodes[j].input)
+            tokens = tuple(self._strict_token_b(y) for y in self.b.inputs[j])
             i = None
             if all(t is not None for t in tokens):
                 bucket = strict.get((self.b.sig[j], _ordered(self.b.nodes[j], tokens)))
@@ -482,7 +494,7 @@ class _Matcher:
         """The other side's unmatched nodes reading the partners of what node ``j`` of ``side`` reads."""
         other, matched = (self.b, self.ga.nodes_b) if is_a else (self.a, self.ga.nodes)
         found: set[int] = set()
-        for y in side.nodes[j].input:
+        for y in side.inputs[j]:
             if y and y not in side.constant:
                 token = self._loose_token(side, y, is_a, True)
                 if isinstance(token, tuple):
@@ -516,7 +528,7 @@ class _Matcher:
                     self._match_producers(x, y, work)
         while work:
             i, j = work.pop()
-            for x, y in input_pairs(self.a.nodes[i], self.b.nodes[j], self.a, self.b):
+            for x, y in input_pairs(self.a, i, self.b, j):
                 self._match_producers(self.a.canonical(x), self.b.canonical(y), work)
 
     def _match_producers(self, x: str, y: str, work: list[tuple[int, int]]) -> None:
@@ -532,7 +544,7 @@ class _Matcher:
             return
         if self.a.sig[p][:2] != self.b.sig[q][:2]:
             return
-        if list(self.a.nodes[p].output).index(x) != list(self.b.nodes[q].output).index(y):
+        if self.a.outputs[p].index(x) != self.b.outputs[q].index(y):
             return
         self._pair(p, q, HOW_STRUCTURE)
         work.append((p, q))
@@ -549,10 +561,10 @@ def _readers(side: GraphSide, x: str, matched: dict[int, int]) -> set[int]:
                 if c in found or len(found) >= MAX_READERS:
                     continue
                 found.add(c)
-                node = side.nodes[c]
-                if c not in matched and len(node.output) == 1 and (
-                        node.op_type in QUANTIZE or node.op_type in DEQUANTIZE or len(side.data_inputs(c)) == 1):
-                    nxt.append(node.output[0])
+                outputs = side.outputs[c]
+                if c not in matched and len(outputs) == 1 and (
+                        side.ops[c] in QUANTIZE or side.ops[c] in DEQUANTIZE or len(side.data_inputs(c)) == 1):
+                    nxt.append(outputs[0])
         frontier = nxt
         if not frontier:
             break
@@ -566,27 +578,28 @@ def _ordered(node: NodeProto, tokens: tuple[Hashable, ...]) -> tuple[Hashable, .
     return tokens
 
 
-def input_pairs(na: NodeProto, nb: NodeProto, a: GraphSide, b: GraphSide) -> list[tuple[str, str]]:
-    """The inputs of two matched nodes, position by position; a commutative op's two inputs swapped
-    when that pairs constants with constants and computed values with computed values (and not before)."""
-    pairs = list(zip(na.input, nb.input, strict=False))
-    if na.op_type in COMMUTATIVE and nb.op_type == na.op_type and len(na.input) == len(nb.input) == 2:
-        kinds_a = [x in a.constant for x in na.input]
-        kinds_b = [y in b.constant for y in nb.input]
+def input_pairs(a: GraphSide, i: int, b: GraphSide, j: int) -> list[tuple[str, str]]:
+    """The inputs of matched nodes ``i`` of A and ``j`` of B, position by position; a commutative op's two
+    inputs swapped when that pairs constants with constants and computed values with computed values."""
+    xs, ys = a.inputs[i], b.inputs[j]
+    pairs = list(zip(xs, ys, strict=False))
+    if len(xs) == len(ys) == 2 and a.ops[i] in COMMUTATIVE and b.ops[j] == a.ops[i]:
+        kinds_a = [x in a.constant for x in xs]
+        kinds_b = [y in b.constant for y in ys]
         if kinds_a != kinds_b and kinds_a == kinds_b[::-1]:
-            pairs = list(zip(na.input, reversed(nb.input), strict=True))
+            pairs = [(xs[0], ys[1]), (xs[1], ys[0])]
     return pairs
 
 
-def _unique_names(nodes: Sequence[NodeProto]) -> dict[str, int]:
+def _unique_names(names: Sequence[str]) -> dict[str, int]:
     seen: dict[str, int] = {}
     dup: set[str] = set()
-    for i, n in enumerate(nodes):
-        if not n.name:
+    for i, name in enumerate(names):
+        if not name:
             continue
-        if n.name in seen:
-            dup.add(n.name)
-        seen[n.name] = i
+        if name in seen:
+            dup.add(name)
+        seen[name] = i
     return {k: v for k, v in seen.items() if k not in dup}
 
 
@@ -618,6 +631,12 @@ def align_models(index_a: ModelIndex, index_b: ModelIndex, progress: ProgressFn 
                  token: CancelToken | None = None) -> Alignment:
     """Align model A with model B: the main graphs, every body of matched nodes, and the local
     functions with the same (domain, name, overload)."""
+    with building():  # millions of small long-lived objects: no cycle collection walks them meanwhile
+        return _align_models(index_a, index_b, progress, token)
+
+
+def _align_models(index_a: ModelIndex, index_b: ModelIndex, progress: ProgressFn,
+                  token: CancelToken | None) -> Alignment:
     out = Alignment(index_a, index_b)
     progress(0.0, "Aligning the main graphs")
     work = [align_graphs(index_a, index_b, "", "", None, token)]

@@ -25,7 +25,8 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import opsets
 from onnxviz.model.graph.tensors import tensor_array
-from onnxviz.model.matching.align import Alignment, GraphAlignment, GraphSide, align_models
+from onnxviz.model.heap import building
+from onnxviz.model.matching.align import Alignment, GraphAlignment, GraphSide, align_models, input_pairs
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.compare import Tolerance, measure_arrays
 from onnxviz.model.text import dtype_text, shape_text, tensor_type_text
@@ -128,9 +129,10 @@ def diff_models(index_a: ModelIndex, index_b: ModelIndex, *, base_dir_a: Path | 
     out = _model_fields(index_a.model, index_b.model)
     out += _functions(alignment)
     graphs = sorted(alignment.graphs.values(), key=lambda g: (g.scope_a.startswith("fn:"), g.scope_a))
-    for k, ga in enumerate(graphs):
-        progress(0.6 + 0.4 * k / max(1, len(graphs)), f"Comparing graph {k + 1} of {len(graphs)}")
-        out += _GraphDiff(ga, base_dir_a, base_dir_b, token).differences()
+    with building():
+        for k, ga in enumerate(graphs):
+            progress(0.6 + 0.4 * k / max(1, len(graphs)), f"Comparing graph {k + 1} of {len(graphs)}")
+            out += _GraphDiff(ga, base_dir_a, base_dir_b, token).differences()
     progress(1.0, "Compared")
     return ModelDiff(alignment, out)
 
@@ -317,7 +319,7 @@ class _GraphDiff:
         attributes = _attribute_changes(na, nb)
         if attributes:
             changes.append("attributes")
-        rewired = self._rewired(na, nb)
+        rewired = self._rewired(i, j)
         if rewired:
             changes.append("inputs")
         if len(na.output) != len(nb.output):
@@ -333,15 +335,15 @@ class _GraphDiff:
             details["inputs"] = rewired
         return details
 
-    def _rewired(self, na: NodeProto, nb: NodeProto) -> list[int]:
-        """Input positions of B's node that do not read the partner of what A's node reads there."""
-        out = []
-        for k in range(max(len(na.input), len(nb.input))):
-            x = na.input[k] if k < len(na.input) else ""
-            y = nb.input[k] if k < len(nb.input) else ""
-            if not self._same_input(x, y):
-                out.append(k)
-        return out
+    def _rewired(self, i: int, j: int) -> list[int]:
+        """Input positions of B's node ``j`` that do not read the partner of what A's node ``i`` reads there
+        (a commutative op's two inputs in either order)."""
+        xs, ys = self.a.inputs[i], self.b.inputs[j]
+        if len(xs) == len(ys):
+            pairs = input_pairs(self.a, i, self.b, j)
+        else:
+            pairs = [(xs[k] if k < len(xs) else "", ys[k] if k < len(ys) else "") for k in range(max(len(xs), len(ys)))]
+        return [k for k, (x, y) in enumerate(pairs) if not self._same_input(x, y)]
 
     def _same_input(self, x: str, y: str) -> bool:
         if not x or not y:
