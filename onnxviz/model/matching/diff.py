@@ -19,14 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import onnx
-from onnx import AttributeProto, NodeProto, TypeProto
+from onnx import TypeProto
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import opsets
 from onnxviz.model.graph.tensors import tensor_array
 from onnxviz.model.heap import building
-from onnxviz.model.matching.align import Alignment, GraphAlignment, GraphSide, align_models, input_pairs
+from onnxviz.model.matching.align import (
+    Alignment,
+    GraphAlignment,
+    GraphSide,
+    Signature,
+    align_models,
+    input_pairs,
+)
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.compare import Tolerance, measure_arrays
 from onnxviz.model.text import dtype_text, shape_text, tensor_type_text
@@ -313,22 +320,23 @@ class _GraphDiff:
         return out
 
     def _node_change(self, i: int, j: int) -> dict[str, Any]:
-        na, nb = self.a.nodes[i], self.b.nodes[j]
-        changes = [what for what, x, y in (("name", na.name, nb.name), ("op_type", na.op_type, nb.op_type),
-                                           ("domain", na.domain or "ai.onnx", nb.domain or "ai.onnx")) if x != y]
-        attributes = _attribute_changes(na, nb)
+        a, b = self.a, self.b
+        sig_a, sig_b = a.sig[i], b.sig[j]
+        changes = [what for what, x, y in (("name", a.names[i], b.names[j]), ("op_type", sig_a[1], sig_b[1]),
+                                           ("domain", sig_a[0], sig_b[0])) if x != y]
+        attributes = [] if sig_a[2] == sig_b[2] else _attribute_changes(sig_a, sig_b)
         if attributes:
             changes.append("attributes")
         rewired = self._rewired(i, j)
         if rewired:
             changes.append("inputs")
-        if len(na.output) != len(nb.output):
+        if len(a.outputs[i]) != len(b.outputs[j]):
             changes.append("outputs")
         if not changes:
             return {}
-        details: dict[str, Any] = {"op_type": na.op_type, "changes": changes}
+        details: dict[str, Any] = {"op_type": sig_a[1], "changes": changes}
         if "op_type" in changes:
-            details["op_type_b"] = nb.op_type
+            details["op_type_b"] = sig_b[1]
         if attributes:
             details["attributes"] = attributes
         if rewired:
@@ -348,6 +356,8 @@ class _GraphDiff:
     def _same_input(self, x: str, y: str) -> bool:
         if not x or not y:
             return x == y
+        if self.ga.value_b(x) == y:
+            return True
         x, y = _upstream(self.a, self.ga.nodes, x), _upstream(self.b, self.ga.nodes_b, y)
         if self.ga.value_b(x) == y:
             return True
@@ -370,21 +380,11 @@ def _upstream(side: GraphSide, matched: dict[int, int], x: str) -> str:
     return x
 
 
-def _attribute_changes(na: NodeProto, nb: NodeProto) -> list[str]:
-    """Names of attributes added, removed or changed (bodies compare in their own graphs)."""
-    aa = {a.name: a for a in na.attribute}
-    ab = {a.name: a for a in nb.attribute}
-    out = []
-    for name in sorted(set(aa) | set(ab)):
-        x, y = aa.get(name), ab.get(name)
-        if x is None or y is None:
-            out.append(name)
-        elif x.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-            if x.type != y.type or (x.type == AttributeProto.GRAPHS and len(x.graphs) != len(y.graphs)):
-                out.append(name)
-        elif x.SerializeToString() != y.SerializeToString():
-            out.append(name)
-    return out
+def _attribute_changes(sig_a: Signature, sig_b: Signature) -> list[str]:
+    """Names of attributes added, removed or changed, from the nodes' signatures (an attribute written
+    with its default value counts as absent; bodies compare in their own graphs)."""
+    aa, ab = dict(sig_a[2]), dict(sig_b[2])
+    return sorted(name for name in set(aa) | set(ab) if aa.get(name) != ab.get(name))
 
 
 def _type_bytes(t: TypeProto | None) -> bytes:
