@@ -204,3 +204,41 @@ def test_diff_can_be_cancelled_and_reports_progress() -> None:
     token.cancel()
     with pytest.raises(Cancelled):
         diff_models(ModelIndex(a), ModelIndex(b), token=token)
+
+
+FUNCTION_MODEL = """
+<ir_version: 8, opset_import: ["" : 18, "local" : 1], producer_name: "test">
+agraph (float[2, 3] x) => (float[2, 3] y) {
+    t = local.scaled_relu <alpha: float = 2.0> (x)
+    y = Identity (t)
+}
+<domain: "local", opset_import: ["" : 18]>
+scaled_relu <alpha> (a) => (b) {
+    r = Relu (a)
+    s = Constant <value_float: float = @alpha> ()
+    b = Mul (r, s)
+}
+"""
+
+
+def test_model_fields_value_info_and_functions_are_compared() -> None:
+    a = onnx.parser.parse_model(FUNCTION_MODEL)
+    b = _copy(a)
+    b.producer_name = "other"
+    helper.set_model_props(b, {"author": "someone"})
+    b.graph.value_info.append(helper.make_tensor_value_info("t", onnx.TensorProto.FLOAT, [2, 3]))
+    body = b.functions[0]
+    next(n for n in body.node if n.op_type == "Relu").op_type = "Sigmoid"
+    body.output.append("r")
+    result = diff_models(ModelIndex(a), ModelIndex(b))
+    found = [(d.kind, d.a, d.b, d.scope_a) for d in result.differences]
+    assert found == [
+        ("model_changed", "producer_name", "producer_name", ""),
+        ("model_changed", "metadata author", "metadata author", ""),
+        ("function_changed", "local:scaled_relu", "local:scaled_relu", ""),
+        ("value_info_changed", "t", "t", ""),
+        ("node_changed", "Relu#0", "Sigmoid#0", "fn:local:scaled_relu:"),
+    ]
+    assert result.differences[2].details == {"changes": ["outputs"]}
+    assert result.differences[3].details == {"type_a": None, "type_b": "float32[2x3]"}
+    assert result.differences[4].details["changes"] == ["op_type"]

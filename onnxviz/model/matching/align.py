@@ -306,6 +306,7 @@ class _Matcher:
             if len(self.ga.nodes) == before:
                 break
         self._match_leftover_names()
+        self._match_in_place()
         self._pair_constants()
 
     def _check(self) -> None:
@@ -372,6 +373,34 @@ class _Matcher:
                                          strict=False) if x and y)
             if linked:
                 self._pair(i, j, HOW_NAME)
+
+    def _match_in_place(self) -> None:
+        """Unmatched nodes in the same place - reading the same matched values, their outputs read by the
+        same matched nodes - whatever their op types (an op type changed in place), when only one fits."""
+        for j in self.b.order:
+            if j in self.ga.nodes_b:
+                continue
+            place = self._place(self.b, j, False)
+            if place is None:
+                continue
+            hits = [i for i in self._readers_of_inputs(self.b, j, False) if self._place(self.a, i, True) == place]
+            if len(hits) == 1:
+                self._pair(hits[0], j, HOW_STRUCTURE)
+
+    def _place(self, side: GraphSide, i: int, is_a: bool) -> Hashable | None:
+        """(inputs, the A positions of the nodes reading each output), or None when an input or a reader
+        is not matched."""
+        inputs = tuple(self._loose_token(side, x, is_a, False) for x in side.inputs[i])
+        if UNKNOWN in inputs:
+            return None
+        matched = self.ga.nodes if is_a else self.ga.nodes_b
+        readers = []
+        for out in side.outputs[i]:
+            users = side.g.consumers.get(out, [])
+            if any(u not in matched for u in users):
+                return None
+            readers.append(tuple(sorted(users if is_a else (matched[u] for u in users))))
+        return inputs, tuple(readers)
 
     # pairing
     def _pair(self, i: int, j: int, how: str) -> None:

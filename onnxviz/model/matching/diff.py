@@ -204,8 +204,10 @@ class _GraphDiff:
         ga = self.ga
         inputs_a = [n for n in ga.index_a.input_names if n not in self.a.initializers]
         inputs_b = [n for n in ga.index_b.input_names if n not in self.b.initializers]
-        out = list(self._terminals("input", inputs_a, inputs_b))
-        out += self._terminals("output", ga.index_a.output_names, ga.index_b.output_names)
+        out: list[Difference] = []
+        if ga.index_a.function is None:  # a function's signature is its function_changed difference
+            out += self._terminals("input", inputs_a, inputs_b)
+            out += self._terminals("output", ga.index_a.output_names, ga.index_b.output_names)
         out += self._weights()
         out += self._value_infos()
         out += self._nodes()
