@@ -112,3 +112,24 @@ def test_compare_errors_are_one_sentence_and_exit_2(args: list[str], message: st
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_compare_feeds_renamed_inputs_and_pairs_renamed_values(tmp_path: Path) -> None:
+    model = onnx.load(FLOAT)
+    renamed = {"image": "pixels"}
+    for k, node in enumerate(model.graph.node):
+        node.name = f"n{k}"
+        node.input[:] = [renamed.setdefault(x, f"v{len(renamed)}") if x else x for x in node.input]
+        node.output[:] = [renamed.setdefault(x, f"v{len(renamed)}") for x in node.output]
+    for value in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
+        value.name = renamed.get(value.name, value.name)
+    for t in model.graph.initializer:
+        t.name = renamed.get(t.name, t.name)
+    path = tmp_path / "renamed.onnx"
+    onnx.save(model, path)
+    proc = onnxviz("compare", FLOAT, path, "--inputs", EXPORTS / "inputs" / "resnet_float.npz", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    printed = json.loads(proc.stdout)
+    assert len(printed["pairs"]) == 16 and all(p["max_abs"] == 0 for p in printed["pairs"])
+    assert all(p["b"] == renamed[p["a"]] for p in printed["pairs"])
+    assert printed["unmatched_a"] == printed["unmatched_b"] == [] and printed["aligned_fraction"] == 1.0
