@@ -1,21 +1,24 @@
-"""Align two models node to node: by name where names agree, otherwise by structure.
+"""Align two models node to node: by structure, names settling what structure leaves open.
 
 The matcher works graph by graph (the main graph, then the bodies of matched If/Loop/Scan nodes and
 the model-local functions of the same domain and name):
 
 1. *seeds*: graph inputs and outputs by name, then the rest in order when their types agree;
-   initializers by name, then by content (dtype, shape and a hash of the bytes) when that is unique;
-2. nodes whose names agree and whose domain and op type agree;
-3. a forward sweep over B in topological order: a node matches the A node with the same
+   initializers by content (dtype, shape and a hash of the bytes) when that is unique, then by name;
+2. a forward sweep over B in topological order: a node matches the A node with the same
    signature (domain, op type, attributes) reading the same values (matched values by their A name,
    constants by content); ``QuantizeLinear -> DequantizeLinear`` pairs are transparent, so a QDQ
    model's nodes align with a float model's;
-4. looser sweeps: constants by kind only, chains of single-input nodes the other side lacks followed
-   to what they read, then attributes ignored; ties go to the nearest position in topological order;
-5. a backward sweep: the producers of matched values with the same op type match, and so on upwards.
+   among several such A nodes, the one with the same name, else the nearest in topological order;
+3. looser matches: constants by kind only, chains of single-input nodes the other side lacks followed
+   to what they read, then attributes ignored, among the A nodes reading the same values;
+4. a backward sweep: the producers of matched values with the same op type match, and so on upwards.
 
-Steps 3-5 repeat while they find anything. Every step is a pass over the nodes with dictionary
-look-ups, so two 123k-node models align in seconds.
+Steps 2-4 repeat while they find anything; then nodes whose names agree and that read or make a matched
+value match whatever their op types, and so do nodes in the same place (same matched inputs, read by
+the same matched nodes). Names alone never match two nodes: exporters number their names
+(``node_add_11``), so an inserted layer gives other nodes each other's names. Every step is a pass
+over the nodes with dictionary look-ups, so two 123k-node models align in seconds.
 """
 
 from __future__ import annotations
@@ -294,7 +297,6 @@ class _Matcher:
 
     def run(self) -> None:
         self._seed_terminals()
-        self._match_names()
         strict = self._strict_keys_a()
         self._forward(strict)
         self._backward(list(self.ga.nodes.items()), outputs=True)
@@ -320,8 +322,8 @@ class _Matcher:
         self._seed_list(a.output_names, b.output_names, by_order=True)
         inits_a = [n for n in a.initializer_names if n not in a.input_names]
         inits_b = [n for n in b.initializer_names if n not in b.input_names]
-        self._seed_list(inits_a, inits_b, by_order=False)
         self._seed_by_content(inits_a, inits_b)
+        self._seed_list(inits_a, inits_b, by_order=False)
 
     def _seed_list(self, names_a: list[str], names_b: list[str], by_order: bool) -> None:
         in_b = set(names_b)
@@ -352,12 +354,13 @@ class _Matcher:
             if key in ub:
                 self.ga.pair_values(n, ub[key])
 
-    def _match_names(self) -> None:
-        by_name_b = self.b.unique_names
-        for name, i in self.a.unique_names.items():
-            j = by_name_b.get(name)
-            if j is not None and self.a.sig[i][:2] == self.b.sig[j][:2]:
-                self._pair(i, j, HOW_NAME)
+    def _same_name(self, j: int) -> int | None:
+        """The unmatched A node with B node ``j``'s name (names unique on both sides), or None."""
+        name = self.b.names[j]
+        if not name or self.b.unique_names.get(name) != j:
+            return None
+        i = self.a.unique_names.get(name)
+        return i if i is not None and i not in self.ga.nodes else None
 
     def _match_leftover_names(self) -> None:
         """Nodes whose names agree but op types differ (an op type changed in place), when one of their
@@ -405,7 +408,7 @@ class _Matcher:
     # pairing
     def _pair(self, i: int, j: int, how: str) -> None:
         ga = self.ga
-        ga.pair_nodes(i, j, how)
+        ga.pair_nodes(i, j, HOW_NAME if self.a.names[i] and self.a.names[i] == self.b.names[j] else how)
         self.recent.append((i, j))
         for x, y in zip(self.a.outputs[i], self.b.outputs[j], strict=False):
             ga.pair_values(x, y)
@@ -504,7 +507,8 @@ class _Matcher:
                 continue
             hits = [i for i in candidates if self._loose_key(self.a, i, True, with_attrs, follow) == key]
             if hits:
-                i = min(hits, key=lambda i: (abs(self.a.rank[i] - target), i))
+                named = self._same_name(j)
+                i = named if named in hits else min(hits, key=lambda i: (abs(self.a.rank[i] - target), i))
                 return None if self._better_partner(i, j, level) else i
         return None
 
@@ -538,6 +542,11 @@ class _Matcher:
         candidates, ranks = bucket
         if len(candidates) == 1:
             return candidates[0] if candidates[0] not in self.ga.nodes else None
+        named = self._same_name(j)
+        if named is not None:
+            at = bisect.bisect_left(ranks, self.a.rank[named])
+            if at < len(ranks) and candidates[at] == named:
+                return named
         target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
         at = bisect.bisect_left(ranks, target)
         best, best_gap = None, float("inf")
