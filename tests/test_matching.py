@@ -9,10 +9,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper, numpy_helper
+from onnx_data import corpus_models
 from synth import build
 
 from onnxviz.model.errors import Cancelled
-from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.index import ModelIndex, subgraphs_of
 from onnxviz.model.matching import (
     HOW_DEQUANTIZED,
     HOW_FOLLOWED,
@@ -242,3 +243,44 @@ def test_model_fields_value_info_and_functions_are_compared() -> None:
     assert result.differences[2].details == {"changes": ["outputs"]}
     assert result.differences[3].details == {"type_a": None, "type_b": "float32[2x3]"}
     assert result.differences[4].details["changes"] == ["op_type"]
+
+
+def _graphs(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
+    return [graph] + [g for node in graph.node for _, _, body in subgraphs_of(node) for g in _graphs(body)]
+
+
+def _renamed_everywhere(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Every node and value renamed (graph inputs and outputs kept), in every body too, with names of
+    the form the light models of the onnx test data already use (``n3``, ``r12``): names collide."""
+    out = _copy(model)
+    keep = {v.name for v in out.graph.input} | {v.name for v in out.graph.output} | {""}
+    renamed: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        return name if name in keep else renamed.setdefault(name, f"r{len(renamed)}")
+
+    for g in _graphs(out.graph):
+        for k, node in enumerate(g.node):
+            node.name = f"n{k}"
+            node.input[:] = [rename(x) for x in node.input]
+            node.output[:] = [rename(x) for x in node.output]
+        for t in g.initializer:
+            t.name = rename(t.name)
+        for v in list(g.value_info) + ([] if g is out.graph else list(g.input) + list(g.output)):
+            v.name = rename(v.name)
+    return out
+
+
+def test_every_conformance_model_renamed_everywhere_aligns_node_for_node() -> None:
+    """The onnx wheel's operator cases and model suites (If, Loop and Scan bodies included)."""
+    models = corpus_models()
+    assert len(models) > 1500
+    wrong = []
+    for path in models:
+        model = onnx.load(path, load_external_data=False)
+        alignment = align_models(ModelIndex(model), ModelIndex(_renamed_everywhere(model)))
+        wrong += [f"{path.parent.name}/{path.name} {scope!r} not aligned" for scope in alignment.unmatched_scopes_a()]
+        for ga in alignment.graphs.values():
+            if any(i != j for i, j in ga.nodes.items()) or len(ga.nodes) != len(ga.index_a.nodes):
+                wrong.append(f"{path.parent.name}/{path.name} {ga.scope_a!r}")
+    assert wrong == []
