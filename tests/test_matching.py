@@ -90,6 +90,14 @@ def test_known_edits_are_reported_and_nothing_else() -> None:
     changed_input = found["input_changed", "input_ids_embed", "input_ids_embed"].details
     assert changed_input == {"changes": ["type"], "type_a": "float32[1x4x16]", "type_b": "float32[1xsequencex16]"}
     assert not result.identical and result.counts()["node_changed"] == 2
+    positions_a = {n.name: k for k, n in enumerate(a.graph.node)}
+    positions_b = {n.name: k for k, n in enumerate(b.graph.node)}
+    assert result.node_kinds_a() == {positions_a["layers.0/attn/q/MatMul"]: "node_changed",
+                                     positions_a["layers.1/attn/Softmax"]: "node_changed",
+                                     positions_a["layers.2/mlp/Sigmoid"]: "node_removed"}
+    assert result.node_kinds_b() == {positions_b["renamed_q"]: "node_changed",
+                                     positions_b["layers.1/attn/Softmax"]: "node_changed",
+                                     positions_b["inserted/Relu"]: "node_added"}
     assert [d.kind for d in result.differences] == [d.kind for d in diff_models(ModelIndex(a),
                                                                                   ModelIndex(b)).differences]
 

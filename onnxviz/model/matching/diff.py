@@ -103,6 +103,16 @@ class ModelDiff:
     def identical(self) -> bool:
         return not self.differences
 
+    def node_kinds_a(self, scope: str = "") -> dict[int, str]:
+        """A's nodes in graph ``scope`` that differ: position -> ``node_removed`` or ``node_changed``
+        (for marking the canvas)."""
+        return {d.node_a: d.kind for d in self.differences if d.node_a >= 0 and d.scope_a == scope}
+
+    def node_kinds_b(self, scope: str = "") -> dict[int, str]:
+        """B's nodes in graph ``scope`` (B's scope string) that differ: position -> ``node_added`` or
+        ``node_changed``."""
+        return {d.node_b: d.kind for d in self.differences if d.node_b >= 0 and d.scope_b == scope}
+
     def counts(self) -> dict[str, int]:
         """Differences per kind, in :data:`KINDS` order (kinds with none left out)."""
         out = {k: 0 for k in KINDS}
