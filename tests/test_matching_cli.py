@@ -133,3 +133,26 @@ def test_compare_feeds_renamed_inputs_and_pairs_renamed_values(tmp_path: Path) -
     assert len(printed["pairs"]) == 16 and all(p["max_abs"] == 0 for p in printed["pairs"])
     assert all(p["b"] == renamed[p["a"]] for p in printed["pairs"])
     assert printed["unmatched_a"] == printed["unmatched_b"] == [] and printed["aligned_fraction"] == 1.0
+
+
+def test_diff_reads_external_weights_from_each_models_folder(tmp_path: Path) -> None:
+    from onnx import numpy_helper
+
+    paths = []
+    for side, delta in (("a", 0.0), ("b", 0.125)):
+        model = onnx.load(FLOAT)
+        weight = next(t for t in model.graph.initializer if len(t.dims) == 4)
+        weight.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(weight) + delta, weight.name))
+        folder = tmp_path / side
+        folder.mkdir()
+        onnx.save(model, folder / "model.onnx", save_as_external_data=True, location="weights.bin",
+                  size_threshold=0)
+        paths.append(folder / "model.onnx")
+    proc = onnxviz("diff", *paths, "--json")
+    assert proc.returncode == 1, proc.stderr
+    (change,) = json.loads(proc.stdout)["differences"]
+    assert change["kind"] == "weight_changed" and change["changes"] == ["values"]
+    assert change["max_abs"] == pytest.approx(0.125) and change["a"] == change["b"] == weight.name
+    (tmp_path / "b" / "weights.bin").unlink()
+    broken = onnxviz("diff", *paths)
+    assert broken.returncode == 2 and "Traceback" not in broken.stderr

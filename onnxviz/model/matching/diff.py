@@ -21,7 +21,6 @@ from typing import Any
 import onnx
 from onnx import TypeProto
 
-from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import opsets
 from onnxviz.model.graph.tensors import tensor_array
@@ -280,12 +279,10 @@ class _GraphDiff:
         return {"changes": changes, **details} if changes else {}
 
     def _measure(self, ta: onnx.TensorProto, tb: onnx.TensorProto) -> dict[str, Any]:
-        """max |diff|, relative error and cosine of two same-typed weights; {} when they are equal."""
-        try:
-            xa = tensor_array(ta, self.base_a, WEIGHT_LIMIT_BYTES)
-            xb = tensor_array(tb, self.base_b, WEIGHT_LIMIT_BYTES)
-        except OnnxvizError as exc:
-            return {"note": exc.message}
+        """max |diff|, relative error and cosine of two same-typed weights; {} when they are equal. A weight
+        that cannot be read (external data missing, ...) raises OnnxvizError: whether it changed is unknown."""
+        xa = tensor_array(ta, self.base_a, WEIGHT_LIMIT_BYTES)
+        xb = tensor_array(tb, self.base_b, WEIGHT_LIMIT_BYTES)
         if xa.dtype.kind not in "biuf":
             return {} if (xa == xb).all() else {"note": "the elements differ"}
         d = measure_arrays(xa, xb, EXACT)
