@@ -564,8 +564,11 @@ class _Matcher:
                 y = self.ga.values.get(x)
                 if y is not None:
                     self._match_producers(x, y, work)
+        values = self.ga.values
         while work:
             i, j = work.pop()
+            if all(not x or x in values for x in self.a.inputs[i]):
+                continue  # every input matched already: nothing upwards to find from here
             for x, y in input_pairs(self.a, i, self.b, j):
                 self._match_producers(self.a.canonical(x), self.b.canonical(y), work)
 
