@@ -18,6 +18,7 @@ from onnxviz.model.matching import (
     HOW_DEQUANTIZED,
     HOW_FOLLOWED,
     align_models,
+    compare_models,
     diff_models,
     pair_values,
 )
@@ -292,3 +293,28 @@ def test_every_conformance_model_renamed_everywhere_aligns_node_for_node() -> No
             if any(i != j for i, j in ga.nodes.items()) or len(ga.nodes) != len(ga.index_a.nodes):
                 wrong.append(f"{path.parent.name}/{path.name} {ga.scope_a!r}")
     assert wrong == []
+
+
+def test_compare_models_measures_every_pair_and_colours_both_sides() -> None:
+    float_index = ModelIndex(onnx.load(EXPORTS / "resnet_float.onnx"))
+    qdq_index = ModelIndex(onnx.load(EXPORTS / "resnet_int8_qdq.onnx"))
+    feeds = dict(np.load(EXPORTS / "inputs" / "resnet_float.npz"))
+    cross = compare_models(float_index, qdq_index, feeds)
+    try:
+        assert len(cross.diffs) == len(cross.pairing.pairs)
+        by_a = {d.name: d for d in cross.diffs}
+        relu = by_a["/stem/stem.2/Relu_output_0"]
+        assert relu.other == cross.pairing.by_a()[relu.name].b
+        a = cross.result_a.array(relu.name).astype(np.float64)
+        b = cross.result_b.array(relu.other).astype(np.float64)
+        assert relu.max_abs_error == pytest.approx(np.abs(a - b).max())
+        assert relu.sqnr_db == pytest.approx(20 * math.log10(np.linalg.norm(a) / np.linalg.norm(a - b)))
+        assert relu.cosine == pytest.approx(float(a.ravel() @ b.ravel() / np.linalg.norm(a) / np.linalg.norm(b)))
+        worst = cross.worst_first()
+        assert [d.rel_error for d in worst] == sorted((d.rel_error for d in worst), reverse=True)
+        errors_b = cross.node_errors_b("rel_error")
+        dq = cross.result_b.values[relu.other].node
+        assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b[dq] >= relu.rel_error
+        assert cross.node_errors_a("rel_error")[relu.node] >= relu.rel_error
+    finally:
+        cross.cleanup()

@@ -20,7 +20,7 @@ from onnxviz.model.matching.align import Alignment, align_models
 from onnxviz.model.matching.values import ValuePairing, pair_values
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunOptions, RunResult, run_model
-from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs
+from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs, per_node
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
 
@@ -69,6 +69,19 @@ class CrossRun:
             rel = math.inf if math.isnan(d.rel_error) else d.rel_error
             return (-rel, d.order)
         return sorted(self.diffs, key=key)
+
+    def node_errors_a(self, key: str) -> dict[int, float]:
+        """The worst ``key`` error (a COMPARE_MEASURES key) of each A main-graph node's outputs, for the canvas."""
+        return per_node(self.diffs, key)
+
+    def node_errors_b(self, key: str) -> dict[int, float]:
+        """The same for B's main-graph nodes: each pair counts for the B node that made its B value."""
+        out: dict[int, float] = {}
+        for d in self.diffs:
+            record = self.result_b.values.get(d.other)
+            if record is not None and record.node >= 0:
+                out[record.node] = max(out.get(record.node, 0.0), d.measure(key))
+        return out
 
     def cleanup(self) -> None:
         """Remove both runs' captured values from disk."""

@@ -45,6 +45,13 @@ class ValuePairing:
         """(A name, B name) of every pair, for :func:`onnxviz.model.runner.compare.compare_pairs`."""
         return [(p.a, p.b) for p in self.pairs]
 
+    def by_b(self) -> dict[str, ValuePair]:
+        """The pairs keyed by B's value (the first, when a value pairs twice)."""
+        out: dict[str, ValuePair] = {}
+        for p in self.pairs:
+            out.setdefault(p.b, p)
+        return out
+
     def by_a(self) -> dict[str, ValuePair]:
         """The pairs keyed by A's value (the first, when a value pairs twice)."""
         out: dict[str, ValuePair] = {}
