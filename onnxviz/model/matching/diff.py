@@ -383,9 +383,12 @@ def _upstream(side: GraphSide, matched: dict[int, int], x: str) -> str:
         if p < 0 or p in matched:
             return x
         data = side.data_inputs(p)
-        if len(data) != 1:
+        if len(data) == 1:
+            x = data[0]
+        elif not data and len(side.inputs[p]) == 1 and side.ops[p] == "Identity":
+            x = side.inputs[p][0]  # an Identity of a weight (exporters write them for equal weights)
+        else:
             return x
-        x = data[0]
     return x
 
 
