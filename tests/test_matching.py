@@ -318,3 +318,38 @@ def test_compare_models_measures_every_pair_and_colours_both_sides() -> None:
         assert cross.node_errors_a("rel_error")[relu.node] >= relu.rel_error
     finally:
         cross.cleanup()
+
+
+def _ort_optimized(path: Path, out: Path, level: str) -> onnx.ModelProto:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+    options.optimized_model_filepath = str(out)
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return onnx.load(out)
+
+
+def test_onnxruntimes_optimized_models_align_with_their_originals(tmp_path: Path) -> None:
+    """The optimizer folds constants, drops Identity nodes and fuses Conv+Relu into FusedConv."""
+    bert = onnx.load(EXPORTS / "bert_legacy.onnx")
+    basic = _ort_optimized(EXPORTS / "bert_legacy.onnx", tmp_path / "bert.onnx", "ORT_ENABLE_BASIC")
+    alignment = align_models(ModelIndex(bert), ModelIndex(basic))
+    assert alignment.main.unmatched_b() == []  # every node the optimizer kept is found in the original
+    removed = {bert.graph.node[i].op_type for i in alignment.main.unmatched_a()}
+    assert removed <= {"Constant", "Identity", "Shape", "Gather", "Unsqueeze", "Concat", "Cast", "Range"}
+
+    resnet = onnx.load(EXPORTS / "resnet_float.onnx")
+    fused = _ort_optimized(EXPORTS / "resnet_float.onnx", tmp_path / "resnet.onnx", "ORT_ENABLE_EXTENDED")
+    result = diff_models(ModelIndex(resnet), ModelIndex(fused))
+    nodes = [(d.kind, d.details.get("op_type"), d.details.get("op_type_b")) for d in result.differences
+             if d.kind.startswith("node_")]
+    relus = sum(1 for n in resnet.graph.node if n.op_type == "Relu" and
+                any(p.op_type == "Conv" and n.input[0] in p.output for p in resnet.graph.node))
+    assert relus == 3
+    expected = [("node_changed", "Conv", "FusedConv")] * relus + [("node_removed", "Relu", None)] * relus
+    assert sorted(nodes, key=str) == sorted(expected, key=str)
+    pairing = pair_values(result.alignment)
+    fused_outputs = {o for n in fused.graph.node if n.op_type == "FusedConv" for o in n.output}
+    relu_outputs = [n.output[0] for n in resnet.graph.node if n.op_type == "Relu"]
+    assert sum(1 for p in pairing.pairs if p.b in fused_outputs and p.a in relu_outputs) == relus
