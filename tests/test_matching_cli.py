@@ -102,6 +102,13 @@ def test_compare_of_a_model_with_itself_is_exact() -> None:
     assert len(pairs) == 16 and all(p["max_abs"] == 0 and p["a"] == p["b"] for p in pairs)
 
 
+def test_compare_of_unrelated_models_is_an_error() -> None:
+    proc = onnxviz("compare", FLOAT, EXPORTS / "sklearn_text_zipmap.onnx")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == ("onnxviz: error: no value of resnet_float.onnx pairs with a numeric value of "
+                                   "sklearn_text_zipmap.onnx: the two graphs have nothing in common to compare")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--tolerance", "speed=3"], "is not MEASURE=VALUE"),
     (["--tolerance", "cosine=high"], "is not a number"),

@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                            tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)
     try:
+        if not cross.diffs:
+            raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
+                           "the two graphs have nothing in common to compare.")
         worst = cross.worst_first()
         beyond = any(limits.exceeded(d) for d in worst)
         if args.json:
