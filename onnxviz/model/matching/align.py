@@ -188,8 +188,10 @@ Signature = tuple[str, str, tuple[tuple[str, bytes], ...]]
 
 def node_signature(node: NodeProto) -> Signature:
     """(domain, op type, attributes): bodies count by their attribute name only (they align on their own)."""
+    if not node.attribute:
+        return node.domain or "ai.onnx", node.op_type, ()
     attrs: list[tuple[str, bytes]] = []
-    defaults = _defaults(node.domain, node.op_type) if node.attribute else {}
+    defaults = _defaults(node.domain, node.op_type)
     for attr in sorted(node.attribute, key=lambda a: a.name):
         if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
             attrs.append((attr.name, b""))
@@ -443,7 +445,7 @@ class _Matcher:
     def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
         keys: dict[Hashable, list[int]] = {}
         for i in self.a.order:
-            tokens = _ordered(self.a.nodes[i], tuple(self._strict_token_a(x) for x in self.a.inputs[i]))
+            tokens = _ordered(self.a.sig[i], tuple(self._strict_token_a(x) for x in self.a.inputs[i]))
             keys.setdefault((self.a.sig[i], tokens), []).append(i)
         rank = self.a.rank
         return {k: (v, [rank[i] for i in v]) for k, v in keys.items()}
@@ -468,7 +470,7 @@ class _Matcher:
         return UNKNOWN
 
     def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool) -> Hashable | None:
-        tokens = _ordered(side.nodes[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i]))
+        tokens = _ordered(side.sig[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i]))
         if not any(isinstance(t, tuple) for t in tokens):
             return None  # nothing anchors it: left to the backward sweep
         sig = side.sig[i] if with_attrs else side.sig[i][:2]
@@ -486,7 +488,7 @@ class _Matcher:
             tokens = tuple(self._strict_token_b(y) for y in self.b.inputs[j])
             i = None
             if all(t is not None for t in tokens):
-                bucket = strict.get((self.b.sig[j], _ordered(self.b.nodes[j], tokens)))
+                bucket = strict.get((self.b.sig[j], _ordered(self.b.sig[j], tokens)))
                 i = None if bucket is None else self._nearest(bucket, j)
             if i is None:
                 i = self._local_match(j)
@@ -612,9 +614,9 @@ def _readers(side: GraphSide, x: str, matched: dict[int, int]) -> set[int]:
     return found
 
 
-def _ordered(node: NodeProto, tokens: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
+def _ordered(sig: Signature, tokens: tuple[Hashable, ...]) -> tuple[Hashable, ...]:
     """A commutative op's input tokens in a canonical order (exporters write ``Add(bias, x)`` or ``Add(x, bias)``)."""
-    if node.op_type in COMMUTATIVE and len(tokens) > 1 and not node.domain:
+    if sig[1] in COMMUTATIVE and len(tokens) > 1 and sig[0] == "ai.onnx":
         return tuple(sorted(tokens, key=repr))
     return tokens
 
