@@ -322,8 +322,9 @@ class _Matcher:
         a, b = self.a.g, self.b.g
         self._seed_list(a.input_names, b.input_names, by_order=True)
         self._seed_list(a.output_names, b.output_names, by_order=True)
-        inits_a = [n for n in a.initializer_names if n not in a.input_names]
-        inits_b = [n for n in b.initializer_names if n not in b.input_names]
+        inputs_a, inputs_b = set(a.input_names), set(b.input_names)
+        inits_a = [n for n in a.initializer_names if n not in inputs_a]
+        inits_b = [n for n in b.initializer_names if n not in inputs_b]
         self._seed_by_content(inits_a, inits_b)
         self._seed_list(inits_a, inits_b, by_order=False)
 
@@ -372,10 +373,10 @@ class _Matcher:
             j = by_name_b.get(name)
             if j is None or i in self.ga.nodes or j in self.ga.nodes_b:
                 continue
-            na, nb = self.a.nodes[i], self.b.nodes[j]
+            names_a = self.a.inputs[i] + self.a.outputs[i]
+            names_b = self.b.inputs[j] + self.b.outputs[j]
             linked = any(self.ga.value_b(self.a.canonical(x)) == self.b.canonical(y)
-                         for x, y in zip(list(na.input) + list(na.output), list(nb.input) + list(nb.output),
-                                         strict=False) if x and y)
+                         for x, y in zip(names_a, names_b, strict=False) if x and y)
             if linked:
                 self._pair(i, j, HOW_NAME)
 
