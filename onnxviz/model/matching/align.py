@@ -237,6 +237,7 @@ class GraphSide:
             self.rank[i] = r
         self.sig = [node_signature(n) for n in self.nodes]
         self.unique_names = _unique_names(self.names)
+        self.graph_outputs = frozenset(g.output_names)
         self.content: dict[str, Hashable | None] = {}   # constant value -> content key (None: unknown)
         self.constant: set[str] = set()                  # initializers, Constant outputs and what only they feed
         self.alias: dict[str, str] = {}                  # DequantizeLinear(QuantizeLinear(x)) output -> x

@@ -228,9 +228,10 @@ class _GraphDiff:
 
     def _terminals(self, what: str, names_a: list[str], names_b: list[str]) -> Iterator[Difference]:
         declared_a, declared_b = self.ga.index_a.declared, self.ga.index_b.declared
+        listed_b = set(names_b)
         for x in names_a:
             y = self.ga.values.get(x)
-            if y is None or y not in names_b:
+            if y is None or y not in listed_b:
                 yield self._diff(f"{what}_removed", x, None, type_a=_type_text(declared_a.get(x)))
                 continue
             ta, tb = declared_a.get(x), declared_b.get(y)

@@ -73,7 +73,7 @@ def _follow(side: GraphSide, matched: dict[int, int], x: str) -> _Chain:
     steps, quantized, passed = 0, False, []
     while True:
         users = side.g.consumers.get(x, [])
-        if len(users) != 1 or users[0] in matched or x in side.g.output_names:
+        if len(users) != 1 or users[0] in matched or x in side.graph_outputs:
             break
         node = side.nodes[users[0]]
         if len(node.output) != 1 or side.data_inputs(users[0]) != [side.canonical(x)] and node.op_type not in QUANTIZE:
