@@ -552,13 +552,20 @@ class _Matcher:
             if at < len(ranks) and candidates[at] == named:
                 return named
         target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
-        at = bisect.bisect_left(ranks, target)
-        best, best_gap = None, float("inf")
-        for k in range(max(0, at - NEAREST_SCAN), min(len(candidates), at + NEAREST_SCAN)):
-            i = candidates[k]
-            if i not in self.ga.nodes and abs(ranks[k] - target) < best_gap:
-                best, best_gap = i, abs(ranks[k] - target)
-        return best
+        hi = bisect.bisect_left(ranks, target)
+        lo = hi - 1
+        for _ in range(2 * NEAREST_SCAN):  # outwards from the target, the nearer side first
+            if lo < 0 and hi >= len(ranks):
+                return None
+            take_hi = lo < 0 or (hi < len(ranks) and ranks[hi] - target <= target - ranks[lo])
+            k = hi if take_hi else lo
+            if candidates[k] not in self.ga.nodes:
+                return candidates[k]
+            if take_hi:
+                hi += 1
+            else:
+                lo -= 1
+        return None
 
     def _backward(self, work: list[tuple[int, int]], outputs: bool = False) -> None:
         """Upwards from matched node pairs (and, with ``outputs``, from the matched graph outputs)."""
