@@ -11,8 +11,8 @@ from onnxviz.model.matching import diff_models
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    parser.description = ("Compare two models' structure: nodes aligned by name, else by what they compute and "
-                          "read; prints a summary and every difference (nodes, weights, inputs, outputs, "
+    parser.description = ("Compare two models' structure: nodes aligned by what they compute and read "
+                          "(names settle ties); prints a summary and every difference (nodes, weights, inputs, outputs, "
                           "value_info, functions, subgraph bodies, the model's fields). Exit 0 when identical, "
                           "1 when different, 2 on error.")
     parser.add_argument("a", help="the first .onnx model (A)")

@@ -1,6 +1,6 @@
 """Two models side by side: node alignment, value pairing, structural diff and run comparison.
 
-* :func:`align_models` aligns two models node to node (by name, else by structure), main graph,
+* :func:`align_models` aligns two models node to node (by structure, names settling ties), main graph,
   bodies and functions: an :class:`Alignment` of :class:`GraphAlignment` per graph pair;
 * :func:`pair_values` says which value of A to compare with which value of B (through
   DequantizeLinear outputs, past fused or removed nodes), and which have no partner;
