@@ -1,4 +1,4 @@
-"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, or the window."""
+"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, or the window."""
 
 from __future__ import annotations
 
@@ -26,9 +26,10 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
 
 
 def _subcommands() -> dict[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]]:
-    from onnxviz.cli import check, info, render, run
+    from onnxviz.cli import check, compare, diff, info, render, run
 
-    return {"info": info.configure, "check": check.configure, "render": render.configure, "run": run.configure}
+    return {"info": info.configure, "check": check.configure, "render": render.configure, "run": run.configure,
+            "diff": diff.configure, "compare": compare.configure}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         parser = _Parser(prog="onnxviz", description=(
             "Open, inspect, edit and run ONNX models. Without a subcommand, opens the window. "
-            "Subcommands: info, check, render, run (see 'onnxviz SUBCOMMAND -h')."))
+            "Subcommands: info, check, render, run, diff, compare (see 'onnxviz SUBCOMMAND -h')."))
         handler = gui.configure(parser)
         return handler(parser.parse_args(args))
     except OnnxvizError as exc:

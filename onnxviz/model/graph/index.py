@@ -383,19 +383,25 @@ def topological_order(nodes: Sequence[NodeProto], producer: dict[str, int]) -> t
     order (ties keep file order); ``cyclic`` lists the nodes that are on or
     behind a cycle. Always terminates.
     """
+    return topological_order_of_inputs([node.input for node in nodes], producer)
+
+
+def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
+                                producer: dict[str, int]) -> tuple[list[int], list[int]]:
+    """:func:`topological_order` of nodes given by their input names (already read out of the protobuf)."""
     import heapq
 
-    n = len(nodes)
+    n = len(inputs)
     indeg = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
-    for i, node in enumerate(nodes):
-        deps = {producer[x] for x in node.input if x and producer.get(x, -1) >= 0}
-        deps.discard(i)
+    for i, names in enumerate(inputs):
+        deps = {p for p in (producer.get(x, -1) for x in names if x) if p >= 0}
+        if i in deps:
+            indeg[i] += 1  # a node reading its own output is a cycle of one
+            deps.discard(i)
         for d in deps:
             succ[d].append(i)
-        indeg[i] = len(deps)
-        if any(producer.get(x, -1) == i for x in node.input if x):
-            indeg[i] += 1  # a node reading its own output is a cycle of one
+        indeg[i] += len(deps)
     heap = [i for i in range(n) if indeg[i] == 0]
     heapq.heapify(heap)
     order: list[int] = []

@@ -1,8 +1,11 @@
-"""Compare two runs value by value (two engines, or two versions of a model), matched by name."""
+"""Compare two runs value by value: two engines or two versions of one model (matched by name), or two
+different graphs (the value pairs :mod:`onnxviz.model.matching` makes). Every per-value error measure
+(max |diff|, relative error, cosine, SQNR) is computed here, and only here."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +46,13 @@ class ValueDiff:
     cosine: float
     note: str = ""
     outside: int = 0   # elements not within the comparison's Tolerance (all of them when the shapes differ)
+    sqnr_db: float = math.inf  # 20 log10(||A|| / ||A - B||), as onnxruntime's qdq_loss_debug reports it
+    b_name: str = ""   # the value of run B compared with ``name`` ("" when it is ``name`` itself)
+
+    @property
+    def other(self) -> str:
+        """The name of the value of run B this one was compared with."""
+        return self.b_name or self.name
 
     def measure(self, key: str) -> float:
         return 1.0 - self.cosine if key == "cosine_distance" else float(getattr(self, key))
@@ -57,6 +67,7 @@ class _Sums:
     dot: float = 0.0
     na: float = 0.0
     nb: float = 0.0
+    noise: float = 0.0  # sum of (a - b)^2 over elements finite on both sides
 
     def add(self, a: np.ndarray, b: np.ndarray) -> None:
         both_nan = np.isnan(a) & np.isnan(b)
@@ -73,6 +84,8 @@ class _Sums:
         self.dot += float(fa @ fb)
         self.na += float(fa @ fa)
         self.nb += float(fb @ fb)
+        gap = fa - fb
+        self.noise += float(gap @ gap)
 
     def cosine(self) -> float:
         if self.na == 0.0 and self.nb == 0.0:
@@ -81,17 +94,39 @@ class _Sums:
             return 0.0
         return self.dot / math.sqrt(self.na * self.nb)
 
+    def sqnr_db(self) -> float:
+        """Signal to quantization noise ratio in dB, A the signal: both norms are at least float64's
+        epsilon (qdq_loss_debug's convention), so identical values give a large finite figure."""
+        eps = float(np.finfo(np.float64).eps)
+        return 20.0 * math.log10(max(math.sqrt(self.na), eps) / max(math.sqrt(self.noise), eps))
 
-def diff_arrays(a: np.ndarray, b: np.ndarray,
-                tolerance: Tolerance = DEFAULT_TOLERANCE) -> tuple[float, float, float, int]:
-    """(max abs error, relative error, cosine similarity, elements outside ``tolerance``), in chunks
-    so large values stay on disk."""
+
+@dataclass(frozen=True)
+class ArrayDiff:
+    """How array B differs from array A (the reference)."""
+
+    max_abs: float
+    max_rel: float     # max |A - B| / max |A|
+    cosine: float
+    sqnr_db: float
+    outside: int       # elements outside the comparison's Tolerance
+
+
+def measure_arrays(a: np.ndarray, b: np.ndarray, tolerance: Tolerance = DEFAULT_TOLERANCE) -> ArrayDiff:
+    """Every error measure of B against A, in chunks so large values stay on disk (same sizes required)."""
     fa, fb = a.reshape(-1), b.reshape(-1)
     sums = _Sums(tolerance)
     for start in range(0, fa.size, CHUNK):
         sums.add(np.asarray(fa[start:start + CHUNK], np.float64), np.asarray(fb[start:start + CHUNK], np.float64))
     rel = sums.max_abs / sums.scale if sums.scale > 0 else (0.0 if sums.max_abs == 0 else math.inf)
-    return sums.max_abs, rel, sums.cosine(), sums.outside
+    return ArrayDiff(sums.max_abs, rel, sums.cosine(), sums.sqnr_db(), sums.outside)
+
+
+def diff_arrays(a: np.ndarray, b: np.ndarray,
+                tolerance: Tolerance = DEFAULT_TOLERANCE) -> tuple[float, float, float, int]:
+    """(max abs error, relative error, cosine similarity, elements outside ``tolerance``)."""
+    d = measure_arrays(a, b, tolerance)
+    return d.max_abs, d.max_rel, d.cosine, d.outside
 
 
 def compare_results(a: RunResult, b: RunResult, tolerance: Tolerance = DEFAULT_TOLERANCE,
@@ -99,24 +134,41 @@ def compare_results(a: RunResult, b: RunResult, tolerance: Tolerance = DEFAULT_T
     """One ValueDiff per value present in both runs (graph inputs excluded), in A's topological order;
     each counts its elements outside ``tolerance``."""
     names = [n for n, r in a.values.items() if n in b.values and r.node >= 0 and not r.scope]
-    names.sort(key=lambda n: a.values[n].order)
+    return compare_pairs(a, b, [(n, n) for n in names], tolerance, progress, token)
+
+
+def compare_pairs(a: RunResult, b: RunResult, pairs: Sequence[tuple[str, str]],
+                  tolerance: Tolerance = DEFAULT_TOLERANCE, progress: ProgressFn = no_progress,
+                  token: CancelToken | None = None) -> list[ValueDiff]:
+    """One ValueDiff per (value of A, value of B) pair captured in both runs, in A's topological order;
+    pairs of non-numeric values are left out. Two models' values pair as
+    :func:`onnxviz.model.matching.pair_values` says."""
+    present = [(x, y) for x, y in pairs if x in a.values and y in b.values]
+    present.sort(key=lambda p: a.values[p[0]].order)
     diffs = []
-    for k, name in enumerate(names):
+    for k, (name, other) in enumerate(present):
         if token is not None:
             token.check()
-        ra = a.values[name]
-        if ra.shape != b.values[name].shape:
-            diffs.append(ValueDiff(name, ra.node, ra.order, math.inf, math.inf, 0.0,
-                                   f"shapes differ: {list(ra.shape)} vs {list(b.values[name].shape)}",
-                                   max(math.prod(ra.shape), math.prod(b.values[name].shape), 1)))
-            continue
-        if not (ra.stats.numeric and b.values[name].stats.numeric):
-            continue
-        err, rel, cos, outside = diff_arrays(a.array(name), b.array(name), tolerance)
-        diffs.append(ValueDiff(name, ra.node, ra.order, err, rel, cos, outside=outside))
+        diff = _pair_diff(a, b, name, other, tolerance)
+        if diff is not None:
+            diffs.append(diff)
         if k % 32 == 0:
-            progress(k / max(1, len(names)), f"Comparing {k}/{len(names)}")
+            progress(k / max(1, len(present)), f"Comparing {k}/{len(present)}")
     return diffs
+
+
+def _pair_diff(a: RunResult, b: RunResult, name: str, other: str, tolerance: Tolerance) -> ValueDiff | None:
+    ra, rb = a.values[name], b.values[other]
+    b_name = "" if other == name else other
+    if ra.shape != rb.shape:
+        return ValueDiff(name, ra.node, ra.order, math.inf, math.inf, 0.0,
+                         f"shapes differ: {list(ra.shape)} vs {list(rb.shape)}",
+                         max(math.prod(ra.shape), math.prod(rb.shape), 1), -math.inf, b_name)
+    if not (ra.stats.numeric and rb.stats.numeric):
+        return None
+    d = measure_arrays(a.array(name), b.array(other), tolerance)
+    return ValueDiff(name, ra.node, ra.order, d.max_abs, d.max_rel, d.cosine, outside=d.outside,
+                     sqnr_db=d.sqnr_db, b_name=b_name)
 
 
 def first_exceeding(diffs: list[ValueDiff]) -> ValueDiff | None:
