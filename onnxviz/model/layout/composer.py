@@ -104,14 +104,12 @@ class _Composer:
             codes = np.fromiter(self.code_box.keys(), np.int64)
             box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
         out = np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
-        # a Constant listed inside its consumer's box is shown by that box
-        g = self.layout.graph.graph
+        # a Constant (or a weight's Identity, DequantizeLinear...) listed inside its reader's box is shown by that box
+        sg = self.layout.graph
         for node in np.flatnonzero(node_item < 0).tolist():
-            for name in g.nodes[node].output:
-                users = [c for c in g.consumers.get(name, []) if node_item[c] >= 0]
-                if users:
-                    out[node] = box_of_code[visible[node_item[users[0]]]]
-                    break
+            readers = sg.drawn_readers(node)
+            if readers:
+                out[node] = box_of_code[visible[readers[0]]]
         return out
 
     # -- edges -----------------------------------------------------------------------------

@@ -185,8 +185,7 @@ class GraphLayout:
                     return None
                 items.add(item)
             else:  # a constant listed inside its readers' boxes: their lines show its shape
-                for out in sg.graph.nodes[node].output:
-                    items.update(int(sg.node_item[c]) for c in sg.graph.consumers.get(out, []) if sg.node_item[c] >= 0)
+                items.update(sg.drawn_readers(node))
         changed: dict[int, BoxText] = {}
         for item in sorted(items):
             old = self._texts.get(item)
