@@ -27,7 +27,7 @@ from onnxviz.model.layout.blocks import (
     UNIT_OUT,
     Block,
 )
-from onnxviz.model.layout.composer import compose_scene
+from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
 from onnxviz.model.layout.layers import DUMMY_W, LevelLayout, layered_layout
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
@@ -112,7 +112,7 @@ class GraphLayout:
             progress(0.0, "Laying out the graph")
             self._block(-1)
             progress(0.95, "Routing edges")
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
             progress(1.0, "Layout done")
         finally:
             self._progress, self._cancel = no_progress, None
@@ -125,14 +125,14 @@ class GraphLayout:
             for a in self.tree.chain(g):
                 if a not in self._expanded:
                     self._toggle(a, True)
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
         return self._scene
 
     def collapse(self, group: str) -> Scene:
         g = self.tree.id_of.get(group)
         if g is not None and g in self._expanded:
             self._toggle(g, False)
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
         return self._scene
 
     def reveal(self, node: int) -> Scene:
@@ -155,11 +155,8 @@ class GraphLayout:
     def relabel(self) -> Scene:
         """Recompute only the edge labels (after inference filled ``index.inferred``)."""
         self._labels.clear()
-        scene = self._scene
-        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
         # a new Scene: the one being drawn is never changed under the painter
-        self._scene = dataclasses.replace(scene, edge_label=[t for t, _ in labels],
-                                          edge_inferred=np.array([inf for _, inf in labels], bool))
+        self._scene = self._labelled(self._scene)
         return self._scene
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -226,7 +223,36 @@ class GraphLayout:
                 return False
         return True
 
-    # -- helpers used by the scene composer ---------------------------------------------
+    # -- composing the scene -------------------------------------------------------------
+    def _compose(self) -> Scene:
+        """The scene of the shown levels, composed from plain data, with its edges labelled."""
+        blocks = self._shown_blocks()
+        n = self.graph.n_items
+        texts: dict[int, BoxText] = {}
+        for block in blocks.values():
+            for kind, ref in zip(block.kind.tolist(), block.ref.tolist(), strict=True):
+                if kind == UNIT_ITEM:
+                    texts[ref] = self.item_text(ref)
+                elif kind == UNIT_GROUP:
+                    texts[n + ref] = self.group_text(ref)
+        levels = Levels(self.scope, self.graph, self.tree, blocks, texts, self.visible_codes())
+        return self._labelled(compose_scene(levels))
+
+    def _shown_blocks(self) -> dict[int, Block]:
+        """The block of the root and of every expanded group shown within it."""
+        blocks: dict[int, Block] = {}
+        stack = [-1]
+        while stack:
+            g = stack.pop()
+            block = blocks[g] = self._block(g)
+            stack.extend(block.ref[block.kind == UNIT_BLOCK].tolist())
+        return blocks
+
+    def _labelled(self, scene: Scene) -> Scene:
+        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+        return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
+                                   edge_inferred=np.array([inf for _, inf in labels], bool))
+
     def item_text(self, item: int) -> BoxText:
         text = self._texts.get(item)
         if text is None:
@@ -251,9 +277,6 @@ class GraphLayout:
         if self._value_ids is None:
             self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
         return self._value_ids.get(name, -1)
-
-    def block_of(self, g: int) -> Block:
-        return self._block(g)
 
     def visible_codes(self) -> np.ndarray:
         """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""
