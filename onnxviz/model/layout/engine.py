@@ -30,8 +30,9 @@ from onnxviz.model.layout.blocks import (
 from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
 from onnxviz.model.layout.layers import DUMMY_W, LevelLayout, layered_layout
+from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
-from onnxviz.model.layout.scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
 from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import shape_text
@@ -40,14 +41,17 @@ SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expa
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
 AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
 AUTO_GROUP_SIZE = 500
+EDGE_NAME_TEXT = 40    # characters of a tensor name shown on its edge
 
 
 class GraphLayout:
     """Lays out one scope; ``build`` runs in a worker thread, the rest is quick."""
 
-    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None) -> None:
+    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None,
+                 options: LayoutOptions | None = None) -> None:
         self.index = index
         self.scope = scope
+        self.options = options or LayoutOptions()   # set before build; edge_names may change before relabel
         self.graph: ScopeGraph = build_scope_graph(index, scope)
         self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
         self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
@@ -189,7 +193,7 @@ class GraphLayout:
             if old is None:
                 continue  # never laid out (inside a collapsed group): a later layout reads the new text
             new = item_text(sg, item)
-            if new.size() != old.size():
+            if new.size(self.options.names) != old.size(self.options.names):
                 return None
             if new != old:
                 changed[item] = new
@@ -236,7 +240,23 @@ class GraphLayout:
                 elif kind == UNIT_GROUP:
                     texts[n + ref] = self.group_text(ref)
         levels = Levels(self.scope, self.graph, self.tree, blocks, texts, self.visible_codes())
-        return self._labelled(compose_scene(levels))
+        return self._labelled(self._oriented(compose_scene(levels)))
+
+    def _oriented(self, scene: Scene) -> Scene:
+        """The scene turned for a left-to-right drawing: every level was laid out top to bottom with
+        each box's width and height swapped, so swapping x and y gives boxes their real size, edges
+        leaving on the right and group titles along the frames' top."""
+        if not self.options.across:
+            return scene
+        return dataclasses.replace(
+            scene, direction=LEFT_TO_RIGHT, box_x=scene.box_y, box_y=scene.box_x, box_w=scene.box_h,
+            box_h=scene.box_w, edge_points=np.ascontiguousarray(scene.edge_points[:, ::-1]),
+            group_rect=np.ascontiguousarray(scene.group_rect[:, [1, 0, 3, 2]]))
+
+    def _size(self, text: BoxText) -> tuple[float, float]:
+        """A box's size as this level lays it out (turned for a left-to-right drawing)."""
+        w, h = text.size(self.options.names)
+        return (h, w) if self.options.across else (w, h)
 
     def _shown_blocks(self) -> dict[int, Block]:
         """The block of the root and of every expanded group shown within it."""
@@ -270,7 +290,11 @@ class GraphLayout:
         label = self._labels.get(vid)
         if label is None:
             t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
-            label = self._labels[vid] = (shape_text(t), bool(inferred and t is not None))
+            text = shape_text(t)
+            if self.options.edge_names:
+                name = clip(self.graph.values[vid], EDGE_NAME_TEXT)
+                text = f"{name}: {text}" if text else name
+            label = self._labels[vid] = (text, bool(inferred and t is not None))
         return label
 
     def value_id(self, name: str) -> int:
@@ -332,7 +356,7 @@ class GraphLayout:
                         before = self._blocks[(child, old_keys[child])]
                         shift += before.main_in_dx()
                 else:  # the box goes where the old frame's main entry was
-                    w, h = self.group_text(child).size()
+                    w, h = self._size(self.group_text(child))
                     kind = UNIT_GROUP
                     shift = self._blocks[(child, old_keys[child])].main_in_dx()
                 self._blocks[key] = old.resized(row, w, h, kind, shift)
@@ -398,10 +422,10 @@ class GraphLayout:
         src_dx, dst_dx = self._port_offsets(kind, ref, triples)
         lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
         edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
-        title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
+        title_w = len(tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
         self._report(g, members)
         return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
-                     min_width=title_w).fit_frame()
+                     min_width=title_w, across=self.options.across).fit_frame()
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -463,7 +487,7 @@ class GraphLayout:
             if code < n:
                 kinds.append(UNIT_ITEM)
                 refs.append(code)
-                sizes.append(self.item_text(code).size())
+                sizes.append(self._size(self.item_text(code)))
             elif code - n in self._expanded:
                 sub = self._block(code - n)
                 kinds.append(UNIT_BLOCK)
@@ -472,7 +496,7 @@ class GraphLayout:
             else:
                 kinds.append(UNIT_GROUP)
                 refs.append(code - n)
-                sizes.append(self.group_text(code - n).size())
+                sizes.append(self._size(self.group_text(code - n)))
         kinds += [UNIT_OUT] * len(out_vals)
         refs += out_vals.tolist()
         sizes += [(DUMMY_W, 0.0)] * len(out_vals)

@@ -26,6 +26,9 @@ HEADER_H = 20.0
 LINE_H = 16.0
 MIN_W = 56.0
 MAX_W = 280.0
+MAX_NAME_W = 560.0    # a box widened for its node's name (the tooltip has the whole name)
+TITLE_CHAR_W = 7.5    # a character of the bold 9 pt header text at most
+NAME_TEXT = 80        # characters of a node name kept for its box
 MAX_LINES = 8
 MAX_TEXT = 48
 TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
@@ -38,9 +41,15 @@ class BoxText:
     lines: list[str]
     category: Category
 
-    def size(self) -> tuple[float, float]:
+    def size(self, names: bool = False) -> tuple[float, float]:
+        """(width, height); with ``names``, wide enough for the node's name in the header (up to
+        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, so its title is never cut."""
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
+        if self.category == Category.GROUP:
+            w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 40))
+        elif names and self.name:
+            w = max(w, min(MAX_NAME_W, len(self.name) * TITLE_CHAR_W + 16))
         h = HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
         return w, h
 
@@ -238,7 +247,7 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
             lines.append(clip(f"{role} {_const_text(sg, x)}"))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, clip(node.name), lines, cat)
+    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat)
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
