@@ -29,7 +29,7 @@ from onnxviz.model.layout.blocks import (
 )
 from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
-from onnxviz.model.layout.layers import DUMMY_W, LevelLayout, layered_layout
+from onnxviz.model.layout.layers import DUMMY_W, LAYER_GAP, LAYER_GAP_ACROSS, LevelLayout, layered_layout
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
@@ -456,7 +456,8 @@ class GraphLayout:
             def progress(f: float, text: str) -> None:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress,
+                                 LAYER_GAP_ACROSS if self.options.across else LAYER_GAP)
             self._shapes[shape] = lay
         return lay
 

@@ -101,7 +101,7 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
     names = _remembered(window, "Show Node &Names", NAMES_KEY, canvas.set_show_names,
                         "Node names in the boxes (boxes widen for them; the tooltip has the whole name)")
-    edge_names = _remembered(window, "Show &Tensor Names on Edges", EDGE_NAMES_KEY, canvas.set_edge_names,
+    edge_names = _remembered(window, "Show Tensor Names on Ed&ges", EDGE_NAMES_KEY, canvas.set_edge_names,
                              "Each edge's tensor name before its shape")
     across = _remembered(window, "Lay Out &Left to Right", DIRECTION_KEY,
                          lambda on: canvas.set_direction(LEFT_TO_RIGHT if on else TOP_TO_BOTTOM),

@@ -20,7 +20,7 @@ from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 
-LABEL_WIDTH = 200.0   # room given to an edge label's text (shape texts are far shorter)
+LABEL_WIDTH = 640.0   # room given to an edge label's text (a tensor name and its shape; the layout keeps it free)
 
 
 @dataclass

@@ -89,11 +89,15 @@ class GraphView(QWidget):
         inputs = self.drawable.scene.box_kind == 1
         if self.drawable.scene.direction == "LR":  # the left end, the inputs in sight
             tops = self.drawable.y0[inputs]
-            cy = y + h / 2 if h <= 2 * half_h or not len(tops) else float(tops.min()) + half_h - FIT_MARGIN
+            top = float(tops.min()) if len(tops) else y
+            top = y if top - y < half_h else top
+            cy = y + h / 2 if h <= 2 * half_h else top + half_h - FIT_MARGIN
             self.center = QPointF(x - FIT_MARGIN / self.scale + half_w, cy)
         else:
             lefts = self.drawable.x0[inputs]
-            cx = x + w / 2 if w <= 2 * half_w or not len(lefts) else float(lefts.min()) + half_w - FIT_MARGIN
+            left = float(lefts.min()) if len(lefts) else x
+            left = x if left - x < half_w else left  # what starts left of the inputs, when it is near
+            cx = x + w / 2 if w <= 2 * half_w else left + half_w - FIT_MARGIN
             self.center = QPointF(cx, y - FIT_MARGIN / self.scale + half_h)
         self.update()
         self.view_changed.emit()
