@@ -49,6 +49,18 @@ def _split(parts: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def test_labels_face_away_from_the_other_edges_of_their_box() -> None:
+    """A Loop's res_y goes straight down and res_scan heads right: "5x1" sat left of the straight edge,
+    reading as res_y's. Now res_scan's label is right of its edge, res_y's left of its own."""
+    scene = _scene(onnx.load(str(node_model("test_loop11"))))
+    spots = label_spots(scene)
+    side = {scene.edge_value[int(e)]: (bool(left), float(x)) for e, x, left in zip(spots.edge, spots.x, spots.left,
+                                                                                    strict=True)}
+    edge = {scene.edge_value[e]: scene.edge_polyline(e) for e in range(scene.n_edges)}
+    assert side["res_scan"][0] is False and side["res_scan"][1] > edge["res_scan"][0][0]
+    assert side["res_y"][0] is True and side["res_y"][1] < edge["res_y"][0][0]
+
+
 def test_loop_output_labels_do_not_overlap() -> None:
     """The Loop's "1" (res_y) and "5x1" (res_scan) were drawn on top of each other."""
     scene = _scene(onnx.load(str(node_model("test_loop11"))))
@@ -84,7 +96,9 @@ def test_a_label_sits_beside_its_own_edge() -> None:
         pts = scene.edge_polyline(int(e))
         (x0, y0), (x1, y1) = pts[0], pts[1]
         at = x0 + (x1 - x0) * (y - 1 - y0) / (y1 - y0)  # the edge at the label's top
-        assert (x - at) == pytest.approx(-4.0 if left else 4.0, abs=0.01)
+        lean = min(max((x0 - x1 if left else x1 - x0) / (y1 - y0), 0.0), 3.0)  # the edge heading under it
+        away = 4.0 + lean * LABEL_LINE
+        assert (x - at) == pytest.approx(-away if left else away, abs=0.01)
 
 
 def test_one_label_per_value_even_with_several_consumers() -> None:

@@ -1,7 +1,8 @@
 """Where the shape labels of edges go: beside their own edge, as near its source as is free.
 
 Each value leaving a box gets one label, placed at the first free spot going down its edge (going
-right when the graph flows left to right): on the side the edge does not head to, else on the other.
+right when the graph flows left to right): on the side facing away from its box's other edges, else
+on the other.
 A spot is free when its text, with a little air, overlaps no other label and no box. A label with no
 free spot anywhere along its edge is left out (the edge's tooltip still gives the shape), so labels
 never run together or cover each other (a Loop's "1" and "5x1", neighbouring columns of shapes).
@@ -24,6 +25,7 @@ AIR = 4.0           # kept free left and right of a label, so two never read as 
 STEP_ACROSS = 16.0  # between two tried spots along an edge that runs left to right
 MAX_TRIES = 40      # spots tried along one edge (on each side)
 CELL = 96.0         # grid cell of the collision index
+MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
 
 Rect = tuple[float, float, float, float]
 
@@ -76,16 +78,19 @@ class _Grid:
 
 def label_spots(scene: Scene) -> LabelSpots:
     """A free spot for the label of each value leaving a box (one per value, even with several edges)."""
+    labelled = _labelled_edges(scene)
+    if not labelled:
+        return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
     grid = _Grid()
     boxes = zip(scene.box_x.tolist(), scene.box_y.tolist(), scene.box_w.tolist(), scene.box_h.tolist(), strict=True)
     for x, y, w, h in boxes:
         grid.add((x, y, x + w, y + h))
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
-    for e in _labelled_edges(scene):
+    for e, outer in labelled:
         pts = scene.edge_polyline(e).tolist()
         text = scene.edge_label[e]
-        for spot in _candidates(pts, text, across):
+        for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
             if grid.free(padded):
@@ -99,26 +104,38 @@ def label_spots(scene: Scene) -> LabelSpots:
                       np.array(left, bool))
 
 
-def _labelled_edges(scene: Scene) -> list[int]:
-    """One edge per (source box, value) with a label, sources top to bottom (left to right), each
-    source's straightest edge first."""
+def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
+    """(edge, label first on its outer side?) for one edge per (source box, value) with a label,
+    sources top to bottom (left to right), each source's straightest edge first.
+
+    The edges of a box all start at one point, so a label there must sit on the side facing away
+    from its box's other edges: right of an edge heading right, left of one heading left, and left of
+    a straight one only when a sibling heads right (a Loop's two outputs)."""
     by_source: dict[int, list[int]] = {}
     seen: set[tuple[int, str]] = set()
-    offsets = scene.edge_offsets
-    for e in range(scene.n_edges):
-        key = (int(scene.edge_src[e]), scene.edge_value[e])
-        if not scene.edge_label[e] or key in seen or offsets[e + 1] - offsets[e] < 2:
-            continue
-        seen.add(key)
-        by_source.setdefault(key[0], []).append(e)
+    offsets = scene.edge_offsets.tolist()
+    sources = scene.edge_src.tolist()
     across = scene.direction == "LR"
+    for e, (src, value, label) in enumerate(zip(sources, scene.edge_value, scene.edge_label, strict=True)):
+        if label and (src, value) not in seen and offsets[e + 1] - offsets[e] >= 2:
+            seen.add((src, value))
+            by_source.setdefault(src, []).append(e)
+    slopes: dict[int, list[float]] = {src: [] for src in by_source}
+    for e, src in enumerate(sources):
+        if src in slopes and offsets[e + 1] - offsets[e] >= 2:
+            slopes[src].append(_slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0))
     flow = scene.box_x if across else scene.box_y
-    out: list[int] = []
+    out: list[tuple[int, bool]] = []
     starts = flow.tolist()
     for src in sorted(by_source, key=lambda b: (starts[b], b)):
         edges = by_source[src]
         edges.sort(key=lambda e: abs(_slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0)))
-        out += edges
+        rightward = any(v > RIGHTWARD for v in slopes[src])
+        leftward = any(v < -RIGHTWARD for v in slopes[src])
+        for e in edges:
+            slope = _slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0)
+            outer = slope > RIGHTWARD or (abs(slope) <= RIGHTWARD and not (rightward and not leftward))
+            out.append((e, outer))  # outer: right (below, left to right); else left (above)
     return out
 
 
@@ -130,9 +147,10 @@ def _flow(pts: Points, across: bool) -> Points:
     return [[b, a] for a, b in pts] if across else pts
 
 
-def _candidates(pts: Points, text: str, across: bool) -> Iterator[tuple[float, float, bool]]:
-    """Spots (x, y, left) along the edge from its source on: first beside it on its free side, then
-    on the other side."""
+def _candidates(pts: Points, text: str, across: bool, right: bool) -> Iterator[tuple[float, float, bool]]:
+    """Spots (x, y, left) along the edge from its source on: first on the ``right`` side of it (below
+    it, left to right) or the left (above), then on the other side. A label right of an edge heading
+    right starts far enough out that the edge does not run through it."""
     flow = _flow(pts, across)
     length = flow[-1][1] - flow[0][1]
     if across:  # text runs along the edge: above it, then below it, stepping right
@@ -145,11 +163,12 @@ def _candidates(pts: Points, text: str, across: bool) -> Iterator[tuple[float, f
         return
     room = length - LABEL_LINE
     depths = [k * LABEL_LINE for k in range(MAX_TRIES) if k * LABEL_LINE <= max(room, 0.0)]
-    for flip in (False, True):
+    for left in (not right, right):
         for d in depths:
             x, y = _point_at_depth(flow, d)
-            left = (_slope(flow, d) > RIGHTWARD) != flip
-            yield (x - GAP if left else x + GAP), y + 1.0, left
+            slope = min(max(-_slope(flow, d) if left else _slope(flow, d), 0.0), MAX_LEAN)
+            away = GAP + slope * LABEL_LINE  # where the edge is at the label's bottom, and a gap
+            yield (x - away if left else x + away), y + 1.0, left
 
 
 def _segment_at(pts: Points, depth: float) -> int:
