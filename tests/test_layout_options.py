@@ -3,6 +3,8 @@ remembered in the settings and followed by everything drawn (edges, labels, grou
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +197,15 @@ def test_node_and_tensor_names_from_the_view_menu(qtbot: QtBot, example_path: Pa
     assert canvas2.view.options.show_names
     assert any(t.startswith("image: ") for t in _drawn(canvas2).edge_label)
     assert np.all(_drawn(canvas2).box_w >= 0)
+
+
+def test_cli_info_tells_an_unknown_dimension_from_an_unknown_rank(tmp_path: Path) -> None:
+    inputs = [helper.make_tensor_value_info("a", TensorProto.FLOAT, [None, 4]),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, None)]
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "g", inputs,
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    out = subprocess.run([sys.executable, "-m", "onnxviz", "info", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert "a: float32 [?, 4]" in out and "b: float32 unknown rank" in out

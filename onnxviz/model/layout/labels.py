@@ -24,7 +24,8 @@ CHAR_WIDTH = 7.5    # a 9 pt character at most, to tell whether two labels would
 AIR = 4.0           # kept free left and right of a label, so two never read as one
 STEP_ACROSS = 16.0  # between two tried spots along an edge that runs left to right
 MAX_TRIES = 40      # spots tried along one edge (on each side)
-CELL = 96.0         # grid cell of the collision index
+CELL = 160.0        # grid cell of the box index
+LABEL_CELL = 48.0   # grid cell of the label index
 MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
 
 Rect = tuple[float, float, float, float]
@@ -59,8 +60,8 @@ class _Grid:
         self.cells: dict[tuple[int, int], list[Rect]] = {}
 
     def _cells(self, r: Rect) -> Iterator[tuple[int, int]]:
-        for i in range(int(r[0] // CELL), int(r[2] // CELL) + 1):
-            for j in range(int(r[1] // CELL), int(r[3] // CELL) + 1):
+        for i in range(int(r[0] // LABEL_CELL), int(r[2] // LABEL_CELL) + 1):
+            for j in range(int(r[1] // LABEL_CELL), int(r[3] // LABEL_CELL) + 1):
                 yield i, j
 
     def add(self, r: Rect) -> None:
@@ -69,10 +70,45 @@ class _Grid:
 
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r
-        for c in self._cells(r):
-            for a in self.cells.get(c, ()):
-                if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
-                    return False
+        get = self.cells.get
+        for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
+            for j in range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1):
+                for a in get((i, j), ()):
+                    if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
+                        return False
+        return True
+
+
+class _Boxes:
+    """The boxes, bucketed by the grid cell of their top-left corner (built with numpy: a scene may
+    hold 100k boxes and few of them are ever near a label)."""
+
+    def __init__(self, scene: Scene) -> None:
+        x0, y0 = scene.box_x.astype(np.float64), scene.box_y.astype(np.float64)
+        x1, y1 = x0 + scene.box_w, y0 + scene.box_h
+        kx, ky = np.floor(x0 / CELL).astype(np.int64), np.floor(y0 / CELL).astype(np.int64)
+        order = np.lexsort((ky, kx))
+        keys = np.stack([kx[order], ky[order]], 1)
+        starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
+        ends = np.r_[starts[1:], len(keys)]
+        self.slices = {(int(a), int(b)): (int(s), int(e)) for (a, b), s, e in
+                       zip(keys[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
+        self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
+        self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
+        self.reach_y = int(float(scene.box_h.max()) // CELL) + 1 if scene.n_boxes else 0
+
+    def free(self, r: Rect) -> bool:
+        x0, y0, x1, y1 = r
+        get, rects = self.slices.get, self.rects
+        for i in range(int(x0 // CELL) - self.reach_x, int(x1 // CELL) + 1):
+            for j in range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1):
+                found = get((i, j))
+                if found is None:
+                    continue
+                for k in range(*found):
+                    a = rects[k]
+                    if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
+                        return False
         return True
 
 
@@ -81,19 +117,17 @@ def label_spots(scene: Scene) -> LabelSpots:
     labelled = _labelled_edges(scene)
     if not labelled:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-    grid = _Grid()
-    boxes = zip(scene.box_x.tolist(), scene.box_y.tolist(), scene.box_w.tolist(), scene.box_h.tolist(), strict=True)
-    for x, y, w, h in boxes:
-        grid.add((x, y, x + w, y + h))
+    grid, boxes = _Grid(), _Boxes(scene)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
+    points, offsets = scene.edge_points.tolist(), scene.edge_offsets.tolist()
     for e, outer in labelled:
-        pts = scene.edge_polyline(e).tolist()
+        pts = points[offsets[e]:offsets[e + 1]]
         text = scene.edge_label[e]
         for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
-            if grid.free(padded):
+            if grid.free(padded) and boxes.free(padded):
                 grid.add(padded)
                 rows.append((e, *spot))
                 break
@@ -120,26 +154,42 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
         if label and (src, value) not in seen and offsets[e + 1] - offsets[e] >= 2:
             seen.add((src, value))
             by_source.setdefault(src, []).append(e)
+    first = _first_slopes(scene)
     slopes: dict[int, list[float]] = {src: [] for src in by_source}
     for e, src in enumerate(sources):
-        if src in slopes and offsets[e + 1] - offsets[e] >= 2:
-            slopes[src].append(_slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0))
+        if src in slopes:
+            slopes[src].append(first[e])
     flow = scene.box_x if across else scene.box_y
     out: list[tuple[int, bool]] = []
     starts = flow.tolist()
     for src in sorted(by_source, key=lambda b: (starts[b], b)):
         edges = by_source[src]
-        edges.sort(key=lambda e: abs(_slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0)))
+        edges.sort(key=lambda e: abs(first[e]))
         rightward = any(v > RIGHTWARD for v in slopes[src])
         leftward = any(v < -RIGHTWARD for v in slopes[src])
         for e in edges:
-            slope = _slope(_flow(scene.edge_polyline(e).tolist(), across), 0.0)
+            slope = first[e]
             outer = slope > RIGHTWARD or (abs(slope) <= RIGHTWARD and not (rightward and not leftward))
             out.append((e, outer))  # outer: right (below, left to right); else left (above)
     return out
 
 
 Points = list[list[float]]
+
+
+def _first_slopes(scene: Scene) -> list[float]:
+    """Per edge, :func:`_slope` of its first segment in flow coordinates (0 for an edge of one point)."""
+    off = scene.edge_offsets
+    if scene.n_edges == 0 or len(scene.edge_points) < 2:
+        return [0.0] * scene.n_edges
+    start = np.minimum(off[:-1], len(scene.edge_points) - 2)
+    p0, p1 = scene.edge_points[start].astype(np.float64), scene.edge_points[start + 1].astype(np.float64)
+    across_, along_ = (1, 0) if scene.direction == "LR" else (0, 1)
+    dx, dy = p1[:, across_] - p0[:, across_], p1[:, along_] - p0[:, along_]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(dy > 0, dx / np.where(dy > 0, dy, 1.0), np.where(dx == 0, 0.0, np.copysign(np.inf, dx)))
+    slope[np.diff(off) < 2] = 0.0
+    return slope.tolist()
 
 
 def _flow(pts: Points, across: bool) -> Points:
@@ -155,14 +205,14 @@ def _candidates(pts: Points, text: str, across: bool, right: bool) -> Iterator[t
     length = flow[-1][1] - flow[0][1]
     if across:  # text runs along the edge: above it, then below it, stepping right
         room = length - label_width(text) - 2 * GAP
-        depths = [k * STEP_ACROSS for k in range(MAX_TRIES) if k * STEP_ACROSS <= max(room, 0.0)]
+        depths = [k * STEP_ACROSS for k in range(min(MAX_TRIES, int(max(room, 0.0) // STEP_ACROSS) + 1))]
         for below in (False, True):
             for d in depths:
                 y, x = _point_at_depth(flow, d)
                 yield x + GAP, (y + 2.0 if below else y - LABEL_LINE - 1.0), False
         return
     room = length - LABEL_LINE
-    depths = [k * LABEL_LINE for k in range(MAX_TRIES) if k * LABEL_LINE <= max(room, 0.0)]
+    depths = [k * LABEL_LINE for k in range(min(MAX_TRIES, int(max(room, 0.0) // LABEL_LINE) + 1))]
     for left in (not right, right):
         for d in depths:
             x, y = _point_at_depth(flow, d)
