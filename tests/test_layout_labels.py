@@ -12,6 +12,8 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.labels import CHAR_WIDTH, LABEL_LINE, label_spots
 from onnxviz.model.layout.scene import Scene
+from onnxviz.model.text import shape_text
+from onnxviz.ui.canvas.describe import edge_tooltip
 
 TEXT_HEIGHT = 11.0   # the glyphs of a 9 pt line
 
@@ -110,3 +112,27 @@ def test_one_label_per_value_even_with_several_consumers() -> None:
     scene = _scene(helper.make_model(graph))
     labelled = [scene.edge_value[e] for e in _rects(scene)]
     assert labelled.count("y") == 1
+
+
+def test_shape_texts_tell_names_placeholders_and_unknowns_apart() -> None:
+    def t(shape: list[object] | None) -> onnx.TypeProto:
+        return helper.make_tensor_type_proto(TensorProto.FLOAT, shape)  # type: ignore[arg-type]
+
+    assert shape_text(t([1, 3, 224])) == "1\u00d73\u00d7224"
+    assert shape_text(t(["batch", "sequence", 64])) == "batch \u00d7 sequence \u00d7 64"  # x could be in a name
+    assert shape_text(t(["batch", "unk__54", 64])) == "batch \u00d7 ? \u00d7 64"
+    assert shape_text(t(["batch", "unk__54", 64]), names=True) == "batch \u00d7 unk__54 \u00d7 64"
+    assert shape_text(t([None, 4])) == "?\u00d74"
+    assert shape_text(t(None)) == "unknown rank"
+    assert shape_text(t([])) == "scalar"
+
+
+def test_an_edge_tooltip_names_the_placeholder_its_label_shows_as_a_question_mark() -> None:
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["unk__7", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["unk__7", 4])])
+    scene = _scene(helper.make_model(graph))
+    e = scene.edge_value.index("x")
+    assert scene.edge_label[e] == "?\u00d74"
+    index = ModelIndex(helper.make_model(graph))
+    assert "unk__7 \u00d7 4" in edge_tooltip(index, scene, e)
