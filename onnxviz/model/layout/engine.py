@@ -484,11 +484,13 @@ class GraphLayout:
         kinds = [UNIT_IN] * len(in_vals)
         refs = in_vals.tolist()
         sizes = [(DUMMY_W, 0.0)] * len(in_vals)
+        names, across = self.options.names, self.options.across
         for code in units.tolist():
             if code < n:
                 kinds.append(UNIT_ITEM)
                 refs.append(code)
-                sizes.append(self._size(self.item_text(code)))
+                w, h = self.item_text(code).size(names)
+                sizes.append((h, w) if across else (w, h))
             elif code - n in self._expanded:
                 sub = self._block(code - n)
                 kinds.append(UNIT_BLOCK)

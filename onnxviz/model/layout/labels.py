@@ -154,6 +154,8 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
         if label and (src, value) not in seen and offsets[e + 1] - offsets[e] >= 2:
             seen.add((src, value))
             by_source.setdefault(src, []).append(e)
+    if not by_source:
+        return []
     first = _first_slopes(scene)
     slopes: dict[int, list[float]] = {src: [] for src in by_source}
     for e, src in enumerate(sources):

@@ -46,7 +46,7 @@ class BoxText:
         :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, so its title is never cut."""
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
-        if self.category == Category.GROUP:
+        if self.category is Category.GROUP:
             w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 40))
         elif names and self.name:
             w = max(w, min(MAX_NAME_W, len(self.name) * TITLE_CHAR_W + 16))
@@ -263,6 +263,8 @@ def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[
 
 def _const_text(sg: ScopeGraph, name: str) -> str:
     """``<64x3x7x7>``, and after it the weight operators that made the value (``· DequantizeLinear``)."""
+    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside)
+        return f"<{_plain_const_shape(sg, name)}>"
     ops: list[str] = []
     source = name
     while len(ops) < CHAIN_DEPTH:

@@ -313,16 +313,21 @@ class GraphCanvas(QWidget):
         self.set_layout_options(replace(self.layout_options, edge_names=on))
 
     def set_direction(self, direction: str) -> None:
-        """Lay the graph out top to bottom or left to right (then fit it in the window)."""
+        """Lay the graph out top to bottom or left to right (shown from its opening view)."""
         self.set_layout_options(replace(self.layout_options, direction=direction))
 
     def set_layout_options(self, options: LayoutOptions) -> None:
+        """Follow new layout choices: a new layout of the shown graph, or only new edge labels."""
         old, self.layout_options = self.layout_options, options
         if self.doc is None or self.layout_obj is None or old == options:
             return
         if replace(old, edge_names=options.edge_names) == options:  # only the labels change
-            self.layout_obj.options = options
-            self._submit(_Job("Edge labels", None, lambda lay, p, t: lay.relabel(), None, True, announce=False))
+
+            def relabel(lay: Any, progress: ProgressFn, token: CancelToken) -> Scene:
+                lay.options = options   # in the job queue: never under a layout that is running
+                return lay.relabel()
+
+            self._submit(_Job("Edge labels", None, relabel, None, True, announce=False))
             return
         scope = self._scope if self._scope in self.doc.index.graphs else ""
         expanded = self.layout_obj.expanded if scope == self._scope else None
