@@ -160,10 +160,10 @@ def _missing(name: str) -> Callable[[Path], Path]:
 NOT_A_FILE = "is not a regular file (a pipe, device or socket); only files are read"
 
 CASES = [
-    InputCase("npz_bomb", _bomb, "bomb.npz's array 'x' holds 512.0 MB, far more than input 'x' (1x3x8x8 float32) "
+    InputCase("npz_bomb", _bomb, "bomb.npz's array 'x' holds 512.0 MB, far more than input 'x' (1×3×8×8 float32) "
               "can take; refused before reading it"),
     InputCase("npz_bomb_inputs", lambda f: f / "bomb.npz", "bomb.npz's array 'x' holds 512.0 MB", whole=True),
-    InputCase("npz_lying_header", _lying_npz, "input 'x' expects 4 dimensions (1x3x8x8) but the array has shape "
+    InputCase("npz_lying_header", _lying_npz, "input 'x' expects 4 dimensions (1×3×8×8) but the array has shape "
               "1099511627776"),
     InputCase("npz_lying_header_free", lambda f: f / "lying.npz", "lying.npz's array 'x' would take 4.0 TB, more "
               "than the", model="free"),
@@ -178,7 +178,7 @@ CASES = [
     InputCase("npz_damaged_stream", _damaged_stream, "stream.npz's array 'x' is an .npz file that is truncated or damaged"),
     InputCase("npz_size_lie", _size_lie, "size_lie.npz is an .npz file that is truncated or damaged", model="free"),
     InputCase("pb_many_dims", _many_dims, "expects 1 dimensions (n) but the array has shape "
-              "1x1x1x1x...x1x1x1x1 (3000 dimensions)", model="free"),
+              "1×1×1×1×...×1×1×1×1 (3000 dimensions)", model="free"),
     InputCase("npy_pickled", _pickled, "objects.npy holds Python objects; onnxviz loads plain arrays only, never pickles"),
     InputCase("pb_absolute", _external_pb("absolute.pb", "/etc/passwd"),
               "tensor 'x' points to an absolute path '/etc/passwd'; refused, only files in absolute.pb's folder are read"),
@@ -228,7 +228,7 @@ _ORDERS = ["False", "True", "0", "'x'"]
 
 
 def input_seeds() -> list[tuple[str, bytes]]:
-    """Valid files for input x (1x3x8x8 float32): an .npy, .npz stored and deflated, a TensorProto .pb
+    """Valid files for input x (1×3×8×8 float32): an .npy, .npz stored and deflated, a TensorProto .pb
     with raw data and one with float_data."""
     array = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
     npy, stored, deflated = io.BytesIO(), io.BytesIO(), io.BytesIO()

@@ -256,8 +256,8 @@ def test_tooltips_and_context_menu(qtbot: QtBot, example_path: Path) -> None:
     stem_conv = next(i for i, n in enumerate(window.doc.model.graph.node) if n.name == "/stem/conv/Conv")
     conv = canvas.drawable.node_box[stem_conv]
     text = canvas._tooltip(conv, -1)
-    assert "<b>Conv</b>" in text and "/stem/conv/Conv" in text and "float32 [batchx3x32x32]" in text
-    assert "stem.conv.weight: float32 [16x3x3x3] (initializer)" in text
+    assert "<b>Conv</b>" in text and "/stem/conv/Conv" in text and "float32 [batch × 3 × 32 × 32]" in text
+    assert "stem.conv.weight: float32 [16×3×3×3] (initializer)" in text
     edge = int(np.flatnonzero(canvas.drawable.scene.edge_src == conv)[0])
     assert canvas.drawable.scene.edge_value[edge] in canvas._tooltip(-1, edge)
     pos = show_box(canvas, conv)

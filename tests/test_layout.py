@@ -133,7 +133,7 @@ def test_example_lays_out_with_weights_inside_boxes(example_path: Path) -> None:
     conv = scene.box_of_node(0)
     assert scene.box_title[conv] == "Conv"
     assert scene.box_name[conv] == "/stem/conv/Conv"
-    assert scene.box_lines[conv] == ["W <16x3x3x3>", "B <16>"]
+    assert scene.box_lines[conv] == ["W <16×3×3×3>", "B <16>"]
     assert scene.box_category[conv] == Category.CONV
     kinds = scene.box_kind.tolist()
     assert kinds.count(BoxKind.INPUT) == 1 and kinds.count(BoxKind.OUTPUT) == 1
@@ -175,7 +175,7 @@ def test_weights_made_by_constant_of_shape_are_listed_in_boxes() -> None:
     _, scene = lay_out(onnx.load(LIGHT_MODELS / "light_resnet50.onnx"))
     convs = [i for i in range(scene.n_boxes) if scene.box_title[i] == "Conv"]
     assert len(convs) == 53
-    assert scene.box_lines[convs[0]] == ["W <64x3x7x7>"]
+    assert scene.box_lines[convs[0]] == ["W <64×3×7×7>"]
     assert "ConstantOfShape" not in scene.box_title
 
 
@@ -245,7 +245,7 @@ def test_initializers_declared_as_inputs_are_not_terminals() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=3)
     _, scene = lay_out(model)
     assert "w" not in scene.box_title
-    assert scene.box_lines[scene.box_of_node(0)] == ["B <4x4>"]
+    assert scene.box_lines[scene.box_of_node(0)] == ["B <4×4>"]
 
 
 def test_if_body_shows_outer_scope_reads_as_inputs() -> None:
@@ -368,9 +368,9 @@ def test_relabel_uses_inferred_shapes(example_path: Path) -> None:
     inferred = onnx.shape_inference.infer_shapes(model)
     layout.index.set_inferred({"": {v.name: v.type for v in inferred.graph.value_info}})
     scene = layout.relabel()
-    assert scene.edge_label[e] == "batchx16x16x16" and scene.edge_inferred[e]
+    assert scene.edge_label[e] == "batch × 16 × 16 × 16" and scene.edge_inferred[e]
     image = scene.edge_value.index("image")
-    assert scene.edge_label[image] == "batchx3x32x32" and not scene.edge_inferred[image]
+    assert scene.edge_label[image] == "batch × 3 × 32 × 32" and not scene.edge_inferred[image]
 
 
 def test_progress_and_cancel(synth_big: onnx.ModelProto) -> None:

@@ -52,10 +52,10 @@ def test_problem_appears_on_node_and_clears_on_undo(qtbot: QtBot, window: MainWi
 def test_inferred_shapes_follow_an_edit(qtbot: QtBot, window: MainWindow) -> None:
     doc = window.doc
     assert doc is not None
-    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "batchx16x16x16"
+    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "batch × 16 × 16 × 16"
     with qtbot.waitSignal(window.validation.finished, timeout=20000):
         doc.set_value_type("image", shape=[1, 3, 32, 32])
-    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "1x16x16x16"
+    assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "1×16×16×16"
 
 
 def test_stale_results_are_dropped(example_path: Path) -> None:

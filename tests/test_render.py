@@ -28,6 +28,15 @@ def test_render_example_png_and_svg(tmp_path: Path, example_path: Path, capsys: 
     assert "<svg" in text and ">/stem/" in text   # node names instead of op types
 
 
+def test_render_left_to_right_with_tensor_names(tmp_path: Path, example_path: Path) -> None:
+    png, svg = tmp_path / "across.png", tmp_path / "across.svg"
+    assert main(["render", str(example_path), "-o", str(png), "--left-to-right"]) == 0
+    image = QImage(str(png))
+    assert image.width() > 1000 and image.height() < image.width() / 2
+    assert main(["render", str(example_path), "-o", str(svg), "--tensor-names"]) == 0
+    assert ">image: batch × 3 × 32 × 32<" in svg.read_text()
+
+
 @pytest.mark.parametrize("folder", ["test_if", "test_loop11", "test_scan9_sum", "test_range_float_type_positive_delta_expanded"])
 def test_render_control_flow_models_and_their_bodies(tmp_path: Path, folder: str) -> None:
     path = node_model(folder)

@@ -93,7 +93,7 @@ def test_run_refuses_a_generated_input_too_big_for_memory(capsys: pytest.Capture
                                                           example_path: Path) -> None:
     code, out, err = run_cli(capsys, "run", str(example_path), "--dim", "batch=100000000")
     assert code == 2 and not out
-    assert "input 'image' would take 1.1 TB (100000000x3x32x32 float32)" in err
+    assert "input 'image' would take 1.1 TB (100000000×3×32×32 float32)" in err
     assert err.rstrip().endswith("choose smaller sizes for batch") and "Traceback" not in err
 
 

@@ -49,7 +49,7 @@ def test_a_size_declared_minus_one_is_a_dynamic_dimension_with_a_warning() -> No
     assert not [p for p in index.problems if p.severity == Severity.ERROR]
     assert refusal(index) == ""
     specs = input_specs(index.model)
-    assert symbolic_dims(specs) == ["x[0]"] and specs[0].shape_text == "-1x3"
+    assert symbolic_dims(specs) == ["x[0]"] and specs[0].shape_text == "-1×3"
     assert build_feeds(specs, {}, {"x[0]": 5})["x"].shape == (5, 3)
 
 
@@ -195,7 +195,7 @@ def test_typed_strings_are_split_and_shaped_to_the_input() -> None:
     assert strings_from_text(spec, "a, b\nc d\n", {}).tolist() == [["a, b"], ["c d"]]  # lines keep commas
     fixed = InputSpec("t", TensorProto.STRING, (2, "n"))
     assert strings_from_text(fixed, "a,b,c,d", {"n": 5}).shape == (2, 2)
-    with pytest.raises(RunError, match=r"input 't' \(2xn\) takes a multiple of 2 strings, not 3"):
+    with pytest.raises(RunError, match=r"input 't' \(2 × n\) takes a multiple of 2 strings, not 3"):
         strings_from_text(fixed, "a,b,c", {})
     with pytest.raises(RunError, match="type the strings of input 'text'"):
         strings_from_text(spec, "  \n", {})

@@ -522,7 +522,7 @@ def test_inputs_too_big_for_memory_are_refused_in_the_dialog_and_made_in_the_run
     dialog.accept()
     assert dialog.isVisible() and dialog.feeds is None
     message = unbreak(dialog.error.text())
-    assert message.startswith("Input 'x' would take 232.8 TB (999999x999999x64 float32)")
+    assert message.startswith("Input 'x' would take 232.8 TB (999999×999999×64 float32)")
     assert message.endswith("choose smaller sizes for N, seq.")
     dialog.dim_boxes["seq"].setValue(2)
     assert dialog.error.isHidden()

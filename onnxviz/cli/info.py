@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sig(v: dict[str, Any]) -> str:
-    shape = "?" if v["shape"] is None else "[" + ", ".join("?" if d is None else f"{d}" for d in v["shape"]) + "]"
+    # an unknown dimension is "?" within the brackets ([?, 4]); a shape of unknown rank says so
+    shape = "unknown rank" if v["shape"] is None else "[" + ", ".join("?" if d is None else f"{d}" for d in v["shape"]) + "]"
     return f"  {v['name']}: {v['dtype'] or '?'} {shape}"
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from onnxviz.cli.output import say
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 
 if TYPE_CHECKING:
     from onnxviz.model.graph.index import ModelIndex
@@ -26,7 +27,9 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("--scale", type=float, default=1.0,
                         help="pixels per layout unit for PNG (default 1; reduced for huge graphs)")
     parser.add_argument("--scope", default="", help="a subgraph scope such as '12.then_branch' (default: main graph)")
-    parser.add_argument("--names", action="store_true", help="show node names instead of op types")
+    parser.add_argument("--names", action="store_true", help="show node names instead of op types (boxes widen for them)")
+    parser.add_argument("--tensor-names", action="store_true", help="write each edge's tensor name before its shape")
+    parser.add_argument("--left-to-right", action="store_true", help="lay the graph out left to right")
     parser.add_argument("--no-shapes", action="store_true", help="skip shape inference for edge labels")
     return run
 
@@ -53,22 +56,24 @@ def run(args: argparse.Namespace) -> int:
         from onnxviz.model.graph.validation import infer_types
 
         index.set_inferred(infer_types(doc.model).types)
-    scene = lay_out(index, args.scope, args.expand_all)
+    options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
+                            direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
+    scene = lay_out(index, args.scope, args.expand_all, options)
     drawable = Drawable(scene)
-    options = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
-    export_image(drawable, out, scale=args.scale, options=options)
+    paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
+    export_image(drawable, out, scale=args.scale, options=paint)
     scale = image_scale(drawable, args.scale)
     note = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
     say(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")
     return 0
 
 
-def lay_out(index: ModelIndex, scope: str, expand_all: bool) -> Scene:
+def lay_out(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> Scene:
     from onnxviz.model.layout.engine import GraphLayout
 
-    layout = GraphLayout(index, scope)
+    layout = GraphLayout(index, scope, options=options)
     if expand_all:
-        layout = GraphLayout(index, scope, expanded=layout.tree.paths)
+        layout = GraphLayout(index, scope, expanded=layout.tree.paths, options=options)
     return layout.build()
 
 

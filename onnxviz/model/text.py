@@ -15,30 +15,58 @@ QUOTED_CHARS = 80  # of a name quoted in a problem's message
 SHOWN_DIMS = 8  # of a shape written in a sentence: the first and last few, and how many
 
 
+DIM_SEP = "\u00d7"  # the multiplication sign: "x" could be part of a dimension's name
+PLACEHOLDER = re.compile(r"unk__\d+")  # the names shape inference makes up for dimensions it cannot tell
+
+
+def join_dims(dims: Sequence[str]) -> str:
+    """Dimensions joined with \u00d7: ``1\u00d73\u00d7224``, or spaced when a name is among them
+    (``batch \u00d7 sequence \u00d7 64``), so the separator never reads as part of a name."""
+    named = any(not (d.lstrip("-").isdigit() or d in ("?", "...")) for d in dims)
+    return (f" {DIM_SEP} " if named else DIM_SEP).join(dims)
+
+
 def dims_text(dims: list[str]) -> str:
-    """Dimensions joined as ``1x3x224x224``; a shape of more than :data:`SHOWN_DIMS` dimensions (a file
-    may declare thousands) as its first and last few and their count: ``1x3x8x8x...x0x64 (300 dimensions)``."""
+    """Dimensions joined as ``1\u00d73\u00d7224\u00d7224``; a shape of more than :data:`SHOWN_DIMS` dimensions (a file
+    may declare thousands) as its first and last few and their count: ``1\u00d73\u00d78\u00d78\u00d7...\u00d70\u00d764 (300 dimensions)``."""
     if len(dims) <= SHOWN_DIMS:
-        return "x".join(dims)
+        return join_dims(dims)
     half = SHOWN_DIMS // 2
-    return f"{'x'.join(dims[:half])}x...x{'x'.join(dims[-half:])} ({len(dims)} dimensions)"
+    return f"{join_dims([*dims[:half], '...', *dims[-half:]])} ({len(dims)} dimensions)"
 
 
-def shape_text(t: TypeProto | None) -> str:
-    """Short text of a type's shape: ``1x3x224x224``, ``batchx?x768``, ``?`` (unknown rank), ``scalar``."""
+def dim_texts(t: TypeProto, names: bool = False) -> list[str] | None:
+    """A tensor type's dimensions as texts (None when the rank is unknown): numbers, names, ``?`` for an
+    unknown one and for a shape-inference placeholder (``unk__54``; kept when ``names``)."""
+    tt: Any = getattr(t, t.WhichOneof("value") or "tensor_type")
+    if not tt.HasField("shape"):
+        return None
+    out = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            out.append(str(d.dim_value))
+            continue
+        name = _text(d.dim_param)
+        out.append(name if name and (names or not PLACEHOLDER.fullmatch(name)) else "?")
+    return out
+
+
+def shape_text(t: TypeProto | None, names: bool = False) -> str:
+    """Short text of a type's shape: ``1\u00d73\u00d7224\u00d7224``, ``batch \u00d7 ? \u00d7 768``,
+    ``unknown rank``, ``scalar``. Shape-inference placeholders (``unk__54``) read ``?`` unless ``names``
+    (tooltips give them)."""
     if t is None:
         return ""
     which = t.WhichOneof("value")
     if which == "tensor_type" or which == "sparse_tensor_type":
-        tt: Any = getattr(t, which)
-        if not tt.HasField("shape"):
-            return "?"
-        dims = [str(d.dim_value) if d.HasField("dim_value") else (_text(d.dim_param) or "?") for d in tt.shape.dim]
-        return "x".join(dims) if dims else "scalar"
+        dims = dim_texts(t, names)
+        if dims is None:
+            return "unknown rank"
+        return dims_text(dims) if dims else "scalar"
     if which == "sequence_type":
-        return f"seq({shape_text(t.sequence_type.elem_type)})"
+        return f"seq({shape_text(t.sequence_type.elem_type, names)})"
     if which == "optional_type":
-        return f"opt({shape_text(t.optional_type.elem_type)})"
+        return f"opt({shape_text(t.optional_type.elem_type, names)})"
     if which == "map_type":
         return "map"
     return ""
@@ -70,8 +98,8 @@ def tensor_dtype_name(elem_type: int) -> str:
 
 
 def tensor_type_text(data_type: int, dims: list[int] | tuple[int, ...]) -> str:
-    """A tensor's element type and dimensions as one short text: ``float32[3x3]``, ``int64[scalar]``."""
-    return f"{tensor_dtype_name(data_type)}[{'x'.join(str(d) for d in dims) or 'scalar'}]"
+    """A tensor's element type and dimensions as one short text: ``float32[3\u00d73]``, ``int64[scalar]``."""
+    return f"{tensor_dtype_name(data_type)}[{join_dims([str(d) for d in dims]) or 'scalar'}]"
 
 
 def shape_list(t: TypeProto | None) -> list[int | str | None] | None:

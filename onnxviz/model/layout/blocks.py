@@ -42,11 +42,17 @@ class Block:
     pad_x: float = 0.0                  # frame corner to the layout's (0, 0)
     pad_top: float = 0.0
     min_width: float = 0.0              # room for the frame's title
+    across: bool = False                # laid out for a left-to-right drawing (x and y swapped when drawn)
 
     def fit_frame(self) -> Block:
         cw, ch = self.lay.size()
         if self.group < 0:
             self.width, self.height, self.pad_x, self.pad_top = cw, ch, 0.0, 0.0
+            return self
+        if self.across:  # drawn turned: this layout's left side becomes the frame's top, where the title goes
+            self.width, self.pad_x = cw + FRAME_HEADER + FRAME_PAD, FRAME_HEADER
+            self.height = max(ch + 2 * FRAME_PAD, self.min_width)
+            self.pad_top = (self.height - ch) / 2
             return self
         self.width = max(cw + 2 * FRAME_PAD, self.min_width)
         self.pad_x = (self.width - cw) / 2

@@ -1,4 +1,8 @@
-"""Turning the laid-out levels of a :class:`GraphLayout` into one flat :class:`Scene`.
+"""Turning the laid-out levels of one scope into one flat :class:`Scene`.
+
+The composer reads plain data only (:class:`Levels`: the scope's graph and group
+tree, the shown levels' blocks, the texts of the boxes, which unit shows each
+item); the layout engine gathers it and labels the edges afterwards.
 
 Boxes get absolute positions by walking the nested blocks. An edge between
 two visible boxes in different levels is the concatenation of its route in
@@ -9,36 +13,51 @@ through their entry ports.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
+from onnxviz.model.layout.groups import GroupTree
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
+from onnxviz.model.layout.scope import BoxText, ScopeGraph
 from onnxviz.model.layout.util import unique_rows
-
-if TYPE_CHECKING:
-    from onnxviz.model.layout.engine import GraphLayout
 
 Point = tuple[float, float]
 
 
+@dataclass(frozen=True)
+class Levels:
+    """Everything the composer reads about one laid-out scope.
+
+    A unit code is an item id, or ``n_items + group id`` for a collapsed group.
+    """
+
+    scope: str
+    graph: ScopeGraph
+    tree: GroupTree
+    blocks: Mapping[int, Block]     # each shown level: -1 (the root) and every shown expanded group
+    texts: Mapping[int, BoxText]    # per unit code that has a box in one of those levels
+    visible: np.ndarray             # per item: the unit code of the box showing it
+
+
 class _Composer:
-    def __init__(self, layout: GraphLayout) -> None:
-        self.layout = layout
-        self.n_items = layout.graph.n_items
-        self.blocks: dict[int, Block] = {}
+    def __init__(self, levels: Levels) -> None:
+        self.levels = levels
+        self.n_items = levels.graph.n_items
+        self.blocks = levels.blocks
         self.origin: dict[int, Point] = {}
         self.segments: dict[tuple[int, int], list[Point]] = {}
         self.chains: dict[int, list[int]] = {}
-        self.scene = Scene(scope=layout.scope)
+        self.scene = Scene(scope=levels.scope)
         self.code_box: dict[int, int] = {}
-        self.item_group: list[int] = layout.tree.item_group.tolist()
-        self.group_parent: list[int] = layout.tree.parent.tolist()
+        self.item_group: list[int] = levels.tree.item_group.tolist()
+        self.group_parent: list[int] = levels.tree.parent.tolist()
 
     # -- boxes ----------------------------------------------------------------------------
     def place_boxes(self) -> None:
-        layout, sg = self.layout, self.layout.graph
+        sg, tree, texts = self.levels.graph, self.levels.tree, self.levels.texts
         xs: list[float] = []
         ys: list[float] = []
         ws: list[float] = []
@@ -50,32 +69,29 @@ class _Composer:
         stack: list[tuple[int, float, float]] = [(-1, 0.0, 0.0)]
         while stack:
             g, ox, oy = stack.pop()
-            block = layout.block_of(g)
-            self.blocks[g] = block
+            block = self.blocks[g]
             self.origin[g] = (ox, oy)
             lay = block.lay
             plain = lay.plain()
             for row, (kind, ref) in enumerate(zip(block.kind.tolist(), block.ref.tolist(), strict=True)):
                 x, y = ox + plain.x[row], oy + plain.y[row]
                 if kind == UNIT_BLOCK:
-                    sub = layout.block_of(ref)
-                    frames.append((layout.tree.paths[ref], (x, y, plain.w[row], plain.h[row]),
-                                   int(layout.tree.depth[ref])))
+                    sub = self.blocks[ref]
+                    frames.append((tree.paths[ref], (x, y, plain.w[row], plain.h[row]), int(tree.depth[ref])))
                     stack.append((ref, x + sub.pad_x, y + sub.pad_top))
                     continue
                 if kind not in (UNIT_ITEM, UNIT_GROUP):
                     continue
                 if kind == UNIT_ITEM:
-                    text = layout.item_text(ref)
                     item_kind = sg.item_kind[ref]
                     node = sg.item_node[ref]
                     s.box_ref.append(BoxRef(item_kind, node=node, value=sg.item_value[ref]))
                     code = ref
                 else:
-                    text = layout.group_text(ref)
                     item_kind = BoxKind.GROUP
-                    s.box_ref.append(BoxRef(BoxKind.GROUP, group=layout.tree.paths[ref]))
+                    s.box_ref.append(BoxRef(BoxKind.GROUP, group=tree.paths[ref]))
                     code = self.n_items + ref
+                text = texts[code]
                 self.code_box[code] = len(xs)
                 xs.append(x)
                 ys.append(y)
@@ -98,25 +114,23 @@ class _Composer:
         s.group_depth = np.array([f[2] for f in frames], np.int16)
 
     def node_boxes(self, visible: np.ndarray) -> np.ndarray:
-        node_item = self.layout.graph.node_item
-        box_of_code = np.full(self.n_items + self.layout.tree.n_groups + 1, -1, np.int64)
+        node_item = self.levels.graph.node_item
+        box_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
         if self.code_box:
             codes = np.fromiter(self.code_box.keys(), np.int64)
             box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
         out = np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
-        # a Constant listed inside its consumer's box is shown by that box
-        g = self.layout.graph.graph
+        # a Constant (or a weight's Identity, DequantizeLinear...) listed inside its reader's box is shown by that box
+        sg = self.levels.graph
         for node in np.flatnonzero(node_item < 0).tolist():
-            for name in g.nodes[node].output:
-                users = [c for c in g.consumers.get(name, []) if node_item[c] >= 0]
-                if users:
-                    out[node] = box_of_code[visible[node_item[users[0]]]]
-                    break
+            readers = sg.drawn_readers(node)
+            if readers:
+                out[node] = box_of_code[visible[readers[0]]]
         return out
 
     # -- edges -----------------------------------------------------------------------------
     def route_edges(self, visible: np.ndarray) -> None:
-        sg = self.layout.graph
+        sg = self.levels.graph
         s = self.scene
         if len(sg.e_src):
             triples = np.stack([visible[sg.e_src], visible[sg.e_dst], sg.e_val], 1)
@@ -139,11 +153,8 @@ class _Composer:
             offsets.append(len(points))
             vids.append(v)
         s.edge_value = [sg.values[v] for v in vids]
-        labels = [self.layout.edge_label(v) for v in vids]
         s.edge_src = np.array(srcs, np.int32)
         s.edge_dst = np.array(dsts, np.int32)
-        s.edge_label = [t for t, _ in labels]
-        s.edge_inferred = np.array([inf for _, inf in labels], bool)
         s.edge_offsets = np.array(offsets, np.int64)
         s.edge_points = np.array(points, np.float32).reshape(-1, 2)
 
@@ -154,7 +165,7 @@ class _Composer:
     def chain(self, g: int) -> list[int]:
         found = self.chains.get(g)
         if found is None:
-            found = self.chains[g] = self.layout.tree.chain(g)
+            found = self.chains[g] = self.levels.tree.chain(g)
         return found
 
     def route(self, a: int, b: int, v: int, sb: int, db: int) -> list[Point]:
@@ -214,10 +225,10 @@ class _Composer:
         return pts
 
 
-def compose_scene(layout: GraphLayout) -> Scene:
-    composer = _Composer(layout)
+def compose_scene(levels: Levels) -> Scene:
+    """The scene of ``levels``; its edges are not labelled yet (``edge_label`` is empty)."""
+    composer = _Composer(levels)
     composer.place_boxes()
-    visible = layout.visible_codes()
-    composer.route_edges(visible)
-    composer.scene.node_box = composer.node_boxes(visible)
+    composer.route_edges(levels.visible)
+    composer.scene.node_box = composer.node_boxes(levels.visible)
     return composer.scene

@@ -27,11 +27,12 @@ from onnxviz.model.layout.blocks import (
     UNIT_OUT,
     Block,
 )
-from onnxviz.model.layout.composer import compose_scene
+from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
-from onnxviz.model.layout.layers import DUMMY_W, LevelLayout, layered_layout
+from onnxviz.model.layout.layers import DUMMY_W, LAYER_GAP, LAYER_GAP_ACROSS, LevelLayout, layered_layout
+from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
-from onnxviz.model.layout.scope import CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
 from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import shape_text
@@ -40,14 +41,17 @@ SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expa
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
 AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
 AUTO_GROUP_SIZE = 500
+EDGE_NAME_TEXT = 40    # characters of a tensor name shown on its edge
 
 
 class GraphLayout:
     """Lays out one scope; ``build`` runs in a worker thread, the rest is quick."""
 
-    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None) -> None:
+    def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None,
+                 options: LayoutOptions | None = None) -> None:
         self.index = index
         self.scope = scope
+        self.options = options or LayoutOptions()   # set before build; edge_names may change before relabel
         self.graph: ScopeGraph = build_scope_graph(index, scope)
         self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
         self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
@@ -112,7 +116,7 @@ class GraphLayout:
             progress(0.0, "Laying out the graph")
             self._block(-1)
             progress(0.95, "Routing edges")
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
             progress(1.0, "Layout done")
         finally:
             self._progress, self._cancel = no_progress, None
@@ -125,14 +129,14 @@ class GraphLayout:
             for a in self.tree.chain(g):
                 if a not in self._expanded:
                     self._toggle(a, True)
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
         return self._scene
 
     def collapse(self, group: str) -> Scene:
         g = self.tree.id_of.get(group)
         if g is not None and g in self._expanded:
             self._toggle(g, False)
-            self._scene = compose_scene(self)
+            self._scene = self._compose()
         return self._scene
 
     def reveal(self, node: int) -> Scene:
@@ -155,11 +159,8 @@ class GraphLayout:
     def relabel(self) -> Scene:
         """Recompute only the edge labels (after inference filled ``index.inferred``)."""
         self._labels.clear()
-        scene = self._scene
-        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
         # a new Scene: the one being drawn is never changed under the painter
-        self._scene = dataclasses.replace(scene, edge_label=[t for t, _ in labels],
-                                          edge_inferred=np.array([inf for _, inf in labels], bool))
+        self._scene = self._labelled(self._scene)
         return self._scene
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -185,15 +186,14 @@ class GraphLayout:
                     return None
                 items.add(item)
             else:  # a constant listed inside its readers' boxes: their lines show its shape
-                for out in sg.graph.nodes[node].output:
-                    items.update(int(sg.node_item[c]) for c in sg.graph.consumers.get(out, []) if sg.node_item[c] >= 0)
+                items.update(sg.drawn_readers(node))
         changed: dict[int, BoxText] = {}
         for item in sorted(items):
             old = self._texts.get(item)
             if old is None:
                 continue  # never laid out (inside a collapsed group): a later layout reads the new text
             new = item_text(sg, item)
-            if new.size() != old.size():
+            if new.size(self.options.names) != old.size(self.options.names):
                 return None
             if new != old:
                 changed[item] = new
@@ -227,7 +227,52 @@ class GraphLayout:
                 return False
         return True
 
-    # -- helpers used by the scene composer ---------------------------------------------
+    # -- composing the scene -------------------------------------------------------------
+    def _compose(self) -> Scene:
+        """The scene of the shown levels, composed from plain data, with its edges labelled."""
+        blocks = self._shown_blocks()
+        n = self.graph.n_items
+        texts: dict[int, BoxText] = {}
+        for block in blocks.values():
+            for kind, ref in zip(block.kind.tolist(), block.ref.tolist(), strict=True):
+                if kind == UNIT_ITEM:
+                    texts[ref] = self.item_text(ref)
+                elif kind == UNIT_GROUP:
+                    texts[n + ref] = self.group_text(ref)
+        levels = Levels(self.scope, self.graph, self.tree, blocks, texts, self.visible_codes())
+        return self._labelled(self._oriented(compose_scene(levels)))
+
+    def _oriented(self, scene: Scene) -> Scene:
+        """The scene turned for a left-to-right drawing: every level was laid out top to bottom with
+        each box's width and height swapped, so swapping x and y gives boxes their real size, edges
+        leaving on the right and group titles along the frames' top."""
+        if not self.options.across:
+            return scene
+        return dataclasses.replace(
+            scene, direction=LEFT_TO_RIGHT, box_x=scene.box_y, box_y=scene.box_x, box_w=scene.box_h,
+            box_h=scene.box_w, edge_points=np.ascontiguousarray(scene.edge_points[:, ::-1]),
+            group_rect=np.ascontiguousarray(scene.group_rect[:, [1, 0, 3, 2]]))
+
+    def _size(self, text: BoxText) -> tuple[float, float]:
+        """A box's size as this level lays it out (turned for a left-to-right drawing)."""
+        w, h = text.size(self.options.names)
+        return (h, w) if self.options.across else (w, h)
+
+    def _shown_blocks(self) -> dict[int, Block]:
+        """The block of the root and of every expanded group shown within it."""
+        blocks: dict[int, Block] = {}
+        stack = [-1]
+        while stack:
+            g = stack.pop()
+            block = blocks[g] = self._block(g)
+            stack.extend(block.ref[block.kind == UNIT_BLOCK].tolist())
+        return blocks
+
+    def _labelled(self, scene: Scene) -> Scene:
+        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+        return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
+                                   edge_inferred=np.array([inf for _, inf in labels], bool))
+
     def item_text(self, item: int) -> BoxText:
         text = self._texts.get(item)
         if text is None:
@@ -245,16 +290,17 @@ class GraphLayout:
         label = self._labels.get(vid)
         if label is None:
             t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
-            label = self._labels[vid] = (shape_text(t), bool(inferred and t is not None))
+            text = shape_text(t)
+            if self.options.edge_names:
+                name = clip(self.graph.values[vid], EDGE_NAME_TEXT)
+                text = f"{name}: {text}" if text else name
+            label = self._labels[vid] = (text, bool(inferred and t is not None))
         return label
 
     def value_id(self, name: str) -> int:
         if self._value_ids is None:
             self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
         return self._value_ids.get(name, -1)
-
-    def block_of(self, g: int) -> Block:
-        return self._block(g)
 
     def visible_codes(self) -> np.ndarray:
         """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""
@@ -310,7 +356,7 @@ class GraphLayout:
                         before = self._blocks[(child, old_keys[child])]
                         shift += before.main_in_dx()
                 else:  # the box goes where the old frame's main entry was
-                    w, h = self.group_text(child).size()
+                    w, h = self._size(self.group_text(child))
                     kind = UNIT_GROUP
                     shift = self._blocks[(child, old_keys[child])].main_in_dx()
                 self._blocks[key] = old.resized(row, w, h, kind, shift)
@@ -376,10 +422,10 @@ class GraphLayout:
         src_dx, dst_dx = self._port_offsets(kind, ref, triples)
         lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
         edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
-        title_w = len(tree.title(g)) * CHAR_W + 24 if g >= 0 else 0.0
+        title_w = len(tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
         self._report(g, members)
         return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
-                     min_width=title_w).fit_frame()
+                     min_width=title_w, across=self.options.across).fit_frame()
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -410,7 +456,8 @@ class GraphLayout:
             def progress(f: float, text: str) -> None:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress,
+                                 LAYER_GAP_ACROSS if self.options.across else LAYER_GAP)
             self._shapes[shape] = lay
         return lay
 
@@ -437,11 +484,13 @@ class GraphLayout:
         kinds = [UNIT_IN] * len(in_vals)
         refs = in_vals.tolist()
         sizes = [(DUMMY_W, 0.0)] * len(in_vals)
+        names, across = self.options.names, self.options.across
         for code in units.tolist():
             if code < n:
                 kinds.append(UNIT_ITEM)
                 refs.append(code)
-                sizes.append(self.item_text(code).size())
+                w, h = self.item_text(code).size(names)
+                sizes.append((h, w) if across else (w, h))
             elif code - n in self._expanded:
                 sub = self._block(code - n)
                 kinds.append(UNIT_BLOCK)
@@ -450,7 +499,7 @@ class GraphLayout:
             else:
                 kinds.append(UNIT_GROUP)
                 refs.append(code - n)
-                sizes.append(self.group_text(code - n).size())
+                sizes.append(self._size(self.group_text(code - n)))
         kinds += [UNIT_OUT] * len(out_vals)
         refs += out_vals.tolist()
         sizes += [(DUMMY_W, 0.0)] * len(out_vals)

@@ -38,8 +38,8 @@ class SizedText(BoxText):
 
     fixed: tuple[float, float] = (0.0, 0.0)
 
-    def size(self) -> tuple[float, float]:
-        return self.fixed
+    def size(self, names: bool = False) -> tuple[float, float]:
+        return self.fixed   # the room its bodies take, whatever the names
 
 
 @dataclass

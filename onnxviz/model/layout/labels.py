@@ -1,12 +1,16 @@
-"""Where the shape labels of edges go: beside their edge just below the source box, and the
-labels of one box's outputs stacked a line apart, so they never overlap.
+"""Where the shape labels of edges go: beside their own edge, as near its source as is free.
 
-All edges of a box leave from about the same point (its bottom centre): labels placed at the
-start of each edge were drawn on top of each other (a Loop's "1" and "5x1", a Split's parts).
+Each value leaving a box gets one label, placed at the first free spot going down its edge (going
+right when the graph flows left to right): on the side facing away from its box's other edges, else
+on the other.
+A spot is free when its text, with a little air, overlaps no other label and no box. A label with no
+free spot anywhere along its edge is left out (the edge's tooltip still gives the shape), so labels
+never run together or cover each other (a Loop's "1" and "5x1", neighbouring columns of shapes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +21,14 @@ LABEL_LINE = 13.0   # scene units between stacked labels: the 9 pt label text an
 GAP = 4.0           # between the edge and its label
 RIGHTWARD = 0.05    # dx/dy beyond which an edge heads right and its label goes on its left
 CHAR_WIDTH = 7.5    # a 9 pt character at most, to tell whether two labels would collide
+AIR = 4.0           # kept free left and right of a label, so two never read as one
+STEP_ACROSS = 16.0  # between two tried spots along an edge that runs left to right
+MAX_TRIES = 40      # spots tried along one edge (on each side)
+CELL = 160.0        # grid cell of the box index
+LABEL_CELL = 48.0   # grid cell of the label index
+MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
+
+Rect = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -30,20 +42,95 @@ class LabelSpots:
     left: np.ndarray   # (k,) bool
 
 
+def label_width(text: str) -> float:
+    return CHAR_WIDTH * len(text)
+
+
+def label_rect(x: float, y: float, left: bool, text: str) -> Rect:
+    """(x0, y0, x1, y1) of a label's text drawn at a spot."""
+    width = label_width(text)
+    x0 = x - width if left else x
+    return x0, y, x0 + width, y + LABEL_LINE
+
+
+class _Grid:
+    """Rectangles bucketed by grid cell: is a new one free of all of them?"""
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[Rect]] = {}
+
+    def _cells(self, r: Rect) -> Iterator[tuple[int, int]]:
+        for i in range(int(r[0] // LABEL_CELL), int(r[2] // LABEL_CELL) + 1):
+            for j in range(int(r[1] // LABEL_CELL), int(r[3] // LABEL_CELL) + 1):
+                yield i, j
+
+    def add(self, r: Rect) -> None:
+        for c in self._cells(r):
+            self.cells.setdefault(c, []).append(r)
+
+    def free(self, r: Rect) -> bool:
+        x0, y0, x1, y1 = r
+        get = self.cells.get
+        for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
+            for j in range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1):
+                for a in get((i, j), ()):
+                    if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
+                        return False
+        return True
+
+
+class _Boxes:
+    """The boxes, bucketed by the grid cell of their top-left corner (built with numpy: a scene may
+    hold 100k boxes and few of them are ever near a label)."""
+
+    def __init__(self, scene: Scene) -> None:
+        x0, y0 = scene.box_x.astype(np.float64), scene.box_y.astype(np.float64)
+        x1, y1 = x0 + scene.box_w, y0 + scene.box_h
+        kx, ky = np.floor(x0 / CELL).astype(np.int64), np.floor(y0 / CELL).astype(np.int64)
+        order = np.lexsort((ky, kx))
+        keys = np.stack([kx[order], ky[order]], 1)
+        starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
+        ends = np.r_[starts[1:], len(keys)]
+        self.slices = {(int(a), int(b)): (int(s), int(e)) for (a, b), s, e in
+                       zip(keys[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
+        self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
+        self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
+        self.reach_y = int(float(scene.box_h.max()) // CELL) + 1 if scene.n_boxes else 0
+
+    def free(self, r: Rect) -> bool:
+        x0, y0, x1, y1 = r
+        get, rects = self.slices.get, self.rects
+        for i in range(int(x0 // CELL) - self.reach_x, int(x1 // CELL) + 1):
+            for j in range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1):
+                found = get((i, j))
+                if found is None:
+                    continue
+                for k in range(*found):
+                    a = rects[k]
+                    if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
+                        return False
+        return True
+
+
 def label_spots(scene: Scene) -> LabelSpots:
-    """A spot for the label of each value leaving a box (one per value, even with several edges)."""
-    by_source: dict[int, list[int]] = {}
-    seen: set[tuple[int, str]] = set()
-    for e in range(scene.n_edges):
-        key = (int(scene.edge_src[e]), scene.edge_value[e])
-        if not scene.edge_label[e] or key in seen or len(scene.edge_polyline(e)) < 2:
-            continue
-        seen.add(key)
-        by_source.setdefault(key[0], []).append(e)
+    """A free spot for the label of each value leaving a box (one per value, even with several edges)."""
+    labelled = _labelled_edges(scene)
+    if not labelled:
+        return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
+    grid, boxes = _Grid(), _Boxes(scene)
+    across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
-    for edges in by_source.values():
-        edges.sort(key=lambda e: abs(_slope(scene.edge_polyline(e), 0.0)))  # the straightest edge on top
-        rows += _stack(scene, edges)
+    points, offsets = scene.edge_points.tolist(), scene.edge_offsets.tolist()
+    for e, outer in labelled:
+        pts = points[offsets[e]:offsets[e + 1]]
+        text = scene.edge_label[e]
+        for spot in _candidates(pts, text, across, outer):
+            x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
+            padded = (x0 - AIR, y0, x1 + AIR, y1)
+            if grid.free(padded) and boxes.free(padded):
+                grid.add(padded)
+                rows.append((e, *spot))
+                break
     if not rows:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
     edge, x, y, left = zip(*rows, strict=True)
@@ -51,64 +138,114 @@ def label_spots(scene: Scene) -> LabelSpots:
                       np.array(left, bool))
 
 
-def _stack(scene: Scene, edges: list[int]) -> list[tuple[int, float, float, bool]]:
-    """The labels of one box's outputs a line apart down their edges; those that do not fit above
-    the next layer go just above their edge's end (the targets are apart), or wherever they are free."""
-    placed: list[tuple[int, float, float, bool]] = []
-    for k, e in enumerate(edges):
-        pts = scene.edge_polyline(e)
-        room = float(pts[-1][1] - pts[0][1]) - LABEL_LINE
-        if k * LABEL_LINE <= room:
-            placed.append(_spot(e, pts, k * LABEL_LINE))
-            continue
-        tries = [_spot(e, pts, max(room, 0.0))] + [_spot(e, pts, j * LABEL_LINE) for j in range(k)]
-        free = [t for t in tries if not any(_collide(scene, t, q) for q in placed)]
-        placed.append(free[0] if free else _spot(e, pts, k * LABEL_LINE))
-    return placed
+def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
+    """(edge, label first on its outer side?) for one edge per (source box, value) with a label,
+    sources top to bottom (left to right), each source's straightest edge first.
+
+    The edges of a box all start at one point, so a label there must sit on the side facing away
+    from its box's other edges: right of an edge heading right, left of one heading left, and left of
+    a straight one only when a sibling heads right (a Loop's two outputs)."""
+    by_source: dict[int, list[int]] = {}
+    seen: set[tuple[int, str]] = set()
+    offsets = scene.edge_offsets.tolist()
+    sources = scene.edge_src.tolist()
+    across = scene.direction == "LR"
+    for e, (src, value, label) in enumerate(zip(sources, scene.edge_value, scene.edge_label, strict=True)):
+        if label and (src, value) not in seen and offsets[e + 1] - offsets[e] >= 2:
+            seen.add((src, value))
+            by_source.setdefault(src, []).append(e)
+    if not by_source:
+        return []
+    first = _first_slopes(scene)
+    slopes: dict[int, list[float]] = {src: [] for src in by_source}
+    for e, src in enumerate(sources):
+        if src in slopes:
+            slopes[src].append(first[e])
+    flow = scene.box_x if across else scene.box_y
+    out: list[tuple[int, bool]] = []
+    starts = flow.tolist()
+    for src in sorted(by_source, key=lambda b: (starts[b], b)):
+        edges = by_source[src]
+        edges.sort(key=lambda e: abs(first[e]))
+        rightward = any(v > RIGHTWARD for v in slopes[src])
+        leftward = any(v < -RIGHTWARD for v in slopes[src])
+        for e in edges:
+            slope = first[e]
+            outer = slope > RIGHTWARD or (abs(slope) <= RIGHTWARD and not (rightward and not leftward))
+            out.append((e, outer))  # outer: right (below, left to right); else left (above)
+    return out
 
 
-def _spot(e: int, pts: np.ndarray, depth: float) -> tuple[int, float, float, bool]:
-    x, y = _point_at_depth(pts, depth)
-    left = _slope(pts, depth) > RIGHTWARD
-    return e, (x - GAP if left else x + GAP), y + 1.0, left
+Points = list[list[float]]
 
 
-def _extent(scene: Scene, spot: tuple[int, float, float, bool]) -> tuple[float, float, float, float]:
-    e, x, y, left = spot
-    width = CHAR_WIDTH * len(scene.edge_label[e])
-    x0 = x - width if left else x
-    return x0, y, x0 + width, y + LABEL_LINE
+def _first_slopes(scene: Scene) -> list[float]:
+    """Per edge, :func:`_slope` of its first segment in flow coordinates (0 for an edge of one point)."""
+    off = scene.edge_offsets
+    if scene.n_edges == 0 or len(scene.edge_points) < 2:
+        return [0.0] * scene.n_edges
+    start = np.minimum(off[:-1], len(scene.edge_points) - 2)
+    p0, p1 = scene.edge_points[start].astype(np.float64), scene.edge_points[start + 1].astype(np.float64)
+    across_, along_ = (1, 0) if scene.direction == "LR" else (0, 1)
+    dx, dy = p1[:, across_] - p0[:, across_], p1[:, along_] - p0[:, along_]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(dy > 0, dx / np.where(dy > 0, dy, 1.0), np.where(dx == 0, 0.0, np.copysign(np.inf, dx)))
+    slope[np.diff(off) < 2] = 0.0
+    return slope.tolist()
 
 
-def _collide(scene: Scene, a: tuple[int, float, float, bool], b: tuple[int, float, float, bool]) -> bool:
-    ax0, ay0, ax1, ay1 = _extent(scene, a)
-    bx0, by0, bx1, by1 = _extent(scene, b)
-    return ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
+def _flow(pts: Points, across: bool) -> Points:
+    """The polyline with the flow direction as its second coordinate (x and y swapped left to right)."""
+    return [[b, a] for a, b in pts] if across else pts
 
 
-def _segment_at(pts: np.ndarray, depth: float) -> int:
+def _candidates(pts: Points, text: str, across: bool, right: bool) -> Iterator[tuple[float, float, bool]]:
+    """Spots (x, y, left) along the edge from its source on: first on the ``right`` side of it (below
+    it, left to right) or the left (above), then on the other side. A label right of an edge heading
+    right starts far enough out that the edge does not run through it."""
+    flow = _flow(pts, across)
+    length = flow[-1][1] - flow[0][1]
+    if across:  # text runs along the edge: above it, then below it, stepping right
+        room = length - label_width(text) - 2 * GAP
+        depths = [k * STEP_ACROSS for k in range(min(MAX_TRIES, int(max(room, 0.0) // STEP_ACROSS) + 1))]
+        for below in (False, True):
+            for d in depths:
+                y, x = _point_at_depth(flow, d)
+                yield x + GAP, (y + 2.0 if below else y - LABEL_LINE - 1.0), False
+        return
+    room = length - LABEL_LINE
+    depths = [k * LABEL_LINE for k in range(min(MAX_TRIES, int(max(room, 0.0) // LABEL_LINE) + 1))]
+    for left in (not right, right):
+        for d in depths:
+            x, y = _point_at_depth(flow, d)
+            slope = min(max(-_slope(flow, d) if left else _slope(flow, d), 0.0), MAX_LEAN)
+            away = GAP + slope * LABEL_LINE  # where the edge is at the label's bottom, and a gap
+            yield (x - away if left else x + away), y + 1.0, left
+
+
+def _segment_at(pts: Points, depth: float) -> int:
     """The segment of the polyline that reaches ``depth`` below its first point (the last one if none)."""
-    target = float(pts[0][1]) + depth
+    target = pts[0][1] + depth
     for i in range(len(pts) - 1):
-        if float(pts[i + 1][1]) >= target:
+        if pts[i + 1][1] >= target:
             return i
     return len(pts) - 2
 
 
-def _slope(pts: np.ndarray, depth: float) -> float:
+def _slope(pts: Points, depth: float) -> float:
     """dx/dy of the polyline at ``depth`` (inf for a level segment)."""
     i = _segment_at(pts, depth)
-    dx, dy = float(pts[i + 1][0] - pts[i][0]), float(pts[i + 1][1] - pts[i][1])
+    dx, dy = pts[i + 1][0] - pts[i][0], pts[i + 1][1] - pts[i][1]
     if dy <= 0:
         return 0.0 if dx == 0 else float(np.copysign(np.inf, dx))
     return dx / dy
 
 
-def _point_at_depth(pts: np.ndarray, depth: float) -> tuple[float, float]:
+def _point_at_depth(pts: Points, depth: float) -> tuple[float, float]:
     """The point of the polyline ``depth`` below its first point (its end when it is shorter)."""
     i = _segment_at(pts, depth)
-    x0, y0, x1, y1 = float(pts[i][0]), float(pts[i][1]), float(pts[i + 1][0]), float(pts[i + 1][1])
-    target = float(pts[0][1]) + depth
+    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
+    target = pts[0][1] + depth
     if target >= y1:
         return x1, y1
     if target <= y0:

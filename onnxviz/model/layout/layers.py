@@ -32,6 +32,7 @@ BOX_GAP = 24.0      # horizontal space between two boxes
 DUMMY_GAP = 12.0    # between an edge slot and anything
 DUMMY_W = 2.0
 LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
+LAYER_GAP_ACROSS = 96.0  # the same laid out for a left-to-right drawing: labels run along the edges there
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
@@ -116,13 +117,15 @@ class LevelLayout:
 def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
-                   dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress) -> LevelLayout:
+                   dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress,
+                   layer_gap: float = LAYER_GAP) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
     (a group's entry and exit ports). ``src_dx``/``dst_dx`` give, per edge, where
     it leaves/enters its unit relative to the unit's centre (a port on a nested
-    group's frame), so such edges can be drawn straight too. Coordinates start at (0, 0).
+    group's frame), so such edges can be drawn straight too. ``layer_gap``: room between two
+    layers for the edges and their labels. Coordinates start at (0, 0).
     """
     n = len(w)
     top = np.zeros(n, bool) if top is None else top
@@ -149,7 +152,7 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     progress(0.6, "Placing boxes")
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
     graph.straighten_chains()
-    return graph.result(src, dst, reversed_)
+    return graph.result(src, dst, reversed_, layer_gap)
 
 
 def _never() -> None:
@@ -477,7 +480,7 @@ class _Slots:
         return (xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2), base
 
     # -- result -----------------------------------------------------------------------
-    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray) -> LevelLayout:
+    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray, gap: float) -> LevelLayout:
         n_layers = len(self.layers)
         heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
         band_top = np.zeros(n_layers)
@@ -486,7 +489,7 @@ class _Slots:
             band_top[lay] = y
             # port layers (zero height) hug the frame: half a gap next to them
             port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
-            y += heights[lay] + (LAYER_GAP if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
+            y += heights[lay] + (gap if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)

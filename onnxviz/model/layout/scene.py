@@ -69,6 +69,7 @@ class Scene:
     """
 
     scope: str = ""
+    direction: str = "TB"   # "TB": data flows top to bottom; "LR": left to right (edges leave boxes on the right)
     # boxes
     box_x: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))  # left
     box_y: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))  # top

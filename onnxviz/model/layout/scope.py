@@ -19,13 +19,16 @@ from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, GraphIndex, Mode
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
-from onnxviz.model.text import display_name, dtype_text, shape_text
+from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
 
 CHAR_W = 7.0
 HEADER_H = 20.0
 LINE_H = 16.0
 MIN_W = 56.0
 MAX_W = 280.0
+MAX_NAME_W = 560.0    # a box widened for its node's name (the tooltip has the whole name)
+TITLE_CHAR_W = 7.5    # a character of the bold 9 pt header text at most
+NAME_TEXT = 80        # characters of a node name kept for its box
 MAX_LINES = 8
 MAX_TEXT = 48
 TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
@@ -38,9 +41,15 @@ class BoxText:
     lines: list[str]
     category: Category
 
-    def size(self) -> tuple[float, float]:
+    def size(self, names: bool = False) -> tuple[float, float]:
+        """(width, height); with ``names``, wide enough for the node's name in the header (up to
+        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, so its title is never cut."""
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
+        if self.category is Category.GROUP:
+            w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 40))
+        elif names and self.name:
+            w = max(w, min(MAX_NAME_W, len(self.name) * TITLE_CHAR_W + 16))
         h = HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
         return w, h
 
@@ -67,6 +76,19 @@ class ScopeGraph:
     @property
     def n_items(self) -> int:
         return len(self.item_kind)
+
+    def drawn_readers(self, node: int) -> list[int]:
+        """Items of the drawn nodes reading what hidden node ``node`` makes (through other hidden nodes)."""
+        g, found, stack, seen = self.graph, [], [node], {node}
+        while stack:
+            for name in g.nodes[stack.pop()].output:
+                for c in g.consumers.get(name, []) if name else []:
+                    if self.node_item[c] >= 0:
+                        found.append(int(self.node_item[c]))
+                    elif c not in seen:
+                        seen.add(c)
+                        stack.append(c)
+        return found
 
     def item_names(self) -> list[str]:
         nodes = self.graph.nodes
@@ -113,18 +135,32 @@ def _add_item(sg: ScopeGraph, kind: BoxKind, node: int, value: str, note: str) -
 
 
 CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape"})
+# operators that only reshape, retype or dequantize a weight: fed by constants alone, they are drawn as a
+# marked line of their reader's box (``W <64x64> · DequantizeLinear``), not as a box of their own
+WEIGHT_OPS = frozenset({"Identity", "DequantizeLinear", "Cast", "CastLike", "Transpose", "Reshape",
+                        "Unsqueeze", "Squeeze", "Flatten"})
+SAME_SHAPE_OPS = frozenset({"Identity", "DequantizeLinear", "Cast", "CastLike"})
+CHAIN_DEPTH = 8  # weight operators listed after a weight's shape
 
 
 def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
     """Constant-making nodes shown inside their consumers (adds their outputs to ``const_values``).
 
     A ``Constant``, or a ``ConstantOfShape`` of a constant shape, qualifies when
-    every output is used by some node and none is a graph output.
+    every output is used by some node and none is a graph output; so does a
+    weight operator (:data:`WEIGHT_OPS`) whose inputs are all constants, e.g. the
+    ``Identity`` of a shared weight or the ``DequantizeLinear`` of an int8 one,
+    and chains of them (nodes are visited in file order, which is topological).
     """
     outputs = set(g.output_names)
     hidden: set[int] = set()
     for i, node in enumerate(g.nodes):
-        if node.op_type not in CONSTANT_OPS or node.domain not in ("", "ai.onnx"):
+        op = node.op_type
+        if op not in CONSTANT_OPS and op not in WEIGHT_OPS:
+            continue
+        if node.domain not in ("", "ai.onnx") and not (op == "DequantizeLinear" and node.domain == "com.microsoft"):
+            continue
+        if op in WEIGHT_OPS and not any(node.input):
             continue
         if not all(x in const_values for x in node.input if x):
             continue
@@ -208,10 +244,10 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
     if consts:
         for k, x in consts[:MAX_LINES]:
             role = roles[min(k, len(roles) - 1)] if roles else x
-            lines.append(clip(f"{role} <{_const_shape(sg, x)}>"))
+            lines.append(clip(f"{role} {_const_text(sg, x)}"))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, clip(node.name), lines, cat)
+    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat)
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
@@ -225,15 +261,34 @@ def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[
     return clip(title), cat, roles
 
 
-def _const_shape(sg: ScopeGraph, name: str) -> str:
+def _const_text(sg: ScopeGraph, name: str) -> str:
+    """``<64x3x7x7>``, and after it the weight operators that made the value (``· DequantizeLinear``)."""
+    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside)
+        return f"<{_plain_const_shape(sg, name)}>"
+    ops: list[str] = []
+    source = name
+    while len(ops) < CHAIN_DEPTH:
+        p = sg.graph.producer.get(source, -1)
+        node = sg.graph.nodes[p] if p >= 0 else None
+        if node is None or node.op_type not in WEIGHT_OPS or not node.input:
+            break
+        ops.append(node.op_type)
+        source = node.input[0]
+    shape = _plain_const_shape(sg, name)
+    if shape == "?" and ops and all(op in SAME_SHAPE_OPS for op in ops):
+        shape = _plain_const_shape(sg, source)
+    return " · ".join([f"<{shape}>", *reversed(ops)])
+
+
+def _plain_const_shape(sg: ScopeGraph, name: str) -> str:
     dims = _initializer_dims(sg).get(name)
     if dims is not None:
-        return "x".join(str(d) for d in dims) if dims else "scalar"
+        return join_dims([str(d) for d in dims]) if dims else "scalar"
     t, _ = sg.index.type_of(sg.graph.scope, name)
     if t is not None:
         return shape_text(t)
     p = sg.graph.producer.get(name, -1)
-    if p >= 0:
+    if p >= 0 and sg.graph.nodes[p].op_type in CONSTANT_OPS:
         return _constant_node_shape(sg, sg.graph.nodes[p])
     return "?"
 
@@ -253,7 +308,7 @@ def _constant_node_shape(sg: ScopeGraph, node: onnx.NodeProto) -> str:
     for a in node.attribute:
         if a.name in ("value", "sparse_value"):
             dims = list(a.t.dims) if a.name == "value" else list(a.sparse_tensor.dims)
-            return "x".join(str(d) for d in dims) if dims else "scalar"
+            return join_dims([str(d) for d in dims]) if dims else "scalar"
         if a.name in ("value_floats", "value_ints", "value_strings"):
             return str(len(a.floats) or len(a.ints) or len(a.strings))
         if a.name in ("value_float", "value_int", "value_string"):
@@ -271,4 +326,4 @@ def _shape_tensor_text(sg: ScopeGraph, name: str) -> str:
         dims = onnx.numpy_helper.to_array(tensor).tolist()
     except Exception:  # noqa: BLE001 - a broken tensor only costs the label
         return "?"
-    return "x".join(str(d) for d in dims) if dims else "scalar"
+    return join_dims([str(d) for d in dims]) if dims else "scalar"

@@ -21,7 +21,7 @@ shown in a bar over the canvas.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope
 from onnxviz.model.heap import settle
 from onnxviz.model.layout.inline import EMBEDDED, Embedded
+from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
@@ -102,6 +103,7 @@ class GraphCanvas(QWidget):
         self.doc: Document | None = None
         self.layout_obj: Any = None
         self.drawable: Drawable | None = None
+        self.layout_options = LayoutOptions()   # View menu choices every layout of this canvas follows
         self._scope = ""
         self._trail: list[str] = [""]
         self._layout_index: Any = None
@@ -308,8 +310,36 @@ class GraphCanvas(QWidget):
         self.view.update()
 
     def set_show_names(self, on: bool) -> None:
+        """Node names in the box headers; boxes are laid out again, wide enough for them."""
         self.view.options.show_names = on
         self.view.update()
+        self.set_layout_options(replace(self.layout_options, names=on))
+
+    def set_edge_names(self, on: bool) -> None:
+        """Tensor names before the shapes on edges (only the labels are made again)."""
+        self.set_layout_options(replace(self.layout_options, edge_names=on))
+
+    def set_direction(self, direction: str) -> None:
+        """Lay the graph out top to bottom or left to right (shown from its opening view)."""
+        self.set_layout_options(replace(self.layout_options, direction=direction))
+
+    def set_layout_options(self, options: LayoutOptions) -> None:
+        """Follow new layout choices: a new layout of the shown graph, or only new edge labels."""
+        old, self.layout_options = self.layout_options, options
+        if self.doc is None or self.layout_obj is None or old == options:
+            return
+        if replace(old, edge_names=options.edge_names) == options:  # only the labels change
+
+            def relabel(lay: Any, progress: ProgressFn, token: CancelToken) -> Scene:
+                lay.options = options   # in the job queue: never under a layout that is running
+                return lay.relabel()
+
+            self._submit(_Job("Edge labels", None, relabel, None, True, announce=False))
+            return
+        scope = self._scope if self._scope in self.doc.index.graphs else ""
+        expanded = self.layout_obj.expanded if scope == self._scope else None
+        self._load_scope(scope, self._trail if scope == self._scope else [""], expanded,
+                         keep_view=old.direction == options.direction)  # turned: the opening view again
 
     def open_search(self) -> None:
         self._place_overlays()
@@ -340,9 +370,12 @@ class GraphCanvas(QWidget):
         index = self.doc.index
         factory = self.layout_factory
         self._inline = inline
+        options = self.layout_options
 
         def make() -> Any:
-            return factory(index, scope, expanded, inline) if inline else factory(index, scope, expanded)
+            layout = factory(index, scope, expanded, inline) if inline else factory(index, scope, expanded)
+            layout.options = options
+            return layout
 
         def finish() -> None:
             self._layout_index = index
@@ -773,25 +806,32 @@ class GraphCanvas(QWidget):
         return np.array(sorted(b for b in boxes if b >= 0), np.int64)
 
     def step(self, direction: str) -> None:
-        """Move the selection: up = a producer, down = a consumer, left/right = neighbour in the same row."""
+        """Move the selection: up = a producer, down = a consumer, left/right = neighbour in the same row
+        (left to right: left = a producer, right = a consumer, up/down = neighbour in the same column)."""
         d = self.drawable
         box = self.selected_box()
         if d is None or box < 0:
             return
         producers, consumers = d.neighbours(box)
+        s = d.scene
+        # along: the way data flows; across: the row (a column when the graph flows left to right)
+        across, along, size = (d.y0, d.x0, s.box_w) if s.direction == "LR" else (d.x0, d.y0, s.box_h)
+        width = s.box_h if s.direction == "LR" else s.box_w
+        if s.direction == "LR":
+            direction = {"left": "up", "right": "down", "up": "left", "down": "right"}[direction]
         if direction in ("up", "down"):
             candidates = producers if direction == "up" else consumers
             if not len(candidates):
                 return
-            cx = d.x0[box] + d.scene.box_w[box] / 2
-            target = int(candidates[np.argmin(np.abs(d.x0[candidates] + d.scene.box_w[candidates] / 2 - cx))])
+            centre = across[box] + width[box] / 2
+            target = int(candidates[np.argmin(np.abs(across[candidates] + width[candidates] / 2 - centre))])
         else:
-            same_row = np.flatnonzero(np.abs(d.y0 - d.y0[box]) < max(float(d.scene.box_h[box]) / 2, 1.0))
-            dx = d.x0[same_row] - d.x0[box]
-            side = same_row[dx < 0] if direction == "left" else same_row[dx > 0]
+            same_row = np.flatnonzero(np.abs(along - along[box]) < max(float(size[box]) / 2, 1.0))
+            delta = across[same_row] - across[box]
+            side = same_row[delta < 0] if direction == "left" else same_row[delta > 0]
             if not len(side):
                 return
-            target = int(side[np.argmin(np.abs(d.x0[side] - d.x0[box]))])
+            target = int(side[np.argmin(np.abs(across[side] - across[box]))])
         self._on_box_clicked(target)
         self._follow_selection(center=True)
 

@@ -6,7 +6,7 @@ from html import escape
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.scene import BoxKind, Scene
-from onnxviz.model.text import dtype_text, shape_text, tensor_dtype_name
+from onnxviz.model.text import dtype_text, join_dims, shape_text, tensor_dtype_name
 
 MAX_PORTS = 8
 
@@ -16,7 +16,7 @@ def value_text(index: ModelIndex, scope: str, name: str) -> str:
     if t is None:
         return escape(name) + _initializer_text(index, scope, name)
     kind = " <i>(inferred)</i>" if inferred else ""
-    return f"{escape(name)}: {escape(dtype_text(t))} [{escape(shape_text(t))}]{kind}"
+    return f"{escape(name)}: {escape(dtype_text(t))} [{escape(shape_text(t, names=True))}]{kind}"
 
 
 def _initializer_text(index: ModelIndex, scope: str, name: str) -> str:
@@ -25,7 +25,7 @@ def _initializer_text(index: ModelIndex, scope: str, name: str) -> str:
         if g.graph is not None and name in g.initializer_names:
             for tensor in g.graph.initializer:
                 if tensor.name == name:
-                    dims = "x".join(str(d) for d in tensor.dims) or "scalar"
+                    dims = join_dims([str(d) for d in tensor.dims]) or "scalar"
                     return f": {escape(tensor_dtype_name(tensor.data_type))} [{dims}] (initializer)"
         g = g.parent
     return ""

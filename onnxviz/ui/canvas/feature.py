@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 from onnxviz.ui.canvas.canvas import GraphCanvas
 from onnxviz.ui.canvas.minimap import DOCKED, PLACE_NAMES, PLACES
 from onnxviz.ui.settings import read_bool, read_text
@@ -29,12 +31,17 @@ def install(window: MainWindow) -> GraphCanvas:
     window.model_changed.connect(canvas.on_model_changed)
     window.theme_changed.connect(canvas.set_dark)
     canvas.set_dark(window.is_dark)
+    canvas.layout_options = remembered_options(window.settings)
+    canvas.view.options.show_names = canvas.layout_options.names
     _add_actions(window, canvas)
     return canvas
 
 
 MINIMAP_KEY = "canvas/minimap"
 MINIMAP_PLACE_KEY = "canvas/minimap_place"
+NAMES_KEY = "view/node_names"
+EDGE_NAMES_KEY = "view/tensor_names"
+DIRECTION_KEY = "view/left_to_right"
 
 # The keys GraphView.keyPressEvent and the search box handle themselves: (where, what, keys)
 KEY_ROWS = (
@@ -63,6 +70,26 @@ def _action(window: MainWindow, text: str, slot: object,
     return action
 
 
+def remembered_options(settings: QSettings) -> LayoutOptions:
+    """The layout choices the user made last time (View menu)."""
+    return LayoutOptions(names=read_bool(settings, NAMES_KEY, False),
+                         edge_names=read_bool(settings, EDGE_NAMES_KEY, False),
+                         direction=LEFT_TO_RIGHT if read_bool(settings, DIRECTION_KEY, False) else TOP_TO_BOTTOM)
+
+
+def _remembered(window: MainWindow, text: str, key: str, apply: Callable[[bool], None], tip: str) -> QAction:
+    """A checkable View menu action whose state is kept in the settings under ``key``."""
+
+    def toggled(on: bool) -> None:
+        window.settings.setValue(key, on)
+        apply(on)
+
+    action = _action(window, text, toggled, None, tip)
+    action.setCheckable(True)
+    action.setChecked(read_bool(window.settings, key, False))
+    return action
+
+
 def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     view = canvas.view
     menu = window.view_menu
@@ -75,8 +102,13 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     find = _action(window, "Fin&d...", canvas.open_search, QKeySequence.StandardKey.Find,
                    "Find nodes, op types, values and initializers")
     up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
-    names = _action(window, "Show Node &Names", canvas.set_show_names, None, "Show node names under op types")
-    names.setCheckable(True)
+    names = _remembered(window, "Show Node &Names", NAMES_KEY, canvas.set_show_names,
+                        "Node names in the boxes (boxes widen for them; the tooltip has the whole name)")
+    edge_names = _remembered(window, "Show Tensor Names on Ed&ges", EDGE_NAMES_KEY, canvas.set_edge_names,
+                             "Each edge's tensor name before its shape")
+    across = _remembered(window, "Lay Out &Left to Right", DIRECTION_KEY,
+                         lambda on: canvas.set_direction(LEFT_TO_RIGHT if on else TOP_TO_BOTTOM),
+                         "Data flows from left to right instead of top to bottom")
     expand_all = _action(window, "E&xpand All Groups", lambda: canvas.expand_all(True), None,
                          "Show every node (lays the graph out again)")
     collapse_all = _action(window, "&Collapse All Groups", lambda: canvas.expand_all(False), None,
@@ -87,13 +119,14 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     for action in (fit, actual, zoom_in, zoom_out):
         menu.addAction(action)
     menu.addSeparator()
-    for action in (find, up, expand_all, collapse_all, names, minimap):
+    for action in (find, up, expand_all, collapse_all, names, edge_names, across, minimap):
         menu.addAction(action)
     menu.addMenu(_minimap_place_menu(window, canvas))
     menu.addSeparator()
     menu.addAction(export_action)
     canvas.actions_by_name.update({"fit": fit, "actual": actual, "zoom_in": zoom_in, "zoom_out": zoom_out,
-                                   "find": find, "up": up, "names": names, "minimap": minimap,
+                                   "find": find, "up": up, "names": names, "edge_names": edge_names,
+                                   "left_to_right": across, "minimap": minimap,
                                    "expand_all": expand_all, "collapse_all": collapse_all,
                                    "export": export_action})
     canvas.add_tool_buttons([(zoom_out, "−"), (zoom_in, "+"), (actual, "1:1"), (fit, "Fit"), (find, "Find")])

@@ -21,7 +21,7 @@ from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
 
 OUTER_CAPTION = "from the outer graph"
-LABEL_WIDTH = 200.0   # room given to an edge label's text (shape texts are far shorter)
+LABEL_WIDTH = 640.0   # room given to an edge label's text (a tensor name and its shape; the layout keeps it free)
 
 
 @dataclass

@@ -83,12 +83,22 @@ class GraphView(QWidget):
         self._auto_view = True   # re-applied on resize until the user moves the view
         if self.drawable is None or self.scale >= HOME_SCALE:
             return
-        x, y, w, _ = self.drawable.bounds
+        x, y, w, h = self.drawable.bounds
         self.scale = HOME_SCALE
         half_w, half_h = self.width() / 2 / self.scale, self.height() / 2 / self.scale
-        inputs = self.drawable.x0[self.drawable.scene.box_kind == 1]
-        cx = x + w / 2 if w <= 2 * half_w or not len(inputs) else float(inputs.min()) + half_w - FIT_MARGIN
-        self.center = QPointF(cx, y - FIT_MARGIN / self.scale + half_h)
+        inputs = self.drawable.scene.box_kind == 1
+        if self.drawable.scene.direction == "LR":  # the left end, the inputs in sight
+            tops = self.drawable.y0[inputs]
+            top = float(tops.min()) if len(tops) else y
+            top = y if top - y < half_h else top
+            cy = y + h / 2 if h <= 2 * half_h else top + half_h - FIT_MARGIN
+            self.center = QPointF(x - FIT_MARGIN / self.scale + half_w, cy)
+        else:
+            lefts = self.drawable.x0[inputs]
+            left = float(lefts.min()) if len(lefts) else x
+            left = x if left - x < half_w else left  # what starts left of the inputs, when it is near
+            cx = x + w / 2 if w <= 2 * half_w else left + half_w - FIT_MARGIN
+            self.center = QPointF(cx, y - FIT_MARGIN / self.scale + half_h)
         self.update()
         self.view_changed.emit()
 

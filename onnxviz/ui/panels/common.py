@@ -136,10 +136,10 @@ def value_type(index: ModelIndex, scope: str, name: str) -> tuple[TypeProto | No
 
 
 def type_html(t: TypeProto | None, source: str | bool = "") -> str:
-    """``float32 [1x3x224x224]`` with a grey marker saying where the type came from unless declared."""
+    """``float32 [1\u00d73\u00d7224\u00d7224]`` with a grey marker saying where the type came from unless declared."""
     if t is None:
         return '<span style="color:gray">unknown type</span>'
-    dtype, shape = dtype_text(t), shape_text(t)
+    dtype, shape = dtype_text(t), shape_text(t, names=True)
     text = f"{html.escape(dtype)} <code>[{text_html(shape)}]</code>" if shape else html.escape(dtype)
     marker = "inferred" if source is True else source if isinstance(source, str) else ""
     if marker and marker != "declared":

@@ -1,0 +1,81 @@
+"""Edge labels over a corpus: no label overlaps another label or any box (the operator conformance
+models, the wheel's suites, bench/synth.py and bench/shaped.py models, and the real exports under
+tests/data/exports/), with shapes inferred as the window infers them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx_data import corpus_models, model_id
+from shaped import bert_legacy, qdq_cnn
+from synth import build as synth_build
+
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.validation import infer_types
+from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.model.layout.labels import label_rect, label_spots
+from onnxviz.model.layout.scene import Scene
+
+EXPORTS = Path(__file__).resolve().parent / "data" / "exports"
+CORPUS = corpus_models() + sorted(EXPORTS.glob("*.onnx"))
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.stem if p.is_relative_to(EXPORTS) else model_id(p) for p in paths]
+
+
+def label_rects(scene: Scene) -> np.ndarray:
+    spots = label_spots(scene)
+    rows = [label_rect(float(x), float(y), bool(left), scene.edge_label[int(e)])
+            for e, x, y, left in zip(spots.edge, spots.x, spots.y, spots.left, strict=True)]
+    return np.array(rows, float).reshape(-1, 4)
+
+
+def overlaps(a: np.ndarray, b: np.ndarray, same: bool) -> int:
+    """Pairs of rectangles (x0, y0, x1, y1) of ``a`` and ``b`` that intersect (a sweep in x)."""
+    count = 0
+    order = np.argsort(b[:, 0])
+    bx0 = b[order, 0]
+    for i, (x0, y0, x1, y1) in enumerate(a.tolist()):
+        end = int(np.searchsorted(bx0, x1, side="left"))
+        cand = order[:end]
+        cand = cand[(b[cand, 2] > x0) & (b[cand, 1] < y1) & (b[cand, 3] > y0)]
+        count += int(np.count_nonzero(cand > i)) if same else len(cand)
+    return count
+
+
+def assert_no_label_overlaps(scene: Scene) -> None:
+    labels = label_rects(scene)
+    boxes = np.stack([scene.box_x, scene.box_y, scene.box_x + scene.box_w, scene.box_y + scene.box_h], 1)
+    assert overlaps(labels, labels, same=True) == 0
+    assert overlaps(labels, boxes.astype(float), same=False) == 0
+
+
+def _lay_out_all(model: onnx.ModelProto) -> list[Scene]:
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    return [GraphLayout(index, scope).build() for scope in index.graphs]
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=_ids(CORPUS))
+def test_labels_overlap_nothing_in_the_corpus(path: Path) -> None:
+    for scene in _lay_out_all(onnx.load(str(path), load_external_data=False)):
+        assert_no_label_overlaps(scene)
+
+
+@pytest.mark.parametrize("make", [lambda: synth_build(10), bert_legacy, qdq_cnn], ids=["synth10", "bert", "qdq"])
+def test_labels_overlap_nothing_and_almost_all_are_shown(make: object) -> None:
+    model = make()  # type: ignore[operator]
+    for scene in _lay_out_all(model):
+        assert_no_label_overlaps(scene)
+        values = {(int(s), v) for s, v, t in zip(scene.edge_src, scene.edge_value, scene.edge_label, strict=True) if t}
+        assert len(label_spots(scene).edge) >= 0.9 * len(values)
+
+
+def test_the_counter_sees_an_overlap() -> None:
+    a = np.array([[0.0, 0.0, 10.0, 10.0], [5.0, 5.0, 20.0, 20.0], [30.0, 0.0, 40.0, 10.0]])
+    assert overlaps(a, a, same=True) == 1
+    assert overlaps(a[:1], a[1:], same=False) == 1
