@@ -66,8 +66,11 @@ class Captured:
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
-            progress: ProgressFn = no_progress, scratch_dir: Path | None = None) -> Captured:
-    """Run ``model`` on ``feeds``; raises RunError when no engine can run it."""
+            progress: ProgressFn = no_progress, scratch_dir: Path | None = None,
+            data_dir: Path | None = None) -> Captured:
+    """Run ``model`` on ``feeds``; raises RunError when no engine can run it. ``data_dir``: the
+    model's folder when its tensors stored externally are still on disk (not loaded): onnxruntime
+    maps them from there, the reference evaluator reads them when it has to run."""
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
@@ -78,11 +81,12 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
-            _run_ort_packed(model, feeds, options, progress, result, scratch_dir)
-            return _finish(model, result, options, progress)
+            _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir)
+            return _finish(model, result, options, progress, data_dir)
         except RunError as exc:
             failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
+    model = with_external_data(model, data_dir)
     try:
         _run_reference(model, feeds, options, progress, result)
     except RunError as exc:
@@ -90,6 +94,17 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
         node = failed_node if failed_node >= 0 else exc.node
         raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node) from exc
     return _finish(model, result, options, progress)
+
+
+def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:
+    """``model`` with the data of its externally stored tensors read in from ``data_dir`` (itself when
+    there is none): the reference evaluator and the If/Loop/Scan bodies need the values in memory."""
+    from onnxviz.model.io.external import is_external, iter_all_tensors
+
+    if data_dir is None or not any(is_external(t) for t in iter_all_tensors(model)):
+        return model
+    onnx.load_external_data_for_model(model, str(data_dir))
+    return model
 
 
 def node_label(graph: onnx.GraphProto, position: int) -> str:
@@ -177,10 +192,18 @@ def _has_onnx_opset(model: onnx.ModelProto) -> bool:
     return any(o.domain in ("", "ai.onnx") and o.version >= 4 for o in model.opset_import)
 
 
-def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool):  # noqa: ANN202 - ort type
+# onnxruntime reads tensors stored externally from this folder when the model comes as bytes: it maps
+# the files instead of holding a copy (a 2 GB weights file: 30 MB of the worker's own memory, not 9 GB)
+EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
+def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool,  # noqa: ANN202 - ort type
+                     data_dir: Path | None = None):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if data_dir is not None:
+        so.add_session_config_entry(EXTERNAL_FOLDER_KEY, str(data_dir))
     # Packed members live until their Concat at the end: onnxruntime's memory pattern, planned on
     # the first run over every live block, then costs far more than the one run saves (1 s at 12k).
     so.enable_mem_pattern = not packed
@@ -220,26 +243,28 @@ def packing_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
 
 
 def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
-                    progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
+                    progress: ProgressFn, result: Captured, scratch_dir: Path | None,
+                    data_dir: Path | None = None) -> None:
     """Run with small values packed; if packing is what failed, run again without it."""
     t0 = time.perf_counter()
     shapes = packing_shapes(model, feeds, options, progress)
     result.timings["shapes_s"] = time.perf_counter() - t0
     try:
-        _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir)
+        _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir,
+                 data_dir)
     except _PackFailed as exc:
         result.notes.append(f"small values could not be fetched packed ({exc}); each was fetched on its own.")
-        _run_ort(prepare_model(model, options.capture), feeds, options, progress, result, scratch_dir)
+        _run_ort(prepare_model(model, options.capture), feeds, options, progress, result, scratch_dir, data_dir)
 
 
 def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOptions, progress: ProgressFn,
-             result: Captured, scratch_dir: Path | None) -> None:
+             result: Captured, scratch_dir: Path | None, data_dir: Path | None = None) -> None:
     import onnxruntime as ort
 
     progress(0.1, "Creating the onnxruntime session")
     t0 = time.perf_counter()
     try:
-        so = _session_options(options, scratch_dir, packed=bool(prepared.packs))
+        so = _session_options(options, scratch_dir, packed=bool(prepared.packs), data_dir=data_dir)
         session = ort.InferenceSession(prepared.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
@@ -449,8 +474,12 @@ def _producers(model: onnx.ModelProto) -> dict[str, int]:
     return {name: i for i, node in enumerate(model.graph.node) for name in node.output if name}
 
 
-def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn) -> Captured:
-    if options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node):
+def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn,
+            data_dir: Path | None = None) -> Captured:
+    bodies = options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+    if bodies or (options.capture and model.functions):  # run on the reference evaluator: weights in memory
+        model = with_external_data(model, data_dir)
+    if bodies:
         progress(0.5, "Running If/Loop/Scan bodies on the reference evaluator")
         t0 = time.perf_counter()
         result.bodies = list(run_bodies(model, "", model.graph, result.values, result.notes))

@@ -58,7 +58,8 @@ def worker_main(conn: Connection) -> None:
         model = _load_model(request)
         feeds = _load_feeds(request, model)
         with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
-            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
+            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
+                               data_dir=_data_dir(request, model))
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
     except OnnxvizError as exc:
@@ -88,12 +89,18 @@ def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None
 
 
 def _load_model(request: RunRequest) -> onnx.ModelProto:
+    """The model as the parent wrote it: tensors stored externally stay on disk (see :func:`_data_dir`)."""
+    return onnx.load(str(request.model_path), load_external_data=False)
+
+
+def _data_dir(request: RunRequest, model: onnx.ModelProto) -> Path | None:
+    """The folder onnxruntime maps the model's external tensors from (None when it has none). The
+    parent checked every location stays inside it (io.external) before this process got the request."""
     from onnxviz.model.io.external import is_external, iter_all_tensors
 
-    model = onnx.load(str(request.model_path), load_external_data=False)
-    if request.base_dir is not None and any(is_external(t) for t in iter_all_tensors(model)):
-        onnx.load_external_data_for_model(model, str(request.base_dir))
-    return model
+    if request.base_dir is None or not any(is_external(t) for t in iter_all_tensors(model)):
+        return None
+    return request.base_dir.resolve()
 
 
 def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.ndarray]:
