@@ -8,10 +8,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.runner import RunOptions, run_model
+from onnxviz.model.runner.budget import CaptureTooBig, capture_size, check_fits, upstream_values
 from onnxviz.model.runner.capture import capture
+from onnxviz.model.runner.packing import static_shapes
 from onnxviz.model.runner.protocol import RunRequest
 from onnxviz.model.runner.worker import _data_dir, _load_model
 
@@ -73,3 +76,55 @@ def test_run_of_an_edited_external_model_runs_what_the_document_holds(tmp_path: 
         np.testing.assert_allclose(result.array("out"), 1 / (1 + np.exp(-y)), rtol=1e-5, atol=1e-6)
     finally:
         result.cleanup()
+
+
+def chain_model(width: int = 1000) -> onnx.ModelProto:
+    """x [1, width] through Relu, Neg, Abs, Exp (each 4 * width bytes), and a side branch Sigmoid off x."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"), helper.make_node("Neg", ["a"], ["b"], name="neg"),
+             helper.make_node("Abs", ["b"], ["c"], name="abs"), helper.make_node("Sigmoid", ["x"], ["s"], name="side"),
+             helper.make_node("Add", ["c", "s"], ["out"], name="add")]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", width])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["n", width])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+
+
+def test_capture_size_follows_the_actual_inputs_and_the_chosen_part() -> None:
+    model = chain_model()
+    size = capture_size(model, static_shapes(model, {"x": np.zeros((3, 1000), np.float32)}))  # n = 3
+    assert size.unknown == 0 and size.sizes["a"] == 3 * 1000 * 4
+    assert size.total() == 5 * 12000
+    assert size.total(frozenset()) == 12000  # the graph output only
+    assert upstream_values(model.graph.node, 2) == {"a", "b", "c"}  # abs, and relu and neg above it
+    assert size.total(upstream_values(model.graph.node, 2)) == 4 * 12000
+    with pytest.raises(CaptureTooBig, match=r"capturing every value needs 117\.2 KB .* but 50\.0 KB is available"):
+        check_fits(size, None, 50 * 1024)
+    check_fits(size, frozenset(), 50 * 1024)  # the outputs only fit
+
+
+def test_a_capture_that_would_not_fit_is_refused_before_it_runs_with_its_parts_sizes() -> None:
+    """x [1] expanded to 200000 x 200000 floats (160 GB): shape inference tells, nothing runs."""
+    huge = helper.make_graph(
+        [helper.make_node("Expand", ["x", "shape"], ["big"], name="expand"),
+         helper.make_node("ReduceSum", ["big"], ["out"], name="sum", keepdims=0)], "huge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [])],
+        [numpy_helper.from_array(np.array([200000, 200000], np.int64), "shape")])
+    model = helper.make_model(huge, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    with pytest.raises(CaptureTooBig) as caught:
+        run_model(model, {"x": np.ones(1, np.float32)})
+    assert caught.value.size.sizes["big"] == 200000 * 200000 * 4
+    assert caught.value.need >= 2 * 160_000_000_000 and "is available" in caught.value.message
+
+
+def test_a_run_captures_only_the_chosen_part_and_says_so() -> None:
+    model = chain_model()
+    feeds = {"x": np.linspace(-1, 1, 2000, dtype=np.float32).reshape(2, 1000)}
+    keep = upstream_values(model.graph.node, 1)  # neg: a and b
+    for engine in ("onnxruntime", "reference"):
+        result = run_model(model, feeds, RunOptions(engine=engine, keep=keep))
+        try:
+            assert set(result.values) == {"x", "a", "b", "out"}, engine
+            np.testing.assert_allclose(result.array("b"), -np.maximum(feeds["x"], 0))
+            assert any("a part was captured: 3 of 5 node outputs" in n for n in result.notes)
+        finally:
+            result.cleanup()

@@ -67,10 +67,11 @@ class Captured:
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
             progress: ProgressFn = no_progress, scratch_dir: Path | None = None,
-            data_dir: Path | None = None) -> Captured:
+            data_dir: Path | None = None, shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Captured:
     """Run ``model`` on ``feeds``; raises RunError when no engine can run it. ``data_dir``: the
     model's folder when its tensors stored externally are still on disk (not loaded): onnxruntime
-    maps them from there, the reference evaluator reads them when it has to run."""
+    maps them from there, the reference evaluator reads them when it has to run. ``shapes``: the
+    values' shapes when the caller inferred them already (see packing.static_shapes)."""
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
@@ -81,7 +82,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
-            _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir)
+            _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir, shapes)
             return _finish(model, result, options, progress, data_dir)
         except RunError as exc:
             failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
@@ -150,8 +151,10 @@ class Prepared:
 
 
 def prepare_model(model: onnx.ModelProto, capture_all: bool,
-                  shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Prepared:
-    """A copy whose graph outputs include every node output and whose nodes have unique names.
+                  shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None,
+                  keep: frozenset[str] | None = None) -> Prepared:
+    """A copy whose graph outputs include every node output (those of ``keep`` when given) and
+    whose nodes have unique names.
 
     With ``shapes`` (see :func:`~onnxviz.model.runner.packing.static_shapes`), small values of a
     known shape are fetched packed (see :mod:`onnxviz.model.runner.packing`) instead of one by one.
@@ -177,7 +180,7 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
         return Prepared(copy, positions, producers=producers, original_names=renamed)
     declared = {v.name: v for v in graph.value_info}
     present = {o.name for o in graph.output} | {i.name for i in graph.input}
-    wanted = [name for name in producers if name not in present]
+    wanted = [name for name in producers if name not in present and (keep is None or name in keep)]
     packs: list[Pack] = []
     if shapes and _has_onnx_opset(copy):
         taken = {*producers, *positions, *(v.name for v in graph.input), *(t.name for t in graph.initializer)}
@@ -232,29 +235,36 @@ PACK_MIN_VALUES = 10_000
 
 
 def packing_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
-                   progress: ProgressFn = no_progress) -> dict[str, tuple[int, tuple[int, ...]]]:
-    """Shapes to plan packs with (see :mod:`onnxviz.model.runner.packing`); empty when packing
-    is off or does not pay for a graph this small."""
-    values = sum(len(node.output) for node in model.graph.node)
+                   progress: ProgressFn = no_progress,
+                   known: Mapping[str, tuple[int, tuple[int, ...]]] | None = None
+                   ) -> Mapping[str, tuple[int, tuple[int, ...]]]:
+    """Shapes to plan packs with (see :mod:`onnxviz.model.runner.packing`): ``known`` when the
+    caller inferred them; empty when packing is off or does not pay for a graph this small."""
+    values = sum(len(node.output) for node in model.graph.node) if options.keep is None else len(options.keep)
     if not (options.capture and options.pack) or values < PACK_MIN_VALUES:
         return {}
+    if known is not None:
+        return known
     progress(0.05, PLANNING)
     return static_shapes(model, feeds)
 
 
 def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
                     progress: ProgressFn, result: Captured, scratch_dir: Path | None,
-                    data_dir: Path | None = None) -> None:
+                    data_dir: Path | None = None,
+                    known: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> None:
     """Run with small values packed; if packing is what failed, run again without it."""
     t0 = time.perf_counter()
-    shapes = packing_shapes(model, feeds, options, progress)
+    shapes = packing_shapes(model, feeds, options, progress, known)
     result.timings["shapes_s"] = time.perf_counter() - t0
+    keep = options.keep
     try:
-        _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir,
-                 data_dir)
+        _run_ort(prepare_model(model, options.capture, shapes, keep), feeds, options, progress, result,
+                 scratch_dir, data_dir)
     except _PackFailed as exc:
         result.notes.append(f"small values could not be fetched packed ({exc}); each was fetched on its own.")
-        _run_ort(prepare_model(model, options.capture), feeds, options, progress, result, scratch_dir, data_dir)
+        _run_ort(prepare_model(model, options.capture, keep=keep), feeds, options, progress, result, scratch_dir,
+                 data_dir)
 
 
 def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOptions, progress: ProgressFn,
@@ -436,9 +446,12 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         raise RunError(where + engine_message(exc), str(exc), position) from exc
     result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
     producers = _producers(model)
+    keep = options.keep
     for name, value in produced.items():
         if name not in producers and name not in result.outputs:
             continue  # initializers and constants
+        if keep is not None and name not in keep and name not in result.outputs:
+            continue  # not in the part chosen to capture
         if isinstance(value, np.generic):
             value = np.asarray(value)
         if is_structured(value):
@@ -489,6 +502,11 @@ def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progr
         t0 = time.perf_counter()
         result.bodies += run_functions(model, result.values, result.notes)
         result.timings["functions_s"] = time.perf_counter() - t0
+    if options.capture and options.keep is not None:
+        made = sum(1 for node in model.graph.node for name in node.output if name)
+        kept = sum(1 for name, node in result.producers.items() if node >= 0)
+        result.notes.append(f"a part was captured: {kept} of {made} node outputs (the chosen part and the graph "
+                            "outputs); the others were computed, not kept.")
     missing = [o for o in result.outputs if o and o not in result.values and o not in result.structured]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")

@@ -37,6 +37,8 @@ class RunOptions:
     threads: int = 0  # onnxruntime intra-op threads; 0 lets it choose
     pack: bool = True  # fetch small values packed (see packing.py); off to retry after planning crashed
     memory_budget: int = 1 << 30  # bytes of values kept in shared memory; beyond it, on disk
+    keep: frozenset[str] | None = None  # the node outputs captured (inputs and graph outputs always); None: all
+    check_memory: bool = True  # refuse (budget.CaptureTooBig) a capture that would not fit in memory
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.runner.budget import CaptureTooBig
 from onnxviz.model.runner.inputs import as_strings, restored, savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
@@ -57,11 +58,14 @@ def worker_main(conn: Connection) -> None:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
         feeds = _load_feeds(request, model)
+        shapes = _checked_shapes(model, feeds, request.options, progress)
         with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
             captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
-                               data_dir=_data_dir(request, model))
+                               data_dir=_data_dir(request, model), shapes=shapes)
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
+    except CaptureTooBig as exc:
+        conn.send(("too_big", exc.size, exc.need, exc.available, exc.part))
     except OnnxvizError as exc:
         conn.send(("error", exc.message, exc.details, getattr(exc, "node", -1)))
     except MemoryError:
@@ -86,6 +90,21 @@ def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None
         except OSError:
             pass
     return request.out_dir
+
+
+def _checked_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray], options: RunOptions,
+                    progress: ProgressFn) -> dict[str, tuple[int, tuple[int, ...]]] | None:
+    """The values' shapes (ONNX shape inference with these inputs), after checking the values a
+    capture keeps fit in memory (raises CaptureTooBig); None when there is nothing to check."""
+    from onnxviz.model.runner.budget import available_memory, capture_size, check_fits
+    from onnxviz.model.runner.packing import static_shapes
+
+    if not (options.capture and options.check_memory and options.pack):
+        return None
+    progress(0.05, PLANNING)
+    shapes = static_shapes(model, feeds)
+    check_fits(capture_size(model, shapes), options.keep, available_memory())
+    return shapes
 
 
 def _load_model(request: RunRequest) -> onnx.ModelProto:
@@ -181,6 +200,8 @@ class WorkerRun:
                     progress(float(message[1]), str(message[2]))
                 elif message[0] == "done":
                     return RunResult.load(self.out_dir, owns_directory=self._owns_out)
+                elif message[0] == "too_big":
+                    raise CaptureTooBig(*message[1:])
                 else:
                     raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1)
             elif not self._process.is_alive() and not self._conn.poll(0):
@@ -335,6 +356,8 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
 
     try:
         return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start)
+    except CaptureTooBig:  # planning went well: it found the capture would not fit
+        raise
     except RunError:
         if last[0] != PLANNING or not options.pack:
             raise
