@@ -3,12 +3,14 @@ starts (and a part captured when it will not fit), values kept when a run fails 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from conftest import run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.runner import RunOptions, run_model
@@ -101,7 +103,7 @@ def test_capture_size_follows_the_actual_inputs_and_the_chosen_part() -> None:
     check_fits(size, frozenset(), 50 * 1024)  # the outputs only fit
 
 
-def test_a_capture_that_would_not_fit_is_refused_before_it_runs_with_its_parts_sizes() -> None:
+def huge_model() -> onnx.ModelProto:
     """x [1] expanded to 200000 x 200000 floats (160 GB): shape inference tells, nothing runs."""
     huge = helper.make_graph(
         [helper.make_node("Expand", ["x", "shape"], ["big"], name="expand"),
@@ -109,7 +111,11 @@ def test_a_capture_that_would_not_fit_is_refused_before_it_runs_with_its_parts_s
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, [])],
         [numpy_helper.from_array(np.array([200000, 200000], np.int64), "shape")])
-    model = helper.make_model(huge, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    return helper.make_model(huge, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+
+
+def test_a_capture_that_would_not_fit_is_refused_before_it_runs_with_its_parts_sizes() -> None:
+    model = huge_model()
     with pytest.raises(CaptureTooBig) as caught:
         run_model(model, {"x": np.ones(1, np.float32)})
     assert caught.value.size.sizes["big"] == 200000 * 200000 * 4
@@ -128,3 +134,33 @@ def test_a_run_captures_only_the_chosen_part_and_says_so() -> None:
             assert any("a part was captured: 3 of 5 node outputs" in n for n in result.notes)
         finally:
             result.cleanup()
+
+
+def test_cli_dump_refuses_a_capture_that_would_not_fit_and_names_the_flags(capsys: pytest.CaptureFixture[str],
+                                                                          tmp_path: Path) -> None:
+    onnx.save(huge_model(), tmp_path / "huge.onnx")
+    code, out, err = run_cli(capsys, "run", str(tmp_path / "huge.onnx"), "--dump", str(tmp_path / "dump"))
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "capturing every value needs 298.0 GB of memory at its peak, but " in err
+    assert "capture a part with --capture outputs or --capture upstream-of:NODE" in err
+
+
+@pytest.mark.parametrize(("part", "kept"), [("outputs", {"x", "out"}), ("upstream-of:neg", {"x", "a", "b", "out"}),
+                                            ("upstream-of:c", {"x", "a", "b", "c", "out"}),
+                                            ("all", {"x", "a", "b", "c", "s", "out"})])
+def test_cli_dump_captures_the_part_asked_for(capsys: pytest.CaptureFixture[str], tmp_path: Path, part: str,
+                                              kept: set[str]) -> None:
+    onnx.save(chain_model(), tmp_path / "chain.onnx")
+    code, _, _ = run_cli(capsys, "run", str(tmp_path / "chain.onnx"), "--dump", str(tmp_path / "d"), "--capture", part)
+    assert code == 0
+    assert set(json.loads((tmp_path / "d" / "index.json").read_text())["values"]) == kept
+
+
+@pytest.mark.parametrize(("part", "message"), [("some", "'some' is not all, outputs or upstream-of:NODE"),
+                                               ("upstream-of:ghost", "no node or value named 'ghost'")])
+def test_cli_capture_mistakes_are_one_sentence(capsys: pytest.CaptureFixture[str], tmp_path: Path, part: str,
+                                               message: str) -> None:
+    onnx.save(chain_model(), tmp_path / "chain.onnx")
+    code, out, err = run_cli(capsys, "run", str(tmp_path / "chain.onnx"), "--dump", str(tmp_path / "d"),
+                             "--capture", part)
+    assert code == 2 and not out and message in err and err.count("\n") == 1
