@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model.runner import RunOptions, run_model
+from onnxviz.model.runner import RunError, RunOptions, run_model
 from onnxviz.model.runner.budget import CaptureTooBig, capture_size, check_fits, upstream_values
 from onnxviz.model.runner.capture import capture
 from onnxviz.model.runner.packing import static_shapes
@@ -164,3 +164,46 @@ def test_cli_capture_mistakes_are_one_sentence(capsys: pytest.CaptureFixture[str
     code, out, err = run_cli(capsys, "run", str(tmp_path / "chain.onnx"), "--dump", str(tmp_path / "d"),
                              "--capture", part)
     assert code == 2 and not out and message in err and err.count("\n") == 1
+
+
+def failing_model() -> onnx.ModelProto:
+    """x [2, 3] -> Relu 'a' -> Reshape to [7] (fails on both engines) -> Neg; a side branch Exp off x."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("Reshape", ["a", "seven"], ["r"], name="bad_reshape"),
+             helper.make_node("Neg", ["r"], ["out"], name="neg"),
+             helper.make_node("Exp", ["x"], ["side"], name="exp")]
+    graph = helper.make_graph(nodes, "fails", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("side", TensorProto.FLOAT, [2, 3])],
+                              [numpy_helper.from_array(np.array([7], np.int64), "seven")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+
+
+def test_a_failed_run_keeps_the_values_computed_before_the_failing_node() -> None:
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    with pytest.raises(RunError) as caught:
+        run_model(failing_model(), {"x": x})
+    error = caught.value
+    assert error.node == 1 and "node 'bad_reshape' (Reshape)" in error.message
+    partial = error.partial
+    assert partial is not None
+    try:
+        assert set(partial.values) == {"x", "a", "side"}  # not r or out, which need the failed node
+        np.testing.assert_array_equal(partial.array("a"), np.maximum(x, 0))
+        np.testing.assert_allclose(partial.array("side"), np.exp(x), rtol=1e-6)
+        assert partial.values["a"].node == 0 and partial.values["side"].node == 3  # positions in the model
+        assert partial.directory.is_dir()
+    finally:
+        partial.cleanup()
+    assert not partial.directory.exists()
+
+
+def test_cli_dump_of_a_failing_run_keeps_what_was_computed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    onnx.save(failing_model(), tmp_path / "fails.onnx")
+    code, out, err = run_cli(capsys, "run", str(tmp_path / "fails.onnx"), "--dump", str(tmp_path / "d"))
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "node 'bad_reshape' (Reshape)" in err and f"the 3 values computed before it were written to {tmp_path / 'd'}" in err
+    index = json.loads((tmp_path / "d" / "index.json").read_text())
+    assert set(index["values"]) == {"x", "a", "side"}
+    x = np.load(tmp_path / "d" / index["values"]["x"]["file"])
+    np.testing.assert_allclose(np.load(tmp_path / "d" / index["values"]["side"]["file"]), np.exp(x), rtol=1e-6)

@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     except CaptureTooBig as exc:
         raise RunError(f"{exc.message}; capture a part with --capture outputs or --capture upstream-of:NODE "
                        "(or --capture all to try anyway).") from exc
+    except RunError as exc:
+        raise _with_partial(exc, dump) from exc
     try:
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
@@ -104,6 +106,19 @@ def run(args: argparse.Namespace) -> int:
     finally:
         result.cleanup()
     return 0
+
+
+def _with_partial(error: RunError, dump: Path | None) -> RunError:
+    """The run's error, saying where the values computed before the failing node went (--dump)."""
+    partial = error.partial
+    if partial is None:
+        return error
+    count = len(partial.values) + len(partial.structured)
+    partial.cleanup()  # a --dump folder is the user's: cleanup() leaves it
+    if dump is None:
+        return error
+    return RunError(f"{error.message.rstrip('.')}; the {count} values computed before it were written to {dump} "
+                    "(index.json).", error.details, error.node)
 
 
 def _capture_choice(part: str | None, doc: Document) -> tuple[frozenset[str] | None, bool]:

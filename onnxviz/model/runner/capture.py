@@ -15,7 +15,7 @@ import math
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -93,8 +93,60 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
         node = failed_node if failed_node >= 0 else exc.node
-        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node) from exc
+        error = RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node)
+        if options.capture and node >= 0:
+            error.partial = values_before(model, feeds, options, node, progress)
+        raise error from exc
     return _finish(model, result, options, progress)
+
+
+def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions, failed: int,
+                  progress: ProgressFn = no_progress) -> Captured:
+    """The values a run computes before node ``failed`` fails: a run of the nodes that do not depend on
+    it (node positions as in ``model``); only the inputs when that run fails too."""
+    part, kept = _without_dependents(model, failed)
+    done = Captured(outputs=[o.name for o in model.graph.output])
+    if part.graph.output:
+        try:
+            done = capture(part, feeds, replace(options, profile=False), progress)
+        except RunError:
+            pass
+    for name, array in feeds.items():
+        done.values.setdefault(name, np.asarray(array))
+        done.engines.setdefault(name, ENGINE_INPUT)
+    done.producers = {name: kept[i] if i >= 0 else -1 for name, i in done.producers.items()}
+    done.producers.update((name, -1) for name in feeds)
+    done.outputs = [o.name for o in model.graph.output]
+    done.bodies = []
+    return done
+
+
+def _without_dependents(model: onnx.ModelProto, failed: int) -> tuple[onnx.ModelProto, list[int]]:
+    """A copy without node ``failed`` and every node that reads what it makes (directly or not), whose
+    outputs are the original outputs still made; and the kept nodes' positions in ``model``."""
+    nodes = model.graph.node
+    readers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for name in node.input:
+            if name:
+                readers.setdefault(name, []).append(i)
+    dropped, todo = {failed}, [failed]
+    while todo:  # in any node order (a graph need not be sorted)
+        for name in nodes[todo.pop()].output:
+            for i in readers.get(name, ()) if name else ():
+                if i not in dropped:
+                    dropped.add(i)
+                    todo.append(i)
+    lost = {name for i in dropped for name in nodes[i].output}
+    kept = [i for i in range(len(nodes)) if i not in dropped]
+    part = onnx.ModelProto()
+    part.CopyFrom(model)
+    del part.graph.node[:]
+    part.graph.node.extend(nodes[i] for i in kept)
+    outputs = [o for o in model.graph.output if o.name not in lost]
+    del part.graph.output[:]
+    part.graph.output.extend(outputs)
+    return part, kept
 
 
 def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from onnxviz.model.errors import OnnxvizError
 
@@ -17,9 +18,11 @@ class RunError(OnnxvizError):
     """The model could not be run (refused, unsupported, or the runtime failed). ``node``: the
     position of the main-graph node that failed, when the engine named it (-1 otherwise)."""
 
-    def __init__(self, message: str, details: str = "", node: int = -1) -> None:
+    def __init__(self, message: str, details: str = "", node: int = -1, partial: Any = None) -> None:
         super().__init__(message, details)
         self.node = node
+        self.partial = partial  # what was computed before the failing node: capture.Captured in the worker,
+        # store.RunResult in the parent (its values stay on disk until its cleanup())
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ def worker_main(conn: Connection) -> None:
     def progress(fraction: float, text: str) -> None:
         conn.send(("progress", fraction, text))
 
+    model: onnx.ModelProto | None = None
     try:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
@@ -66,6 +67,8 @@ def worker_main(conn: Connection) -> None:
         conn.send(("done",))
     except CaptureTooBig as exc:
         conn.send(("too_big", exc.size, exc.need, exc.available, exc.part))
+    except RunError as exc:
+        conn.send(("error", exc.message, exc.details, exc.node, _write_partial(exc, request, model, progress)))
     except OnnxvizError as exc:
         conn.send(("error", exc.message, exc.details, getattr(exc, "node", -1)))
     except MemoryError:
@@ -74,6 +77,20 @@ def worker_main(conn: Connection) -> None:
         conn.send(("error", f"the run failed ({type(exc).__name__}: {exc}).", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _write_partial(error: RunError, request: RunRequest, model: onnx.ModelProto | None,
+                   progress: ProgressFn) -> bool:
+    """Write the values computed before the run failed (``error.partial``) like a result's; whether it was."""
+    from onnxviz.model.runner.store import write_result
+
+    if error.partial is None or model is None:
+        return False
+    try:
+        write_result(error.partial, model, request.out_dir, _pack_dir(request, error.partial.values), progress)
+    except Exception:  # noqa: BLE001 - the run's own error is what the user must see
+        return False
+    return True
 
 
 def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None:
@@ -164,6 +181,7 @@ class WorkerRun:
                                   pack_values=self._owns_out, feed_names=tuple(feeds))
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
+        self._keep_partial = False
 
     @property
     def pid(self) -> int | None:
@@ -184,7 +202,7 @@ class WorkerRun:
             return result
         finally:
             self.stop()
-            self._tidy(keep_output=ok)
+            self._tidy(keep_output=ok or self._keep_partial)
 
     def _receive(self, progress: ProgressFn, token: CancelToken | None) -> RunResult:
         assert self._process is not None and self._conn is not None
@@ -203,9 +221,19 @@ class WorkerRun:
                 elif message[0] == "too_big":
                     raise CaptureTooBig(*message[1:])
                 else:
-                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1)
+                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1,
+                                   self._partial() if len(message) > 4 and message[4] else None)
             elif not self._process.is_alive() and not self._conn.poll(0):
                 raise RunError(_exit_text(self._process))
+
+    def _partial(self) -> RunResult | None:
+        """The values written before the run failed; the run folder is then kept for them."""
+        try:
+            result = RunResult.load(self.out_dir, owns_directory=self._owns_out)
+        except RunError:
+            return None
+        self._keep_partial = True
+        return result
 
     def stop(self) -> None:
         """End the process now: terminate, then kill if it does not go (well within 1 s)."""
