@@ -42,6 +42,7 @@ class RunOptions:
     memory_budget: int = 1 << 30  # bytes of values kept in shared memory; beyond it, on disk
     keep: frozenset[str] | None = None  # the node outputs captured (inputs and graph outputs always); None: all
     check_memory: bool = True  # refuse (budget.CaptureTooBig) a capture that would not fit in memory
+    memory_limit: int | None = None  # bytes a capture may take; None: the memory available when it starts
 
 
 @dataclass(frozen=True)

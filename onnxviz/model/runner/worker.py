@@ -120,7 +120,8 @@ def _checked_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray], option
         return None
     progress(0.05, PLANNING)
     shapes = static_shapes(model, feeds)
-    check_fits(capture_size(model, shapes), options.keep, available_memory())
+    limit = options.memory_limit if options.memory_limit is not None else available_memory()
+    check_fits(capture_size(model, shapes), options.keep, limit)
     return shapes
 
 
