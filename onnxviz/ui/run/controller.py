@@ -126,6 +126,7 @@ class RunController(QObject):
         self.dock.scope_label = lambda scope: scope_label(window.doc.index if window.doc else None, scope)
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
+        self.dock.next_nonfinite_requested.connect(self.jump_to_next_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
         window.canvas.node_notes.append(self.run_time_note)
         app = QApplication.instance()
@@ -528,12 +529,29 @@ class RunController(QObject):
         self.window.canvas.clear_overlay()
 
     def jump_to_first_nonfinite(self) -> None:
-        bad = self.result.first_nonfinite() if self.result is not None else None
+        self._jump_to_nonfinite(-1, "First")
+
+    def jump_to_next_nonfinite(self) -> None:
+        """The next node after the selected one (in topological order) whose output has NaN (or Inf)."""
+        doc, result = self.window.doc, self.result
+        state = doc.selection.state if doc is not None else None
+        order = -1
+        if result is not None and state is not None and state.scope == "":
+            shown = self._records_of("", state.node) if state.node >= 0 else \
+                [r for r in (result.record("", state.value),) if r is not None]
+            order = max((r.order for r in shown), default=-1)
+        self._jump_to_nonfinite(order, "Next")
+
+    def _jump_to_nonfinite(self, order: int, which: str) -> None:
+        nan_only = self.dock.nan_only.isChecked()
+        what = "NaN" if nan_only else "NaN/Inf"
+        bad = self.result.nonfinite_after(order, nan_only) if self.result is not None else None
         if bad is None:
-            self.window.statusBar().showMessage("No value of the last run has NaN or Inf.", 5000)
+            after = " after the selected node" if order >= 0 else ""
+            self.window.statusBar().showMessage(f"No value of the last run{after} has {what}.", 5000)
             return
         self.reveal(bad.node)
-        self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
+        self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
     def jump_to_first_difference(self, rtol: float, atol: float) -> None:
         """Select the first value outside the tolerance; a new tolerance compares the two runs again."""
@@ -607,6 +625,7 @@ class RunController(QObject):
         self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
+        self.actions["next_nan"].setEnabled(self.result is not None)
 
 
 def _name_html(name: str) -> str:
