@@ -50,3 +50,20 @@ def test_first_and_next_nan_inf_step_through_the_nodes_in_order(qtbot: QtBot, tm
     selection.select_node("", 0)
     dock.next_button.click()
     assert selection.state.node == 2
+
+
+def test_the_first_run_gives_the_activations_dock_most_of_the_column(qtbot: QtBot, example_path: Path) -> None:
+    """The heatmap is as tall as the room under the statistics: with a third of the column for the inspector
+    it was 160 px high in a 1400 x 860 window, now 270."""
+    from onnxviz.ui.widgets.heatmap import HeatmapPlot
+
+    window, c = _window(qtbot, example_path)
+    window.resize(1400, 860)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run()
+    with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
+        window.doc.selection.select_node("", 2)
+    tabs = c.dock.view.tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Slices"))
+    qtbot.waitUntil(lambda: any(p.isVisible() and p.height() >= 240 for p in c.dock.findChildren(HeatmapPlot)),
+                    timeout=TIMEOUT)

@@ -52,7 +52,6 @@ class ActivationsDock(QDockWidget):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(self._overlay_row())
-        layout.addLayout(self._finder_row())
         layout.addWidget(self._difference_row())
         self.summary = _wrapping_label()
         layout.addWidget(self.summary)
@@ -89,11 +88,11 @@ class ActivationsDock(QDockWidget):
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
         row.addWidget(self.overlay_combo, 1)
+        self._add_finder(row)
         return row
 
-    def _finder_row(self) -> QHBoxLayout:
+    def _add_finder(self, row: QHBoxLayout) -> None:
         """First NaN/Inf (or NaN only) and Next: the nodes that made one, in topological order."""
-        row = QHBoxLayout()
         self.nan_only = QCheckBox("NaN only")
         self.nan_only.setToolTip("Look for NaN only (an Inf can be expected, e.g. an attention mask)")
         self.nan_only.toggled.connect(lambda _on: self._update_finder())
@@ -106,8 +105,6 @@ class ActivationsDock(QDockWidget):
         self.next_button.clicked.connect(self.next_nonfinite_requested)
         for widget in (self.nan_button, self.next_button, self.nan_only):
             row.addWidget(widget)
-        row.addStretch(1)
-        return row
 
     def _update_finder(self) -> None:
         """The finder's buttons for the current result and choice."""

@@ -76,6 +76,9 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 
+DOCK_SHARE = (20, 80)  # of the right column's height when the dock first shows: the inspector's and the dock's
+
+
 @dataclass(frozen=True)
 class Job:
     """One run of a comparison: what model, with which options, and what to call it."""
@@ -340,12 +343,14 @@ class RunController(QObject):
             QTimer.singleShot(0, self, self._give_dock_room)
 
     def _give_dock_room(self) -> None:
-        """Most of the right column: the inspector above keeps about a third (sizes are proportions
-        between docks that share the column)."""
+        """Most of the right column: the inspector above keeps a fifth, its header and first facts (sizes
+        are proportions between docks that share the column); a value's heatmap is as tall as the room
+        left under the statistics and the slice controls (with a third for the inspector: 130 px of an
+        860 px window, now 250 px)."""
         above = [d for d in (find_dock(self.window, name) for name in RIGHT_TABS)
                  if d is not None and d.isVisible() and not d.isFloating()]
         if above:
-            self.window.resizeDocks([above[0], self.dock], [35, 65], Qt.Orientation.Vertical)
+            self.window.resizeDocks([above[0], self.dock], [DOCK_SHARE[0], DOCK_SHARE[1]], Qt.Orientation.Vertical)
 
     def _summary(self, label: str) -> str:
         assert self.result is not None
