@@ -67,3 +67,22 @@ def test_the_first_run_gives_the_activations_dock_most_of_the_column(qtbot: QtBo
     tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Slices"))
     qtbot.waitUntil(lambda: any(p.isVisible() and p.height() >= 240 for p in c.dock.findChildren(HeatmapPlot)),
                     timeout=TIMEOUT)
+
+
+def _exported(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    with np.load(EXPORTS / "inputs" / f"{name}.npz") as saved:
+        return onnx.load(str(EXPORTS / f"{name}.onnx")), dict(saved)
+
+
+def test_a_quantized_model_run_unfused_notes_how_far_an_optimized_session_is() -> None:
+    from onnxviz.model.runner import RunOptions
+    from onnxviz.model.runner.capture import capture
+
+    model, feeds = _exported("mlp_int4_matmulnbits")
+    note = next(n for n in capture(model, feeds).notes if n.startswith("this quantized model ran without graph "))
+    assert "into integer kernels; here its outputs differ from these by up to " in note and "(max abs, 'y')" in note
+    model, feeds = _exported("resnet_int8_qdq")
+    assert any(n.endswith("here its outputs are the same as these.") for n in capture(model, feeds).notes)
+    assert not any("quantized" in n for n in capture(model, feeds, RunOptions(optimized=True)).notes)
+    model, feeds = _exported("resnet_float")
+    assert not any("quantized" in n for n in capture(model, feeds).notes)

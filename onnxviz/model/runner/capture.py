@@ -83,6 +83,9 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     if options.engine == ENGINE_ORT:
         try:
             _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir, shapes)
+            if not options.optimized and is_quantized(model):
+                progress(0.45, "Running the quantized model fused, to compare its outputs")
+                result.notes.append(unfused_note(model, feeds, result, data_dir))
             return _finish(model, result, options, progress, data_dir)
         except RunError as exc:
             failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
@@ -147,6 +150,46 @@ def _without_dependents(model: onnx.ModelProto, failed: int) -> tuple[onnx.Model
     del part.graph.output[:]
     part.graph.output.extend(outputs)
     return part, kept
+
+
+# Operators of quantized models: an optimized session fuses DequantizeLinear -> op -> QuantizeLinear into
+# integer kernels (QLinearConv, ...) whose rounding differs from the float ops capture runs one by one
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                           "ConvInteger", "MatMulNBits", "QGemm", "QAttention", "DynamicQuantizeMatMul",
+                           "GatherBlockQuantized"})
+
+
+def is_quantized(model: onnx.ModelProto) -> bool:
+    return any(n.op_type in QUANTIZED_OPS or n.op_type.startswith("QLinear") for n in model.graph.node)
+
+
+def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result: Captured,
+                 data_dir: Path | None) -> str:
+    """What the run's notes say of a quantized model run unfused: how far an optimized session's outputs are."""
+    import onnxruntime as ort
+
+    head = ("this quantized model ran without graph optimizations (every node on its own, as capture needs); "
+            "an optimized onnxruntime session fuses its quantized operators (DequantizeLinear, op, QuantizeLinear) "
+            "into integer kernels")
+    try:
+        so = _session_options(replace(DEFAULT_OPTIONS, capture=False, optimized=True), None, False, data_dir)
+        session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in session.get_inputs()}
+        fused = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+    except Exception:  # noqa: BLE001 - the note then says what may differ, not by how much
+        return head + ", so its outputs may differ from these."
+    worst, where = 0.0, ""
+    for out, value in zip(session.get_outputs(), fused, strict=True):
+        mine = result.values.get(out.name)
+        if mine is None or not isinstance(value, np.ndarray) or mine.shape != value.shape or value.dtype.kind not in "fiu":
+            continue
+        diff = float(np.max(np.abs(mine.astype(np.float64) - value.astype(np.float64)), initial=0.0))
+        if diff > worst or not where:
+            worst, where = diff, out.name
+    if worst == 0.0:
+        return head + "; here its outputs are the same as these."
+    return (head + f"; here its outputs differ from these by up to {worst:.4g} (max abs, '{display_name(where, 80)}'). "
+            "Run > Optimized Session shows the fused values (which then do not match the nodes one to one).")
 
 
 def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:
