@@ -173,7 +173,7 @@ def failing_model() -> onnx.ModelProto:
              helper.make_node("Neg", ["r"], ["out"], name="neg"),
              helper.make_node("Exp", ["x"], ["side"], name="exp")]
     graph = helper.make_graph(nodes, "fails", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None),
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [7]),
                                helper.make_tensor_value_info("side", TensorProto.FLOAT, [2, 3])],
                               [numpy_helper.from_array(np.array([7], np.int64), "seven")])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)

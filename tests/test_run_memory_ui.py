@@ -97,6 +97,7 @@ def test_a_failed_run_shows_the_values_computed_before_the_failing_node(qtbot: Q
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c.run()
     assert "node 'bad_reshape' (Reshape)" in failed.args[0]
+    assert failed.args[0].endswith("The 3 values computed before that node are shown in the Activations panel.")
     assert c.result is not None and set(c.result.values) == {"x", "a", "side"}
     assert window.doc.selection.state.node == 1  # the failing node is selected
     assert "The run failed: " in c.dock.summary.text() and "values computed before that node" in c.dock.summary.text()

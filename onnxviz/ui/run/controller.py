@@ -401,7 +401,11 @@ class RunController(QObject):
         if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.window.doc is doc \
                 and exc.node < len(doc.index.main.nodes):
             self.reveal(exc.node)  # the node onnxruntime (or the reference evaluator) says failed
-        if isinstance(exc, OnnxvizError):
+        if isinstance(exc, RunError) and partial is not None and current is not None and jobs:
+            count = len(partial.values) + len(partial.structured)
+            self._report_failure(f"{sentence(exc.message)} The {count} values computed before that node are shown "
+                                 "in the Activations panel.", exc.details or tb)
+        elif isinstance(exc, OnnxvizError):
             self._report_failure(exc.message, exc.details or tb)
         else:
             self._report_failure(f"the run failed ({type(exc).__name__}: {exc}).", tb)
