@@ -207,3 +207,15 @@ def test_cli_dump_of_a_failing_run_keeps_what_was_computed(capsys: pytest.Captur
     assert set(index["values"]) == {"x", "a", "side"}
     x = np.load(tmp_path / "d" / index["values"]["x"]["file"])
     np.testing.assert_allclose(np.load(tmp_path / "d" / index["values"]["side"]["file"]), np.exp(x), rtol=1e-6)
+
+
+def test_weights_are_read_into_memory_when_onnxruntime_cannot_map_them(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """An onnxruntime without the folder setting looks for the weights elsewhere: the run still works."""
+    from onnxviz.model.runner import capture as capture_module
+
+    monkeypatch.setattr(capture_module, "EXTERNAL_FOLDER_KEY", "session.no_such_setting")
+    path = external_model(tmp_path)
+    got = capture(onnx.load(str(path), load_external_data=False), FEEDS, data_dir=tmp_path)
+    assert got.engine == "onnxruntime" and any("could not map the external weights" in n for n in got.notes)
+    np.testing.assert_allclose(got.values["out"], _expected(path, FEEDS)["out"], rtol=1e-5)

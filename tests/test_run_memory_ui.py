@@ -104,3 +104,16 @@ def test_a_failed_run_shows_the_values_computed_before_the_failing_node(qtbot: Q
     with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
         window.doc.selection.select_node("", 3)
     assert [r.name for r in c.dock.records] == ["side"]
+
+
+def test_the_window_runs_a_model_whose_weights_stay_in_their_file(qtbot: QtBot, tmp_path: Path) -> None:
+    from test_run_memory import FEEDS, _expected, external_model
+
+    path = external_model(tmp_path)
+    window, c = _window(qtbot, path)
+    window.doc.set_metadata("note", "an unsaved edit: the window hands the worker its own bytes")
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(window.doc, FEEDS, "", None)
+    expected = _expected(path, FEEDS)
+    for name in ("xw", "y", "out"):
+        np.testing.assert_allclose(c.result.array(name), expected[name], rtol=1e-5, atol=1e-6)

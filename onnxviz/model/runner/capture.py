@@ -82,7 +82,13 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
-            _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir, shapes)
+            try:
+                _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir, shapes)
+            except _MappingFailed as exc:  # an onnxruntime without the folder setting: the weights in memory
+                result.notes.append(f"onnxruntime could not map the external weights ({exc.message}); they "
+                                    "were read into memory.")
+                model, data_dir = with_external_data(model, data_dir), None
+                _run_ort_packed(model, feeds, options, progress, result, scratch_dir, None, shapes)
             if not options.optimized and is_quantized(model):
                 progress(0.45, "Running the quantized model fused, to compare its outputs")
                 result.notes.append(unfused_note(model, feeds, result, data_dir))
@@ -319,6 +325,10 @@ def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool
     return so
 
 
+class _MappingFailed(RunError):
+    """Session creation failed for a model whose external weights onnxruntime was to map from their folder."""
+
+
 class _PackFailed(Exception):
     """A packed run failed in a node it added or gave a pack of the wrong size."""
 
@@ -374,6 +384,8 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
+        if data_dir is not None and "external" in str(exc).lower():
+            raise _MappingFailed(engine_message(exc), str(exc)) from exc
         raise _failure(prepared, True, exc) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
