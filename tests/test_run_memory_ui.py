@@ -34,7 +34,8 @@ def _window(qtbot: QtBot, path: Path) -> tuple[MainWindow, RunController]:
 
 
 def _limit_below_everything(window: MainWindow) -> int:
-    """A memory limit the whole capture exceeds (the run keeps COPIES of it) but its parts fit."""
+    """A memory limit the whole capture exceeds (the run holds it twice: in the worker, in shared memory)
+    but its parts fit."""
     doc = window.doc
     assert doc is not None
     feeds = {"image": np.zeros((1, 3, 32, 32), np.float32)}

@@ -2,8 +2,9 @@
 
 Sizes come from ONNX shape inference with the actual inputs' shapes (symbolic dimensions resolved),
 the same shapes the worker plans its packs with; a value of a shape inference cannot tell is not
-counted. A captured run holds each value about twice at its peak (onnxruntime's output and its
-numpy copy), so a capture fits when twice its size is within the memory available now.
+counted. At its peak a captured run holds its values once in the worker (2.5 GiB of values: 2.9 GiB
+of private memory, its input included) and copies them into shared memory (RAM) up to the run's
+memory budget (beyond it they go to disk), so it fits when that sum is within the memory available now.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import onnx
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.runner.protocol import RunError
 
-COPIES = 2  # a value lives as onnxruntime's output and as its numpy copy until the first is dropped
+SHARED_BUDGET = 1 << 30  # RunOptions.memory_budget's default: values kept in shared memory, the rest on disk
 MEMINFO = Path("/proc/meminfo")
 
 
@@ -84,9 +85,16 @@ class CaptureTooBig(RunError):
         self.size, self.need, self.available, self.part = size, need, available, part
 
 
-def check_fits(size: CaptureSize, keep: Collection[str] | None, available: int | None) -> None:
+def peak_need(values: int, shared_budget: int = SHARED_BUDGET) -> int:
+    """Memory a capture of ``values`` bytes needs at its peak: the values in the worker, and their copy in
+    shared memory as far as ``shared_budget`` lets them go there."""
+    return values + min(values, shared_budget)
+
+
+def check_fits(size: CaptureSize, keep: Collection[str] | None, available: int | None,
+               shared_budget: int = SHARED_BUDGET) -> None:
     """Raise CaptureTooBig when the values a run keeps would not fit in ``available`` bytes."""
-    need = COPIES * size.total(keep)
+    need = peak_need(size.total(keep), shared_budget)
     if available is not None and need > available:
         raise CaptureTooBig(size, need, available, part=keep is not None)
 

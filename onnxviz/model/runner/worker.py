@@ -121,7 +121,7 @@ def _checked_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray], option
     progress(0.05, PLANNING)
     shapes = static_shapes(model, feeds)
     limit = options.memory_limit if options.memory_limit is not None else available_memory()
-    check_fits(capture_size(model, shapes), options.keep, limit)
+    check_fits(capture_size(model, shapes), options.keep, limit, options.memory_budget)
     return shapes
 
 

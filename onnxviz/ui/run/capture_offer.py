@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.graph.summary import human_bytes
-from onnxviz.model.runner.budget import COPIES, CaptureTooBig
+from onnxviz.model.runner.budget import CaptureTooBig, peak_need
 from onnxviz.model.text import display_name
 
 
@@ -47,7 +47,7 @@ class CaptureOfferDialog(QDialog):
         self.group = QButtonGroup(self)
         self.buttons: dict[str, QRadioButton] = {}
         for k, part in enumerate(parts):
-            need = COPIES * error.size.total(part.keep)
+            need = peak_need(error.size.total(part.keep))
             fits = part.keep is None or need <= error.available
             size = "" if part.keep is None else f" \u2013 {human_bytes(need)}" + ("" if fits else ", does not fit either")
             button = QRadioButton(part.label + size)
