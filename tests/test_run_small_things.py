@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from pytestqt.qtbot import QtBot
 from test_run_memory_ui import TIMEOUT, _window
@@ -86,3 +87,13 @@ def test_a_quantized_model_run_unfused_notes_how_far_an_optimized_session_is() -
     assert not any("quantized" in n for n in capture(model, feeds, RunOptions(optimized=True)).notes)
     model, feeds = _exported("resnet_float")
     assert not any("quantized" in n for n in capture(model, feeds).notes)
+
+
+def test_a_big_quantized_model_is_only_told_its_outputs_may_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxviz.model.runner import capture as capture_module
+
+    monkeypatch.setattr(capture_module, "FUSED_CHECK_BYTES", 1000)  # the int4 MLP's weights are bigger
+    model, feeds = _exported("mlp_int4_matmulnbits")
+    notes = capture_module.capture(model, feeds).notes
+    assert any(n.endswith("so its outputs may differ from these (Run > Optimized Session shows the fused values).")
+               for n in notes)

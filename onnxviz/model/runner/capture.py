@@ -169,6 +169,24 @@ def is_quantized(model: onnx.ModelProto) -> bool:
     return any(n.op_type in QUANTIZED_OPS or n.op_type.startswith("QLinear") for n in model.graph.node)
 
 
+# A second, optimized session compares a quantized model's outputs only when it is cheap to make: its fused
+# kernels hold repacked copies of the weights, and its creation takes about as long as the capture's
+FUSED_CHECK_NODES = 20_000
+FUSED_CHECK_BYTES = 256 << 20
+
+
+def _weight_bytes(model: onnx.ModelProto) -> int:
+    """Bytes of the main graph's initializers, from their types and dims (nothing read)."""
+    total = 0
+    for t in model.graph.initializer:
+        try:
+            itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+        except (KeyError, TypeError, ValueError):
+            itemsize = 1
+        total += math.prod(t.dims) * itemsize
+    return total
+
+
 def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result: Captured,
                  data_dir: Path | None) -> str:
     """What the run's notes say of a quantized model run unfused: how far an optimized session's outputs are."""
@@ -177,6 +195,8 @@ def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result
     head = ("this quantized model ran without graph optimizations (every node on its own, as capture needs); "
             "an optimized onnxruntime session fuses its quantized operators (DequantizeLinear, op, QuantizeLinear) "
             "into integer kernels")
+    if len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES:
+        return head + ", so its outputs may differ from these (Run > Optimized Session shows the fused values)."
     try:
         so = _session_options(replace(DEFAULT_OPTIONS, capture=False, optimized=True), None, False, data_dir)
         session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
