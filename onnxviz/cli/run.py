@@ -14,6 +14,7 @@ import onnx
 from onnxviz.cli import output
 from onnxviz.model.document import Document
 from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
+from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
 from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import (
     InputSpec,
@@ -59,6 +60,10 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
                         help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
     parser.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--dump", metavar="DIR", help="write every captured value as .npy plus DIR/index.json")
+    parser.add_argument("--capture", metavar="PART",
+                        help="what --dump keeps: 'all' (every value, even when it may not fit in memory), 'outputs' "
+                             "(the graph outputs only) or 'upstream-of:NODE' (NODE's outputs and every value above "
+                             "it); by default every value, refused when the estimate says it will not fit")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--optimized", action="store_true",
                         help="enable onnxruntime graph optimizations (values may not match nodes one to one)")
@@ -72,6 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
+    keep, check = _capture_choice(args.capture, doc)
     specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args, specs)
     dims = parse_dims(args.dim)
@@ -82,9 +88,15 @@ def run(args: argparse.Namespace) -> int:
             output.note(note)
     feeds = build_feeds(specs, given, dims, "random", args.seed)
     options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
-                         capture=bool(args.dump) or args.profile)
+                         capture=bool(args.dump) or args.profile, keep=keep, check_memory=check)
     dump = _dump_folder(args.dump) if args.dump else None
-    result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
+    try:
+        result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
+    except CaptureTooBig as exc:
+        raise RunError(f"{exc.message}; capture a part with --capture outputs or --capture upstream-of:NODE "
+                       "(or --capture all to try anyway).") from exc
+    except RunError as exc:
+        raise _with_partial(exc, dump) from exc
     try:
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
@@ -94,6 +106,40 @@ def run(args: argparse.Namespace) -> int:
     finally:
         result.cleanup()
     return 0
+
+
+def _with_partial(error: RunError, dump: Path | None) -> RunError:
+    """The run's error, saying where the values computed before the failing node went (--dump)."""
+    partial = error.partial
+    if partial is None:
+        return error
+    count = len(partial.values) + len(partial.structured)
+    partial.cleanup()  # a --dump folder is the user's: cleanup() leaves it
+    if dump is None:
+        return error
+    return RunError(f"{error.message.rstrip('.')}; the {count} values computed before it were written to {dump} "
+                    "(index.json).", error.details, error.node)
+
+
+def _capture_choice(part: str | None, doc: Document) -> tuple[frozenset[str] | None, bool]:
+    """The values to keep (None: all) and whether to check they fit, for ``--capture`` 'all', 'outputs'
+    or 'upstream-of:NODE'."""
+    if part is None:
+        return None, True
+    kind, _, name = part.partition(":")
+    if part not in ("all", "outputs") and not (kind == "upstream-of" and name):
+        raise RunError(f"--capture: '{display_name(part, 80)}' is not all, outputs or upstream-of:NODE.")
+    if kind == "all":
+        return None, False
+    if kind == "outputs":
+        return frozenset(), True
+    nodes = doc.model.graph.node
+    position = next((i for i, n in enumerate(nodes) if n.name == name), -1)
+    if position < 0:  # a value's name: its producer
+        position = next((i for i, n in enumerate(nodes) if name in n.output), -1)
+    if position < 0:
+        raise RunError(f"--capture upstream-of: the main graph has no node or value named '{display_name(name, 80)}'.")
+    return upstream_values(nodes, position), True
 
 
 def _seed(text: str) -> int:

@@ -79,7 +79,11 @@ def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndar
               progress: ProgressFn = no_progress, token: CancelToken | None = None,
               on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
     """Check, then run ``model`` (a ModelProto, its serialized bytes, or the path of a file)
-    in a worker process. ``index``, when given, is the model's index (saves building it)."""
+    in a worker process. ``index``, when given, is the model's index (saves building it).
+
+    A capture that would not fit in memory raises :class:`~.budget.CaptureTooBig` before anything
+    runs (``options.keep`` captures a part); a RunError of a captured run that failed at a node
+    carries in ``partial`` a RunResult of the values computed before it (the caller cleans it up)."""
     if index is None:
         if isinstance(model, Path):
             proto = onnx.load(str(model), load_external_data=False)

@@ -15,7 +15,7 @@ import math
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,8 +66,12 @@ class Captured:
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
-            progress: ProgressFn = no_progress, scratch_dir: Path | None = None) -> Captured:
-    """Run ``model`` on ``feeds``; raises RunError when no engine can run it."""
+            progress: ProgressFn = no_progress, scratch_dir: Path | None = None,
+            data_dir: Path | None = None, shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Captured:
+    """Run ``model`` on ``feeds``; raises RunError when no engine can run it. ``data_dir``: the
+    model's folder when its tensors stored externally are still on disk (not loaded): onnxruntime
+    maps them from there, the reference evaluator reads them when it has to run. ``shapes``: the
+    values' shapes when the caller inferred them already (see packing.static_shapes)."""
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
@@ -78,18 +82,151 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
-            _run_ort_packed(model, feeds, options, progress, result, scratch_dir)
-            return _finish(model, result, options, progress)
+            try:
+                _run_ort_packed(model, feeds, options, progress, result, scratch_dir, data_dir, shapes)
+            except _MappingFailed as exc:  # an onnxruntime without the folder setting: the weights in memory
+                result.notes.append(f"onnxruntime could not map the external weights ({exc.message}); they "
+                                    "were read into memory.")
+                model, data_dir = with_external_data(model, data_dir), None
+                _run_ort_packed(model, feeds, options, progress, result, scratch_dir, None, shapes)
+            if not options.optimized and is_quantized(model):
+                progress(0.45, "Running the quantized model fused, to compare its outputs")
+                result.notes.append(unfused_note(model, feeds, result, data_dir))
+            return _finish(model, result, options, progress, data_dir)
         except RunError as exc:
             failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
+    model = with_external_data(model, data_dir)
     try:
         _run_reference(model, feeds, options, progress, result)
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
         node = failed_node if failed_node >= 0 else exc.node
-        raise RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node) from exc
+        error = RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node)
+        if options.capture and node >= 0:
+            error.partial = values_before(model, feeds, options, node, progress)
+        raise error from exc
     return _finish(model, result, options, progress)
+
+
+def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions, failed: int,
+                  progress: ProgressFn = no_progress) -> Captured:
+    """The values a run computes before node ``failed`` fails: a run of the nodes that do not depend on
+    it (node positions as in ``model``); only the inputs when that run fails too."""
+    part, kept = _without_dependents(model, failed)
+    done = Captured(outputs=[o.name for o in model.graph.output])
+    if part.graph.output:
+        try:
+            done = capture(part, feeds, replace(options, profile=False), progress)
+        except RunError:
+            pass
+    for name, array in feeds.items():
+        done.values.setdefault(name, np.asarray(array))
+        done.engines.setdefault(name, ENGINE_INPUT)
+    done.producers = {name: kept[i] if i >= 0 else -1 for name, i in done.producers.items()}
+    done.producers.update((name, -1) for name in feeds)
+    done.outputs = [o.name for o in model.graph.output]
+    done.bodies = []
+    return done
+
+
+def _without_dependents(model: onnx.ModelProto, failed: int) -> tuple[onnx.ModelProto, list[int]]:
+    """A copy without node ``failed`` and every node that reads what it makes (directly or not), whose
+    outputs are the original outputs still made; and the kept nodes' positions in ``model``."""
+    nodes = model.graph.node
+    readers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for name in node.input:
+            if name:
+                readers.setdefault(name, []).append(i)
+    dropped, todo = {failed}, [failed]
+    while todo:  # in any node order (a graph need not be sorted)
+        for name in nodes[todo.pop()].output:
+            for i in readers.get(name, ()) if name else ():
+                if i not in dropped:
+                    dropped.add(i)
+                    todo.append(i)
+    lost = {name for i in dropped for name in nodes[i].output}
+    kept = [i for i in range(len(nodes)) if i not in dropped]
+    part = onnx.ModelProto()
+    part.CopyFrom(model)
+    del part.graph.node[:]
+    part.graph.node.extend(nodes[i] for i in kept)
+    outputs = [o for o in model.graph.output if o.name not in lost]
+    del part.graph.output[:]
+    part.graph.output.extend(outputs)
+    return part, kept
+
+
+# Operators of quantized models: an optimized session fuses DequantizeLinear -> op -> QuantizeLinear into
+# integer kernels (QLinearConv, ...) whose rounding differs from the float ops capture runs one by one
+QUANTIZED_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                           "ConvInteger", "MatMulNBits", "QGemm", "QAttention", "DynamicQuantizeMatMul",
+                           "GatherBlockQuantized"})
+
+
+def is_quantized(model: onnx.ModelProto) -> bool:
+    return any(n.op_type in QUANTIZED_OPS or n.op_type.startswith("QLinear") for n in model.graph.node)
+
+
+# A second, optimized session compares a quantized model's outputs only when it is cheap to make: its fused
+# kernels hold repacked copies of the weights, and its creation takes about as long as the capture's
+FUSED_CHECK_NODES = 20_000
+FUSED_CHECK_BYTES = 256 << 20
+
+
+def _weight_bytes(model: onnx.ModelProto) -> int:
+    """Bytes of the main graph's initializers, from their types and dims (nothing read)."""
+    total = 0
+    for t in model.graph.initializer:
+        try:
+            itemsize = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+        except (KeyError, TypeError, ValueError):
+            itemsize = 1
+        total += math.prod(t.dims) * itemsize
+    return total
+
+
+def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result: Captured,
+                 data_dir: Path | None) -> str:
+    """What the run's notes say of a quantized model run unfused: how far an optimized session's outputs are."""
+    import onnxruntime as ort
+
+    head = ("this quantized model ran without graph optimizations (every node on its own, as capture needs); "
+            "an optimized onnxruntime session fuses its quantized operators (DequantizeLinear, op, QuantizeLinear) "
+            "into integer kernels")
+    if len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES:
+        return head + ", so its outputs may differ from these (Run > Optimized Session shows the fused values)."
+    try:
+        so = _session_options(replace(DEFAULT_OPTIONS, capture=False, optimized=True), None, False, data_dir)
+        session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in session.get_inputs()}
+        fused = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+    except Exception:  # noqa: BLE001 - the note then says what may differ, not by how much
+        return head + ", so its outputs may differ from these."
+    worst, where = 0.0, ""
+    for out, value in zip(session.get_outputs(), fused, strict=True):
+        mine = result.values.get(out.name)
+        if mine is None or not isinstance(value, np.ndarray) or mine.shape != value.shape or value.dtype.kind not in "fiu":
+            continue
+        diff = float(np.max(np.abs(mine.astype(np.float64) - value.astype(np.float64)), initial=0.0))
+        if diff > worst or not where:
+            worst, where = diff, out.name
+    if worst == 0.0:
+        return head + "; here its outputs are the same as these."
+    return (head + f"; here its outputs differ from these by up to {worst:.4g} (max abs, '{display_name(where, 80)}'). "
+            "Run > Optimized Session shows the fused values (which then do not match the nodes one to one).")
+
+
+def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:
+    """``model`` with the data of its externally stored tensors read in from ``data_dir`` (itself when
+    there is none): the reference evaluator and the If/Loop/Scan bodies need the values in memory."""
+    from onnxviz.model.io.external import is_external, iter_all_tensors
+
+    if data_dir is None or not any(is_external(t) for t in iter_all_tensors(model)):
+        return model
+    onnx.load_external_data_for_model(model, str(data_dir))
+    return model
 
 
 def node_label(graph: onnx.GraphProto, position: int) -> str:
@@ -135,8 +272,10 @@ class Prepared:
 
 
 def prepare_model(model: onnx.ModelProto, capture_all: bool,
-                  shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Prepared:
-    """A copy whose graph outputs include every node output and whose nodes have unique names.
+                  shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None,
+                  keep: frozenset[str] | None = None) -> Prepared:
+    """A copy whose graph outputs include every node output (those of ``keep`` when given) and
+    whose nodes have unique names.
 
     With ``shapes`` (see :func:`~onnxviz.model.runner.packing.static_shapes`), small values of a
     known shape are fetched packed (see :mod:`onnxviz.model.runner.packing`) instead of one by one.
@@ -162,7 +301,7 @@ def prepare_model(model: onnx.ModelProto, capture_all: bool,
         return Prepared(copy, positions, producers=producers, original_names=renamed)
     declared = {v.name: v for v in graph.value_info}
     present = {o.name for o in graph.output} | {i.name for i in graph.input}
-    wanted = [name for name in producers if name not in present]
+    wanted = [name for name in producers if name not in present and (keep is None or name in keep)]
     packs: list[Pack] = []
     if shapes and _has_onnx_opset(copy):
         taken = {*producers, *positions, *(v.name for v in graph.input), *(t.name for t in graph.initializer)}
@@ -177,10 +316,18 @@ def _has_onnx_opset(model: onnx.ModelProto) -> bool:
     return any(o.domain in ("", "ai.onnx") and o.version >= 4 for o in model.opset_import)
 
 
-def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool):  # noqa: ANN202 - ort type
+# onnxruntime reads tensors stored externally from this folder when the model comes as bytes: it maps
+# the files instead of holding a copy (a 2 GB weights file: 30 MB of the worker's own memory, not 9 GB)
+EXTERNAL_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
+
+
+def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool,  # noqa: ANN202 - ort type
+                     data_dir: Path | None = None):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if data_dir is not None:
+        so.add_session_config_entry(EXTERNAL_FOLDER_KEY, str(data_dir))
     # Packed members live until their Concat at the end: onnxruntime's memory pattern, planned on
     # the first run over every live block, then costs far more than the one run saves (1 s at 12k).
     so.enable_mem_pattern = not packed
@@ -198,6 +345,10 @@ def _session_options(options: RunOptions, scratch_dir: Path | None, packed: bool
     return so
 
 
+class _MappingFailed(RunError):
+    """Session creation failed for a model whose external weights onnxruntime was to map from their folder."""
+
+
 class _PackFailed(Exception):
     """A packed run failed in a node it added or gave a pack of the wrong size."""
 
@@ -209,41 +360,52 @@ PACK_MIN_VALUES = 10_000
 
 
 def packing_shapes(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
-                   progress: ProgressFn = no_progress) -> dict[str, tuple[int, tuple[int, ...]]]:
-    """Shapes to plan packs with (see :mod:`onnxviz.model.runner.packing`); empty when packing
-    is off or does not pay for a graph this small."""
-    values = sum(len(node.output) for node in model.graph.node)
+                   progress: ProgressFn = no_progress,
+                   known: Mapping[str, tuple[int, tuple[int, ...]]] | None = None
+                   ) -> Mapping[str, tuple[int, tuple[int, ...]]]:
+    """Shapes to plan packs with (see :mod:`onnxviz.model.runner.packing`): ``known`` when the
+    caller inferred them; empty when packing is off or does not pay for a graph this small."""
+    values = sum(len(node.output) for node in model.graph.node) if options.keep is None else len(options.keep)
     if not (options.capture and options.pack) or values < PACK_MIN_VALUES:
         return {}
+    if known is not None:
+        return known
     progress(0.05, PLANNING)
     return static_shapes(model, feeds)
 
 
 def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
-                    progress: ProgressFn, result: Captured, scratch_dir: Path | None) -> None:
+                    progress: ProgressFn, result: Captured, scratch_dir: Path | None,
+                    data_dir: Path | None = None,
+                    known: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> None:
     """Run with small values packed; if packing is what failed, run again without it."""
     t0 = time.perf_counter()
-    shapes = packing_shapes(model, feeds, options, progress)
+    shapes = packing_shapes(model, feeds, options, progress, known)
     result.timings["shapes_s"] = time.perf_counter() - t0
+    keep = options.keep
     try:
-        _run_ort(prepare_model(model, options.capture, shapes), feeds, options, progress, result, scratch_dir)
+        _run_ort(prepare_model(model, options.capture, shapes, keep), feeds, options, progress, result,
+                 scratch_dir, data_dir)
     except _PackFailed as exc:
         result.notes.append(f"small values could not be fetched packed ({exc}); each was fetched on its own.")
-        _run_ort(prepare_model(model, options.capture), feeds, options, progress, result, scratch_dir)
+        _run_ort(prepare_model(model, options.capture, keep=keep), feeds, options, progress, result, scratch_dir,
+                 data_dir)
 
 
 def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOptions, progress: ProgressFn,
-             result: Captured, scratch_dir: Path | None) -> None:
+             result: Captured, scratch_dir: Path | None, data_dir: Path | None = None) -> None:
     import onnxruntime as ort
 
     progress(0.1, "Creating the onnxruntime session")
     t0 = time.perf_counter()
     try:
-        so = _session_options(options, scratch_dir, packed=bool(prepared.packs))
+        so = _session_options(options, scratch_dir, packed=bool(prepared.packs), data_dir=data_dir)
         session = ort.InferenceSession(prepared.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("the packing node was refused") from exc
+        if data_dir is not None and "external" in str(exc).lower():
+            raise _MappingFailed(engine_message(exc), str(exc)) from exc
         raise _failure(prepared, True, exc) from exc
     t1 = time.perf_counter()
     progress(0.3, "Running on onnxruntime")
@@ -411,9 +573,12 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         raise RunError(where + engine_message(exc), str(exc), position) from exc
     result.timings.update(session_s=0.0, run_s=time.perf_counter() - t0)
     producers = _producers(model)
+    keep = options.keep
     for name, value in produced.items():
         if name not in producers and name not in result.outputs:
             continue  # initializers and constants
+        if keep is not None and name not in keep and name not in result.outputs:
+            continue  # not in the part chosen to capture
         if isinstance(value, np.generic):
             value = np.asarray(value)
         if is_structured(value):
@@ -449,8 +614,12 @@ def _producers(model: onnx.ModelProto) -> dict[str, int]:
     return {name: i for i, node in enumerate(model.graph.node) for name in node.output if name}
 
 
-def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn) -> Captured:
-    if options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node):
+def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn,
+            data_dir: Path | None = None) -> Captured:
+    bodies = options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
+    if bodies or (options.capture and model.functions):  # run on the reference evaluator: weights in memory
+        model = with_external_data(model, data_dir)
+    if bodies:
         progress(0.5, "Running If/Loop/Scan bodies on the reference evaluator")
         t0 = time.perf_counter()
         result.bodies = list(run_bodies(model, "", model.graph, result.values, result.notes))
@@ -460,6 +629,11 @@ def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progr
         t0 = time.perf_counter()
         result.bodies += run_functions(model, result.values, result.notes)
         result.timings["functions_s"] = time.perf_counter() - t0
+    if options.capture and options.keep is not None:
+        made = sum(1 for node in model.graph.node for name in node.output if name)
+        kept = sum(1 for name, node in result.producers.items() if node >= 0)
+        result.notes.append(f"a part was captured: {kept} of {made} node outputs (the chosen part and the graph "
+                            "outputs); the others were computed, not kept.")
     missing = [o for o in result.outputs if o and o not in result.values and o not in result.structured]
     if missing:
         result.notes.append(f"graph output '{missing[0]}' was not produced as a tensor.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from onnxviz.model.errors import OnnxvizError
 
@@ -17,9 +18,11 @@ class RunError(OnnxvizError):
     """The model could not be run (refused, unsupported, or the runtime failed). ``node``: the
     position of the main-graph node that failed, when the engine named it (-1 otherwise)."""
 
-    def __init__(self, message: str, details: str = "", node: int = -1) -> None:
+    def __init__(self, message: str, details: str = "", node: int = -1, partial: Any = None) -> None:
         super().__init__(message, details)
         self.node = node
+        self.partial = partial  # what was computed before the failing node: capture.Captured in the worker,
+        # store.RunResult in the parent (its values stay on disk until its cleanup())
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,9 @@ class RunOptions:
     threads: int = 0  # onnxruntime intra-op threads; 0 lets it choose
     pack: bool = True  # fetch small values packed (see packing.py); off to retry after planning crashed
     memory_budget: int = 1 << 30  # bytes of values kept in shared memory; beyond it, on disk
+    keep: frozenset[str] | None = None  # the node outputs captured (inputs and graph outputs always); None: all
+    check_memory: bool = True  # refuse (budget.CaptureTooBig) a capture that would not fit in memory
+    memory_limit: int | None = None  # bytes a capture may take; None: the memory available when it starts
 
 
 @dataclass(frozen=True)

@@ -418,6 +418,15 @@ class RunResult:
         rows = np.flatnonzero(t.nonfinite() & (t.numbers["node"] >= 0) & self.values.in_main_graph())
         return self.values.record(int(rows[np.argmin(t.numbers["order"][rows])])) if len(rows) else None
 
+    def nonfinite_after(self, order: int = -1, nan_only: bool = False) -> ValueRecord | None:
+        """The first main-graph value with NaN (or Inf, unless ``nan_only``) whose node comes after
+        topological position ``order`` (-1: the first of all)."""
+        t = self.values.table
+        bad = t.numbers["nan_count"] > 0 if nan_only else t.nonfinite()
+        orders = t.numbers["order"]
+        rows = np.flatnonzero(bad & (t.numbers["node"] >= 0) & self.values.in_main_graph() & (orders > order))
+        return self.values.record(int(rows[np.argmin(orders[rows])])) if len(rows) else None
+
     def measure(self, key: str) -> dict[tuple[str, int], float]:
         """Per-node figure for the overlay (see :data:`MEASURES`), keyed (scope, node position);
         worked out once per key (a result does not change), so a background thread can prepare it."""

@@ -27,6 +27,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
+from onnxviz.model.runner.budget import CaptureTooBig
 from onnxviz.model.runner.inputs import as_strings, restored, savable
 from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
 from onnxviz.model.runner.store import RunResult
@@ -53,14 +54,21 @@ def worker_main(conn: Connection) -> None:
     def progress(fraction: float, text: str) -> None:
         conn.send(("progress", fraction, text))
 
+    model: onnx.ModelProto | None = None
     try:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
         feeds = _load_feeds(request, model)
+        shapes = _checked_shapes(model, feeds, request.options, progress)
         with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
-            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir)
+            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
+                               data_dir=_data_dir(request, model), shapes=shapes)
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
         conn.send(("done",))
+    except CaptureTooBig as exc:
+        conn.send(("too_big", exc.size, exc.need, exc.available, exc.part))
+    except RunError as exc:
+        conn.send(("error", exc.message, exc.details, exc.node, _write_partial(exc, request, model, progress)))
     except OnnxvizError as exc:
         conn.send(("error", exc.message, exc.details, getattr(exc, "node", -1)))
     except MemoryError:
@@ -69,6 +77,20 @@ def worker_main(conn: Connection) -> None:
         conn.send(("error", f"the run failed ({type(exc).__name__}: {exc}).", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _write_partial(error: RunError, request: RunRequest, model: onnx.ModelProto | None,
+                   progress: ProgressFn) -> bool:
+    """Write the values computed before the run failed (``error.partial``) like a result's; whether it was."""
+    from onnxviz.model.runner.store import write_result
+
+    if error.partial is None or model is None:
+        return False
+    try:
+        write_result(error.partial, model, request.out_dir, _pack_dir(request, error.partial.values), progress)
+    except Exception:  # noqa: BLE001 - the run's own error is what the user must see
+        return False
+    return True
 
 
 def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None:
@@ -87,13 +109,35 @@ def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None
     return request.out_dir
 
 
+def _checked_shapes(model: onnx.ModelProto, feeds: dict[str, np.ndarray], options: RunOptions,
+                    progress: ProgressFn) -> dict[str, tuple[int, tuple[int, ...]]] | None:
+    """The values' shapes (ONNX shape inference with these inputs), after checking the values a
+    capture keeps fit in memory (raises CaptureTooBig); None when there is nothing to check."""
+    from onnxviz.model.runner.budget import available_memory, capture_size, check_fits
+    from onnxviz.model.runner.packing import static_shapes
+
+    if not (options.capture and options.check_memory and options.pack):
+        return None
+    progress(0.05, PLANNING)
+    shapes = static_shapes(model, feeds)
+    limit = options.memory_limit if options.memory_limit is not None else available_memory()
+    check_fits(capture_size(model, shapes), options.keep, limit, options.memory_budget)
+    return shapes
+
+
 def _load_model(request: RunRequest) -> onnx.ModelProto:
+    """The model as the parent wrote it: tensors stored externally stay on disk (see :func:`_data_dir`)."""
+    return onnx.load(str(request.model_path), load_external_data=False)
+
+
+def _data_dir(request: RunRequest, model: onnx.ModelProto) -> Path | None:
+    """The folder onnxruntime maps the model's external tensors from (None when it has none). The
+    parent checked every location stays inside it (io.external) before this process got the request."""
     from onnxviz.model.io.external import is_external, iter_all_tensors
 
-    model = onnx.load(str(request.model_path), load_external_data=False)
-    if request.base_dir is not None and any(is_external(t) for t in iter_all_tensors(model)):
-        onnx.load_external_data_for_model(model, str(request.base_dir))
-    return model
+    if request.base_dir is None or not any(is_external(t) for t in iter_all_tensors(model)):
+        return None
+    return request.base_dir.resolve()
 
 
 def _load_feeds(request: RunRequest, model: onnx.ModelProto) -> dict[str, np.ndarray]:
@@ -138,6 +182,7 @@ class WorkerRun:
                                   pack_values=self._owns_out, feed_names=tuple(feeds))
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
+        self._keep_partial = False
 
     @property
     def pid(self) -> int | None:
@@ -158,7 +203,7 @@ class WorkerRun:
             return result
         finally:
             self.stop()
-            self._tidy(keep_output=ok)
+            self._tidy(keep_output=ok or self._keep_partial)
 
     def _receive(self, progress: ProgressFn, token: CancelToken | None) -> RunResult:
         assert self._process is not None and self._conn is not None
@@ -174,10 +219,22 @@ class WorkerRun:
                     progress(float(message[1]), str(message[2]))
                 elif message[0] == "done":
                     return RunResult.load(self.out_dir, owns_directory=self._owns_out)
+                elif message[0] == "too_big":
+                    raise CaptureTooBig(*message[1:])
                 else:
-                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1)
+                    raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1,
+                                   self._partial() if len(message) > 4 and message[4] else None)
             elif not self._process.is_alive() and not self._conn.poll(0):
                 raise RunError(_exit_text(self._process))
+
+    def _partial(self) -> RunResult | None:
+        """The values written before the run failed; the run folder is then kept for them."""
+        try:
+            result = RunResult.load(self.out_dir, owns_directory=self._owns_out)
+        except RunError:
+            return None
+        self._keep_partial = True
+        return result
 
     def stop(self) -> None:
         """End the process now: terminate, then kill if it does not go (well within 1 s)."""
@@ -328,6 +385,8 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
 
     try:
         return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start)
+    except CaptureTooBig:  # planning went well: it found the capture would not fit
+        raise
     except RunError:
         if last[0] != PLANNING or not options.pack:
             raise

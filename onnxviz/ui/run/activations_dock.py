@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDockWidget,
     QHBoxLayout,
@@ -35,6 +36,7 @@ class ActivationsDock(QDockWidget):
 
     overlay_chosen = Signal(str)          # a MEASURES / COMPARE_MEASURES key, or "" for none
     first_nonfinite_requested = Signal()
+    next_nonfinite_requested = Signal()
     first_difference_requested = Signal(float, float)   # rtol, atol
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -86,11 +88,35 @@ class ActivationsDock(QDockWidget):
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
         row.addWidget(self.overlay_combo, 1)
+        self._add_finder(row)
+        return row
+
+    def _add_finder(self, row: QHBoxLayout) -> None:
+        """First NaN/Inf (or NaN only) and Next: the nodes that made one, in topological order."""
+        self.nan_only = QCheckBox("NaN only")
+        self.nan_only.setToolTip("Look for NaN only (an Inf can be expected, e.g. an attention mask)")
+        self.nan_only.toggled.connect(lambda _on: self._update_finder())
         self.nan_button = QPushButton("First NaN/Inf")
         self.nan_button.setToolTip("Select the first node (in topological order) whose output has NaN or Inf")
         self.nan_button.clicked.connect(self.first_nonfinite_requested)
-        row.addWidget(self.nan_button)
-        return row
+        self.next_button = QPushButton("Next")
+        self.next_button.setToolTip("Select the next node (in topological order) after the selected one whose "
+                                    "output has NaN or Inf")
+        self.next_button.clicked.connect(self.next_nonfinite_requested)
+        for widget in (self.nan_button, self.next_button, self.nan_only):
+            row.addWidget(widget)
+
+    def _update_finder(self) -> None:
+        """The finder's buttons for the current result and choice."""
+        result, nan_only = self.result, self.nan_only.isChecked()
+        what = "NaN" if nan_only else "NaN/Inf"
+        found = result is not None and result.nonfinite_after(-1, nan_only) is not None
+        self.nan_button.setEnabled(found)
+        self.next_button.setEnabled(found)
+        self.nan_button.setText(f"First {what}" if found or result is None else f"No {what}")
+        self.nan_button.setToolTip(f"Select the first node (in topological order) whose output has {what}")
+        self.next_button.setToolTip(f"Select the next node (in topological order) after the selected one whose "
+                                    f"output has {what}")
 
     def _difference_row(self) -> QWidget:
         """Shown after a comparison: jump to the first value whose error passes a tolerance."""
@@ -118,9 +144,7 @@ class ActivationsDock(QDockWidget):
         self.diffs = {d.name: d for d in diffs or []}
         self.other_label = other_label
         self.summary.setText(summary or ("" if result else NO_RUN_TEXT))
-        has_nan = result is not None and result.first_nonfinite() is not None
-        self.nan_button.setEnabled(has_nan)
-        self.nan_button.setText("First NaN/Inf" if has_nan or result is None else "No NaN/Inf")
+        self._update_finder()
         self.difference_row.setVisible(bool(self.diffs))
         self._fill_overlay_combo(result, overlay)
         self.set_stale(False)

@@ -32,6 +32,7 @@ from onnxviz.model.runner import (
     run_model,
     warm_up,
 )
+from onnxviz.model.runner.budget import CaptureTooBig, node_values, upstream_values
 from onnxviz.model.runner.compare import (
     COMPARE_MEASURES,
     DEFAULT_TOLERANCE,
@@ -56,6 +57,7 @@ from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
+from onnxviz.ui.run.capture_offer import CaptureOfferDialog, CapturePart, capture_parts
 from onnxviz.ui.run.input_sources import (
     InputPlan,
     PendingFeeds,
@@ -72,6 +74,9 @@ if TYPE_CHECKING:
     import numpy as np
 
     from onnxviz.ui.main_window import MainWindow
+
+
+DOCK_SHARE = (20, 80)  # of the right column's height when the dock first shows: the inspector's and the dock's
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,9 @@ class RunController(QObject):
         self.active_run: WorkerRun | None = None
         self.inputs_dialog: InputsDialog | None = None
         self.failure_box: QMessageBox | None = None
+        self.offer_dialog: CaptureOfferDialog | None = None
+        self.memory_limit: int | None = None  # bytes a capture may take (None: the memory available then)
+        self._last_start: tuple[Document, Mapping[str, np.ndarray] | PendingFeeds, str, Path | None] | None = None
         self._dock_placed = False
         self.actions: dict[str, QAction] = {}
         self._doc: Document | None = None
@@ -121,6 +129,7 @@ class RunController(QObject):
         self.dock.scope_label = lambda scope: scope_label(window.doc.index if window.doc else None, scope)
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
+        self.dock.next_nonfinite_requested.connect(self.jump_to_next_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
         window.canvas.node_notes.append(self.run_time_note)
         app = QApplication.instance()
@@ -203,8 +212,10 @@ class RunController(QObject):
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
 
-    def _jobs(self, doc: Document, compare: str, other_path: Path | None) -> list[Job]:
-        options = self.options()
+    def _jobs(self, doc: Document, compare: str, other_path: Path | None, part: CapturePart | None = None) -> list[Job]:
+        options = replace(self.options(), memory_limit=self.memory_limit)
+        if part is not None:
+            options = replace(options, keep=part.keep, check_memory=part.check)
         # the bytes validation took of this state, in its thread, when it has (a 123k-node model: ~110 ms)
         jobs = [Job(document_bytes(doc), options, doc.base_dir, doc.name)]
         if compare == "engines":
@@ -218,9 +229,10 @@ class RunController(QObject):
         return jobs
 
     def _start(self, doc: Document, feeds: Mapping[str, np.ndarray] | PendingFeeds, compare: str,
-               other_path: Path | None) -> None:
+               other_path: Path | None, part: CapturePart | None = None) -> None:
+        self._last_start = (doc, feeds, compare, other_path)  # to run again capturing a part
         try:
-            jobs = self._jobs(doc, compare, other_path)
+            jobs = self._jobs(doc, compare, other_path, part)
         except OnnxvizError as exc:  # protobuf refuses to serialize more than 2 GiB
             self._report_failure("the model is too large to hand to the runtime as one protobuf (over 2 GiB); "
                                  "save it with external data and run the saved file.", exc.details)
@@ -241,7 +253,11 @@ class RunController(QObject):
                                                  on_start=self._on_worker_started))
                     except RunError as exc:
                         if k == 0:
+                            if exc.partial is not None:  # worked out here, like a result's
+                                exc.partial.first_nonfinite()
                             raise
+                        if exc.partial is not None:
+                            exc.partial.cleanup()
                         # another model's node: not one to select on this canvas
                         raise RunError(f"{job.label}: {exc.message}", exc.details) from exc
                     warm_up()  # for the next run, or the comparison's second one
@@ -261,7 +277,7 @@ class RunController(QObject):
 
         task = Task(work, label)
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
-        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc))
+        task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc, jobs))
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
@@ -327,12 +343,14 @@ class RunController(QObject):
             QTimer.singleShot(0, self, self._give_dock_room)
 
     def _give_dock_room(self) -> None:
-        """Most of the right column: the inspector above keeps about a third (sizes are proportions
-        between docks that share the column)."""
+        """Most of the right column: the inspector above keeps a fifth, its header and first facts (sizes
+        are proportions between docks that share the column); a value's heatmap is as tall as the room
+        left under the statistics and the slice controls (with a third for the inspector: 130 px of an
+        860 px window, now 250 px)."""
         above = [d for d in (find_dock(self.window, name) for name in RIGHT_TABS)
                  if d is not None and d.isVisible() and not d.isFloating()]
         if above:
-            self.window.resizeDocks([above[0], self.dock], [35, 65], Qt.Orientation.Vertical)
+            self.window.resizeDocks([above[0], self.dock], [DOCK_SHARE[0], DOCK_SHARE[1]], Qt.Orientation.Vertical)
 
     def _summary(self, label: str) -> str:
         assert self.result is not None
@@ -368,16 +386,66 @@ class RunController(QObject):
         return (text + f". {len(outside)} differ beyond {self.tolerance.text()}, "
                 f"the first <b>{_name_html(first.name)}</b>.")
 
-    def _on_failed(self, exc: object, tb: str, doc: Document | None = None) -> None:
+    def _on_failed(self, exc: object, tb: str, doc: Document | None = None, jobs: list[Job] | None = None) -> None:
         self.task = None
         self.update_actions()
+        current = doc if doc is not None and self.window.doc is doc else None
+        if isinstance(exc, CaptureTooBig) and current is not None:
+            self._offer_a_part(current, exc)
+            return
+        partial = exc.partial if isinstance(exc, RunError) else None
+        if isinstance(exc, RunError) and partial is not None and current is not None and jobs:
+            self._show_partial(current, jobs, partial, exc)
+        elif partial is not None:
+            partial.cleanup()
         if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.window.doc is doc \
                 and exc.node < len(doc.index.main.nodes):
             self.reveal(exc.node)  # the node onnxruntime (or the reference evaluator) says failed
-        if isinstance(exc, OnnxvizError):
+        if isinstance(exc, RunError) and partial is not None and current is not None and jobs:
+            count = len(partial.values) + len(partial.structured)
+            self._report_failure(f"{sentence(exc.message)} The {count} values computed before that node are shown "
+                                 "in the Activations panel.", exc.details or tb)
+        elif isinstance(exc, OnnxvizError):
             self._report_failure(exc.message, exc.details or tb)
         else:
             self._report_failure(f"the run failed ({type(exc).__name__}: {exc}).", tb)
+
+    def _show_partial(self, doc: Document, jobs: list[Job], partial: RunResult, error: RunError) -> None:
+        """The values computed before the run failed, shown like a result's with the failure as a note."""
+        partial.notes.insert(0, f"The run failed: {sentence(error.message)} These are the values computed before "
+                                "that node (the nodes that do not depend on it).")
+        self._on_finished(doc, jobs[:1], Outcome([partial], None))
+
+    def _offer_a_part(self, doc: Document, error: CaptureTooBig) -> None:
+        """Ask which part to capture; Run starts the same run again capturing it."""
+        assert self._last_start is not None and self._last_start[0] is doc
+        _, feeds, compare, other_path = self._last_start
+        dialog = CaptureOfferDialog(error, self._capture_parts(doc), self.window)
+        self.offer_dialog = dialog
+        self.window.statusBar().showMessage(sentence(error.message), 10000)
+
+        def accepted() -> None:
+            if self.window.doc is doc and not self._busy():
+                self._start(doc, feeds, compare, other_path, dialog.chosen)
+
+        dialog.accepted.connect(accepted)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _capture_parts(self, doc: Document) -> list[CapturePart]:
+        """The parts the canvas's selection makes: the selected group, the values above the selected node."""
+        canvas = self.window.canvas
+        state = doc.selection.state
+        nodes = doc.model.graph.node
+        group, group_values, node, upstream = "", frozenset[str](), "", frozenset[str]()
+        if canvas.scope == "" and state.node >= 0 and state.scope == "" and state.node < len(nodes):
+            upstream = upstream_values(nodes, state.node)
+            node = nodes[state.node].name or f"{nodes[state.node].op_type} node {state.node}"
+        elif canvas.scope == "" and state.is_empty and canvas.selected_nodes():
+            box, drawable = canvas.selected_box(), canvas.drawable
+            group = drawable.scene.box_ref[box].group if drawable is not None and box >= 0 else ""
+            group_values = node_values(nodes, canvas.selected_nodes())
+        return capture_parts(group, group_values, node, upstream)
 
     def _on_cancelled(self) -> None:
         self.task = None
@@ -470,12 +538,29 @@ class RunController(QObject):
         self.window.canvas.clear_overlay()
 
     def jump_to_first_nonfinite(self) -> None:
-        bad = self.result.first_nonfinite() if self.result is not None else None
+        self._jump_to_nonfinite(-1, "First")
+
+    def jump_to_next_nonfinite(self) -> None:
+        """The next node after the selected one (in topological order) whose output has NaN (or Inf)."""
+        doc, result = self.window.doc, self.result
+        state = doc.selection.state if doc is not None else None
+        order = -1
+        if result is not None and state is not None and state.scope == "":
+            shown = self._records_of("", state.node) if state.node >= 0 else \
+                [r for r in (result.record("", state.value),) if r is not None]
+            order = max((r.order for r in shown), default=-1)
+        self._jump_to_nonfinite(order, "Next")
+
+    def _jump_to_nonfinite(self, order: int, which: str) -> None:
+        nan_only = self.dock.nan_only.isChecked()
+        what = "NaN" if nan_only else "NaN/Inf"
+        bad = self.result.nonfinite_after(order, nan_only) if self.result is not None else None
         if bad is None:
-            self.window.statusBar().showMessage("No value of the last run has NaN or Inf.", 5000)
+            after = " after the selected node" if order >= 0 else ""
+            self.window.statusBar().showMessage(f"No value of the last run{after} has {what}.", 5000)
             return
         self.reveal(bad.node)
-        self.window.statusBar().showMessage(f"First NaN/Inf: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
+        self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
     def jump_to_first_difference(self, rtol: float, atol: float) -> None:
         """Select the first value outside the tolerance; a new tolerance compares the two runs again."""
@@ -549,6 +634,7 @@ class RunController(QObject):
         self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None and not running)
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
+        self.actions["next_nan"].setEnabled(self.result is not None)
 
 
 def _name_html(name: str) -> str:

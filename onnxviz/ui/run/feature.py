@@ -52,6 +52,8 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
                                 "quantized version) with the same inputs; values are matched by name"),
         "first_nan": _action(window, "Jump to First &NaN/Inf", "Select the first node whose output has NaN "
                              "or Inf", "Ctrl+Shift+N"),
+        "next_nan": _action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "
+                            "topological order) whose output has NaN or Inf"),
         "optimized": _action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
                              "not match the nodes one to one)", checkable=True),
         "profile": _action(window, "&Profile Node Times", "Record each node's run time for the overlay "
@@ -66,6 +68,7 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
     a["compare_saved"].triggered.connect(lambda: c.run(compare="saved"))
     a["compare_file"].triggered.connect(c.compare_with_file)
     a["first_nan"].triggered.connect(c.jump_to_first_nonfinite)
+    a["next_nan"].triggered.connect(c.jump_to_next_nonfinite)
     return a
 
 
@@ -79,6 +82,7 @@ def _fill_menu(window: MainWindow, c: RunController) -> None:
         menu.addAction(a[name])
     menu.addSeparator()
     menu.addAction(a["first_nan"])
+    menu.addAction(a["next_nan"])
     menu.addAction(c.dock.toggleViewAction())
     menu.addSeparator()
     for name in ("optimized", "profile", "reference"):
