@@ -16,8 +16,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
-from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.contrib import contrib_domains
+from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.graph.tensors import TYPED_FIELDS, packed_nbytes
 from onnxviz.model.problems import Problem, Severity
