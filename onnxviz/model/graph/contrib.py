@@ -82,4 +82,5 @@ def _attribute(name: str, a: Any) -> OpSchema.Attribute:
         value = onnx.AttributeProto()
         value.ParseFromString(default)
         return OpSchema.Attribute(name, value, a.description)
-    return OpSchema.Attribute(name, OpSchema.AttrType(int(a.type)), a.description, required=bool(a.required))
+    kind = getattr(OpSchema.AttrType, a.type.name)  # the same names in onnx and onnxruntime
+    return OpSchema.Attribute(name, kind, a.description, required=bool(a.required))

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import NodeProto, TensorProto, ValueInfoProto
 
-from onnxviz.model.graph.flops import NodeCost, graph_costs
+from onnxviz.model.graph.flops import NodeCost, body_costs, graph_costs
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
 
@@ -130,12 +130,14 @@ class ModelFigures:
     op_counts: Counter[str]
     costs: list[NodeCost]
     by_scope: list[ScopeParameters] = field(default_factory=list)  # the graphs holding parameters
+    bodies: list[tuple[str, int, int]] = field(default_factory=list)  # (scope, MACs, FLOPs) of one run of a body
 
 
 def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:
     scopes, by_dtype = parameters(index)
+    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index)]
     return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), by_dtype,
-                        op_histogram(index), graph_costs(index, ""), scopes)
+                        op_histogram(index), graph_costs(index, ""), scopes, bodies)
 
 
 def model_info(model: onnx.ModelProto, index: ModelIndex) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count, summarize
-from onnxviz.model.graph.index import function_scope
+from onnxviz.model.graph.index import function_scope, scope_label
 from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.text import display_name
@@ -47,6 +47,7 @@ from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+SHOWN_GRAPHS = 12  # graphs listed with their own figures (parameters, MACs of one run)
 
 
 @dataclass(frozen=True)
@@ -292,11 +293,15 @@ class ModelPanel(Page):
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
-        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})")
+        where = [(s.scope, f"{s.count:,}") for s in figures.by_scope]
+        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})"
+                                          + (self._by_graph(where) if len(where) > 1 else ""))
         form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
                                                   for k, v in sorted(figures.bytes_by_dtype.items())))
         unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
-        form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
+        bodies = [(scope, human_count(macs)) for scope, macs, _ in figures.bodies if macs]
+        form.values["MACs"].setText(f"{human_count(total.macs)} in the main graph{unknown}"
+                                    + (self._by_graph(bodies, "one run of each body: ") if bodies else ""))
         form.values["FLOPs"].setText(human_count(total.flops))
         self.op_model.set_rows(figures.op_counts.most_common())
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
@@ -304,6 +309,15 @@ class ModelPanel(Page):
         self.cost_model.set_rows(prepared.cost_rows, payload=prepared.cost_nodes, sorted_by=COST_ORDER)
         fit_height(self.cost_view, 14)
         self.costs = figures.costs
+
+    def _by_graph(self, figures: list[tuple[str, str]], lead: str = "") -> str:
+        """``main graph 0 · If vad (then_branch) 103,596 · ...``: a figure per graph, each graph a link."""
+        doc = self.doc
+        index = doc.index if doc is not None else None
+        shown = [f"{anchor(scope_href(scope), scope_label(index, scope), mono=False)} {html.escape(figure)}"
+                 for scope, figure in figures[:SHOWN_GRAPHS]]
+        more = f" and {len(figures) - SHOWN_GRAPHS:,} more" if len(figures) > SHOWN_GRAPHS else ""
+        return f'<br><span style="color:gray">{lead}</span>' + " · ".join(shown) + more
 
     def _on_cost_clicked(self, index: QModelIndex) -> None:
         row = source_row(self.cost_view, index)
