@@ -119,6 +119,18 @@ def display_prose(text: str | bytes) -> str:
     return _HIDDEN_IN_PROSE.sub(lambda m: _escape_char(m.group()), text)
 
 
+def display_lines(text: str | bytes, limit: int = 1000, max_lines: int = 40) -> str:
+    """Text from the file that is written in lines (a metadata value: torch's stack traces, a graph
+    signature) made safe to show like :func:`display_prose` (its line breaks kept, ``\r\n`` as one),
+    cut at ``limit`` characters and ``max_lines`` lines, with what was cut counted."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    kept = "\n".join(text[:limit].split("\n")[:max_lines])
+    more = len(text) - len(kept)
+    return display_prose(kept) + (f"... (+{more:,} characters)" if more > 0 else "")
+
+
 def hidden_in_prose(text: str) -> Iterator[tuple[int, str]]:
     """(position, character) of each character :func:`display_prose` escapes in ``text``, for views that
     escape them in text they have already parsed (Markdown decodes ``&#x202e;`` into the character)."""

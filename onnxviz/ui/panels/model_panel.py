@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -26,6 +27,7 @@ from onnxviz.ui.panels.common import (
     anchor,
     code,
     key_html,
+    metadata_rows,
     rich_label,
     scope_href,
     text_html,
@@ -47,6 +49,7 @@ from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+MAX_METADATA = 200  # metadata entries listed (a file may carry 100,000)
 SHOWN_GRAPHS = 12  # graphs listed with their own figures (parameters, MACs of one run)
 
 
@@ -132,8 +135,10 @@ class ModelPanel(Page):
             self.add_section("Description", markdown_view(model.doc_string))
         if model.graph.doc_string:
             self.add_section("Main graph description", markdown_view(model.graph.doc_string))
-        if model.metadata_props:
-            self._add_metadata(doc)
+        self.metadata_forms: dict[str, Form] = {}
+        for title, props in (("Metadata", model.metadata_props), ("Graph metadata", model.graph.metadata_props)):
+            if props:
+                self._add_metadata(title, props)
         self._add_signature(doc)
         if model.functions:
             rows = [(key_html(f.domain or "ai.onnx"), anchor(scope_href(function_scope(f.domain, f.name,
@@ -158,9 +163,11 @@ class ModelPanel(Page):
             links = ", ".join(anchor(value_href(scope, n), n) for n in names[:20])
             more = f" and {len(names) - 20} more" if len(names) > 20 else ""
             lines.append(f"{title}: {links or '-'}{more}")
+        described = g.function if g.function is not None else g.graph
+        props = list(getattr(described, "metadata_props", []))[:MAX_METADATA]  # a function's, a body's
+        lines += [f"{key}: {value}" for key, value in metadata_rows(props)]
         lines.append(anchor(scope_href(""), "back to the main graph", mono=False))
         self.scope_label.setText("<br>".join(lines))
-        described = g.function if g.function is not None else g.graph
         self.scope_doc.set_markdown(described.doc_string if described is not None else "")
         self.scope_section.setVisible(True)
 
@@ -180,15 +187,13 @@ class ModelPanel(Page):
         ]
         self.add_form("Model", rows)
 
-    def _add_metadata(self, doc: Document) -> None:
-        table_model = RowsModel(["Key", "Value"], self.content)
-        # written by whoever made the file: invisible characters shown escaped, huge values cut
-        table_model.set_rows([(display_name(p.key), display_name(p.value, 1000)) for p in doc.model.metadata_props])
-        view = make_table(table_model, sortable=False)
-        view.resizeColumnToContents(0)
-        fit_height(view, 8)
-        self.metadata_view = view
-        self.add_section(f"Metadata ({len(doc.model.metadata_props)})", view)
+    def _add_metadata(self, title: str, props: Sequence[StringStringEntryProto]) -> None:
+        """Metadata entries as rows: a value written in lines (torch's stack traces, a dynamo export's
+        graph signature) keeps them; invisible characters are shown escaped, huge values cut."""
+        rows = metadata_rows(props[:MAX_METADATA])
+        if len(props) > MAX_METADATA:
+            rows.append(("", f'<span style="color:gray">... and {len(props) - MAX_METADATA:,} more</span>'))
+        self.metadata_forms[title] = self.add_form(f"{title} ({len(props):,})", rows)
 
     def _add_signature(self, doc: Document) -> None:
         index = doc.index

@@ -20,6 +20,7 @@ from onnxviz.ui.panels.common import (
     anchor,
     code,
     key_html,
+    metadata_rows,
     node_href,
     scope_href,
     text_html,
@@ -63,7 +64,7 @@ class NodePanel(Page):
         if n.doc_string:
             self.add_section("Node doc_string", markdown_view(n.doc_string))
         if n.metadata_props:
-            self.add_form("Metadata", [(key_html(p.key), text_html(p.value, VALUE_CHARS)) for p in n.metadata_props])
+            self.add_form(f"Metadata ({len(n.metadata_props)})", metadata_rows(n.metadata_props))
         fn = doc.index.function_for(n) if doc_info is None else None
         if doc_info is not None:
             self._add_schema_doc(doc_info)
