@@ -78,21 +78,22 @@ def text_html(text: str, limit: int | None = NAME_CHARS) -> str:
 
 
 PROSE_CHARS = 4000  # of a text shown in lines (a metadata value)
-PROSE_LINES = 60
+PROSE_LINES = 24
 
 
 def prose_html(text: str, limit: int = PROSE_CHARS, max_lines: int = PROSE_LINES) -> str:
     """Text from the file written in lines (a metadata value: torch's stack traces, a graph signature) as
     HTML for a wrapping label: its lines and their indentation kept, other invisible characters escaped
-    like :func:`text_html` escapes them, cut at ``limit`` characters and ``max_lines`` lines."""
-    lines = display_lines(text, limit, max_lines).split("\n")
+    like :func:`text_html` escapes them, cut at ``limit`` characters and ``max_lines`` lines (blank lines
+    around it left out)."""
+    lines = display_lines(text.strip("\r\n"), limit, max_lines).split("\n")
     body = "\n".join(html.escape(breakable(line)) for line in lines)
     return f'<span style="white-space:pre-wrap">{body}</span>'
 
 
-def metadata_rows(props: Sequence[StringStringEntryProto]) -> list[tuple[str, str]]:
+def metadata_rows(props: Sequence[StringStringEntryProto], max_lines: int = PROSE_LINES) -> list[tuple[str, str]]:
     """(key, value) HTML of metadata entries for a :class:`Form`: keys like names, values in lines."""
-    return [(key_html(p.key), prose_html(p.value)) for p in props]
+    return [(key_html(p.key), prose_html(p.value, max_lines=max_lines)) for p in props]
 
 
 def anchor(href: str, text: str, mono: bool = True) -> str:

@@ -50,6 +50,7 @@ from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
 MAX_METADATA = 200  # metadata entries listed (a file may carry 100,000)
+METADATA_LINES = 12  # of a value (a dynamo export's graph signature has hundreds)
 SHOWN_GRAPHS = 12  # graphs listed with their own figures (parameters, MACs of one run)
 
 
@@ -165,7 +166,7 @@ class ModelPanel(Page):
             lines.append(f"{title}: {links or '-'}{more}")
         described = g.function if g.function is not None else g.graph
         props = list(getattr(described, "metadata_props", []))[:MAX_METADATA]  # a function's, a body's
-        lines += [f"{key}: {value}" for key, value in metadata_rows(props)]
+        lines += [f"{key}: {value}" for key, value in metadata_rows(props, METADATA_LINES)]
         lines.append(anchor(scope_href(""), "back to the main graph", mono=False))
         self.scope_label.setText("<br>".join(lines))
         self.scope_doc.set_markdown(described.doc_string if described is not None else "")
@@ -190,7 +191,7 @@ class ModelPanel(Page):
     def _add_metadata(self, title: str, props: Sequence[StringStringEntryProto]) -> None:
         """Metadata entries as rows: a value written in lines (torch's stack traces, a dynamo export's
         graph signature) keeps them; invisible characters are shown escaped, huge values cut."""
-        rows = metadata_rows(props[:MAX_METADATA])
+        rows = metadata_rows(props[:MAX_METADATA], METADATA_LINES)
         if len(props) > MAX_METADATA:
             rows.append(("", f'<span style="color:gray">... and {len(props) - MAX_METADATA:,} more</span>'))
         self.metadata_forms[title] = self.add_form(f"{title} ({len(props):,})", rows)
