@@ -10,6 +10,7 @@ defined nowhere) become terminal items.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +19,7 @@ import onnx.numpy_helper
 
 from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, GraphIndex, ModelIndex
 from onnxviz.model.graph.opschema import node_schema
-from onnxviz.model.graph.smallvalues import SmallValues
+from onnxviz.model.graph.smallvalues import SMALL_ELEMENTS, SmallValues
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
 from onnxviz.model.text import display_name, dtype_text, shape_text
@@ -219,8 +220,11 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
 
 def _const_line(sg: ScopeGraph, role: str, name: str) -> str:
     """``B = 16000`` for a small constant, ``W <64x3x7x7>`` for others."""
-    sg.small = sg.small or SmallValues(sg.graph)
-    value = sg.small.text(name)
+    dims = _initializer_dims(sg).get(name)
+    value = None
+    if dims is None or math.prod(dims) <= SMALL_ELEMENTS:  # a weight's dims are known: most lines stop here
+        sg.small = sg.small or SmallValues(sg.graph)
+        value = sg.small.text(name)
     return f"{role} = {value}" if value is not None else f"{role} <{_const_shape(sg, name)}>"
 
 
