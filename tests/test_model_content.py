@@ -191,3 +191,18 @@ def test_without_onnxruntime_contrib_nodes_stay_schema_less(monkeypatch: pytest.
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+def test_broken_or_huge_small_constants_show_their_shape_or_a_cut_value() -> None:
+    model = small_values_model()
+    b = model.graph.initializer[0]
+    b.raw_data = b"\x01" * 3  # 3 bytes for one int64: broken
+    model.graph.node[2].attribute[0].t.CopyFrom(numpy_helper.from_array(np.array(["x" * 100_000], dtype=object)))
+    lines = box_lines(model)
+    assert lines["eq"] == ["B <scalar>"]
+    shown = lines["ident"][0]
+    assert shown.startswith("input = ['xxx") and len(shown) <= 48             # cut to the box's line length
+    small = SmallValues(ModelIndex(model).main)
+    assert len(small.text("tag") or "") < 100                                 # cut (40 characters) on a box
+    model.graph.initializer[1].dims[:] = [-1]
+    assert SmallValues(ModelIndex(model).main).text("ys") is None
