@@ -266,7 +266,7 @@ def test_if_body_shows_outer_scope_reads_as_inputs() -> None:
     _, main = lay_out(model)
     assert_sound(main)
     assert main.box_category[main.box_of_node(2)] == Category.CONTROL
-    assert main.box_lines[main.box_of_node(2)] == ["cond <scalar>"]  # the Constant is inside the If box
+    assert main.box_lines[main.box_of_node(2)] == ["cond = True"]  # the Constant is inside the If box, with its value
 
 
 def test_function_body_and_call() -> None:
@@ -503,7 +503,7 @@ def test_a_constant_listed_in_a_box_is_shown_by_that_box() -> None:
     layout, scene = lay_out(model_of(nodes, ["x"], ["y"]))
     assert "Constant" not in scene.box_title
     assert scene.box_of_node(0) == scene.box_of_node(1) >= 0
-    assert scene.box_lines[scene.box_of_node(1)] == ["B <4>"]
+    assert scene.box_lines[scene.box_of_node(1)] == ["B = [1.0, 1.0, 1.0, 1.0]"]  # a small value is shown itself
 
 
 def test_random_expand_and_collapse_sequences_stay_clean(synth_small: Path) -> None:
@@ -638,10 +638,10 @@ def test_a_constants_new_value_shows_in_its_readers_box() -> None:
     doc = Document(model_of(nodes, ["x"], ["y"]))
     layout = GraphLayout(doc.index, "")
     before = layout.build()
-    doc.set_attribute(0, "value", np.ones(5, np.float32))
+    doc.set_attribute(0, "value", np.full(4, 2, np.float32))  # a small value is shown itself
     scene = layout.refresh_nodes({0})
-    assert scene is not None and scene.box_lines[scene.box_of_node(1)] == ["B <5>"]
-    assert before.box_lines[before.box_of_node(1)] == ["B <4>"]
+    assert scene is not None and scene.box_lines[scene.box_of_node(1)] == ["B = [2.0, 2.0, 2.0, 2.0]"]
+    assert before.box_lines[before.box_of_node(1)] == ["B = [1.0, 1.0, 1.0, 1.0]"]
     assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "").build())
     doc.set_attribute(0, "value", np.ones((2, 3, 4, 5, 6, 7, 8, 9), np.float32))  # a longer line: wider box
     assert layout.refresh_nodes({0}) is None

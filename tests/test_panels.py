@@ -210,9 +210,10 @@ def test_model_panel_shows_metadata_and_flops(qtbot: QtBot, window: MainWindow, 
     panels = open_model(qtbot, window, example_path)
     model_panel = panels.model_panel
     qtbot.waitUntil(lambda: bool(model_panel.costs), timeout=20000)
-    meta = model_panel.metadata_view.model()
-    assert [(meta.index(r, 0).data(), meta.index(r, 1).data()) for r in range(meta.rowCount())] == \
-        [("author", "onnxviz"), ("license", "Apache-2.0")]
+    meta = model_panel.metadata_forms["Metadata"]
+    assert [(key, label.text()) for key, label in meta.values.items()] == \
+        [("author", '<span style="white-space:pre-wrap">onnxviz</span>'),
+         ("license", '<span style="white-space:pre-wrap">Apache-2.0</span>')]
     text = labels_text(model_panel)
     assert "ai.onnx <b>18</b>" in text and "onnxviz-examples" in text
     assert "602.27 K" in model_panel.cost_form.values["MACs"].text()

@@ -42,7 +42,7 @@ def test_attribute_text_summarises_every_kind() -> None:
     texts = {a.name: attribute_text(a) for a in node.attribute}
     assert texts["ints"].startswith("[0, 1, 2") and "(40 items)" in texts["ints"]
     assert texts["f"] == "0.5" and texts["s"] == "'same'"
-    assert texts["t"] == "int64[2] = [1, 2]" and texts["big"] == "float32[100x100]"
+    assert texts["t"] == "int64[2] = [1, 2]" and texts["big"] == "float32[100×100]"
     assert texts["g"] == "graph 'body' (0 nodes)"
 
 

@@ -44,17 +44,30 @@ def format_lines(name: str, info: dict[str, Any]) -> list[str]:
         f"producer:    {producer}",
         f"nodes:       {info['nodes']} ({info['nodes_total']} including subgraphs and functions)",
         f"parameters:  {info['parameters']:,} ({human_bytes(info['parameter_bytes'])})",
+        *_by_graph(info["parameters_by_graph"]),
         "inputs:", *[_sig(v) for v in info["inputs"]],
         "outputs:", *[_sig(v) for v in info["outputs"]],
         "operators:",
         *[f"  {op:<24} {n}" for op, n in info["op_types"].items()],
     ]
-    metadata = list(info["metadata"].items())
-    if metadata:
-        lines += ["metadata:", *[f"  {k}: {str(v)[:TEXT_VALUE_CHARS]}"
-                                 for k, v in metadata[:TEXT_METADATA_ROWS]]]
-        if len(metadata) > TEXT_METADATA_ROWS:
-            lines.append(f"  ... and {len(metadata) - TEXT_METADATA_ROWS:,} more (all of them with --json)")
+    for title, key in (("metadata", "metadata"), ("graph metadata", "graph_metadata")):
+        lines += _metadata_lines(title, list(info[key].items()))
+    return lines
+
+
+def _by_graph(graphs: list[dict[str, Any]]) -> list[str]:
+    """A line per graph holding parameters (If branches, Loop bodies, functions) when there are several."""
+    if len(graphs) < 2:
+        return []
+    return [f"  {g['label']}: {g['parameters']:,} ({human_bytes(g['bytes'])})" for g in graphs]
+
+
+def _metadata_lines(title: str, metadata: list[tuple[str, Any]]) -> list[str]:
+    if not metadata:
+        return []
+    lines = [f"{title}:", *[f"  {k}: {str(v)[:TEXT_VALUE_CHARS]}" for k, v in metadata[:TEXT_METADATA_ROWS]]]
+    if len(metadata) > TEXT_METADATA_ROWS:
+        lines.append(f"  ... and {len(metadata) - TEXT_METADATA_ROWS:,} more (all of them with --json)")
     return lines
 
 

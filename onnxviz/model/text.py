@@ -147,6 +147,18 @@ def display_prose(text: str | bytes) -> str:
     return _HIDDEN_IN_PROSE.sub(lambda m: _escape_char(m.group()), text)
 
 
+def display_lines(text: str | bytes, limit: int = 1000, max_lines: int = 40) -> str:
+    """Text from the file that is written in lines (a metadata value: torch's stack traces, a graph
+    signature) made safe to show like :func:`display_prose` (its line breaks kept, ``\r\n`` as one),
+    cut at ``limit`` characters and ``max_lines`` lines, with what was cut counted."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    kept = "\n".join(text[:limit].split("\n")[:max_lines])
+    more = len(text) - len(kept)
+    return display_prose(kept) + (f"... (+{more:,} characters)" if more > 0 else "")
+
+
 def hidden_in_prose(text: str) -> Iterator[tuple[int, str]]:
     """(position, character) of each character :func:`display_prose` escapes in ``text``, for views that
     escape them in text they have already parsed (Markdown decodes ``&#x202e;`` into the character)."""
@@ -178,19 +190,28 @@ def float_text(x: float) -> str:
     return str(np.float32(x))
 
 
-def array_values_text(array: np.ndarray) -> str:
+def array_values_text(array: np.ndarray, short: bool = False) -> str:
     """The values of a small array, flat: ``3`` for a scalar, ``[0.2, 1.5]`` otherwise; floats at the
-    array's own precision, shortest."""
+    array's own precision, shortest; strings quoted as Python would (editors read the text back).
+    ``short`` (for a box on the canvas): floats cut to :data:`SHORT_DIGITS` significant digits when
+    longer, strings escaped like names and cut at :data:`VALUE_STRING_CHARS`."""
     flat = array.reshape(-1)
-    items = [_item_text(v) for v in flat]
+    items = [_item_text(v, short) for v in flat]
     return items[0] if array.ndim == 0 and items else "[" + ", ".join(items) + "]"
 
 
-def _item_text(v: Any) -> str:
+SHORT_DIGITS = 4
+SHORT_FLOAT_CHARS = 8  # a float's shortest text longer than this is cut to SHORT_DIGITS digits
+VALUE_STRING_CHARS = 40
+
+
+def _item_text(v: Any, short: bool = False) -> str:
     if isinstance(v, np.floating):
-        return str(v)  # numpy prints a float16/32/64 with the fewest digits that read back to it
+        text = str(v)  # numpy prints a float16/32/64 with the fewest digits that read back to it
+        return f"{float(v):.{SHORT_DIGITS}g}" if short and len(text) > SHORT_FLOAT_CHARS else text
     if isinstance(v, np.bool_):
         return str(bool(v))
     if isinstance(v, np.integer):
         return str(int(v))
-    return repr(v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+    text = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+    return f"'{display_name(text, VALUE_STRING_CHARS)}'" if short and isinstance(text, str) else repr(text)

@@ -23,7 +23,7 @@ from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.graph.flops import NodeCost
 from onnxviz.model.graph.index import index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
-from onnxviz.model.graph.summary import ModelFigures, model_figures
+from onnxviz.model.graph.summary import ModelFigures, ScopeParameters, model_figures
 from onnxviz.model.graph.validation import PackedValidation, ValidationResult, pack, validate
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
@@ -131,6 +131,8 @@ class PackedFigures:
     bytes_by_dtype: dict[str, int]
     op_counts: dict[str, int]
     cost_columns: list[list[Any]]
+    by_scope: list[tuple[str, int, int]]  # (scope, count, bytes) of each graph holding parameters
+    bodies: list[tuple[str, int, int]]
 
 
 def figures_job(handed: ModelData, document: str) -> PackedFigures:
@@ -145,12 +147,14 @@ def figures_job(handed: ModelData, document: str) -> PackedFigures:
     figures = model_figures(model, index)
     columns = [list(column) for column in zip(*map(astuple, figures.costs), strict=True)]
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
-                         dict(figures.op_counts), columns)
+                         dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope],
+                         figures.bodies)
 
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        [NodeCost(*row) for row in zip(*packed.cost_columns, strict=True)])
+                        [NodeCost(*row) for row in zip(*packed.cost_columns, strict=True)],
+                        [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 
 def run_on_model(worker: WorkerProcess, job: Callable[..., T], data: bytes, digest: bytes, source: Path | None,

@@ -16,6 +16,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
+from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.graph.tensors import TYPED_FIELDS, packed_nbytes
@@ -180,7 +181,8 @@ def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domain
 def _attribute_problems(g: GraphIndex, i: int, imports: dict[str, int], in_function: bool) -> list[Problem]:
     node: NodeProto = g.nodes[i]
     d = normalize_domain(node.domain)
-    schema = schema_for(node.op_type, d, imports[d]) if d in KNOWN_DOMAINS and d in imports else None
+    checked = d in imports and (d in KNOWN_DOMAINS or d in contrib_domains())
+    schema = schema_for(node.op_type, d, imports[d]) if checked else None
     out: list[Problem] = []
     for attr in node.attribute:
         if attr.ref_attr_name:

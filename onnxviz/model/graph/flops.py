@@ -145,10 +145,107 @@ def _attention(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
     return None
 
 
-MAC_RULES: dict[str, Callable[[NodeProto, Sequence[Shape | None]], int | None]] = {
-    "Conv": _conv, "ConvInteger": _conv, "QLinearConv": _conv, "ConvTranspose": _conv_transpose,
-    "MatMul": _matmul, "MatMulInteger": _matmul, "Gemm": _gemm, "Attention": _attention,
+MacRule = Callable[[NodeProto, Sequence[Shape | None]], int | None]
+
+
+def _recurrent(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    """LSTM, GRU, RNN: every step multiplies the input by W and the hidden state by R, in each direction
+    (W ``[directions, gates x hidden, input]``, R ``[directions, gates x hidden, hidden]``)."""
+    x, w, r = (list(s) + [None, None, None])[:3]
+    if x is None or w is None or r is None or len(x) != 3:
+        return None
+    seq, batch = (x[1], x[0]) if _attr_int(node, "layout", 0) else (x[0], x[1])
+    return seq * batch * (math.prod(w) + math.prod(r))
+
+
+def _einsum(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    """One multiply per combination of every index of the equation, for each operand after the first."""
+    equation = next((a.s.decode("utf-8", "replace") for a in node.attribute if a.name == "equation"), "")
+    terms = equation.replace(" ", "").split("->")[0].split(",")
+    inputs = list(s[:-1])
+    if len(terms) != len(inputs) or len(inputs) < 2 or any(x is None for x in inputs):
+        return None if len(inputs) >= 2 else 0
+    sizes: dict[str, int] = {}
+    ellipsis = 1
+    for term, shape in zip(terms, inputs, strict=True):
+        assert shape is not None
+        letters = term.replace("...", "")
+        extra = len(shape) - len(letters)
+        if extra < 0 or (extra and "..." not in term):
+            return None
+        before = term.index("...") if "..." in term else len(letters)
+        ellipsis = max(ellipsis, math.prod(shape[before:before + extra]))
+        for letter, size in zip(letters, shape[:before] + shape[before + extra:], strict=True):
+            sizes[letter] = max(sizes.get(letter, 1), size)
+    return (len(inputs) - 1) * math.prod(sizes.values()) * ellipsis
+
+
+def _fused_matmul(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    a, y = s[0], s[-1]
+    if a is None or y is None or len(a) < 2:
+        return None
+    return math.prod(y) * (a[-2] if _attr_int(node, "transA", 0) else a[-1])
+
+
+def _matmul_nbits(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    a = s[0]
+    n = _attr_int(node, "N", 0)
+    return None if a is None or not a or n <= 0 else math.prod(a) * n
+
+
+def _packed_attention(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    """com.microsoft Attention and QAttention: the Q, K, V projection of input ``[batch, sequence, in]``
+    by weight ``[in, 3 x hidden]``, then Q.K^T and the weighted sum of V over the sequence."""
+    x, w = s[0], s[1]
+    if x is None or w is None or len(x) != 3 or len(w) != 2:
+        return None
+    batch, seq, _ = x
+    hidden = w[1] // 3
+    return math.prod(x) * w[1] + 2 * batch * seq * seq * hidden
+
+
+def _multi_head_attention(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+    """com.microsoft MultiHeadAttention / GroupQueryAttention with 3-D query ``[batch, sequence, hidden]``;
+    keys as long as the query's sequence when their shape is not known."""
+    q, k = s[0], s[1] if len(s) > 2 else None
+    if q is None or len(q) != 3:
+        return None
+    heads = _attr_int(node, "num_heads", 1)
+    kv_heads = _attr_int(node, "kv_num_heads", 0)
+    head_size = q[2] // (heads + 2 * kv_heads) if k is None and kv_heads else q[2] // max(heads, 1)
+    keys = k[1] if k is not None and len(k) == 3 else q[1]
+    return 2 * q[0] * q[1] * keys * heads * head_size
+
+
+def _picked(rule: MacRule, picks: tuple[int, ...]) -> MacRule:
+    """``rule`` applied to the inputs at ``picks`` (quantized ops put scales between the operands)."""
+    def picked(node: NodeProto, s: Sequence[Shape | None]) -> int | None:
+        inputs = s[:-1]
+        return rule(node, [inputs[k] if k < len(inputs) else None for k in picks] + [s[-1]])
+    return picked
+
+
+MAC_RULES: dict[str, MacRule] = {
+    "Conv": _conv, "ConvInteger": _conv, "QLinearConv": _picked(_conv, (0, 3)), "ConvTranspose": _conv_transpose,
+    "MatMul": _matmul, "MatMulInteger": _matmul, "QLinearMatMul": _picked(_matmul, (0, 3)), "Gemm": _gemm,
+    "Attention": _attention, "LSTM": _recurrent, "GRU": _recurrent, "RNN": _recurrent, "Einsum": _einsum,
 }
+CONTRIB_MAC_RULES: dict[str, MacRule] = {  # com.microsoft
+    "Attention": _packed_attention, "QAttention": _packed_attention,
+    "MultiHeadAttention": _multi_head_attention, "GroupQueryAttention": _multi_head_attention,
+    "MatMulNBits": _matmul_nbits, "FusedMatMul": _fused_matmul, "FusedGemm": _gemm,
+    "QGemm": _picked(_gemm, (0, 3)), "GemmFastGelu": _matmul, "MatMulIntegerToFloat": _matmul,
+    "DynamicQuantizeMatMul": _matmul, "QLinearMatMul": _picked(_matmul, (0, 3)),
+    "FusedConv": _conv, "NhwcConv": _conv, "QLinearConv": _picked(_conv, (0, 3)),
+    "DynamicQuantizeLSTM": _recurrent,
+}
+CONTRIB_DOMAIN = "com.microsoft"
+
+
+def _mac_rule(node: NodeProto) -> MacRule | None:
+    if node.domain in ("", "ai.onnx"):
+        return MAC_RULES.get(node.op_type)
+    return CONTRIB_MAC_RULES.get(node.op_type) if node.domain == CONTRIB_DOMAIN else None
 
 
 def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = None) -> NodeCost:
@@ -158,16 +255,13 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
     shapes.symbolic_used = False
     first = node.output[0] if node.output else ""
     out_text = shape_text(index.type_of(scope, first)[0]) if first else ""
-    op = node.op_type if node.domain in ("", "ai.onnx") else ""
+    op = node.op_type if node.domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
     macs: int | None = 0
     flops: int | None = 0
-    if op in MAC_RULES:
+    rule = _mac_rule(node)
+    if rule is not None:
         out = shapes.of(first)
-        if op == "QLinearConv":
-            ins = [shapes.of(node.input[0]), shapes.of(node.input[3]) if len(node.input) > 3 else None]
-        else:
-            ins = [shapes.of(n) for n in node.input]
-        macs = MAC_RULES[op](node, ins + [out])
+        macs = rule(node, [shapes.of(n) for n in node.input] + [out])
         has_bias = op in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
         extra = math.prod(out) if out is not None and has_bias else 0
         flops = None if macs is None else 2 * macs + extra
@@ -204,6 +298,13 @@ def human_count(n: float | None) -> str:
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{int(n)}"
+
+
+def body_costs(index: ModelIndex) -> list[tuple[str, CostSummary]]:
+    """The summed cost of each subgraph and function body that has some (one run of it: a Loop body runs a
+    data-dependent number of times, an If runs one of its branches)."""
+    found = ((scope, summarize(graph_costs(index, scope))) for scope in index.graphs if scope)
+    return [(scope, total) for scope, total in found if total.macs or total.flops]
 
 
 def model_costs(model: onnx.ModelProto, index: ModelIndex | None = None) -> list[NodeCost]:

@@ -32,7 +32,7 @@ from onnxviz.model.graph.checks import (
     replace_invalid_utf8,
 )
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.text import quoted_name
+from onnxviz.model.text import display_name, quoted_name
 
 GRAPH_INPUT = -1
 INITIALIZER = -2
@@ -46,6 +46,31 @@ def function_scope(domain: str, name: str, overload: str = "") -> str:
 def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
     step = f"{node}.{attr}" if k is None else f"{node}.{attr}[{k}]"
     return f"{parent}/{step}" if parent else step
+
+
+LABEL_CHARS = 60  # of a node's name in a scope's label (a breadcrumb button)
+
+
+def parent_scope(scope: str) -> str:
+    """The enclosing graph scope of a subgraph scope ('' for top-level ones and functions)."""
+    return scope.rsplit("/", 1)[0] if "/" in scope else ""
+
+
+def scope_label(index: ModelIndex | None, scope: str) -> str:
+    """Short name of a scope: 'main graph', 'If cond (then_branch)', 'MyFunc (function)'."""
+    if not scope:
+        return "main graph"
+    if scope.startswith("fn:"):
+        _, domain, name, _ = (scope.split(":") + ["", "", "", ""])[:4]
+        return f"{display_name(name, LABEL_CHARS)} (function)"
+    step = scope.rsplit("/", 1)[-1]
+    node_text, _, attr = step.partition(".")
+    label = f"node {node_text}"
+    graph = index.graphs.get(parent_scope(scope)) if index is not None else None
+    if graph is not None and node_text.isdigit() and int(node_text) < len(graph.nodes):
+        node = graph.nodes[int(node_text)]
+        label = f"{node.op_type} {node.name}".strip() if node.name else f"{node.op_type} #{node_text}"
+    return f"{display_name(label, LABEL_CHARS)} ({attr})"
 
 
 def subgraphs_of(node: NodeProto) -> Iterator[tuple[str, int | None, GraphProto]]:

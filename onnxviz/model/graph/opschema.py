@@ -7,6 +7,8 @@ from functools import lru_cache
 import onnx
 from onnx.defs import OpSchema
 
+from onnxviz.model.graph.contrib import contrib_schema
+
 STANDARD_DOMAINS = ("", "ai.onnx")
 
 
@@ -25,14 +27,15 @@ def opset_version(model: onnx.ModelProto, domain: str) -> int | None:
 
 @lru_cache(maxsize=4096)
 def schema_for(op_type: str, domain: str, version: int | None) -> OpSchema | None:
-    """The schema that applies to ``op_type`` at ``version`` (the newest if None); None if unknown."""
+    """The schema that applies to ``op_type`` at ``version`` (the newest if None); None if unknown. onnx
+    knows the standard domains; onnxruntime, when installed, its contrib ones (``com.microsoft``)."""
     d = normalize_domain(domain)
     try:
         if version is None:
             return onnx.defs.get_schema(op_type, d)
         return onnx.defs.get_schema(op_type, version, d)
     except Exception:  # noqa: BLE001 - SchemaError for unknown ops, domains or versions
-        return None
+        return contrib_schema(op_type, d, version)
 
 
 def node_schema(model: onnx.ModelProto, node: onnx.NodeProto) -> OpSchema | None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, ValueInfoProto
+from onnx import NodeProto, TensorProto, ValueInfoProto
 
-from onnxviz.model.graph.flops import NodeCost, graph_costs
-from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.flops import NodeCost, body_costs, graph_costs
+from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
 
 
@@ -45,24 +46,72 @@ def opsets(model: onnx.ModelProto) -> dict[str, int]:
     return {(o.domain or "ai.onnx"): int(o.version) for o in model.opset_import}
 
 
-def parameters(model: onnx.ModelProto) -> tuple[int, int, dict[str, int]]:
-    """(element count, bytes, bytes by dtype) of the main graph's initializers."""
-    count = 0
-    total = 0.0
-    by_dtype: Counter[str] = Counter()
-    per_type: dict[int, tuple[float, str]] = {}  # itemsize and name, looked up once per data type
-    tensors = [*model.graph.initializer, *(st.values for st in model.graph.sparse_initializer)]
-    for t in tensors:
-        data_type = t.data_type
-        if data_type not in per_type:
-            per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
-        itemsize, name = per_type[data_type]
-        n = max(math.prod(t.dims), 0)
-        b = n * itemsize
-        count += n
-        total += b
-        by_dtype[name] += int(b)
-    return count, int(total), dict(by_dtype)
+@dataclass(frozen=True)
+class ScopeParameters:
+    """The parameters one graph holds: its initializers and the values of its Constant nodes."""
+
+    scope: str
+    count: int
+    nbytes: int
+
+
+class _ParameterTally:
+    """Element counts and bytes of tensors, totalled and by data type (itemsize looked up once per type)."""
+
+    def __init__(self) -> None:
+        self.by_dtype: Counter[str] = Counter()
+        self._per_type: dict[int, tuple[float, str]] = {}
+
+    def add(self, data_type: int, n: int) -> float:
+        if data_type not in self._per_type:
+            self._per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
+        itemsize, name = self._per_type[data_type]
+        self.by_dtype[name] += int(n * itemsize)
+        return n * itemsize
+
+    def scope(self, g: GraphIndex) -> ScopeParameters:
+        count, total = 0, 0.0
+        for data_type, n in _held_tensors(g):
+            count += n
+            total += self.add(data_type, n)
+        return ScopeParameters(g.scope, count, int(total))
+
+
+_CONSTANT_LISTS = {"value_floats": TensorProto.FLOAT, "value_ints": TensorProto.INT64,
+                   "value_strings": TensorProto.STRING}
+_CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_int": TensorProto.INT64,
+                     "value_string": TensorProto.STRING}
+
+
+def _held_tensors(g: GraphIndex) -> Iterator[tuple[int, int]]:
+    """(data type, element count) of each initializer and each Constant node's value in ``g``."""
+    if g.graph is not None:
+        for t in [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)]:
+            yield t.data_type, max(math.prod(t.dims), 0)
+    for node in g.nodes:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            yield from _constant_value(node)
+
+
+def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
+    for a in node.attribute:
+        if a.name == "value":
+            yield a.t.data_type, max(math.prod(a.t.dims), 0)
+        elif a.name == "sparse_value":
+            yield a.sparse_tensor.values.data_type, max(math.prod(a.sparse_tensor.values.dims), 0)
+        elif a.name in _CONSTANT_LISTS:
+            yield _CONSTANT_LISTS[a.name], len(a.floats) or len(a.ints) or len(a.strings)
+        elif a.name in _CONSTANT_SCALARS:
+            yield _CONSTANT_SCALARS[a.name], 1
+
+
+def parameters(index: ModelIndex) -> tuple[list[ScopeParameters], dict[str, int]]:
+    """The parameters of every graph that holds some (the main graph always first): its initializers
+    and Constant nodes, in subgraphs (If branches, Loop bodies) and function bodies too; and the bytes
+    of all of them by data type."""
+    tally = _ParameterTally()
+    scopes = [tally.scope(g) for g in index.graphs.values()]
+    return [s for s in scopes if s.count or not s.scope], dict(tally.by_dtype)
 
 
 def op_histogram(index: ModelIndex) -> Counter[str]:
@@ -80,16 +129,20 @@ class ModelFigures:
     bytes_by_dtype: dict[str, int]
     op_counts: Counter[str]
     costs: list[NodeCost]
+    by_scope: list[ScopeParameters] = field(default_factory=list)  # the graphs holding parameters
+    bodies: list[tuple[str, int, int]] = field(default_factory=list)  # (scope, MACs, FLOPs) of one run of a body
 
 
 def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:
-    count, nbytes, by_dtype = parameters(model)
-    return ModelFigures(count, nbytes, by_dtype, op_histogram(index), graph_costs(index, ""))
+    scopes, by_dtype = parameters(index)
+    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index)]
+    return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), by_dtype,
+                        op_histogram(index), graph_costs(index, ""), scopes, bodies)
 
 
 def model_info(model: onnx.ModelProto, index: ModelIndex) -> dict[str, Any]:
     """What ``onnxviz info --json`` prints."""
-    params, param_bytes, by_dtype = parameters(model)
+    scopes, by_dtype = parameters(index)
     op_types = Counter(
         (f"{n.domain}:{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type) for n in model.graph.node)
     return {
@@ -105,12 +158,15 @@ def model_info(model: onnx.ModelProto, index: ModelIndex) -> dict[str, Any]:
         "nodes": len(model.graph.node),
         "nodes_total": index.node_count(),
         "op_types": dict(op_types.most_common()),
-        "parameters": params,
-        "parameter_bytes": param_bytes,
+        "parameters": sum(s.count for s in scopes),
+        "parameter_bytes": sum(s.nbytes for s in scopes),
         "parameter_bytes_by_dtype": by_dtype,
+        "parameters_by_graph": [{"graph": s.scope, "label": scope_label(index, s.scope), "parameters": s.count,
+                                 "bytes": s.nbytes} for s in scopes],
         "initializers": len(model.graph.initializer),
         "functions": [f"{f.domain}:{f.name}" for f in model.functions],
         "metadata": {p.key: p.value for p in model.metadata_props},
+        "graph_metadata": {p.key: p.value for p in model.graph.metadata_props},
     }
 
 

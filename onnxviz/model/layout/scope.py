@@ -1,7 +1,8 @@
 """What the layout draws of one scope: items (op nodes and terminals), value edges, box texts.
 
 Initializers and ``Constant`` nodes feeding other nodes get no box and no
-edge: they are listed inside their consumers' boxes (``W <64x3x7x7>``).
+edge: they are listed inside their consumers' boxes (``W <64x3x7x7>``), small
+ones with their values (``B = 16000``).
 Graph inputs, graph outputs and values read from outside the scope (or
 defined nowhere) become terminal items.
 """
@@ -9,6 +10,7 @@ defined nowhere) become terminal items.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +19,7 @@ import onnx.numpy_helper
 
 from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, GraphIndex, ModelIndex
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.smallvalues import SMALL_ELEMENTS, SmallValues
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
 from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
@@ -72,6 +75,7 @@ class ScopeGraph:
     e_val: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     init_dims: dict[str, list[int]] | None = None
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
+    small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
 
     @property
     def n_items(self) -> int:
@@ -244,10 +248,20 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
     if consts:
         for k, x in consts[:MAX_LINES]:
             role = roles[min(k, len(roles) - 1)] if roles else x
-            lines.append(clip(f"{role} {_const_text(sg, x)}"))
+            lines.append(clip(_const_line(sg, role, x)))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
     return BoxText(title, clip(node.name, NAME_TEXT), lines, cat)
+
+
+def _const_line(sg: ScopeGraph, role: str, name: str) -> str:
+    """``B = 16000`` for a small constant, ``W <64×3×7×7>`` (and the weight operators that made it) for others."""
+    dims = _initializer_dims(sg).get(name)
+    value = None
+    if dims is None or math.prod(dims) <= SMALL_ELEMENTS:  # a weight's dims are known: most lines stop here
+        sg.small = sg.small or SmallValues(sg.graph)
+        value = sg.small.text(name)
+    return f"{role} = {value}" if value is not None else f"{role} {_const_text(sg, name)}"
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:

@@ -5,35 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButton, QWidget
 
-from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.text import display_name
+from onnxviz.model.graph.index import ModelIndex, scope_label
 from onnxviz.ui.widgets.layouts import clear_layout
 from onnxviz.ui.widgets.names import name_tooltip
 
-LABEL_CHARS = 60  # a node's name in a breadcrumb button
 SHOWN_LEVELS = 5  # deeper trails show the main graph, a "..." menu of the middle, and the last levels
-
-
-def parent_scope(scope: str) -> str:
-    """The enclosing graph scope of a subgraph scope ('' for top-level ones and functions)."""
-    return scope.rsplit("/", 1)[0] if "/" in scope else ""
-
-
-def scope_label(index: ModelIndex | None, scope: str) -> str:
-    """Short name of a scope: 'main graph', 'If cond (then_branch)', 'MyFunc (function)'."""
-    if not scope:
-        return "main graph"
-    if scope.startswith("fn:"):
-        _, domain, name, _ = (scope.split(":") + ["", "", "", ""])[:4]
-        return f"{display_name(name, LABEL_CHARS)} (function)"
-    step = scope.rsplit("/", 1)[-1]
-    node_text, _, attr = step.partition(".")
-    label = f"node {node_text}"
-    graph = index.graphs.get(parent_scope(scope)) if index is not None else None
-    if graph is not None and node_text.isdigit() and int(node_text) < len(graph.nodes):
-        node = graph.nodes[int(node_text)]
-        label = f"{node.op_type} {node.name}".strip() if node.name else f"{node.op_type} #{node_text}"
-    return f"{display_name(label, LABEL_CHARS)} ({attr})"
 
 
 def scope_trail(scope: str) -> list[str]:

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, ChangeKind, Document
-from onnxviz.model.graph.index import function_scope
+from onnxviz.model.graph.index import function_scope, parent_scope
 from onnxviz.model.heap import settle
 from onnxviz.model.layout.inline import EMBEDDED, Embedded
 from onnxviz.model.layout.options import LayoutOptions
@@ -46,7 +46,7 @@ from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
-from onnxviz.ui.canvas.breadcrumb import Breadcrumb, parent_scope, scope_trail
+from onnxviz.ui.canvas.breadcrumb import Breadcrumb, scope_trail
 from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes, outer_boxes
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.marks import (

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from onnx import SparseTensorProto, TensorProto, TypeProto, helper
+from onnx import SparseTensorProto, StringStringEntryProto, TensorProto, TypeProto, helper
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QFrame,
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.graph.index import INITIALIZER, GraphIndex, ModelIndex
 from onnxviz.model.selection import SelectionState
-from onnxviz.model.text import dtype_text, shape_list, shape_text
-from onnxviz.ui.widgets.names import ElidedLabel, RichLabel, name_tooltip, wrappable
+from onnxviz.model.text import display_lines, dtype_text, shape_list, shape_text
+from onnxviz.ui.widgets.names import ElidedLabel, RichLabel, breakable, name_tooltip, wrappable
 
 PANEL_STYLE = """
 QToolButton#sectionHeader { border: none; font-weight: 600; padding: 4px 2px 2px 0px; text-align: left; }
@@ -75,6 +75,25 @@ def text_html(text: str, limit: int | None = NAME_CHARS) -> str:
     characters shown as ``\\x0a``, cut at ``limit`` characters, and free to wrap anywhere so that a
     100,000-character name never makes its panel wider (:func:`~onnxviz.ui.widgets.names.breakable`)."""
     return html.escape(wrappable(text, limit))
+
+
+PROSE_CHARS = 4000  # of a text shown in lines (a metadata value)
+PROSE_LINES = 24
+
+
+def prose_html(text: str, limit: int = PROSE_CHARS, max_lines: int = PROSE_LINES) -> str:
+    """Text from the file written in lines (a metadata value: torch's stack traces, a graph signature) as
+    HTML for a wrapping label: its lines and their indentation kept, other invisible characters escaped
+    like :func:`text_html` escapes them, cut at ``limit`` characters and ``max_lines`` lines (blank lines
+    around it left out)."""
+    lines = display_lines(text.strip("\r\n"), limit, max_lines).split("\n")
+    body = "\n".join(html.escape(breakable(line)) for line in lines)
+    return f'<span style="white-space:pre-wrap">{body}</span>'
+
+
+def metadata_rows(props: Sequence[StringStringEntryProto], max_lines: int = PROSE_LINES) -> list[tuple[str, str]]:
+    """(key, value) HTML of metadata entries for a :class:`Form`: keys like names, values in lines."""
+    return [(key_html(p.key), prose_html(p.value, max_lines=max_lines)) for p in props]
 
 
 def anchor(href: str, text: str, mono: bool = True) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -15,7 +16,7 @@ from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count, summarize
-from onnxviz.model.graph.index import function_scope
+from onnxviz.model.graph.index import function_scope, scope_label
 from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.text import display_name
@@ -26,6 +27,7 @@ from onnxviz.ui.panels.common import (
     anchor,
     code,
     key_html,
+    metadata_rows,
     rich_label,
     scope_href,
     text_html,
@@ -47,6 +49,9 @@ from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
+MAX_METADATA = 200  # metadata entries listed (a file may carry 100,000)
+METADATA_LINES = 12  # of a value (a dynamo export's graph signature has hundreds)
+SHOWN_GRAPHS = 12  # graphs listed with their own figures (parameters, MACs of one run)
 
 
 @dataclass(frozen=True)
@@ -131,8 +136,10 @@ class ModelPanel(Page):
             self.add_section("Description", markdown_view(model.doc_string))
         if model.graph.doc_string:
             self.add_section("Main graph description", markdown_view(model.graph.doc_string))
-        if model.metadata_props:
-            self._add_metadata(doc)
+        self.metadata_forms: dict[str, Form] = {}
+        for title, props in (("Metadata", model.metadata_props), ("Graph metadata", model.graph.metadata_props)):
+            if props:
+                self._add_metadata(title, props)
         self._add_signature(doc)
         if model.functions:
             rows = [(key_html(f.domain or "ai.onnx"), anchor(scope_href(function_scope(f.domain, f.name,
@@ -157,9 +164,11 @@ class ModelPanel(Page):
             links = ", ".join(anchor(value_href(scope, n), n) for n in names[:20])
             more = f" and {len(names) - 20} more" if len(names) > 20 else ""
             lines.append(f"{title}: {links or '-'}{more}")
+        described = g.function if g.function is not None else g.graph
+        props = list(getattr(described, "metadata_props", []))[:MAX_METADATA]  # a function's, a body's
+        lines += [f"{key}: {value}" for key, value in metadata_rows(props, METADATA_LINES)]
         lines.append(anchor(scope_href(""), "back to the main graph", mono=False))
         self.scope_label.setText("<br>".join(lines))
-        described = g.function if g.function is not None else g.graph
         self.scope_doc.set_markdown(described.doc_string if described is not None else "")
         self.scope_section.setVisible(True)
 
@@ -179,15 +188,13 @@ class ModelPanel(Page):
         ]
         self.add_form("Model", rows)
 
-    def _add_metadata(self, doc: Document) -> None:
-        table_model = RowsModel(["Key", "Value"], self.content)
-        # written by whoever made the file: invisible characters shown escaped, huge values cut
-        table_model.set_rows([(display_name(p.key), display_name(p.value, 1000)) for p in doc.model.metadata_props])
-        view = make_table(table_model, sortable=False)
-        view.resizeColumnToContents(0)
-        fit_height(view, 8)
-        self.metadata_view = view
-        self.add_section(f"Metadata ({len(doc.model.metadata_props)})", view)
+    def _add_metadata(self, title: str, props: Sequence[StringStringEntryProto]) -> None:
+        """Metadata entries as rows: a value written in lines (torch's stack traces, a dynamo export's
+        graph signature) keeps them; invisible characters are shown escaped, huge values cut."""
+        rows = metadata_rows(props[:MAX_METADATA], METADATA_LINES)
+        if len(props) > MAX_METADATA:
+            rows.append(("", f'<span style="color:gray">... and {len(props) - MAX_METADATA:,} more</span>'))
+        self.metadata_forms[title] = self.add_form(f"{title} ({len(props):,})", rows)
 
     def _add_signature(self, doc: Document) -> None:
         index = doc.index
@@ -292,11 +299,15 @@ class ModelPanel(Page):
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
-        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})")
+        where = [(s.scope, f"{s.count:,}") for s in figures.by_scope]
+        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})"
+                                          + (self._by_graph(where) if len(where) > 1 else ""))
         form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
                                                   for k, v in sorted(figures.bytes_by_dtype.items())))
         unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
-        form.values["MACs"].setText(f"{human_count(total.macs)}{unknown}")
+        bodies = [(scope, human_count(macs)) for scope, macs, _ in figures.bodies if macs]
+        form.values["MACs"].setText(f"{human_count(total.macs)} in the main graph{unknown}"
+                                    + (self._by_graph(bodies, "one run of each body: ") if bodies else ""))
         form.values["FLOPs"].setText(human_count(total.flops))
         self.op_model.set_rows(figures.op_counts.most_common())
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
@@ -304,6 +315,15 @@ class ModelPanel(Page):
         self.cost_model.set_rows(prepared.cost_rows, payload=prepared.cost_nodes, sorted_by=COST_ORDER)
         fit_height(self.cost_view, 14)
         self.costs = figures.costs
+
+    def _by_graph(self, figures: list[tuple[str, str]], lead: str = "") -> str:
+        """``main graph 0 · If vad (then_branch) 103,596 · ...``: a figure per graph, each graph a link."""
+        doc = self.doc
+        index = doc.index if doc is not None else None
+        shown = [f"{anchor(scope_href(scope), scope_label(index, scope), mono=False)} {html.escape(figure)}"
+                 for scope, figure in figures[:SHOWN_GRAPHS]]
+        more = f" and {len(figures) - SHOWN_GRAPHS:,} more" if len(figures) > SHOWN_GRAPHS else ""
+        return f'<br><span style="color:gray">{lead}</span>' + " · ".join(shown) + more
 
     def _on_cost_clicked(self, index: QModelIndex) -> None:
         row = source_row(self.cost_view, index)

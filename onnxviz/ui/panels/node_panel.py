@@ -10,6 +10,7 @@ from onnx import AttributeProto, NodeProto
 from onnxviz.model.document import Document
 from onnxviz.model.graph.index import GraphIndex, child_scope
 from onnxviz.model.graph.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
+from onnxviz.model.graph.smallvalues import SmallValues
 from onnxviz.model.problems import Problem
 from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import (
@@ -19,6 +20,7 @@ from onnxviz.ui.panels.common import (
     anchor,
     code,
     key_html,
+    metadata_rows,
     node_href,
     scope_href,
     text_html,
@@ -62,7 +64,7 @@ class NodePanel(Page):
         if n.doc_string:
             self.add_section("Node doc_string", markdown_view(n.doc_string))
         if n.metadata_props:
-            self.add_form("Metadata", [(key_html(p.key), text_html(p.value, VALUE_CHARS)) for p in n.metadata_props])
+            self.add_form(f"Metadata ({len(n.metadata_props)})", metadata_rows(n.metadata_props))
         fn = doc.index.function_for(n) if doc_info is None else None
         if doc_info is not None:
             self._add_schema_doc(doc_info)
@@ -128,6 +130,7 @@ class NodePanel(Page):
     def _add_values(self, title: str, doc: Document, g: GraphIndex, names: list[str],
                     formals: tuple[FormalDoc, ...]) -> None:
         form = Form(self.on_link)
+        small = SmallValues(g)
         for k, name in enumerate(names[:MAX_VALUES]):
             formal = _formal_for(formals, k)
             key = html.escape(formal.name) if formal else f"#{k}"
@@ -137,7 +140,9 @@ class NodePanel(Page):
             t, source = value_type(doc.index, g.scope, name)
             link = anchor(value_href(g.scope, name), name)
             role = _value_role(g, name)
-            label = form.add(key, f"{link}{role}<br>{type_html(t, source if source != 'initializer' else '')}")
+            value = small.text(name, short=False)
+            shown = f" = <code>{text_html(value, VALUE_CHARS)}</code>" if value is not None else ""
+            label = form.add(key, f"{link}{shown}{role}<br>{type_html(t, source if source != 'initializer' else '')}")
             if formal is not None:
                 label.setToolTip(f"{formal.name}: {formal.type_str}\n{formal.description}")
         if not names:

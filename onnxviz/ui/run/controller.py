@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.graph.index import scope_label
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -53,7 +54,6 @@ from onnxviz.model.runner.store import (
     value_key,
 )
 from onnxviz.model.selection import SelectionState
-from onnxviz.ui.canvas.breadcrumb import scope_label
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
