@@ -18,7 +18,7 @@ from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
-from onnxviz.model.graph.validation import ValidationResult, validate
+from onnxviz.model.graph.validation import ValidationResult, validate, without_weight_data
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
@@ -32,6 +32,7 @@ from onnxviz.model.io.saving import (
     WrittenFiles,
     plan_save,
 )
+from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
 
@@ -82,6 +83,7 @@ class Document(EditingMixin):
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
         self._written = WrittenFiles()
         self._serialized: tuple[int, bytes] | None = None  # the model's bytes in one state (generation)
+        self._analysed: tuple[int, bytes] | None = None  # the same for analysis_bytes, when they differ
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
@@ -303,6 +305,27 @@ class Document(EditingMixin):
             self._serialized = (generation, data)
         return data
 
+    def analysis_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
+        """What background analysis (validation, the model's figures, onnxruntime's check) reads, made once
+        per state: the model's bytes (:meth:`serialize`), or for a model of more than
+        :data:`ANALYSE_WHOLE_BELOW` bytes, a copy without its big weights' data (dims and types kept,
+        see :func:`~onnxviz.model.graph.validation.without_weight_data`). Analysis never reads weight
+        values; a worker process reading the whole file would hold the model twice more."""
+        if self.analyses_whole():
+            return self.serialize(pause)
+        generation, cached = self.generation, self._analysed
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        hollow = without_weight_data(self.model)
+        data = serialize_in_slices(hollow, pause) if pause is not None else hollow.SerializeToString()
+        if self.generation == generation:
+            self._analysed = (generation, data)
+        return data
+
+    def analyses_whole(self) -> bool:
+        """Whether :meth:`analysis_bytes` are the model's own bytes (the file's, while they match it)."""
+        return self.size_hint() < ANALYSE_WHOLE_BELOW
+
     def size_hint(self) -> int:
         """About how many bytes the model serializes to, without serializing it: the bytes of this
         state or of its file when known (edits rarely change the size much), else protobuf's count."""
@@ -374,4 +397,5 @@ def _external_choice(external: str) -> External:
     raise SaveError(f"external must be one of {', '.join(map(repr, EXTERNAL_CHOICES))}, not {external!r}.")
 
 
+ANALYSE_WHOLE_BELOW = 64 << 20  # bytes; bigger models reach background analysis without their weights' data
 _PARANOID = False  # tests switch this on to assert failing edits leave the bytes unchanged

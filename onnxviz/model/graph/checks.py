@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 # Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
 KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
-_RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to measure it
 
 
 @lru_cache(maxsize=32)
@@ -264,10 +263,18 @@ def _looks_sound(t: TensorProto) -> bool:
     numel = math.prod(dims)
     if numel < 0 or (dims and min(dims) < 0):
         return False
-    size = t.ByteSize()
-    # raw_data of exactly numel*itemsize bytes, and the other fields too small to hold typed data
-    return 0 <= size - numel * itemsize <= 32 + len(t.name) + 11 * len(dims) and \
-        (size > _RAW_LENGTH_EXACT_LIMIT or len(t.raw_data) == numel * itemsize)
+    return _raw_length(t) == numel * itemsize and not _typed_fields(t)
+
+
+def _raw_length(t: TensorProto) -> int:
+    """len(raw_data): protobuf hands the field out as a copy (once, freed at once); the tensor is never
+    serialized (``ByteSize()`` does that, twice the tensor's bytes: 4 GB for a 2 GB model)."""
+    return len(t.raw_data)
+
+
+def _typed_fields(t: TensorProto) -> list[str]:
+    """The typed data fields the tensor sets (their lengths are known without copying them)."""
+    return [f for f in TYPED_FIELDS if len(getattr(t, f))]
 
 
 def tensor_problem(t: TensorProto) -> str:
@@ -283,7 +290,7 @@ def tensor_problem(t: TensorProto) -> str:
     numel = math.prod(dims)
     if t.HasField("raw_data"):
         return _raw_problem(t, numel, itemsize)
-    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in TYPED_FIELDS):
+    if numel == 0 or t.data_type == TensorProto.STRING or _typed_fields(t):
         return ""  # typed entry counts are checked when the tensor is read
     return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
 
@@ -314,19 +321,14 @@ _ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize
 def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
     if t.data_type == TensorProto.STRING:
         return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
-    size = t.ByteSize()  # an upper bound of len(raw_data), computed without copying it
-    have = len(t.raw_data) if size <= _RAW_LENGTH_EXACT_LIMIT else None
-    # the other fields take a few bytes; much more means typed data was set as well
-    if have is None or size - have > 64 + 2 * len(t.name) + 11 * len(t.dims):
-        typed = [f for f in TYPED_FIELDS if len(getattr(t, f))]
-        if typed:
-            return f"{_who(t)} sets both raw_data and {typed[0]}"
+    typed = _typed_fields(t)
+    if typed:
+        return f"{_who(t)} sets both raw_data and {typed[0]}"
     if not itemsize:
         return ""
-    need = math.ceil(numel * itemsize)
-    if (have is not None and have != need) or (have is None and size < need):
-        shown = f"{have:,}" if have is not None else f"fewer than {size:,}"
-        return f"{_who(t)} has {shown} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
+    need, have = math.ceil(numel * itemsize), _raw_length(t)
+    if have != need:
+        return f"{_who(t)} has {have:,} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
     return ""
 
 

@@ -145,6 +145,19 @@ def packed_nbytes(data_type: int, numel: int, itemsize: int) -> int:
     return numel * itemsize
 
 
+def declared_nbytes(tensor: TensorProto) -> int:
+    """The bytes the tensor's dims and data type call for, from these alone: its data is neither read nor
+    copied (0 for strings, unknown types and negative dims)."""
+    dims = tensor.dims
+    if (dims and min(dims) < 0) or tensor.data_type == TensorProto.STRING:
+        return 0
+    try:
+        itemsize = element_dtype(tensor).itemsize
+    except OnnxvizError:
+        return 0
+    return packed_nbytes(tensor.data_type, math.prod(dims), itemsize)
+
+
 def storage_text(tensor: TensorProto) -> str:
     if is_external(tensor):
         try:
