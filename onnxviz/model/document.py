@@ -18,6 +18,7 @@ from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
+from onnxviz.model.graph.tensors import raw_data_lengths
 from onnxviz.model.graph.validation import ValidationResult, validate, without_weight_data
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
@@ -140,7 +141,8 @@ class Document(EditingMixin):
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            self._index = ModelIndex(self.model) if self._text_checked else self._first_index()
+            lengths = raw_data_lengths(self.model, self._known_bytes())
+            self._index = ModelIndex(self.model, lengths) if self._text_checked else self._first_index(lengths)
             self._index.set_inferred(self._inferred)
         return self._index
 
@@ -149,11 +151,17 @@ class Document(EditingMixin):
         """The index if it is built and current (edits that move the graph's structure drop it)."""
         return self._index
 
-    def _first_index(self) -> ModelIndex:
+    def _known_bytes(self) -> bytes | None:
+        """The model's bytes in this state when at hand (its file's, or serialized for this state), else None."""
+        if self._serialized is not None and self._serialized[0] == self.generation:
+            return self._serialized[1]
+        return self._disk.data if self._disk is not None and self.undo_stack.is_clean else None
+
+    def _first_index(self, raw_lengths: dict[str, int]) -> ModelIndex:
         """The index of the model as opened. Protobuf hands back text that is not valid UTF-8 as bytes,
         which nothing can show or edit: the document then escapes it ('a\\xff') in the model, the one
         change it makes on its own, records it, and saves it so only when the user agrees."""
-        index, self.escaped_text = index_escaping_text(self.model)
+        index, self.escaped_text = index_escaping_text(self.model, raw_lengths)
         self._text_checked = True
         if self.escaped_text:
             self.load_problems = self._load_problems()

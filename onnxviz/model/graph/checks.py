@@ -7,7 +7,7 @@ on a broken model.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,7 @@ def model_problems(index: ModelIndex) -> list[Problem]:
         if g.function is not None:
             scope_imports = _opsets(g.function.opset_import) or imports
         problems += node_problems(g, scope_imports, local, index)
-        problems += tensor_problems(g)
+        problems += tensor_problems(g, index.raw_lengths if g.scope == "" else None)
     return problems + output_problems(model.graph) + declared_type_problems(model.graph)
 
 
@@ -220,10 +220,8 @@ def _at(g: GraphIndex, i: int, message: str, severity: Severity = Severity.ERROR
 # -- tensors ------------------------------------------------------------------------------
 
 def _graph_tensors(g: GraphIndex) -> Iterator[tuple[TensorProto, int]]:
-    """(tensor, holding node or -1) for initializers and tensor attributes of this graph."""
+    """(tensor, holding node or -1) for sparse initializers and tensor attributes of this graph."""
     if g.graph is not None:
-        for t in g.graph.initializer:
-            yield t, -1
         for st in g.graph.sparse_initializer:
             yield st.values, -1
     for i in g.attribute_holders:
@@ -239,22 +237,30 @@ def _attribute_tensors(node: NodeProto) -> Iterator[TensorProto]:
             yield from attr.tensors
 
 
-def tensor_problems(g: GraphIndex) -> list[Problem]:
-    return [p for t, holder in _graph_tensors(g) if (p := _tensor_problem_at(g, t, holder)) is not None]
+def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None) -> list[Problem]:
+    """The malformed tensors of this graph. ``raw_lengths``: len(raw_data) of its initializers by name, read
+    from the model's bytes (see :func:`~onnxviz.model.graph.tensors.raw_data_lengths`), so that a big
+    one is not copied out of protobuf to be measured."""
+    lengths = raw_lengths or {}
+    initializers = g.graph.initializer if g.graph is not None else []
+    found = [_tensor_problem_at(g, t, -1, lengths.get(t.name)) for t in initializers]
+    found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
+    return [p for p in found if p is not None]
 
 
-def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int) -> Problem | None:
-    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
-    if _looks_sound(t):
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int, raw_length: int | None = None) -> Problem | None:
+    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed;
+    ``raw_length``: its raw_data's length, when known."""
+    if _looks_sound(t, raw_length):
         return None
-    message = tensor_problem(t)
+    message = tensor_problem(t, raw_length)
     if not message:
         return None
     node_name = g.nodes[holder].name if holder >= 0 else ""
     return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
 
 
-def _looks_sound(t: TensorProto) -> bool:
+def _looks_sound(t: TensorProto, raw_length: int | None) -> bool:
     """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
     itemsize = _ITEMSIZE.get(t.data_type)
     if not itemsize or not t.HasField("raw_data"):
@@ -263,13 +269,13 @@ def _looks_sound(t: TensorProto) -> bool:
     numel = math.prod(dims)
     if numel < 0 or (dims and min(dims) < 0):
         return False
-    return _raw_length(t) == numel * itemsize and not _typed_fields(t)
+    return _raw_length(t, raw_length) == numel * itemsize and not _typed_fields(t)
 
 
-def _raw_length(t: TensorProto) -> int:
-    """len(raw_data): protobuf hands the field out as a copy (once, freed at once); the tensor is never
-    serialized (``ByteSize()`` does that, twice the tensor's bytes: 4 GB for a 2 GB model)."""
-    return len(t.raw_data)
+def _raw_length(t: TensorProto, known: int | None) -> int:
+    """len(raw_data), ``known`` from the model's bytes, else measured: protobuf hands the field out as a
+    copy (freed at once). Never by serializing the tensor: ``ByteSize()`` does, and costs twice its bytes."""
+    return known if known is not None else len(t.raw_data)
 
 
 def _typed_fields(t: TensorProto) -> list[str]:
@@ -277,8 +283,9 @@ def _typed_fields(t: TensorProto) -> list[str]:
     return [f for f in TYPED_FIELDS if len(getattr(t, f))]
 
 
-def tensor_problem(t: TensorProto) -> str:
-    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never copies big data."""
+def tensor_problem(t: TensorProto, raw_length: int | None = None) -> str:
+    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never serializes it; ``raw_length``:
+    its raw_data's length, when known (else the field is copied once to measure it)."""
     dims = t.dims
     if dims and min(dims) < 0:
         return f"{_who(t)} has a negative dimension {list(dims)}"
@@ -289,7 +296,7 @@ def tensor_problem(t: TensorProto) -> str:
         return ""  # checked against the file by onnxviz.model.io.external
     numel = math.prod(dims)
     if t.HasField("raw_data"):
-        return _raw_problem(t, numel, itemsize)
+        return _raw_problem(t, numel, itemsize, raw_length)
     if numel == 0 or t.data_type == TensorProto.STRING or _typed_fields(t):
         return ""  # typed entry counts are checked when the tensor is read
     return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
@@ -318,7 +325,7 @@ def _itemsize(data_type: int) -> float | None:
 _ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
 
 
-def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
+def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_length: int | None) -> str:
     if t.data_type == TensorProto.STRING:
         return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
     typed = _typed_fields(t)
@@ -326,7 +333,7 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
         return f"{_who(t)} sets both raw_data and {typed[0]}"
     if not itemsize:
         return ""
-    need, have = math.ceil(numel * itemsize), _raw_length(t)
+    need, have = math.ceil(numel * itemsize), _raw_length(t, raw_length)
     if have != need:
         return f"{_who(t)} has {have:,} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
     return ""

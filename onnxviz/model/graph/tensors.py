@@ -444,6 +444,18 @@ def raw_data_spans(serialized: bytes | memoryview) -> dict[str, tuple[int, int]]
     return {name: span for name, span in spans.items() if name not in duplicates}
 
 
+RAW_MEASURE_ABOVE = 16 << 20  # bytes; an initializer this big has its raw_data's length read from the model's bytes
+
+
+def raw_data_lengths(model: onnx.ModelProto, serialized: bytes | None) -> dict[str, int]:
+    """len(raw_data) of the main graph's initializers by name, read from ``serialized`` (the model's bytes)
+    in place: protobuf hands raw_data out only as a copy. {} when no initializer is big enough
+    (:data:`RAW_MEASURE_ABOVE`) for that to matter, or the bytes are not at hand."""
+    if serialized is None or not any(declared_nbytes(t) > RAW_MEASURE_ABOVE for t in model.graph.initializer):
+        return {}
+    return {name: end - start for name, (start, end) in raw_data_spans(serialized).items()}
+
+
 def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str) -> TensorProto | None:
     """The initializer called ``name`` in ``graph`` (default: the main graph)."""
     for t in (graph or model.graph).initializer:
