@@ -18,8 +18,9 @@ from window_fixtures import open_and_wait
 
 from onnxviz.model import document
 from onnxviz.model.document import Document
-from onnxviz.model.graph import tensors
+from onnxviz.model.graph import checks
 from onnxviz.model.graph.summary import parameters
+from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import check_model, slimmed, validate
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.validation import document_source
@@ -86,23 +87,24 @@ def test_check_runs_on_the_model_without_its_big_weights(tmp_path: Path) -> None
 
 
 def test_raw_data_lengths_come_from_the_files_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tensors, "RAW_MEASURE_ABOVE", 0)
+    monkeypatch.setattr(checks, "RAW_MEASURE_ABOVE", 0)  # every initializer counts as big
     short = _weight("w", SIDE, bytes(100))  # 100 bytes where 16 KiB are needed
     doc = Document.open(big_model(tmp_path / "short.onnx", short))
-    assert dict(doc.index.raw_lengths) == {"w": 100, "b": SIDE * 4}
+    lengths = doc.index.raw_lengths
+    assert isinstance(lengths, RawLengths) and dict(lengths) == {"w": 100, "b": SIDE * 4}
     expected = [f"tensor 'w' has 100 bytes of raw_data, but its shape [{SIDE}, {SIDE}] needs {SIDE * SIDE * 4:,}"]
     assert [p.message for p in doc.index.problems if p.value == "w"] == expected
     doc.rename_node(0, "renamed")  # a new state: its bytes are not at hand, the length is measured
     doc.invalidate()  # as an edit of the graph's structure does
-    assert dict(doc.index.raw_lengths) == {}
+    assert doc.index.raw_lengths is None
     assert [p.message for p in doc.index.problems if p.value == "w"] == expected
 
 
-def test_a_model_in_a_file_with_a_wrong_length_is_found_without_lengths(tmp_path: Path) -> None:
-    short = _weight("w", SIDE, bytes(100))
+def test_small_weights_are_measured_and_bytes_that_are_no_model_give_no_lengths(tmp_path: Path) -> None:
+    short = _weight("w", SIDE, bytes(100))  # 16 KiB: measured, the file's bytes are not scanned
     doc = Document.open(big_model(tmp_path / "short.onnx", short))
-    assert dict(doc.index.raw_lengths) == {}  # no weight over RAW_MEASURE_ABOVE: measured, cheaply
     assert any("has 100 bytes of raw_data" in p.message for p in doc.index.problems)
+    assert dict(RawLengths(b"\xff" * 10)) == {}  # a big weight would be measured then
 
 
 def test_the_window_validates_a_big_model_from_its_analysis_bytes(qtbot: QtBot, tmp_path: Path, analysed_light: None,

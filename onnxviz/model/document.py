@@ -18,7 +18,7 @@ from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
-from onnxviz.model.graph.tensors import raw_data_lengths
+from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import ValidationResult, validate, without_weight_data
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
@@ -141,7 +141,8 @@ class Document(EditingMixin):
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            lengths = raw_data_lengths(self.model, self._known_bytes())
+            known = self._known_bytes()
+            lengths = RawLengths(known) if known is not None else None
             self._index = ModelIndex(self.model, lengths) if self._text_checked else self._first_index(lengths)
             self._index.set_inferred(self._inferred)
         return self._index
@@ -157,7 +158,7 @@ class Document(EditingMixin):
             return self._serialized[1]
         return self._disk.data if self._disk is not None and self.undo_stack.is_clean else None
 
-    def _first_index(self, raw_lengths: dict[str, int]) -> ModelIndex:
+    def _first_index(self, raw_lengths: RawLengths | None) -> ModelIndex:
         """The index of the model as opened. Protobuf hands back text that is not valid UTF-8 as bytes,
         which nothing can show or edit: the document then escapes it ('a\\xff') in the model, the one
         change it makes on its own, records it, and saves it so only when the user agrees."""

@@ -18,7 +18,7 @@ from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
-from onnxviz.model.graph.tensors import TYPED_FIELDS, packed_nbytes
+from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
 
@@ -239,28 +239,27 @@ def _attribute_tensors(node: NodeProto) -> Iterator[TensorProto]:
 
 def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None) -> list[Problem]:
     """The malformed tensors of this graph. ``raw_lengths``: len(raw_data) of its initializers by name, read
-    from the model's bytes (see :func:`~onnxviz.model.graph.tensors.raw_data_lengths`), so that a big
-    one is not copied out of protobuf to be measured."""
-    lengths = raw_lengths or {}
+    from the model's bytes (:class:`~onnxviz.model.graph.tensors.RawLengths`), so that a big one is not
+    copied out of protobuf to be measured."""
     initializers = g.graph.initializer if g.graph is not None else []
-    found = [_tensor_problem_at(g, t, -1, lengths.get(t.name)) for t in initializers]
+    found = [_tensor_problem_at(g, t, -1, raw_lengths) for t in initializers]
     found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
     return [p for p in found if p is not None]
 
 
-def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int, raw_length: int | None = None) -> Problem | None:
-    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed;
-    ``raw_length``: its raw_data's length, when known."""
-    if _looks_sound(t, raw_length):
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
+                       raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
+    """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
+    if _looks_sound(t, raw_lengths):
         return None
-    message = tensor_problem(t, raw_length)
+    message = tensor_problem(t, raw_lengths)
     if not message:
         return None
     node_name = g.nodes[holder].name if holder >= 0 else ""
     return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
 
 
-def _looks_sound(t: TensorProto, raw_length: int | None) -> bool:
+def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
     """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
     itemsize = _ITEMSIZE.get(t.data_type)
     if not itemsize or not t.HasField("raw_data"):
@@ -269,13 +268,19 @@ def _looks_sound(t: TensorProto, raw_length: int | None) -> bool:
     numel = math.prod(dims)
     if numel < 0 or (dims and min(dims) < 0):
         return False
-    return _raw_length(t, raw_length) == numel * itemsize and not _typed_fields(t)
+    need = numel * itemsize
+    return _raw_length(t, need, raw_lengths) == need and not _typed_fields(t)
 
 
-def _raw_length(t: TensorProto, known: int | None) -> int:
-    """len(raw_data), ``known`` from the model's bytes, else measured: protobuf hands the field out as a
-    copy (freed at once). Never by serializing the tensor: ``ByteSize()`` does, and costs twice its bytes."""
-    return known if known is not None else len(t.raw_data)
+def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None) -> int:
+    """len(raw_data) of ``t``, whose shape needs ``need`` bytes: from ``raw_lengths`` when that is big, else
+    measured (protobuf hands the field out as a copy, freed at once). Never by serializing the tensor:
+    ``ByteSize()`` does, and costs twice its bytes."""
+    if raw_lengths is not None and need > RAW_MEASURE_ABOVE:
+        known = raw_lengths.get(t.name)
+        if known is not None:
+            return known
+    return len(t.raw_data)
 
 
 def _typed_fields(t: TensorProto) -> list[str]:
@@ -283,9 +288,9 @@ def _typed_fields(t: TensorProto) -> list[str]:
     return [f for f in TYPED_FIELDS if len(getattr(t, f))]
 
 
-def tensor_problem(t: TensorProto, raw_length: int | None = None) -> str:
-    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never serializes it; ``raw_length``:
-    its raw_data's length, when known (else the field is copied once to measure it)."""
+def tensor_problem(t: TensorProto, raw_lengths: Mapping[str, int] | None = None) -> str:
+    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never serializes it; ``raw_lengths``:
+    see :func:`tensor_problems`."""
     dims = t.dims
     if dims and min(dims) < 0:
         return f"{_who(t)} has a negative dimension {list(dims)}"
@@ -296,7 +301,7 @@ def tensor_problem(t: TensorProto, raw_length: int | None = None) -> str:
         return ""  # checked against the file by onnxviz.model.io.external
     numel = math.prod(dims)
     if t.HasField("raw_data"):
-        return _raw_problem(t, numel, itemsize, raw_length)
+        return _raw_problem(t, numel, itemsize, raw_lengths)
     if numel == 0 or t.data_type == TensorProto.STRING or _typed_fields(t):
         return ""  # typed entry counts are checked when the tensor is read
     return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
@@ -325,7 +330,7 @@ def _itemsize(data_type: int) -> float | None:
 _ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
 
 
-def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_length: int | None) -> str:
+def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_lengths: Mapping[str, int] | None) -> str:
     if t.data_type == TensorProto.STRING:
         return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
     typed = _typed_fields(t)
@@ -333,7 +338,8 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_length: int | 
         return f"{_who(t)} sets both raw_data and {typed[0]}"
     if not itemsize:
         return ""
-    need, have = math.ceil(numel * itemsize), _raw_length(t, raw_length)
+    need = math.ceil(numel * itemsize)
+    have = _raw_length(t, need, raw_lengths)
     if have != need:
         return f"{_who(t)} has {have:,} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
     return ""

@@ -124,9 +124,9 @@ class ModelIndex:
 
     def __init__(self, model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None) -> None:
         """``raw_lengths``: len(raw_data) of main-graph initializers by name, read from the model's bytes
-        (:func:`~onnxviz.model.graph.tensors.raw_data_lengths`), so their checks copy none of them."""
+        (:class:`~onnxviz.model.graph.tensors.RawLengths`), so the checks of big ones copy none of them."""
         self.model = model
-        self.raw_lengths: Mapping[str, int] = raw_lengths or {}
+        self.raw_lengths = raw_lengths
         self._build()
 
     def has_undecodable_text(self) -> bool:
