@@ -18,7 +18,8 @@ from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
-from onnxviz.model.graph.validation import ValidationResult, validate
+from onnxviz.model.graph.tensors import RawLengths
+from onnxviz.model.graph.validation import ValidationResult, validate, without_weight_data
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
@@ -32,6 +33,7 @@ from onnxviz.model.io.saving import (
     WrittenFiles,
     plan_save,
 )
+from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
 
@@ -82,6 +84,7 @@ class Document(EditingMixin):
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
         self._written = WrittenFiles()
         self._serialized: tuple[int, bytes] | None = None  # the model's bytes in one state (generation)
+        self._analysed: tuple[int, bytes] | None = None  # the same for analysis_bytes, when they differ
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
@@ -138,7 +141,9 @@ class Document(EditingMixin):
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            self._index = ModelIndex(self.model) if self._text_checked else self._first_index()
+            known = self._known_bytes()
+            lengths = RawLengths(known) if known is not None else None
+            self._index = ModelIndex(self.model, lengths) if self._text_checked else self._first_index(lengths)
             self._index.set_inferred(self._inferred)
         return self._index
 
@@ -147,11 +152,17 @@ class Document(EditingMixin):
         """The index if it is built and current (edits that move the graph's structure drop it)."""
         return self._index
 
-    def _first_index(self) -> ModelIndex:
+    def _known_bytes(self) -> bytes | None:
+        """The model's bytes in this state when at hand (its file's, or serialized for this state), else None."""
+        if self._serialized is not None and self._serialized[0] == self.generation:
+            return self._serialized[1]
+        return self._disk.data if self._disk is not None and self.undo_stack.is_clean else None
+
+    def _first_index(self, raw_lengths: RawLengths | None) -> ModelIndex:
         """The index of the model as opened. Protobuf hands back text that is not valid UTF-8 as bytes,
         which nothing can show or edit: the document then escapes it ('a\\xff') in the model, the one
         change it makes on its own, records it, and saves it so only when the user agrees."""
-        index, self.escaped_text = index_escaping_text(self.model)
+        index, self.escaped_text = index_escaping_text(self.model, raw_lengths)
         self._text_checked = True
         if self.escaped_text:
             self.load_problems = self._load_problems()
@@ -303,6 +314,27 @@ class Document(EditingMixin):
             self._serialized = (generation, data)
         return data
 
+    def analysis_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
+        """What background analysis (validation, the model's figures, onnxruntime's check) reads, made once
+        per state: the model's bytes (:meth:`serialize`), or for a model of more than
+        :data:`ANALYSE_WHOLE_BELOW` bytes, a copy without its big weights' data (dims and types kept,
+        see :func:`~onnxviz.model.graph.validation.without_weight_data`). Analysis never reads weight
+        values; a worker process reading the whole file would hold the model twice more."""
+        if self.analyses_whole():
+            return self.serialize(pause)
+        generation, cached = self.generation, self._analysed
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        hollow = without_weight_data(self.model)
+        data = serialize_in_slices(hollow, pause) if pause is not None else hollow.SerializeToString()
+        if self.generation == generation:
+            self._analysed = (generation, data)
+        return data
+
+    def analyses_whole(self) -> bool:
+        """Whether :meth:`analysis_bytes` are the model's own bytes (the file's, while they match it)."""
+        return self.size_hint() < ANALYSE_WHOLE_BELOW
+
     def size_hint(self) -> int:
         """About how many bytes the model serializes to, without serializing it: the bytes of this
         state or of its file when known (edits rarely change the size much), else protobuf's count."""
@@ -374,4 +406,5 @@ def _external_choice(external: str) -> External:
     raise SaveError(f"external must be one of {', '.join(map(repr, EXTERNAL_CHOICES))}, not {external!r}.")
 
 
+ANALYSE_WHOLE_BELOW = 64 << 20  # bytes; bigger models reach background analysis without their weights' data
 _PARANOID = False  # tests switch this on to assert failing edits leave the bytes unchanged

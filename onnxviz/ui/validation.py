@@ -56,9 +56,9 @@ def document_bytes(doc: Document) -> bytes:
 
 
 def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken) -> bytes:
-    """The bytes of ``doc`` in model state ``generation``, for background readers (validation, the model summary):
-    serialized a slice at a time, so the GUI thread keeps running (123k nodes: ~110 ms of held GIL
-    otherwise). Raises Cancelled if the document leaves that state meanwhile: its next state gets its
+    """The bytes of ``doc`` in model state ``generation`` for background readers (validation, the model summary;
+    a big model's without its weights' data, see ``Document.analysis_bytes``): serialized a slice at a time,
+    so the GUI thread keeps running (123k nodes: ~110 ms of held GIL otherwise). Raises Cancelled if the document leaves that state meanwhile: its next state gets its
     own pass. Raises OnnxvizError over 2 GiB."""
 
     def pause() -> None:
@@ -69,14 +69,15 @@ def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken)
 
     with _serializing:
         pause()
-        data = doc.serialize(pause)
+        data = doc.analysis_bytes(pause)
         pause()
         return data
 
 
 def document_source(doc: Document) -> Path | None:
-    """The file that holds the document's bytes (unedited since opened or saved), if any."""
-    return doc.path if doc.path is not None and doc.file_matches() else None
+    """The file that holds the bytes background readers get (the document's own, unedited since opened or
+    saved, when they are not a big model's analysis bytes without its weights), if any."""
+    return doc.path if doc.path is not None and doc.analyses_whole() and doc.file_matches() else None
 
 
 def document_key(doc: Document) -> str:

@@ -7,7 +7,7 @@ on a broken model.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,7 @@ from onnx import AttributeProto, NodeProto, TensorProto
 from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
-from onnxviz.model.graph.tensors import TYPED_FIELDS, packed_nbytes
+from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 # Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
 KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
-_RAW_LENGTH_EXACT_LIMIT = 64 << 20  # above this, raw_data is not copied just to measure it
 
 
 @lru_cache(maxsize=32)
@@ -55,7 +54,7 @@ def model_problems(index: ModelIndex) -> list[Problem]:
         if g.function is not None:
             scope_imports = _opsets(g.function.opset_import) or imports
         problems += node_problems(g, scope_imports, local, index)
-        problems += tensor_problems(g)
+        problems += tensor_problems(g, index.raw_lengths if g.scope == "" else None)
     return problems + output_problems(model.graph) + declared_type_problems(model.graph)
 
 
@@ -223,10 +222,8 @@ def _at(g: GraphIndex, i: int, message: str, severity: Severity = Severity.ERROR
 # -- tensors ------------------------------------------------------------------------------
 
 def _graph_tensors(g: GraphIndex) -> Iterator[tuple[TensorProto, int]]:
-    """(tensor, holding node or -1) for initializers and tensor attributes of this graph."""
+    """(tensor, holding node or -1) for sparse initializers and tensor attributes of this graph."""
     if g.graph is not None:
-        for t in g.graph.initializer:
-            yield t, -1
         for st in g.graph.sparse_initializer:
             yield st.values, -1
     for i in g.attribute_holders:
@@ -242,22 +239,29 @@ def _attribute_tensors(node: NodeProto) -> Iterator[TensorProto]:
             yield from attr.tensors
 
 
-def tensor_problems(g: GraphIndex) -> list[Problem]:
-    return [p for t, holder in _graph_tensors(g) if (p := _tensor_problem_at(g, t, holder)) is not None]
+def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None) -> list[Problem]:
+    """The malformed tensors of this graph. ``raw_lengths``: len(raw_data) of its initializers by name, read
+    from the model's bytes (:class:`~onnxviz.model.graph.tensors.RawLengths`), so that a big one is not
+    copied out of protobuf to be measured."""
+    initializers = g.graph.initializer if g.graph is not None else []
+    found = [_tensor_problem_at(g, t, -1, raw_lengths) for t in initializers]
+    found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
+    return [p for p in found if p is not None]
 
 
-def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int) -> Problem | None:
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
+                       raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
     """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
-    if _looks_sound(t):
+    if _looks_sound(t, raw_lengths):
         return None
-    message = tensor_problem(t)
+    message = tensor_problem(t, raw_lengths)
     if not message:
         return None
     node_name = g.nodes[holder].name if holder >= 0 else ""
     return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
 
 
-def _looks_sound(t: TensorProto) -> bool:
+def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
     """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
     itemsize = _ITEMSIZE.get(t.data_type)
     if not itemsize or not t.HasField("raw_data"):
@@ -266,14 +270,29 @@ def _looks_sound(t: TensorProto) -> bool:
     numel = math.prod(dims)
     if numel < 0 or (dims and min(dims) < 0):
         return False
-    size = t.ByteSize()
-    # raw_data of exactly numel*itemsize bytes, and the other fields too small to hold typed data
-    return 0 <= size - numel * itemsize <= 32 + len(t.name) + 11 * len(dims) and \
-        (size > _RAW_LENGTH_EXACT_LIMIT or len(t.raw_data) == numel * itemsize)
+    need = numel * itemsize
+    return _raw_length(t, need, raw_lengths) == need and not _typed_fields(t)
 
 
-def tensor_problem(t: TensorProto) -> str:
-    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never copies big data."""
+def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None) -> int:
+    """len(raw_data) of ``t``, whose shape needs ``need`` bytes: from ``raw_lengths`` when that is big, else
+    measured (protobuf hands the field out as a copy, freed at once). Never by serializing the tensor:
+    ``ByteSize()`` does, and costs twice its bytes."""
+    if raw_lengths is not None and need > RAW_MEASURE_ABOVE:
+        known = raw_lengths.get(t.name)
+        if known is not None:
+            return known
+    return len(t.raw_data)
+
+
+def _typed_fields(t: TensorProto) -> list[str]:
+    """The typed data fields the tensor sets (their lengths are known without copying them)."""
+    return [f for f in TYPED_FIELDS if len(getattr(t, f))]
+
+
+def tensor_problem(t: TensorProto, raw_lengths: Mapping[str, int] | None = None) -> str:
+    """Why ``t`` is malformed, in one sentence ('' if it looks sound). Never serializes it; ``raw_lengths``:
+    see :func:`tensor_problems`."""
     dims = t.dims
     if dims and min(dims) < 0:
         return f"{_who(t)} has a negative dimension {list(dims)}"
@@ -284,8 +303,8 @@ def tensor_problem(t: TensorProto) -> str:
         return ""  # checked against the file by onnxviz.model.io.external
     numel = math.prod(dims)
     if t.HasField("raw_data"):
-        return _raw_problem(t, numel, itemsize)
-    if numel == 0 or t.data_type == TensorProto.STRING or any(len(getattr(t, f)) for f in TYPED_FIELDS):
+        return _raw_problem(t, numel, itemsize, raw_lengths)
+    if numel == 0 or t.data_type == TensorProto.STRING or _typed_fields(t):
         return ""  # typed entry counts are checked when the tensor is read
     return f"{_who(t)} has shape {list(dims)} ({numel:,} elements) but holds no data"
 
@@ -313,22 +332,18 @@ def _itemsize(data_type: int) -> float | None:
 _ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
 
 
-def _raw_problem(t: TensorProto, numel: int, itemsize: float) -> str:
+def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_lengths: Mapping[str, int] | None) -> str:
     if t.data_type == TensorProto.STRING:
         return f"{_who(t)} is a string tensor with raw_data; strings must be in string_data"
-    size = t.ByteSize()  # an upper bound of len(raw_data), computed without copying it
-    have = len(t.raw_data) if size <= _RAW_LENGTH_EXACT_LIMIT else None
-    # the other fields take a few bytes; much more means typed data was set as well
-    if have is None or size - have > 64 + 2 * len(t.name) + 11 * len(t.dims):
-        typed = [f for f in TYPED_FIELDS if len(getattr(t, f))]
-        if typed:
-            return f"{_who(t)} sets both raw_data and {typed[0]}"
+    typed = _typed_fields(t)
+    if typed:
+        return f"{_who(t)} sets both raw_data and {typed[0]}"
     if not itemsize:
         return ""
     need = math.ceil(numel * itemsize)
-    if (have is not None and have != need) or (have is None and size < need):
-        shown = f"{have:,}" if have is not None else f"fewer than {size:,}"
-        return f"{_who(t)} has {shown} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
+    have = _raw_length(t, need, raw_lengths)
+    if have != need:
+        return f"{_who(t)} has {have:,} bytes of raw_data, but its shape {list(t.dims)} needs {need:,}"
     return ""
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import onnx
@@ -147,8 +147,11 @@ class GraphIndex:
 class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None) -> None:
+        """``raw_lengths``: len(raw_data) of main-graph initializers by name, read from the model's bytes
+        (:class:`~onnxviz.model.graph.tensors.RawLengths`), so the checks of big ones copy none of them."""
         self.model = model
+        self.raw_lengths = raw_lengths
         self._build()
 
     def has_undecodable_text(self) -> bool:
@@ -441,11 +444,13 @@ def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
     return order, [i for i in range(n) if i not in placed]
 
 
-def index_escaping_text(model: onnx.ModelProto) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+def index_escaping_text(model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
+                        ) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
     """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
     (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
-    the (old, new) pairs of what was escaped. The only function that changes a model this way."""
-    index = ModelIndex(model)
+    the (old, new) pairs of what was escaped. The only function that changes a model this way.
+    ``raw_lengths``: see :class:`ModelIndex` (of the model as read: not used once names are escaped)."""
+    index = ModelIndex(model, raw_lengths)
     if not index.has_undecodable_text():
         return index, []
     renamed = replace_invalid_utf8(model)

@@ -39,16 +39,16 @@ _UNSUPPORTED = ("NOT_IMPLEMENTED", "No Op registered for", "is not a registered 
                 "Failed to construct locale")
 
 
-def runtime_problems(proto: ModelProto, data: bytes, light: bytes | None = None) -> list[Problem]:
-    """What onnxruntime refuses in the model (``proto``, serialized as ``data``); ``light`` is
-    ``data`` without its big weights when the caller has it already. Never raises."""
+def runtime_problems(proto: ModelProto, data: bytes | None = None, light: bytes | None = None) -> list[Problem]:
+    """What onnxruntime refuses in the model (``proto``, serialized as ``data`` when the caller has its
+    bytes); ``light`` is the model without its big weights when the caller has it already. Never raises."""
     nodes = len(proto.graph.node)
     if nodes > SESSION_MAX_NODES:
         return [Problem(Severity.INFO, f"onnxruntime's check was skipped: the model has {nodes:,} nodes, more than "
                                        f"the {SESSION_MAX_NODES:,} checked while editing.", SOURCE)]
     try:
         model = light if light is not None and light is not data else \
-            without_big_weights(proto, data, force=len(data) > SLIM_ABOVE)
+            without_big_weights(proto, data, force=data is None or len(data) > SLIM_ABOVE)
     except Exception:  # noqa: BLE001 - a model too odd to slim down is left to the other checks
         return []
     if b"location" in model and _reads_files(ModelProto.FromString(model)):

@@ -11,8 +11,9 @@ moments, then a second pass for the histogram).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,27 @@ def packed_nbytes(data_type: int, numel: int, itemsize: int) -> int:
     if data_type in _PACKED:
         return -(-numel * _PACKED[data_type][0] // 8)
     return numel * itemsize
+
+
+def declared_nbytes(tensor: TensorProto) -> int:
+    """The bytes the tensor's dims and data type call for, from these alone: its data is neither read nor
+    copied (0 for strings, unknown types and negative dims)."""
+    dims = tensor.dims
+    itemsize = _element_size(tensor.data_type)
+    if not itemsize or (dims and min(dims) < 0):
+        return 0
+    return packed_nbytes(tensor.data_type, math.prod(dims), itemsize)
+
+
+@lru_cache(maxsize=64)
+def _element_size(data_type: int) -> int:
+    """Bytes per element of a numeric type as numpy holds it (sub-byte types: 1); 0 for strings and unknown types."""
+    if data_type == TensorProto.STRING:
+        return 0
+    try:
+        return int(element_dtype(TensorProto(data_type=data_type)).itemsize)
+    except OnnxvizError:
+        return 0
 
 
 def storage_text(tensor: TensorProto) -> str:
@@ -429,6 +451,33 @@ def raw_data_spans(serialized: bytes | memoryview) -> dict[str, tuple[int, int]]
     except (ValueError, IndexError):
         return {}
     return {name: span for name, span in spans.items() if name not in duplicates}
+
+
+RAW_MEASURE_ABOVE = 16 << 20  # bytes; an initializer this big has its raw_data's length read from the model's bytes
+
+
+class RawLengths(Mapping[str, int]):
+    """len(raw_data) of the main graph's initializers by name, read in place from ``serialized`` (the model's
+    bytes) when first asked: protobuf hands raw_data out only as a copy. Checks ask it for initializers of
+    more than :data:`RAW_MEASURE_ABOVE` bytes only, so most models never scan their bytes."""
+
+    def __init__(self, serialized: bytes) -> None:
+        self._serialized = serialized
+        self._table: dict[str, int] | None = None
+
+    def _lengths(self) -> dict[str, int]:
+        if self._table is None:
+            self._table = {name: end - start for name, (start, end) in raw_data_spans(self._serialized).items()}
+        return self._table
+
+    def __getitem__(self, name: str) -> int:
+        return self._lengths()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lengths())
+
+    def __len__(self) -> int:
+        return len(self._lengths())
 
 
 def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str) -> TensorProto | None:

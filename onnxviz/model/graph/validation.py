@@ -19,6 +19,7 @@ from onnx import GraphProto, NodeProto, TypeProto
 
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.tensors import declared_nbytes
 from onnxviz.model.io.external import is_external, iter_all_tensors
 from onnxviz.model.problems import Problem, Severity
 
@@ -66,10 +67,12 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     """``onnx.checker`` plus strict shape inference (together the checker's full check), as problems.
 
     Each of the two stops at its first error, so at most one problem comes
-    from each; :func:`schema_problems` finds every attribute problem.
+    from each; :func:`schema_problems` finds every attribute problem. Both run on the model
+    without its big weights (:func:`slimmed`).
     """
-    problems = _as_problems(_checker_problem(model), infer_types(model, strict=True).problem)
-    return [attach(p, node_table(model, index)) for p in problems]
+    proto, _, light = slimmed(model)
+    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True).problem)
+    return [attach(p, node_table(proto, index)) for p in problems]
 
 
 _INFERENCE_ITEM = re.compile(r"\(op_type:([^,]*), node name: ([^)]*)\): \[(\w+)\] (.*?)(?= \(op_type:|$)")
@@ -248,14 +251,9 @@ def validate(model: ModelLike, index: ModelIndex | None, generation: int,
     ``model`` may be the serialized bytes (what the background service passes; it asks for
     onnxruntime's check in a second, later pass).
     """
-    data = model if isinstance(model, bytes) else model.SerializeToString()
-    proto = onnx.ModelProto.FromString(data) if isinstance(model, bytes) else model
-    try:
-        light = without_big_weights(proto, data)
-    except Exception:  # noqa: BLE001 - a model too odd to slim down is inferred as it is
-        light = data
+    proto, data, light = slimmed(model)
     inference = infer_types(light, strict=True)
-    problems = _as_problems(_checker_problem(data), inference.problem)
+    problems = _as_problems(_checker_problem(light), inference.problem)
     if inference.problem is not None:
         inference = infer_types(light)  # lenient: types for everything that can still be inferred
     if problems:
@@ -334,20 +332,34 @@ def unpack(packed: PackedValidation) -> ValidationResult:
 BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
 
 
-def without_big_weights(proto: onnx.ModelProto, data: bytes, force: bool = False) -> bytes:
-    """The model for shape inference and onnxruntime's check, its large main-graph initializers
-    turned into typed graph inputs, and its externally stored ones too (so no file is read).
+def slimmed(model: ModelLike) -> tuple[onnx.ModelProto, bytes | None, bytes]:
+    """(the model, its bytes if given as bytes, the bytes the checker, shape inference and onnxruntime
+    get: :func:`without_big_weights`). A model given as a message is never serialized whole."""
+    data = model if isinstance(model, bytes) else None
+    proto = onnx.ModelProto.FromString(model) if isinstance(model, bytes) else model
+    try:
+        light = without_big_weights(proto, data)
+    except Exception:  # noqa: BLE001 - a model too odd to slim down is checked as it is
+        light = data if data is not None else proto.SerializeToString()
+    return proto, data, light
 
-    Inference needs their types and shapes, never their values, and would
-    otherwise copy every weight in and out of C++ twice per pass. Unless ``force``,
-    the weights stay when copying the graph would cost more than passing them through.
+
+def without_big_weights(proto: onnx.ModelProto, data: bytes | None = None, force: bool = False) -> bytes:
+    """The model for the checker, shape inference and onnxruntime's check, its large main-graph
+    initializers turned into typed graph inputs, and its externally stored ones too (so no file is read).
+
+    They need their types and shapes, never their values, and would otherwise copy every weight in
+    and out of C++ twice per pass. Which are large is decided by their dims and type: no tensor is
+    serialized or copied to find out. ``data``: the model's bytes, when the caller has them; unless
+    ``force``, they are returned when copying the graph would cost more than passing the weights through.
     """
-    big = [t for t in proto.graph.initializer if t.ByteSize() > BIG_WEIGHT or is_external(t)]
+    big = [t for t in proto.graph.initializer if _is_big(t)]
     if not big:
-        return data
-    weight_bytes = sum(t.ByteSize() for t in big)
-    if not force and weight_bytes < 8 * (len(data) - weight_bytes) and not any(map(is_external, big)):
-        return data
+        return data if data is not None else proto.SerializeToString()
+    if data is not None and not force and not any(map(is_external, big)):
+        weight_bytes = sum(map(declared_nbytes, big))
+        if weight_bytes < 8 * (len(data) - weight_bytes):
+            return data
     light = onnx.ModelProto()
     keep = {t.name for t in big}
     graph = proto.graph
@@ -357,6 +369,23 @@ def without_big_weights(proto: onnx.ModelProto, data: bytes, force: bool = False
     light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
                              for t in big if t.name not in declared)
     return light.SerializeToString()
+
+
+def _is_big(t: onnx.TensorProto) -> bool:
+    return is_external(t) or declared_nbytes(t) > BIG_WEIGHT
+
+
+def without_weight_data(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of the model whose big main-graph initializers keep their name, type and dims but hold no
+    data: what background analysis needs (validation turns them into typed inputs, see
+    :func:`without_big_weights`; the model's figures count their dims). The weights are never copied."""
+    hollow = _shell(proto)
+    for t in proto.graph.initializer:
+        if not _is_big(t) or is_external(t):
+            hollow.graph.initializer.append(t)
+        else:
+            hollow.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims)
+    return hollow
 
 
 def _shell(proto: onnx.ModelProto) -> onnx.ModelProto:

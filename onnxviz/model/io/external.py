@@ -3,7 +3,10 @@
 A tensor's ``external_data`` names a ``location`` relative to the model's
 folder plus an optional ``offset`` and ``length``. Nothing outside the model's
 folder is ever opened: absolute paths, ``..`` and symlinks that lead out are
-refused before any file is touched.
+refused before any file is touched. One exception, the Hugging Face hub cache: in
+``<cache>/models--org--name/snapshots/<rev>/`` every file is a link into
+``<cache>/models--org--name/blobs/``, and a link from there into that same repository's
+``blobs`` folder (exactly, after resolving every link) is followed (:func:`hub_blobs`).
 """
 
 from __future__ import annotations
@@ -58,13 +61,28 @@ def resolve_location(base_dir: Path, location: str, tensor_name: str = "", owner
         raise OnnxvizError(f"{who} points outside {owner}'s folder ('{location}'); refused.")
     base = base_dir.resolve()
     target = (base / rel).resolve()
-    if not target.is_relative_to(base):
+    if not target.is_relative_to(base) and target.parent != hub_blobs(base):
         raise OnnxvizError(f"{who} file '{location}' is a link that leads outside {owner}'s folder; refused.")
     if not target.exists():
         raise OnnxvizError(f"{who} is stored in '{location}', which does not exist next to {owner}.")
     if not target.is_file():
         raise OnnxvizError(f"{who} is stored in '{location}', which is not a regular file.")
     return target
+
+
+HUB_REPOSITORY_PREFIXES = ("models--", "datasets--", "spaces--")  # the hub cache's folder per repository
+
+
+def hub_blobs(folder: Path) -> Path | None:
+    """``<cache>/models--org--name/blobs`` when ``folder`` (resolved) lies in a snapshot of that repository in a
+    Hugging Face hub cache, ``<cache>/models--org--name/snapshots/<rev>/``, whose files are links into
+    it: what the repository downloaded, shared between its revisions. None elsewhere. Compared with a
+    link's resolved target, a ``blobs`` that is itself a link, or a blob of another repository, never matches."""
+    for snapshot in (folder, *folder.parents):
+        snapshots, repository = snapshot.parent, snapshot.parent.parent
+        if snapshots.name == "snapshots" and repository.name.startswith(HUB_REPOSITORY_PREFIXES):
+            return repository / "blobs"
+    return None
 
 
 def iter_all_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
