@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from types import MappingProxyType
 
 import numpy as np
 
@@ -156,7 +157,7 @@ class GraphLayout:
         """Recompute only the edge labels (after inference filled ``index.inferred``)."""
         self._labels.clear()
         # a new Scene: the one being drawn is never changed under the painter
-        self._scene = self._labelled(self._scene)
+        self._scene = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
         return self._scene
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -227,30 +228,20 @@ class GraphLayout:
     # -- composing the scene -------------------------------------------------------------
     def _compose(self) -> Scene:
         """The scene of the shown levels, composed from plain data, with its edges labelled."""
-        blocks = self._shown_blocks()
         n = self.graph.n_items
-        texts: dict[int, BoxText] = {}
-        for block in blocks.values():
-            for kind, ref in zip(block.kind.tolist(), block.ref.tolist(), strict=True):
-                if kind == UNIT_ITEM:
-                    texts[ref] = self.item_text(ref)
-                elif kind == UNIT_GROUP:
-                    texts[n + ref] = self.group_text(ref)
-        levels = Levels(self.scope, self.graph, self.tree, blocks, texts, self.visible_codes())
-        return self._labelled(compose_scene(levels))
+        visible = self.visible_codes()
+        # the shown levels: the root and each shown expanded group; the collapsed groups in them are
+        # the ones that show items; every item of a laid-out level had its text made then
+        blocks = {g: self._block(g) for g in [-1, *self._shown_expanded.tolist()]}
+        groups = (np.unique(visible[visible >= n]) - n).tolist()
+        levels = Levels(self.scope, self.graph, self.tree, blocks, MappingProxyType(self._texts),
+                        {g: self.group_text(g) for g in groups}, visible)
+        scene, vids = compose_scene(levels)
+        return self._labelled(scene, vids)
 
-    def _shown_blocks(self) -> dict[int, Block]:
-        """The block of the root and of every expanded group shown within it."""
-        blocks: dict[int, Block] = {}
-        stack = [-1]
-        while stack:
-            g = stack.pop()
-            block = blocks[g] = self._block(g)
-            stack.extend(block.ref[block.kind == UNIT_BLOCK].tolist())
-        return blocks
-
-    def _labelled(self, scene: Scene) -> Scene:
-        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+    def _labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
+        """``scene`` with the labels of its edges, whose value ids are ``vids``."""
+        labels = [self.edge_label(v) for v in vids]
         return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
                                    edge_inferred=np.array([inf for _, inf in labels], bool))
 
