@@ -93,9 +93,6 @@ class Document:
         self._index: ModelIndex | None = None
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
-        self.edit = Editor(EditContext(self.target, self.names, index=lambda: self.index,
-                                       built_index=lambda: self._index, generation=lambda: self.generation,
-                                       run=self.execute))
 
     if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
         def __getattr__(self, name: str) -> Any:
@@ -104,6 +101,16 @@ class Document:
             if name in EDITOR_METHODS:
                 return getattr(self.edit, name)
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    @property
+    def edit(self) -> Editor:
+        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`).
+
+        Made on each use and not kept: an editor refers to the document, and the document must not refer
+        back to it (a replaced document goes by reference counting alone, without the cycle collector)."""
+        return Editor(EditContext(self.target, self.names, index=lambda: self.index,
+                                  built_index=lambda: self._index, generation=lambda: self.generation,
+                                  run=self.execute))
 
     @property
     def model(self) -> onnx.ModelProto:
