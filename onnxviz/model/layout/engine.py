@@ -228,14 +228,14 @@ class GraphLayout:
     # -- composing the scene -------------------------------------------------------------
     def _compose(self) -> Scene:
         """The scene of the shown levels, composed from plain data, with its edges labelled."""
-        n = self.graph.n_items
-        visible = self.visible_codes()
-        # the shown levels: the root and each shown expanded group; the collapsed groups in them are
-        # the ones that show items; every item of a laid-out level had its text made then
-        blocks = {g: self._block(g) for g in [-1, *self._shown_expanded.tolist()]}
-        groups = (np.unique(visible[visible >= n]) - n).tolist()
+        # the shown levels: the root and each shown expanded group; the collapsed groups in them: those whose
+        # parent is shown; every item of a laid-out level had its text made then
+        shown = np.zeros(self.tree.n_groups + 1, bool)
+        shown[[-1, *self._shown_expanded.tolist()]] = True
+        blocks = {g: self._block(g) for g in np.flatnonzero(shown[:-1]).tolist() + [-1]}
+        groups = np.flatnonzero(shown[self.tree.parent] & ~shown[:-1]).tolist()
         levels = Levels(self.scope, self.graph, self.tree, blocks, MappingProxyType(self._texts),
-                        {g: self.group_text(g) for g in groups}, visible)
+                        {g: self.group_text(g) for g in groups}, self.visible_codes())
         scene, vids = compose_scene(levels)
         return self._labelled(scene, vids)
 
