@@ -74,7 +74,7 @@ EDIT_SAVE = r"""
 import sys
 from onnxviz.model.document import Document
 doc = Document.open(sys.argv[1])
-doc.set_metadata("bench", "edited")
+doc.edit.set_metadata("bench", "edited")
 doc.save(sys.argv[2])
 """
 

@@ -40,7 +40,7 @@ def bench(path: str) -> None:
     flip = iter(range(10**6))
 
     def set_attr() -> None:
-        doc.set_attribute(ref, "perm", perm[::-1] if next(flip) % 2 == 0 else perm)
+        doc.edit.set_attribute(ref, "perm", perm[::-1] if next(flip) % 2 == 0 else perm)
 
     def undo_redo() -> None:
         doc.undo()
@@ -57,11 +57,11 @@ def bench(path: str) -> None:
     figures = {
         "set attribute (by id)": timed(set_attr),
         "undo": timed(undo_redo) / 2,
-        "rename node (by name)": timed(lambda: doc.rename_node(ref, f"n{next(flip)}")),
+        "rename node (by name)": timed(lambda: doc.edit.rename_node(ref, f"n{next(flip)}")),
         "index rebuild after an edit": timed(rebuild_index),
-        "rename value everywhere": timed(lambda: doc.rename_value(doc.model.graph.node[i].output[0],
+        "rename value everywhere": timed(lambda: doc.edit.rename_value(doc.model.graph.node[i].output[0],
                                                                   f"{value}_{next(flip)}")),
-        "insert node on an edge": timed(lambda: doc.insert_on_value(doc.model.graph.node[i].output[0], "Relu")),
+        "insert node on an edge": timed(lambda: doc.edit.insert_on_value(doc.model.graph.node[i].output[0], "Relu")),
         "undo all": timed(undo_all, repeat=1),
     }
     print(f"{Path(path).name}: {len(nodes)} nodes")

@@ -117,7 +117,7 @@ def measure(path: Path, with_run: bool) -> dict[str, Any]:
                                     ("move", "moved", "renamed_by_bench", ("validated", "figures", "drawn"))):
         marks.clear()
         blocks.reset()
-        window.doc.rename_node(node, name)
+        window.doc.edit.rename_node(node, name)
         result.update({took: wait_until(settled(*wanted)), f"{key}_block": blocks.worst,
                        f"{key}_blame": sampler.blame(blocks.span)})
     result.update(ran=0.0, run_block=0.0, run_blame=[])

@@ -61,7 +61,7 @@ def main() -> int:
         return (first[0] - start) * 1000, (time.perf_counter() - start) * 1000
 
     # each edit renames another node: every state is new to the validator and the model stays valid
-    latencies = [applied_after(lambda i=i: doc.rename_node(i, f"bench_{i}")) for i in nodes]
+    latencies = [applied_after(lambda i=i: doc.edit.rename_node(i, f"bench_{i}")) for i in nodes]
     undo_latencies = [applied_after(doc.undo)[0] for _ in range(min(5, len(nodes)))]
     del app
 

@@ -41,7 +41,7 @@ def measure(path: Path) -> dict[str, Any]:
     wait_until(lambda: "drawn" in marks, timeout_s=120)
     drawn = marks.get("drawn", time.perf_counter()) - t0
     open_stall = stalls.worst
-    window.doc.set_model_info(doc_string=window.doc.model.doc_string + ".")  # one small edit
+    window.doc.edit.set_model_info(doc_string=window.doc.model.doc_string + ".")  # one small edit
     wait_until(lambda: False, timeout_s=4)  # the user edits, validation settles, then they save
     out = Path(tempfile.mkdtemp()) / "saved.onnx"
     stalls.reset()

@@ -19,6 +19,7 @@ from window_fixtures import open_and_wait
 from onnxviz.model import document
 from onnxviz.model.document import Document
 from onnxviz.model.graph import checks
+from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import parameters
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import check_model, slimmed, validate
@@ -65,7 +66,7 @@ def test_background_analysis_of_a_big_model_gets_it_without_its_weights_data(tmp
     assert b == doc.model.graph.initializer[1]  # small weights stay whole
     assert len(light) < 1000 < len(doc.serialize())
     assert doc.analysis_bytes() is light  # made once per state
-    assert parameters(hollow) == parameters(doc.model)  # the model's figures count the dims
+    assert parameters(ModelIndex(hollow)) == parameters(doc.index)  # the model's figures count the dims
     here, there = validate(doc.serialize(), None, 0), validate(light, None, 0)
     assert there.problems == here.problems == []
     assert there.inference.types[""]["h"] == here.inference.types[""]["h"]
@@ -94,7 +95,7 @@ def test_raw_data_lengths_come_from_the_files_bytes(tmp_path: Path, monkeypatch:
     assert isinstance(lengths, RawLengths) and dict(lengths) == {"w": 100, "b": SIDE * 4}
     expected = [f"tensor 'w' has 100 bytes of raw_data, but its shape [{SIDE}, {SIDE}] needs {SIDE * SIDE * 4:,}"]
     assert [p.message for p in doc.index.problems if p.value == "w"] == expected
-    doc.rename_node(0, "renamed")  # a new state: its bytes are not at hand, the length is measured
+    doc.edit.rename_node(0, "renamed")  # a new state: its bytes are not at hand, the length is measured
     doc.invalidate()  # as an edit of the graph's structure does
     assert doc.index.raw_lengths is None
     assert [p.message for p in doc.index.problems if p.value == "w"] == expected

@@ -663,15 +663,15 @@ def test_a_rename_within_its_group_redraws_the_box_without_a_layout(qtbot: QtBot
     drawable = canvas.drawable
     box = drawable.node_box[7]
     assert drawable.scene.box_name[box] == "/res/Add"
-    for step, name in ((lambda: doc.rename_node(7, "/res/Sum"), "/res/Sum"), (doc.undo, "/res/Add"),
+    for step, name in ((lambda: doc.edit.rename_node(7, "/res/Sum"), "/res/Sum"), (doc.undo, "/res/Add"),
                        (doc.redo, "/res/Sum")):
         step()
         assert canvas._task is None and not canvas._pending   # nothing laid out
         assert canvas.drawable is drawable and drawable.scene.box_name[box] == name
-    doc.set_metadata("note", "x")  # nothing drawn changes
+    doc.edit.set_metadata("note", "x")  # nothing drawn changes
     assert canvas._task is None and canvas.drawable is drawable
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
-        doc.rename_node(7, "/head/Add")   # into another group: laid out again
+        doc.edit.rename_node(7, "/head/Add")   # into another group: laid out again
         assert canvas._task is not None
     assert canvas.drawable is not drawable
     assert canvas.layout_obj.group_of(7) == "head"
@@ -703,7 +703,7 @@ def test_a_rename_during_a_job_on_the_layout_waits_for_it(qtbot: QtBot, example_
     try:
         canvas.relabel()
         assert canvas._task is not None
-        doc.rename_node(7, "/res/Total")
+        doc.edit.rename_node(7, "/res/Total")
         assert canvas._running is not None and canvas._running.make_layout is None and not canvas._pending
     finally:
         release.set()

@@ -105,7 +105,7 @@ def test_watch_reloads_on_change_and_asks_over_edits(qtbot: QtBot, make_window: 
         replacement.replace(path)  # like editors that write a new file and rename it over the old one
     assert w.doc is not None and len(w.doc.model.graph.node) == 4
 
-    w.doc.rename_node("relu0", "edited")
+    w.doc.edit.rename_node("relu0", "edited")
     asked: list[str] = []
     monkeypatch.setattr(w, "confirm_reload_over_edits", lambda q, answer: (asked.append(q), answer(False)))
     small_model(path, 6)
@@ -140,7 +140,7 @@ def test_close_with_unsaved_edits_asks(qtbot: QtBot, make_window: Callable[[], M
     w = make_window()
     open_and_wait(qtbot, w, example_copy)
     assert w.doc is not None
-    w.doc.rename_node(CONV, "renamed")
+    w.doc.edit.rename_node(CONV, "renamed")
     assert w.isWindowModified()
     answers = [Button.Cancel]
     monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(answers.pop(0)))
@@ -162,7 +162,7 @@ def test_opening_another_file_over_edits_can_save_first(qtbot: QtBot, make_windo
     w = make_window()
     open_and_wait(qtbot, w, example_copy)
     assert w.doc is not None
-    w.doc.rename_node(CONV, "renamed")
+    w.doc.edit.rename_node(CONV, "renamed")
     monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(Button.Save))
     open_and_wait(qtbot, w, other)
     assert w.doc.path == other
@@ -176,13 +176,13 @@ def test_save_and_failed_save_keep_everything(qtbot: QtBot, make_window: Callabl
     open_and_wait(qtbot, w, example_copy)
     doc = w.doc
     assert doc is not None
-    doc.rename_node(CONV, "saved_name")
+    doc.edit.rename_node(CONV, "saved_name")
     w.save_action.trigger()
     assert not doc.is_dirty and not w.isWindowModified()
     assert onnx.load(example_copy).graph.node[0].name == "saved_name"
     assert "Saved example.onnx" in w.statusBar().currentMessage()
 
-    doc.rename_node("saved_name", "unsaved_name")
+    doc.edit.rename_node("saved_name", "unsaved_name")
     errors: list[str] = []
     monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
     missing = tmp_path / "no such folder" / "x.onnx"
@@ -200,7 +200,7 @@ def test_saving_a_model_with_problems_says_so(qtbot: QtBot, make_window: Callabl
     open_and_wait(qtbot, w, example_copy)
     doc = w.doc
     assert doc is not None
-    doc.set_input(CONV, 0, "stem.conv.bias")
+    doc.edit.set_input(CONV, 0, "stem.conv.bias")
     qtbot.waitUntil(lambda: bool(doc.problems) and not w.validation.busy, timeout=20000)
     w.save()
     assert "problem" in w.statusBar().currentMessage()
@@ -220,9 +220,9 @@ def test_status_bar_shows_model_nodes_problems_and_selection(qtbot: QtBot, make_
     assert fields.problems.text() == "✓ No problems"
     doc.selection.select_node("", 0)
     assert fields.selection.text() == f"{CONV} (Conv)"
-    doc.rename_node(CONV, "edited")
+    doc.edit.rename_node(CONV, "edited")
     assert fields.model_name.text() == "example.onnx •"
-    doc.set_input("edited", 0, "stem.conv.bias")
+    doc.edit.set_input("edited", 0, "stem.conv.bias")
     qtbot.waitUntil(lambda: "error" in fields.problems.text(), timeout=20000)
     problems = docks.find_dock(w, docks.PROBLEMS)
     assert problems is not None
@@ -394,7 +394,7 @@ def test_big_model_saves_in_the_background_with_the_window_locked(
     open_and_wait(qtbot, w, example_copy)
     doc = w.doc
     assert doc is not None
-    doc.rename_node(CONV, "saved_in_background")
+    doc.edit.rename_node(CONV, "saved_in_background")
     seen: list[str] = []
     w.model_changed.connect(lambda change: seen.append(change.kind))
     w.save()
@@ -426,7 +426,7 @@ def test_save_as_adds_the_onnx_suffix_and_switches_to_the_new_file(
     w = make_window()
     open_and_wait(qtbot, w, example_copy)
     assert w.doc is not None
-    w.doc.rename_node(CONV, "in_the_copy")
+    w.doc.edit.rename_node(CONV, "in_the_copy")
     asked: list[str] = []
 
     def dialog(_parent: object, _title: str, start: str, _filter: str) -> tuple[str, str]:
@@ -448,7 +448,7 @@ def test_model_panel_names_the_file_saved_as(qtbot: QtBot, make_window: Callable
     w = make_window()
     open_and_wait(qtbot, w, example_copy)
     assert w.doc is not None
-    w.doc.rename_node(CONV, "in_the_copy")
+    w.doc.edit.rename_node(CONV, "in_the_copy")
     w.doc.selection.clear()  # the Model panel in front
     monkeypatch.setattr("onnxviz.ui.main_window.QFileDialog.getSaveFileName",
                         lambda *_: (str(tmp_path / "copy.onnx"), ""))
@@ -497,7 +497,7 @@ def test_repeated_changes_over_edits_ask_once(qtbot: QtBot, make_window: Callabl
     open_and_wait(qtbot, w, path)
     assert w.doc is not None
     w.watch_action.trigger()
-    w.doc.rename_node("relu0", "edited")
+    w.doc.edit.rename_node("relu0", "edited")
     pending: list[Callable[[bool], None]] = []
     monkeypatch.setattr(w, "confirm_reload_over_edits", lambda _q, answer: pending.append(answer))
     with qtbot.waitSignal(w.watcher.changed, timeout=20000):
@@ -597,7 +597,7 @@ def test_close_model_returns_to_the_start_page(qtbot: QtBot, make_window: Callab
     open_and_wait(qtbot, w, example_copy)
     assert w.close_model_action.isEnabled()
     assert w.doc is not None
-    w.doc.rename_node(CONV, "edited")
+    w.doc.edit.rename_node(CONV, "edited")
     monkeypatch.setattr(w, "ask_save_changes", lambda answer: answer(Button.Cancel))
     w.close_model_action.trigger()
     assert w.doc is not None  # Cancel keeps it

@@ -50,7 +50,7 @@ def test_undo_redo_actions_have_readable_labels_and_shortcuts(qtbot: QtBot, wind
     actions = window.editing.actions
     assert not actions["undo"].isEnabled()
     assert QKeySequence("Ctrl+Shift+Z") in actions["redo"].shortcuts()
-    doc_of(window).set_attribute(CONV, "strides", [1, 1])
+    doc_of(window).edit.set_attribute(CONV, "strides", [1, 1])
     assert actions["undo"].text() == f"&Undo Set {CONV}.strides"
     assert window.isWindowModified()
     press_undo(qtbot, window)
@@ -142,9 +142,9 @@ def test_palette_inserts_after_selected_node(qtbot: QtBot, window: MainWindow) -
 def test_history_dock_jumps(qtbot: QtBot, window: MainWindow) -> None:
     doc = doc_of(window)
     original = doc.model.SerializeToString()
-    doc.set_metadata("a", "1")
-    doc.rename_node(0, "first")
-    doc.set_attribute("first", "strides", [1, 1])
+    doc.edit.set_metadata("a", "1")
+    doc.edit.rename_node(0, "first")
+    doc.edit.set_attribute("first", "strides", [1, 1])
     history = window.editing.history
     assert history.list.count() == 4
     assert history.list.item(2).text() == "Rename node /stem/conv/Conv -> first"
@@ -358,7 +358,7 @@ def test_weight_and_clean_up_actions(qtbot: QtBot, window: MainWindow) -> None:
     doc.selection.select_node("", 0)
     actions["to_initializer"].trigger()
     assert doc.model.graph.initializer[-1].name == name
-    doc.insert_node("Relu", ["stem.pool"], ["unused"], position=0)
+    doc.edit.insert_node("Relu", ["stem.pool"], ["unused"], position=0)
     actions["sort"].trigger()
     assert doc.undo_stack.undo_label() == "Sort nodes topologically"
     actions["remove_unused"].trigger()

@@ -177,7 +177,7 @@ def test_float_attribute_shows_its_shortest_text_and_enter_changes_nothing(
     window = make_window()
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
-    doc.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.12345679)  # 0.12345679104328156 stored
+    doc.edit.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.12345679)  # 0.12345679104328156 stored
     edits = len(doc.undo_stack.commands)
     dialog = _attributes(window, 1)
     edit = dialog.editor.value_edits["epsilon"]
@@ -194,7 +194,7 @@ def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, make_window, exa
     window = make_window()
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
-    doc.initializer_to_constant("head.axes")  # a Constant node holding int64[1] = [1]
+    doc.edit.initializer_to_constant("head.axes")  # a Constant node holding int64[1] = [1]
     before = doc.model.SerializeToString()
     dialog = _attributes(window, 0)
     qtbot.waitUntil(lambda: "value" in dialog.editor.value_edits)
@@ -247,7 +247,7 @@ def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: P
     window.editing.actions["weights_text"].trigger()
     form = window.editing.dialog
     assert isinstance(form, FormDialog)
-    old = numpy_helper.to_array(doc.initializer_proto("attn.flat_shape"))
+    old = numpy_helper.to_array(doc.edit.initializer_proto("attn.flat_shape"))
     assert form.text("values") == "[" + ", ".join(str(v) for v in old.tolist()) + "]"
     edit = form.fields["values"]
     assert isinstance(edit, QLineEdit)
@@ -260,7 +260,7 @@ def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: P
     shot(form, "weights_text")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     assert not form.isVisible()
-    assert numpy_helper.to_array(doc.initializer_proto("attn.flat_shape")).tolist() == [1, 16, 64]
+    assert numpy_helper.to_array(doc.edit.initializer_proto("attn.flat_shape")).tolist() == [1, 16, 64]
     press_undo(qtbot, window)
     assert doc.model.SerializeToString() == before
 
@@ -270,7 +270,7 @@ def test_a_model_without_outputs_is_a_warning(qtbot: QtBot, make_window, example
     window = make_window()
     open_and_wait(qtbot, window, example_copy)
     doc = doc_of(window)
-    doc.remove_output("probabilities")
+    doc.edit.remove_output("probabilities")
     assert [p.message for p in doc.problems] == [
         "the model has no graph outputs, so running it gives nothing; mark a value as a graph output"]
     fields = window.status_fields  # type: ignore[attr-defined]
@@ -435,7 +435,7 @@ def test_insert_dialog_from_the_keyboard(qtbot: QtBot, make_window, example_copy
 
 def test_branch_question_for_a_node_alone(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
-    branch = doc.node_branch("/stem/conv/Conv", "inputs")  # it reads only the graph input and weights
+    branch = doc.edit.node_branch("/stem/conv/Conv", "inputs")  # it reads only the graph input and weights
     assert branch_question(branch) == "No other node feeds only it: delete /stem/conv/Conv alone?"
     assert branch_details(branch)[1] == "Weights only they read (2): stem.conv.weight, stem.conv.bias."
 

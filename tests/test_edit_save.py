@@ -28,7 +28,7 @@ def _external_model(folder: Path) -> Path:
 
 def test_edited_save_round_trips_and_marks_clean(example_copy: Path) -> None:
     doc = onnxviz.open(example_copy)
-    doc.rename_node(0, "first")
+    doc.edit.rename_node(0, "first")
     assert doc.is_dirty
     doc.save()
     assert not doc.is_dirty
@@ -42,7 +42,7 @@ def test_edited_save_round_trips_and_marks_clean(example_copy: Path) -> None:
 def test_failing_write_leaves_old_file_intact(example_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = example_copy.read_bytes()
     doc = onnxviz.open(example_copy)
-    doc.rename_node(0, "first")
+    doc.edit.rename_node(0, "first")
 
     def broken_fsync(fd: int) -> None:
         raise OSError(28, "No space left on device")
@@ -58,7 +58,7 @@ def test_failing_write_leaves_old_file_intact(example_copy: Path, monkeypatch: p
 
 def test_save_with_problems_is_allowed_and_summarised(example_copy: Path) -> None:
     doc = onnxviz.open(example_copy)
-    doc.set_op_type(0, "Relu")
+    doc.edit.set_op_type(0, "Relu")
     doc.check()
     summary = doc.problem_summary()
     assert "error" in summary
@@ -69,7 +69,7 @@ def test_save_with_problems_is_allowed_and_summarised(example_copy: Path) -> Non
 def test_edited_model_keeps_external_data_on_save_as(tmp_path: Path) -> None:
     src = _external_model(tmp_path)
     doc = onnxviz.open(src)
-    doc.rename_node("mm", "matmul")
+    doc.edit.rename_node("mm", "matmul")
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     doc.save(out_dir / "edited.onnx")
@@ -82,7 +82,7 @@ def test_edited_model_keeps_external_data_on_save_as(tmp_path: Path) -> None:
 def test_embed_external_data_on_save_as(tmp_path: Path) -> None:
     src = _external_model(tmp_path)
     doc = onnxviz.open(src)
-    doc.rename_node("mm", "matmul")
+    doc.edit.rename_node("mm", "matmul")
     out_dir = tmp_path / "embedded"
     out_dir.mkdir()
     doc.save(out_dir / "m.onnx", external="embed")
@@ -101,6 +101,6 @@ def test_embed_external_data_on_save_as(tmp_path: Path) -> None:
 def test_snapshot_is_not_changed_by_later_edits(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
     snap = doc.snapshot()
-    doc.rename_node(0, "changed")
+    doc.edit.rename_node(0, "changed")
     assert snap.graph.node[0].name == "/stem/conv/Conv"
     assert doc.model.graph.node[0].name == "changed"

@@ -75,7 +75,7 @@ def doc() -> Document:
 
 def test_the_branch_between_the_fork_and_the_join_is_extracted_with_its_boundary(doc: Document,
                                                                                tmp_path: Path) -> None:
-    part = doc.extract_nodes(["sig", "tanh", "shift", "add"])
+    part = doc.edit.extract_nodes(["sig", "tanh", "shift", "add"])
     assert [v.name for v in part.graph.input] == ["b"]
     assert [v.name for v in part.graph.output] == ["y"]  # a graph output, and Neg reads it
     assert [n.name for n in part.graph.node] == ["sig", "tanh", "k", "shift", "add"]  # the Constant came along
@@ -88,13 +88,13 @@ def test_a_constant_brought_along_is_no_output_even_when_read_outside(tmp_path: 
     model = branch_model()
     model.graph.node[-1].input.append("k")  # z = Neg(y) -> Sum(y, k)
     model.graph.node[-1].op_type = "Sum"
-    part = Document(model).extract_nodes(["shift"])
+    part = Document(model).edit.extract_nodes(["shift"])
     assert [n.name for n in part.graph.node] == ["k", "shift"]
     assert ([v.name for v in part.graph.input], [v.name for v in part.graph.output]) == (["c"], ["c2"])
 
 
 def test_a_part_with_an_initializer_and_an_output_read_outside(doc: Document, tmp_path: Path) -> None:
-    part = doc.extract_nodes(["relu", "mul", "tanh"])
+    part = doc.edit.extract_nodes(["relu", "mul", "tanh"])
     assert [v.name for v in part.graph.input] == ["x"]
     assert [v.name for v in part.graph.output] == ["b", "d"]  # b: Sigmoid outside reads it; d: the Add
     assert [t.name for t in part.graph.initializer] == ["w"]
@@ -105,7 +105,7 @@ def test_a_part_with_an_initializer_and_an_output_read_outside(doc: Document, tm
 
 def test_the_extracted_model_keeps_the_model_header(doc: Document) -> None:
     original = doc.model
-    for part in (doc.extract_nodes([2, 3]), doc.extract(["b"], ["y"])):
+    for part in (doc.edit.extract_nodes([2, 3]), doc.edit.extract(["b"], ["y"])):
         assert part.ir_version == IR_VERSION
         assert (part.producer_name, part.producer_version) == ("branch-maker", "3.1")
         assert (part.domain, part.model_version, part.doc_string) == ("org.example", 7, "a model with a branch")
@@ -116,13 +116,13 @@ def test_the_extracted_model_keeps_the_model_header(doc: Document) -> None:
 
 def test_boundaries_that_cannot_be_extracted_are_refused_in_one_sentence(doc: Document) -> None:
     with pytest.raises(EditError, match="select the nodes"):
-        doc.extract_nodes([])
+        doc.edit.extract_nodes([])
     with pytest.raises(EditError, match="no node"):
-        doc.extract_nodes(["missing"])
+        doc.edit.extract_nodes(["missing"])
     dead = branch_model()
     dead.graph.node.append(helper.make_node("Abs", ["z"], ["unused"], name="abs"))
     with pytest.raises(EditError, match="nothing outside the selected nodes reads"):
-        Document(dead).extract_nodes(["abs"])
+        Document(dead).edit.extract_nodes(["abs"])
 
 
 def test_a_whole_transformer_layer_runs_alone(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_a_whole_transformer_layer_runs_alone(tmp_path: Path) -> None:
     model.ir_version = IR_VERSION
     doc = Document(model)
     layer = [i for i, n in enumerate(model.graph.node) if n.name.startswith(("layers.1/", "layers.1."))]
-    part = doc.extract_nodes(layer)
+    part = doc.edit.extract_nodes(layer)
     assert [v.name for v in part.graph.input] == ["layers.0.res2"]
     assert [v.name for v in part.graph.output] == ["layers.1.res2"]
     feeds = {"input_ids_embed": np.random.default_rng(2).standard_normal((1, 4, 16)).astype(np.float32)}

@@ -197,7 +197,7 @@ def test_rename_node_shows_the_name_escaped_and_cut_and_renames_it_exactly(
     assert doc.model.graph.node[0].name == new
     undo = editing.actions["undo"].text()  # the Edit menu names the edit: escaped and short
     assert undo.startswith("&Undo Rename node run \\u202etxt.exe\\x0a") and len(undo) < 200 and not RAW & set(undo)
-    doc.rename_node("relu", "a&b")
+    doc.edit.rename_node("relu", "a&b")
     assert editing.actions["undo"].text() == "&Undo Rename node relu -> a&&b"  # '&' shown, not a mnemonic
 
 

@@ -43,7 +43,7 @@ def test_refused_files_show_a_dialog_and_keep_the_edited_document(
         qtbot: QtBot, window: MainWindow, cases: dict[str, tuple[hostile.Case, Path]]) -> None:
     doc = window.doc
     assert doc is not None
-    doc.rename_node(0, "edited-before-the-failed-open")
+    doc.edit.rename_node(0, "edited-before-the-failed-open")
     edited = doc.model.SerializeToString()
     assert doc.is_dirty
     for case in hostile.REFUSED:

@@ -21,7 +21,7 @@ def edited(tmp_path: Path) -> tuple[Document, Path, bytes]:
     path.write_bytes(hostile.valid_model().SerializeToString())
     original = path.read_bytes()
     doc = Document.open(path)
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     return doc, path, original
 
 

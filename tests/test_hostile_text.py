@@ -181,7 +181,7 @@ def test_long_names_never_make_a_panel_scroll_sideways(
     weights = panels.weights_panel
     assert weights.view.title.text().startswith("wwww") and weights.view.title.width() <= weights.width()
 
-    doc.rename_node("relu", "r" * LONG)  # the Edit History names the edit
+    doc.edit.rename_node("relu", "r" * LONG)  # the Edit History names the edit
     settle()
     _assert_nothing_widened(w, "renamed")
     [history] = [d.widget() for d in w.findChildren(QDockWidget) if d.objectName() == "EditHistoryDock"]

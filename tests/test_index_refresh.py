@@ -30,7 +30,7 @@ def _assert_index_current(doc: Document) -> None:
     """The index, and the node-name table renames keep up to date, as freshly built ones."""
     assert _facts(doc.index) == _facts(ModelIndex(doc.model))
     fresh = Document(onnx.ModelProto.FromString(doc.model.SerializeToString()))
-    assert doc._lookup() == fresh._lookup()
+    assert doc.edit.find.node_table() == fresh.edit.find.node_table()
 
 
 def _broken_model() -> onnx.ModelProto:
@@ -50,14 +50,14 @@ def _broken_model() -> onnx.ModelProto:
 def _node_edits() -> list:  # noqa: ANN202 - callables like EDITS
     def rename(d: Document, p: Pick) -> None:
         names = ["a", "b", "missing", "", f"n{p(50)}", "Add#1"]
-        d.rename_node(p(len(d.model.graph.node)), names[p(len(names))])
+        d.edit.rename_node(p(len(d.model.graph.node)), names[p(len(names))])
 
     def describe(d: Document, p: Pick) -> None:
-        d.set_doc_string(p(len(d.model.graph.node)), f"text {p(9)}")
+        d.edit.set_doc_string(p(len(d.model.graph.node)), f"text {p(9)}")
 
     def leaky(d: Document, p: Pick) -> None:
         i = next(i for i, n in enumerate(d.model.graph.node) if n.op_type == "LeakyRelu")
-        d.set_attribute(i, "alpha", p(5) / 10) if p(2) else d.remove_attribute(i, "alpha")
+        d.edit.set_attribute(i, "alpha", p(5) / 10) if p(2) else d.edit.remove_attribute(i, "alpha")
 
     return [rename, describe, leaky]
 
@@ -108,7 +108,7 @@ def test_a_rename_keeps_the_index_and_relabels_the_nodes_problems(tmp_path: Path
     doc = onnxviz.open(path)
     index = doc.index
     assert any("of b is not defined" in p.message for p in doc.problems)
-    doc.rename_node("b", "adder")
+    doc.edit.rename_node("b", "adder")
     assert doc.index is index  # updated in place, not built again
     messages = [p.message for p in doc.problems]
     assert any("of adder is not defined" in m for m in messages) and not any("of b " in m for m in messages)
@@ -122,15 +122,15 @@ def test_a_rename_keeps_the_index_and_relabels_the_nodes_problems(tmp_path: Path
 def test_edits_the_index_does_not_see_keep_it_untouched(example_path: Path, edit: str) -> None:
     doc = onnxviz.open(example_path)
     index, problems = doc.index, list(doc.index.problems)
-    {"metadata": lambda: doc.set_metadata("k", "v"), "model_info": lambda: doc.set_model_info(producer_name="me"),
-     "graph_doc": lambda: doc.set_doc_string(None, "about")}[edit]()
+    {"metadata": lambda: doc.edit.set_metadata("k", "v"), "model_info": lambda: doc.edit.set_model_info(producer_name="me"),
+     "graph_doc": lambda: doc.edit.set_doc_string(None, "about")}[edit]()
     assert doc.index is index and doc.index.problems == problems
 
 
 def test_structural_edits_still_build_a_new_index(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
     index = doc.index
-    doc.rename_value(doc.model.graph.node[0].output[0], "renamed")
+    doc.edit.rename_value(doc.model.graph.node[0].output[0], "renamed")
     assert doc.index is not index
     _assert_index_current(doc)
 
@@ -161,7 +161,7 @@ def test_node_name_lookup_follows_the_walk_order(tmp_path: Path, index_built: bo
     for scope, i, node in walk_nodes(doc.model):
         if node.name:
             expected.setdefault(node.name, (scope, i))
-    assert doc._lookup() == expected
+    assert doc.edit.find.node_table() == expected
     assert expected["c"] == ("1.then_branch", 0) and expected["first"] == ("", 0)
 
 
@@ -169,14 +169,14 @@ def test_a_rename_keeps_the_name_table_and_a_shared_name_drops_it(tmp_path: Path
     path = tmp_path / "broken.onnx"
     onnx.save(_broken_model(), path)
     doc = onnxviz.open(path)
-    table = doc._lookup()
-    doc.rename_node("a", "first")
-    assert doc._lookup() is table and table["first"] == ("", 0) and "a" not in table
+    table = doc.edit.find.node_table()
+    doc.edit.rename_node("a", "first")
+    assert doc.edit.find.node_table() is table and table["first"] == ("", 0) and "a" not in table
     doc.undo()
-    assert doc._lookup() is table and table["a"] == ("", 0) and "first" not in table
+    assert doc.edit.find.node_table() is table and table["a"] == ("", 0) and "first" not in table
     doc.model.graph.node[1].name = "a"  # two nodes named 'a' (as a file may have them): walk order decides
     doc.invalidate()
     doc.generation += 1
-    assert doc._lookup() is not table and doc._lookup()["a"] == ("", 0)
-    doc.rename_node(2, "c")
-    assert doc._lookup() == Document(onnx.ModelProto.FromString(doc.model.SerializeToString()))._lookup()
+    assert doc.edit.find.node_table() is not table and doc.edit.find.node_table()["a"] == ("", 0)
+    doc.edit.rename_node(2, "c")
+    assert doc.edit.find.node_table() == Document(onnx.ModelProto.FromString(doc.model.SerializeToString())).edit.find.node_table()

@@ -569,7 +569,7 @@ def test_refreshed_texts_are_what_a_new_layout_draws(synth_mid: onnx.ModelProto,
         else:
             new = _new_name(nodes[node].name, nodes[other].name, form, k)
             try:
-                doc.rename_node(node, new)
+                doc.edit.rename_node(node, new)
             except EditError:
                 continue
             if form == 0 and layout.group_of(node) == group_path_of(new):
@@ -600,7 +600,7 @@ def test_a_rename_within_its_group_changes_one_box_text(synth_mid: onnx.ModelPro
     layout = GraphLayout(doc.index, "", ["layers.0", "layers.0/ln1"])
     before = layout.build()
     node = [n.name for n in doc.model.graph.node].index("layers.0.ln1/Sub")
-    doc.rename_node(node, "layers.0.ln1/Subtract")
+    doc.edit.rename_node(node, "layers.0.ln1/Subtract")
     scene = layout.refresh_nodes({node})
     assert scene is not None and scene is not before
     box = scene.box_of_node(node)
@@ -608,7 +608,7 @@ def test_a_rename_within_its_group_changes_one_box_text(synth_mid: onnx.ModelPro
     assert [i for i in range(scene.n_boxes) if scene.box_name[i] != before.box_name[i]] == [box]
     assert scene.box_x is before.box_x and scene.edge_points is before.edge_points  # nothing moved
     assert layout.refresh_nodes({node}) is scene  # nothing more changed: the same scene
-    doc.rename_node(node, "layers.1.ln1/Sub_9")   # into another group: a new layout is needed
+    doc.edit.rename_node(node, "layers.1.ln1/Sub_9")   # into another group: a new layout is needed
     assert layout.refresh_nodes({node}) is None
 
 
@@ -621,11 +621,11 @@ def test_runs_of_unnamed_nodes_refresh_only_within_their_run() -> None:
     doc = Document(model)
     layout = GraphLayout(doc.index, "", ["nodes 1000-1499"])
     layout.build()
-    doc.rename_node(1234, "still_in_its_run")
+    doc.edit.rename_node(1234, "still_in_its_run")
     scene = layout.refresh_nodes({1234})
     assert scene is not None and scene.box_name[scene.box_of_node(1234)] == "still_in_its_run"
     assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "", layout.expanded).build())
-    doc.rename_node(1234, "a/scope/of/its/own")  # could start name-scope groups: lay out again
+    doc.edit.rename_node(1234, "a/scope/of/its/own")  # could start name-scope groups: lay out again
     assert layout.refresh_nodes({1234}) is None
 
 
@@ -638,10 +638,10 @@ def test_a_constants_new_value_shows_in_its_readers_box() -> None:
     doc = Document(model_of(nodes, ["x"], ["y"]))
     layout = GraphLayout(doc.index, "")
     before = layout.build()
-    doc.set_attribute(0, "value", np.full(4, 2, np.float32))  # a small value is shown itself
+    doc.edit.set_attribute(0, "value", np.full(4, 2, np.float32))  # a small value is shown itself
     scene = layout.refresh_nodes({0})
     assert scene is not None and scene.box_lines[scene.box_of_node(1)] == ["B = [2.0, 2.0, 2.0, 2.0]"]
     assert before.box_lines[before.box_of_node(1)] == ["B = [1.0, 1.0, 1.0, 1.0]"]
     assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "").build())
-    doc.set_attribute(0, "value", np.ones((2, 3, 4, 5, 6, 7, 8, 9), np.float32))  # a longer line: wider box
+    doc.edit.set_attribute(0, "value", np.ones((2, 3, 4, 5, 6, 7, 8, 9), np.float32))  # a longer line: wider box
     assert layout.refresh_nodes({0}) is None

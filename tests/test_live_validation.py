@@ -39,7 +39,7 @@ def test_problem_appears_on_node_and_clears_on_undo(qtbot: QtBot, window: MainWi
     badges: list[dict[tuple[str, int], str]] = []
     monkeypatch.setattr(window.canvas, "set_node_badges", badges.append)  # type: ignore[attr-defined]
     with qtbot.waitSignal(window.validation.finished, timeout=20000):
-        doc.set_op_type(CONV, "Relu")  # Relu has no strides, pads or kernel_shape
+        doc.edit.set_op_type(CONV, "Relu")  # Relu has no strides, pads or kernel_shape
     on_conv = [p for p in doc.problems if p.node == 0 and p.scope == ""]
     assert any("has no attribute 'strides'" in p.message for p in on_conv)
     assert badges[-1].get(("", 0)) == "error"
@@ -54,21 +54,21 @@ def test_inferred_shapes_follow_an_edit(qtbot: QtBot, window: MainWindow) -> Non
     assert doc is not None
     assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "batch × 16 × 16 × 16"
     with qtbot.waitSignal(window.validation.finished, timeout=20000):
-        doc.set_value_type("image", shape=[1, 3, 32, 32])
+        doc.edit.set_value_type("image", shape=[1, 3, 32, 32])
     assert shape_text(doc.index.type_of("", "stem.conv")[0]) == "1×16×16×16"
 
 
 def test_stale_results_are_dropped(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
     result = validate(doc.model.SerializeToString(), None, doc.generation)
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     assert not doc.apply_validation(result)
     assert doc.apply_validation(validate(doc.model.SerializeToString(), None, doc.generation))
 
 
 def test_checker_messages_are_pinned_to_the_node_they_name(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
-    doc.set_input(CONV, 1, "image")  # Conv weight now has the wrong rank for strict shape inference
+    doc.edit.set_input(CONV, 1, "image")  # Conv weight now has the wrong rank for strict shape inference
     doc.model.graph.node[0].attribute.append(helper.make_attribute("colour", 3))
     found = validate(doc.model, None, 0).problems
     assert any(p.node == 0 and p.source == "checker" and "colour" in p.message for p in found)
@@ -110,7 +110,7 @@ def test_undo_to_a_validated_state_reuses_its_result(qtbot: QtBot, window: MainW
     doc = window.doc
     assert doc is not None
     with qtbot.waitSignal(window.validation.finished, timeout=20000):
-        doc.set_op_type(CONV, "Relu")
+        doc.edit.set_op_type(CONV, "Relu")
     problems = list(doc.problems)
     with qtbot.waitSignal(window.validation.finished, timeout=20000):
         doc.undo()
@@ -127,7 +127,7 @@ def test_inference_errors_are_split_per_node_with_the_cause_first(example_path: 
     from onnxviz.model.problems import Severity
 
     doc = onnxviz.open(example_path)
-    doc.set_input("/res/Add", 1, "image")  # 3x32x32 cannot be added to 16x8x8
+    doc.edit.set_input("/res/Add", 1, "image")  # 3x32x32 cannot be added to 16x8x8
     inference = [p for p in doc.check() if p.source == "shape_inference"]
     errors = [p for p in inference if p.severity == Severity.ERROR]
     assert [p.node_name for p in errors] == ["/res/Add"]
@@ -143,5 +143,5 @@ def test_an_opened_document_is_ready_for_its_first_rename(window: MainWindow) ->
     assert doc is not None and doc._index is not None
     table = doc.names._nodes
     assert table is not None and table.generation == doc.generation and CONV in table.table
-    doc.rename_node(CONV, "stem_conv")
+    doc.edit.rename_node(CONV, "stem_conv")
     assert doc.names._nodes is table and "stem_conv" in table.table  # followed, not built again

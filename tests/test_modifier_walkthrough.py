@@ -58,7 +58,7 @@ def doc(tmp_path: Path) -> Document:
 
 
 def delete_node(doc: Document) -> None:
-    doc.remove_node("embed", reconnect=True)  # the Identity after the input: its readers read the input
+    doc.edit.remove_node("embed", reconnect=True)  # the Identity after the input: its readers read the input
     assert consumers(doc, "input_ids_embed")[:2] == ["layers.0.ln1/ReduceMean", "layers.0.ln1/Sub"]
 
 
@@ -66,50 +66,50 @@ def delete_with_children(doc: Document) -> None:
     """The second layer's MLP goes, with the norm feeding only it and their weights; the residual Add that
     read it reads the residual twice."""
     before = len(doc.model.graph.node)
-    branch = doc.remove_node_with_inputs("layers.1/mlp/down/MatMul")
+    branch = doc.edit.remove_node_with_inputs("layers.1/mlp/down/MatMul")
     assert branch.others == 13 and len(doc.model.graph.node) == before - 14  # the norm (9) and the MLP (5)
     assert "layers.1.mlp.up.weight" not in {t.name for t in doc.model.graph.initializer}
-    doc.set_input("layers.1/Add_1", 1, "layers.1.res1")
+    doc.edit.set_input("layers.1/Add_1", 1, "layers.1.res1")
 
 
 def add_nodes_with_attributes(doc: Document) -> None:
-    doc.insert_on_value("layers.0.res1", "LeakyRelu", {"alpha": 0.2}, name="leaky")
-    doc.insert_node("Transpose", ["layers.0.q.t"], ["q_swapped"], {"perm": [0, 1, 3, 2]}, name="swap")
-    doc.add_output("q_swapped")
+    doc.edit.insert_on_value("layers.0.res1", "LeakyRelu", {"alpha": 0.2}, name="leaky")
+    doc.edit.insert_node("Transpose", ["layers.0.q.t"], ["q_swapped"], {"perm": [0, 1, 3, 2]}, name="swap")
+    doc.edit.add_output("q_swapped")
 
 
 def rename_inputs_and_outputs(doc: Document) -> None:
-    doc.rename_value("input_ids_embed", "embeddings")
-    doc.rename_value("logits", "hidden_out")
+    doc.edit.rename_value("input_ids_embed", "embeddings")
+    doc.edit.rename_value("logits", "hidden_out")
 
 
 def dynamic_input_shape(doc: Document) -> None:
-    doc.set_value_type("embeddings", shape=["batch", "seq", 16])
+    doc.edit.set_value_type("embeddings", shape=["batch", "seq", 16])
 
 
 def static_input_shape(doc: Document) -> None:
-    doc.set_value_type("embeddings", shape=[1, 4, 16])
+    doc.edit.set_value_type("embeddings", shape=[1, 4, 16])
 
 
 def edit_attributes(doc: Document) -> None:
-    doc.set_attribute("leaky", "alpha", 0.05)
-    doc.set_attribute("layers.0/attn/Softmax", "axis", -1)
-    doc.set_attribute("swap", "perm", [0, 2, 1, 3])
+    doc.edit.set_attribute("leaky", "alpha", 0.05)
+    doc.edit.set_attribute("layers.0/attn/Softmax", "axis", -1)
+    doc.edit.set_attribute("swap", "perm", [0, 2, 1, 3])
 
 
 def initializer_from_text(doc: Document) -> None:
-    doc.replace_initializer("layers.0.ln1.eps", parse_tensor_text("[0.001]", np.float32))
+    doc.edit.replace_initializer("layers.0.ln1.eps", parse_tensor_text("[0.001]", np.float32))
 
 
 def initializer_from_npy(doc: Document, folder: Path) -> None:
     path = folder / "q.npy"
     np.save(path, np.eye(16, dtype=np.float32))
-    doc.replace_initializer("layers.0.attn.q.weight", load_npy(path))
+    doc.edit.replace_initializer("layers.0.attn.q.weight", load_npy(path))
 
 
 def outputs_added_and_removed(doc: Document) -> None:
-    doc.add_output("layers.0.res2")
-    doc.remove_output("q_swapped")
+    doc.edit.add_output("layers.0.res2")
+    doc.edit.remove_output("q_swapped")
 
 
 def test_onnx_modifier_edits_each_give_a_valid_running_model(doc: Document, tmp_path: Path) -> None:
@@ -148,17 +148,17 @@ def test_onnx_modifier_edits_each_give_a_valid_running_model(doc: Document, tmp_
 
 def test_an_attribute_edit_restates_the_declared_shape_it_changed(doc: Document) -> None:
     """Transpose's perm changed: the graph output it makes declares the new shape (undo: the old one)."""
-    doc.insert_node("Transpose", ["layers.0.q.t"], ["q_swapped"], {"perm": [0, 1, 3, 2]}, name="swap")
-    doc.add_output("q_swapped")
+    doc.edit.insert_node("Transpose", ["layers.0.q.t"], ["q_swapped"], {"perm": [0, 1, 3, 2]}, name="swap")
+    doc.edit.add_output("q_swapped")
 
     def declared() -> list[int]:
         out = next(o for o in doc.model.graph.output if o.name == "q_swapped")
         return [d.dim_value for d in out.type.tensor_type.shape.dim]
 
     assert declared() == [1, 2, 8, 4]
-    doc.set_attribute("swap", "perm", [0, 2, 1, 3])
+    doc.edit.set_attribute("swap", "perm", [0, 2, 1, 3])
     assert declared() == [1, 4, 2, 8] and doc.undo_stack.undo_label() == "Set swap.perm"
-    doc.remove_attribute("swap", "perm")  # the default reverses the axes
+    doc.edit.remove_attribute("swap", "perm")  # the default reverses the axes
     assert declared() == [8, 4, 2, 1]
     doc.undo()
     doc.undo()

@@ -197,7 +197,7 @@ def test_model_panel_costs_after_undo_to_a_validated_state(qtbot: QtBot, window:
                     timeout=20000)
     doc = window.doc
     assert doc is not None
-    doc.remove_node(0)  # shapes after it can no longer be inferred
+    doc.edit.remove_node(0)  # shapes after it can no longer be inferred
     qtbot.waitUntil(lambda: not window.validation.busy and model_panel.settled, timeout=20000)
     assert "without known shapes" in model_panel.cost_form.values["MACs"].text()
     window.activateWindow()
@@ -411,7 +411,7 @@ def test_problems_list_errors_first(qtbot: QtBot, window: MainWindow, example_pa
     doc = window.doc
     assert doc is not None
     add = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Add")
-    doc.set_input(add, 1, "image")  # breaks shape inference: one error, then infos downstream
+    doc.edit.set_input(add, 1, "image")  # breaks shape inference: one error, then infos downstream
     qtbot.waitUntil(lambda: any(p.severity.value == "info" for p in doc.problems), timeout=30000)
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=30000)
     model = panels.problems_panel.view.model()

@@ -112,7 +112,7 @@ def test_the_window_runs_a_model_whose_weights_stay_in_their_file(qtbot: QtBot, 
 
     path = external_model(tmp_path)
     window, c = _window(qtbot, path)
-    window.doc.set_metadata("note", "an unsaved edit: the window hands the worker its own bytes")
+    window.doc.edit.set_metadata("note", "an unsaved edit: the window hands the worker its own bytes")
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         c._start(window.doc, FEEDS, "", None)
     expected = _expected(path, FEEDS)

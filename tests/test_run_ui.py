@@ -72,7 +72,7 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
 def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path: Path) -> None:
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "slow.onnx"))
     doc = window.doc
-    doc.set_metadata("note", "an unsaved edit")
+    doc.edit.set_metadata("note", "an unsaved edit")
     before = doc.model.SerializeToString()
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c.run()
@@ -425,14 +425,14 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "m.onnx"))
     doc = window.doc
     assert doc is not None
-    doc.set_doc_string(0, "edited")
+    doc.edit.set_doc_string(0, "edited")
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
     assert [j.model for j in c._jobs(doc, "", None)] == [document_bytes(doc)]
 
     def too_large(*_pause: object) -> bytes:
         raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", "ValueError: 2 GiB")
 
-    doc.set_doc_string(0, "edited again")
+    doc.edit.set_doc_string(0, "edited again")
     monkeypatch.setattr(doc, "serialize", too_large)
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c._start(doc, {}, "", None)

@@ -146,7 +146,7 @@ def test_the_problems_panel_shows_both_checks_on_their_nodes(qtbot: QtBot, tmp_p
     assert window.doc is not None and window.doc.selection.state.node == 0
 
     with qtbot.waitSignal(window.validation.runtime_checked, timeout=30000) as checked:
-        window.doc.rename_node(1, "second")
+        window.doc.edit.rename_node(1, "second")
     assert checked.args[0] == [] and _problem_rows(window) == []
 
 

@@ -38,7 +38,7 @@ def test_undo_to_the_opened_state_after_a_save_writes_the_opened_model(tmp_path:
     path = save_models.plain(tmp_path)
     loaded = path.read_bytes()
     doc = onnxviz.open(path)
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     doc.save()
     doc.undo()
     assert doc.is_dirty  # the file holds the rename; the model does not
@@ -49,7 +49,7 @@ def test_undo_to_the_opened_state_after_a_save_writes_the_opened_model(tmp_path:
 
 def test_redo_back_to_the_saved_state_is_clean_and_reuses_the_saved_bytes(tmp_path: Path) -> None:
     doc = onnxviz.open(save_models.plain(tmp_path))
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     doc.save()
     saved = doc.serialize()
     doc.undo()
@@ -129,14 +129,14 @@ def test_a_file_another_program_rewrote_is_not_overwritten_without_a_yes(tmp_pat
     theirs = onnx.load(str(path))
     theirs.producer_name = "the other program"
     path.write_bytes(theirs.SerializeToString())
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     with pytest.raises(FileChangedError, match="changed on disk by another program") as info:
         doc.save()
     assert onnx.load(str(path)).producer_name == "the other program" and doc.is_dirty
     assert info.value.choices[0][0] == "Overwrite" and "overwrite=True" in info.value.details
     doc.save(overwrite=True)
     assert _reloaded(path) == doc.model.SerializeToString()
-    doc.rename_node(0, "again")
+    doc.edit.rename_node(0, "again")
     doc.save()  # the file is ours again: no question
 
 
@@ -145,7 +145,7 @@ def test_a_file_rewritten_with_the_same_bytes_or_touched_is_saved_without_a_ques
     doc = onnxviz.open(path)
     path.write_bytes(path.read_bytes())
     os.utime(path, ns=(1, 1))
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     doc.save()
     assert onnx.load(str(path)).graph.node[0].name == "mine"
 
@@ -154,7 +154,7 @@ def test_a_deleted_file_is_written_again(tmp_path: Path) -> None:
     path = save_models.plain(tmp_path)
     doc = onnxviz.open(path)
     path.unlink()
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     doc.save()
     assert onnx.load(str(path)).graph.node[0].name == "mine"
 
@@ -173,13 +173,13 @@ def test_text_that_is_not_utf8_is_saved_escaped_only_with_a_yes(invalid_utf8: Pa
     doc.save(tmp_path / "unedited.onnx")  # unedited: the file's own bytes
     assert (tmp_path / "unedited.onnx").read_bytes() == loaded
     doc = onnxviz.open(invalid_utf8)
-    doc.set_model_info(producer_name="unrelated edit")
+    doc.edit.set_model_info(producer_name="unrelated edit")
     with pytest.raises(EscapedTextError, match="not valid UTF-8") as info:
         doc.save()
     assert invalid_utf8.read_bytes() == loaded and "escaped_text=True" in info.value.details
     doc.save(escaped_text=True)
     assert _reloaded(invalid_utf8) == doc.model.SerializeToString() and not doc.escaped_text
-    doc.set_model_info(producer_name="and another")
+    doc.edit.set_model_info(producer_name="and another")
     doc.save()  # the file holds the escaped text now: nothing left to ask
 
 
@@ -264,7 +264,7 @@ def test_a_model_too_large_for_one_file_is_offered_a_data_file(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     path = save_models.plain(tmp_path)
     doc = onnxviz.open(path)
-    doc.rename_node(0, "edited")
+    doc.edit.rename_node(0, "edited")
     small = len(doc.model.SerializeToString()) - 1  # a 2 GiB limit scaled down to this model
     monkeypatch.setattr("onnxviz.model.io.saving.MAX_PROTO_BYTES", small)
     with pytest.raises(TooLargeError, match="too large to write as one file") as info:
@@ -283,7 +283,7 @@ def test_protobufs_own_size_error_becomes_the_same_question(tmp_path: Path, monk
     from onnxviz.model.io import saving
 
     doc = onnxviz.open(save_models.plain(tmp_path))
-    doc.rename_node(0, "edited")
+    doc.edit.rename_node(0, "edited")
 
     class Huge:
         def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name

@@ -62,7 +62,7 @@ def test_undo_after_save_then_save_writes_what_the_window_shows(
     w = make_window()
     open_and_wait(qtbot, w, path)
     doc = _doc(w)
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     w.save_action.trigger()
     assert onnx.load(str(path)).graph.node[0].name == "renamed"
     w.editing.actions["undo"].trigger()  # type: ignore[attr-defined]
@@ -81,7 +81,7 @@ def test_save_over_another_programs_changes_asks_first(
     theirs.producer_name = "the other program"
     path.write_bytes(theirs.SerializeToString())
     doc = _doc(w)
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     w.save_action.trigger()
     box = _question(w)
     assert "changed on disk by another program" in _text(box) and _buttons(box) == ["Cancel", "Overwrite"]
@@ -109,7 +109,7 @@ def test_save_as_next_to_another_models_data_asks_and_can_use_a_new_name(
     w = make_window()
     open_and_wait(qtbot, w, mine)
     doc = _doc(w)
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     target = theirs.parent / "copy.onnx"
     save_document(w, doc, target)
     settle()
@@ -135,7 +135,7 @@ def test_text_that_is_not_utf8_is_saved_escaped_only_after_asking(
     w = make_window()
     open_and_wait(qtbot, w, path)
     doc = _doc(w)
-    doc.set_model_info(producer_name="unrelated")
+    doc.edit.set_model_info(producer_name="unrelated")
     w.save_action.trigger()
     box = _question(w)
     assert "not valid UTF-8" in _text(box) and _buttons(box) == ["Cancel", "Save Escaped"]
@@ -155,7 +155,7 @@ def test_a_failed_background_save_as_leaves_nothing_behind(
     w = make_window()
     open_and_wait(qtbot, w, mine)
     doc = _doc(w)
-    doc.rename_node(0, "mine")
+    doc.edit.rename_node(0, "mine")
     errors: list[str] = []
     monkeypatch.setattr(w, "show_error", lambda title, message, details="": errors.append(message))
 

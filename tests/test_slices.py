@@ -55,7 +55,7 @@ def test_background_bytes_of_a_state_the_document_left_are_refused(example_copy:
     assert document_bytes_in_thread(unedited, unedited.generation, CancelToken()) == example_copy.read_bytes()
     doc = onnxviz.open(example_copy)
     state = doc.generation
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     with pytest.raises(Cancelled):
         document_bytes_in_thread(doc, state, CancelToken())
     edited = document_bytes_in_thread(doc, doc.generation, CancelToken())

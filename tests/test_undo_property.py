@@ -25,13 +25,13 @@ def _attr_edit(doc: Document, pick: Pick) -> None:
     attrs = [a for a in doc.model.graph.node[i].attribute if a.type in (AttributeProto.INT, AttributeProto.INTS)]
     a = attrs[pick(len(attrs))]
     value = pick(3) if a.type == AttributeProto.INT else [pick(3) for _ in a.ints]
-    doc.set_attribute(i, a.name, value)
+    doc.edit.set_attribute(i, a.name, value)
 
 
 def _remove_attr(doc: Document, pick: Pick) -> None:
     holders = [i for i, n in enumerate(doc.model.graph.node) if n.attribute]
     i = holders[pick(len(holders))]
-    doc.remove_attribute(i, doc.model.graph.node[i].attribute[0].name)
+    doc.edit.remove_attribute(i, doc.model.graph.node[i].attribute[0].name)
 
 
 def _values(doc: Document) -> list[str]:
@@ -41,16 +41,16 @@ def _values(doc: Document) -> list[str]:
 def _replace_weight(doc: Document, pick: Pick) -> None:
     inits = doc.model.graph.initializer
     t = inits[pick(len(inits))]
-    doc.replace_initializer(t.name, numpy_helper.to_array(t) + np.ones((), numpy_helper.to_array(t).dtype))
+    doc.edit.replace_initializer(t.name, numpy_helper.to_array(t) + np.ones((), numpy_helper.to_array(t).dtype))
 
 
 def _constant(doc: Document, pick: Pick) -> None:
     consts = [i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Constant"]
     if consts:
-        doc.constant_to_initializer(consts[pick(len(consts))])
+        doc.edit.constant_to_initializer(consts[pick(len(consts))])
     else:
         inits = doc.model.graph.initializer
-        doc.initializer_to_constant(inits[pick(len(inits))].name)
+        doc.edit.initializer_to_constant(inits[pick(len(inits))].name)
 
 
 EDITS: list[Callable[[Document, Pick], object]] = [
@@ -58,20 +58,20 @@ EDITS: list[Callable[[Document, Pick], object]] = [
     _remove_attr,
     _replace_weight,
     _constant,
-    lambda d, p: d.rename_node(p(len(d.model.graph.node)), f"node{p(1000)}"),
-    lambda d, p: d.rename_value(_values(d)[p(len(_values(d)))], f"value{p(1000)}"),
-    lambda d, p: d.remove_node(p(len(d.model.graph.node)), reconnect=bool(p(2))),
-    lambda d, p: d.insert_on_value(_values(d)[p(len(_values(d)))], "Relu", name=f"ins{p(1000)}"),
-    lambda d, p: d.set_input(p(len(d.model.graph.node)), 0, _values(d)[p(len(_values(d)))]),
-    lambda d, p: d.add_output(_values(d)[p(len(_values(d)))]),
-    lambda d, p: d.set_metadata(f"k{p(3)}", f"v{p(3)}"),
-    lambda d, p: d.remove_metadata(d.model.metadata_props[p(len(d.model.metadata_props))].key),
-    lambda d, p: d.set_model_info(producer_name=f"p{p(5)}", model_version=p(5)),
-    lambda d, p: d.add_input(f"in{p(100)}", "int64", [p(4), "n"]),
-    lambda d, p: d.set_value_type(d.model.graph.input[0].name, shape=[p(3) or None, "c", 8, 8]),
-    lambda d, p: d.insert_node("Neg", [_values(d)[p(len(_values(d)))]], [f"neg{p(1000)}"], position=0),
-    lambda d, p: d.remove_unused(),
-    lambda d, p: d.sort_topologically(),
+    lambda d, p: d.edit.rename_node(p(len(d.model.graph.node)), f"node{p(1000)}"),
+    lambda d, p: d.edit.rename_value(_values(d)[p(len(_values(d)))], f"value{p(1000)}"),
+    lambda d, p: d.edit.remove_node(p(len(d.model.graph.node)), reconnect=bool(p(2))),
+    lambda d, p: d.edit.insert_on_value(_values(d)[p(len(_values(d)))], "Relu", name=f"ins{p(1000)}"),
+    lambda d, p: d.edit.set_input(p(len(d.model.graph.node)), 0, _values(d)[p(len(_values(d)))]),
+    lambda d, p: d.edit.add_output(_values(d)[p(len(_values(d)))]),
+    lambda d, p: d.edit.set_metadata(f"k{p(3)}", f"v{p(3)}"),
+    lambda d, p: d.edit.remove_metadata(d.model.metadata_props[p(len(d.model.metadata_props))].key),
+    lambda d, p: d.edit.set_model_info(producer_name=f"p{p(5)}", model_version=p(5)),
+    lambda d, p: d.edit.add_input(f"in{p(100)}", "int64", [p(4), "n"]),
+    lambda d, p: d.edit.set_value_type(d.model.graph.input[0].name, shape=[p(3) or None, "c", 8, 8]),
+    lambda d, p: d.edit.insert_node("Neg", [_values(d)[p(len(_values(d)))]], [f"neg{p(1000)}"], position=0),
+    lambda d, p: d.edit.remove_unused(),
+    lambda d, p: d.edit.sort_topologically(),
 ]
 
 
@@ -131,9 +131,9 @@ def test_undo_all_restores_synth_bytes(synth_small: Path, steps: list[tuple[int,
 
 def test_opset_conversion_undo_restores_bytes(example_path: Path) -> None:
     doc = onnxviz.open(example_path)
-    doc.set_metadata("k", "v")
-    doc.convert_opset(15)
-    doc.rename_node(0, "after_conversion")
+    doc.edit.set_metadata("k", "v")
+    doc.edit.convert_opset(15)
+    doc.edit.rename_node(0, "after_conversion")
     for _ in range(3):
         doc.undo()
     assert doc.model.SerializeToString() == example_path.read_bytes()
@@ -143,7 +143,7 @@ def test_opset_conversion_undo_restores_bytes(example_path: Path) -> None:
 def test_every_edit_kind_can_run(example_path: Path, kind: int) -> None:
     """Guards the property test against edit kinds that would always be refused."""
     doc = onnxviz.open(example_path)
-    doc.insert_node("Relu", ["stem.pool"], ["dead"], position=0)  # unused, and out of order
+    doc.edit.insert_node("Relu", ["stem.pool"], ["dead"], position=0)  # unused, and out of order
     for seed in range(40):
         try:
             EDITS[kind](doc, lambda n, s=seed: (s * 7919) % n if n else 0)

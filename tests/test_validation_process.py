@@ -61,7 +61,7 @@ def test_results_arrive_and_stale_ones_are_dropped(qtbot: QtBot, service: Valida
         service.set_document(doc)
     assert applied[-1].generation == 0 and doc.index.inferred[""]
     for i in range(3):  # a burst: the passes for the first states are overtaken
-        doc.rename_node(0, f"renamed_{i}")
+        doc.edit.rename_node(0, f"renamed_{i}")
     qtbot.waitUntil(lambda: applied[-1].generation == doc.generation and not service.busy, timeout=30000)
     assert all(r.generation in (0, doc.generation) for r in applied)
     old = unpack(validate_packed(example_path.read_bytes(), 0))
@@ -82,7 +82,7 @@ def test_a_killed_worker_is_reported_and_replaced(qtbot: QtBot, service: Validat
     assert problem.message.startswith("The model could not be checked: the background worker process stopped")
     assert busy.exception(timeout=10) is not None
     with qtbot.waitSignal(service.finished, timeout=30000):
-        doc.rename_node(0, "after_the_crash")
+        doc.edit.rename_node(0, "after_the_crash")
     assert doc.validation_problems == [] and doc.index.inferred[""]
     assert worker.pids and doomed not in worker.pids
 
@@ -127,7 +127,7 @@ def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot,
     assert doc is not None
     conv = next(c for c in panel.costs if c.op_type == "Conv")
     assert conv.macs == 16 * 16 * 16 * 3 * 9
-    doc.set_value_type("image", shape=[1, 3, 64, 64])  # four times the pixels: four times the MACs
+    doc.edit.set_value_type("image", shape=[1, 3, 64, 64])  # four times the pixels: four times the MACs
     qtbot.waitUntil(lambda: not window.validation.busy and panel._task is None
                     and [c.macs for c in panel.costs if c.op_type == "Conv"][:1] == [4 * conv.macs], timeout=30000)
 
@@ -204,7 +204,7 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
     assert doc is not None
     asked.clear()
     with qtbot.waitSignal(window.validation.finished, timeout=30000):
-        doc.rename_node(0, "renamed")
+        doc.edit.rename_node(0, "renamed")
     qtbot.waitUntil(lambda: panel.settled and panel._task is None, timeout=30000)
     QApplication.processEvents()  # a figures job the validation result starts waits behind a zero timer
     assert asked == ["figures_job"] and panel.costs

@@ -78,7 +78,7 @@ def test_background_settles_once_validation_and_figures_are_in(qtbot: QtBot, exa
     panel = window.panels.model_panel  # type: ignore[attr-defined]
     assert window.doc is not None and window.doc.index.inferred and panel.settled
     assert "computing" not in panel.cost_form.values["Parameters"].text()
-    window.doc.rename_node(0, "renamed")
+    window.doc.edit.rename_node(0, "renamed")
     assert not window._background_settled()  # validation is due again, the page will be rebuilt
     qtbot.waitUntil(window._background_settled, timeout=30000)
     assert "computing" not in panel.cost_form.values["Parameters"].text()

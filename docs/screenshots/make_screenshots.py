@@ -74,7 +74,7 @@ def main() -> int:
     window.theme.set_choice(Theme.LIGHT)
 
     add = next(i for i, n in enumerate(doc.model.graph.node) if n.op_type == "Add")
-    doc.set_input(add, 1, "image")  # 3x32x32 cannot be added to 16x8x8: shape inference objects
+    doc.edit.set_input(add, 1, "image")  # 3x32x32 cannot be added to 16x8x8: shape inference objects
     doc.selection.select_node("", add)
     wait_for(lambda: bool(doc.problems))
     settle(1500)

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from onnxviz.model.editing.api import EditingMixin
 from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
+from onnxviz.model.editing.editor import EDITOR_METHODS, EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command
 from onnxviz.model.errors import EditError, SaveError
@@ -65,11 +66,12 @@ class Change:
     nodes: frozenset[int] | None = None
 
 
-class Document(EditingMixin):
+class Document:
     """An open model. ``model`` is the document of record; ``index`` is derived from it.
 
-    Edit it through the methods of :class:`~onnxviz.model.editing.api.EditingMixin`
-    (each one undoable); ``node_ids`` holds a stable id per main-graph node.
+    Edit it through ``doc.edit`` (an :class:`~onnxviz.model.editing.editor.Editor`: each edit one undoable
+    command); ``node_ids`` holds a stable id per main-graph node. The document itself keeps the model,
+    its undo stack, what is derived from it (index, problems) and its file.
     """
 
     def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None,
@@ -95,6 +97,24 @@ class Document(EditingMixin):
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
 
+    if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
+        def __getattr__(self, name: str) -> Any:
+            """The legacy spelling of the editing API, kept for scripts: ``doc.rename_node(...)`` is
+            ``doc.edit.rename_node(...)``."""
+            if name in EDITOR_METHODS:
+                return getattr(self.edit, name)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    @property
+    def edit(self) -> Editor:
+        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`).
+
+        Made on each use and not kept: an editor refers to the document, and the document must not refer
+        back to it (a replaced document goes by reference counting alone, without the cycle collector)."""
+        return Editor(EditContext(self.target, self.names, index=lambda: self.index,
+                                  built_index=lambda: self._index, generation=lambda: self.generation,
+                                  run=self.execute))
+
     @property
     def model(self) -> onnx.ModelProto:
         """The document of record: changed only through commands."""
@@ -104,10 +124,6 @@ class Document(EditingMixin):
     def node_ids(self) -> list[str]:
         """The stable id of each main-graph node, by position (``"#17"``)."""
         return self.target.node_ids
-
-    def new_node_id(self) -> str:
-        """A node id never used before in this document."""
-        return self.target.new_node_id()
 
     # -- opening -------------------------------------------------------------------
     @classmethod
@@ -172,7 +188,7 @@ class Document(EditingMixin):
         """Build what browsing and the first edit need (the index, the node-name table) now, e.g. in
         the loading thread, rather than on first use on the GUI thread (123k nodes: 0.6 s and 60 ms)."""
         _ = self.index
-        self._lookup()
+        self.edit.find.node_table()
 
     @property
     def problems(self) -> list[Problem]:

@@ -8,8 +8,8 @@ from typing import Literal
 from onnx import GraphProto
 
 from onnxviz.model.editing import cleanup
-from onnxviz.model.editing.base import EditBase, NodeRef
-from onnxviz.model.editing.ops import Op, Remove
+from onnxviz.model.editing.finder import Finder, NodeRef
+from onnxviz.model.editing.ops import Command, Op, Remove
 
 Side = Literal["inputs", "outputs"]
 
@@ -36,40 +36,32 @@ class Branch:
         return len(self.nodes) - 1
 
 
-class BranchEditsMixin(EditBase):
-    def node_branch(self, node: NodeRef, side: Side) -> Branch:
-        """The nodes :meth:`remove_node_with_inputs` (``side="inputs"``) or :meth:`remove_node_with_outputs`
-        (``"outputs"``) would delete, without changing anything."""
-        scope, i = self.locate(node)
-        g = self.index.graphs[scope]
-        nodes = cleanup.feeders_only(g, i) if side == "inputs" else cleanup.fed_only_by(g, i)
-        body = self.graph_of(scope)
-        graph = body if isinstance(body, GraphProto) else None
-        inits = cleanup.initializers_only_read_by(graph, g, nodes)
-        names = tuple(graph.initializer[k].name for k in inits) if graph is not None else ()
-        outputs = tuple(x for x in g.output_names if g.producer_of(x) in set(nodes))
-        return Branch(scope, i, side, tuple(nodes), tuple(self.node_label(scope, n) for n in nodes), names, outputs)
+def node_branch(find: Finder, node: NodeRef, side: Side) -> Branch:
+    """The nodes deleting ``node`` with its inputs (``side="inputs"``: every node feeding only it) or its outputs
+    (``"outputs"``: every node only it feeds) would delete, without changing anything."""
+    scope, i = find.locate(node)
+    g = find.index.graphs[scope]
+    nodes = cleanup.feeders_only(g, i) if side == "inputs" else cleanup.fed_only_by(g, i)
+    body = find.graph_of(scope)
+    graph = body if isinstance(body, GraphProto) else None
+    inits = cleanup.initializers_only_read_by(graph, g, nodes)
+    names = tuple(graph.initializer[k].name for k in inits) if graph is not None else ()
+    outputs = tuple(x for x in g.output_names if g.producer_of(x) in set(nodes))
+    return Branch(scope, i, side, tuple(nodes), tuple(find.node_label(scope, n) for n in nodes), names, outputs)
 
-    def remove_node_with_inputs(self, node: NodeRef) -> Branch:
-        """Delete a node and every node that feeds only it (a whole pre-processing branch), with the
-        initializers only they read, as one command. Returns what went."""
-        return self._remove_branch(self.node_branch(node, "inputs"))
 
-    def remove_node_with_outputs(self, node: NodeRef) -> Branch:
-        """Delete a node and every node that only it feeds (a whole post-processing branch), with the
-        initializers only they read, as one command. Returns what went."""
-        return self._remove_branch(self.node_branch(node, "outputs"))
+def remove_branch(find: Finder, branch: Branch) -> Command:
+    """Delete the nodes of ``branch`` (from :func:`node_branch`) and the initializers only they read."""
+    path = find.scope_path(branch.scope)
+    ops: list[Op] = [Remove(path + ("node",), n) for n in reversed(branch.nodes)]
+    body = find.graph_of(branch.scope)
+    if isinstance(body, GraphProto) and branch.initializers:
+        gone = set(branch.initializers)
+        ops += [Remove(path + ("initializer",), k) for k in reversed(range(len(body.initializer)))
+                if body.initializer[k].name in gone]
+    label = find.node_label(branch.scope, branch.node)
+    what = "feeding only it" if branch.side == "inputs" else "only it feeds"
+    extra = f" and {branch.others} node{'s' if branch.others != 1 else ''} {what}" if branch.others else ""
+    return Command(f"Delete {label}{extra}", ops)
 
-    def _remove_branch(self, branch: Branch) -> Branch:
-        path = self.scope_path(branch.scope)
-        ops: list[Op] = [Remove(path + ("node",), n) for n in reversed(branch.nodes)]
-        body = self.graph_of(branch.scope)
-        if isinstance(body, GraphProto) and branch.initializers:
-            gone = set(branch.initializers)
-            ops += [Remove(path + ("initializer",), k) for k in reversed(range(len(body.initializer)))
-                    if body.initializer[k].name in gone]
-        label = self.node_label(branch.scope, branch.node)
-        what = "feeding only it" if branch.side == "inputs" else "only it feeds"
-        extra = f" and {branch.others} node{'s' if branch.others != 1 else ''} {what}" if branch.others else ""
-        self._run(f"Delete {label}{extra}", ops)
-        return branch
+

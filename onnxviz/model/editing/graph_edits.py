@@ -1,4 +1,5 @@
-"""Edits of values: renaming, graph inputs/outputs and their types, initializers and constants."""
+"""Edits of values: renaming, graph inputs/outputs and their types, initializers and constants (each function
+returns the command, or answers a question, without changing anything)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Any
 import numpy as np
 from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
-from onnxviz.model.editing.base import Body, EditBase, NodeRef, graph_bodies
-from onnxviz.model.editing.ops import Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
+from onnxviz.model.editing.finder import Body, Finder, NodeRef, graph_bodies
+from onnxviz.model.editing.ops import Command, Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
 from onnxviz.model.editing.values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.validation import infer_types
@@ -63,162 +64,169 @@ def rename_ops(path: Path, body: Body, old: str, new: str, reads_only: bool = Fa
     return ops
 
 
-class GraphEditsMixin(EditBase):
-    # -- values --------------------------------------------------------------------
-    def rename_value(self, old: str, new: str, scope: str = "") -> None:
-        """Rename a value everywhere it is defined and used, subgraphs reading it included."""
-        if old == new:
-            return
-        self._require_new_value(new)
-        ops = rename_ops(self.scope_path(scope), self.graph_of(scope), old, new)
-        if not ops:
-            raise EditError(f"there is no value '{quoted_name(old)}' in this graph.")
-        self._run(f"Rename value {old} -> {new}", ops)
+# -- values --------------------------------------------------------------------
+def rename_value(find: Finder, old: str, new: str, scope: str = "") -> Command:
+    """Rename a value everywhere it is defined and used, subgraphs reading it included."""
+    if old == new:
+        return Command("", [])
+    find.require_new_value(new)
+    ops = rename_ops(find.scope_path(scope), find.graph_of(scope), old, new)
+    if not ops:
+        raise EditError(f"there is no value '{quoted_name(old)}' in this graph.")
+    return Command(f"Rename value {old} -> {new}", ops)
 
-    # -- graph inputs and outputs ----------------------------------------------------
-    def add_input(self, name: str, dtype: Any = "float32", shape: list[Dim] | None = None, scope: str = "") -> None:
-        path, g = self._graph_only(scope)
-        self._require_new_value(name)
-        vi = helper.make_value_info(name, tensor_type(parse_dtype(dtype), shape))
-        self._run(f"Add input {name}", [Insert(path + ("input",), len(g.input), vi)])
 
-    def remove_input(self, name: str, scope: str = "") -> None:
-        path, g = self._graph_only(scope)
-        k = _position(g.input, name, "graph input")
-        self._run(f"Remove input {name}", [Remove(path + ("input",), k)])
+# -- graph inputs and outputs ----------------------------------------------------
+def add_input(find: Finder, name: str, dtype: Any = "float32", shape: list[Dim] | None = None, scope: str = "") -> Command:
+    path, g = find.graph_only(scope)
+    find.require_new_value(name)
+    vi = helper.make_value_info(name, tensor_type(parse_dtype(dtype), shape))
+    return Command(f"Add input {name}", [Insert(path + ("input",), len(g.input), vi)])
 
-    def add_output(self, value: str, scope: str = "") -> None:
-        """Mark a value as a graph output, typed as declared or inferred."""
-        path, g = self._graph_only(scope)
-        gi = self.index.graphs[scope]
-        if value in gi.output_names:
-            raise EditError(f"'{quoted_name(value)}' is already a graph output.")
-        if not gi.defines(value):
-            raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
-        t = self._known_type(scope, value)
-        vi = ValueInfoProto(name=value)
-        if t is not None:
-            vi.type.CopyFrom(t)
-        self._run(f"Mark {value} as output", [Insert(path + ("output",), len(g.output), vi)])
 
-    def remove_output(self, name: str, scope: str = "") -> None:
-        path, g = self._graph_only(scope)
-        k = _position(g.output, name, "graph output")
-        self._run(f"Remove output {name}", [Remove(path + ("output",), k)])
+def remove_input(find: Finder, name: str, scope: str = "") -> Command:
+    path, g = find.graph_only(scope)
+    k = _position(g.input, name, "graph input")
+    return Command(f"Remove input {name}", [Remove(path + ("input",), k)])
 
-    def set_value_type(self, name: str, dtype: Any = KEEP, shape: list[Dim] | None = KEEP, scope: str = "") -> None:
-        """Change the declared element type and/or shape (ints, dim_param strings, None = unknown)."""
-        path, g = self._graph_only(scope)
-        old = self._known_type(scope, name)
-        elem = parse_dtype(dtype) if dtype is not KEEP else (old.tensor_type.elem_type if old is not None else 0)
-        if shape is KEEP:
-            shape = _dims(old)
-        if not elem:
-            raise EditError(f"the element type of '{quoted_name(name)}' is unknown; choose one.")
-        new_type = tensor_type(elem, shape)
-        ops: list[Op] = []
-        for field in ("input", "output", "value_info"):
-            for k, v in enumerate(getattr(g, field)):
-                if v.name == name and v.type.SerializeToString() != new_type.SerializeToString():
-                    ops.append(ReplaceMessage(path + (field, k, "type"), new_type))
-        declared = any(v.name == name for f in ("input", "output", "value_info") for v in getattr(g, f))
-        if not declared:
-            if not self.index.graphs[scope].defines(name):
-                raise EditError(f"there is no value '{quoted_name(name)}' in this graph.")
-            ops.append(Insert(path + ("value_info",), len(g.value_info), helper.make_value_info(name, new_type)))
-        self._run(f"Set type of {name}", ops)
 
-    def _known_type(self, scope: str, name: str) -> Any:
-        t, _ = self.index.type_of(scope, name)
-        if t is None and not self.index.inferred:
-            self.index.set_inferred(infer_types(self.model).types)
-            t, _ = self.index.type_of(scope, name)
-        return t
+def add_output(find: Finder, value: str, scope: str = "") -> Command:
+    """Mark a value as a graph output, typed as declared or inferred."""
+    path, g = find.graph_only(scope)
+    gi = find.index.graphs[scope]
+    if value in gi.output_names:
+        raise EditError(f"'{quoted_name(value)}' is already a graph output.")
+    if not gi.defines(value):
+        raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
+    t = _known_type(find, scope, value)
+    vi = ValueInfoProto(name=value)
+    if t is not None:
+        vi.type.CopyFrom(t)
+    return Command(f"Mark {value} as output", [Insert(path + ("output",), len(g.output), vi)])
 
-    # -- weights ---------------------------------------------------------------------
-    def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False,
-                            cast: bool = False) -> None:
-        """Replace an initializer's data. A different dtype or shape is refused unless ``force``; ``cast``
-        first converts the array to the initializer's dtype (refused when a value does not fit)."""
-        path, g = self._graph_only(scope)
-        k = _position(g.initializer, name, "initializer")
-        old = g.initializer[k]
-        array = np.asarray(array)
-        if cast:
-            array = cast_array(array, self.initializer_dtype(name, scope))
-        try:
-            new = numpy_helper.from_array(array, name=name)
-        except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
-            raise EditError(f"a {array.dtype} array cannot be stored in ONNX.", str(exc)) from exc
-        if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
-            raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
-                            "its consumers expect the old type and shape.")
-        new.doc_string = old.doc_string
-        self._run(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
 
-    def initializer_proto(self, name: str, scope: str = "") -> TensorProto:
-        """The initializer named ``name`` (read it; change it through the edits)."""
-        _, g = self._graph_only(scope)
-        return g.initializer[_position(g.initializer, name, "initializer")]
+def remove_output(find: Finder, name: str, scope: str = "") -> Command:
+    path, g = find.graph_only(scope)
+    k = _position(g.output, name, "graph output")
+    return Command(f"Remove output {name}", [Remove(path + ("output",), k)])
 
-    def initializer_dtype(self, name: str, scope: str = "") -> np.dtype:
-        """The numpy dtype of an initializer's data (object for strings)."""
-        elem = self.initializer_proto(name, scope).data_type
-        try:
-            return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
-        except (KeyError, TypeError, ValueError):
-            raise EditError(f"the element type of '{quoted_name(name)}' has no numpy equivalent.") from None
 
-    def constant_to_initializer(self, node: NodeRef) -> None:
-        self.constants_to_initializers([node])
+def set_value_type(find: Finder, name: str, dtype: Any = KEEP, shape: list[Dim] | None = KEEP, scope: str = "") -> Command:
+    """Change the declared element type and/or shape (ints, dim_param strings, None = unknown)."""
+    path, g = find.graph_only(scope)
+    old = _known_type(find, scope, name)
+    elem = parse_dtype(dtype) if dtype is not KEEP else (old.tensor_type.elem_type if old is not None else 0)
+    if shape is KEEP:
+        shape = _dims(old)
+    if not elem:
+        raise EditError(f"the element type of '{quoted_name(name)}' is unknown; choose one.")
+    new_type = tensor_type(elem, shape)
+    ops: list[Op] = []
+    for field in ("input", "output", "value_info"):
+        for k, v in enumerate(getattr(g, field)):
+            if v.name == name and v.type.SerializeToString() != new_type.SerializeToString():
+                ops.append(ReplaceMessage(path + (field, k, "type"), new_type))
+    declared = any(v.name == name for f in ("input", "output", "value_info") for v in getattr(g, f))
+    if not declared:
+        if not find.index.graphs[scope].defines(name):
+            raise EditError(f"there is no value '{quoted_name(name)}' in this graph.")
+        ops.append(Insert(path + ("value_info",), len(g.value_info), helper.make_value_info(name, new_type)))
+    return Command(f"Set type of {name}", ops)
 
-    def constants_to_initializers(self, nodes: Sequence[NodeRef]) -> None:
-        """Turn Constant nodes (of one graph) into initializers of the same names, as one command."""
-        found = sorted({self.locate(n) for n in nodes})
-        if not found:
-            return
-        scope = found[0][0]
-        if any(s != scope for s, _ in found):
-            raise EditError("the Constant nodes must be in the same graph.")
-        path, g = self._graph_only(scope)
-        inserts: list[Op] = []
-        for _, i in found:
-            n = g.node[i]
-            if not _is_constant(n):
-                raise EditError(f"{quoted_name(self.node_label(scope, i))} is not a Constant node.")
-            tensor = _constant_tensor(n)
-            tensor.name = n.output[0]
-            inserts.append(Insert(path + ("initializer",), len(g.initializer) + len(inserts), tensor))
-        removes: list[Op] = [Remove(path + ("node",), i) for _, i in reversed(found)]
-        names = [g.node[i].output[0] for _, i in found]
-        label = f"Make {names[0]} an initializer" if len(names) == 1 else f"Make {len(names)} Constants initializers"
-        self._run(label, inserts + removes)
 
-    def constant_feeders(self, node: NodeRef) -> list[tuple[str, int]]:
-        """The Constant nodes feeding ``node`` and nothing that is a graph output (those the canvas shows
-        inside its box), in graph order."""
-        scope, i = self.locate(node)
-        g = self.index.graphs[scope]
-        found = {g.producer_of(x) for x in self.node_proto(scope, i).input if x and x not in g.output_names}
-        return [(scope, p) for p in sorted(found) if p >= 0 and _is_constant(g.nodes[p])
-                and not set(g.nodes[p].output) & set(g.output_names)]
+def _known_type(find: Finder, scope: str, name: str) -> Any:
+    t, _ = find.index.type_of(scope, name)
+    if t is None and not find.index.inferred:
+        find.index.set_inferred(infer_types(find.model).types)
+        t, _ = find.index.type_of(scope, name)
+    return t
 
-    def initializer_to_constant(self, name: str, scope: str = "") -> str:
-        """Turn an initializer into a Constant node at the top of the graph; returns the node's name."""
-        path, g = self._graph_only(scope)
-        k = _position(g.initializer, name, "initializer")
-        if any(v.name == name for v in g.input):
-            raise EditError(f"'{quoted_name(name)}' is also a graph input (a default value); remove the input first.")
-        if is_external(g.initializer[k]):
-            raise EditError(f"'{quoted_name(name)}' is stored in an external file; load it into the model first.")
-        tensor = TensorProto()
-        tensor.CopyFrom(g.initializer[k])
-        tensor.ClearField("name")
-        node_name = self.unique_node_name(f"{name}_Constant")
-        node = helper.make_node("Constant", [], [name], name=node_name, value=tensor)
-        self._run(f"Make {name} a Constant",
-                  [Remove(path + ("initializer",), k), Insert(path + ("node",), 0, node)])
-        return node_name
+
+# -- weights ---------------------------------------------------------------------
+def replace_initializer(find: Finder, name: str, array: np.ndarray, scope: str = "", force: bool = False,
+                        cast: bool = False) -> Command:
+    """Replace an initializer's data. A different dtype or shape is refused unless ``force``; ``cast``
+    first converts the array to the initializer's dtype (refused when a value does not fit)."""
+    path, g = find.graph_only(scope)
+    k = _position(g.initializer, name, "initializer")
+    old = g.initializer[k]
+    array = np.asarray(array)
+    if cast:
+        array = cast_array(array, initializer_dtype(find, name, scope))
+    try:
+        new = numpy_helper.from_array(array, name=name)
+    except Exception as exc:  # noqa: BLE001 - dtypes ONNX cannot store
+        raise EditError(f"a {array.dtype} array cannot be stored in ONNX.", str(exc)) from exc
+    if not force and (new.data_type != old.data_type or list(new.dims) != list(old.dims)):
+        raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
+                        "its consumers expect the old type and shape.")
+    new.doc_string = old.doc_string
+    return Command(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
+
+
+def initializer_proto(find: Finder, name: str, scope: str = "") -> TensorProto:
+    """The initializer named ``name`` (read it; change it through the edits)."""
+    _, g = find.graph_only(scope)
+    return g.initializer[_position(g.initializer, name, "initializer")]
+
+
+def initializer_dtype(find: Finder, name: str, scope: str = "") -> np.dtype:
+    """The numpy dtype of an initializer's data (object for strings)."""
+    elem = initializer_proto(find, name, scope).data_type
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    except (KeyError, TypeError, ValueError):
+        raise EditError(f"the element type of '{quoted_name(name)}' has no numpy equivalent.") from None
+
+
+def constants_to_initializers(find: Finder, nodes: Sequence[NodeRef]) -> Command:
+    """Turn Constant nodes (of one graph) into initializers of the same names, as one command."""
+    found = sorted({find.locate(n) for n in nodes})
+    if not found:
+        return Command("", [])
+    scope = found[0][0]
+    if any(s != scope for s, _ in found):
+        raise EditError("the Constant nodes must be in the same graph.")
+    path, g = find.graph_only(scope)
+    inserts: list[Op] = []
+    for _, i in found:
+        n = g.node[i]
+        if not _is_constant(n):
+            raise EditError(f"{quoted_name(find.node_label(scope, i))} is not a Constant node.")
+        tensor = _constant_tensor(n)
+        tensor.name = n.output[0]
+        inserts.append(Insert(path + ("initializer",), len(g.initializer) + len(inserts), tensor))
+    removes: list[Op] = [Remove(path + ("node",), i) for _, i in reversed(found)]
+    names = [g.node[i].output[0] for _, i in found]
+    label = f"Make {names[0]} an initializer" if len(names) == 1 else f"Make {len(names)} Constants initializers"
+    return Command(label, inserts + removes)
+
+
+def constant_feeders(find: Finder, node: NodeRef) -> list[tuple[str, int]]:
+    """The Constant nodes feeding ``node`` and nothing that is a graph output (those the canvas shows
+    inside its box), in graph order."""
+    scope, i = find.locate(node)
+    g = find.index.graphs[scope]
+    found = {g.producer_of(x) for x in find.node_proto(scope, i).input if x and x not in g.output_names}
+    return [(scope, p) for p in sorted(found) if p >= 0 and _is_constant(g.nodes[p])
+            and not set(g.nodes[p].output) & set(g.output_names)]
+
+
+def initializer_to_constant(find: Finder, name: str, scope: str = "") -> tuple[Command, str]:
+    """Turn an initializer into a Constant node at the top of the graph; also returns the node's name."""
+    path, g = find.graph_only(scope)
+    k = _position(g.initializer, name, "initializer")
+    if any(v.name == name for v in g.input):
+        raise EditError(f"'{quoted_name(name)}' is also a graph input (a default value); remove the input first.")
+    if is_external(g.initializer[k]):
+        raise EditError(f"'{quoted_name(name)}' is stored in an external file; load it into the model first.")
+    tensor = TensorProto()
+    tensor.CopyFrom(g.initializer[k])
+    tensor.ClearField("name")
+    node_name = find.unique_node_name(f"{name}_Constant")
+    node = helper.make_node("Constant", [], [name], name=node_name, value=tensor)
+    ops: list[Op] = [Remove(path + ("initializer",), k), Insert(path + ("node",), 0, node)]
+    return Command(f"Make {name} a Constant", ops), node_name
 
 
 def _position(items: Any, name: str, what: str) -> int:

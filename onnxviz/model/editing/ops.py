@@ -1,6 +1,6 @@
 """The one edit mechanism: a command is a label plus a list of exactly reversible ops.
 
-Every public edit (see :mod:`onnxviz.model.editing.api`) first checks its
+Every public edit (see :mod:`onnxviz.model.editing.editor`) first checks its
 arguments against the current model without touching it, then builds a list
 of primitive ops addressed by *paths* from the ModelProto root, e.g.
 ``("graph", "node", 12, "attribute", 3)``. ``apply`` runs the ops in order

@@ -2,7 +2,8 @@
 
 The composer reads plain data only (:class:`Levels`: the scope's graph and group
 tree, the shown levels' blocks, the texts of the boxes, which unit shows each
-item); the layout engine gathers it and labels the edges afterwards.
+item); the layout engine gathers it and labels the edges afterwards, by the value
+ids the composer hands back.
 
 Boxes get absolute positions by walking the nested blocks. An edge between
 two visible boxes in different levels is the concatenation of its route in
@@ -37,9 +38,10 @@ class Levels:
     scope: str
     graph: ScopeGraph
     tree: GroupTree
-    blocks: Mapping[int, Block]     # each shown level: -1 (the root) and every shown expanded group
-    texts: Mapping[int, BoxText]    # per unit code that has a box in one of those levels
-    visible: np.ndarray             # per item: the unit code of the box showing it
+    blocks: Mapping[int, Block]          # each shown level: -1 (the root) and every shown expanded group
+    item_texts: Mapping[int, BoxText]    # per item id: its box's text (at least every item in those levels)
+    group_texts: Mapping[int, BoxText]   # per group id: its box's text (every collapsed group in those levels)
+    visible: np.ndarray                  # per item: the unit code of the box showing it
 
 
 class _Composer:
@@ -57,7 +59,8 @@ class _Composer:
 
     # -- boxes ----------------------------------------------------------------------------
     def place_boxes(self) -> None:
-        sg, tree, texts = self.levels.graph, self.levels.tree, self.levels.texts
+        sg, tree = self.levels.graph, self.levels.tree
+        item_texts, group_texts = self.levels.item_texts, self.levels.group_texts
         xs: list[float] = []
         ys: list[float] = []
         ws: list[float] = []
@@ -83,15 +86,16 @@ class _Composer:
                 if kind not in (UNIT_ITEM, UNIT_GROUP):
                     continue
                 if kind == UNIT_ITEM:
+                    text = item_texts[ref]
                     item_kind = sg.item_kind[ref]
                     node = sg.item_node[ref]
                     s.box_ref.append(BoxRef(item_kind, node=node, value=sg.item_value[ref]))
                     code = ref
                 else:
+                    text = group_texts[ref]
                     item_kind = BoxKind.GROUP
                     s.box_ref.append(BoxRef(BoxKind.GROUP, group=tree.paths[ref]))
                     code = self.n_items + ref
-                text = texts[code]
                 self.code_box[code] = len(xs)
                 xs.append(x)
                 ys.append(y)
@@ -129,7 +133,8 @@ class _Composer:
         return out
 
     # -- edges -----------------------------------------------------------------------------
-    def route_edges(self, visible: np.ndarray) -> None:
+    def route_edges(self, visible: np.ndarray) -> list[int]:
+        """Route every edge between two boxes; returns each edge's value id."""
         sg = self.levels.graph
         s = self.scene
         if len(sg.e_src):
@@ -157,6 +162,7 @@ class _Composer:
         s.edge_dst = np.array(dsts, np.int32)
         s.edge_offsets = np.array(offsets, np.int64)
         s.edge_points = np.array(points, np.float32).reshape(-1, 2)
+        return vids
 
     def home_of(self, code: int) -> int:
         """Group whose level holds unit ``code`` (item id, or n_items + group id); -1 for the root."""
@@ -225,10 +231,10 @@ class _Composer:
         return pts
 
 
-def compose_scene(levels: Levels) -> Scene:
-    """The scene of ``levels``; its edges are not labelled yet (``edge_label`` is empty)."""
+def compose_scene(levels: Levels) -> tuple[Scene, list[int]]:
+    """The scene of ``levels``, its edges not labelled yet (``edge_label`` is empty), and each edge's value id."""
     composer = _Composer(levels)
     composer.place_boxes()
-    composer.route_edges(levels.visible)
+    vids = composer.route_edges(levels.visible)
     composer.scene.node_box = composer.node_boxes(levels.visible)
-    return composer.scene
+    return composer.scene, vids

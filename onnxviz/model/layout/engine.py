@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from types import MappingProxyType
 
 import numpy as np
 
@@ -160,7 +161,7 @@ class GraphLayout:
         """Recompute only the edge labels (after inference filled ``index.inferred``)."""
         self._labels.clear()
         # a new Scene: the one being drawn is never changed under the painter
-        self._scene = self._labelled(self._scene)
+        self._scene = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
         return self._scene
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -230,17 +231,16 @@ class GraphLayout:
     # -- composing the scene -------------------------------------------------------------
     def _compose(self) -> Scene:
         """The scene of the shown levels, composed from plain data, with its edges labelled."""
-        blocks = self._shown_blocks()
-        n = self.graph.n_items
-        texts: dict[int, BoxText] = {}
-        for block in blocks.values():
-            for kind, ref in zip(block.kind.tolist(), block.ref.tolist(), strict=True):
-                if kind == UNIT_ITEM:
-                    texts[ref] = self.item_text(ref)
-                elif kind == UNIT_GROUP:
-                    texts[n + ref] = self.group_text(ref)
-        levels = Levels(self.scope, self.graph, self.tree, blocks, texts, self.visible_codes())
-        return self._labelled(self._oriented(compose_scene(levels)))
+        # the shown levels: the root and each shown expanded group; the collapsed groups in them: those whose
+        # parent is shown; every item of a laid-out level had its text made then
+        shown = np.zeros(self.tree.n_groups + 1, bool)
+        shown[[-1, *self._shown_expanded.tolist()]] = True
+        blocks = {g: self._block(g) for g in np.flatnonzero(shown[:-1]).tolist() + [-1]}
+        groups = np.flatnonzero(shown[self.tree.parent] & ~shown[:-1]).tolist()
+        levels = Levels(self.scope, self.graph, self.tree, blocks, MappingProxyType(self._texts),
+                        {g: self.group_text(g) for g in groups}, self.visible_codes())
+        scene, vids = compose_scene(levels)
+        return self._labelled(self._oriented(scene), vids)
 
     def _oriented(self, scene: Scene) -> Scene:
         """The scene turned for a left-to-right drawing: every level was laid out top to bottom with
@@ -258,18 +258,9 @@ class GraphLayout:
         w, h = text.size(self.options.names)
         return (h, w) if self.options.across else (w, h)
 
-    def _shown_blocks(self) -> dict[int, Block]:
-        """The block of the root and of every expanded group shown within it."""
-        blocks: dict[int, Block] = {}
-        stack = [-1]
-        while stack:
-            g = stack.pop()
-            block = blocks[g] = self._block(g)
-            stack.extend(block.ref[block.kind == UNIT_BLOCK].tolist())
-        return blocks
-
-    def _labelled(self, scene: Scene) -> Scene:
-        labels = [self.edge_label(self.value_id(v)) for v in scene.edge_value]
+    def _labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
+        """``scene`` with the labels of its edges, whose value ids are ``vids``."""
+        labels = [self.edge_label(v) for v in vids]
         return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
                                    edge_inferred=np.array([inf for _, inf in labels], bool))
 

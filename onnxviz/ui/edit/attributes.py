@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.editing.base import NodeRef
+from onnxviz.model.editing.editor import NodeRef
 from onnxviz.model.editing.values import (
     attribute_text,
     attribute_type_name,
@@ -129,7 +129,7 @@ class AttributeEditor(QWidget):
     # -- showing -------------------------------------------------------------------
     def _located(self) -> tuple[str, int] | None:
         try:
-            return self.doc.locate(self.ref)
+            return self.doc.edit.locate(self.ref)
         except EditError:
             return None
 
@@ -152,9 +152,9 @@ class AttributeEditor(QWidget):
             return
         self.setEnabled(True)
         scope, i = where
-        node = self.doc.node_proto(scope, i)
-        schema = self.doc.schema_of(scope, i)
-        self._show_header(self.doc.node_label(scope, i), node.name, node.op_type, node.domain)
+        node = self.doc.edit.node_proto(scope, i)
+        schema = self.doc.edit.schema_of(scope, i)
+        self._show_header(self.doc.edit.node_label(scope, i), node.name, node.op_type, node.domain)
         self.summary.set_markdown(schema.doc.strip().split("\n\n")[0] if schema is not None and schema.doc else "")
         specs = schema.attributes if schema is not None else {}
         version = schema.since_version if schema is not None else 0
@@ -261,7 +261,7 @@ class AttributeEditor(QWidget):
 
     def _show_default(self, name: str) -> None:
         where = self._located()
-        schema = self.doc.schema_of(*where) if where else None
+        schema = self.doc.edit.schema_of(*where) if where else None
         spec = schema.attributes.get(name) if schema is not None else None
         if spec is not None and spec.default_value.type:
             self.add_value.setPlaceholderText(f"default: {attribute_text(spec.default_value)}")
@@ -286,7 +286,7 @@ class AttributeEditor(QWidget):
         text = edit.text()
 
         def do() -> None:
-            self.doc.set_attribute(self.ref, name, parse_attribute_text(text, attr_type))
+            self.doc.edit.set_attribute(self.ref, name, parse_attribute_text(text, attr_type))
 
         if not self._apply(do):
             edit.setFocus()
@@ -295,7 +295,7 @@ class AttributeEditor(QWidget):
         if self._refreshing:
             return
         text = edit.text()
-        if not self._apply(lambda: self.doc.set_attribute(self.ref, name, parse_tensor_text(text, dtype))):
+        if not self._apply(lambda: self.doc.edit.set_attribute(self.ref, name, parse_tensor_text(text, dtype))):
             edit.setFocus()
 
     def set_value_text(self, name: str, text: str) -> None:
@@ -311,9 +311,9 @@ class AttributeEditor(QWidget):
             return
 
         def do() -> None:
-            attr_type = self.doc.attribute_type(self.ref, name) if text else None
+            attr_type = self.doc.edit.attribute_type(self.ref, name) if text else None
             value = parse_attribute_text(text, attr_type) if text and attr_type else (text or None)
-            self.doc.add_attribute(self.ref, name, value)
+            self.doc.edit.add_attribute(self.ref, name, value)
 
         if self._apply(do):
             self.add_value.clear()
@@ -325,7 +325,7 @@ class AttributeEditor(QWidget):
             return
         item = self.table.item(row, 0)
         name = item.data(Qt.ItemDataRole.UserRole) if item is not None else ""
-        self._apply(lambda: self.doc.remove_attribute(self.ref, name))
+        self._apply(lambda: self.doc.edit.remove_attribute(self.ref, name))
 
     def _choose_npy(self, name: str) -> None:
         path, _ = QFileDialog.getOpenFileName(self, f"Load {short_name(name)} from", "", "NumPy arrays (*.npy)")
@@ -334,7 +334,7 @@ class AttributeEditor(QWidget):
 
     def load_tensor(self, name: str, path: Path) -> None:
         def do() -> None:
-            self.doc.set_attribute(self.ref, name, load_npy(path))
+            self.doc.edit.set_attribute(self.ref, name, load_npy(path))
 
         self._apply(do)
 
@@ -358,7 +358,7 @@ class AttributesDialog(QDialog):
 
     def __init__(self, doc: Document, scope: str, node: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Attributes - {short_name(doc.node_label(scope, node))}")
+        self.setWindowTitle(f"Attributes - {short_name(doc.edit.node_label(scope, node))}")
         self.resize(640, 380)
         layout = QVBoxLayout(self)
         self.editor = AttributeEditor(doc, scope, node, self)

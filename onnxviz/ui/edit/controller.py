@@ -254,7 +254,7 @@ class EditController(QObject):
         where = self.selected_node()
         if where is None:
             return ""
-        outputs = [x for x in doc.node_proto(*where).output if x]
+        outputs = [x for x in doc.edit.node_proto(*where).output if x]
         return outputs[0] if outputs else ""
 
     def _node(self) -> tuple[Document, str, int]:
@@ -315,20 +315,20 @@ class EditController(QObject):
     def rename_node(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        form = self._form("Rename Node", f"New name for {quoted_name(doc.node_label(scope, i))}:",
-                          lambda f: doc.rename_node(ref, f.text("name").strip()), "Rename")
-        form.add_line("name", "Name:", doc.node_proto(scope, i).name, name=True)
+        form = self._form("Rename Node", f"New name for {quoted_name(doc.edit.node_label(scope, i))}:",
+                          lambda f: doc.edit.rename_node(ref, f.text("name").strip()), "Rename")
+        form.add_line("name", "Name:", doc.edit.node_proto(scope, i).name, name=True)
         self.open_dialog(form)
 
     def change_operator(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        node = doc.node_proto(scope, i)
+        node = doc.edit.node_proto(scope, i)
         names = sorted({e.name for e in palette(doc.model)})
         form = self._form("Change Operator",
-                          f"Operator of {quoted_name(doc.node_label(scope, i))}. Attributes the new operator does not "
+                          f"Operator of {quoted_name(doc.edit.node_label(scope, i))}. Attributes the new operator does not "
                           "have are kept and listed as problems until you remove them.",
-                          lambda f: doc.set_op_type(ref, f.text("op").strip(), f.text("domain").strip()),
+                          lambda f: doc.edit.set_op_type(ref, f.text("op").strip(), f.text("domain").strip()),
                           "Change")
         form.add_line("op", "Operator:", node.op_type, names)
         form.add_line("domain", "Domain:", node.domain, placeholder="ai.onnx (default)")
@@ -342,17 +342,17 @@ class EditController(QObject):
     def rewire_input(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        node = doc.node_proto(scope, i)
+        node = doc.edit.node_proto(scope, i)
         ports = [f"{k}: {short_name(x) if x else '(empty)'}" for k, x in enumerate(node.input)]
         ports.append(f"{len(node.input)}: (new input)")
         tips = [hidden_tooltip(x) for x in node.input]
         values = sorted(v for v in doc.index.graphs[scope].producer if v)
 
         def apply(f: FormDialog) -> None:
-            doc.set_input(ref, port.currentIndex(), f.text("value").strip())
+            doc.edit.set_input(ref, port.currentIndex(), f.text("value").strip())
 
         form = self._form("Rewire Input",
-                          f"Make an input of {quoted_name(doc.node_label(scope, i))} read another value.",
+                          f"Make an input of {quoted_name(doc.edit.node_label(scope, i))} read another value.",
                           apply, "Connect")
         port = form.add_combo("port", "Input:", ports, tips=tips)
         form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
@@ -362,20 +362,20 @@ class EditController(QObject):
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         form = self._form("Node Description",
-                          f"Description (doc_string) of {quoted_name(doc.node_label(scope, i))}:",
-                          lambda f: doc.set_doc_string(ref, f.text("text")))
-        form.add_text("text", "Description:", doc.node_proto(scope, i).doc_string, "Markdown; empty: none")
+                          f"Description (doc_string) of {quoted_name(doc.edit.node_label(scope, i))}:",
+                          lambda f: doc.edit.set_doc_string(ref, f.text("text")))
+        form.add_text("text", "Description:", doc.edit.node_proto(scope, i).doc_string, "Markdown; empty: none")
         self.open_dialog(form)
 
     def delete_node(self, reconnect: bool = False) -> None:
         doc, scope, i = self._node()
         doc.selection.clear(scope)
-        doc.remove_node((scope, i), reconnect=reconnect)
+        doc.edit.remove_node((scope, i), reconnect=reconnect)
 
     def delete_branch(self, side: Side) -> None:
         """Show which nodes go with the selected one, and delete them all on Delete."""
         doc, scope, i = self._node()
-        branch = doc.node_branch((scope, i), side)
+        branch = doc.edit.node_branch((scope, i), side)
         box = QMessageBox(QMessageBox.Icon.Question, "Delete Branch", message_text(branch_question(branch)),
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
         box.setTextFormat(Qt.TextFormat.PlainText)
@@ -388,8 +388,8 @@ class EditController(QObject):
         def answered(answer: int) -> None:
             if answer == QMessageBox.StandardButton.Yes and self.doc is doc:
                 doc.selection.clear(scope)
-                self.guarded(lambda: doc.remove_node_with_outputs(ref) if side == "outputs"
-                              else doc.remove_node_with_inputs(ref))
+                self.guarded(lambda: doc.edit.remove_node_with_outputs(ref) if side == "outputs"
+                              else doc.edit.remove_node_with_inputs(ref))
 
         box.finished.connect(answered)
         self.open_dialog(box)
@@ -400,7 +400,7 @@ class EditController(QObject):
 
         def rename(f: FormDialog) -> None:
             new = f.text("name").strip()
-            doc.rename_value(value, new, scope)
+            doc.edit.rename_value(value, new, scope)
             doc.selection.select_value(scope, new)  # the panels show the value, not its old name
 
         form = self._form("Rename Value", f"Rename '{quoted_name(value)}' everywhere it is used, subgraphs included:",
@@ -410,7 +410,7 @@ class EditController(QObject):
 
     def mark_output(self) -> None:
         doc, scope, value = self._value()
-        doc.add_output(value, scope)
+        doc.edit.add_output(value, scope)
 
     def graph_io(self) -> None:
         if self.doc is None:
@@ -433,7 +433,7 @@ class EditController(QObject):
         assert doc is not None
         array = load_npy(path)
         try:
-            doc.replace_initializer(name, array, scope)
+            doc.edit.replace_initializer(name, array, scope)
         except EditError as exc:
             if "consumers expect" not in exc.message:
                 raise
@@ -445,7 +445,7 @@ class EditController(QObject):
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.setInformativeText("Replace anyway? Problems will show where the graph no longer fits.")
         box.button(QMessageBox.StandardButton.Yes).setText("Replace Anyway")
-        dtype = doc.initializer_dtype(name, scope)
+        dtype = doc.edit.initializer_dtype(name, scope)
         cast = None
         if array.dtype != dtype:
             cast = box.addButton(f"Cast to {dtype} and Replace", QMessageBox.ButtonRole.AcceptRole)
@@ -454,9 +454,9 @@ class EditController(QObject):
         def answered(_answer: int) -> None:
             clicked = box.clickedButton()
             if cast is not None and clicked is cast:
-                self.guarded(lambda: doc.replace_initializer(name, array, scope, force=True, cast=True))
+                self.guarded(lambda: doc.edit.replace_initializer(name, array, scope, force=True, cast=True))
             elif clicked is box.button(QMessageBox.StandardButton.Yes):
-                self.guarded(lambda: doc.replace_initializer(name, array, scope, force=True))
+                self.guarded(lambda: doc.edit.replace_initializer(name, array, scope, force=True))
 
         box.finished.connect(answered)
         self.dialog = box  # type: ignore[assignment]
@@ -464,7 +464,7 @@ class EditController(QObject):
 
     def edit_weights_text(self) -> None:
         doc, scope, value = self._value()
-        tensor = doc.initializer_proto(value, scope)
+        tensor = doc.edit.initializer_proto(value, scope)
         array = small_array(tensor)
         if array is None:
             raise EditError(f"'{quoted_name(value)}' is not a small list of numbers (at most {SMALL_TENSOR}, one "
@@ -472,7 +472,7 @@ class EditController(QObject):
 
         def apply(f: FormDialog) -> None:
             typed = parse_tensor_text(f.text("values"), array.dtype)
-            doc.replace_initializer(value, typed.reshape(array.shape) if typed.size == array.size else typed, scope)
+            doc.edit.replace_initializer(value, typed.reshape(array.shape) if typed.size == array.size else typed, scope)
 
         form = self._form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
                           "they keep its type.", apply, "Replace")
@@ -482,20 +482,20 @@ class EditController(QObject):
     def constant_to_initializer(self) -> None:
         """The selected Constant, or the Constants shown inside the selected node's box, become initializers."""
         doc, scope, i = self._node()
-        node = doc.node_proto(scope, i)
-        targets = [(scope, i)] if node.op_type == "Constant" else doc.constant_feeders((scope, i))
+        node = doc.edit.node_proto(scope, i)
+        targets = [(scope, i)] if node.op_type == "Constant" else doc.edit.constant_feeders((scope, i))
         if not targets:
-            raise EditError(f"{quoted_name(doc.node_label(scope, i))} is not a Constant node, and no Constant "
+            raise EditError(f"{quoted_name(doc.edit.node_label(scope, i))} is not a Constant node, and no Constant "
                             "feeds it.")
         if targets != [(scope, i)]:
-            doc.constants_to_initializers(targets)  # the selected node stays, and stays selected
+            doc.edit.constants_to_initializers(targets)  # the selected node stays, and stays selected
             return
         doc.selection.clear(scope)
-        doc.constant_to_initializer((scope, i))
+        doc.edit.constant_to_initializer((scope, i))
 
     def initializer_to_constant(self) -> None:
         doc, scope, value = self._value()
-        doc.initializer_to_constant(value, scope)
+        doc.edit.initializer_to_constant(value, scope)
 
     # -- model -----------------------------------------------------------------------------
     def model_properties(self) -> None:
@@ -506,12 +506,12 @@ class EditController(QObject):
     def remove_unused(self) -> None:
         if self.doc is None:
             return
-        nodes, inits = self.doc.remove_unused(self.doc.selection.state.scope)
+        nodes, inits = self.doc.edit.remove_unused(self.doc.selection.state.scope)
         if not nodes and not inits:
             self.window.statusBar().showMessage("Nothing unused to remove.", 4000)
 
     def sort_nodes(self) -> None:
-        if self.doc is not None and not self.doc.sort_topologically(self.doc.selection.state.scope):
+        if self.doc is not None and not self.doc.edit.sort_topologically(self.doc.selection.state.scope):
             self.window.statusBar().showMessage("The nodes are already in topological order.", 4000)
 
     def extract(self) -> None:

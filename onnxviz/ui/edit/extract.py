@@ -39,7 +39,7 @@ def extract_selection(controller: EditController) -> None:
     nodes = window.canvas.selected_nodes()
     if not nodes:
         raise EditError("select a node or a group of nodes on the graph first.")
-    offer(controller, doc.extract_nodes(nodes), doc)
+    offer(controller, doc.edit.extract_nodes(nodes), doc)
 
 
 def extract_between(controller: EditController) -> None:
@@ -52,7 +52,7 @@ def extract_between(controller: EditController) -> None:
     def apply(f: FormDialog) -> None:
         ins = [s.strip() for s in f.text("inputs").split(",") if s.strip()]
         outs = [s.strip() for s in f.text("outputs").split(",") if s.strip()]
-        part = doc.extract(ins, outs)
+        part = doc.edit.extract(ins, outs)
         controller.window.statusBar().clearMessage()
         offer(controller, part, doc)
 
@@ -70,7 +70,7 @@ def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list
     nodes = controller.window.canvas.selected_nodes() if controller.window.canvas.scope == "" else []
     if nodes:
         try:
-            part = doc.extract_nodes(nodes)
+            part = doc.edit.extract_nodes(nodes)
         except OnnxvizError:
             pass
         else:

@@ -138,15 +138,15 @@ class ModelPropertiesDialog(QDialog):
         if self.description.toPlainText() != m.doc_string:
             changed["doc_string"] = self.description.toPlainText()
         if changed:
-            doc.set_model_info(**changed)
+            doc.edit.set_model_info(**changed)
         old = {e.key: e.value for e in m.metadata_props}
         for key in old.keys() - wanted.keys():
-            doc.remove_metadata(key)
+            doc.edit.remove_metadata(key)
         for key, value in wanted.items():
             if old.get(key) != value:
-                doc.set_metadata(key, value)
+                doc.edit.set_metadata(key, value)
         if self.opset.value() != (opset_version(m, "") or self.opset.value()):
-            doc.convert_opset(self.opset.value())
+            doc.edit.convert_opset(self.opset.value())
 
 
 class GraphIODialog(QDialog):
@@ -225,19 +225,19 @@ class GraphIODialog(QDialog):
         name = name_field(v.name)  # as written, to be edited; a mark and its tooltip show what it hides
         name.setFrame(False)
         name.editingFinished.connect(lambda old=v.name, e=name: self._apply(
-            lambda: self.doc.rename_value(old, e.text().strip())))
+            lambda: self.doc.edit.rename_value(old, e.text().strip())))
         self.table.setCellWidget(r, 1, name)
         dtype = QComboBox()
         current = dtype_text(v.type) if v.HasField("type") else ""
         dtype.addItems(DTYPES if current in DTYPES else [current, *DTYPES])
         dtype.setCurrentText(current)
         dtype.currentTextChanged.connect(lambda text, n=v.name: self._apply(
-            lambda: self.doc.set_value_type(n, dtype=_dtype_key(text))))
+            lambda: self.doc.edit.set_value_type(n, dtype=_dtype_key(text))))
         self.table.setCellWidget(r, 2, dtype)
         shape = whole_field(QLineEdit(shape_text_of(shape_list(v.type) if v.HasField("type") else None)))
         shape.setFrame(False)
         shape.editingFinished.connect(lambda n=v.name, e=shape: self._apply(
-            lambda: self.doc.set_value_type(n, shape=parse_shape(e.text()))))
+            lambda: self.doc.edit.set_value_type(n, shape=parse_shape(e.text()))))
         self.table.setCellWidget(r, 3, shape)
 
     def cell(self, row: int, column: int) -> QWidget:
@@ -255,7 +255,7 @@ class GraphIODialog(QDialog):
 
     def add_input(self) -> None:
         name = self.new_name.text().strip()
-        self._apply(lambda: self.doc.add_input(name, TensorProto.FLOAT, ["batch"]))
+        self._apply(lambda: self.doc.edit.add_input(name, TensorProto.FLOAT, ["batch"]))
         if not self.error.isVisible():
             self.new_name.clear()
 
@@ -266,7 +266,7 @@ class GraphIODialog(QDialog):
             return
         kind = _text(self.table.item(r, 0))
         name = self.cell(r, 1).text()  # type: ignore[attr-defined]
-        self._apply(lambda: (self.doc.remove_input if kind == "input" else self.doc.remove_output)(name))
+        self._apply(lambda: (self.doc.edit.remove_input if kind == "input" else self.doc.edit.remove_output)(name))
 
     def _on_changed(self, change: Change) -> None:
         if change.kind.changes_model:

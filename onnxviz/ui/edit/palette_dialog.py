@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.document import Document
-from onnxviz.model.editing.base import NodeRef
+from onnxviz.model.editing.editor import NodeRef
 from onnxviz.model.editing.palette import PaletteEntry, palette, search
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.text import display_name
@@ -60,10 +60,10 @@ def placements(doc: Document) -> list[Placement]:
     out: list[Placement] = []
     if state.node >= 0:
         try:
-            node = doc.node_proto(state.scope, state.node)
+            node = doc.edit.node_proto(state.scope, state.node)
         except (OnnxvizError, IndexError):
             return out
-        label = doc.node_label(state.scope, state.node)
+        label = doc.edit.node_label(state.scope, state.node)
         ref: NodeRef = doc.node_ids[state.node] if state.scope == "" else (state.scope, state.node)
         if node.output and node.output[0]:
             out.append(_place("After {} (on {})", (label, node.output[0]), state.scope, node.output[0]))
@@ -202,7 +202,7 @@ class PaletteDialog(QDialog):
             return
         place = self.places[self.placement.currentIndex()]
         try:
-            self.doc.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
+            self.doc.edit.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
                                      scope=place.scope, name=self.name_edit.text().strip() or None,
                                      consumers=place.consumers, extra_inputs=self.needs.inputs())
         except OnnxvizError as exc:

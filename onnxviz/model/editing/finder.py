@@ -1,11 +1,11 @@
-"""What every edit needs: finding nodes, graphs and names, and running a list of ops as one command.
+"""What every edit needs of a document (:class:`EditContext`) and finding nodes, graphs and names in it (:class:`Finder`).
 
 Node references accepted by the editing API (``NodeRef``):
 
 * the node's name (the first node with that name, main graph first);
 * a stable id ``"#17"`` of a main-graph node: ids are given at load in file
   order and new nodes get fresh ones, so an id keeps naming the same node
-  while others are inserted or deleted (``doc.node_id(i)``);
+  while others are inserted or deleted (``doc.edit.node_id(i)``);
 * an int: a position in the main graph;
 * ``(scope, position)`` for any graph, scopes as in :mod:`onnxviz.model.graph.index`.
 """
@@ -13,24 +13,21 @@ Node references accepted by the editing API (``NodeRef``):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
+from onnx.defs import OpSchema
 
-from onnxviz.model.editing.ops import Command, Op, Path, resolve
+from onnxviz.model.editing.commands import EditTarget
+from onnxviz.model.editing.names import NameLookup
+from onnxviz.model.editing.ops import Command, Path, resolve
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.text import quoted_name
-
-if TYPE_CHECKING:
-    from onnx.defs import OpSchema
-
-    from onnxviz.model.editing.names import NameLookup
-
-
 
 NodeRef = str | int | tuple[str, int]
 Body = GraphProto | FunctionProto
@@ -47,34 +44,35 @@ def graph_bodies(node_path: Path, node: NodeProto) -> Iterator[tuple[Path, Graph
                 yield node_path + ("attribute", a, "graphs", k), g
 
 
-class EditBase:
-    """Shared helpers of the editing mixins, on the Document's core (declared here for the type checker)."""
+@dataclass(frozen=True)
+class EditContext:
+    """What the editing API needs of a document; :class:`~onnxviz.model.document.Document` gives it."""
 
-    if TYPE_CHECKING:  # the Document's core
-        generation: int
-        names: NameLookup
+    target: EditTarget                            # the model and its main-graph node ids
+    names: NameLookup                             # node and value names by model state
+    index: Callable[[], ModelIndex]               # the model's index (built when asked)
+    built_index: Callable[[], ModelIndex | None]  # the index if it is built and current
+    generation: Callable[[], int]                 # the model state, bumped by every change
+    run: Callable[[Command], None]                # apply a command, record it for undo, notify
 
-        @property
-        def model(self) -> onnx.ModelProto: ...
 
-        @property
-        def node_ids(self) -> list[str]: ...
+class Finder:
+    """Finds graphs, nodes and names in the context's model; changes nothing."""
 
-        @property
-        def index(self) -> ModelIndex: ...
+    def __init__(self, context: EditContext) -> None:
+        self.context = context
 
-        @property
-        def built_index(self) -> ModelIndex | None: ...
+    @property
+    def model(self) -> onnx.ModelProto:
+        return self.context.target.model
 
-        def execute(self, command: Command) -> None: ...
+    @property
+    def node_ids(self) -> list[str]:
+        return self.context.target.node_ids
 
-        def new_node_id(self) -> str: ...
-
-    # -- running -------------------------------------------------------------------
-    def _run(self, label: str, ops: Sequence[Op]) -> None:
-        """Execute ``ops`` as one undoable command (nothing happens when there is nothing to change)."""
-        if ops:
-            self.execute(Command(label, ops))
+    @property
+    def index(self) -> ModelIndex:
+        return self.context.index()
 
     # -- graphs --------------------------------------------------------------------
     def scope_path(self, scope: str) -> Path:
@@ -104,7 +102,7 @@ class EditBase:
     def graph_of(self, scope: str) -> Body:
         return resolve(self.model, self.scope_path(scope))
 
-    def _graph_only(self, scope: str) -> tuple[Path, GraphProto]:
+    def graph_only(self, scope: str) -> tuple[Path, GraphProto]:
         path = self.scope_path(scope)
         if path[0] == "functions":
             raise EditError("function bodies have no typed inputs, outputs or initializers to edit.")
@@ -122,7 +120,7 @@ class EditBase:
                 return "", node
         elif isinstance(node, str):
             found = self._find_by_id(node) if node.startswith("#") else None
-            found = found or self._lookup().get(node)
+            found = found or self.node_table().get(node)
             if found is not None:
                 return found
         raise EditError(f"there is no node {quoted_name(repr(node))}.")
@@ -130,6 +128,9 @@ class EditBase:
     def node_id(self, i: int) -> str:
         """The stable id of main-graph node ``i``."""
         return self.node_ids[i]
+
+    def node_path(self, scope: str, i: int) -> Path:
+        return self.scope_path(scope) + ("node", i)
 
     def node_proto(self, scope: str, i: int) -> NodeProto:
         return self.graph_of(scope).node[i]
@@ -150,19 +151,20 @@ class EditBase:
         except ValueError:
             return None
 
-    def _lookup(self) -> dict[str, tuple[str, int]]:
+    def node_table(self) -> dict[str, tuple[str, int]]:
         """Node names to (scope, position), main graph first (see :class:`NameLookup`)."""
-        return self.names.nodes(self.generation, self.built_index)
+        context = self.context
+        return context.names.nodes(context.generation(), context.built_index())
 
     def node_names(self) -> set[str]:
-        return set(self._lookup())
+        return set(self.node_table())
 
     def value_names(self) -> set[str]:
         """Every value name defined or used anywhere in the model."""
-        return self.names.values(self.generation)
+        return self.context.names.values(self.context.generation())
 
     def unique_node_name(self, base: str) -> str:
-        taken = self._lookup()
+        taken = self.node_table()
         k = 0
         while f"{base}_{k}" in taken:
             k += 1
@@ -177,7 +179,7 @@ class EditBase:
             k += 1
         return f"{base}_{k}"
 
-    def _require_new_value(self, name: str) -> None:
+    def require_new_value(self, name: str) -> None:
         if not name:
             raise EditError("a value needs a non-empty name.")
         if name in self.value_names():
