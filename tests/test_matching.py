@@ -89,7 +89,7 @@ def test_known_edits_are_reported_and_nothing_else() -> None:
     assert weight_change["max_rel"] == pytest.approx(0.5 / np.abs(old).max(), rel=1e-5)
     assert 0 < weight_change["cosine"] < 1
     changed_input = found["input_changed", "input_ids_embed", "input_ids_embed"].details
-    assert changed_input == {"changes": ["type"], "type_a": "float32[1x4x16]", "type_b": "float32[1xsequencex16]"}
+    assert changed_input == {"changes": ["type"], "type_a": "float32[1×4×16]", "type_b": "float32[1 × sequence × 16]"}
     assert not result.identical and result.counts()["node_changed"] == 2
     positions_a = {n.name: k for k, n in enumerate(a.graph.node)}
     positions_b = {n.name: k for k, n in enumerate(b.graph.node)}
@@ -250,7 +250,7 @@ def test_model_fields_value_info_and_functions_are_compared() -> None:
         ("node_changed", "Relu#0", "Sigmoid#0", "fn:local:scaled_relu:"),
     ]
     assert result.differences[2].details == {"changes": ["outputs"]}
-    assert result.differences[3].details == {"type_a": None, "type_b": "float32[2x3]"}
+    assert result.differences[3].details == {"type_a": None, "type_b": "float32[2×3]"}
     assert result.differences[4].details["changes"] == ["op_type"]
 
 

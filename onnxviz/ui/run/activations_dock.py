@@ -8,14 +8,16 @@ import math
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QDockWidget,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -81,10 +83,11 @@ class ActivationsDock(QDockWidget):
     # -- building ------------------------------------------------------------------------------
     def _overlay_row(self) -> QHBoxLayout:
         row = QHBoxLayout()
+        row.setSpacing(4)   # with the finder beside it, the dock stays narrower than 420 px
         row.addWidget(QLabel("Colour by:"))
         self.overlay_combo = QComboBox()
         self.overlay_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.overlay_combo.setMinimumContentsLength(8)  # more and the row widened the window past 1024
+        self.overlay_combo.setMinimumContentsLength(6)  # more and the row widened the window past 1024
         self.overlay_combo.currentIndexChanged.connect(
             lambda _i: self.overlay_chosen.emit(self.overlay_combo.currentData() or ""))
         row.addWidget(self.overlay_combo, 1)
@@ -93,17 +96,22 @@ class ActivationsDock(QDockWidget):
 
     def _add_finder(self, row: QHBoxLayout) -> None:
         """First NaN/Inf (or NaN only) and Next: the nodes that made one, in topological order."""
-        self.nan_only = QCheckBox("NaN only")
+        self.nan_button = QToolButton()
+        self.nan_button.setText("First NaN/Inf")
+        self.nan_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)  # its menu: NaN only
+        self.nan_button.clicked.connect(self.first_nonfinite_requested)
+        self.nan_only = QAction("NaN only", self.nan_button)
+        self.nan_only.setCheckable(True)
         self.nan_only.setToolTip("Look for NaN only (an Inf can be expected, e.g. an attention mask)")
         self.nan_only.toggled.connect(lambda _on: self._update_finder())
-        self.nan_button = QPushButton("First NaN/Inf")
-        self.nan_button.setToolTip("Select the first node (in topological order) whose output has NaN or Inf")
-        self.nan_button.clicked.connect(self.first_nonfinite_requested)
-        self.next_button = QPushButton("Next")
-        self.next_button.setToolTip("Select the next node (in topological order) after the selected one whose "
-                                    "output has NaN or Inf")
+        menu = QMenu(self.nan_button)
+        menu.setToolTipsVisible(True)
+        menu.addAction(self.nan_only)
+        self.nan_button.setMenu(menu)
+        self.next_button = QToolButton()
+        self.next_button.setText("Next")
         self.next_button.clicked.connect(self.next_nonfinite_requested)
-        for widget in (self.nan_button, self.next_button, self.nan_only):
+        for widget in (self.nan_button, self.next_button):
             row.addWidget(widget)
 
     def _update_finder(self) -> None:
