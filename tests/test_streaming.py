@@ -17,7 +17,7 @@ import onnxviz
 from onnxviz.model import document
 from onnxviz.model.errors import Cancelled, SaveError
 from onnxviz.model.io import saving, streaming
-from onnxviz.model.io.saving import FileChangedError, SaveOptions
+from onnxviz.model.io.saving import EscapedTextError, FileChangedError, SaveOptions, TooLargeError
 from onnxviz.model.io.streaming import StreamedModel, stream_model
 
 SMALL_STREAM = 16  # elements: in these tests a tensor this big is "big"
@@ -108,10 +108,10 @@ def test_a_tensor_changed_after_planning_fails_the_save(small_thresholds: None) 
         _written(streamed)
 
 
-def _big_file(folder: Path) -> Path:
+def _big_file(folder: Path, node: str = "add") -> Path:
     path = folder / "big.onnx"
     weights = [numpy_helper.from_array(np.full(600, i, np.float32), f"w{i}") for i in range(3)]
-    graph = helper.make_graph([helper.make_node("Add", ["w0", "w1"], ["y"], name="add")], "g", [],
+    graph = helper.make_graph([helper.make_node("Add", ["w0", "w1"], ["y"], name=node)], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [600])], weights)
     onnx.save(helper.make_model(graph), str(path))
     return path
@@ -173,3 +173,32 @@ def test_a_cancelled_streamed_save_leaves_the_old_file(small_thresholds: None, t
         plan.write(progress)
     assert path.read_bytes() == original and sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx"]
     assert doc.is_dirty
+
+
+def test_text_not_valid_utf8_is_written_as_read_after_an_undo_and_asked_about_once_edited(
+        small_thresholds: None, tmp_path: Path) -> None:
+    path = _big_file(tmp_path, node="hostile")
+    path.write_bytes(path.read_bytes().replace(b"hostile", b"host\xffle"))
+    original = path.read_bytes()
+    doc = onnxviz.open(path)
+    doc.set_metadata("k", "v")
+    doc.undo()
+    doc.save()  # the file's own bytes, read again: nothing to ask
+    assert path.read_bytes() == original
+    doc.set_metadata("k", "v")
+    with pytest.raises(EscapedTextError):
+        doc.save()
+    assert path.read_bytes() == original
+
+
+def test_a_streamed_model_over_the_protobuf_limit_offers_a_data_file(
+        small_thresholds: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _big_file(tmp_path)
+    doc = onnxviz.open(path)
+    doc.set_metadata("k", "v")
+    monkeypatch.setattr(saving, "MAX_PROTO_BYTES", 2000)
+    with pytest.raises(TooLargeError) as asked:
+        doc.save()
+    assert [label for label, _ in asked.value.choices] == ["Save Weights Separately"]
+    doc.save(external="file")
+    assert (tmp_path / "big.onnx.data").stat().st_size > 2000 and not doc.is_dirty
