@@ -26,6 +26,7 @@ from onnxviz.model.io.external import external_data_problems, is_external, iter_
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.saving import (
     EXTERNAL_CHOICES,
+    STREAM_ABOVE,
     DiskCopy,
     External,
     SaveOptions,
@@ -83,7 +84,8 @@ class Document:
         self.path = path
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
         self._text_checked = False
-        self._disk = DiskCopy(path, stamp or FileStamp.of(path), original) if path and original else None
+        self._disk = DiskCopy(path, stamp or FileStamp.of(path), original, len(original)) \
+            if path and original else None
         self._written = WrittenFiles()
         self._serialized: tuple[int, bytes] | None = None  # the model's bytes in one state (generation)
         self._analysed: tuple[int, bytes] | None = None  # the same for analysis_bytes, when they differ
@@ -266,6 +268,7 @@ class Document:
 
     def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD) -> None:
         self.generation += 1
+        self._let_go_of_file_bytes()
         # a 123k-node index takes ~0.6 s to build: edits that leave the graph's structure alone
         # (names, descriptions, attribute values, metadata) update it in place
         if effect.rebuild or (self._index is not None and not self._index.refresh_nodes(effect.nodes)):
@@ -277,6 +280,18 @@ class Document:
         self.changed.emit(change)
         if selected is not None:
             self._follow_selected_node(selected)
+
+    def _let_go_of_file_bytes(self) -> None:
+        """Once a big model is edited, the bytes of its file (and of an older state) are let go: a save
+        writes the model a piece at a time (see :mod:`onnxviz.model.io.streaming`), and an undo back to
+        the file's state reads the file again when it needs them."""
+        if self.undo_stack.is_clean or self.size_hint() < STREAM_ABOVE:
+            return
+        if self._disk is not None and self._disk.data is not None:
+            self._disk.data = None
+            if self._index is not None:
+                self._index.raw_lengths = None  # read from those bytes; checks now measure the tensors
+        self._serialized = None
 
     def _selected_node_id(self) -> str | None:
         """The stable id of the selected main-graph node, so the selection can follow it through edits."""
@@ -313,7 +328,7 @@ class Document:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
-                          len(self.escaped_text))
+                          len(self.escaped_text), self.size_hint())
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was
@@ -356,7 +371,7 @@ class Document:
         state or of its file when known (edits rarely change the size much), else protobuf's count."""
         if self._serialized is not None:
             return len(self._serialized[1])
-        return len(self._disk.data) if self._disk is not None else self.model.ByteSize()
+        return self._disk.size if self._disk is not None else self.model.ByteSize()
 
     def file_matches(self) -> bool:
         """True if the model equals its file and that file is still what this document read or wrote

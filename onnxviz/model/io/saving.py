@@ -40,10 +40,12 @@ from onnxviz.model.io.external import (
 )
 from onnxviz.model.io.loading import MAX_PROTO_BYTES
 from onnxviz.model.io.slices import serialize_in_slices
+from onnxviz.model.io.streaming import StreamedModel, stream_model
 from onnxviz.model.progress import ProgressFn
 
 External = Literal["keep", "embed", "file"]
 EXTERNAL_CHOICES: tuple[External, ...] = ("keep", "embed", "file")
+STREAM_ABOVE = 64 << 20  # bytes; an edited model this big is written a piece at a time (see io.streaming)
 DATA_THRESHOLD = 1024  # tensors of at least this many bytes go to the data file of external="file"
 _ALIGN = 4096  # offsets in a data file we write: page-aligned, so every tensor can be memory-mapped
 
@@ -98,25 +100,45 @@ def _as_arguments(options: SaveOptions) -> str:
     return "save(..., " + ", ".join(changed) + ")"
 
 
+ModelBytes = bytes | StreamedModel  # what a save writes to the model file
+
+
 @dataclass
 class DiskCopy:
-    """The last version of the model file this document read or wrote: where, its stamp, its bytes."""
+    """The last version of the model file this document read or wrote: where, its stamp, its size and
+    its bytes, unless they were let go (a big model once edited, or saved a piece at a time)."""
 
     path: Path
     stamp: FileStamp | None
-    data: bytes
+    data: bytes | None
+    size: int
 
     @classmethod
-    def of(cls, path: Path, data: bytes) -> DiskCopy:
-        return cls(path, FileStamp.of(path), data)
+    def of(cls, path: Path, data: ModelBytes) -> DiskCopy:
+        return cls(path, FileStamp.of(path), data if isinstance(data, bytes) else None, _length(data))
 
     def changed_on_disk(self) -> bool:
         """True if the file is no longer what this document read or wrote (compared by content when
-        only its stamp moved, e.g. after a ``touch``)."""
+        only its stamp moved, e.g. after a ``touch``, while the bytes are held)."""
         stamp = FileStamp.of(self.path)
         if stamp is None:
             return False  # gone: writing it again replaces nothing
-        return stamp != self.stamp and not same_content(self.path, self.data)
+        return stamp != self.stamp and (self.data is None or not same_content(self.path, self.data))
+
+    def file_bytes(self) -> bytes | None:
+        """The file's bytes: those held, else read again (and held) while its stamp is unchanged; else None."""
+        if self.data is None and self.stamp is not None and FileStamp.of(self.path) == self.stamp:
+            try:
+                data = self.path.read_bytes()
+            except OSError:
+                return None
+            if len(data) == self.size and FileStamp.of(self.path) == self.stamp:
+                self.data = data
+        return self.data
+
+
+def _length(data: ModelBytes) -> int:
+    return len(data) if isinstance(data, bytes) else data.size
 
 
 @dataclass
@@ -162,7 +184,7 @@ class SavePlan:
     the model as written when it differs from the document's (``external`` "embed" or "file")."""
 
     target: Path
-    data: bytes
+    data: ModelBytes
     copies: list[tuple[Path, Path]] = field(default_factory=list)  # (source, destination)
     data_file: DataFile | None = None
     written_model: onnx.ModelProto | None = None
@@ -170,7 +192,7 @@ class SavePlan:
     def size(self) -> int:
         """Bytes this plan writes in all."""
         copied = sum(source.stat().st_size for source, _ in self.copies)
-        return len(self.data) + copied + (self.data_file.size if self.data_file is not None else 0)
+        return _length(self.data) + copied + (self.data_file.size if self.data_file is not None else 0)
 
     def write(self, progress: ProgressFn | None = None) -> None:
         """Data first, each synced, then the model file renamed into place: a failure or a kill
@@ -186,7 +208,11 @@ class SavePlan:
             if self.data_file is not None:
                 _note_new(self.data_file.path, created)
                 self.data_file.write(written)
-            atomic_write(self.target, self.data, written)
+            if isinstance(self.data, bytes):
+                atomic_write(self.target, self.data, written)
+            else:
+                streamed = self.data
+                atomic_write_with(self.target, lambda write: streamed.write(write, written))
         except BaseException:
             for path in created:
                 path.unlink(missing_ok=True)
@@ -221,8 +247,8 @@ def _note_new(path: Path, created: list[Path]) -> None:
 @dataclass(frozen=True)
 class SaveSource:
     """What a save needs to know of the document: its model and folder, the file it last read or wrote,
-    whether the model still equals that file (``clean``), the files it wrote, and how many of the file's
-    strings it shows escaped because they are not valid UTF-8."""
+    whether the model still equals that file (``clean``), the files it wrote, how many of the file's
+    strings it shows escaped because they are not valid UTF-8, and about how many bytes the model is."""
 
     model: onnx.ModelProto
     base_dir: Path | None
@@ -230,12 +256,27 @@ class SaveSource:
     clean: bool
     written: WrittenFiles
     escaped_text: int = 0
+    size_hint: int = 0
+
+    def original(self) -> bytes | None:
+        """The file's own bytes while the model equals it and they are at hand, else None."""
+        return self.disk.file_bytes() if self.disk is not None and self.clean else None
 
     def model_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
         """The bytes of the model as it is now: the file's own while the model equals it."""
-        if self.disk is not None and self.clean:
-            return self.disk.data
-        return serialize(self.model, pause)
+        original = self.original()
+        return original if original is not None else serialize(self.model, pause)
+
+    def model_output(self, pause: Callable[[], None] | None = None) -> ModelBytes:
+        """What a save writes to the model file: :meth:`model_bytes`, or for an edited model of at least
+        :data:`STREAM_ABOVE` bytes, its pieces, written without ever holding the whole file in memory."""
+        original = self.original()
+        if original is not None or self.size_hint < STREAM_ABOVE:
+            return original if original is not None else serialize(self.model, pause)
+        streamed = stream_model(self.model, pause)
+        if streamed.size > MAX_PROTO_BYTES:
+            raise _TooLarge("the model is too large to write as one file (over 2 GiB).")
+        return streamed
 
 
 def plan_save(source: SaveSource, target: Path, options: SaveOptions,
@@ -251,7 +292,7 @@ def plan_save(source: SaveSource, target: Path, options: SaveOptions,
             model = embedded(source.model, source.base_dir)
             return SavePlan(target, serialize(model, pause), written_model=model)
         copies = plan_copies(source, target, options)
-        return SavePlan(target, source.model_bytes(pause), copies)
+        return SavePlan(target, source.model_output(pause), copies)
     except _TooLarge as exc:
         raise TooLargeError(
             "the model is too large to write as one file (over 2 GiB); its weights can go to a data file "
@@ -269,7 +310,7 @@ def _check_target(source: SaveSource, target: Path, options: SaveOptions) -> Non
         raise FileChangedError(f"{target.name} was changed on disk by another program since onnxviz "
                                "read or saved it; saving would replace those changes.",
                                [("Overwrite", replace(options, overwrite=True))])
-    if source.escaped_text and not source.clean and not options.escaped_text:
+    if source.escaped_text and not options.escaped_text and source.original() is None:
         raise EscapedTextError(
             f"{source.escaped_text} name{'s' if source.escaped_text > 1 else ''} in this model "
             f"{'are' if source.escaped_text > 1 else 'is'} not valid UTF-8 and would be saved as the escaped "

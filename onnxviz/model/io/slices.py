@@ -15,53 +15,55 @@ from google.protobuf import unknown_fields
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from onnxviz.model.io.wire import length_prefix
+
 SLICE_ITEMS = 2_000  # repeated elements serialized per slice: a few milliseconds of GIL each
-_LENGTH_DELIMITED = 2
 
 
 def serialize_in_slices(message: Message, pause: Callable[[], None], items: int = SLICE_ITEMS) -> bytes:
     """The bytes ``message.SerializeToString()`` gives (fields in number order, as it writes them),
     with ``pause()`` called between slices. A message with unknown fields of its own is serialized
     whole, which keeps them."""
-    if len(unknown_fields.UnknownFieldSet(message)):
+    if has_unknown_fields(message):
         return message.SerializeToString()
-    pieces: list[bytes] = []
-    for field, value in message.ListFields():
-        if field.type == FieldDescriptor.TYPE_MESSAGE and _repeated(field):
-            for start in range(0, len(value), items):
-                pieces.append(_field_bytes(message, field, value[start:start + items]))
-                pause()
-        elif field.type == FieldDescriptor.TYPE_MESSAGE:  # e.g. the model's graph: its parts in slices too
-            inner = serialize_in_slices(value, pause, items)
-            pieces.append(_varint(field.number << 3 | _LENGTH_DELIMITED) + _varint(len(inner)) + inner)
-        else:
-            pieces.append(_field_bytes(message, field, value))
-    return b"".join(pieces)
+    return b"".join(piece for field, value in message.ListFields()
+                    for piece in field_pieces(message, field, value, pause, items))
 
 
-def _field_bytes(message: Message, field: FieldDescriptor, value: Any) -> bytes:
+def field_pieces(message: Message, field: FieldDescriptor, value: Any, pause: Callable[[], None],
+                 items: int = SLICE_ITEMS) -> list[bytes]:
+    """How ``message`` writes ``field`` holding ``value``, in pieces: a slice of ``items`` repeated
+    messages each (``pause()`` after each), a singular message's fields in slices too."""
+    if field.type == FieldDescriptor.TYPE_MESSAGE and is_repeated(field):
+        pieces = []
+        for start in range(0, len(value), items):
+            pieces.append(field_bytes(message, field, value[start:start + items]))
+            pause()
+        return pieces
+    if field.type == FieldDescriptor.TYPE_MESSAGE:  # e.g. the model's graph: its parts in slices too
+        inner = serialize_in_slices(value, pause, items)
+        return [length_prefix(field.number, len(inner)) + inner]
+    return [field_bytes(message, field, value)]
+
+
+def has_unknown_fields(message: Message) -> bool:
+    """Whether ``message`` itself (not its parts) holds fields its type does not know."""
+    return len(unknown_fields.UnknownFieldSet(message)) > 0
+
+
+def field_bytes(message: Message, field: FieldDescriptor, value: Any) -> bytes:
     """How ``message`` writes ``field`` holding ``value``: a message of its type with that field alone."""
     holder = type(message)()
-    if _repeated(field):
+    if is_repeated(field):
         getattr(holder, field.name).extend(value)
     else:  # a scalar: singular messages are serialized by parts in serialize_in_slices
         setattr(holder, field.name, value)
     return holder.SerializeToString()
 
 
-def _repeated(field: FieldDescriptor) -> bool:
-    is_repeated = getattr(field, "is_repeated", None)  # protobuf >= 5.28; `label` is gone in 7
-    if is_repeated is not None:
-        return bool(is_repeated)
+def is_repeated(field: FieldDescriptor) -> bool:
+    flag = getattr(field, "is_repeated", None)  # protobuf >= 5.28; `label` is gone in 7
+    if flag is not None:
+        return bool(flag)
     return bool(field.label == FieldDescriptor.LABEL_REPEATED)  # type: ignore[attr-defined]
 
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        if n:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)

@@ -1,5 +1,6 @@
-"""The one reader of protobuf's wire format: varints and the fields of a message, read from bytes
-without parsing them into messages (to explain a broken file, or to find a tensor's bytes in place)."""
+"""The one reader (and writer) of protobuf's wire format: varints and the fields of a message, read from
+bytes without parsing them into messages (to explain a broken file, or to find a tensor's bytes in place),
+and the keys and lengths that writing a message a piece at a time needs."""
 
 from __future__ import annotations
 
@@ -59,3 +60,19 @@ def fields(data: bytes | memoryview, start: int, end: int) -> Iterator[tuple[int
             raise WireError("", after > len(data), pos, after)
         yield number, wire, pos, after
         pos = after
+
+
+def varint(n: int) -> bytes:
+    """The varint encoding of ``n`` (not negative)."""
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if not n:
+            out.append(low)
+            return bytes(out)
+        out.append(low | 0x80)
+
+
+def length_prefix(number: int, length: int) -> bytes:
+    """The key and length that start length-delimited field ``number`` of ``length`` bytes."""
+    return varint(number << 3 | LENGTH_DELIMITED) + varint(length)

@@ -1,0 +1,143 @@
+"""A big model's bytes written to a file a piece at a time, never whole in memory.
+
+``SerializeToString`` builds the whole file in memory twice over (protobuf's buffer, then the bytes
+object): a 2 GiB model then needs 4 GiB more than its parsed self. :func:`stream_model` gives the same
+bytes as a list of pieces: every field serialized as usual (a slice at a time, see
+:mod:`onnxviz.model.io.slices`) except the main graph's big initializers, each written as the tensor's
+fields around its ``raw_data``, which is read from the model (a copy: protobuf hands it out no other
+way) only when written, one tensor at a time. Lengths come first in protobuf, so each big tensor's
+bytes are read once beforehand to measure them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import prod
+
+import onnx
+from google.protobuf.descriptor import FieldDescriptor
+
+from onnxviz.model.errors import SaveError
+from onnxviz.model.io.disk import Write, Written
+from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields, is_repeated
+from onnxviz.model.io.wire import length_prefix
+
+STREAM_ELEMENTS = 1 << 18  # initializers of at least this many elements (1 MiB of float32) are streamed
+_CHUNK = 8 * 1024 * 1024
+_RAW_DATA = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"]
+_GRAPH = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"]
+_INITIALIZER = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"]
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """The ``raw_data`` of ``tensor``, ``size`` bytes, read when written."""
+
+    tensor: onnx.TensorProto
+    size: int
+
+
+@dataclass(frozen=True)
+class StreamedModel:
+    """A model's bytes as pieces: bytes at hand, or a tensor's ``raw_data`` read when written."""
+
+    pieces: list[bytes | _Raw]
+    size: int
+
+    def write(self, write: Write, written: Written | None = None) -> None:
+        """Hand every byte to ``write`` in order, a chunk at a time; ``written`` hears of each chunk's
+        size and may raise to give up."""
+        for piece in self.pieces:
+            data = piece if isinstance(piece, bytes) else _raw_bytes(piece)
+            view = memoryview(data)
+            for at in range(0, len(view), _CHUNK):
+                chunk = view[at:at + _CHUNK]
+                write(chunk)
+                if written is not None:
+                    written(len(chunk))
+            del view, data  # a tensor's copy is freed before the next one is read
+
+
+def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -> StreamedModel:
+    """``model``'s bytes as ``SerializeToString`` writes them, in pieces; ``pause`` runs between
+    pieces (see :func:`~onnxviz.model.io.slices.serialize_in_slices`)."""
+    wait = pause or (lambda: None)
+    if has_unknown_fields(model) or has_unknown_fields(model.graph):
+        data = model.SerializeToString()
+        return StreamedModel([data], len(data))
+    pieces: list[bytes | _Raw] = []
+    for field, value in model.ListFields():
+        if field is _GRAPH:
+            inner = _graph_pieces(value, wait)
+            pieces += [length_prefix(field.number, _size(inner)), *inner]
+        else:
+            pieces += field_pieces(model, field, value, wait)
+    return StreamedModel(pieces, _size(pieces))
+
+
+def _graph_pieces(graph: onnx.GraphProto, pause: Callable[[], None]) -> list[bytes | _Raw]:
+    pieces: list[bytes | _Raw] = []
+    for field, value in graph.ListFields():
+        if field is not _INITIALIZER:
+            pieces += field_pieces(graph, field, value, pause)
+            continue
+        small: list[onnx.TensorProto] = []
+        for tensor in value:
+            big = _streamed(tensor)
+            if small and (big or len(small) == SLICE_ITEMS):
+                pieces.append(field_bytes(graph, field, small))
+                small = []
+                pause()
+            if big:
+                pieces += _tensor_pieces(tensor, field.number)
+            else:
+                small.append(tensor)
+        if small:
+            pieces.append(field_bytes(graph, field, small))
+    return pieces
+
+
+def _streamed(tensor: onnx.TensorProto) -> bool:
+    return (tensor.HasField("raw_data") and prod(tensor.dims) >= STREAM_ELEMENTS
+            and not has_unknown_fields(tensor))
+
+
+def _tensor_pieces(tensor: onnx.TensorProto, number: int) -> list[bytes | _Raw]:
+    """Field ``number`` holding ``tensor``: its fields before ``raw_data`` (in number order, as
+    protobuf writes them), ``raw_data`` (measured now, read again when written), the fields after it."""
+    before, after = _without_raw(tensor, below=True), _without_raw(tensor, below=False)
+    size = len(tensor.raw_data)
+    inner: list[bytes | _Raw] = [before, length_prefix(_RAW_DATA.number, size), _Raw(tensor, size), after]
+    return [length_prefix(number, _size(inner)), *inner]
+
+
+def _without_raw(tensor: onnx.TensorProto, below: bool) -> bytes:
+    """The bytes of ``tensor``'s fields numbered below (or above) ``raw_data``'s, without copying it."""
+    part = onnx.TensorProto()
+    for field in onnx.TensorProto.DESCRIPTOR.fields:
+        if field is not _RAW_DATA and (field.number < _RAW_DATA.number) == below:
+            _copy_field(tensor, part, field)
+    return part.SerializeToString()
+
+
+def _copy_field(source: onnx.TensorProto, target: onnx.TensorProto, field: FieldDescriptor) -> None:
+    name = field.name
+    if is_repeated(field):
+        getattr(target, name).extend(getattr(source, name))
+    elif source.HasField(name):
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            getattr(target, name).CopyFrom(getattr(source, name))
+        else:
+            setattr(target, name, getattr(source, name))
+
+
+def _raw_bytes(raw: _Raw) -> bytes:
+    data = raw.tensor.raw_data
+    if len(data) != raw.size:
+        raise SaveError(f"tensor '{raw.tensor.name}' changed while the model was being saved; nothing was written.")
+    return data
+
+
+def _size(pieces: list[bytes | _Raw]) -> int:
+    return sum(len(p) if isinstance(p, bytes) else p.size for p in pieces)
