@@ -116,15 +116,17 @@ class HeatmapPlot(QWidget):
         self.message.hide()
         self.legend.hide()
 
-    def show_image(self, plane: np.ndarray, gaps: np.ndarray | None = None, axes: bool = True) -> None:
-        """Show ``plane`` (float, rows first); ``gaps`` marks cells between tiles; ``axes`` shows indices."""
+    def show_image(self, plane: np.ndarray, gaps: np.ndarray | None = None, axes: bool = True,
+                   span: np.ndarray | None = None) -> None:
+        """Show ``plane`` (float, rows first); ``gaps`` marks cells between tiles; ``axes`` shows indices;
+        ``span``, when given, are the finite values the colour range is chosen from (two pictures on one scale)."""
         self.values = plane
         for axis in ("left", "bottom"):
             self.plot.showAxis(axis, axes)
         data = plane if gaps is None else np.where(gaps, np.nan, plane)
         finite = data[np.isfinite(data)]
         if finite.size:
-            lo, hi, cmap = colour_range(finite)
+            lo, hi, cmap = colour_range(finite if span is None or not span.size else span)
             self.colorbar.setColorMap(pg.colormap.get(cmap))
             self.image.setImage(data, levels=(lo, hi), autoLevels=False)
             self.colorbar.setLevels((lo, hi))
