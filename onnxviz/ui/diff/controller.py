@@ -25,7 +25,7 @@ from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
-from onnxviz.ui.diff.sides import SidesTable, node_rows
+from onnxviz.ui.diff.sides import SidesTable, changed_fields, node_rows
 from onnxviz.ui.docks import PROBLEMS, find_dock
 from onnxviz.ui.tasks import Task, waiting_pool
 
@@ -218,10 +218,15 @@ class DiffController(QObject):
         ga = self.diff.alignment.graphs.get(scope)
         if ga is None or not 0 <= node < len(ga.index_a.nodes):
             return None
-        j = ga.node_b(node)
-        b = ga.index_b.nodes[j] if j is not None else None
-        title = "Compared with B" if b is not None else "Compared with B: not in B (removed)"
-        return title, SidesTable(node_rows(ga.index_a.nodes[node], b))
+        a, j = ga.index_a.nodes[node], ga.node_b(node)
+        if j is None:
+            return "Compared with B: not in B (removed)", SidesTable(node_rows(a, None))
+        b = ga.index_b.nodes[j]
+        found = next((d for d in self.diff.differences if d.kind == "node_changed" and d.scope_a == scope
+                      and d.node_a == node), None)
+        changed = changed_fields(found.details, a, b) if found is not None else set()
+        title = "Compared with B" + ("" if changed else ": the same")
+        return title, SidesTable(node_rows(a, b, changed))
 
     def _refresh_node_panel(self) -> None:
         doc = self.window.doc

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from onnx import NodeProto
 from PySide6.QtCore import Qt
@@ -22,17 +24,29 @@ class Row:
     field: str
     a: str
     b: str
-
-    @property
-    def changed(self) -> bool:
-        return self.a != self.b
+    changed: bool
 
 
-def node_rows(a: NodeProto | None, b: NodeProto | None) -> list[Row]:
-    """Name, op type, domain, every attribute and every input/output of both nodes (either may be absent)."""
+def node_rows(a: NodeProto | None, b: NodeProto | None, changed: Collection[str] | None = None) -> list[Row]:
+    """Name, op type, domain, every attribute and every input/output of both nodes (either may be absent).
+    ``changed`` names the fields the matcher found changed (:func:`changed_fields`); without it a field is
+    changed when its text differs (a node only one side has)."""
     fa, fb = _fields(a), _fields(b)
     keys = list(fa) + [k for k in fb if k not in fa]
-    return [Row(k, fa.get(k, ABSENT), fb.get(k, ABSENT)) for k in keys]
+    return [Row(k, fa.get(k, ABSENT), fb.get(k, ABSENT),
+                fa.get(k) != fb.get(k) if changed is None else k in changed) for k in keys]
+
+
+def changed_fields(details: dict[str, Any], a: NodeProto, b: NodeProto) -> set[str]:
+    """The rows a ``node_changed`` difference's details point at: a value renamed on both sides, or read
+    through a DequantizeLinear, is the same input; a rewired one is not."""
+    names = {"name": "name", "op_type": "op type", "domain": "domain"}
+    out = {names[c] for c in details.get("changes", ()) if c in names}
+    out |= {f"attribute {name}" for name in details.get("attributes", ())}
+    out |= {f"input {k}" for k in details.get("inputs", ())}
+    if "outputs" in details.get("changes", ()):
+        out |= {f"output {k}" for k in range(max(len(a.output), len(b.output)))}
+    return out
 
 
 def _fields(n: NodeProto | None) -> dict[str, str]:
@@ -82,4 +96,5 @@ class SidesTable(QTableWidget):
 
     def changed_fields(self) -> list[str]:
         """The fields shown as changed (for tests and the status bar)."""
-        return [self.item(r, 0).text()[2:] for r in range(self.rowCount()) if self.item(r, 0).text().startswith("\u2260")]
+        firsts = [item.text() for r in range(self.rowCount()) if (item := self.item(r, 0)) is not None]
+        return [text[2:] for text in firsts if text.startswith("\u2260 ")]

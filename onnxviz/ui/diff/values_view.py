@@ -69,8 +69,8 @@ class ValuesView(QWidget):
         self.figures.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.maps = [HeatmapPlot() for _ in range(3)]
         self.captions = [QLabel(name) for name, _ in HISTOGRAM_PENS]
-        self.histogram = _histogram_plot("A and B")
-        self.error_histogram = _histogram_plot("B \u2212 A")
+        self.histogram = _histogram_plot("A and B", legend=True)
+        self.error_histogram = _histogram_plot("B \u2212 A", legend=False)
         histograms = QVBoxLayout()
         histograms.addWidget(self.histogram)
         histograms.addWidget(self.error_histogram)
@@ -124,12 +124,16 @@ class ValuesView(QWidget):
             _add_histogram(self.error_histogram, error, *HISTOGRAM_PENS[2])
 
 
-def _histogram_plot(title: str) -> pg.PlotWidget:
+def _histogram_plot(title: str, legend: bool) -> pg.PlotWidget:
+    """A and B share one plot (their legend says which is which); B - A has its own, titled."""
     plot = pg.PlotWidget()
     plot.setBackground(None)
     plot.setMenuEnabled(False)
     plot.setMinimumHeight(60)
-    plot.addLegend(offset=(-6, 6))
+    if legend:
+        plot.addLegend(offset=(-6, 6))
+    else:
+        plot.setTitle(title, size="9pt")
     plot.setLabel("left", "count")
     plot.setToolTip(f"Histogram of {title}")
     return plot

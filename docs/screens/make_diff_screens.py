@@ -1,0 +1,68 @@
+"""Makes the README's pictures of the model diff, offscreen:
+
+    QT_QPA_PLATFORM=offscreen python docs/screens/make_diff_screens.py
+
+diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
+Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
+from PySide6.QtWidgets import QApplication
+
+HERE = Path(__file__).parent
+EXPORTS = HERE.parent.parent / "tests" / "data" / "exports"
+
+
+def wait(signal: SignalInstance, ms: int = 120000) -> None:
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def settle(rounds: int = 40) -> None:
+    from tests.window_fixtures import settle as settle_tasks
+
+    for _ in range(rounds):
+        settle_tasks()
+        QTimer.singleShot(25, lambda: None)
+        QApplication.processEvents()
+
+
+def main() -> None:
+    app = QApplication([])
+    from onnxviz.ui.main_window import MainWindow
+
+    w = MainWindow()
+    w.remember_window_state = False
+    w.resize(1600, 1000)
+    w.show()
+    w.open_path(EXPORTS / "resnet_float.onnx")
+    wait(w.loading_finished)
+    settle()
+    w.diff.compare_with(EXPORTS / "resnet_int8_qdq.onnx")
+    wait(w.diff.diff_shown)
+    rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_changed"]
+    w.diff.dock.list.setCurrentRow(rows[0])
+    settle()
+    w.grab().save(str(HERE / "diff-view.png"))
+    w.diff.run_both()
+    wait(w.diff.runs_compared)
+    relu = next(i for i, n in enumerate(w.doc.index.main.nodes) if n.name == "/layer2/Relu_1")  # type: ignore[union-attr]
+    w.canvas.reveal_node("", relu)
+    settle()
+    w.diff.dock.tabs.setCurrentIndex(1)
+    settle(10)
+    w.grab().save(str(HERE / "diff-values.png"))
+    w.diff.close_diff()
+    w.set_document(None)
+    settle(3)
+    app.quit()
+
+
+if __name__ == "__main__":  # the runner's worker processes import this module again
+    main()
