@@ -106,6 +106,34 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
     assert _node_panel_sides(w) is None and not w.diff.actions["next"].isEnabled()
 
 
+def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node_shows_its_fields(
+        qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
+    m = onnx.load(EXPORTS / "vad_if.onnx")
+    then = next(a for a in m.graph.node[8].attribute if a.name == "then_branch").g
+    next(a for a in then.node[4].attribute if a.name == "axes").ints[:] = [1]   # the then branch's ReduceMean
+    sig = m.graph.node[12]                                                       # a Neg inserted before Sigmoid
+    m.graph.node.insert(12, onnx.helper.make_node("Neg", [sig.input[0]], ["negated"], name="inserted_neg"))
+    m.graph.node[13].input[0] = "negated"
+    b = tmp_path / "vad_edited.onnx"
+    onnx.save(m, b)
+    w = _diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
+    dock = w.diff.dock
+    kinds = [(d.kind, d.a, d.b) for d in dock.differences]
+    assert ("node_changed", "/ReduceMean", "/ReduceMean") in kinds and ("node_added", None, "inserted_neg") in kinds
+    body = next(k for k, d in enumerate(dock.differences) if d.kind == "node_changed")
+    dock.list.setCurrentRow(body)
+    scope = dock.differences[body].scope_a
+    assert scope  # a body's scope
+    qtbot.waitUntil(lambda: doc_of(w).selection.state.scope == scope and doc_of(w).selection.state.node == 4,
+                    timeout=TIMEOUT)
+    assert w.canvas.scope == scope
+    sides = _node_panel_sides(w)
+    assert sides is not None and sides.changed_fields() == ["attribute axes"]
+    dock.list.setCurrentRow(next(k for k, d in enumerate(dock.differences) if d.kind == "node_added"))
+    assert doc_of(w).selection.state.node == -1
+    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 2).text() == "Neg"
+
+
 def test_a_model_against_itself_lists_nothing(qtbot: QtBot, make_window: Make) -> None:
     path = EXPORTS / "resnet_float.onnx"
     w = _diff_window(qtbot, make_window, path, path)

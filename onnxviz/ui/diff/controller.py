@@ -184,7 +184,8 @@ class DiffController(QObject):
         self.diff, self.doc_b = None, None
         self.dock.hide()
         if was_active:
-            self.window.canvas.clear_overlay()
+            run = self.window.run_controller
+            run.set_overlay(run.overlay_key)  # the last plain run's colours come back, or none
             self._refresh_node_panel()
             self.diff_closed.emit()
 
@@ -208,6 +209,7 @@ class DiffController(QObject):
             self.window.canvas.reveal_node(d.scope_a, d.node_a)
         else:
             doc.selection.clear()
+        self.dock.show_sides(self._added_sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
 
     # -- the Node panel ----------------------------------------------------------------------------
@@ -227,6 +229,13 @@ class DiffController(QObject):
         changed = changed_fields(found.details, a, b) if found is not None else set()
         title = "Compared with B" + ("" if changed else ": the same")
         return title, SidesTable(node_rows(a, b, changed))
+
+    def _added_sides(self, d: Difference) -> SidesTable | None:
+        """A node only B has gets no box in A's graph: the dock shows its fields instead."""
+        ga = self.diff.alignment.graphs_b.get(d.scope_b) if self.diff is not None and d.kind == "node_added" else None
+        if ga is None or not 0 <= d.node_b < len(ga.index_b.nodes):
+            return None
+        return SidesTable(node_rows(None, ga.index_b.nodes[d.node_b]))
 
     def _refresh_node_panel(self) -> None:
         doc = self.window.doc

@@ -89,6 +89,8 @@ class DiffDock(QDockWidget):
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
         side_layout.addWidget(self.detail)
+        self.side_layout = side_layout
+        self.sides: QWidget | None = None   # B's fields of a node only B has
         side_layout.addStretch(1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.list)
@@ -116,6 +118,7 @@ class DiffDock(QDockWidget):
             self.list.addItem(item)
         self.list.setCurrentRow(-1)
         self.list.blockSignals(False)
+        self.show_sides(None)
         self.detail.setText("Select a difference (F8: next, Shift+F8: previous)." if self.differences
                             else "The two models are identical.")
         for w in (self.previous_button, self.next_button):
@@ -144,6 +147,14 @@ class DiffDock(QDockWidget):
         row = (0 if direction > 0 else n - 1) if row < 0 else (row + direction) % n
         self.list.setCurrentRow(row)
         return row
+
+    def show_sides(self, table: QWidget | None) -> None:
+        """Show ``table`` under the difference's text (None: nothing)."""
+        if self.sides is not None:
+            self.sides.deleteLater()
+        self.sides = table
+        if table is not None:
+            self.side_layout.insertWidget(1, table)
 
     def _on_row(self, row: int) -> None:
         if 0 <= row < len(self.differences):

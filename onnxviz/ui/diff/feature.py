@@ -58,7 +58,7 @@ def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None
 
 def _actions(window: MainWindow, c: DiffController) -> dict[str, QAction]:
     a = {
-        "compare": _action(window, "Compare &With...", "Diff this model against another .onnx (e.g. its "
+        "compare": _action(window, "Co&mpare With...", "Diff this model against another .onnx (e.g. its "
                            "optimized, quantized or re-exported version)"),
         "next": _action(window, "&Next Difference", "Select the next difference", "F8"),
         "previous": _action(window, "&Previous Difference", "Select the previous difference", "Shift+F8"),
