@@ -45,6 +45,8 @@ class Opened:
 
     doc_b: Document
     diff: ModelDiff
+    marks: dict[tuple[str, int], float]   # A's nodes to colour: (scope, node) -> category
+    summary: str
 
 
 class DiffController(QObject):
@@ -60,6 +62,7 @@ class DiffController(QObject):
         self.window = window
         self.doc_b: Document | None = None
         self.diff: ModelDiff | None = None
+        self.marks: dict[tuple[str, int], float] = {}
         self.cross: CrossRun | None = None
         self.task: Task | None = None
         self.colouring = DIFFERENCES
@@ -117,7 +120,7 @@ class DiffController(QObject):
             token.check()
             diff = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                                progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
-            return Opened(doc_b, diff)
+            return Opened(doc_b, diff, diff_marks(diff), diff.summary())
 
         task = Task(work, f"Comparing with {path.name}", parent=self)
         task.finished.connect(lambda opened: self._opened(task, doc_a, opened))
@@ -137,12 +140,12 @@ class DiffController(QObject):
             return
         self.task = None
         self._drop_runs()
-        self.doc_b, self.diff = opened.doc_b, opened.diff
+        self.doc_b, self.diff, self.marks = opened.doc_b, opened.diff, opened.marks
         self.colouring = DIFFERENCES
-        self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff)
+        self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
         self._place_dock()
         self._apply_colours()
-        self.window.statusBar().showMessage(f"Compared with {opened.doc_b.name}: {opened.diff.summary()}", 10000)
+        self.window.statusBar().showMessage(f"Compared with {opened.doc_b.name}: {opened.summary}", 10000)
         self.diff_shown.emit()
 
     def _place_dock(self) -> None:
@@ -181,7 +184,7 @@ class DiffController(QObject):
         self._cancel_task()
         was_active = self.active
         self._drop_runs()
-        self.diff, self.doc_b = None, None
+        self.diff, self.doc_b, self.marks = None, None, {}
         self.dock.hide()
         if was_active:
             run = self.window.run_controller
@@ -256,9 +259,7 @@ class DiffController(QObject):
             values = {("", n): v for n, v in self.cross.node_errors_a(self.colouring).items()}
             canvas.set_overlay(values, f"A vs B: {COMPARE_MEASURES[self.colouring]}")
             return
-        marks = {(scope, node): float(CATEGORY[kind]) for scope in self.diff.alignment.graphs
-                 for node, kind in self.diff.node_kinds_a(scope).items() if kind in CATEGORY}
-        canvas.set_overlay(marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
+        canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
 
     # -- Run Both ------------------------------------------------------------------------------------
     def run_both(self) -> Task | None:
@@ -319,6 +320,12 @@ class DiffController(QObject):
             return None
         outputs = cross.alignment.main.index_a.nodes[state.node].output
         return next((by_name[y] for y in outputs if y in by_name), None)
+
+
+def diff_marks(diff: ModelDiff) -> dict[tuple[str, int], float]:
+    """A's changed and removed nodes of every graph, as the canvas colours them (off the GUI thread)."""
+    return {(d.scope_a, d.node_a): float(CATEGORY[d.kind]) for d in diff.differences
+            if d.node_a >= 0 and d.kind in CATEGORY}
 
 
 def _short(d: Difference) -> str:
