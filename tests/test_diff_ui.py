@@ -218,3 +218,19 @@ def test_cancelled_compare_shows_nothing(qtbot: QtBot, make_window: Make) -> Non
         task.cancel()
     settle()
     assert not w.diff.active and w.diff.dock.isHidden()
+
+
+def test_run_compare_with_model_pairs_values_with_the_diffs_matcher(qtbot: QtBot, make_window: Make) -> None:
+    """Issue 17 item 2: Run > Compare with Model... on a float ResNet and its int8 QDQ version compared
+    relu/Relu_output_0 with the same-named pre-ReLU value of B (rel 1.99); the matcher pairs it with the
+    DequantizeLinear output after it."""
+    w = make_window()
+    open_and_wait(qtbot, w, EXPORTS / "resnet_float.onnx")
+    c = w.run_controller
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c.run(compare="file", other_path=EXPORTS / "resnet_int8_qdq.onnx")
+    assert c.diffs is not None and c.pairs is not None and len(c.diffs) >= 10
+    by_name = {d.name: d for d in c.diffs}
+    relu = by_name["/layer2/Relu_1_output_0"]
+    assert relu.other.endswith("DequantizeLinear_Output") and relu.rel_error < 0.2
+    assert max(d.rel_error for d in c.diffs) < 0.2
