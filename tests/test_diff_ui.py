@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.layout.scene import BoxKind
+from onnxviz.ui.diff.controller import RENAMED_RGBA
 from onnxviz.ui.diff.dock import COLOURS
 from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.main_window import MainWindow
@@ -78,8 +79,9 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
     assert dock.list.count() == 4 and "4 differences" in dock.summary.text()
     # the legend and the colours on A's graph
     legend = w.canvas.view.legend
-    assert legend is not None and [s[0] for s in legend.swatches] == ["changed", "removed in B"]
+    assert legend is not None and [s[0] for s in legend.swatches] == ["renamed only", "changed", "removed in B"]
     assert _box_colour(w, 8) == COLOURS["node_removed"]
+    assert _box_colour(w, 2) == RENAMED_RGBA
     assert _box_colour(w, 14) == COLOURS["node_changed"]
     assert _box_colour(w, 0)[3] == 0  # unchanged: not coloured
     selection = doc_of(w).selection
@@ -234,3 +236,13 @@ def test_run_compare_with_model_pairs_values_with_the_diffs_matcher(qtbot: QtBot
     relu = by_name["/layer2/Relu_1_output_0"]
     assert relu.other.endswith("DequantizeLinear_Output") and relu.rel_error < 0.2
     assert max(d.rel_error for d in c.diffs) < 0.2
+
+
+def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,
+                                       tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
+    with qtbot.waitSignal(w.diff.diff_closed):
+        doc_of(w).rename_node(("", 0), "renamed_here")
+    settle()
+    assert not w.diff.active and w.diff.dock.isHidden() and w.canvas.shown_overlay is None
+    assert "edited" in w.statusBar().currentMessage()

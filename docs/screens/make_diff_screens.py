@@ -3,14 +3,16 @@
     QT_QPA_PLATFORM=offscreen python docs/screens/make_diff_screens.py
 
 diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
-Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A.
+Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
+diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected.
 """
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
+from PySide6.QtCore import QEventLoop, QSettings, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication
 
 HERE = Path(__file__).parent
@@ -37,7 +39,8 @@ def main() -> None:
     app = QApplication([])
     from onnxviz.ui.main_window import MainWindow
 
-    w = MainWindow()
+    folder = tempfile.mkdtemp(prefix="onnxviz-screens-")  # the user's settings are neither read nor written
+    w = MainWindow(QSettings(f"{folder}/onnxviz.ini", QSettings.Format.IniFormat))
     w.remember_window_state = False
     w.resize(1600, 1000)
     w.show()
@@ -58,6 +61,16 @@ def main() -> None:
     w.diff.dock.tabs.setCurrentIndex(1)
     settle(10)
     w.grab().save(str(HERE / "diff-values.png"))
+    w.diff.close_diff()
+    w.open_path(EXPORTS / "bert_legacy.onnx")
+    wait(w.loading_finished)
+    settle()
+    w.diff.compare_with(EXPORTS / "bert_dynamo.onnx")
+    wait(w.diff.diff_shown)
+    w.diff.dock.list.setCurrentRow(next(k for k, d in enumerate(w.diff.dock.differences)
+                                        if d.kind == "node_changed" and d.details.get("changes") != ["name"]))
+    settle()
+    w.grab().save(str(HERE / "diff-exports.png"))
     w.diff.close_diff()
     w.set_document(None)
     settle(3)

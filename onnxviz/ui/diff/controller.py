@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 
 DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff opens
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
-CATEGORY = {"node_changed": 0, "node_removed": 1}  # a group box shows its highest: removed over changed
-DIFF_SCHEME = Scheme("category", ("changed", "removed in B"), (COLOURS["node_changed"], COLOURS["node_removed"]),
-                     blank="same in B")
+RENAMED_RGBA = (222, 203, 160, 255)  # a node that changed its name only (another exporter): muted
+CATEGORY = {"renamed": 0, "node_changed": 1, "node_removed": 2}  # a group box shows its highest
+DIFF_SCHEME = Scheme("category", ("renamed only", "changed", "removed in B"),
+                     (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_removed"]), blank="same in B")
 
 
 @dataclass
@@ -324,8 +325,12 @@ class DiffController(QObject):
 
 def diff_marks(diff: ModelDiff) -> dict[tuple[str, int], float]:
     """A's changed and removed nodes of every graph, as the canvas colours them (off the GUI thread)."""
-    return {(d.scope_a, d.node_a): float(CATEGORY[d.kind]) for d in diff.differences
+    return {(d.scope_a, d.node_a): float(CATEGORY[_category(d)]) for d in diff.differences
             if d.node_a >= 0 and d.kind in CATEGORY}
+
+
+def _category(d: Difference) -> str:
+    return "renamed" if d.kind == "node_changed" and d.details.get("changes") == ["name"] else d.kind
 
 
 def _short(d: Difference) -> str:
