@@ -246,3 +246,13 @@ def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,
     settle()
     assert not w.diff.active and w.diff.dock.isHidden() and w.canvas.shown_overlay is None
     assert "edited" in w.statusBar().currentMessage()
+
+
+def test_a_window_saved_with_a_diff_open_starts_without_the_empty_dock(qtbot: QtBot, make_window: Make,
+                                                                         tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
+    w._save_window_state()  # as a close does, before the diff closes
+    again = make_window()
+    assert again.property("stateRestored")
+    qtbot.waitUntil(lambda: again.diff.dock.isHidden())
+    assert not again.diff.active

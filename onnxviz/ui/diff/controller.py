@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
 
@@ -77,6 +77,9 @@ class DiffController(QObject):
         self.dock.colouring_chosen.connect(self.set_colouring)
         window.panels.node_panel.extras.append(self.node_section)
         window.closing.connect(self.close_diff)
+        # the window restores its docks after the features are installed: a dock saved open, with a diff
+        # the last session had, would come back empty
+        QTimer.singleShot(0, lambda: None if self.active else self.dock.hide())
 
     @property
     def active(self) -> bool:
