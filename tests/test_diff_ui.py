@@ -85,8 +85,8 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
     assert _box_colour(w, 14) == COLOURS["node_changed"]
     assert _box_colour(w, 0)[3] == 0  # unchanged: not coloured
     selection = doc_of(w).selection
-    _press(qtbot, w, Qt.Key.Key_F8)   # the weight: no node, nothing selected
-    assert dock.list.currentRow() == 0 and selection.state.node == -1
+    _press(qtbot, w, Qt.Key.Key_F8)   # the weight: no node, the value is selected
+    assert dock.list.currentRow() == 0 and selection.state.node == -1 and selection.state.value == "fc.bias"
     assert "max_abs 1" in dock.detail.text()
     _press(qtbot, w, Qt.Key.Key_F8)   # the renamed Conv
     qtbot.waitUntil(lambda: selection.state.node == 2, timeout=TIMEOUT)

@@ -207,14 +207,18 @@ class DiffController(QObject):
             self.dock.step(direction)  # the list's row change selects
 
     def show_difference(self, row: int) -> None:
-        """Select the difference's node of A (entering its graph and opening groups); others select nothing."""
+        """Select the difference's node of A (entering its graph and opening groups), or its value (a weight,
+        an input...) for the Value and Weights panels; a difference A has no part in selects nothing."""
         doc = self.window.doc
         if self.diff is None or doc is None or not 0 <= row < len(self.diff.differences):
             return
         d = self.diff.differences[row]
+        g = doc.index.graphs.get(d.scope_a)
         if d.node_a >= 0:
             self.window.canvas.reveal_node(d.scope_a, d.node_a)
-        else:
+        elif d.a is not None and g is not None and g.defines(d.a):  # a weight, input, output or value_info of A
+            doc.selection.select_value(d.scope_a, d.a)
+        else:  # B's only, or the model's fields: nothing of A to select
             doc.selection.clear()
         self.dock.show_sides(self._added_sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
