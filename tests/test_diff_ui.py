@@ -236,6 +236,14 @@ def test_run_compare_with_model_pairs_values_with_the_diffs_matcher(qtbot: QtBot
     relu = by_name["/layer2/Relu_1_output_0"]
     assert relu.other.endswith("DequantizeLinear_Output") and relu.rel_error < 0.2
     assert max(d.rel_error for d in c.diffs) < 0.2
+    # the Activations dock shows the selected value in both runs and their difference
+    node = next(i for i, n in enumerate(doc_of(w).index.main.nodes) if n.name == "/layer2/Relu_1")
+    doc_of(w).selection.select_node("", node)
+    dock = c.dock
+    assert dock.tabs.tabBar().isVisible()
+    dock.tabs.setCurrentWidget(dock.pair_page)
+    assert "DequantizeLinear" in dock.pair.title.text() and "SQNR" in dock.pair.figures.text()
+    assert all(m.values is not None for m in dock.pair.maps)
 
 
 def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,

@@ -4,7 +4,8 @@
 
 diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
 Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
-diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected.
+diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected;
+compare-activations.png: Run > Compare with Model... (float vs int8), the Activations panel's "Both runs" tab.
 """
 
 from __future__ import annotations
@@ -72,6 +73,18 @@ def main() -> None:
     settle()
     w.grab().save(str(HERE / "diff-exports.png"))
     w.diff.close_diff()
+    w.open_path(EXPORTS / "resnet_float.onnx")
+    wait(w.loading_finished)
+    settle()
+    run = w.run_controller
+    run.run(compare="file", other_path=EXPORTS / "resnet_int8_qdq.onnx")
+    wait(run.run_finished)
+    relu = next(i for i, n in enumerate(w.doc.index.main.nodes) if n.name == "/layer1/Relu_1")  # type: ignore[union-attr]
+    w.canvas.reveal_node("", relu)
+    settle()
+    run.dock.tabs.setCurrentWidget(run.dock.pair_page)
+    settle(10)
+    w.grab().save(str(HERE / "compare-activations.png"))
     w.set_document(None)
     settle(3)
     app.quit()

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from onnxviz.model.matching import Difference, ModelDiff
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
-from onnxviz.ui.diff.values_view import ValuesView
+from onnxviz.ui.widgets.pair_view import ValuesView
 
 COLOURS = {  # the kinds' colours on the canvas, the legend and the list (Okabe-Ito: told apart by most eyes)
     "node_changed": (230, 159, 0, 255),

@@ -314,7 +314,7 @@ class RunController(QObject):
             self.overlay_key = "max_abs"
         summary = self._summary(jobs[0].label)
         self.dock.set_result(self.result, self.diffs, summary, self.overlay_key,
-                             jobs[1].label if len(jobs) > 1 else "")
+                             jobs[1].label if len(jobs) > 1 else "", self.other)
         self._bring_dock_forward()
         self._apply_overlay()
         self._on_selection(doc.selection.state)
@@ -509,7 +509,8 @@ class RunController(QObject):
             if self.result is not a or self.window.doc is not doc:
                 return  # another run or document since
             self.diffs, self.tolerance = diffs, tolerance
-            self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label)
+            self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label,
+                                 self.other)
             self._apply_overlay()
             if doc is not None:
                 self._on_selection(doc.selection.state)

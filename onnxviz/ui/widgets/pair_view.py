@@ -14,6 +14,7 @@ from onnxviz.model.runner.compare import ValueDiff
 from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.heatmap import HeatmapPlot
 
+CELL_HEIGHT = 300   # pixels of a picture with its caption at most (a tall narrow column made them strips)
 PLANE_CELLS = 256    # rows and columns of a heatmap at most (the first ones of a larger value)
 BINS = 64
 HISTOGRAM_PENS = (("A", "#1f77b4"), ("B", "#ff7f0e"), ("B \u2212 A", "#2ca02c"))
@@ -59,7 +60,8 @@ def figures_html(d: ValueDiff) -> str:
 class ValuesView(QWidget):
     """Call :meth:`show_pair` with both arrays and their ValueDiff, or :meth:`show_message`."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, columns: int = 4, parent: QWidget | None = None) -> None:
+        """``columns``: 4 puts the pictures in one row (a wide bottom panel), 1 one under another (a side column)."""
         super().__init__(parent)
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -67,27 +69,23 @@ class ValuesView(QWidget):
         self.figures = QLabel()
         self.figures.setTextFormat(Qt.TextFormat.RichText)
         self.figures.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.figures.setWordWrap(True)
         self.maps = [HeatmapPlot() for _ in range(3)]
         self.captions = [QLabel(name) for name, _ in HISTOGRAM_PENS]
         self.histogram = _histogram_plot("A and B", legend=True)
         self.error_histogram = _histogram_plot("B \u2212 A", legend=False)
-        histograms = QVBoxLayout()
-        histograms.addWidget(self.histogram)
-        histograms.addWidget(self.error_histogram)
-        grid = QGridLayout()
-        for k, (caption, plot) in enumerate(zip(self.captions, self.maps, strict=True)):
-            caption.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-            grid.addWidget(caption, 0, k)
-            grid.addWidget(plot, 1, k)
-        grid.addLayout(histograms, 1, 3)
-        grid.addWidget(QLabel("Histograms"), 0, 3, Qt.AlignmentFlag.AlignHCenter)
-        for k in range(4):
-            grid.setColumnStretch(k, 1)
+        self.cells = [_cell(caption, plot) for caption, plot in zip(self.captions, self.maps, strict=True)]
+        self.cells.append(_cell(QLabel("Histograms"), self.histogram, self.error_histogram))
+        self.grid = QGridLayout()
+        for k, cell in enumerate(self.cells):
+            self.grid.addWidget(cell, k // columns, k % columns)
+        for k in range(columns):
+            self.grid.setColumnStretch(k, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
         layout.addWidget(self.figures)
-        layout.addLayout(grid, 1)
+        layout.addLayout(self.grid, 1)
         self.show_message("Run Both, then select a node to see its value in A and B.")
 
     def show_message(self, text: str) -> None:
@@ -99,6 +97,9 @@ class ValuesView(QWidget):
         self.error_histogram.clear()
 
     def show_pair(self, a: np.ndarray, b: np.ndarray, d: ValueDiff) -> None:
+        if not all(np.issubdtype(np.asarray(x).dtype, np.number) or np.asarray(x).dtype == bool for x in (a, b)):
+            self.show_message("These values are not numbers: they are compared as they are, not drawn.")
+            return
         names = html.escape(display_name(d.name, NAME_CHARS))
         if d.other != d.name:
             names += f" &harr; {html.escape(display_name(d.other, NAME_CHARS))}"
@@ -122,6 +123,18 @@ class ValuesView(QWidget):
         _add_histogram(self.histogram, np.asarray(b), *HISTOGRAM_PENS[1])
         if error is not None:
             _add_histogram(self.error_histogram, error, *HISTOGRAM_PENS[2])
+
+
+def _cell(caption: QLabel, *plots: QWidget) -> QWidget:
+    cell = QWidget()
+    cell.setMaximumHeight(CELL_HEIGHT)
+    layout = QVBoxLayout(cell)
+    layout.setContentsMargins(0, 0, 0, 0)
+    caption.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    layout.addWidget(caption)
+    for plot in plots:
+        layout.addWidget(plot, 1)
+    return cell
 
 
 def _histogram_plot(title: str, legend: bool) -> pg.PlotWidget:
