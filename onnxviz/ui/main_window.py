@@ -33,6 +33,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
 from onnxviz.ui.canvas import feature as canvas_feature
+from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
 from onnxviz.ui.panels import feature as panels_feature
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self.panels = panels_feature.install(self)
         self.editing = edit_feature.install(self)
         self.run_controller = run_feature.install(self)
+        self.diff = diff_feature.install(self)
         self.key_rows = canvas_feature.KEY_ROWS  # keys the graph handles itself, for Help > Keyboard Shortcuts
         self._add_late_actions()
         docks.arrange(self)

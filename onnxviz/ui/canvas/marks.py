@@ -32,17 +32,23 @@ BEYOND_RGBA: RGBA = (214, 39, 40, 255)  # mask-like values: a colour of their ow
 @dataclass(frozen=True)
 class Scheme:
     """How an overlay's values are read: ``kind`` "level" (the default), "signed" (a diverging map
-    centred at zero when the values straddle it), "flag" (0 no, 1 yes; ``states`` names both) or
-    "duration" (microseconds: a box shows the sum of the nodes it stands for)."""
+    centred at zero when the values straddle it), "flag" (0 no, 1 yes; ``states`` names both),
+    "category" (0, 1, ... index ``states`` and ``colours``; a group box takes its highest) or
+    "duration" (microseconds: a box shows the sum of the nodes it stands for). ``blank`` names the
+    boxes without a value on the key."""
 
     kind: str = "level"
-    states: tuple[str, str] = ("no", "yes")
+    states: tuple[str, ...] = ("no", "yes")
+    colours: tuple[RGBA, ...] = ()
+    blank: str = "no value"
 
     def text(self, v: float) -> str:
         if self.kind == "duration":
             return duration_text(v)
         if self.kind == "flag":
             return self.states[v > 0]
+        if self.kind == "category":
+            return self.states[int(v)] if 0 <= v < len(self.states) else f"{v:g}"
         return f"{v:.4g}"
 
 
@@ -125,6 +131,10 @@ def overlay_colours(d: Drawable, values: dict[tuple[str, int], float], scope: st
         legend = _flag_legend(title, scheme)
         rgba[coloured] = np.where(per_box[coloured, None] > 0, legend.swatches[1][1], legend.swatches[0][1])
         return Overlay(rgba, legend, per_box, counts)
+    if scheme.kind == "category":
+        legend = _category_legend(title, scheme)
+        rgba[coloured] = legend.colours[np.clip(per_box[coloured].astype(np.int64), 0, len(legend.colours) - 1)]
+        return Overlay(rgba, legend, per_box, counts)
     drawn = per_box[coloured]
     if len(drawn) and drawn.min() == drawn.max():
         legend = _single_legend(title, scheme, float(drawn[0]))
@@ -158,6 +168,12 @@ def _flag_legend(title: str, scheme: Scheme) -> Legend:
     no, yes = (_rgba(c.red(), c.green(), c.blue(), c.alpha()) for c in (style.FLAG_NO, style.FLAG_YES))
     swatches = ((scheme.states[0], no), (scheme.states[1], yes))
     return Legend(title, 0.0, 1.0, np.array([no, yes], np.uint8), scheme=scheme, swatches=swatches)
+
+
+def _category_legend(title: str, scheme: Scheme) -> Legend:
+    swatches = tuple(zip(scheme.states, scheme.colours, strict=True))
+    return Legend(title, 0.0, float(len(swatches) - 1), np.array(scheme.colours, np.uint8).reshape(-1, 4),
+                  scheme=scheme, swatches=swatches)
 
 
 def _single_legend(title: str, scheme: Scheme, value: float) -> Legend:

@@ -340,7 +340,7 @@ def legend_width(legend: Legend) -> float:
     """Wide enough for the title and every swatch's label on one line (at least the bar's 220)."""
     title = QFontMetricsF(style.font(11, bold=True)).horizontalAdvance(legend_title(legend))
     small = QFontMetricsF(style.font(10))
-    keys = sum(25 + small.horizontalAdvance(label) for label in [*(s[0] for s in legend.swatches), "no value"])
+    keys = sum(25 + small.horizontalAdvance(label) for label in [*(s[0] for s in legend.swatches), legend.scheme.blank])
     beyond = 25 + small.horizontalAdvance(beyond_label(legend)) if legend.beyond else 0.0
     return max(220.0, title + 24, keys + 8 if legend.swatches else 0.0, beyond)
 
@@ -393,10 +393,10 @@ def _paint_bar(p: QPainter, bar: QRectF, legend: Legend) -> None:
 
 
 def _paint_swatches(p: QPainter, area: QRectF, legend: Legend) -> None:
-    """A flag's two states side by side, or the one value every box has, then "no value"."""
+    """A flag's two states (or a category's) side by side, or the one value every box has, then the blank's."""
     x = area.x()
     entries = [(QColor(*c), label) for label, c in legend.swatches]
-    for colour, label in [*entries, (QColor(style.NO_OVERLAY_VALUE), "no value")]:
+    for colour, label in [*entries, (QColor(style.NO_OVERLAY_VALUE), legend.scheme.blank)]:
         x = _paint_key(p, QPointF(x, area.y()), colour, label) + 12
 
 

@@ -6,6 +6,7 @@ import html
 from collections.abc import Callable
 
 from onnx import AttributeProto, NodeProto
+from PySide6.QtWidgets import QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.graph.index import GraphIndex, child_scope
@@ -39,11 +40,16 @@ VALUE_CHARS = 1000  # of an attribute's value, a metadata value or a problem's m
 SECTION_CHARS = 60  # of a name from the file in a section's title
 
 
+Extra = Callable[[Document, str, int], "tuple[str, QWidget] | None"]
+"""A feature's own section for a node (e.g. the model diff's side-by-side view): its title and body, or None."""
+
+
 class NodePanel(Page):
     def __init__(self, on_link: Callable[[str], None]) -> None:
         super().__init__(on_link)
         self.scope = ""
         self.node = -1
+        self.extras: list[Extra] = []  # sections features add right under the header
 
     def show_node(self, doc: Document, scope: str, node: int) -> None:
         self.scope, self.node = scope, node
@@ -57,6 +63,10 @@ class NodePanel(Page):
         n = g.nodes[node]
         doc_info = op_doc(doc.model, n)
         self._add_header(doc, g, node, n, doc_info)
+        for extra in self.extras:
+            section = extra(doc, scope, node)
+            if section is not None:
+                self.add_section(*section)
         self._add_attributes(g, node, n, doc_info)
         self._add_values("Inputs", doc, g, list(n.input), doc_info.inputs if doc_info else ())
         self._add_values("Outputs", doc, g, list(n.output), doc_info.outputs if doc_info else ())

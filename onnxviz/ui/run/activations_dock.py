@@ -12,11 +12,14 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QMenu,
     QPushButton,
+    QScrollArea,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -28,6 +31,7 @@ from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duratio
 from onnxviz.model.text import display_name
 from onnxviz.ui.run.structured_view import StructuredView
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
+from onnxviz.ui.widgets.pair_view import ValuesView
 from onnxviz.ui.widgets.tensor_view import TensorView
 
 NO_RUN_TEXT = "Run the model (Run > Run, F9) to see the value of every node output here."
@@ -45,6 +49,7 @@ class ActivationsDock(QDockWidget):
         super().__init__("Activations", parent)
         self.setObjectName("ActivationsDock")
         self.result: RunResult | None = None
+        self.other: RunResult | None = None  # the run compared with, when there is one
         self.diffs: dict[str, ValueDiff] = {}
         self.other_label = ""  # what the values were compared with (an engine, a file)
         self.records: list[ValueRecord] = []
@@ -73,7 +78,17 @@ class ActivationsDock(QDockWidget):
         self.facts = _wrapping_label()
         layout.addWidget(self.facts)
         self.view = TensorView()
-        layout.addWidget(self.view, 1)
+        self.pair = ValuesView(columns=1)  # after a comparison: the value in both runs and their difference
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.view, "This run")
+        self.pair_page = QScrollArea()  # its pictures' minimum height must not raise the window's
+        self.pair_page.setWidgetResizable(True)
+        self.pair_page.setFrameShape(QFrame.Shape.NoFrame)
+        self.pair_page.setWidget(self.pair)
+        self.tabs.addTab(self.pair_page, "Both runs: A, B, B \u2212 A")
+        self.tabs.tabBar().hide()
+        self.tabs.currentChanged.connect(lambda _i: self._show_pair())
+        layout.addWidget(self.tabs, 1)
         self.tree = StructuredView()  # in the view's place for a sequence or map
         self.tree.hide()
         layout.addWidget(self.tree, 1)
@@ -147,8 +162,13 @@ class ActivationsDock(QDockWidget):
 
     # -- what the controller sets ----------------------------------------------------------------
     def set_result(self, result: RunResult | None, diffs: list[ValueDiff] | None = None,
-                   summary: str = "", overlay: str = "", other_label: str = "") -> None:
+                   summary: str = "", overlay: str = "", other_label: str = "",
+                   other: RunResult | None = None) -> None:
         self.result = result
+        self.other = other if diffs is not None else None
+        self.tabs.tabBar().setVisible(self.other is not None)
+        if self.other is None:
+            self.tabs.setCurrentIndex(0)
         self.diffs = {d.name: d for d in diffs or []}
         self.other_label = other_label
         self.summary.setText(summary or ("" if result else NO_RUN_TEXT))
@@ -201,6 +221,7 @@ class ActivationsDock(QDockWidget):
 
     def _show_tree(self, shown: bool) -> None:
         self.tree.setVisible(shown)
+        self.tabs.setVisible(not shown)
         self.view.setVisible(not shown)
 
     def _show_current(self) -> None:
@@ -216,6 +237,22 @@ class ActivationsDock(QDockWidget):
         result = self.result
         self.view.show_tensor(record.name, stats=record.stats, loader=lambda: result.array(record.key),
                               kernels=False)  # an NCHW activation is no conv weight: its maps are in Slices
+        self._show_pair()
+
+    def _show_pair(self) -> None:
+        """The shown value in both runs, read only while that tab is open (two arrays, one more made)."""
+        if self.tabs.currentWidget() is not self.pair_page:
+            return
+        index = self.value_combo.currentIndex()
+        record = self.records[index] if 0 <= index < len(self.records) else None
+        d = self.diffs.get(record.name) if record is not None and record.scope == "" else None
+        if self.result is None or self.other is None or record is None or d is None:
+            self.pair.show_message("This value was not compared (it has no partner in the other run).")
+            return
+        try:
+            self.pair.show_pair(self.result.array(record.key), self.other.array(d.other), d)
+        except (RunError, KeyError, OSError) as exc:
+            self.pair.show_message(f"The values could not be read: {exc}")
 
     def _show_structured(self, key: str) -> None:
         assert self.result is not None

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import OnnxvizError, sentence
-from onnxviz.model.graph.index import scope_label
+from onnxviz.model.graph.index import ModelIndex, scope_label
+from onnxviz.model.matching import align_models, feeds_for_b, pair_values
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -39,6 +40,7 @@ from onnxviz.model.runner.compare import (
     DEFAULT_TOLERANCE,
     Tolerance,
     ValueDiff,
+    compare_pairs,
     compare_results,
     first_exceeding,
     per_node,
@@ -93,6 +95,7 @@ class Job:
 class Outcome:
     results: list[RunResult]
     diffs: list[ValueDiff] | None
+    pairs: list[tuple[str, str]] | None = None  # another model's values paired by the matcher (None: by name)
 
 
 class RunController(QObject):
@@ -110,6 +113,7 @@ class RunController(QObject):
         self.result: RunResult | None = None
         self.other: RunResult | None = None
         self.diffs: list[ValueDiff] | None = None
+        self.pairs: list[tuple[str, str]] | None = None  # of self.diffs, when the other run is another model
         self.tolerance = DEFAULT_TOLERANCE   # of self.diffs, and of the next comparison
         self.other_label = ""                # what the last comparison compared with
         self.overlay_key = ""
@@ -244,11 +248,13 @@ class RunController(QObject):
         def work(progress: ProgressFn, token: CancelToken) -> Outcome:
             results: list[RunResult] = []
             arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
+            matched = _matched_model(index, other_path, arrays, token) if compare == "file" and other_path else None
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
+                    job_feeds = matched[1] if k > 0 and matched is not None else arrays
                     try:
-                        results.append(run_model(job.model, arrays, job.options, index=index if k == 0 else None,
+                        results.append(run_model(job.model, job_feeds, job.options, index=index if k == 0 else None,
                                                  base_dir=job.base_dir, progress=part, token=token,
                                                  on_start=self._on_worker_started))
                     except RunError as exc:
@@ -266,14 +272,15 @@ class RunController(QObject):
                 results[0].first_nonfinite()  # worked out here, not on the GUI thread (100k values: ~0.1 s)
                 results[0].measure(self.overlay_key if self.overlay_key in MEASURES else "max_abs")
                 diffs = None
+                pairs = matched[0] if matched is not None else None
                 if len(results) > 1:
-                    diffs = compare_results(results[0], results[1], tolerance,
-                                            _scaled(progress, len(jobs), len(jobs) + 1), token)
+                    diffs = _compare(results[0], results[1], pairs, tolerance,
+                                     _scaled(progress, len(jobs), len(jobs) + 1), token)
             except BaseException:
                 for r in results:
                     r.cleanup()
                 raise
-            return Outcome(results, diffs)
+            return Outcome(results, diffs, pairs)
 
         task = Task(work, label)
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
@@ -313,7 +320,7 @@ class RunController(QObject):
         self._drop_results()
         self.result = outcome.results[0]
         self.other = outcome.results[1] if len(outcome.results) > 1 else None
-        self.diffs = outcome.diffs
+        self.diffs, self.pairs = outcome.diffs, outcome.pairs
         self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
@@ -322,7 +329,7 @@ class RunController(QObject):
             self.overlay_key = "max_abs"
         summary = self._summary(jobs[0].label)
         self.dock.set_result(self.result, self.diffs, summary, self.overlay_key,
-                             jobs[1].label if len(jobs) > 1 else "")
+                             jobs[1].label if len(jobs) > 1 else "", self.other)
         self._bring_dock_forward()
         self._apply_overlay()
         self._on_selection(doc.selection.state)
@@ -573,12 +580,12 @@ class RunController(QObject):
             self._compare_again(tolerance)
 
     def _compare_again(self, tolerance: Tolerance) -> None:
-        a, b, doc = self.result, self.other, self.window.doc
+        a, b, doc, pairs = self.result, self.other, self.window.doc, self.pairs
         assert a is not None and b is not None
         run_label = doc.name if doc is not None else ""
 
         def work(progress: ProgressFn, token: CancelToken) -> list[ValueDiff]:
-            return compare_results(a, b, tolerance, progress, token)
+            return _compare(a, b, pairs, tolerance, progress, token)
 
         def finished(diffs: list[ValueDiff]) -> None:
             self.task = None
@@ -586,7 +593,8 @@ class RunController(QObject):
             if self.result is not a or self.window.doc is not doc:
                 return  # another run or document since
             self.diffs, self.tolerance = diffs, tolerance
-            self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label)
+            self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label,
+                                 self.other)
             self._apply_overlay()
             if doc is not None:
                 self._on_selection(doc.selection.state)
@@ -635,6 +643,24 @@ class RunController(QObject):
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
         self.actions["next_nan"].setEnabled(self.result is not None)
+
+
+def _matched_model(index: ModelIndex, other: Path, feeds: Mapping[str, np.ndarray],
+                   token: CancelToken) -> tuple[list[tuple[str, str]], dict[str, np.ndarray]]:
+    """Another model compared with this one: its values paired with ours by the matcher (the one the
+    model diff uses: through DequantizeLinear outputs, past fused or removed nodes), and its feeds (the
+    array of the input each of its inputs is aligned with)."""
+    other_index = Document.open(other).index
+    alignment = align_models(index, other_index, token=token)
+    return pair_values(alignment).names(), feeds_for_b(alignment, feeds, other_index)
+
+
+def _compare(a: RunResult, b: RunResult, pairs: list[tuple[str, str]] | None, tolerance: Tolerance,
+             progress: ProgressFn, token: CancelToken) -> list[ValueDiff]:
+    """The matcher's pairs when there are some, else the values of the same name."""
+    if pairs is None:
+        return compare_results(a, b, tolerance, progress, token)
+    return compare_pairs(a, b, pairs, tolerance, progress, token)
 
 
 def _name_html(name: str) -> str:

@@ -49,7 +49,8 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
         "compare_saved": _action(window, "Compare with &Saved File", "Run the file on disk and the edited "
                                  "model with the same inputs and compare every value"),
         "compare_file": _action(window, "Compare with &Model...", "Run another model (e.g. its float16 or "
-                                "quantized version) with the same inputs; values are matched by name"),
+                                "quantized version) with the same inputs; values are paired by the model diff's "
+                                "matcher (a quantized value through its DequantizeLinear)"),
         "first_nan": _action(window, "Jump to First &NaN/Inf", "Select the first node whose output has NaN "
                              "or Inf", "Ctrl+Shift+N"),
         "next_nan": _action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "

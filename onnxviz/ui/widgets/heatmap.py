@@ -120,9 +120,10 @@ class HeatmapPlot(QWidget):
         self.legend.hide()
 
     def show_image(self, plane: np.ndarray, gaps: np.ndarray | None = None, axes: bool = True,
-                   extent: tuple[int, int] | None = None) -> None:
+                   extent: tuple[int, int] | None = None, span: np.ndarray | None = None) -> None:
         """Show ``plane`` (float, rows first); ``gaps`` marks cells between tiles; ``axes`` shows indices;
-        ``extent`` is the (rows, columns) of the tensor a strided ``plane`` stands for (its axes' ends)."""
+        ``extent`` is the (rows, columns) of the tensor a strided ``plane`` stands for (its axes' ends);
+        ``span``, when given, are the finite values the colour range is chosen from (two pictures on one scale)."""
         self.values = plane
         rows, cols = extent if extent is not None else plane.shape
         self.extent = QRectF(0, 0, max(cols, 1), max(rows, 1))
@@ -131,7 +132,7 @@ class HeatmapPlot(QWidget):
         data = plane if gaps is None else np.where(gaps, np.nan, plane)
         finite = data[np.isfinite(data)]
         if finite.size:
-            lo, hi, cmap = colour_range(finite)
+            lo, hi, cmap = colour_range(finite if span is None or not span.size else span)
             self.colorbar.setColorMap(pg.colormap.get(cmap))
             self.image.setImage(data, levels=(lo, hi), autoLevels=False)
             self.colorbar.setLevels((lo, hi))

@@ -1,0 +1,350 @@
+"""The model diff in the window: File > Compare With... diffs the open model (A) against another (B) in
+the background, marks A's graph, lists every difference, and runs both models on the same inputs.
+
+The matching is :mod:`onnxviz.model.matching`'s (one matcher for the structure and the numbers): the
+canvas shows A's graph with changed and removed nodes in their colours (a collapsed group takes its
+strongest), nodes only B has are listed (they have no box in A's graph). Run Both reuses the diff's
+alignment, so the values compared are the ones the diff paired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_models, diff_models
+from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
+from onnxviz.model.selection import SelectionState
+from onnxviz.ui.canvas.marks import Scheme
+from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
+from onnxviz.ui.diff.sides import SidesTable, changed_fields, node_rows
+from onnxviz.ui.docks import PROBLEMS, find_dock
+from onnxviz.ui.tasks import Task, waiting_pool
+
+if TYPE_CHECKING:
+    from onnxviz.ui.main_window import MainWindow
+
+DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff opens
+MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
+RENAMED_RGBA = (222, 203, 160, 255)  # a node that changed its name only (another exporter): muted
+CATEGORY = {"renamed": 0, "node_changed": 1, "node_removed": 2}  # a group box shows its highest
+DIFF_SCHEME = Scheme("category", ("renamed only", "changed", "removed in B"),
+                     (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_removed"]), blank="same in B")
+
+
+@dataclass
+class Opened:
+    """The finished diff: B's document and every difference."""
+
+    doc_b: Document
+    diff: ModelDiff
+    marks: dict[tuple[str, int], float]   # A's nodes to colour: (scope, node) -> category
+    summary: str
+
+
+class DiffController(QObject):
+    """Owns the diff of one window (``window.diff``)."""
+
+    diff_shown = Signal()      # a diff is on the canvas and in the dock
+    diff_closed = Signal()
+    runs_compared = Signal()   # Run Both finished and the values are coloured
+    failed = Signal(str)       # one sentence
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.doc_b: Document | None = None
+        self.diff: ModelDiff | None = None
+        self.marks: dict[tuple[str, int], float] = {}
+        self.cross: CrossRun | None = None
+        self.task: Task | None = None
+        self.colouring = DIFFERENCES
+        self._doc: Document | None = None
+        self.actions: dict[str, QAction] = {}  # the feature's, by name
+        self.dock = DiffDock(window)
+        self.dock.difference_chosen.connect(self.show_difference)
+        self.dock.step_requested.connect(self.step)
+        self.dock.run_both_requested.connect(self.run_both)
+        self.dock.close_requested.connect(self.close_diff)
+        self.dock.colouring_chosen.connect(self.set_colouring)
+        window.panels.node_panel.extras.append(self.node_section)
+        window.closing.connect(self.close_diff)
+        # the window restores its docks after the features are installed: a dock saved open, with a diff
+        # the last session had, would come back empty
+        QTimer.singleShot(0, lambda: None if self.active else self.dock.hide())
+
+    @property
+    def active(self) -> bool:
+        return self.diff is not None
+
+    # -- the document ------------------------------------------------------------------------------
+    def set_document(self, doc: Document | None) -> None:
+        self.close_diff()
+        if self._doc is not None:
+            self._doc.selection.changed.disconnect(self._on_selection)
+        self._doc = doc
+        if doc is not None:
+            doc.selection.changed.connect(self._on_selection)
+
+    def on_model_changed(self, change: Change) -> None:
+        """An edit of A makes the diff's positions stale: it closes, saying so."""
+        if self.active and change.kind not in (ChangeKind.SAVED, ChangeKind.VALIDATED):
+            self.close_diff()
+            self.window.statusBar().showMessage("The model was edited: the diff was closed "
+                                                "(File > Compare With... compares again).", 10000)
+
+    # -- opening -----------------------------------------------------------------------------------
+    def compare_with_dialog(self) -> None:
+        if self.window.doc is None:
+            return
+        folder = str(self.window.doc.path.parent) if self.window.doc.path is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare With Model", folder, MODEL_FILTER)
+        if path:
+            self.compare_with(Path(path))
+
+    def compare_with(self, path: Path) -> Task | None:
+        """Diff the open document against the model at ``path`` in the background (progress and Cancel
+        in the status bar); returns the task, or None without a document."""
+        doc_a = self.window.doc
+        if doc_a is None:
+            return None
+        self._cancel_task()
+
+        def work(progress: ProgressFn, token: CancelToken) -> Opened:
+            progress(0.0, f"Reading {path.name}")
+            doc_b = Document.open(path)
+            token.check()
+            diff = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
+                               progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
+            return Opened(doc_b, diff, diff_marks(diff), diff.summary())
+
+        task = Task(work, f"Comparing with {path.name}", parent=self)
+        task.finished.connect(lambda opened: self._opened(task, doc_a, opened))
+        task.failed.connect(lambda exc, tb: self._failed(task, exc, tb, f"{path.name} could not be compared"))
+        task.cancelled.connect(lambda: self._cancelled(task, f"Comparing with {path.name} was cancelled."))
+        return self._start(task, f"Comparing {doc_a.name} with {path.name}...")
+
+    def _start(self, task: Task, message: str) -> Task:
+        self.task = task
+        self.window.statusBar().showMessage(message)
+        self.window.track_task(task)
+        task.start(waiting_pool())
+        return task
+
+    def _opened(self, task: Task, doc_a: Document, opened: Opened) -> None:
+        if task is not self.task or doc_a is not self.window.doc:
+            return
+        self.task = None
+        self._drop_runs()
+        self.doc_b, self.diff, self.marks = opened.doc_b, opened.diff, opened.marks
+        self.colouring = DIFFERENCES
+        self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
+        self._place_dock()
+        self._apply_colours()
+        self.window.statusBar().showMessage(f"Compared with {opened.doc_b.name}: {opened.summary}", 10000)
+        self.diff_shown.emit()
+
+    def _place_dock(self) -> None:
+        """Over the bottom panels (the list and three heatmaps want the window's width), 40% of its height."""
+        w = self.window
+        problems = find_dock(w, PROBLEMS)
+        if problems is not None and not problems.isHidden() and w.dockWidgetArea(problems) == w.dockWidgetArea(self.dock):
+            w.tabifyDockWidget(problems, self.dock)
+        self.dock.show()
+        self.dock.raise_()
+        w.resizeDocks([self.dock], [int(w.height() * DOCK_SHARE)], Qt.Orientation.Vertical)
+
+    def _failed(self, task: Task, exc: object, tb: str, what: str) -> None:
+        if task is not self.task:
+            return
+        self.task = None
+        message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"{what}: {exc}."
+        details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
+        self.window.statusBar().showMessage(message, 10000)
+        self.window.show_error("Compare", message, details)
+        self.failed.emit(message)
+
+    def _cancelled(self, task: Task, message: str) -> None:
+        if task is self.task:
+            self.task = None
+            self.window.statusBar().showMessage(message, 5000)
+
+    def _cancel_task(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+
+    # -- closing -----------------------------------------------------------------------------------
+    def close_diff(self) -> None:
+        """Back to the plain view of A: no marks, no dock, B and the runs' values dropped."""
+        self._cancel_task()
+        was_active = self.active
+        self._drop_runs()
+        self.diff, self.doc_b, self.marks = None, None, {}
+        self.dock.hide()
+        if was_active:
+            run = self.window.run_controller
+            run.set_overlay(run.overlay_key)  # the last plain run's colours come back, or none
+            self._refresh_node_panel()
+            self.diff_closed.emit()
+
+    def _drop_runs(self) -> None:
+        if self.cross is not None:
+            self.cross.cleanup()
+            self.cross = None
+
+    # -- stepping and selecting --------------------------------------------------------------------
+    def step(self, direction: int) -> None:
+        if self.active:
+            self.dock.step(direction)  # the list's row change selects
+
+    def show_difference(self, row: int) -> None:
+        """Select the difference's node of A (entering its graph and opening groups), or its value (a weight,
+        an input...) for the Value and Weights panels; a difference A has no part in selects nothing."""
+        doc = self.window.doc
+        if self.diff is None or doc is None or not 0 <= row < len(self.diff.differences):
+            return
+        d = self.diff.differences[row]
+        g = doc.index.graphs.get(d.scope_a)
+        if d.node_a >= 0:
+            self.window.canvas.reveal_node(d.scope_a, d.node_a)
+        elif d.a is not None and g is not None and g.defines(d.a):  # a weight, input, output or value_info of A
+            doc.selection.select_value(d.scope_a, d.a)
+        else:  # B's only, or the model's fields: nothing of A to select
+            doc.selection.clear()
+        self.dock.show_sides(self._added_sides(d))
+        self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
+
+    # -- the Node panel ----------------------------------------------------------------------------
+    def node_section(self, doc: Document, scope: str, node: int) -> tuple[str, QWidget] | None:
+        """The Node panel's "Compared with B" section: both sides field by field, changes highlighted."""
+        if self.diff is None or doc is not self.window.doc:
+            return None
+        ga = self.diff.alignment.graphs.get(scope)
+        if ga is None or not 0 <= node < len(ga.index_a.nodes):
+            return None
+        a, j = ga.index_a.nodes[node], ga.node_b(node)
+        if j is None:
+            return "Compared with B: not in B (removed)", SidesTable(node_rows(a, None))
+        b = ga.index_b.nodes[j]
+        found = next((d for d in self.diff.differences if d.kind == "node_changed" and d.scope_a == scope
+                      and d.node_a == node), None)
+        changed = changed_fields(found.details, a, b) if found is not None else set()
+        title = "Compared with B" + ("" if changed else ": the same")
+        return title, SidesTable(node_rows(a, b, changed))
+
+    def _added_sides(self, d: Difference) -> SidesTable | None:
+        """A node only B has gets no box in A's graph: the dock shows its fields instead."""
+        ga = self.diff.alignment.graphs_b.get(d.scope_b) if self.diff is not None and d.kind == "node_added" else None
+        if ga is None or not 0 <= d.node_b < len(ga.index_b.nodes):
+            return None
+        return SidesTable(node_rows(None, ga.index_b.nodes[d.node_b]))
+
+    def _refresh_node_panel(self) -> None:
+        doc = self.window.doc
+        if doc is not None and doc.selection.state.node >= 0:
+            state = doc.selection.state
+            self.window.panels.node_panel.show_node(doc, state.scope, state.node)
+
+    # -- colours -----------------------------------------------------------------------------------
+    def set_colouring(self, key: str) -> None:
+        self.colouring = key
+        self._apply_colours()
+
+    def _apply_colours(self) -> None:
+        if self.diff is None:
+            return
+        canvas = self.window.canvas
+        if self.colouring in COMPARE_MEASURES and self.cross is not None:
+            values = {("", n): v for n, v in self.cross.node_errors_a(self.colouring).items()}
+            canvas.set_overlay(values, f"A vs B: {COMPARE_MEASURES[self.colouring]}")
+            return
+        canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
+
+    # -- Run Both ------------------------------------------------------------------------------------
+    def run_both(self) -> Task | None:
+        """Run A and B on the same inputs in the runner's worker process, pair the values through the
+        diff's alignment and colour A's nodes by their error."""
+        doc_a, doc_b, diff = self.window.doc, self.doc_b, self.diff
+        if doc_a is None or doc_b is None or diff is None:
+            return None
+        self._cancel_task()
+
+        def work(progress: ProgressFn, token: CancelToken) -> CrossRun:
+            return compare_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
+                                  alignment=diff.alignment, progress=progress, token=token)
+
+        task = Task(work, "Running A and B", parent=self)
+        task.finished.connect(lambda cross: self._compared(task, diff, cross))
+        task.failed.connect(lambda exc, tb: self._failed(task, exc, tb, "The models could not be run"))
+        task.cancelled.connect(lambda: self._cancelled(task, "Run Both was cancelled."))
+        return self._start(task, "Running A and B on the same inputs...")
+
+    def _compared(self, task: Task, diff: ModelDiff, cross: CrossRun) -> None:
+        if task is not self.task or diff is not self.diff:
+            cross.cleanup()
+            return
+        self.task = None
+        self._drop_runs()
+        self.cross = cross
+        self.dock.set_measures(True)
+        self.dock.colouring.setCurrentIndex(1)  # the relative error: emits, colours the canvas
+        worst = cross.worst_first()
+        said = f"; the largest relative error {worst[0].rel_error:.3g} at {worst[0].name}" if worst else ""
+        self.window.statusBar().showMessage(f"Ran A and B: {len(cross.diffs)} values paired{said}.", 10000)
+        self._on_selection(self.window.doc.selection.state if self.window.doc is not None else SelectionState())
+        self.runs_compared.emit()
+
+    def _on_selection(self, state: SelectionState) -> None:
+        cross = self.cross
+        if cross is None or state.scope != "":
+            return
+        pair = self._pair_of(cross, state)
+        if pair is None:
+            self.dock.values.show_message("This node's outputs have no partner in B's run (or were not captured).")
+            return
+        try:
+            a = cross.result_a.array(pair.name)
+            b = cross.result_b.array(pair.other)
+        except (OnnxvizError, KeyError, OSError) as exc:
+            self.dock.values.show_message(f"The values could not be read: {exc}")
+            return
+        self.dock.values.show_pair(a, b, pair)
+
+    @staticmethod
+    def _pair_of(cross: CrossRun, state: SelectionState) -> ValueDiff | None:
+        by_name = {d.name: d for d in cross.diffs}
+        if state.value:
+            return by_name.get(state.value)
+        if state.node < 0:
+            return None
+        outputs = cross.alignment.main.index_a.nodes[state.node].output
+        return next((by_name[y] for y in outputs if y in by_name), None)
+
+
+def diff_marks(diff: ModelDiff) -> dict[tuple[str, int], float]:
+    """A's changed and removed nodes of every graph, as the canvas colours them (off the GUI thread)."""
+    return {(d.scope_a, d.node_a): float(CATEGORY[_category(d)]) for d in diff.differences
+            if d.node_a >= 0 and d.kind in CATEGORY}
+
+
+def _category(d: Difference) -> str:
+    return "renamed" if d.kind == "node_changed" and d.details.get("changes") == ["name"] else d.kind
+
+
+def _short(d: Difference) -> str:
+    text = d.text()
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _added_note(diff: ModelDiff) -> str:
+    added = sum(1 for d in diff.differences if d.kind == "node_added")
+    return f"{added} node{'s' if added != 1 else ''} only in B: see the list" if added else "nothing added"

@@ -1,0 +1,211 @@
+"""The Differences dock: the summary, the list of differences with Previous/Next, Run Both, the colouring
+and, after Run Both, the selected value in A, B and B - A."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxviz.model.matching import Difference, ModelDiff
+from onnxviz.model.runner.compare import COMPARE_MEASURES
+from onnxviz.model.text import display_name
+from onnxviz.ui.widgets.pair_view import ValuesView
+
+COLOURS = {  # the kinds' colours on the canvas, the legend and the list (Okabe-Ito: told apart by most eyes)
+    "node_changed": (230, 159, 0, 255),
+    "node_removed": (213, 94, 0, 255),
+    "node_added": (0, 158, 115, 255),
+}
+OTHER_RGBA = (86, 180, 233, 255)   # differences that are not nodes (weights, inputs, the model's fields...)
+DIFFERENCES = ""                   # the colouring combo's entry for the diff's own colours
+LINE_CHARS = 200
+
+
+def kind_colour(kind: str) -> QColor:
+    return QColor(*COLOURS.get(kind, OTHER_RGBA))
+
+
+class _Rows(QAbstractListModel):
+    """The differences as list rows, each made when it is drawn (a renamed 123k-node copy has 123k)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.differences: list[Difference] = []
+
+    def set(self, differences: list[Difference]) -> None:
+        self.beginResetModel()
+        self.differences = differences
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.differences)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.differences):
+            return None
+        d = self.differences[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return display_name(d.text(), LINE_CHARS)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return display_name(d.text(), 2000)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(kind_colour(d.kind).darker(130))
+        if role == Qt.ItemDataRole.DecorationRole:
+            return kind_colour(d.kind)
+        return None
+
+
+class DiffList(QTreeView):
+    """A list of differences with QListWidget's row API; a flat tree view of uniform rows lays out only
+    the rows it shows (a QListView laid out all 123k, half a second)."""
+
+    currentRowChanged = Signal(int)  # noqa: N815 - QListWidget's name
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows = _Rows()
+        self.setModel(self.rows)
+        self.setUniformRowHeights(True)
+        self.setRootIsDecorated(False)
+        self.setHeaderHidden(True)
+        self.selectionModel().currentRowChanged.connect(lambda now, _before: self.currentRowChanged.emit(now.row()))
+
+    def count(self) -> int:
+        return self.rows.rowCount()
+
+    def currentRow(self) -> int:  # noqa: N802
+        return self.currentIndex().row()
+
+    def setCurrentRow(self, row: int) -> None:  # noqa: N802
+        self.setCurrentIndex(self.rows.index(row, 0))
+
+
+class DiffDock(QDockWidget):
+    """Emits ``difference_chosen`` with a row of :attr:`differences` when the user picks one."""
+
+    difference_chosen = Signal(int)
+    step_requested = Signal(int)          # -1 previous, +1 next
+    run_both_requested = Signal()
+    close_requested = Signal()
+    colouring_chosen = Signal(str)        # DIFFERENCES or a COMPARE_MEASURES key
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Differences", parent)
+        self.setObjectName("DiffDock")
+        self.differences: list[Difference] = []
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)
+        self.list = DiffList()
+        self.list.currentRowChanged.connect(self._on_row)
+        self.detail = QLabel()
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.previous_button = QPushButton("\u25b2 Previous")
+        self.next_button = QPushButton("Next \u25bc")
+        self.run_button = QPushButton("Run Both")
+        self.run_button.setToolTip("Run A and B on the same inputs and colour matched values by their error")
+        self.close_button = QPushButton("Close Diff")
+        self.colouring = QComboBox()
+        self.colouring.addItem("Colour: differences", DIFFERENCES)
+        self.previous_button.clicked.connect(lambda: self.step_requested.emit(-1))
+        self.next_button.clicked.connect(lambda: self.step_requested.emit(1))
+        self.run_button.clicked.connect(self.run_both_requested)
+        self.close_button.clicked.connect(self.close_requested)
+        self.colouring.currentIndexChanged.connect(lambda _i: self.colouring_chosen.emit(self.colouring.currentData()))
+        self.values = ValuesView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._list_page(), "Differences")
+        self.tabs.addTab(self.values, "Values: A, B, B \u2212 A")
+        self.setWidget(self.tabs)
+
+    def _list_page(self) -> QWidget:
+        buttons = QHBoxLayout()
+        for w in (self.previous_button, self.next_button, self.run_button, self.colouring):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        buttons.addWidget(self.close_button)
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.detail)
+        self.side_layout = side_layout
+        self.sides: QWidget | None = None   # B's fields of a node only B has
+        side_layout.addStretch(1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.list)
+        split.addWidget(side)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addLayout(buttons)
+        layout.addWidget(split, 1)
+        return page
+
+    def show_diff(self, title: str, diff: ModelDiff, summary: str) -> None:
+        self.differences = diff.differences
+        self.summary.setText(f"{title}: {summary}")
+        self.list.blockSignals(True)
+        self.list.rows.set(self.differences)
+        self.list.setCurrentRow(-1)
+        self.list.blockSignals(False)
+        self.show_sides(None)
+        self.detail.setText("Select a difference (F8: next, Shift+F8: previous)." if self.differences
+                            else "The two models are identical.")
+        for w in (self.previous_button, self.next_button):
+            w.setEnabled(bool(self.differences))
+        self.set_measures(False)
+        self.values.show_message("Run Both, then select a node to see its value in A and B.")
+        self.tabs.setCurrentIndex(0)
+
+    def set_measures(self, available: bool) -> None:
+        """After Run Both the canvas can be coloured by each error measure too."""
+        self.colouring.blockSignals(True)
+        while self.colouring.count() > 1:
+            self.colouring.removeItem(1)
+        if available:
+            for key, title in COMPARE_MEASURES.items():
+                self.colouring.addItem(f"Colour: {title}", key)
+        self.colouring.setCurrentIndex(0)
+        self.colouring.blockSignals(False)
+
+    def step(self, direction: int) -> int:
+        """Move the current row by ``direction`` (wrapping round); returns the new row (-1: no differences)."""
+        n = len(self.differences)
+        if not n:
+            return -1
+        row = self.list.currentRow()
+        row = (0 if direction > 0 else n - 1) if row < 0 else (row + direction) % n
+        self.list.setCurrentRow(row)
+        return row
+
+    def show_sides(self, table: QWidget | None) -> None:
+        """Show ``table`` under the difference's text (None: nothing)."""
+        if self.sides is not None:
+            self.sides.deleteLater()
+        self.sides = table
+        if table is not None:
+            self.side_layout.insertWidget(1, table)
+
+    def _on_row(self, row: int) -> None:
+        if 0 <= row < len(self.differences):
+            self.detail.setText(display_name(self.differences[row].text(), 4000))
+            self.difference_chosen.emit(row)
