@@ -1,7 +1,7 @@
 """Remake the pictures in this folder (offscreen): the minimap of a tall graph, a weight heatmap and
 If bodies shown inside their node.
 
-    QT_QPA_PLATFORM=offscreen python docs/screens/make_screens.py
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/make_screens.py
 
 Needs bench/synth.py's 300-layer model (made on first use into .cache/, about a minute).
 """

@@ -1,6 +1,6 @@
 """Makes the README's pictures of the model diff, offscreen:
 
-    QT_QPA_PLATFORM=offscreen python docs/screens/make_diff_screens.py
+    QT_QPA_PLATFORM=offscreen python docs/screenshots/make_diff_screens.py
 
 diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
 Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
