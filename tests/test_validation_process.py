@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import shiboken6
@@ -160,9 +161,10 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     calls: list[int] = []
     real_validate = worker_jobs.validate
 
-    def counted(data: bytes, index: object, generation: int, runtime: bool = True) -> ValidationResult:
+    def counted(data: bytes, index: object, generation: int, runtime: bool = True,
+                **known: Any) -> ValidationResult:
         calls.append(generation)
-        return real_validate(data, None, generation, runtime)
+        return real_validate(data, None, generation, runtime, **known)
 
     monkeypatch.setattr(worker_jobs, "validate", counted)
     data = example_path.read_bytes()

@@ -245,6 +245,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{verb} {path.name}...")
         self.track_task(task)
         task.start()
+        self.validation.prefetch(path)  # the worker analyses the file meanwhile (see ValidationService.prefetch)
 
     def _on_loaded(self, task: Task, doc: Document, reloading: bool, seconds: float) -> None:
         if task is not self._load_task:

@@ -20,17 +20,34 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from onnxviz.model.background.jobs import digest_of, run_on_model, runtime_job, validate_job
+from onnxviz.model.background.jobs import (
+    digest_of,
+    early_figures_job,
+    early_first_job,
+    early_validate_job,
+    first_problems_job,
+    run_on_model,
+    runtime_job,
+    validate_job,
+)
 from onnxviz.model.background.procpool import RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.graph.session_check import SOURCE as RUNTIME_SOURCE
-from onnxviz.model.graph.validation import InferenceResult, ValidationResult, has_error, unpack
+from onnxviz.model.graph.session_check import skipped_note
+from onnxviz.model.graph.validation import (
+    InferenceResult,
+    PackedValidation,
+    ValidationResult,
+    has_error,
+    unpack,
+)
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task, waiting_pool
@@ -38,6 +55,23 @@ from onnxviz.ui.tasks import Task, waiting_pool
 T = TypeVar("T")
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
 PASS_STARTED = "checking"  # progress text the task reports when a real pass (not a remembered one) begins
+
+
+EARLY_MAX_BYTES = 64 << 20  # bigger files: analysed from the opened document only (see ValidationService.prefetch)
+
+
+@dataclasses.dataclass
+class _Early:
+    """The analysis of a file started as it was being opened: jobs queued in the worker process."""
+
+    path: Path
+    first: Future[tuple[bytes, list[Problem]]]
+    validation: Future[tuple[bytes, PackedValidation]]
+    figures: Future[bytes]
+
+    def cancel(self) -> None:
+        for future in (self.first, self.validation, self.figures):
+            future.cancel()  # still queued: never runs
 
 
 @dataclasses.dataclass
@@ -92,6 +126,7 @@ class ValidationService(QObject):
     """
 
     started = Signal()
+    first_found = Signal(int, object)  # (generation, problems): a pass's first problems, before its result
     finished = Signal(object)  # ValidationResult that was applied
     runtime_checked = Signal(object)  # onnxruntime's problems (a list) for the current state
 
@@ -108,6 +143,36 @@ class ValidationService(QObject):
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
+        self._early: _Early | None = None
+        self.first_found.connect(self._on_first_found)
+
+    def prefetch(self, path: Path) -> None:
+        """Start analysing the model file at ``path`` in the worker process now, while the window opens
+        it: the pass for the opened document takes these results when its bytes are the file's (the same
+        digest), so the checks, shape inference and the model's figures run alongside the open."""
+        self._drop_early()
+        try:
+            if path.stat().st_size > EARLY_MAX_BYTES:
+                return  # such a model reaches analysis in another form (without its weights)
+            name = str(path.absolute())
+            jobs = [self.worker.submit(job, name) for job in (early_first_job, early_validate_job, early_figures_job)]
+        except (OSError, OnnxvizError):  # no such file, or no worker: the usual pass runs after the open
+            return
+        self._early = _Early(path.absolute(), *jobs)
+
+    def _drop_early(self) -> None:
+        if self._early is not None:
+            self._early.cancel()
+            self._early = None
+
+    def _take_early(self, doc: Document) -> _Early | None:
+        """The early analysis, if it was of the file ``doc`` holds (used once)."""
+        early, self._early = self._early, None
+        if early is not None and doc.path is not None and doc.path.absolute() == early.path and doc.file_matches():
+            return early
+        if early is not None:
+            early.cancel()
+        return None
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
@@ -115,6 +180,8 @@ class ValidationService(QObject):
         self.doc = doc
         self._known.clear()
         self._runtime.clear()
+        if doc is None:
+            self._drop_early()
         self._cancel_runtime()
         if self._task is not None:
             self._task.cancel()
@@ -139,6 +206,10 @@ class ValidationService(QObject):
         generation = doc.generation
         known = dict(self._known)
         worker, source, key = self.worker, document_source(doc), document_key(doc)
+        early = self._take_early(doc)
+
+        def found_first(problems: list[Problem]) -> None:
+            self.first_found.emit(generation, problems)  # shown on the GUI thread, before the result
 
         def work(progress: ProgressFn, token: CancelToken) -> _Outcome:
             try:  # the worker gets bytes of its own: the GUI thread may edit the document meanwhile
@@ -149,9 +220,13 @@ class ValidationService(QObject):
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
+            packed = _early_result(worker, early, digest, found_first, token) if early is not None else None
+            if packed is None:
+                found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key,
+                                         token=token))
+                packed = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
             token.check()
-            return _Outcome(digest, unpack(packed), True)
+            return _Outcome(digest, unpack(dataclasses.replace(packed, generation=generation)), True)
 
         task = Task(work, "Validating", parent=self)
         task.progress.connect(lambda _f, text: self._on_progress(task, text))
@@ -159,6 +234,12 @@ class ValidationService(QObject):
         task.failed.connect(lambda exc, _tb: self._on_failed(generation, exc))
         self._task = task
         task.start(waiting_pool())
+
+    def _on_first_found(self, generation: int, problems: list[Problem]) -> None:
+        """A pass's first problems (the checker's and the schema checks'), shown until its result comes."""
+        doc = self.doc
+        if doc is not None and self._task is not None and not self._task.done:
+            doc.apply_first_problems(generation, problems)
 
     def _on_progress(self, task: Task, text: str) -> None:
         if text == PASS_STARTED and task is self._task:
@@ -170,7 +251,15 @@ class ValidationService(QObject):
         else:
             self._known.move_to_end(outcome.digest)
         runtime = self._runtime.get(outcome.digest)
-        if runtime is None:  # started before ``finished`` is emitted: ``busy`` says whether it is to come
+        doc = self.doc
+        checked = runtime is None and doc is not None and not has_error(
+            doc.load_problems + doc.index.problems + outcome.result.problems)  # else onnxruntime would repeat an error
+        skipped = skipped_note(doc.model) if checked and doc is not None else None
+        if skipped is not None:  # too big for onnxruntime's check: said at once, no process started for it
+            _remember(self._runtime, outcome.digest, [skipped])
+            self._apply(_with(outcome.result, [skipped]))
+            self.runtime_checked.emit([skipped])
+        elif runtime is None:  # started before ``finished`` is emitted: ``busy`` says whether it is to come
             self._apply(outcome.result, then=lambda: self._start_runtime(outcome))
         else:
             self._runtime.move_to_end(outcome.digest)
@@ -237,6 +326,24 @@ class ValidationService(QObject):
     def busy(self) -> bool:
         """A pass, onnxruntime's included, is running or about to start."""
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
+
+
+def _early_result(worker: WorkerProcess, early: _Early, digest: bytes, found_first: Callable[[list[Problem]], None],
+                  token: CancelToken) -> PackedValidation | None:
+    """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
+    ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
+    try:
+        early_digest, first = worker.wait(early.first, token)
+        if early_digest != digest:
+            early.cancel()
+            return None
+        found_first(first)
+        return worker.wait(early.validation, token)[1]
+    except Cancelled:
+        early.cancel()
+        raise
+    except Exception:  # noqa: BLE001 - e.g. a file the worker could not parse: the usual pass says why
+        return None
 
 
 def _with(result: ValidationResult, problems: list[Problem]) -> ValidationResult:

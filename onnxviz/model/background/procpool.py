@@ -65,7 +65,11 @@ class WorkerProcess:
 
     def run(self, fn: Callable[..., T], *args: Any, token: CancelToken | None = None) -> T:
         """``fn(*args)`` in the worker process; raises Cancelled (result dropped) or WorkerDied."""
-        future = self.submit(fn, *args)
+        return self.wait(self.submit(fn, *args), token)
+
+    def wait(self, future: Future[T], token: CancelToken | None = None) -> T:
+        """The result of a job :meth:`submit` queued (call from a background thread); raises Cancelled
+        (result dropped) or WorkerDied."""
         while True:
             try:
                 return future.result(timeout=POLL_S)
