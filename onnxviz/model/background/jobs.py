@@ -25,6 +25,7 @@ from onnxviz.model.graph.index import index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
 from onnxviz.model.graph.summary import ModelFigures, model_figures
 from onnxviz.model.graph.validation import PackedValidation, ValidationResult, first_problems, pack, validate
+from onnxviz.model.heap import building
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
 
@@ -196,8 +197,9 @@ def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
 def _on_state(step: Callable[[bytes, ModelData], T], handed: ModelData) -> tuple[bytes, T]:
     """(digest, ``step`` of the state ``handed`` stands for); a temporary hand-over file is removed after."""
     try:
-        digest = _digest(handed)
-        return digest, step(digest, handed)
+        with building():  # a worker's heap holds a model state's index and types: no collection walks them
+            digest = _digest(handed)
+            return digest, step(digest, handed)
     finally:
         discard(handed)
 

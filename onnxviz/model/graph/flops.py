@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import onnx
-from onnx import NodeProto
+from onnx import NodeProto, TypeProto
 
 from onnxviz.model.graph.index import GraphIndex, ModelIndex
 from onnxviz.model.text import shape_list, shape_text
@@ -60,22 +60,38 @@ class CostSummary:
 
 
 class _Shapes:
-    """Concrete shapes of values in one scope: declared, inferred, or initializer dims."""
+    """Concrete shapes of values in one scope: declared, inferred, or initializer dims (each value's
+    type is read once: a node's output is read for its cost and its shape text)."""
 
     def __init__(self, index: ModelIndex, g: GraphIndex) -> None:
         self.index, self.g = index, g
         self.symbolic_used = False  # a dim_param was counted as 1 since the last reset
         self.init_dims: dict[str, Shape] = {}
+        self._typed: dict[str, tuple[TypeProto | None, list[int | str | None] | None]] = {}
         if g.graph is not None:
             self.init_dims = {t.name: [int(d) for d in t.dims] for t in g.graph.initializer}
+
+    def _type(self, name: str) -> tuple[TypeProto | None, list[int | str | None] | None]:
+        """(type, shape_list of it) of ``name`` as the index says (declared, else inferred)."""
+        found = self._typed.get(name)
+        if found is None:
+            t = self.index.type_of(self.g.scope, name)[0]
+            found = self._typed[name] = (t, shape_list(t))
+        return found
+
+    def text(self, name: str) -> str:
+        """The shape text of ``name``'s type (see :func:`~onnxviz.model.text.shape_text`)."""
+        t, dims = self._type(name)
+        if dims is None:
+            return shape_text(t)
+        return "x".join("?" if d is None else str(d) for d in dims) if dims else "scalar"
 
     def of(self, name: str) -> Shape | None:
         if not name:
             return None
         if name in self.init_dims:
             return self.init_dims[name]
-        t, _ = self.index.type_of(self.g.scope, name)
-        dims = shape_list(t)
+        dims = self._type(name)[1]
         if dims is None:  # a declared type without shape: inference may know more
             dims = shape_list(self.index.inferred.get(self.g.scope, {}).get(name))
         if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims):
@@ -157,7 +173,7 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
     shapes = shapes or _Shapes(index, g)
     shapes.symbolic_used = False
     first = node.output[0] if node.output else ""
-    out_text = shape_text(index.type_of(scope, first)[0]) if first else ""
+    out_text = shapes.text(first) if first else ""
     op = node.op_type if node.domain in ("", "ai.onnx") else ""
     macs: int | None = 0
     flops: int | None = 0
