@@ -30,7 +30,7 @@ from onnxviz.model.background.jobs import (
     digest_of,
     early_figures_job,
     early_first_job,
-    early_validate_job,
+    early_inference_job,
     first_problems_job,
     run_on_model,
     runtime_job,
@@ -65,12 +65,12 @@ class _Early:
     """The analysis of a file started as it was being opened: jobs queued in the worker process."""
 
     path: Path
-    first: Future[tuple[bytes, list[Problem]]]
-    validation: Future[tuple[bytes, PackedValidation]]
+    first: Future[tuple[bytes, list[Problem]]]  # in the runtime worker, while the checks worker infers
+    inference: Future[tuple[bytes, PackedValidation]]
     figures: Future[bytes]
 
     def cancel(self) -> None:
-        for future in (self.first, self.validation, self.figures):
+        for future in (self.first, self.inference, self.figures):
             future.cancel()  # still queued: never runs
 
 
@@ -155,10 +155,12 @@ class ValidationService(QObject):
             if path.stat().st_size > EARLY_MAX_BYTES:
                 return  # such a model reaches analysis in another form (without its weights)
             name = str(path.absolute())
-            jobs = [self.worker.submit(job, name) for job in (early_first_job, early_validate_job, early_figures_job)]
+            inference = self.worker.submit(early_inference_job, name)
+            figures = self.worker.submit(early_figures_job, name)
+            first = self.runtime_worker.submit(early_first_job, name)  # the second process, idle while opening
         except (OSError, OnnxvizError):  # no such file, or no worker: the usual pass runs after the open
             return
-        self._early = _Early(path.absolute(), *jobs)
+        self._early = _Early(path.absolute(), first, inference, figures)
 
     def _drop_early(self) -> None:
         if self._early is not None:
@@ -220,7 +222,8 @@ class ValidationService(QObject):
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = _early_result(worker, early, digest, found_first, token) if early is not None else None
+            packed = _early_result(worker, self.runtime_worker, early, digest, found_first, token) \
+                if early is not None else None
             if packed is None:
                 found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key,
                                          token=token))
@@ -328,17 +331,19 @@ class ValidationService(QObject):
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
 
 
-def _early_result(worker: WorkerProcess, early: _Early, digest: bytes, found_first: Callable[[list[Problem]], None],
-                  token: CancelToken) -> PackedValidation | None:
+def _early_result(worker: WorkerProcess, second: WorkerProcess, early: _Early, digest: bytes,
+                  found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation | None:
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
     try:
-        early_digest, first = worker.wait(early.first, token)
-        if early_digest != digest:
+        first_digest, first = second.wait(early.first, token)
+        if first_digest == digest:
+            found_first(first)
+        inference_digest, packed = worker.wait(early.inference, token)
+        if first_digest != digest or inference_digest != digest:
             early.cancel()
             return None
-        found_first(first)
-        return worker.wait(early.validation, token)[1]
+        return dataclasses.replace(packed, problems=first + packed.problems)
     except Cancelled:
         early.cancel()
         raise

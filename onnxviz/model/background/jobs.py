@@ -109,7 +109,7 @@ class _State:
     """In the worker: what was found of one model state (named by the digest of its bytes), each part once."""
 
     first: list[Problem] | None = None  # the checker's and the schema checks' problems
-    result: ValidationResult | None = None
+    inferred: ValidationResult | None = None  # shape inference's types and problems (the rest of a validation)
     figures: PackedFigures | None = None
 
 
@@ -165,28 +165,33 @@ def _first(digest: bytes, handed: ModelData) -> list[Problem]:
     return state.first
 
 
-def _validated(digest: bytes, handed: ModelData) -> ValidationResult:
-    """The validation of the state ``digest``, done once: the figures of a state and its validation
-    share it, whichever the GUI asks for first (undo and redo ask only for figures)."""
-    first = _first(digest, handed)
+def _inferred(digest: bytes, handed: ModelData) -> ValidationResult:
+    """Shape inference's part of the validation of the state ``digest``, done once: the figures of a state and
+    its validation share it, whichever the GUI asks for first (undo and redo ask only for figures)."""
     state = _state(digest)
-    if state.result is None:
+    if state.inferred is None:
         data, model = _model(digest, handed)
-        # onnxruntime's check comes later: runtime_job
-        state.result = validate(data, None, 0, runtime=False, first=first, parsed=model)
-    return state.result
+        # onnxruntime's check comes later (runtime_job); the first problems apart (_first)
+        state.inferred = validate(data, None, 0, runtime=False, first=[], parsed=model)
+    return state.inferred
+
+
+def _validated(digest: bytes, handed: ModelData) -> ValidationResult:
+    """The validation of the state ``digest``: its first problems, then shape inference's."""
+    inferred = _inferred(digest, handed)
+    return replace(inferred, problems=_first(digest, handed) + inferred.problems)
 
 
 def _figures(digest: bytes, handed: ModelData) -> PackedFigures:
-    result = _validated(digest, handed)
+    types = _inferred(digest, handed).inference.types
     state = _state(digest)
     if state.figures is None:
-        state.figures = _compute_figures(_model(digest, handed)[1], result.inference.types)
+        state.figures = _compute_figures(_model(digest, handed)[1], types)
     return state.figures
 
 
 def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
-    index = index_escaping_text(model)[0]
+    index = index_escaping_text(model, checks=False)[0]  # only its structure and types are read
     index.set_inferred(types)
     figures = model_figures(model, index)
     columns = [[getattr(cost, name) for cost in figures.costs] for name in COST_FIELDS]
@@ -222,19 +227,20 @@ def figures_job(handed: ModelData, document: str = "") -> PackedFigures:
 
 def early_first_job(path: str) -> tuple[bytes, list[Problem]]:
     """:func:`first_problems_job` for the model file at ``path`` as it is being opened, before the GUI has its
-    bytes; with the digest of what was read, which the early jobs after it analyse too."""
-    digest, problems = _on_state(_first, ModelFile(path, b"", temporary=False))
+    bytes (with the digest of what was read): in a second worker process, while the first infers."""
+    return _on_state(_first, ModelFile(path, b"", temporary=False))
+
+
+def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
+    """Shape inference's part of the validation of the model file at ``path`` as it is being opened
+    (see :func:`early_first_job`), with the digest of what was read, which :func:`early_figures_job` sums up."""
+    digest, result = _on_state(_inferred, ModelFile(path, b"", temporary=False))
     _files[path] = digest
-    return digest, problems
-
-
-def early_validate_job(path: str) -> tuple[bytes, PackedValidation]:
-    digest, result = _on_state(_validated, ModelFile(path, _files[path], temporary=False))
     return digest, pack(result)
 
 
 def early_figures_job(path: str) -> bytes:
-    """The figures of the file opened (see :func:`early_first_job`), kept for the figures job to come."""
+    """The figures of the file opened (see :func:`early_inference_job`), kept for the figures job to come."""
     return _on_state(_figures, ModelFile(path, _files.pop(path), temporary=False))[0]
 
 

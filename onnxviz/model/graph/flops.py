@@ -59,46 +59,50 @@ class CostSummary:
     symbolic: bool  # some symbolic dimension was counted as 1
 
 
+_Read = tuple[list[int | str | None] | None, str, "Shape | None", bool]  # shape_list, shape_text, concrete, symbolic
+
+
 class _Shapes:
-    """Concrete shapes of values in one scope: declared, inferred, or initializer dims (each value's
-    type is read once: a node's output is read for its cost and its shape text)."""
+    """Concrete shapes of values in one scope: declared, inferred, or initializer dims. Values of equal
+    types (most, in a model of repeated layers) share one reading of their dims and shape text."""
 
     def __init__(self, index: ModelIndex, g: GraphIndex) -> None:
         self.index, self.g = index, g
         self.symbolic_used = False  # a dim_param was counted as 1 since the last reset
         self.init_dims: dict[str, Shape] = {}
-        self._typed: dict[str, tuple[TypeProto | None, list[int | str | None] | None]] = {}
+        self._reads: dict[bytes, _Read] = {}  # serialized type -> its reading
         if g.graph is not None:
             self.init_dims = {t.name: [int(d) for d in t.dims] for t in g.graph.initializer}
 
-    def _type(self, name: str) -> tuple[TypeProto | None, list[int | str | None] | None]:
-        """(type, shape_list of it) of ``name`` as the index says (declared, else inferred)."""
-        found = self._typed.get(name)
+    def _read(self, t: TypeProto | None) -> _Read:
+        if t is None:
+            return None, "", None, False
+        key = t.SerializeToString()
+        found = self._reads.get(key)
         if found is None:
-            t = self.index.type_of(self.g.scope, name)[0]
-            found = self._typed[name] = (t, shape_list(t))
+            dims = shape_list(t)
+            concrete = None if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims) \
+                else [d if isinstance(d, int) else 1 for d in dims]
+            symbolic = concrete is not None and any(isinstance(d, str) for d in dims or [])
+            found = self._reads[key] = (dims, shape_text(t), concrete, symbolic)
         return found
 
     def text(self, name: str) -> str:
-        """The shape text of ``name``'s type (see :func:`~onnxviz.model.text.shape_text`)."""
-        t, dims = self._type(name)
-        if dims is None:
-            return shape_text(t)
-        return "x".join("?" if d is None else str(d) for d in dims) if dims else "scalar"
+        """The shape text of ``name``'s type as the index says (declared, else inferred)."""
+        return self._read(self.index.type_of(self.g.scope, name)[0])[1]
 
     def of(self, name: str) -> Shape | None:
+        """The shape with symbolic dims as 1 (shared between values: not to be changed), or None."""
         if not name:
             return None
         if name in self.init_dims:
             return self.init_dims[name]
-        dims = self._type(name)[1]
-        if dims is None:  # a declared type without shape: inference may know more
-            dims = shape_list(self.index.inferred.get(self.g.scope, {}).get(name))
-        if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims):
-            return None
-        if any(isinstance(d, str) for d in dims):
+        read = self._read(self.index.type_of(self.g.scope, name)[0])
+        if read[0] is None:  # a declared type without shape: inference may know more
+            read = self._read(self.index.inferred.get(self.g.scope, {}).get(name))
+        if read[3]:
             self.symbolic_used = True
-        return [d if isinstance(d, int) else 1 for d in dims]
+        return read[2]
 
 
 def _attr_int(node: NodeProto, name: str, default: int) -> int:

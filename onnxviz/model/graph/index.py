@@ -122,8 +122,11 @@ class GraphIndex:
 class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, checks: bool = True) -> None:
+        """``checks=False``: without the model-wide checks' problems (:func:`model_problems`), for readers
+        that want only the graph's structure and types (the model's figures)."""
         self.model = model
+        self._checks = checks
         self._build()
 
     def has_undecodable_text(self) -> bool:
@@ -148,7 +151,8 @@ class ModelIndex:
         for key, fn in self.functions.items():
             self._index_function(key, fn)
         self._check_function_recursion()
-        self._extra_problems += model_problems(self)
+        if self._checks:
+            self._extra_problems += model_problems(self)
 
     # -- queries ---------------------------------------------------------------------
     @property
@@ -410,12 +414,13 @@ def topological_order(nodes: Sequence[NodeProto], producer: dict[str, int]) -> t
     return order, [i for i in range(n) if i not in placed]
 
 
-def index_escaping_text(model: onnx.ModelProto) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+def index_escaping_text(model: onnx.ModelProto, checks: bool = True) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
     """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
     (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
-    the (old, new) pairs of what was escaped. The only function that changes a model this way."""
-    index = ModelIndex(model)
+    the (old, new) pairs of what was escaped. The only function that changes a model this way.
+    ``checks``: see :class:`ModelIndex`."""
+    index = ModelIndex(model, checks)
     if not index.has_undecodable_text():
         return index, []
     renamed = replace_invalid_utf8(model)
-    return ModelIndex(model), renamed
+    return ModelIndex(model, checks), renamed
