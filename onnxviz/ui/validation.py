@@ -7,6 +7,11 @@ the document is unedited (the file's own); after an edit they are serialized in 
 thread, so the GUI thread keeps running. Results are remembered by the bytes' digest, so undo and
 redo back to a state already validated get their problems and shapes at once.
 
+A pass shows the checker's and the schema checks' problems first (:attr:`ValidationService.first_found`),
+shape inference's with its result. Opening a file starts its analysis in the worker processes at once,
+alongside the open (:meth:`ValidationService.prefetch`); the opened document's first pass takes those
+results when its bytes are the ones analysed.
+
 Then, when these checks found no error, onnxruntime creates a session for the state (a second,
 slower pass: ~0.5 s at 12k nodes) in a worker process of its own, so the next edit's checks never
 wait for it; what it refuses is added to the problems (see :mod:`onnxviz.model.graph.session_check`).
@@ -337,10 +342,12 @@ def _early_result(worker: WorkerProcess, second: WorkerProcess, early: _Early, d
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
     try:
         first_digest, first = second.wait(early.first, token)
-        if first_digest == digest:
-            found_first(first)
+        if first_digest != digest:
+            early.cancel()
+            return None
+        found_first(first)
         inference_digest, packed = worker.wait(early.inference, token)
-        if first_digest != digest or inference_digest != digest:
+        if inference_digest != digest:  # the file changed between the two workers' reads
             early.cancel()
             return None
         return dataclasses.replace(packed, problems=first + packed.problems)

@@ -1,8 +1,9 @@
 """What the GUI sends to the worker process (:mod:`onnxviz.model.background.procpool`): bytes in, plain data out.
 
-The worker remembers the types its latest validation of each document inferred,
-so the model summary computed there next (costs need shapes) gets them without
-a second inference pass and without sending them back and forth.
+The worker remembers what it found of each model state, by the digest of its bytes: its first problems
+(checker, schema checks), shape inference's types and problems, its figures; each is computed once, from
+one parse, whichever job asks first (the model summary needs the types; a validation after an undo, only
+what is known). The early jobs name the file being opened, before the GUI has its bytes.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class PackedFigures:
 
 
 COST_FIELDS = [f.name for f in fields(NodeCost)]  # the columns, in NodeCost's order
-REMEMBERED_STATES = 8
+REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers validations for undo itself)
 
 
 @dataclass
