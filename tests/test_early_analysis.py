@@ -97,8 +97,8 @@ def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
     onnx.save(_cast_model(None), path)  # what the early analysis reads: errors
     window.validation.prefetch(path)
     early = window.validation._early
-    assert early is not None
-    early.inference.result(timeout=30)  # the worker has read the broken model...
+    assert early is not None and early.ready.wait(30) and early.futures is not None
+    early.futures[1].result(timeout=30)  # the worker has read the broken model...
     onnx.save(_cast_model(TensorProto.FLOAT), path)  # ...and the open reads a sound one
     monkeypatch.setattr(window.validation, "prefetch", lambda _path: None)  # that analysis stays the one at hand
     events = _open_and_record(qtbot, window, path)

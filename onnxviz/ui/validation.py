@@ -41,7 +41,7 @@ from onnxviz.model.background.jobs import (
     runtime_job,
     validate_job,
 )
-from onnxviz.model.background.procpool import RUNTIME, WorkerProcess, shared_worker
+from onnxviz.model.background.procpool import POLL_S, RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.graph.session_check import SOURCE as RUNTIME_SOURCE
@@ -65,17 +65,50 @@ PASS_STARTED = "checking"  # progress text the task reports when a real pass (no
 EARLY_MAX_BYTES = 64 << 20  # bigger files: analysed from the opened document only (see ValidationService.prefetch)
 
 
-@dataclasses.dataclass
 class _Early:
-    """The analysis of a file started as it was being opened: jobs queued in the worker process."""
+    """The analysis of a file started as it is being opened: jobs queued in the worker processes, from a
+    thread of its own (the first job starts a process: tens of milliseconds, more while the loading thread
+    holds the GIL)."""
 
-    path: Path
-    first: Future[tuple[bytes, list[Problem]]]  # in the runtime worker, while the checks worker infers
-    inference: Future[tuple[bytes, PackedValidation]]
-    figures: Future[bytes]
+    Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]", "Future[bytes]"]
+
+    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
+        self.path = path
+        self.ready = threading.Event()  # set once the jobs are queued (or could not be)
+        self.futures: _Early.Futures | None = None  # (first problems, inference, figures)
+        self._cancelled = False
+        self._lock = threading.Lock()
+        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
+                         daemon=True).start()
+
+    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
+        name = str(self.path)
+        try:
+            inference = worker.submit(early_inference_job, name)  # the longer path first
+            figures = worker.submit(early_figures_job, name)
+            first = second.submit(early_first_job, name)  # the runtime check's process, idle while opening
+            futures: _Early.Futures | None = (first, inference, figures)
+        except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
+            futures = None
+        with self._lock:
+            self.futures = futures
+            if self._cancelled:
+                self._cancel_locked()
+        self.ready.set()
+
+    def wait(self, token: CancelToken) -> _Early.Futures | None:
+        """The queued jobs (in a background thread, once queued), or None."""
+        while not self.ready.wait(POLL_S):
+            token.check()
+        return self.futures
 
     def cancel(self) -> None:
-        for future in (self.first, self.inference, self.figures):
+        with self._lock:
+            self._cancelled = True
+            self._cancel_locked()
+
+    def _cancel_locked(self) -> None:
+        for future in self.futures or ():
             future.cancel()  # still queued: never runs
 
 
@@ -159,13 +192,9 @@ class ValidationService(QObject):
         try:
             if path.stat().st_size > EARLY_MAX_BYTES:
                 return  # such a model reaches analysis in another form (without its weights)
-            name = str(path.absolute())
-            inference = self.worker.submit(early_inference_job, name)
-            figures = self.worker.submit(early_figures_job, name)
-            first = self.runtime_worker.submit(early_first_job, name)  # the second process, idle while opening
-        except (OSError, OnnxvizError):  # no such file, or no worker: the usual pass runs after the open
+        except OSError:  # no such file: the open says so
             return
-        self._early = _Early(path.absolute(), first, inference, figures)
+        self._early = _Early(path.absolute(), self.worker, self.runtime_worker)
 
     def _drop_early(self) -> None:
         if self._early is not None:
@@ -341,12 +370,15 @@ def _early_result(worker: WorkerProcess, second: WorkerProcess, early: _Early, d
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
     try:
-        first_digest, first = second.wait(early.first, token)
+        futures = early.wait(token)
+        if futures is None:
+            return None
+        first_digest, first = second.wait(futures[0], token)
         if first_digest != digest:
             early.cancel()
             return None
         found_first(first)
-        inference_digest, packed = worker.wait(early.inference, token)
+        inference_digest, packed = worker.wait(futures[1], token)
         if inference_digest != digest:  # the file changed between the two workers' reads
             early.cancel()
             return None

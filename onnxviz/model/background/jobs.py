@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import onnx
 from onnx import TypeProto
 
+from onnxviz.model.background.columns import pack_column, unpack_column
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.graph.flops import NodeCost
 from onnxviz.model.graph.index import index_escaping_text
@@ -91,14 +92,14 @@ class SourceChanged(Exception):
 
 @dataclass
 class PackedFigures:
-    """:class:`ModelFigures` with the per-node costs as columns: lists of strings and numbers unpickle fast
-    and make no garbage-collected objects (a tuple per node did, for 123k nodes)."""
+    """:class:`ModelFigures` with the per-node costs as columns, each packed (:mod:`.columns`): they unpickle
+    in a few steps, and make no garbage-collected objects until unpacked (a tuple per node did, for 123k nodes)."""
 
     parameters: int
     parameter_bytes: int
     bytes_by_dtype: dict[str, int]
     op_counts: dict[str, int]
-    cost_columns: list[list[Any]]
+    cost_columns: list[Any]  # see pack_column
 
 
 COST_FIELDS = [f.name for f in fields(NodeCost)]  # the columns, in NodeCost's order
@@ -195,7 +196,7 @@ def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
     index = index_escaping_text(model, checks=False)[0]  # only its structure and types are read
     index.set_inferred(types)
     figures = model_figures(model, index)
-    columns = [[getattr(cost, name) for cost in figures.costs] for name in COST_FIELDS]
+    columns = [pack_column([getattr(cost, name) for cost in figures.costs]) for name in COST_FIELDS]
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
                          dict(figures.op_counts), columns)
 
@@ -255,7 +256,7 @@ def runtime_job(handed: ModelData) -> list[Problem]:
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        [NodeCost(*row) for row in zip(*packed.cost_columns, strict=True)])
+                        [NodeCost(*row) for row in zip(*map(unpack_column, packed.cost_columns), strict=True)])
 
 
 def run_on_model(worker: WorkerProcess, job: Callable[..., T], data: bytes, digest: bytes, source: Path | None,
