@@ -182,28 +182,35 @@ class ValidationService(QObject):
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
         self._early: _Early | None = None
+        self._early_lock = threading.Lock()  # prefetch is called from the loading thread
         self.first_found.connect(self._on_first_found)
 
     def prefetch(self, path: Path) -> None:
-        """Start analysing the model file at ``path`` in the worker process now, while the window opens
-        it: the pass for the opened document takes these results when its bytes are the file's (the same
-        digest), so the checks, shape inference and the model's figures run alongside the open."""
-        self._drop_early()
+        """Start analysing the model file at ``path`` in the worker processes now, while the window opens
+        it (any thread may call this): the pass for the opened document takes these results when its bytes
+        are the file's (the same digest), so the checks, shape inference and the model's figures run
+        alongside the open."""
         try:
             if path.stat().st_size > EARLY_MAX_BYTES:
                 return  # such a model reaches analysis in another form (without its weights)
         except OSError:  # no such file: the open says so
             return
-        self._early = _Early(path.absolute(), self.worker, self.runtime_worker)
+        self._swap_early(_Early(path.absolute(), self.worker, self.runtime_worker))
 
     def _drop_early(self) -> None:
-        if self._early is not None:
-            self._early.cancel()
-            self._early = None
+        self._swap_early(None)
+
+    def _swap_early(self, early: _Early | None) -> None:
+        """Put ``early`` in place of the early analysis at hand, which is cancelled."""
+        with self._early_lock:
+            before, self._early = self._early, early
+        if before is not None:
+            before.cancel()
 
     def _take_early(self, doc: Document) -> _Early | None:
         """The early analysis, if it was of the file ``doc`` holds (used once)."""
-        early, self._early = self._early, None
+        with self._early_lock:
+            early, self._early = self._early, None
         if early is not None and doc.path is not None and doc.path.absolute() == early.path and doc.file_matches():
             return early
         if early is not None:
