@@ -28,7 +28,8 @@ def _cast_model(to: int | None) -> onnx.ModelProto:
 
 
 @pytest.fixture
-def window(qtbot: QtBot) -> Iterator[MainWindow]:
+def window(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
+    monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 0)  # these small models are analysed as they open too
     w = MainWindow()
     qtbot.addWidget(w)
     yield w
@@ -57,8 +58,13 @@ def _open_and_record(qtbot: QtBot, window: MainWindow, path: Path) -> list[tuple
     return events
 
 
+@pytest.mark.parametrize("early", [True, False])
 def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, window: MainWindow,
-                                                                 tmp_path: Path) -> None:
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 early: bool) -> None:
+    """``early``: analysed as the file opens; else by the pass for the opened document (as after an edit)."""
+    if not early:
+        monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 1 << 40)
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
     events = _open_and_record(qtbot, window, path)
