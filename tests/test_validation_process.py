@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import shiboken6
@@ -160,9 +161,10 @@ def test_a_model_state_is_validated_once_for_its_figures_and_its_problems(
     calls: list[int] = []
     real_validate = worker_jobs.validate
 
-    def counted(data: bytes, index: object, generation: int, runtime: bool = True) -> ValidationResult:
+    def counted(data: bytes, index: object, generation: int, runtime: bool = True,
+                **known: Any) -> ValidationResult:
         calls.append(generation)
-        return real_validate(data, None, generation, runtime)
+        return real_validate(data, None, generation, runtime, **known)
 
     monkeypatch.setattr(worker_jobs, "validate", counted)
     data = example_path.read_bytes()
@@ -240,3 +242,17 @@ def test_validation_waiting_for_the_worker_leaves_the_global_pool_free(
     finally:
         release.set()
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=30000)
+
+
+@pytest.mark.parametrize("values", [["a", "", "é\x00x", "z" * 5], [1, None, 0, 2**63 - 1], [2**64, 1], [True, False],
+                                    [1.5, None], []])
+def test_packed_columns_unpickle_as_the_values_they_hold(values: list[Any]) -> None:
+    """The figures' columns travel as a few flat objects (no GIL-holding unpickle of 100k+ objects in the
+    GUI process); whatever does not fit one travels as it is."""
+    import pickle
+
+    from onnxviz.model.background.columns import Texts, pack_column, unpack_column
+
+    packed = pickle.loads(pickle.dumps(pack_column(values)))
+    assert unpack_column(packed) == values
+    assert isinstance(packed, Texts) == (values == [] or isinstance(values[0], str))

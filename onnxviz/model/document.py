@@ -20,7 +20,7 @@ from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
-from onnxviz.model.graph.validation import ValidationResult, validate, without_weight_data
+from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
@@ -322,6 +322,11 @@ class Document:
         self.validation_problems = result.problems
         self.changed.emit(Change("Validation", ChangeKind.VALIDATED))
         return True
+
+    def apply_first_problems(self, generation: int, problems: list[Problem]) -> bool:
+        """Show the first problems a background pass found (the checker's and the schema checks', see
+        ``first_problems``) until its result comes; the inferred types stay. False if the model changed since."""
+        return self.apply_validation(ValidationResult(generation, InferenceResult(self._inferred), problems))
 
     # -- saving --------------------------------------------------------------------
     def save_source(self) -> SaveSource:

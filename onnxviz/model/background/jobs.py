@@ -1,8 +1,9 @@
 """What the GUI sends to the worker process (:mod:`onnxviz.model.background.procpool`): bytes in, plain data out.
 
-The worker remembers the types its latest validation of each document inferred,
-so the model summary computed there next (costs need shapes) gets them without
-a second inference pass and without sending them back and forth.
+The worker remembers what it found of each model state, by the digest of its bytes: its first problems
+(checker, schema checks), shape inference's types and problems, its figures; each is computed once, from
+one parse, whichever job asks first (the model summary needs the types; a validation after an undo, only
+what is known). The early jobs name the file being opened, before the GUI has its bytes.
 """
 
 from __future__ import annotations
@@ -12,19 +13,21 @@ import os
 import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import onnx
 from onnx import TypeProto
 
+from onnxviz.model.background.columns import pack_column, unpack_column
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.graph.flops import NodeCost
 from onnxviz.model.graph.index import index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
 from onnxviz.model.graph.summary import ModelFigures, ScopeParameters, model_figures
-from onnxviz.model.graph.validation import PackedValidation, ValidationResult, pack, validate
+from onnxviz.model.graph.validation import PackedValidation, ValidationResult, first_problems, pack, slimmed, validate
+from onnxviz.model.heap import building
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
 
@@ -70,7 +73,8 @@ def discard(data: ModelData) -> None:
 
 
 def received(data: ModelData) -> bytes | None:
-    """In the worker: the bytes; None when a source file no longer holds them (send them instead)."""
+    """In the worker: the bytes; None when a source file no longer holds them (send them instead). A file
+    sent without a digest is taken as it is (the early jobs name the file being opened)."""
     if isinstance(data, bytes):
         return data
     try:
@@ -79,38 +83,169 @@ def received(data: ModelData) -> bytes | None:
         return None
     finally:
         discard(data)
-    return raw if digest_of(raw) == data.digest else None
+    return raw if not data.digest or digest_of(raw) == data.digest else None
 
 
 class SourceChanged(Exception):
     """The worker found the source file changed: hand the bytes over again without it."""
-REMEMBERED_DOCUMENTS = 8
-# in the worker: document key -> (digest of the model bytes, their validation)
-_latest: OrderedDict[str, tuple[bytes, ValidationResult]] = OrderedDict()
 
 
-def _validated(data: bytes, document: str) -> ValidationResult:
-    """The validation of ``data``, done once per model state: the figures of a state and its
-    validation share it, whichever the GUI asks for first (undo and redo ask only for figures)."""
-    digest = digest_of(data)
-    cached = _latest.get(document)
-    if cached is not None and cached[0] == digest:
-        result = cached[1]
-    else:
-        result = validate(data, None, 0, runtime=False)  # onnxruntime's check comes later: runtime_job
-        _latest[document] = (digest, result)
-    _latest.move_to_end(document)
-    while len(_latest) > REMEMBERED_DOCUMENTS:
-        _latest.popitem(last=False)
-    return result
+@dataclass
+class PackedFigures:
+    """:class:`ModelFigures` with the per-node costs as columns, each packed (:mod:`.columns`): they unpickle
+    in a few steps, and make no garbage-collected objects until unpacked (a tuple per node did, for 123k nodes)."""
+
+    parameters: int
+    parameter_bytes: int
+    bytes_by_dtype: dict[str, int]
+    op_counts: dict[str, int]
+    cost_columns: list[Any]  # see pack_column
+    by_scope: list[tuple[str, int, int]]  # (scope, count, bytes) of each graph holding parameters
+    bodies: list[tuple[str, int, int]]  # (scope, MACs, FLOPs) of one run of each body
 
 
-def validate_job(handed: ModelData, generation: int, document: str) -> PackedValidation:
-    """Validate the model (see :func:`onnxviz.model.graph.validation.validate`) and remember the result."""
+COST_FIELDS = [f.name for f in fields(NodeCost)]  # the columns, in NodeCost's order
+REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers validations for undo itself)
+
+
+@dataclass
+class _State:
+    """In the worker: what was found of one model state (named by the digest of its bytes), each part once."""
+
+    first: list[Problem] | None = None  # the checker's and the schema checks' problems
+    inferred: ValidationResult | None = None  # shape inference's types and problems (the rest of a validation)
+    figures: PackedFigures | None = None
+
+
+_states: OrderedDict[bytes, _State] = OrderedDict()  # digest -> what is known of that state
+_parsed: tuple[bytes, bytes, onnx.ModelProto] | None = None  # (digest, bytes, model) of the latest state read
+_files: dict[str, bytes] = {}  # path -> digest of what the file held when an early job read it
+
+
+def _state(digest: bytes) -> _State:
+    state = _states.get(digest)
+    if state is None:
+        state = _states[digest] = _State()
+    _states.move_to_end(digest)
+    while len(_states) > REMEMBERED_STATES:
+        _states.popitem(last=False)
+    return state
+
+
+def _digest(handed: ModelData) -> bytes:
+    """The digest of the state ``handed`` stands for; a file sent without one is read (and parsed) now."""
+    if isinstance(handed, bytes):
+        return digest_of(handed)
+    if handed.digest:
+        return handed.digest
     data = received(handed)
     if data is None:
         raise SourceChanged()
-    return pack(replace(_validated(data, document), generation=generation))
+    return _parse(digest_of(data), data)[0]
+
+
+def _model(digest: bytes, handed: ModelData) -> tuple[bytes, onnx.ModelProto]:
+    """(bytes, parsed model) of the state ``digest``: read and parsed once while it is the latest state."""
+    if _parsed is not None and _parsed[0] == digest:
+        return _parsed[1], _parsed[2]
+    data = received(handed)
+    if data is None or digest_of(data) != digest:
+        raise SourceChanged()
+    return _parse(digest, data)[1:]
+
+
+def _parse(digest: bytes, data: bytes) -> tuple[bytes, bytes, onnx.ModelProto]:
+    global _parsed
+    _parsed = None  # the older state's model is let go before the new one is parsed
+    _parsed = (digest, data, onnx.ModelProto.FromString(data))
+    return _parsed
+
+
+def _first(digest: bytes, handed: ModelData) -> list[Problem]:
+    state = _state(digest)
+    if state.first is None:
+        data, model = _model(digest, handed)
+        state.first = first_problems(model, slimmed(data, model)[2])
+    return state.first
+
+
+def _inferred(digest: bytes, handed: ModelData) -> ValidationResult:
+    """Shape inference's part of the validation of the state ``digest``, done once: the figures of a state and
+    its validation share it, whichever the GUI asks for first (undo and redo ask only for figures)."""
+    state = _state(digest)
+    if state.inferred is None:
+        data, model = _model(digest, handed)
+        # onnxruntime's check comes later (runtime_job); the first problems apart (_first)
+        state.inferred = validate(data, None, 0, runtime=False, first=[], parsed=model)
+    return state.inferred
+
+
+def _validated(digest: bytes, handed: ModelData) -> ValidationResult:
+    """The validation of the state ``digest``: its first problems, then shape inference's."""
+    inferred = _inferred(digest, handed)
+    return replace(inferred, problems=_first(digest, handed) + inferred.problems)
+
+
+def _figures(digest: bytes, handed: ModelData) -> PackedFigures:
+    types = _inferred(digest, handed).inference.types
+    state = _state(digest)
+    if state.figures is None:
+        state.figures = _compute_figures(_model(digest, handed)[1], types)
+    return state.figures
+
+
+def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
+    index = index_escaping_text(model, checks=False)[0]  # only its structure and types are read
+    index.set_inferred(types)
+    figures = model_figures(model, index)
+    columns = [pack_column([getattr(cost, name) for cost in figures.costs]) for name in COST_FIELDS]
+    return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
+                         dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope], figures.bodies)
+
+
+def _on_state(step: Callable[[bytes, ModelData], T], handed: ModelData) -> tuple[bytes, T]:
+    """(digest, ``step`` of the state ``handed`` stands for); a temporary hand-over file is removed after."""
+    try:
+        with building():  # a worker's heap holds a model state's index and types: no collection walks them
+            digest = _digest(handed)
+            return digest, step(digest, handed)
+    finally:
+        discard(handed)
+
+
+def first_problems_job(handed: ModelData, generation: int, document: str = "") -> list[Problem]:
+    """The checker's and the schema checks' problems of the model (see
+    :func:`onnxviz.model.graph.validation.first_problems`): what a pass shows first."""
+    return _on_state(_first, handed)[1]
+
+
+def validate_job(handed: ModelData, generation: int, document: str = "") -> PackedValidation:
+    """Validate the model (see :func:`onnxviz.model.graph.validation.validate`) and remember the result."""
+    return pack(replace(_on_state(_validated, handed)[1], generation=generation))
+
+
+def figures_job(handed: ModelData, document: str = "") -> PackedFigures:
+    """The model summary, with the shapes of the state's validation."""
+    return _on_state(_figures, handed)[1]
+
+
+def early_first_job(path: str) -> tuple[bytes, list[Problem]]:
+    """:func:`first_problems_job` for the model file at ``path`` as it is being opened, before the GUI has its
+    bytes (with the digest of what was read): in a second worker process, while the first infers."""
+    return _on_state(_first, ModelFile(path, b"", temporary=False))
+
+
+def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
+    """Shape inference's part of the validation of the model file at ``path`` as it is being opened
+    (see :func:`early_first_job`), with the digest of what was read, which :func:`early_figures_job` sums up."""
+    digest, result = _on_state(_inferred, ModelFile(path, b"", temporary=False))
+    _files[path] = digest
+    return digest, pack(result)
+
+
+def early_figures_job(path: str) -> bytes:
+    """The figures of the file opened (see :func:`early_inference_job`), kept for the figures job to come."""
+    return _on_state(_figures, ModelFile(path, _files.pop(path), temporary=False))[0]
 
 
 def runtime_job(handed: ModelData) -> list[Problem]:
@@ -121,39 +256,9 @@ def runtime_job(handed: ModelData) -> list[Problem]:
     return runtime_problems(onnx.ModelProto.FromString(data), data)
 
 
-@dataclass
-class PackedFigures:
-    """:class:`ModelFigures` with the per-node costs as columns: lists of strings and numbers unpickle fast
-    and make no garbage-collected objects (a tuple per node did, for 123k nodes)."""
-
-    parameters: int
-    parameter_bytes: int
-    bytes_by_dtype: dict[str, int]
-    op_counts: dict[str, int]
-    cost_columns: list[list[Any]]
-    by_scope: list[tuple[str, int, int]]  # (scope, count, bytes) of each graph holding parameters
-    bodies: list[tuple[str, int, int]]
-
-
-def figures_job(handed: ModelData, document: str) -> PackedFigures:
-    """The model summary, with the shapes of the document's latest validation."""
-    data = received(handed)
-    if data is None:
-        raise SourceChanged()
-    types = _validated(data, document).inference.types
-    model = onnx.ModelProto.FromString(data)
-    index = index_escaping_text(model)[0]
-    index.set_inferred(types)
-    figures = model_figures(model, index)
-    columns = [list(column) for column in zip(*map(astuple, figures.costs), strict=True)]
-    return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
-                         dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope],
-                         figures.bodies)
-
-
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        [NodeCost(*row) for row in zip(*packed.cost_columns, strict=True)],
+                        [NodeCost(*row) for row in zip(*map(unpack_column, packed.cost_columns), strict=True)],
                         [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 

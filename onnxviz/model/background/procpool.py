@@ -10,6 +10,7 @@ reused, and replaced when it died.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -29,6 +30,9 @@ from onnxviz.model.progress import CancelToken
 T = TypeVar("T")
 POLL_S = 0.05  # how often a waiting caller looks at its cancel token
 JOIN_S = 10.0  # for the executor's thread once its process was killed
+# A worker runs at a lower priority than the window: on a busy CPU the GUI process's threads are not
+# descheduled for it (a loading thread holding the GIL in C while descheduled pauses the GUI thread too).
+WORKER_NICENESS = 4
 
 
 class WorkerDied(OnnxvizError):
@@ -65,7 +69,11 @@ class WorkerProcess:
 
     def run(self, fn: Callable[..., T], *args: Any, token: CancelToken | None = None) -> T:
         """``fn(*args)`` in the worker process; raises Cancelled (result dropped) or WorkerDied."""
-        future = self.submit(fn, *args)
+        return self.wait(self.submit(fn, *args), token)
+
+    def wait(self, future: Future[T], token: CancelToken | None = None) -> T:
+        """The result of a job :meth:`submit` queued (call from a background thread); raises Cancelled
+        (result dropped) or WorkerDied."""
         while True:
             try:
                 return future.result(timeout=POLL_S)
@@ -150,7 +158,10 @@ def _main_module_hidden() -> Iterator[None]:
 
 
 def _exit_with_parent(parent_pid: int) -> None:
-    """In the worker: end when the application is gone (crashed or ``os._exit``), never linger as an orphan."""
+    """In the worker: end when the application is gone (crashed or ``os._exit``), never linger as an orphan;
+    and yield the CPU to the application (see :data:`WORKER_NICENESS`)."""
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(0.5)

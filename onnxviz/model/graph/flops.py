@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import onnx
-from onnx import NodeProto
+from onnx import NodeProto, TypeProto
 
 from onnxviz.model.graph.index import GraphIndex, ModelIndex
 from onnxviz.model.text import shape_list, shape_text
@@ -59,30 +59,50 @@ class CostSummary:
     symbolic: bool  # some symbolic dimension was counted as 1
 
 
+_Read = tuple[list[int | str | None] | None, str, "Shape | None", bool]  # shape_list, shape_text, concrete, symbolic
+
+
 class _Shapes:
-    """Concrete shapes of values in one scope: declared, inferred, or initializer dims."""
+    """Concrete shapes of values in one scope: declared, inferred, or initializer dims. Values of equal
+    types (most, in a model of repeated layers) share one reading of their dims and shape text."""
 
     def __init__(self, index: ModelIndex, g: GraphIndex) -> None:
         self.index, self.g = index, g
         self.symbolic_used = False  # a dim_param was counted as 1 since the last reset
         self.init_dims: dict[str, Shape] = {}
+        self._reads: dict[bytes, _Read] = {}  # serialized type -> its reading
         if g.graph is not None:
             self.init_dims = {t.name: [int(d) for d in t.dims] for t in g.graph.initializer}
 
+    def _read(self, t: TypeProto | None) -> _Read:
+        if t is None:
+            return None, "", None, False
+        key = t.SerializeToString()
+        found = self._reads.get(key)
+        if found is None:
+            dims = shape_list(t)
+            concrete = None if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims) \
+                else [d if isinstance(d, int) else 1 for d in dims]
+            symbolic = concrete is not None and any(isinstance(d, str) for d in dims or [])
+            found = self._reads[key] = (dims, shape_text(t), concrete, symbolic)
+        return found
+
+    def text(self, name: str) -> str:
+        """The shape text of ``name``'s type as the index says (declared, else inferred)."""
+        return self._read(self.index.type_of(self.g.scope, name)[0])[1]
+
     def of(self, name: str) -> Shape | None:
+        """The shape with symbolic dims as 1 (shared between values: not to be changed), or None."""
         if not name:
             return None
         if name in self.init_dims:
             return self.init_dims[name]
-        t, _ = self.index.type_of(self.g.scope, name)
-        dims = shape_list(t)
-        if dims is None:  # a declared type without shape: inference may know more
-            dims = shape_list(self.index.inferred.get(self.g.scope, {}).get(name))
-        if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims):
-            return None
-        if any(isinstance(d, str) for d in dims):
+        read = self._read(self.index.type_of(self.g.scope, name)[0])
+        if read[0] is None:  # a declared type without shape: inference may know more
+            read = self._read(self.index.inferred.get(self.g.scope, {}).get(name))
+        if read[3]:
             self.symbolic_used = True
-        return [d if isinstance(d, int) else 1 for d in dims]
+        return read[2]
 
 
 def _attr_int(node: NodeProto, name: str, default: int) -> int:
@@ -254,7 +274,7 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
     shapes = shapes or _Shapes(index, g)
     shapes.symbolic_used = False
     first = node.output[0] if node.output else ""
-    out_text = shape_text(index.type_of(scope, first)[0]) if first else ""
+    out_text = shapes.text(first) if first else ""
     op = node.op_type if node.domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
     macs: int | None = 0
     flops: int | None = 0

@@ -147,11 +147,15 @@ class GraphIndex:
 class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
-    def __init__(self, model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None) -> None:
+    def __init__(self, model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
+                 checks: bool = True) -> None:
         """``raw_lengths``: len(raw_data) of main-graph initializers by name, read from the model's bytes
-        (:class:`~onnxviz.model.graph.tensors.RawLengths`), so the checks of big ones copy none of them."""
+        (:class:`~onnxviz.model.graph.tensors.RawLengths`), so the checks of big ones copy none of them.
+        ``checks=False``: without the model-wide checks' problems (:func:`model_problems`), for readers
+        that want only the graph's structure and types (the model's figures)."""
         self.model = model
         self.raw_lengths = raw_lengths
+        self._checks = checks
         self._build()
 
     def has_undecodable_text(self) -> bool:
@@ -176,7 +180,8 @@ class ModelIndex:
         for key, fn in self.functions.items():
             self._index_function(key, fn)
         self._check_function_recursion()
-        self._extra_problems += model_problems(self)
+        if self._checks:
+            self._extra_problems += model_problems(self)
 
     # -- queries ---------------------------------------------------------------------
     @property
@@ -445,13 +450,14 @@ def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
 
 
 def index_escaping_text(model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
-                        ) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+                        checks: bool = True) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
     """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
     (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
     the (old, new) pairs of what was escaped. The only function that changes a model this way.
-    ``raw_lengths``: see :class:`ModelIndex` (of the model as read: not used once names are escaped)."""
-    index = ModelIndex(model, raw_lengths)
+    ``raw_lengths``, ``checks``: see :class:`ModelIndex` (``raw_lengths`` of the model as read: not used
+    once names are escaped)."""
+    index = ModelIndex(model, raw_lengths, checks)
     if not index.has_undecodable_text():
         return index, []
     renamed = replace_invalid_utf8(model)
-    return ModelIndex(model), renamed
+    return ModelIndex(model, checks=checks), renamed

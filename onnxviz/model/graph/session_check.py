@@ -39,13 +39,22 @@ _UNSUPPORTED = ("NOT_IMPLEMENTED", "No Op registered for", "is not a registered 
                 "Failed to construct locale")
 
 
+def skipped_note(proto: ModelProto) -> Problem | None:
+    """The note that onnxruntime's check is skipped for a model of more than :data:`SESSION_MAX_NODES` nodes
+    (decided without starting a process for it), or None when it is checked."""
+    nodes = len(proto.graph.node)
+    if nodes <= SESSION_MAX_NODES:
+        return None
+    return Problem(Severity.INFO, f"onnxruntime's check was skipped: the model has {nodes:,} nodes, more than "
+                                  f"the {SESSION_MAX_NODES:,} checked while editing.", SOURCE)
+
+
 def runtime_problems(proto: ModelProto, data: bytes | None = None, light: bytes | None = None) -> list[Problem]:
     """What onnxruntime refuses in the model (``proto``, serialized as ``data`` when the caller has its
     bytes); ``light`` is the model without its big weights when the caller has it already. Never raises."""
-    nodes = len(proto.graph.node)
-    if nodes > SESSION_MAX_NODES:
-        return [Problem(Severity.INFO, f"onnxruntime's check was skipped: the model has {nodes:,} nodes, more than "
-                                       f"the {SESSION_MAX_NODES:,} checked while editing.", SOURCE)]
+    skipped = skipped_note(proto)
+    if skipped is not None:
+        return [skipped]
     try:
         model = light if light is not None and light is not data else \
             without_big_weights(proto, data, force=data is None or len(data) > SLIM_ABOVE)

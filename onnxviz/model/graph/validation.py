@@ -242,24 +242,38 @@ class ValidationResult:
     problems: list[Problem]
 
 
+def first_problems(proto: onnx.ModelProto, light: bytes, index: ModelIndex | None = None) -> list[Problem]:
+    """The checker's and the schema checks' problems, attached to their nodes: found in a fraction of
+    shape inference's time, so they can be shown first (see :func:`validate`). ``light``: the model's
+    bytes for the checker, without its big weights (:func:`slimmed`)."""
+    problems = _as_problems(_checker_problem(light))
+    if problems:
+        table = node_table(proto, index)
+        problems = [attach(p, table) for p in problems]
+    return problems + schema_problems(proto)
+
+
 def validate(model: ModelLike, index: ModelIndex | None, generation: int,
-             runtime: bool = True) -> ValidationResult:
+             runtime: bool = True, first: list[Problem] | None = None,
+             parsed: onnx.ModelProto | None = None) -> ValidationResult:
     """Shape inference (types kept apart from declared ones), checker and schema problems, then,
     with ``runtime`` and when these found no error, what onnxruntime refuses
     (:mod:`onnxviz.model.graph.session_check`); never raises.
 
     ``model`` may be the serialized bytes (what the background service passes; it asks for
-    onnxruntime's check in a second, later pass).
+    onnxruntime's check in a second, later pass). ``first``: :func:`first_problems` of the same
+    model, when already found (they are not looked for again); ``parsed``: ``model``'s bytes parsed, when at hand.
     """
-    proto, data, light = slimmed(model)
+    proto, data, light = slimmed(model, parsed)
+    if first is None:
+        first = first_problems(proto, light, index)
     inference = infer_types(light, strict=True)
-    problems = _as_problems(_checker_problem(light), inference.problem)
+    problems = _as_problems(inference.problem)
     if inference.problem is not None:
         inference = infer_types(light)  # lenient: types for everything that can still be inferred
-    if problems:
         table = node_table(proto, index)
         problems = [attach(p, table) for p in problems]
-    problems += schema_problems(proto)
+    problems = first + problems
     if runtime and not has_error(problems + (index.problems if index is not None else [])):
         from onnxviz.model.graph.session_check import runtime_problems  # it builds on this module
 
@@ -332,11 +346,12 @@ def unpack(packed: PackedValidation) -> ValidationResult:
 BIG_WEIGHT = 4096  # bytes; shape computations read only small constants
 
 
-def slimmed(model: ModelLike) -> tuple[onnx.ModelProto, bytes | None, bytes]:
+def slimmed(model: ModelLike, parsed: onnx.ModelProto | None = None) -> tuple[onnx.ModelProto, bytes | None, bytes]:
     """(the model, its bytes if given as bytes, the bytes the checker, shape inference and onnxruntime
-    get: :func:`without_big_weights`). A model given as a message is never serialized whole."""
+    get: :func:`without_big_weights`). A model given as a message is never serialized whole; ``parsed``:
+    the bytes ``model`` parsed, when at hand."""
     data = model if isinstance(model, bytes) else None
-    proto = onnx.ModelProto.FromString(model) if isinstance(model, bytes) else model
+    proto = parsed if parsed is not None else onnx.ModelProto.FromString(model) if isinstance(model, bytes) else model
     try:
         light = without_big_weights(proto, data)
     except Exception:  # noqa: BLE001 - a model too odd to slim down is checked as it is

@@ -18,6 +18,7 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count, summarize
 from onnxviz.model.graph.index import function_scope, scope_label
 from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
+from onnxviz.model.heap import building
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import (
@@ -270,7 +271,8 @@ class ModelPanel(Page):
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
             packed = run_on_model(worker, figures_job, data, digest_of(data), source, key, token=token)
-            return prepare_figures(unpack_figures(packed))
+            with building():  # 100k+ rows that live as long as the page: no collection walks the window's heap
+                return prepare_figures(unpack_figures(packed))
 
         task = Task(work, "Summarising the model", parent=self)  # dies with the panel: no late delivery
         task.finished.connect(lambda figures, d=doc, t=task, g=doc.generation: self._on_figures(d, t, g, figures))

@@ -1,0 +1,101 @@
+"""Opening a big model until its analysis is complete: ``onnxviz FILE --screenshot``, which waits for the
+graph, the checker, shape inference, the problems and the Model panel's figures, as a whole process; and
+the phases of the same in one process.
+
+    python bench/bench_analysis.py [--runs 3] [FILE ...]
+
+Defaults to the 12k-, 61k- and 123k-node models of bench/synth.py (300, 1500 and 3000 layers, made on
+first use into .cache/onnxviz-tests/). "process s" is the wall time of the whole command, "cpu s" the
+CPU time of it and its worker processes. The phases are seconds since the window was made: the file read
+(loaded), the graph's first frame (drawn), the first problems shown (checker and schema checks), the
+validation result, the figures; "pause ms" is the longest GUI-thread gap (5 ms timer) from the window's
+first show until all of it is in. Prints medians of the runs (the CPU is often shared: run with --runs 5+).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gui_probe import GuiStallProbe, fresh_app, print_and_exit, run_child
+from synth import synth_file
+
+DEFAULT_LAYERS = (300, 1500, 3000)
+PHASES = ("loaded", "drawn", "first", "validated", "figures", "settled")
+
+
+def whole_process(path: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of ``onnxviz FILE --screenshot OUT.png``, with its workers."""
+    out = Path(tempfile.mkdtemp()) / "shot.png"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "onnxviz", str(path), "--screenshot", str(out)], check=True,
+                   capture_output=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out.unlink(missing_ok=True)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def phases(path: Path) -> dict[str, Any]:
+    """In a fresh process: ``--screenshot``'s own steps, with the time of each phase."""
+    fresh_app()
+    from onnxviz.ui.main_window import MainWindow
+
+    window = MainWindow()
+    t0 = time.perf_counter()
+    marks: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        marks.setdefault(name, time.perf_counter() - t0)
+
+    window.loading_finished.connect(lambda: mark("loaded"))
+    window.canvas.scene_ready.connect(lambda *_: mark("drawn"))
+    first_found = getattr(window.validation, "first_found", None)  # absent before the problems were streamed
+    if first_found is not None:
+        first_found.connect(lambda *_: mark("first"))
+    window.validation.finished.connect(lambda *_: mark("validated"))
+    panel = window.panels.model_panel
+    shown = panel._show_figures
+
+    def show_figures(prepared: Any) -> None:
+        shown(prepared)
+        mark("figures")
+
+    panel._show_figures = show_figures  # type: ignore[method-assign]
+    probe = GuiStallProbe(interval_ms=5)
+    window.screenshot_and_quit(str(path), str(Path(tempfile.mkdtemp()) / "shot.png"))
+    mark("settled")
+    return {**{k: marks.get(k, float("nan")) for k in PHASES}, "pause": probe.worst,
+            "nodes": window.doc.index.node_count() if window.doc is not None else 0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print_and_exit(phases(args.files[0]))
+    print(f"{'file':<18} {'nodes':>7} {'process s':>9} {'cpu s':>6} "
+          + " ".join(f"{k:>9}" for k in PHASES) + f" {'pause ms':>8}")
+    for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:
+        runs = [(whole_process(path), run_child(__file__, [str(path)])) for _ in range(args.runs)]
+        wall = statistics.median(w for (w, _c), _p in runs)
+        cpu = statistics.median(c for (_w, c), _p in runs)
+        med = {k: statistics.median(p[k] for _w, p in runs) for k in (*PHASES, "pause", "nodes")}
+        print(f"{path.name:<18} {int(med['nodes']):>7} {wall:>9.2f} {cpu:>6.2f} "
+              + " ".join(f"{med[k]:>9.2f}" for k in PHASES) + f" {1000 * med['pause']:>8.0f}")
+    print(f"medians of {args.runs} runs; phases in seconds from the window's first show (one process)")
+
+
+if __name__ == "__main__":
+    main()

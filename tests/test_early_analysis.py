@@ -1,0 +1,113 @@
+"""Background analysis as a file opens: started alongside the open, reused by the opened document's pass when
+the bytes are the same, and streamed: the checker's and the schema checks' problems are shown first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from pytestqt.qtbot import QtBot
+from window_fixtures import settle
+
+from onnxviz.model.document import ChangeKind
+from onnxviz.ui import validation as service_module
+from onnxviz.ui.main_window import MainWindow
+
+
+def _cast_model(to: int | None) -> onnx.ModelProto:
+    """x -> Cast -> Relu -> y; without ``to`` the Cast is refused by the checker, the schema checks and inference."""
+    cast = helper.make_node("Cast", ["x"], ["c"], name="cast", **({} if to is None else {"to": to}))
+    relu = helper.make_node("Relu", ["c"], ["y"], name="relu")
+    graph = helper.make_graph([cast, relu], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+@pytest.fixture
+def window(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
+    monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 0)  # these small models are analysed as they open too
+    w = MainWindow()
+    qtbot.addWidget(w)
+    yield w
+    w.set_document(None)
+    settle()
+
+
+def _open_and_record(qtbot: QtBot, window: MainWindow, path: Path) -> list[tuple[str, set[str]]]:
+    """Open ``path``; each validation change and the pass's end, with the sources of the problems shown then."""
+    events: list[tuple[str, set[str]]] = []
+
+    def shown() -> set[str]:
+        return {p.source for p in window.doc.validation_problems} if window.doc is not None else set()
+
+    def on_document(doc: Any) -> None:
+        if doc is not None:
+            doc.changed.connect(lambda change: events.append(("shown", shown()))
+                                if change.kind == ChangeKind.VALIDATED else None)
+
+    window.document_changed.connect(on_document)
+    window.validation.finished.connect(lambda _result: events.append(("finished", shown())))
+    with qtbot.waitSignal(window.loading_finished, timeout=20000):
+        window.open_path(path)
+    qtbot.waitUntil(lambda: any(kind == "finished" for kind, _ in events) and not window.validation.busy,
+                    timeout=30000)
+    return events
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, window: MainWindow,
+                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 early: bool) -> None:
+    """``early``: analysed as the file opens; else by the pass for the opened document (as after an edit)."""
+    if not early:
+        monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 1 << 40)
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(None), path)
+    events = _open_and_record(qtbot, window, path)
+    first_kind, first_sources = events[0]
+    assert first_kind == "shown" and first_sources == {"checker", "validation"}  # before inference's
+    assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
+    doc = window.doc
+    assert doc is not None
+    assert any(p.node_name == "cast" and "requires attribute 'to'" in p.message for p in doc.problems)
+
+
+def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, window: MainWindow, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pass runs again for the opened document: the results of the analysis started as the file was being
+    read are taken (the same bytes), and the Model panel's figures are the worker's, computed then."""
+    asked: list[str] = []
+    real = service_module.run_on_model
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args[1].__name__)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service_module, "run_on_model", counted)
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(None), path)
+    events = _open_and_record(qtbot, window, path)
+    assert asked == [] and events[-1][1] == {"checker", "validation", "shape_inference"}
+    panel = window.panels.model_panel  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: panel.settled, timeout=30000)
+    assert [c.op_type for c in panel.costs] == ["Cast", "Relu"]
+
+
+def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "model.onnx"
+    onnx.save(_cast_model(None), path)  # what the early analysis reads: errors
+    window.validation.prefetch(path)
+    early = window.validation._early
+    assert early is not None and early.ready.wait(30) and early.futures is not None
+    early.futures[1].result(timeout=30)  # the worker has read the broken model...
+    onnx.save(_cast_model(TensorProto.FLOAT), path)  # ...and the open reads a sound one
+    monkeypatch.setattr(window.validation, "prefetch", lambda _path: None)  # that analysis stays the one at hand
+    events = _open_and_record(qtbot, window, path)
+    doc = window.doc
+    assert doc is not None and doc.problems == []
+    assert all(sources == set() for _kind, sources in events)  # the broken model's problems were never shown
