@@ -42,6 +42,7 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
+from onnxviz.model.runner.ortvalues import can_feed_as_ortvalue, onnx_type_of, ortvalue_array, to_ortvalue
 from onnxviz.model.runner.structured import is_structured, jsonable
 from onnxviz.model.runner.subgraphs import BodyRun, run_bodies, run_functions
 from onnxviz.model.text import display_name
@@ -75,10 +76,8 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
-    for name, array in feeds.items():
-        result.values[name] = np.asarray(array)
-        result.engines[name] = ENGINE_INPUT
-        result.producers[name] = -1
+    for name, value in feeds.items():
+        _keep_input(result, name, value)
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
@@ -109,6 +108,16 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     return _finish(model, result, options, progress)
 
 
+def _keep_input(result: Captured, name: str, value: Any) -> None:
+    """A fed value: a tensor, or a sequence, map or optional (None: an empty one) kept as JSON."""
+    if value is None or is_structured(value):
+        _keep_structured(result, name, value, ENGINE_INPUT, -1)
+        return
+    result.values[name] = np.asarray(value)
+    result.engines[name] = ENGINE_INPUT
+    result.producers[name] = -1
+
+
 def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions, failed: int,
                   progress: ProgressFn = no_progress) -> Captured:
     """The values a run computes before node ``failed`` fails: a run of the nodes that do not depend on
@@ -120,9 +129,9 @@ def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], optio
             done = capture(part, feeds, replace(options, profile=False), progress)
         except RunError:
             pass
-    for name, array in feeds.items():
-        done.values.setdefault(name, np.asarray(array))
-        done.engines.setdefault(name, ENGINE_INPUT)
+    for name, value in feeds.items():
+        if name not in done.values and name not in done.structured:
+            _keep_input(done, name, value)
     done.producers = {name: kept[i] if i >= 0 else -1 for name, i in done.producers.items()}
     done.producers.update((name, -1) for name in feeds)
     done.outputs = [o.name for o in model.graph.output]
@@ -414,7 +423,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     feeds = {k: v for k, v in feeds.items() if k in wanted}
     try:
         fetched = _fetch(session, [o.name for o in outputs], feeds,
-                         plain=all(o.type in _NUMPY_TYPES for o in outputs))
+                         tensors_only=all(o.type.startswith("tensor(") for o in outputs))
     except Exception as exc:  # noqa: BLE001
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("a packing node failed") from exc
@@ -440,7 +449,7 @@ def _as_array(value: Any) -> Any:
     if isinstance(value, ort.OrtValue):
         if value.is_sparse_tensor():
             return dense_of_sparse(value.as_sparse_tensor())
-        return value.numpy() if value.is_tensor() else value
+        return ortvalue_array(value) if value.is_tensor() else value
     if type(value).__name__ == "SparseTensor" and not isinstance(value, ort.SparseTensor):  # run()'s own type
         return dense_of_sparse(ort.SparseTensor(value))
     return value
@@ -478,7 +487,7 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
         if out.name in pack_outputs:
             continue
         array = arrays[out.name]
-        if is_structured(array):  # sequences and maps from run()
+        if array is None or is_structured(array):  # sequences, maps and empty optionals from run()
             _keep_structured(result, out.name, array, ENGINE_ORT, producers.get(out.name, -1))
             continue
         if not isinstance(array, np.ndarray):  # a block-sparse value
@@ -501,19 +510,27 @@ def _keep_structured(result: Captured, name: str, value: Any, engine: str, node:
     result.producers[name] = node
 
 
-_NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
-                                         "uint8", "uint16", "uint32", "uint64")}
-
-
-def _fetch(session: Any, names: list[str], feeds: Mapping[str, np.ndarray], plain: bool) -> list[Any]:
+def _fetch(session: Any, names: list[str], feeds: Mapping[str, Any], tensors_only: bool) -> list[Any]:
     """OrtValues, so the run itself does not copy every value into numpy (that happens once, after);
-    ``run`` when some value is not a plain numpy type (OrtValue.numpy() refuses float8, int4, ...)."""
-    import onnxruntime as ort
+    ``run`` when a feed cannot be an OrtValue (strings, sequences, maps) or some output is not a tensor.
+    ml_dtypes feeds (bfloat16, float8) go in as OrtValues of their ONNX type either way."""
+    if tensors_only and all(can_feed_as_ortvalue(v) for v in feeds.values()):
+        try:
+            ort_feeds = {k: to_ortvalue(v) for k, v in feeds.items()}
+        except ValueError:  # a 4-bit input: run() below refuses it in one message
+            pass
+        else:
+            return list(session.run_with_ort_values(names, ort_feeds))
+    return session.run(names, {k: _run_feed(v) for k, v in feeds.items()})
 
-    if not plain:
-        return session.run(names, dict(feeds))
-    ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(np.asarray(v, order="C")) for k, v in feeds.items()}
-    return list(session.run_with_ort_values(names, ort_feeds))
+
+def _run_feed(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and onnx_type_of(value) is not None:
+        try:
+            return to_ortvalue(value)
+        except ValueError:
+            return value
+    return value
 
 
 @functools.cache
@@ -581,7 +598,7 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
             continue  # not in the part chosen to capture
         if isinstance(value, np.generic):
             value = np.asarray(value)
-        if is_structured(value):
+        if value is None or is_structured(value):
             _keep_structured(result, name, value, ENGINE_REFERENCE, producers.get(name, -1))
             continue
         if not isinstance(value, np.ndarray):
