@@ -24,6 +24,7 @@ import onnx
 
 from onnxviz.model.graph.ort_messages import KERNEL_FAILURE, engine_message, ort_node_name
 from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.runner.ortvalues import can_feed_as_ortvalue, onnx_type_of, ortvalue_array, to_ortvalue
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
     Pack,
@@ -42,7 +43,6 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
-from onnxviz.model.runner.ortvalues import can_feed_as_ortvalue, onnx_type_of, ortvalue_array, to_ortvalue
 from onnxviz.model.runner.structured import is_structured, jsonable
 from onnxviz.model.runner.subgraphs import BodyRun, run_bodies, run_functions
 from onnxviz.model.text import display_name
@@ -88,6 +88,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
                                     "were read into memory.")
                 model, data_dir = with_external_data(model, data_dir), None
                 _run_ort_packed(model, feeds, options, progress, result, scratch_dir, None, shapes)
+            float16_outputs(model, feeds, options, result, data_dir)
             if not options.optimized and is_quantized(model):
                 progress(0.45, "Running the quantized model fused, to compare its outputs")
                 result.notes.append(unfused_note(model, feeds, result, data_dir))
@@ -199,32 +200,85 @@ def _weight_bytes(model: onnx.ModelProto) -> int:
 def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result: Captured,
                  data_dir: Path | None) -> str:
     """What the run's notes say of a quantized model run unfused: how far an optimized session's outputs are."""
-    import onnxruntime as ort
-
     head = ("this quantized model ran without graph optimizations (every node on its own, as capture needs); "
             "an optimized onnxruntime session fuses its quantized operators (DequantizeLinear, op, QuantizeLinear) "
             "into integer kernels")
-    if len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES:
+    if _too_big_to_run_again(model):
         return head + ", so its outputs may differ from these (Run > Optimized Session shows the fused values)."
     try:
-        so = _session_options(replace(DEFAULT_OPTIONS, capture=False, optimized=True), None, False, data_dir)
-        session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        wanted = {i.name for i in session.get_inputs()}
-        fused = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        fused = plain_outputs(model, feeds, DEFAULT_OPTIONS, data_dir, optimized=True)
     except Exception:  # noqa: BLE001 - the note then says what may differ, not by how much
         return head + ", so its outputs may differ from these."
-    worst, where = 0.0, ""
-    for out, value in zip(session.get_outputs(), fused, strict=True):
-        mine = result.values.get(out.name)
-        if mine is None or not isinstance(value, np.ndarray) or mine.shape != value.shape or value.dtype.kind not in "fiu":
-            continue
-        diff = float(np.max(np.abs(mine.astype(np.float64) - value.astype(np.float64)), initial=0.0))
-        if diff > worst or not where:
-            worst, where = diff, out.name
+    worst, where = _worst_difference(result.values, fused)
     if worst == 0.0:
         return head + "; here its outputs are the same as these."
     return (head + f"; here its outputs differ from these by up to {worst:.4g} (max abs, '{display_name(where, 80)}'). "
             "Run > Optimized Session shows the fused values (which then do not match the nodes one to one).")
+
+
+def _too_big_to_run_again(model: onnx.ModelProto) -> bool:
+    return len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES
+
+
+def plain_outputs(model: onnx.ModelProto, feeds: Mapping[str, Any], options: RunOptions, data_dir: Path | None,
+                  optimized: bool) -> dict[str, Any]:
+    """The graph outputs of an onnxruntime session that keeps no other value, by name."""
+    import onnxruntime as ort
+
+    so = _session_options(replace(options, capture=False, profile=False, optimized=optimized), None, False, data_dir)
+    session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    wanted = {i.name for i in session.get_inputs()}
+    outputs = session.get_outputs()
+    fetched = _fetch(session, [o.name for o in outputs], {k: v for k, v in feeds.items() if k in wanted},
+                     tensors_only=all(o.type.startswith("tensor(") for o in outputs))
+    return {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
+
+
+def _worst_difference(mine: Mapping[str, np.ndarray], other: Mapping[str, Any]) -> tuple[float, str]:
+    """The largest absolute difference between the numeric arrays of ``other`` and ``mine`` (a NaN
+    against a number: infinite), and the name of the value where it is."""
+    worst, where = 0.0, ""
+    for name, value in other.items():
+        ours = mine.get(name)
+        if ours is None or not isinstance(value, np.ndarray) or ours.shape != value.shape or value.dtype.kind not in "fiu":
+            continue
+        a, b = ours.astype(np.float64), value.astype(np.float64)
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        diff = float(np.max(np.where(same, 0.0, np.nan_to_num(np.abs(a - b), nan=np.inf)), initial=0.0))
+        if diff > worst or not where:
+            worst, where = diff, name
+    return worst, where
+
+
+def float16_outputs(model: onnx.ModelProto, feeds: Mapping[str, Any], options: RunOptions, result: Captured,
+                    data_dir: Path | None) -> None:
+    """Make a captured float16 model's graph outputs those of a plain run, with a note saying by how much.
+
+    onnxruntime computes a float16 operator that has no float16 kernel on CPU in float32, between Casts
+    it inserts; a plain run drops the Cast pair between two such operators, so the value passed on is
+    not rounded to float16. A captured value is a graph output, kept in float16: what reads it gets the
+    rounded value, as the model declares. The values before the outputs stay the rounded ones."""
+    if options.optimized or not options.capture or not any(v.dtype == np.float16 for v in result.values.values()):
+        return
+    head = ("onnxruntime computes float16 operators that have no float16 kernel in float32 and, in a plain run, "
+            "does not round the values passed between them to float16; capture keeps each value rounded to float16 "
+            "(as the model declares)")
+    if _too_big_to_run_again(model):
+        result.notes.append(head + ", so a plain run's outputs may differ from these.")
+        return
+    try:
+        plain = plain_outputs(model, feeds, options, data_dir, optimized=False)
+    except Exception:  # noqa: BLE001 - the captured outputs are kept, the note says they may differ
+        result.notes.append(head + ", so a plain run's outputs may differ from these.")
+        return
+    worst, where = _worst_difference(result.values, plain)
+    if worst == 0.0:
+        return
+    result.values.update((name, value) for name, value in plain.items()
+                         if name in result.values and isinstance(value, np.ndarray))
+    result.notes.append(f"the graph outputs shown are those of a plain onnxruntime run: {head}, and the outputs "
+                        f"computed from those values differ from them by up to {worst:.4g} (max abs, "
+                        f"'{display_name(where, 80)}').")
 
 
 def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:
