@@ -2,8 +2,8 @@
 capture's values with that run's (see tests/test_runner_corpus.py).
 
 The cases: the ONNX conformance corpus (see onnx_data.py) with its ``test_data_set_0`` inputs, the
-wheel's light models (no data: inputs generated with a fixed seed), and the real exports of
-``tests/data/exports`` with their saved ``inputs/*.npz``. The plain run is an onnxruntime session (CPU,
+wheel's light models (no data: inputs generated with a fixed seed), the real exports of
+``tests/data/exports`` with their saved ``inputs/*.npz``, and ``resources/examples`` (generated inputs). The plain run is an onnxruntime session (CPU,
 graph optimizations off) of a copy of the model whose graph outputs also list the intermediate values.
 
     python tests/corpus_runs.py      # run every case, print the counts of values compared
@@ -32,6 +32,7 @@ from onnxviz.model.runner.inputs import build_feeds, input_specs, symbolic_dims
 from onnxviz.model.runner.ortvalues import ortvalue_array, to_ortvalue
 
 EXPORTS = Path(__file__).resolve().parent / "data" / "exports"
+EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
 Feeds = dict[str, Any]
 
 # Operators whose values are random draws: a second session draws other numbers (or, seeded, the same
@@ -50,7 +51,7 @@ class Case:
 
 
 def cases() -> list[Case]:
-    """The conformance models with data, the light models, then the exports."""
+    """The conformance models (the light ones without data), the exports, then the app's examples."""
     found = []
     for path in corpus_models():
         data = path.parent / "test_data_set_0"
@@ -58,7 +59,7 @@ def cases() -> list[Case]:
                           else _generated_feeds))
     found += [Case(f"exports/{p.stem}", p, functools.partial(_npz_feeds, path=EXPORTS / "inputs" / f"{p.stem}.npz"))
               for p in sorted(EXPORTS.glob("*.onnx"))]
-    return found
+    return found + [Case(f"examples/{p.stem}", p, _generated_feeds) for p in sorted(EXAMPLES.glob("*.onnx"))]
 
 
 def _numbered(folder: Path, prefix: str) -> list[Path]:
@@ -144,16 +145,18 @@ def exposed(model: onnx.ModelProto, feeds: Feeds, names: list[str]) -> dict[str,
 
 
 def _run(session: Any, feeds: Feeds) -> dict[str, Any]:
-    """Tensors come as OrtValues (read like capture reads bfloat16, float8, int4), other values from run()."""
+    """onnxruntime's own run() and numpy conversion; for what that refuses (ml_dtypes inputs, bfloat16
+    and 4-bit outputs), OrtValues read as capture reads them."""
     wanted = {i.name for i in session.get_inputs()}
     feeds = {k: v for k, v in feeds.items() if k in wanted}
     outputs = [o.name for o in session.get_outputs()]
-    tensors = all(o.type.startswith("tensor(") for o in session.get_outputs())
-    numeric = all(isinstance(v, np.ndarray) and v.dtype.kind not in "OUS" for v in feeds.values())
-    if tensors and numeric:
-        fetched = session.run_with_ort_values(outputs, {k: to_ortvalue(v) for k, v in feeds.items()})
-        return {name: ortvalue_array(v) for name, v in zip(outputs, fetched, strict=True)}
-    return dict(zip(outputs, session.run(outputs, feeds), strict=True))
+    try:
+        return dict(zip(outputs, session.run(outputs, feeds), strict=True))
+    except (RuntimeError, TypeError) as exc:
+        if "Numpy" not in str(exc):
+            raise
+    fetched = session.run_with_ort_values(outputs, {k: to_ortvalue(v) for k, v in feeds.items()})
+    return {name: ortvalue_array(v) for name, v in zip(outputs, fetched, strict=True)}
 
 
 # -- the comparison ---------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def to_ortvalue(array: np.ndarray) -> Any:
     """``array`` as an OrtValue; ml_dtypes arrays keep their bytes and get their ONNX type."""
     import onnxruntime as ort
 
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes a scalar 1-d
     elem = onnx_type_of(array)
     if elem is None:
         return ort.OrtValue.ortvalue_from_numpy(array)
