@@ -16,7 +16,7 @@ import numpy as np
 from onnx import TensorProto
 
 # ONNX element type -> bits per element, for the types stored several to a byte
-_PACKED = {TensorProto.INT4: 4, TensorProto.UINT4: 4, TensorProto.FLOAT4E2M1: 4}
+_PACKED: dict[int, int] = {TensorProto.INT4: 4, TensorProto.UINT4: 4, TensorProto.FLOAT4E2M1: 4}
 _PACKED.update({getattr(TensorProto, name): 2 for name in ("INT2", "UINT2") if hasattr(TensorProto, name)})
 _SIGNED = frozenset({TensorProto.INT4, getattr(TensorProto, "INT2", TensorProto.INT4)})
 
