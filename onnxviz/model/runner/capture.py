@@ -24,6 +24,7 @@ import onnx
 
 from onnxviz.model.graph.ort_messages import KERNEL_FAILURE, engine_message, ort_node_name
 from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.runner.ortvalues import can_feed_as_ortvalue, onnx_type_of, ortvalue_array, to_ortvalue
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
     Pack,
@@ -75,10 +76,8 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
-    for name, array in feeds.items():
-        result.values[name] = np.asarray(array)
-        result.engines[name] = ENGINE_INPUT
-        result.producers[name] = -1
+    for name, value in feeds.items():
+        _keep_input(result, name, value)
     failure, failed_node = "", -1
     if options.engine == ENGINE_ORT:
         try:
@@ -89,6 +88,7 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
                                     "were read into memory.")
                 model, data_dir = with_external_data(model, data_dir), None
                 _run_ort_packed(model, feeds, options, progress, result, scratch_dir, None, shapes)
+            float16_outputs(model, feeds, options, result, data_dir)
             if not options.optimized and is_quantized(model):
                 progress(0.45, "Running the quantized model fused, to compare its outputs")
                 result.notes.append(unfused_note(model, feeds, result, data_dir))
@@ -109,6 +109,16 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     return _finish(model, result, options, progress)
 
 
+def _keep_input(result: Captured, name: str, value: Any) -> None:
+    """A fed value: a tensor, or a sequence, map or optional (None: an empty one) kept as JSON."""
+    if value is None or is_structured(value):
+        _keep_structured(result, name, value, ENGINE_INPUT, -1)
+        return
+    result.values[name] = np.asarray(value)
+    result.engines[name] = ENGINE_INPUT
+    result.producers[name] = -1
+
+
 def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions, failed: int,
                   progress: ProgressFn = no_progress) -> Captured:
     """The values a run computes before node ``failed`` fails: a run of the nodes that do not depend on
@@ -120,9 +130,9 @@ def values_before(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], optio
             done = capture(part, feeds, replace(options, profile=False), progress)
         except RunError:
             pass
-    for name, array in feeds.items():
-        done.values.setdefault(name, np.asarray(array))
-        done.engines.setdefault(name, ENGINE_INPUT)
+    for name, value in feeds.items():
+        if name not in done.values and name not in done.structured:
+            _keep_input(done, name, value)
     done.producers = {name: kept[i] if i >= 0 else -1 for name, i in done.producers.items()}
     done.producers.update((name, -1) for name in feeds)
     done.outputs = [o.name for o in model.graph.output]
@@ -190,32 +200,85 @@ def _weight_bytes(model: onnx.ModelProto) -> int:
 def unfused_note(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], result: Captured,
                  data_dir: Path | None) -> str:
     """What the run's notes say of a quantized model run unfused: how far an optimized session's outputs are."""
-    import onnxruntime as ort
-
     head = ("this quantized model ran without graph optimizations (every node on its own, as capture needs); "
             "an optimized onnxruntime session fuses its quantized operators (DequantizeLinear, op, QuantizeLinear) "
             "into integer kernels")
-    if len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES:
+    if _too_big_to_run_again(model):
         return head + ", so its outputs may differ from these (Run > Optimized Session shows the fused values)."
     try:
-        so = _session_options(replace(DEFAULT_OPTIONS, capture=False, optimized=True), None, False, data_dir)
-        session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        wanted = {i.name for i in session.get_inputs()}
-        fused = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        fused = plain_outputs(model, feeds, DEFAULT_OPTIONS, data_dir, optimized=True)
     except Exception:  # noqa: BLE001 - the note then says what may differ, not by how much
         return head + ", so its outputs may differ from these."
-    worst, where = 0.0, ""
-    for out, value in zip(session.get_outputs(), fused, strict=True):
-        mine = result.values.get(out.name)
-        if mine is None or not isinstance(value, np.ndarray) or mine.shape != value.shape or value.dtype.kind not in "fiu":
-            continue
-        diff = float(np.max(np.abs(mine.astype(np.float64) - value.astype(np.float64)), initial=0.0))
-        if diff > worst or not where:
-            worst, where = diff, out.name
+    worst, where = _worst_difference(result.values, fused)
     if worst == 0.0:
         return head + "; here its outputs are the same as these."
     return (head + f"; here its outputs differ from these by up to {worst:.4g} (max abs, '{display_name(where, 80)}'). "
             "Run > Optimized Session shows the fused values (which then do not match the nodes one to one).")
+
+
+def _too_big_to_run_again(model: onnx.ModelProto) -> bool:
+    return len(model.graph.node) > FUSED_CHECK_NODES or _weight_bytes(model) > FUSED_CHECK_BYTES
+
+
+def plain_outputs(model: onnx.ModelProto, feeds: Mapping[str, Any], options: RunOptions, data_dir: Path | None,
+                  optimized: bool) -> dict[str, Any]:
+    """The graph outputs of an onnxruntime session that keeps no other value, by name."""
+    import onnxruntime as ort
+
+    so = _session_options(replace(options, capture=False, profile=False, optimized=optimized), None, False, data_dir)
+    session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    wanted = {i.name for i in session.get_inputs()}
+    outputs = session.get_outputs()
+    fetched = _fetch(session, [o.name for o in outputs], {k: v for k, v in feeds.items() if k in wanted},
+                     tensors_only=all(o.type.startswith("tensor(") for o in outputs))
+    return {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
+
+
+def _worst_difference(mine: Mapping[str, np.ndarray], other: Mapping[str, Any]) -> tuple[float, str]:
+    """The largest absolute difference between the numeric arrays of ``other`` and ``mine`` (a NaN
+    against a number: infinite), and the name of the value where it is."""
+    worst, where = 0.0, ""
+    for name, value in other.items():
+        ours = mine.get(name)
+        if ours is None or not isinstance(value, np.ndarray) or ours.shape != value.shape or value.dtype.kind not in "fiu":
+            continue
+        a, b = ours.astype(np.float64), value.astype(np.float64)
+        same = (a == b) | (np.isnan(a) & np.isnan(b))
+        diff = float(np.max(np.where(same, 0.0, np.nan_to_num(np.abs(a - b), nan=np.inf)), initial=0.0))
+        if diff > worst or not where:
+            worst, where = diff, name
+    return worst, where
+
+
+def float16_outputs(model: onnx.ModelProto, feeds: Mapping[str, Any], options: RunOptions, result: Captured,
+                    data_dir: Path | None) -> None:
+    """Make a captured float16 model's graph outputs those of a plain run, with a note saying by how much.
+
+    onnxruntime computes a float16 operator that has no float16 kernel on CPU in float32, between Casts
+    it inserts; a plain run drops the Cast pair between two such operators, so the value passed on is
+    not rounded to float16. A captured value is a graph output, kept in float16: what reads it gets the
+    rounded value, as the model declares. The values before the outputs stay the rounded ones."""
+    if options.optimized or not options.capture or not any(v.dtype == np.float16 for v in result.values.values()):
+        return
+    head = ("onnxruntime computes float16 operators that have no float16 kernel in float32 and, in a plain run, "
+            "does not round the values passed between them to float16; capture keeps each value rounded to float16 "
+            "(as the model declares)")
+    if _too_big_to_run_again(model):
+        result.notes.append(head + ", so a plain run's outputs may differ from these.")
+        return
+    try:
+        plain = plain_outputs(model, feeds, options, data_dir, optimized=False)
+    except Exception:  # noqa: BLE001 - the captured outputs are kept, the note says they may differ
+        result.notes.append(head + ", so a plain run's outputs may differ from these.")
+        return
+    worst, where = _worst_difference(result.values, plain)
+    if worst == 0.0:
+        return
+    result.values.update((name, value) for name, value in plain.items()
+                         if name in result.values and isinstance(value, np.ndarray))
+    result.notes.append(f"the graph outputs shown are those of a plain onnxruntime run: {head}, and the outputs "
+                        f"computed from those values differ from them by up to {worst:.4g} (max abs, "
+                        f"'{display_name(where, 80)}').")
 
 
 def with_external_data(model: onnx.ModelProto, data_dir: Path | None) -> onnx.ModelProto:
@@ -414,7 +477,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     feeds = {k: v for k, v in feeds.items() if k in wanted}
     try:
         fetched = _fetch(session, [o.name for o in outputs], feeds,
-                         plain=all(o.type in _NUMPY_TYPES for o in outputs))
+                         tensors_only=all(o.type.startswith("tensor(") for o in outputs))
     except Exception as exc:  # noqa: BLE001
         if prepared.packs and PACK_PREFIX in str(exc):
             raise _PackFailed("a packing node failed") from exc
@@ -440,7 +503,7 @@ def _as_array(value: Any) -> Any:
     if isinstance(value, ort.OrtValue):
         if value.is_sparse_tensor():
             return dense_of_sparse(value.as_sparse_tensor())
-        return value.numpy() if value.is_tensor() else value
+        return ortvalue_array(value) if value.is_tensor() else value
     if type(value).__name__ == "SparseTensor" and not isinstance(value, ort.SparseTensor):  # run()'s own type
         return dense_of_sparse(ort.SparseTensor(value))
     return value
@@ -478,7 +541,7 @@ def _keep_fetched(prepared: Prepared, outputs: list[Any], arrays: dict[str, Any]
         if out.name in pack_outputs:
             continue
         array = arrays[out.name]
-        if is_structured(array):  # sequences and maps from run()
+        if array is None or is_structured(array):  # sequences, maps and empty optionals from run()
             _keep_structured(result, out.name, array, ENGINE_ORT, producers.get(out.name, -1))
             continue
         if not isinstance(array, np.ndarray):  # a block-sparse value
@@ -501,19 +564,27 @@ def _keep_structured(result: Captured, name: str, value: Any, engine: str, node:
     result.producers[name] = node
 
 
-_NUMPY_TYPES = {f"tensor({t})" for t in ("float", "double", "float16", "bool", "int8", "int16", "int32", "int64",
-                                         "uint8", "uint16", "uint32", "uint64")}
-
-
-def _fetch(session: Any, names: list[str], feeds: Mapping[str, np.ndarray], plain: bool) -> list[Any]:
+def _fetch(session: Any, names: list[str], feeds: Mapping[str, Any], tensors_only: bool) -> list[Any]:
     """OrtValues, so the run itself does not copy every value into numpy (that happens once, after);
-    ``run`` when some value is not a plain numpy type (OrtValue.numpy() refuses float8, int4, ...)."""
-    import onnxruntime as ort
+    ``run`` when a feed cannot be an OrtValue (strings, sequences, maps) or some output is not a tensor.
+    ml_dtypes feeds (bfloat16, float8) go in as OrtValues of their ONNX type either way."""
+    if tensors_only and all(can_feed_as_ortvalue(v) for v in feeds.values()):
+        try:
+            ort_feeds = {k: to_ortvalue(v) for k, v in feeds.items()}
+        except ValueError:  # a 4-bit input: run() below refuses it in one message
+            pass
+        else:
+            return list(session.run_with_ort_values(names, ort_feeds))
+    return session.run(names, {k: _run_feed(v) for k, v in feeds.items()})
 
-    if not plain:
-        return session.run(names, dict(feeds))
-    ort_feeds = {k: ort.OrtValue.ortvalue_from_numpy(np.asarray(v, order="C")) for k, v in feeds.items()}
-    return list(session.run_with_ort_values(names, ort_feeds))
+
+def _run_feed(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and onnx_type_of(value) is not None:
+        try:
+            return to_ortvalue(value)
+        except ValueError:
+            return value
+    return value
 
 
 @functools.cache
@@ -581,7 +652,7 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
             continue  # not in the part chosen to capture
         if isinstance(value, np.generic):
             value = np.asarray(value)
-        if is_structured(value):
+        if value is None or is_structured(value):
             _keep_structured(result, name, value, ENGINE_REFERENCE, producers.get(name, -1))
             continue
         if not isinstance(value, np.ndarray):

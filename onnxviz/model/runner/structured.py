@@ -68,11 +68,13 @@ def is_structured(value: Any) -> bool:
 
 
 def describe(value: Any) -> str:
-    """A JSON value (see :func:`jsonable`) in words: 'sequence of 2 maps', 'map of 3 entries'."""
+    """A JSON value (see :func:`jsonable`) in words: 'sequence of 2 maps', 'map of 3 entries', 'empty optional'."""
     if isinstance(value, dict):
         return f"map of {len(value)} {'entry' if len(value) == 1 else 'entries'}"
     if isinstance(value, list):
         items = [v for v in value if v != TRUNCATED]
         kind = "maps" if items and isinstance(items[0], dict) else "tensors"
         return f"sequence of {len(items)} {kind}" + (" (cut)" if len(items) < len(value) else "")
+    if value is None:
+        return "empty optional"
     return "value"
