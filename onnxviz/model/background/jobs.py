@@ -26,7 +26,14 @@ from onnxviz.model.graph.flops import NodeCost
 from onnxviz.model.graph.index import index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
 from onnxviz.model.graph.summary import ModelFigures, ScopeParameters, model_figures
-from onnxviz.model.graph.validation import PackedValidation, ValidationResult, first_problems, pack, slimmed, validate
+from onnxviz.model.graph.validation import (
+    PackedValidation,
+    ValidationResult,
+    first_problems,
+    pack,
+    slimmed,
+    validate,
+)
 from onnxviz.model.heap import building
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken

@@ -633,10 +633,11 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         evaluator = _tracked_evaluator()(model)
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
-        if options.capture:
-            produced = cast(dict[str, Any], evaluator.run(None, feeds, intermediate=True))
-        else:
-            produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
+        with np.errstate(all="ignore"):  # NaN and Inf are values the model makes (the NaN finder shows them)
+            if options.capture:
+                produced = cast(dict[str, Any], evaluator.run(None, feeds, intermediate=True))
+            else:
+                produced = dict(zip(evaluator.output_names, evaluator.run(None, feeds), strict=True))
     except Exception as exc:  # noqa: BLE001 - any operator implementation can raise anything
         running = evaluator.running if evaluator is not None else []
         position = _producers(model).get(running[0], -1) if running else -1

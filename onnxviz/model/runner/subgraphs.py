@@ -252,7 +252,8 @@ class _Runner:
 
     def run(self, formal: list[np.ndarray]) -> dict[str, np.ndarray]:
         feeds = {**self.outer, **dict(zip(self.formal, formal, strict=False))}
-        produced = cast(dict[str, Any], self.evaluator.run(None, feeds, intermediate=True))
+        with np.errstate(all="ignore"):  # NaN and Inf are values the body makes, not warnings to print
+            produced = cast(dict[str, Any], self.evaluator.run(None, feeds, intermediate=True))
         out: dict[str, np.ndarray] = {}
         for name, value in produced.items():
             if name not in self.producers:
