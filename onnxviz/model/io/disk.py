@@ -55,17 +55,19 @@ def temp_path(target: Path) -> Path:
 Written = Callable[[int], object]  # told the size of each chunk once it is written; may raise to give up
 
 
+def write_chunks(data: bytes | memoryview, write: Write, written: Written | None = None) -> None:
+    """Hand ``data`` to ``write`` a chunk at a time; ``written`` hears of each chunk's size (and may raise)."""
+    view = memoryview(data)
+    for at in range(0, len(view), _CHUNK):
+        chunk = view[at:at + _CHUNK]
+        write(chunk)
+        if written is not None:
+            written(len(chunk))
+
+
 def atomic_write(target: Path, data: bytes | memoryview, written: Written | None = None) -> None:
     """Write ``data`` to ``target`` in one step (see the module's docstring), a chunk at a time."""
-    def produce(write: Write) -> None:
-        view = memoryview(data)
-        for at in range(0, len(view), _CHUNK):
-            chunk = view[at:at + _CHUNK]
-            write(chunk)
-            if written is not None:
-                written(len(chunk))
-
-    atomic_write_with(target, produce)
+    atomic_write_with(target, lambda write: write_chunks(data, write, written))
 
 
 def atomic_copy(source: Path, target: Path, written: Written | None = None) -> None:

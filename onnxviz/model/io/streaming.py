@@ -19,12 +19,11 @@ import onnx
 from google.protobuf.descriptor import FieldDescriptor
 
 from onnxviz.model.errors import SaveError
-from onnxviz.model.io.disk import Write, Written
+from onnxviz.model.io.disk import Write, Written, write_chunks
 from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields, is_repeated
 from onnxviz.model.io.wire import length_prefix
 
 STREAM_ELEMENTS = 1 << 18  # initializers of at least this many elements (1 MiB of float32) are streamed
-_CHUNK = 8 * 1024 * 1024
 _RAW_DATA = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"]
 _GRAPH = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"]
 _INITIALIZER = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"]
@@ -50,13 +49,8 @@ class StreamedModel:
         size and may raise to give up."""
         for piece in self.pieces:
             data = piece if isinstance(piece, bytes) else _raw_bytes(piece)
-            view = memoryview(data)
-            for at in range(0, len(view), _CHUNK):
-                chunk = view[at:at + _CHUNK]
-                write(chunk)
-                if written is not None:
-                    written(len(chunk))
-            del view, data  # a tensor's copy is freed before the next one is read
+            write_chunks(data, write, written)
+            del data  # a tensor's copy is freed before the next one is read
 
 
 def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -> StreamedModel:
