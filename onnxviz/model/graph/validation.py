@@ -17,6 +17,7 @@ import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
+from onnxviz.model.graph.contrib_shapes import complete_contrib_types
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.graph.tensors import declared_nbytes
@@ -35,7 +36,10 @@ class InferenceResult:
 
 
 def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) -> InferenceResult:
-    """Run shape inference; never raises. On failure the result carries the reason (and no types)."""
+    """Run shape inference; never raises. On failure the result carries the reason (and no types).
+
+    onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: a second
+    pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`)."""
     result = InferenceResult()
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict,
@@ -44,6 +48,7 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) 
         severity = Severity.ERROR if strict else Severity.WARNING
         result.problem = Problem(severity, _one_line(exc), source="shape_inference")
         return result
+    inferred = complete_contrib_types(inferred, data_prop)
     _collect_types("", inferred.graph, result.types)
     for fn in inferred.functions:
         scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
