@@ -35,11 +35,11 @@ class InferenceResult:
     problem: Problem | None = None
 
 
-def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) -> InferenceResult:
+def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, contrib: bool = True) -> InferenceResult:
     """Run shape inference; never raises. On failure the result carries the reason (and no types).
 
-    onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: a second
-    pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`)."""
+    onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: unless not
+    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`)."""
     result = InferenceResult()
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict,
@@ -48,7 +48,8 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) 
         severity = Severity.ERROR if strict else Severity.WARNING
         result.problem = Problem(severity, _one_line(exc), source="shape_inference")
         return result
-    inferred = complete_contrib_types(inferred, data_prop)
+    if contrib:
+        inferred = complete_contrib_types(inferred, data_prop)
     _collect_types("", inferred.graph, result.types)
     for fn in inferred.functions:
         scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
@@ -76,7 +77,7 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     without its big weights (:func:`slimmed`).
     """
     proto, _, light = slimmed(model)
-    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True).problem)
+    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True, contrib=False).problem)
     return [attach(p, node_table(proto, index)) for p in problems]
 
 
