@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from content_models import info
 from onnx import TensorProto, helper, numpy_helper
 
@@ -13,7 +14,7 @@ from onnxviz.model.graph.flops import graph_costs
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.validation import infer_types, unpack, validate_packed
 from onnxviz.model.problems import Severity
-from onnxviz.model.text import shape_text
+from onnxviz.model.text import shape_list, shape_text
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 MS = "com.microsoft"
@@ -85,3 +86,31 @@ def test_a_model_with_an_unknown_contrib_operator_still_validates() -> None:
     assert result.generation == 3 and not [p for p in result.problems if p.severity == Severity.ERROR]
     shapes = {name: shape_text(t) for name, t in result.inference.types[""].items()}
     assert "y" not in shapes and shapes["m"] == "unknown rank"  # its element type, as the schema says
+
+
+@pytest.mark.parametrize("name", ["resnet_int8_qdq", "gpt2_legacy", "mlp_int4_matmulnbits"])
+def test_onnxruntime_optimized_exports_get_the_shapes_the_runtime_computes(name: str, tmp_path: Path) -> None:
+    """onnxruntime's own fusions (channels-last QLinearConv, QLinearAdd, QGemm; FusedMatMul; BiasGelu), saved
+    by it: every value gets a shape, and each equals what a run gives (symbolic dims aside)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(str(EXPORTS / f"{name}.onnx"), options, providers=["CPUExecutionProvider"])
+    model = onnx.load(options.optimized_model_filepath)
+    assert {n.domain for n in model.graph.node} >= {"com.microsoft"}
+    types = infer_types(model).types[""]
+    values = [o for n in model.graph.node for o in n.output if o]
+    assert [v for v in values if shape_list(types[v]) is None] == []
+    del model.graph.value_info[:]
+    model.graph.output.extend(onnx.ValueInfoProto(name=v) for v in values if v not in {o.name for o in model.graph.output})
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), plain, providers=["CPUExecutionProvider"])
+    with np.load(EXPORTS / "inputs" / f"{name}.npz") as data:
+        results = session.run(None, {k: data[k] for k in data.files})
+    for output, array in zip(model.graph.output, results, strict=True):
+        dims = shape_list(types[output.name]) if output.name in types else None
+        assert dims is not None and len(dims) == array.ndim, output.name
+        assert all(d == n for d, n in zip(dims, array.shape, strict=True) if isinstance(d, int)), output.name

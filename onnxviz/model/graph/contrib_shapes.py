@@ -176,18 +176,18 @@ def _value(d: onnx.TensorShapeProto.Dimension) -> int | None:
 
 
 # -- rules -----------------------------------------------------------------------------------------------
-def _delegate(op: str, node: NodeProto, ins: Types, attrs: Sequence[str] = (), elem_from: int | None = None
+def _delegate(op: str, node: NodeProto, ins: Types, attrs: Sequence[str] = (), elem_from: int = 0
               ) -> list[TypeProto | None]:
-    """The output types onnx's ``op`` would give the inputs ``ins`` (with ``node``'s attributes ``attrs``)."""
+    """The output shape onnx's ``op`` would give inputs of the shapes of ``ins`` (with ``node``'s attributes
+    ``attrs``; asked with float inputs, as quantized ones are not ``op``'s), of input ``elem_from``'s type."""
     names = [f"i{k}" if t is not None else "" for k, t in enumerate(ins)]
     standard = onnx.helper.make_node(op, names, ["o"])
     standard.attribute.extend(a for a in node.attribute if a.name in attrs)
+    floats = {n: _with(t, _dims(t), TensorProto.FLOAT) for n, t in zip(names, ins, strict=True) if n and t}
     found = onnx.shape_inference.infer_node_outputs(onnx.defs.get_schema(op, ""), standard,
-                                                    {n: t for n, t in zip(names, ins, strict=True) if n and t})
+                                                    {n: t for n, t in floats.items() if t is not None})
     out = found.get("o")
-    if out is not None and elem_from is not None:
-        out = _with(out, _dims(out), _elem(_input(ins, elem_from)) or _elem(out))
-    return [out]
+    return [_with(_input(ins, elem_from), _dims(out)) if out is not None else None]
 
 
 def _transposed(t: TypeProto | None, flag: bool) -> TypeProto | None:
@@ -264,7 +264,7 @@ def _embed_layer_norm(node: NodeProto, ins: Types) -> list[TypeProto | None]:
 
 
 def _quantized_binary(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    return _delegate("Add", node, [_input(ins, 0), _input(ins, 3)], elem_from=0)
+    return _delegate("Add", node, [_input(ins, 0), _input(ins, 3)])
 
 
 def _dequantize(node: NodeProto, ins: Types) -> list[TypeProto | None]:
@@ -275,6 +275,37 @@ def _quantize(node: NodeProto, ins: Types) -> list[TypeProto | None]:
     return [_with(_input(ins, 0), _dims(_input(ins, 0)), _elem(_input(ins, 2)) or TensorProto.UINT8)]
 
 
+def _channels_first(t: TypeProto | None, last: bool) -> TypeProto | None:
+    """``t`` with its channels moved from last to second (``last``), as a channels_last operator reads it."""
+    dims = _dims(t)
+    return _with(t, [dims[0], dims[-1], *dims[1:-1]]) if last and dims and len(dims) > 2 else t
+
+
+def _channels_back(out: list[TypeProto | None], last: bool) -> list[TypeProto | None]:
+    dims = _dims(out[0]) if out else None
+    return [_with(out[0], [dims[0], *dims[2:], dims[1]])] if last and dims and len(dims) > 2 else out
+
+
+def _quantized_conv(node: NodeProto, ins: Types) -> list[TypeProto | None]:
+    """com.microsoft QLinearConv: x, its scale and zero point, w, ... y's zero point (its type), bias."""
+    last = bool(_int(node, "channels_last", 0))
+    out = _delegate("Conv", node, [_channels_first(_input(ins, 0), last), _input(ins, 3)], CONV_ATTRS)
+    out = _channels_back(out, last)
+    return [_with(out[0], _dims(out[0]), _elem(_input(ins, 7)) or _elem(_input(ins, 0)))]
+
+
+def _quantized_global_pool(node: NodeProto, ins: Types) -> list[TypeProto | None]:
+    last = bool(_int(node, "channels_last", 0))
+    out = _delegate("GlobalAveragePool", node, [_channels_first(_input(ins, 0), last)])
+    return _channels_back(out, last)
+
+
+def _quantized_gemm(node: NodeProto, ins: Types) -> list[TypeProto | None]:
+    """QGemm: A, its scale and zero point, B, ..., C, then y's scale and zero point (float out without)."""
+    out = _delegate("Gemm", node, [_input(ins, 0), _input(ins, 3)], ("transA", "transB"))
+    return [_with(out[0], _dims(out[0]), _elem(_input(ins, 8)) or TensorProto.FLOAT)]
+
+
 CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 RULES: dict[str, Rule] = {
     **dict.fromkeys(("Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "RotaryEmbedding", "BiasSoftmax",
@@ -282,14 +313,15 @@ RULES: dict[str, Rule] = {
                      "QLinearSoftmax", "BiasDropout", "Inverse"), _same_as_input),
     "SkipLayerNormalization": _skip_layer_norm, "SkipSimplifiedLayerNormalization": _skip_layer_norm,
     "MatMulNBits": _matmul_nbits, "MatMulBnb4": _matmul_nbits, "FusedMatMul": _fused_matmul,
-    "MatMulIntegerToFloat": lambda n, i: _delegate("MatMul", n, i[:2], elem_from=2) if len(i) > 2 else [],
-    "DynamicQuantizeMatMul": lambda n, i: _delegate("MatMul", n, i[:2], elem_from=0),
+    "MatMulIntegerToFloat": lambda n, i: [_with(_input(i, 2), _dims(_delegate("MatMul", n, i[:2])[0]))],
+    "DynamicQuantizeMatMul": lambda n, i: _delegate("MatMul", n, i[:2]),
     "GemmFastGelu": lambda n, i: _delegate("MatMul", n, i[:2]),
     "FusedGemm": lambda n, i: _delegate("Gemm", n, i[:3], ("transA", "transB", "alpha", "beta")),
     "FusedConv": lambda n, i: _delegate("Conv", n, i[:3], CONV_ATTRS),
     "Attention": _attention, "QAttention": lambda n, i: _attention(n, i, elem_from=3),
     "MultiHeadAttention": _multi_head_attention, "GroupQueryAttention": _group_query_attention,
     "EmbedLayerNormalization": _embed_layer_norm,
-    "QLinearAdd": _quantized_binary, "QLinearMul": _quantized_binary,
+    "QLinearAdd": _quantized_binary, "QLinearMul": _quantized_binary, "QLinearConv": _quantized_conv,
+    "QLinearGlobalAveragePool": _quantized_global_pool, "QGemm": _quantized_gemm,
     "DequantizeLinear": _dequantize, "QuantizeLinear": _quantize,
 }
