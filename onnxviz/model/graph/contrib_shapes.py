@@ -18,7 +18,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto
 from onnxviz.model.graph.contrib import ONNX_DOMAINS, contrib_domains
 from onnxviz.model.graph.opschema import normalize_domain, opset_version, schema_for
 
-MAX_NODES = 50_000  # above this the extra pass is skipped: at worst ~20 µs a node (0.6 s for 30k after a contrib node)
+MAX_NODES = 50_000  # the extra pass is skipped above: at worst ~20 µs a node (0.6 s for 30k)
 Types = Sequence[TypeProto | None]
 Rule = Callable[[NodeProto, Types], list[TypeProto | None]]
 
@@ -89,8 +89,8 @@ def _standard(model: ModelProto, node: NodeProto, types: dict[str, TypeProto]) -
 
 def contrib_output_types(model: ModelProto, node: NodeProto, ins: Types) -> list[TypeProto | None]:
     """The output types of contrib ``node`` given its input types (None: unknown): by the operator's rule,
-    else only the element type its schema implies."""
-    rule = RULES.get(node.op_type)
+    else only the element type its schema implies (always in onnxruntime's internal layout domains)."""
+    rule = RULES.get(node.op_type) if node.domain == "com.microsoft" else None
     out: list[TypeProto | None] = []
     if rule is not None:
         try:
