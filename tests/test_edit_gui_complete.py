@@ -121,6 +121,37 @@ def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, make_window, example
     assert doc.model.SerializeToString() == before
 
 
+def test_insert_contrib_fused_matmul_adds_its_opset_import_and_undo_removes_both(
+        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
+    window = make_window()
+    open_and_wait(qtbot, window, example_copy)
+    doc = doc_of(window)
+    before = doc.model.SerializeToString()
+    assert [o.domain for o in doc.model.opset_import] == [""]
+    doc.selection.select_node("", 2)  # /stem/relu/Relu
+    dialog = _palette(qtbot, window, "matmul")
+    rows = [dialog.list.item(k) for k in range(dialog.list.count())]
+    titles = [item.text() for item in rows if item.data(Qt.ItemDataRole.UserRole) is None]
+    assert titles == ["ONNX operators", "com.microsoft (onnxruntime)"]
+    assert not rows[0].flags() & Qt.ItemFlag.ItemIsSelectable and dialog.chosen().name == "MatMul"  # type: ignore[union-attr]
+    dialog.search_edit.clear()
+    qtbot.keyClicks(dialog.search_edit, "fusedmatmul")
+    chosen = dialog.chosen()
+    assert chosen is not None and (chosen.domain, chosen.name) == ("com.microsoft", "FusedMatMul")
+    assert dialog.list.currentItem().text() == "FusedMatMul   (com.microsoft)"
+    assert "onnxruntime contrib operator" in dialog.schema_view.toPlainText()
+    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.relu")  # its B: x times itself, 16x16 matrices
+    shot(dialog, "insert_contrib")
+    dialog.ok_button.click()
+    assert not dialog.isVisible()
+    node = doc.model.graph.node[3]
+    assert (node.op_type, node.domain, list(node.input)) == ("FusedMatMul", "com.microsoft", ["stem.relu", "stem.relu"])
+    assert [(o.domain, o.version) for o in doc.model.opset_import] == [("", 18), ("com.microsoft", 1)]
+    assert not [p for p in doc.check() if p.node_name == node.name]
+    press_undo(qtbot, window)
+    assert doc.model.SerializeToString() == before
+
+
 def test_insert_add_asks_for_its_second_input(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
     window = make_window()
     open_and_wait(qtbot, window, example_copy)

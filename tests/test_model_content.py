@@ -14,6 +14,7 @@ from conftest import run_cli
 from content_models import branches_model, contrib_model, info, small_values_model
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxviz.model.editing.palette import palette, search
 from onnxviz.model.graph.flops import graph_costs
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.opdocs import op_doc
@@ -174,6 +175,17 @@ def test_contrib_nodes_are_checked_like_standard_ones() -> None:
     assert messages == ["mm: MatMulNBits has no attribute 'bogus'",
                         "sln: attribute 'epsilon' is INT, but SkipLayerNormalization expects FLOAT",
                         "mm: MatMulNBits requires attribute 'K'"]
+
+
+def test_palette_lists_com_microsoft_operators_after_onnx_ones() -> None:
+    entries = palette(small_values_model())  # imports no com.microsoft opset: the newest schemas
+    domains = {e.domain for e in entries}
+    assert "com.microsoft" in domains and "com.microsoft.nchwc" not in domains  # internal domains left out
+    nbits = next(e for e in entries if e.qualified_name == "com.microsoft.MatMulNBits")
+    assert [p.name for p in nbits.inputs[:3]] == ["A", "B", "scales"] and nbits.min_inputs == 3
+    found = [e.qualified_name for e in search(entries, "matmul")]
+    assert found[:3] == ["MatMul", "MatMulInteger", "QLinearMatMul"]
+    assert "com.microsoft.FusedMatMul" in found[3:] and all(q.startswith("com.microsoft.") for q in found[3:])
 
 
 def test_without_onnxruntime_contrib_nodes_stay_schema_less(monkeypatch: pytest.MonkeyPatch) -> None:

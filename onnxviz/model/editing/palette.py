@@ -1,4 +1,5 @@
-"""The operator palette: every operator onnx knows, as the model's opsets define it, searchable by name."""
+"""The operator palette: every operator onnx knows, and onnxruntime's contrib operators (``com.microsoft``),
+as the model's opsets define them, searchable by name and grouped by domain."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import onnx
 from onnx.defs import OpSchema
 
 from onnxviz.model.editing.values import attribute_text
+from onnxviz.model.graph.contrib import all_contrib_schemas
 from onnxviz.model.graph.opschema import all_schemas, attribute_type_code, opset_version, schema_for
+
+CONTRIB_DOMAIN = "com.microsoft"  # onnxruntime's public contrib operators (its other domains are internal)
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,11 @@ class PaletteEntry:
 
 
 def palette(model: onnx.ModelProto | None = None) -> list[PaletteEntry]:
-    """Every operator, at the version the model's opset imports (the newest if it imports none)."""
+    """Every operator, at the version the model's opset imports (the newest if it imports none), by domain:
+    onnx's, then onnxruntime's ``com.microsoft`` ones (when onnxruntime is installed)."""
     out: list[PaletteEntry] = []
-    for newest in all_schemas():
+    contrib = [s for s in all_contrib_schemas() if s.domain == CONTRIB_DOMAIN]
+    for newest in all_schemas() + contrib:
         version = opset_version(model, newest.domain) if model is not None else None
         schema = schema_for(newest.name, newest.domain, version) if version is not None else newest
         if schema is not None and not schema.deprecated:
@@ -64,14 +70,16 @@ def palette(model: onnx.ModelProto | None = None) -> list[PaletteEntry]:
 
 
 def search(entries: list[PaletteEntry], text: str) -> list[PaletteEntry]:
-    """Entries whose name (or domain-qualified name) contains ``text``; exact, then prefix, then others."""
+    """Entries whose name (or domain-qualified name) contains ``text``; exact, then prefix, then others:
+    onnx's operators first, then the contrib ones (each list kept together under its domain)."""
     needle = text.strip().lower()
     if not needle:
         return list(entries)
 
-    def rank(e: PaletteEntry) -> tuple[int, str]:
+    def rank(e: PaletteEntry) -> tuple[bool, int, str]:
         name = e.name.lower()
-        return (0 if name == needle else 1 if name.startswith(needle) else 2, e.qualified_name.lower())
+        return (e.domain == CONTRIB_DOMAIN, 0 if name == needle else 1 if name.startswith(needle) else 2,
+                e.qualified_name.lower())
 
     return sorted((e for e in entries if needle in e.qualified_name.lower()), key=rank)
 

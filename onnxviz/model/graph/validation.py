@@ -17,6 +17,7 @@ import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
+from onnxviz.model.graph.contrib_shapes import complete_contrib_types
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.graph.tensors import declared_nbytes
@@ -34,8 +35,11 @@ class InferenceResult:
     problem: Problem | None = None
 
 
-def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) -> InferenceResult:
-    """Run shape inference; never raises. On failure the result carries the reason (and no types)."""
+def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, contrib: bool = True) -> InferenceResult:
+    """Run shape inference; never raises. On failure the result carries the reason (and no types).
+
+    onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: unless not
+    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`)."""
     result = InferenceResult()
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict,
@@ -44,6 +48,8 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False) 
         severity = Severity.ERROR if strict else Severity.WARNING
         result.problem = Problem(severity, _one_line(exc), source="shape_inference")
         return result
+    if contrib:
+        inferred = complete_contrib_types(inferred, data_prop)
     _collect_types("", inferred.graph, result.types)
     for fn in inferred.functions:
         scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
@@ -71,7 +77,7 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     without its big weights (:func:`slimmed`).
     """
     proto, _, light = slimmed(model)
-    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True).problem)
+    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True, contrib=False).problem)
     return [attach(p, node_table(proto, index)) for p in problems]
 
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMainWindow, QM
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.editing.branch_edits import Branch, Side
-from onnxviz.model.editing.palette import palette
+from onnxviz.model.editing.palette import CONTRIB_DOMAIN, palette
 from onnxviz.model.editing.values import SMALL_TENSOR, parse_tensor_text, small_array, tensor_summary
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.index import INITIALIZER
@@ -324,7 +324,8 @@ class EditController(QObject):
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         node = doc.edit.node_proto(scope, i)
-        names = sorted({e.name for e in palette(doc.model)})
+        contrib = node.domain == CONTRIB_DOMAIN  # completions from the node's side: onnx's or onnxruntime's
+        names = sorted({e.name for e in palette(doc.model) if (e.domain == CONTRIB_DOMAIN) == contrib})
         form = self._form("Change Operator",
                           f"Operator of {quoted_name(doc.edit.node_label(scope, i))}. Attributes the new operator does not "
                           "have are kept and listed as problems until you remove them.",

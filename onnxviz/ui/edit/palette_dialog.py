@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.document import Document
 from onnxviz.model.editing.editor import NodeRef
-from onnxviz.model.editing.palette import PaletteEntry, palette, search
+from onnxviz.model.editing.palette import CONTRIB_DOMAIN, PaletteEntry, palette, search
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ErrorLabel
@@ -93,10 +93,26 @@ def schema_html(e: PaletteEntry) -> str:
         f"<tr><td><b>{html.escape(a.name)}</b></td><td>{a.type_name}</td>"
         f"<td>{'required' if a.required else html.escape(a.default) or '-'}</td></tr>" for a in e.attributes)
     domain = f" &nbsp; <small>{html.escape(e.domain)}</small>" if e.domain else ""
-    return (f"<h3>{html.escape(e.name)}{domain}</h3><p><small>since opset {e.since_version}</small></p>"
+    note = f"<p><i>{CONTRIB_NOTE}</i></p>" if e.domain == CONTRIB_DOMAIN else ""
+    return (f"<h3>{html.escape(e.name)}{domain}</h3><p><small>since opset {e.since_version}</small></p>{note}"
             f"<p>{html.escape(e.summary)}</p><h4>Inputs</h4>{params(e.inputs)}<h4>Outputs</h4>{params(e.outputs)}"
             + (f"<h4>Attributes</h4><table cellspacing='4'><tr><th align='left'>name</th><th align='left'>type"
                f"</th><th align='left'>default</th></tr>{attrs}</table>" if e.attributes else ""))
+
+
+CONTRIB_NOTE = ("An onnxruntime contrib operator: onnxruntime runs it, other runtimes may not. Inserting it "
+                "adds the com.microsoft opset import to the model if it has none.")
+GROUPS = {False: "ONNX operators", True: "com.microsoft (onnxruntime)"}
+
+
+def _header(text: str) -> QListWidgetItem:
+    """A group's title in the list: not selectable, bold."""
+    item = QListWidgetItem(text)
+    item.setFlags(Qt.ItemFlag.NoItemFlags)
+    font = item.font()
+    font.setBold(True)
+    item.setFont(font)
+    return item
 
 
 class PaletteDialog(QDialog):
@@ -167,14 +183,21 @@ class PaletteDialog(QDialog):
         return super().eventFilter(obj, event)
 
     def _filter(self, text: str) -> None:
+        """List the matching operators; under a title per group when both onnx's and contrib ones match."""
         self.list.clear()
-        for e in search(self.entries, text):
+        found = search(self.entries, text)
+        titled = len({e.domain == CONTRIB_DOMAIN for e in found}) > 1
+        group: bool | None = None
+        for e in found:
+            if titled and (e.domain == CONTRIB_DOMAIN) != group:
+                group = e.domain == CONTRIB_DOMAIN
+                self.list.addItem(_header(GROUPS[group]))
             item = QListWidgetItem(e.name if not e.domain else f"{e.name}   ({e.domain})")
             item.setData(Qt.ItemDataRole.UserRole, e)
             item.setToolTip(f"{item.text()}\n{e.summary}" if e.summary else item.text())
             self.list.addItem(item)
-        if self.list.count():
-            self.list.setCurrentRow(0)
+        if found:
+            self.list.setCurrentRow(1 if titled else 0)
         else:
             self.schema_view.setHtml("<p><i>No operator matches.</i></p>")
 
@@ -185,8 +208,8 @@ class PaletteDialog(QDialog):
         return sorted(v for v in g.producer if v) if g is not None else []
 
     def _show_schema(self, item: QListWidgetItem | None) -> None:
-        if item is not None:
-            entry = item.data(Qt.ItemDataRole.UserRole)
+        entry = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        if entry is not None:
             self.schema_view.setHtml(schema_html(entry))
             self.needs.show_entry(entry)
             self.error.show_message("")
