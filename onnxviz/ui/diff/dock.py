@@ -100,6 +100,8 @@ class DiffDock(QDockWidget):
     difference_chosen = Signal(int)
     step_requested = Signal(int)          # -1 previous, +1 next
     run_both_requested = Signal()
+    run_with_inputs_requested = Signal()  # Run Both with the inputs the user picks
+    show_b_toggled = Signal(bool)         # the canvas shows B's graph (True) or A's
     close_requested = Signal()
     colouring_chosen = Signal(str)        # DIFFERENCES or a COMPARE_MEASURES key
 
@@ -120,12 +122,21 @@ class DiffDock(QDockWidget):
         self.next_button = QPushButton("Next \u25bc")
         self.run_button = QPushButton("Run Both")
         self.run_button.setToolTip("Run A and B on the same inputs and colour matched values by their error")
+        self.inputs_button = QPushButton("Run Both with Inputs...")
+        self.inputs_button.setToolTip("Pick A's inputs (files, images, values) as for Run with Inputs...; "
+                                      "B reads the same arrays through the alignment")
+        self.show_b_button = QPushButton("Show B's graph")
+        self.show_b_button.setCheckable(True)
+        self.show_b_button.setToolTip("Show B's graph on the canvas, the nodes only B has marked "
+                                      "(unchecked: A's graph, the nodes B lacks marked)")
         self.close_button = QPushButton("Close Diff")
         self.colouring = QComboBox()
         self.colouring.addItem("Colour: differences", DIFFERENCES)
         self.previous_button.clicked.connect(lambda: self.step_requested.emit(-1))
         self.next_button.clicked.connect(lambda: self.step_requested.emit(1))
         self.run_button.clicked.connect(self.run_both_requested)
+        self.inputs_button.clicked.connect(self.run_with_inputs_requested)
+        self.show_b_button.toggled.connect(self.show_b_toggled)
         self.close_button.clicked.connect(self.close_requested)
         self.colouring.currentIndexChanged.connect(lambda _i: self.colouring_chosen.emit(self.colouring.currentData()))
         self.values = ValuesView()
@@ -136,7 +147,8 @@ class DiffDock(QDockWidget):
 
     def _list_page(self) -> QWidget:
         buttons = QHBoxLayout()
-        for w in (self.previous_button, self.next_button, self.run_button, self.colouring):
+        for w in (self.previous_button, self.next_button, self.show_b_button, self.run_button, self.inputs_button,
+                  self.colouring):
             buttons.addWidget(w)
         buttons.addStretch(1)
         buttons.addWidget(self.close_button)
@@ -175,6 +187,12 @@ class DiffDock(QDockWidget):
         self.set_measures(False)
         self.values.show_message("Run Both, then select a node to see its value in A and B.")
         self.tabs.setCurrentIndex(0)
+
+    def set_showing_b(self, on: bool) -> None:
+        """The toggle follows the canvas (a difference on the other side switches it) without emitting."""
+        self.show_b_button.blockSignals(True)
+        self.show_b_button.setChecked(on)
+        self.show_b_button.blockSignals(False)
 
     def set_measures(self, available: bool) -> None:
         """After Run Both the canvas can be coloured by each error measure too."""
