@@ -16,6 +16,7 @@ from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.diff.controller import RENAMED_RGBA
 from onnxviz.ui.diff.dock import COLOURS
 from onnxviz.ui.diff.sides import SidesTable
+from onnxviz.ui.docks import WEIGHTS, find_dock
 from onnxviz.ui.main_window import MainWindow
 from tests.window_fixtures import doc_of, open_and_wait, settle
 
@@ -331,3 +332,26 @@ def test_run_both_with_inputs_feeds_the_picked_file_to_both_models(qtbot: QtBot,
     assert max(d.rel_error for d in c.cross.diffs) < 0.2
     # the choice is remembered for A's next run
     assert w.run_controller.plans[str(doc_of(w).path)].choices["image"].source == "file"
+
+
+def test_the_quantized_weights_tab_lists_weight_pairs_and_selects_a_weight(qtbot: QtBot, make_window: Make) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    dock = w.diff.dock
+    tab = dock.tabs.indexOf(dock.weights_table)
+    assert dock.tabs.isTabVisible(tab) and dock.tabs.tabText(tab) == "Quantized weights (14)"
+    table = dock.weights_table
+    assert table.rowCount() == 14
+    sqnr = [float(table.item(r, 5).text()) for r in range(14)]
+    assert sqnr == sorted(sqnr) and 40 < sqnr[0] < 50   # worst first
+    assert table.item(0, 1).text() == f"{table.item(0, 0).text()}_quantized (dequantized)"
+    dock.tabs.setCurrentIndex(tab)
+    table.setCurrentCell(0, 0)
+    assert doc_of(w).selection.state.value == table.item(0, 0).text()
+    assert "SQNR" in w.statusBar().currentMessage()
+    weights_panel = find_dock(w, WEIGHTS)
+    qtbot.waitUntil(lambda: weights_panel is not None and not weights_panel.visibleRegion().isEmpty(), timeout=TIMEOUT)
+    # a float model against itself has no quantized weights: no tab
+    w.diff.close_diff()
+    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
+        w.diff.compare_with(EXPORTS / "resnet_float.onnx")
+    assert not dock.tabs.isTabVisible(tab) and dock.weights == []

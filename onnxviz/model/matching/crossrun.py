@@ -18,6 +18,7 @@ import numpy as np
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.matching.align import Alignment, align_models
 from onnxviz.model.matching.values import ValuePairing, pair_values
+from onnxviz.model.matching.weights import WeightPair, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunOptions, RunResult, run_model
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs, per_node
@@ -62,6 +63,7 @@ class CrossRun:
     result_a: RunResult
     result_b: RunResult
     diffs: list[ValueDiff] = field(default_factory=list)
+    weights: list[WeightPair] = field(default_factory=list)  # quantized weights against their partners
 
     def worst_first(self) -> list[ValueDiff]:
         """The pairs' errors, largest relative error first (NaN and differing shapes before everything)."""
@@ -122,7 +124,7 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
                    alignment: Alignment | None = None, tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0,
                    progress: ProgressFn = no_progress, token: CancelToken | None = None) -> CrossRun:
     """Align (unless ``alignment`` is given), run both on the same inputs (``feeds_a``, or generated for
-    A with ``seed``), pair the values and measure every pair. Raises RunError when a run fails."""
+    A with ``seed``), pair the values and measure every pair, and every quantized weight against its partner. Raises RunError when a run fails."""
     if alignment is None:
         alignment = align_models(index_a, index_b, token=token)
     if feeds_a is None:
@@ -134,11 +136,12 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
         pairing = pair_values(alignment)
         diffs = compare_pairs(result_a, result_b, pairing.names(), tolerance,
                               lambda f, t: progress(0.9 + 0.1 * f, t), token)
+        weights = match_weights(alignment, base_dir_a, base_dir_b, token)
     except BaseException:
         result_a.cleanup()
         result_b.cleanup()
         raise
-    return CrossRun(alignment, pairing, result_a, result_b, diffs)
+    return CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
 
 
 __all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_models", "feeds_for_b", "run_pair"]

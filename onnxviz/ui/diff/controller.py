@@ -87,6 +87,7 @@ class DiffController(QObject):
         self.dock.close_requested.connect(self.close_diff)
         self.dock.colouring_chosen.connect(self.set_colouring)
         self.dock.show_b_toggled.connect(self.show_b)
+        self.dock.weight_chosen.connect(self.show_weight)
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
         window.closing.connect(self.close_diff)
@@ -257,6 +258,18 @@ class DiffController(QObject):
             return False
         doc.selection.select_value(scope, name)
         return True
+
+    def show_weight(self, row: int) -> None:
+        """A quantized weight pair chosen: its A weight selected (the Weights panel shows it), on A's graph."""
+        doc = self.window.doc
+        if doc is None or not 0 <= row < len(self.dock.weights):
+            return
+        w = self.dock.weights[row]
+        self.show_b(False)
+        if not self._select_value(doc, w.scope_a, w.a):
+            doc.selection.clear()
+        said = w.note or f"max |B-A| {w.max_abs:.4g}, max rel {w.max_rel:.4g}, cosine {w.cosine:.6f}, SQNR {w.sqnr_db:.2f} dB"
+        self.window.statusBar().showMessage(f"Weight {w.a} vs {w.b}: {said}", 10000)
 
     # -- B's graph -----------------------------------------------------------------------------------
     def show_b(self, on: bool) -> None:
