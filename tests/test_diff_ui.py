@@ -8,15 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import numpy_helper
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.errors import EditError
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.diff.controller import RENAMED_RGBA
 from onnxviz.ui.diff.dock import COLOURS
 from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.docks import WEIGHTS, find_dock
+from onnxviz.ui.edit.extract import extract_selection
 from onnxviz.ui.main_window import MainWindow
 from tests.window_fixtures import doc_of, open_and_wait, settle
 
@@ -289,6 +293,13 @@ def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(q
     assert [s[0] for s in shown.legend.swatches][:3] == ["renamed only", "changed", "added in B"]
     assert _box_colour(w, d.node_b) == COLOURS["node_added"]
     assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 1).text() == "\u2014"  # A has no such node
+    # A's edits are not offered on B's graph: a right-click there would edit A's node of the same position
+    assert not w.editing.on_canvas()
+    menu = QMenu()
+    w.editing.add_context_actions(menu)
+    assert menu.actions() == []
+    with pytest.raises(EditError, match="Show B's Graph"):
+        extract_selection(w.editing)
     # a node of B clicked on the canvas: both sides in the dock
     conv_b = next(j for j, n in enumerate(doc_b.index.main.nodes) if n.op_type == "Conv")
     doc_b.selection.select_node("", conv_b)

@@ -90,6 +90,7 @@ class DiffController(QObject):
         self.dock.weight_chosen.connect(self.show_weight)
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
+        window.run_controller.run_finished.connect(lambda: self.show_b(False))  # A's run colours A's graph
         window.closing.connect(self.close_diff)
         # the window restores its docks after the features are installed: a dock saved open, with a diff
         # the last session had, would come back empty
@@ -288,6 +289,7 @@ class DiffController(QObject):
             doc_b.selection.changed.disconnect(self._on_selection_b)
         if self.window.canvas.doc in (doc_a, doc_b):  # not when the window is changing its document
             self.window.canvas.set_document(doc_b if on else doc_a)
+            self.window.editing.push_badges()  # A's problems on A's graph only
         self.dock.set_showing_b(on)
         self._apply_colours()
         self.side_changed.emit(on)
