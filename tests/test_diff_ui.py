@@ -366,3 +366,31 @@ def test_the_quantized_weights_tab_lists_weight_pairs_and_selects_a_weight(qtbot
     with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
         w.diff.compare_with(EXPORTS / "resnet_float.onnx")
     assert not dock.tabs.isTabVisible(tab) and dock.weights == []
+
+
+def test_run_both_pairs_values_inside_the_if_branch_and_colours_its_nodes(qtbot: QtBot, make_window: Make,
+                                                                          tmp_path: Path) -> None:
+    m = onnx.load(EXPORTS / "vad_if.onnx")
+    for node in m.graph.node:
+        node.name = f"b_{node.name}"
+    b = tmp_path / "vad_renamed.onnx"
+    onnx.save(m, b)
+    w = _diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
+    c = w.diff
+    with np.load(EXPORTS / "inputs" / "vad_if.npz") as f:
+        feeds = {k: f[k] for k in f.files}
+    with qtbot.waitSignal(c.runs_compared, timeout=TIMEOUT):
+        c.run_both(feeds)
+    settle()
+    assert c.cross is not None
+    body = {d.name.split("::")[0] for d in c.cross.diffs if d.name.partition("::")[0][:1].isdigit()}
+    assert len(body) == 1  # the branch the runs took
+    scope = body.pop()
+    errors = c.cross.node_errors_a("rel_error")
+    assert any(at[0] == scope for at in errors) and all(v == 0 for v in errors.values())
+    # the body's node selected: its value in A and B
+    gemm = next(k for k, n in enumerate(doc_of(w).index.graphs[scope].nodes) if n.op_type == "Gemm")
+    w.canvas.reveal_node(scope, gemm)
+    qtbot.waitUntil(lambda: doc_of(w).selection.state.node == gemm, timeout=TIMEOUT)
+    assert "/Gemm_output_0" in c.dock.values.title.text() and "max |B\u2212A|" in c.dock.values.figures.text()
+    assert w.canvas.shown_overlay is not None and w.canvas.shown_overlay.rgba[:, 3].any()

@@ -315,8 +315,8 @@ def test_compare_models_measures_every_pair_and_colours_both_sides() -> None:
         assert [d.rel_error for d in worst] == sorted((d.rel_error for d in worst), reverse=True)
         errors_b = cross.node_errors_b("rel_error")
         dq = cross.result_b.values[relu.other].node
-        assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b[dq] >= relu.rel_error
-        assert cross.node_errors_a("rel_error")[relu.node] >= relu.rel_error
+        assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b["", dq] >= relu.rel_error
+        assert cross.node_errors_a("rel_error")["", relu.node] >= relu.rel_error
     finally:
         cross.cleanup()
 

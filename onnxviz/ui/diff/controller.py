@@ -26,6 +26,7 @@ from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_mode
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.store import value_key
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
@@ -307,9 +308,10 @@ class DiffController(QObject):
                       and d.node_b == state.node), None)
         changed = changed_fields(found.details, a, b) if found is not None and a is not None else None
         self.dock.show_sides(SidesTable(node_rows(a, b, changed)))
-        if self.cross is not None and state.scope == "":
+        if self.cross is not None:
             by_b = {d.other: d for d in self.cross.diffs}
-            self._show_pair(next((by_b[y] for y in b.output if y in by_b), None))
+            keys = [value_key(state.scope, y) for y in b.output]
+            self._show_pair(next((by_b[k] for k in keys if k in by_b), None))
 
     # -- the Node panel ----------------------------------------------------------------------------
     def node_section(self, doc: Document, scope: str, node: int) -> tuple[str, QWidget] | None:
@@ -353,8 +355,7 @@ class DiffController(QObject):
         canvas = self.window.canvas
         if self.colouring in COMPARE_MEASURES and self.cross is not None:
             errors = self.cross.node_errors_b if self.showing_b else self.cross.node_errors_a
-            values = {("", n): v for n, v in errors(self.colouring).items()}
-            canvas.set_overlay(values, f"{'B' if self.showing_b else 'A'} vs {'A' if self.showing_b else 'B'}: "
+            canvas.set_overlay(errors(self.colouring), f"{'B' if self.showing_b else 'A'} vs {'A' if self.showing_b else 'B'}: "
                                f"{COMPARE_MEASURES[self.colouring]}")
         elif self.showing_b:
             canvas.set_overlay(self.marks_b, f"B's graph: differences with A ({_removed_note(self.diff)})",
@@ -412,7 +413,7 @@ class DiffController(QObject):
 
     def _on_selection(self, state: SelectionState) -> None:
         cross = self.cross
-        if cross is None or state.scope != "":
+        if cross is None:
             return
         self._show_pair(self._pair_of(cross, state))
 
@@ -435,11 +436,12 @@ class DiffController(QObject):
     def _pair_of(cross: CrossRun, state: SelectionState) -> ValueDiff | None:
         by_name = {d.name: d for d in cross.diffs}
         if state.value:
-            return by_name.get(state.value)
-        if state.node < 0:
+            return by_name.get(value_key(state.scope, state.value))
+        g = cross.alignment.index_a.graphs.get(state.scope)
+        if state.node < 0 or g is None or state.node >= len(g.nodes):
             return None
-        outputs = cross.alignment.main.index_a.nodes[state.node].output
-        return next((by_name[y] for y in outputs if y in by_name), None)
+        keys = [value_key(state.scope, y) for y in g.nodes[state.node].output]
+        return next((by_name[k] for k in keys if k in by_name), None)
 
 
 def diff_marks(diff: ModelDiff, side_b: bool = False) -> dict[tuple[str, int], float]:

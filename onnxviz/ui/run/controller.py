@@ -654,11 +654,12 @@ class RunController(QObject):
 def _matched_model(index: ModelIndex, other: Path, feeds: Mapping[str, np.ndarray],
                    token: CancelToken) -> tuple[list[tuple[str, str]], dict[str, np.ndarray]]:
     """Another model compared with this one: its values paired with ours by the matcher (the one the
-    model diff uses: through DequantizeLinear outputs, past fused or removed nodes), and its feeds (the
-    array of the input each of its inputs is aligned with)."""
+    model diff uses: through DequantizeLinear outputs, past fused or removed nodes; main-graph values, as
+    this panel compares runs of one model), and its feeds (the array of the input each of its inputs is
+    aligned with)."""
     other_index = Document.open(other).index
     alignment = align_models(index, other_index, token=token)
-    return pair_values(alignment).names(), feeds_for_b(alignment, feeds, other_index)
+    return pair_values(alignment, bodies=False).names(), feeds_for_b(alignment, feeds, other_index)
 
 
 def _compare(a: RunResult, b: RunResult, pairs: list[tuple[str, str]] | None, tolerance: Tolerance,
