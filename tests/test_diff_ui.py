@@ -320,6 +320,14 @@ def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(q
     with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
         c.close_diff()
     assert w.canvas.doc is doc_a and w.canvas.shown_overlay is None and not c.actions["show_b"].isChecked()
+    # opening another model while B's graph is shown: the canvas shows the new model
+    with qtbot.waitSignal(c.diff_shown, timeout=TIMEOUT):
+        c.compare_with(EXPORTS / "resnet_int8_qdq.onnx")
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.show_b_button.click()
+    open_and_wait(qtbot, w, EXPORTS / "vad_if.onnx")
+    settle()
+    assert w.canvas.doc is w.doc and w.doc is not doc_a and not c.active and not c.showing_b
 
 
 def test_run_both_with_inputs_feeds_the_picked_file_to_both_models(qtbot: QtBot, make_window: Make,
