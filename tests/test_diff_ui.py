@@ -8,14 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import numpy_helper
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.errors import EditError
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.diff.controller import RENAMED_RGBA
 from onnxviz.ui.diff.dock import COLOURS
 from onnxviz.ui.diff.sides import SidesTable
+from onnxviz.ui.docks import WEIGHTS, find_dock
+from onnxviz.ui.edit.extract import extract_selection
 from onnxviz.ui.main_window import MainWindow
 from tests.window_fixtures import doc_of, open_and_wait, settle
 
@@ -131,8 +136,10 @@ def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node
     assert w.canvas.scope == scope
     sides = _node_panel_sides(w)
     assert sides is not None and sides.changed_fields() == ["attribute axes"]
-    dock.list.setCurrentRow(next(k for k, d in enumerate(dock.differences) if d.kind == "node_added"))
-    assert doc_of(w).selection.state.node == -1
+    added = next(d for d in dock.differences if d.kind == "node_added")
+    dock.list.setCurrentRow(dock.differences.index(added))  # only B has it: B's graph, the node selected there
+    assert w.diff.showing_b and w.canvas.doc is w.diff.doc_b
+    qtbot.waitUntil(lambda: w.diff.doc_b.selection.state.node == added.node_b, timeout=TIMEOUT)
     assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 2).text() == "Neg"
 
 
@@ -264,3 +271,134 @@ def test_a_window_saved_with_a_diff_open_starts_without_the_empty_dock(qtbot: Qt
     assert again.property("stateRestored")
     qtbot.waitUntil(lambda: again.diff.dock.isHidden())
     assert not again.diff.active
+
+
+def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(qtbot: QtBot, make_window: Make) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    c, dock, doc_a = w.diff, w.diff.dock, doc_of(w)
+    assert "only in B: Show B's graph" in w.canvas.shown_overlay.legend.title
+    added = next(k for k, d in enumerate(dock.differences)  # a weight's DequantizeLinear is drawn in its reader's box
+                 if d.kind == "node_added" and d.details["op_type"] == "QuantizeLinear")
+    d = dock.differences[added]
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.list.setCurrentRow(added)  # a node only B has: the canvas switches to B's graph
+    settle()
+    doc_b = c.doc_b
+    assert c.showing_b and w.canvas.doc is doc_b and w.doc is doc_a and dock.show_b_button.isChecked()
+    assert c.actions["show_b"].isChecked()
+    qtbot.waitUntil(lambda: doc_b.selection.state.node == d.node_b, timeout=TIMEOUT)
+    assert w.canvas.selected_box() == w.canvas.drawable.node_box[d.node_b]
+    shown = w.canvas.shown_overlay
+    assert shown is not None and "B's graph" in shown.legend.title and "5 nodes only in A" in shown.legend.title
+    assert [s[0] for s in shown.legend.swatches][:3] == ["renamed only", "changed", "added in B"]
+    assert _box_colour(w, d.node_b) == COLOURS["node_added"]
+    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 1).text() == "\u2014"  # A has no such node
+    # A's edits are not offered on B's graph: a right-click there would edit A's node of the same position
+    assert not w.editing.on_canvas()
+    menu = QMenu()
+    w.editing.add_context_actions(menu)
+    assert menu.actions() == []
+    with pytest.raises(EditError, match="Show B's Graph"):
+        extract_selection(w.editing)
+    # a node of B clicked on the canvas: both sides in the dock
+    conv_b = next(j for j, n in enumerate(doc_b.index.main.nodes) if n.op_type == "Conv")
+    doc_b.selection.select_node("", conv_b)
+    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 1).text() == "Conv"
+    assert dock.sides.changed_fields() == ["input 1", "input 2"]
+    # a node only A has: back to A's graph, its box selected
+    removed = next(k for k, d in enumerate(dock.differences) if d.kind == "node_removed")
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.list.setCurrentRow(removed)
+    settle()
+    assert not c.showing_b and w.canvas.doc is doc_a and not dock.show_b_button.isChecked()
+    qtbot.waitUntil(lambda: doc_a.selection.state.node == dock.differences[removed].node_a, timeout=TIMEOUT)
+    assert _box_colour(w, dock.differences[removed].node_a) == COLOURS["node_removed"]
+    # the toggle, and closing the diff while B's graph is shown, bring A back
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.show_b_button.click()
+    assert w.canvas.doc is doc_b
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        c.close_diff()
+    assert w.canvas.doc is doc_a and w.canvas.shown_overlay is None and not c.actions["show_b"].isChecked()
+    # opening another model while B's graph is shown: the canvas shows the new model
+    with qtbot.waitSignal(c.diff_shown, timeout=TIMEOUT):
+        c.compare_with(EXPORTS / "resnet_int8_qdq.onnx")
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.show_b_button.click()
+    open_and_wait(qtbot, w, EXPORTS / "vad_if.onnx")
+    settle()
+    assert w.canvas.doc is w.doc and w.doc is not doc_a and not c.active and not c.showing_b
+
+
+def test_run_both_with_inputs_feeds_the_picked_file_to_both_models(qtbot: QtBot, make_window: Make,
+                                                                    tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    c = w.diff
+    image = np.linspace(-1, 1, 3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32)
+    np.savez(tmp_path / "inputs.npz", image=image)
+    c.dock.inputs_button.click()
+    dialog = w.run_controller.inputs_dialog
+    assert dialog is not None and not dialog.isHidden()
+    dialog.load_npz(str(tmp_path / "inputs.npz"))
+    with qtbot.waitSignal(c.runs_compared, timeout=TIMEOUT):
+        dialog.run_button.click()
+    settle()
+    assert c.cross is not None
+    np.testing.assert_array_equal(c.cross.result_a.array("image"), image)
+    name_b = c.cross.alignment.main.value_b("image")
+    assert name_b is not None
+    np.testing.assert_array_equal(c.cross.result_b.array(name_b), image)  # B fed through the alignment
+    assert max(d.rel_error for d in c.cross.diffs) < 0.2
+    # the choice is remembered for A's next run
+    assert w.run_controller.plans[str(doc_of(w).path)].choices["image"].source == "file"
+
+
+def test_the_quantized_weights_tab_lists_weight_pairs_and_selects_a_weight(qtbot: QtBot, make_window: Make) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    dock = w.diff.dock
+    tab = dock.tabs.indexOf(dock.weights_table)
+    assert dock.tabs.isTabVisible(tab) and dock.tabs.tabText(tab) == "Quantized weights (14)"
+    table = dock.weights_table
+    assert table.rowCount() == 14
+    sqnr = [float(table.item(r, 5).text()) for r in range(14)]
+    assert sqnr == sorted(sqnr) and 40 < sqnr[0] < 50   # worst first
+    assert table.item(0, 1).text() == f"{table.item(0, 0).text()}_quantized (dequantized)"
+    dock.tabs.setCurrentIndex(tab)
+    table.setCurrentCell(0, 0)
+    assert doc_of(w).selection.state.value == table.item(0, 0).text()
+    assert "SQNR" in w.statusBar().currentMessage()
+    weights_panel = find_dock(w, WEIGHTS)
+    qtbot.waitUntil(lambda: weights_panel is not None and not weights_panel.visibleRegion().isEmpty(), timeout=TIMEOUT)
+    # a float model against itself has no quantized weights: no tab
+    w.diff.close_diff()
+    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
+        w.diff.compare_with(EXPORTS / "resnet_float.onnx")
+    assert not dock.tabs.isTabVisible(tab) and dock.weights == []
+
+
+def test_run_both_pairs_values_inside_the_if_branch_and_colours_its_nodes(qtbot: QtBot, make_window: Make,
+                                                                          tmp_path: Path) -> None:
+    m = onnx.load(EXPORTS / "vad_if.onnx")
+    for node in m.graph.node:
+        node.name = f"b_{node.name}"
+    b = tmp_path / "vad_renamed.onnx"
+    onnx.save(m, b)
+    w = _diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
+    c = w.diff
+    with np.load(EXPORTS / "inputs" / "vad_if.npz") as f:
+        feeds = {k: f[k] for k in f.files}
+    with qtbot.waitSignal(c.runs_compared, timeout=TIMEOUT):
+        c.run_both(feeds)
+    settle()
+    assert c.cross is not None
+    body = {d.name.split("::")[0] for d in c.cross.diffs if d.name.partition("::")[0][:1].isdigit()}
+    assert len(body) == 1  # the branch the runs took
+    scope = body.pop()
+    errors = c.cross.node_errors_a("rel_error")
+    assert any(at[0] == scope for at in errors) and all(v == 0 for v in errors.values())
+    # the body's node selected: its value in A and B
+    gemm = next(k for k, n in enumerate(doc_of(w).index.graphs[scope].nodes) if n.op_type == "Gemm")
+    w.canvas.reveal_node(scope, gemm)
+    qtbot.waitUntil(lambda: doc_of(w).selection.state.node == gemm, timeout=TIMEOUT)
+    assert "/Gemm_output_0" in c.dock.values.title.text() and "max |B\u2212A|" in c.dock.values.figures.text()
+    assert w.canvas.shown_overlay is not None and w.canvas.shown_overlay.rgba[:, 3].any()

@@ -22,6 +22,7 @@ from onnxviz.model.matching import (
     diff_models,
     pair_values,
 )
+from onnxviz.model.matching.weights import dequantize
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.runner.compare import Tolerance, measure_arrays
 
@@ -314,8 +315,8 @@ def test_compare_models_measures_every_pair_and_colours_both_sides() -> None:
         assert [d.rel_error for d in worst] == sorted((d.rel_error for d in worst), reverse=True)
         errors_b = cross.node_errors_b("rel_error")
         dq = cross.result_b.values[relu.other].node
-        assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b[dq] >= relu.rel_error
-        assert cross.node_errors_a("rel_error")[relu.node] >= relu.rel_error
+        assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b["", dq] >= relu.rel_error
+        assert cross.node_errors_a("rel_error")["", relu.node] >= relu.rel_error
     finally:
         cross.cleanup()
 
@@ -353,3 +354,98 @@ def test_onnxruntimes_optimized_models_align_with_their_originals(tmp_path: Path
     fused_outputs = {o for n in fused.graph.node if n.op_type == "FusedConv" for o in n.output}
     relu_outputs = [n.output[0] for n in resnet.graph.node if n.op_type == "Relu"]
     assert sum(1 for p in pairing.pairs if p.b in fused_outputs and p.a in relu_outputs) == relus
+
+
+def _with_input_shape(model: onnx.ModelProto, dims: list[int | str]) -> onnx.ModelProto:
+    out = _copy(model)
+    for d, v in zip(out.graph.input[0].type.tensor_type.shape.dim, dims, strict=True):
+        if isinstance(v, str):
+            d.dim_param = v
+        else:
+            d.dim_value = v
+    return out
+
+
+def test_a_changed_input_shape_is_reported_exactly() -> None:
+    a = onnx.load(EXPORTS / "resnet_float.onnx")
+    b = _with_input_shape(a, ["batch", 3, 64, 64])
+    result = diff_models(ModelIndex(a), ModelIndex(b))
+    assert [d.to_json() for d in result.differences] == [
+        {"kind": "input_changed", "a": "image", "b": "image", "changes": ["type"],
+         "type_a": "float32[1×3×32×32]", "type_b": "float32[batch × 3 × 64 × 64]"}]
+    # with inferred shapes stored in both files, the values whose inferred shapes follow are listed too,
+    # and only they: no node, weight or output changed
+    b = onnx.shape_inference.infer_shapes(_with_input_shape(a, [1, 3, 64, 64]))
+    a = onnx.shape_inference.infer_shapes(a)
+    types_a = {v.name: v.type for v in a.graph.value_info}
+    types_b = {v.name: v.type for v in b.graph.value_info}
+    followed = {x for x in types_a if types_a[x] != types_b[x]}
+    assert followed and len(followed) < len(types_a)  # the spatial sizes, not the pooled tail
+    result = diff_models(ModelIndex(a), ModelIndex(b))
+    kinds = [(d.kind, d.a) for d in result.differences]
+    assert kinds[0] == ("input_changed", "image")
+    assert result.differences[0].details["type_b"] == "float32[1×3×64×64]"
+    assert sorted(kinds[1:]) == sorted(("value_info_changed", x) for x in followed)
+
+
+def test_quantized_weights_pair_with_float_weights_as_onnxruntimes_weight_matching() -> None:
+    from onnxruntime.quantization import qdq_loss_debug
+
+    float_path, qdq_path = EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx"
+    result = diff_models(ModelIndex(onnx.load(float_path)), ModelIndex(onnx.load(qdq_path)))
+    expected = qdq_loss_debug.create_weight_matching(str(float_path), str(qdq_path))
+    assert {w.a for w in result.weights} == set(expected)
+    for w in result.weights:
+        assert not w.quantized_a and w.quantized_b and w.b == f"{w.a}_quantized" and not w.note
+        arrays = expected[w.a]
+        d = measure_arrays(arrays["float"], arrays["dequantized"])
+        assert w.max_abs == pytest.approx(d.max_abs, rel=1e-3, abs=1e-8)
+        assert w.cosine == pytest.approx(d.cosine, abs=1e-9)
+        assert w.sqnr_db == pytest.approx(qdq_loss_debug.compute_signal_to_quantization_noice_ratio(
+            arrays["float"], arrays["dequantized"]), abs=0.1)
+    # the other way round (B float): the same pairs, A's side dequantized; a float pair has no weights
+    back = diff_models(ModelIndex(onnx.load(qdq_path)), ModelIndex(onnx.load(float_path)))
+    assert {(w.a, w.b) for w in back.weights} == {(w.b, w.a) for w in result.weights}
+    assert diff_models(ModelIndex(onnx.load(float_path)), ModelIndex(onnx.load(float_path))).weights == []
+    assert result.to_json()["weights"][0].keys() >= {"a", "b", "max_abs", "max_rel", "cosine", "sqnr_db"}
+
+
+@pytest.mark.parametrize(("axis", "block_size", "scale_shape"), [(1, 0, ()), (0, 0, (4,)), (1, 0, (6,)), (1, 2, (4, 3))])
+def test_dequantize_agrees_with_the_reference_evaluator(axis: int, block_size: int, scale_shape: tuple[int, ...]) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    rng = np.random.default_rng(0)
+    q = rng.integers(-128, 127, (4, 6), dtype=np.int8)
+    scale = rng.uniform(0.01, 0.1, scale_shape).astype(np.float32)
+    zero = rng.integers(-5, 5, scale_shape, dtype=np.int8)
+    attrs = {"axis": axis} | ({"block_size": block_size} if block_size else {})
+    node = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(x, n) for x, n in ((q, "q"), (scale, "s"), (zero, "z"))])
+    expected = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])).run(None, {})[0]
+    np.testing.assert_allclose(dequantize(q, scale, zero, axis, block_size), expected, rtol=1e-6)
+
+
+def test_values_inside_if_branches_pair_and_compare() -> None:
+    a = onnx.load(EXPORTS / "vad_if.onnx")
+    b = _copy(a)
+    for node in b.graph.node:  # every name changed, in the bodies too
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                for inner in attr.g.node:
+                    inner.name = f"renamed_{inner.name}"
+    index_a, index_b = ModelIndex(a), ModelIndex(b)
+    pairing = pair_values(align_models(index_a, index_b))
+    bodies = [p for p in pairing.pairs if "::" in p.a]
+    assert {p.a.split("::")[0] for p in bodies} == {f"{k}.{branch}" for k, n in enumerate(a.graph.node)
+                                                      if n.op_type == "If" for branch in ("then_branch", "else_branch")}
+    assert all(p.a == p.b for p in bodies) and not pairing.unmatched_a and not pairing.unmatched_b
+    with np.load(EXPORTS / "inputs" / "vad_if.npz") as f:
+        feeds = {k: f[k] for k in f.files}
+    cross = compare_models(index_a, index_b, feeds)
+    try:
+        compared = [d for d in cross.diffs if "::" in d.name]
+        assert compared and all(d.max_abs_error == 0 for d in compared)   # the branch the run took
+        assert {d.name.split("::")[0] for d in compared} < {p.a.split("::")[0] for p in bodies}
+    finally:
+        cross.cleanup()

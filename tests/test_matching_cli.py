@@ -88,11 +88,17 @@ def test_compare_float_and_qdq_pairs_layers_worst_first() -> None:
     assert relu["b"] == "/stem/stem.2/Relu_output_0_DequantizeLinear_Output"
     assert relu["cosine"] > 0.99 and 20 < relu["sqnr_db"] < 60 and relu["max_rel"] < 0.1
     assert printed["unmatched_a"] == [] and printed["unmatched_b"] == []
+    weights = printed["weights"]  # float weights against the DequantizeLinear of the int8 ones
+    assert len(weights) == 14 and {"a", "b", "max_abs", "max_rel", "cosine", "sqnr_db"} <= set(weights[0])
+    conv = next(w for w in weights if w["a"] == "onnx::Conv_62")
+    assert conv["b"] == "onnx::Conv_62_quantized" and conv["quantized_b"] and not conv["quantized_a"]
+    assert conv["cosine"] > 0.9999 and 40 < conv["sqnr_db"] < 60 and conv["max_rel"] < 0.01
     within = onnxviz("compare", FLOAT, QDQ, "--tolerance", "sqnr_db=20", "--tolerance", "cosine=0.99")
     assert within.returncode == 0, within.stdout + within.stderr
     lines = within.stdout.splitlines()
     assert "value pairs, 0 beyond tolerance" in lines[0]
     assert lines[1].split() == ["A", "B", "max_abs", "max_rel", "cosine", "sqnr_db"]
+    assert "14 quantized weight pairs (through their DequantizeLinear):" in lines
 
 
 def test_compare_of_a_model_with_itself_is_exact() -> None:

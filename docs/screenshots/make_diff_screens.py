@@ -3,7 +3,9 @@
     QT_QPA_PLATFORM=offscreen python docs/screenshots/make_diff_screens.py
 
 diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
-Conv selected; diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
+Conv selected; diff-added.png: Show B's graph, the QDQ model's own nodes green, an added QuantizeLinear
+selected; diff-weights.png: the Quantized weights tab (float weights against the dequantized int8 ones);
+diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
 diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected;
 compare-activations.png: Run > Compare with Model... (float vs int8), the Activations panel's "Both runs" tab.
 """
@@ -54,6 +56,16 @@ def main() -> None:
     w.diff.dock.list.setCurrentRow(rows[0])
     settle()
     w.grab().save(str(HERE / "diff-view.png"))
+    b_nodes = w.diff.doc_b.index.main.nodes  # type: ignore[union-attr]
+    added = next(k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_added"
+                 and b_nodes[d.node_b].op_type == "QuantizeLinear" and "layer1" in b_nodes[d.node_b].name)
+    w.diff.dock.list.setCurrentRow(added)  # only B has it: the canvas shows B's graph
+    settle()
+    w.grab().save(str(HERE / "diff-added.png"))
+    w.diff.dock.tabs.setCurrentWidget(w.diff.dock.weights_table)
+    w.diff.dock.weights_table.setCurrentCell(0, 0)  # back on A's graph, the weight in the Weights panel
+    settle()
+    w.grab().save(str(HERE / "diff-weights.png"))
     w.diff.run_both()
     wait(w.diff.runs_compared)
     relu = next(i for i, n in enumerate(w.doc.index.main.nodes) if n.name == "/layer2/Relu_1")  # type: ignore[union-attr]

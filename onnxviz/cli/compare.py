@@ -96,7 +96,8 @@ def _json(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
     return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,
             "aligned_fraction": cross.alignment.fraction(), "pairs": pairs,
             "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
-            "unmatched_a": cross.pairing.unmatched_a, "unmatched_b": cross.pairing.unmatched_b}
+            "unmatched_a": cross.pairing.unmatched_a, "unmatched_b": cross.pairing.unmatched_b,
+            "weights": [w.to_json() for w in cross.weights]}
 
 
 def _cell(name: str) -> str:
@@ -114,6 +115,18 @@ def _text(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
     lines += ["  ".join(cell.ljust(w) if c < 3 else cell.rjust(w) for c, (cell, w) in enumerate(zip(r, widths,
               strict=True))).rstrip() for r in rows]
     lines += [f"  {d.name}: {d.note}" for d in worst if d.note]
+    lines += _weight_lines(cross)
     for side, names in (("A", cross.pairing.unmatched_a), ("B", cross.pairing.unmatched_b)):
         lines.append(f"unmatched in {side} ({len(names)}): " + (", ".join(names) if names else "none"))
+    return lines
+
+
+def _weight_lines(cross: CrossRun) -> list[str]:
+    """Quantized weights against their partners (dequantized), worst SQNR first."""
+    if not cross.weights:
+        return []
+    worst = sorted(cross.weights, key=lambda w: w.sqnr_db if math.isfinite(w.sqnr_db) else -math.inf)
+    lines = [f"{len(worst)} quantized weight pairs (through their DequantizeLinear):"]
+    lines += [f"  {_cell(w.a)}  {_cell(w.b)}  max_abs {w.max_abs:.4g}  max_rel {w.max_rel:.4g}  "
+              f"cosine {w.cosine:.6f}  sqnr_db {w.sqnr_db:.2f}" + (f"  ({w.note})" if w.note else "") for w in worst]
     return lines

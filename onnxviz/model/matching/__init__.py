@@ -5,7 +5,8 @@
 * :func:`pair_values` says which value of A to compare with which value of B (through
   DequantizeLinear outputs, past fused or removed nodes), and which have no partner;
 * :func:`diff_models` lists every structural difference (:class:`ModelDiff`, :class:`Difference`);
-* :func:`compare_models` runs both on the same inputs and measures every pair (:class:`CrossRun`).
+* :func:`compare_models` runs both on the same inputs and measures every pair (:class:`CrossRun`);
+* :func:`match_weights` measures quantized weights against their partners (:class:`WeightPair`).
 
 This package sits above the runner (it runs models and uses :mod:`onnxviz.model.runner.compare`'s
 measures) and below editing and the document.
@@ -24,7 +25,9 @@ from onnxviz.model.matching.values import (
     ValuePairing,
     pair_values,
 )
+from onnxviz.model.matching.weights import WeightPair, match_weights
 
 __all__ = ["HOW_DEQUANTIZED", "HOW_FOLLOWED", "HOW_NAME", "HOW_SAME", "HOW_STRUCTURE", "KINDS", "Alignment",
            "CrossRun", "Difference", "GraphAlignment", "Limits", "ModelDiff", "ValuePair", "ValuePairing",
-           "align_models", "compare_models", "diff_models", "feeds_for_b", "pair_values", "run_pair"]
+           "WeightPair", "align_models", "compare_models", "diff_models", "feeds_for_b", "match_weights", "pair_values",
+           "run_pair"]

@@ -9,7 +9,7 @@ the array of the A input it is aligned with (inputs of B no A input matches are 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +18,10 @@ import numpy as np
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.matching.align import Alignment, align_models
 from onnxviz.model.matching.values import ValuePairing, pair_values
+from onnxviz.model.matching.weights import WeightPair, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunOptions, RunResult, run_model
-from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs, per_node
+from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
 
@@ -62,6 +63,7 @@ class CrossRun:
     result_a: RunResult
     result_b: RunResult
     diffs: list[ValueDiff] = field(default_factory=list)
+    weights: list[WeightPair] = field(default_factory=list)  # quantized weights against their partners
 
     def worst_first(self) -> list[ValueDiff]:
         """The pairs' errors, largest relative error first (NaN and differing shapes before everything)."""
@@ -70,23 +72,30 @@ class CrossRun:
             return (-rel, d.order)
         return sorted(self.diffs, key=key)
 
-    def node_errors_a(self, key: str) -> dict[int, float]:
-        """The worst ``key`` error (a COMPARE_MEASURES key) of each A main-graph node's outputs, for the canvas."""
-        return per_node(self.diffs, key)
+    def node_errors_a(self, key: str) -> dict[tuple[str, int], float]:
+        """The worst ``key`` error (a COMPARE_MEASURES key) of each A node's outputs, keyed (scope, node)
+        as the canvas colours them (nodes inside bodies under their body's scope)."""
+        return _node_errors(self.diffs, self.result_a, key, lambda d: d.name)
 
-    def node_errors_b(self, key: str) -> dict[int, float]:
-        """The same for B's main-graph nodes: each pair counts for the B node that made its B value."""
-        out: dict[int, float] = {}
-        for d in self.diffs:
-            record = self.result_b.values.get(d.other)
-            if record is not None and record.node >= 0:
-                out[record.node] = max(out.get(record.node, 0.0), d.measure(key))
-        return out
+    def node_errors_b(self, key: str) -> dict[tuple[str, int], float]:
+        """The same for B's nodes: each pair counts for the B node that made its B value."""
+        return _node_errors(self.diffs, self.result_b, key, lambda d: d.other)
 
     def cleanup(self) -> None:
         """Remove both runs' captured values from disk."""
         self.result_a.cleanup()
         self.result_b.cleanup()
+
+
+def _node_errors(diffs: list[ValueDiff], result: RunResult, key: str,
+                 name_of: Callable[[ValueDiff], str]) -> dict[tuple[str, int], float]:
+    out: dict[tuple[str, int], float] = {}
+    for d in diffs:
+        record = result.values.get(name_of(d))
+        if record is not None and record.node >= 0:
+            at = (record.scope, record.node)
+            out[at] = max(out.get(at, 0.0), d.measure(key))
+    return out
 
 
 def feeds_for_b(alignment: Alignment, feeds_a: Mapping[str, np.ndarray], index_b: ModelIndex,
@@ -122,7 +131,7 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
                    alignment: Alignment | None = None, tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0,
                    progress: ProgressFn = no_progress, token: CancelToken | None = None) -> CrossRun:
     """Align (unless ``alignment`` is given), run both on the same inputs (``feeds_a``, or generated for
-    A with ``seed``), pair the values and measure every pair. Raises RunError when a run fails."""
+    A with ``seed``), pair the values and measure every pair, and every quantized weight against its partner. Raises RunError when a run fails."""
     if alignment is None:
         alignment = align_models(index_a, index_b, token=token)
     if feeds_a is None:
@@ -134,11 +143,12 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
         pairing = pair_values(alignment)
         diffs = compare_pairs(result_a, result_b, pairing.names(), tolerance,
                               lambda f, t: progress(0.9 + 0.1 * f, t), token)
+        weights = match_weights(alignment, base_dir_a, base_dir_b, token)
     except BaseException:
         result_a.cleanup()
         result_b.cleanup()
         raise
-    return CrossRun(alignment, pairing, result_a, result_b, diffs)
+    return CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
 
 
 __all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_models", "feeds_for_b", "run_pair"]

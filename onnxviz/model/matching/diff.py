@@ -6,7 +6,7 @@ scope - inputs, outputs, weights, value_info, then nodes in A's file order and a
 Kinds (:data:`KINDS`): model fields, graph inputs/outputs (added, removed, changed type or name),
 weights (added, removed, changed name, dtype, shape or values with max |diff|, relative error and
 cosine), value_info types, functions and nodes (added, removed, changed: name, op type, domain,
-attributes, inputs rewired). A consumer rewired only because a node before it was added or removed
+attributes, inputs rewired). ``weights`` pairs quantized weights with their partners (:mod:`.weights`). A consumer rewired only because a node before it was added or removed
 is not reported again: the added or removed node says it.
 """
 
@@ -33,6 +33,7 @@ from onnxviz.model.matching.align import (
     align_models,
     input_pairs,
 )
+from onnxviz.model.matching.weights import WeightPair, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.compare import Tolerance, measure_arrays
 from onnxviz.model.text import dtype_text, shape_text, tensor_type_text
@@ -97,6 +98,7 @@ class ModelDiff:
 
     alignment: Alignment
     differences: list[Difference]
+    weights: list[WeightPair] = field(default_factory=list)  # quantized weights against their partners
 
     @property
     def identical(self) -> bool:
@@ -132,7 +134,8 @@ class ModelDiff:
         pairs, na, nb = self.alignment.counts()
         return {"identical": self.identical, "counts": self.counts(),
                 "alignment": {"pairs": pairs, "nodes_a": na, "nodes_b": nb, "fraction": self.alignment.fraction()},
-                "differences": [d.to_json() for d in self.differences]}
+                "differences": [d.to_json() for d in self.differences],
+                "weights": [w.to_json() for w in self.weights]}
 
 
 def diff_models(index_a: ModelIndex, index_b: ModelIndex, *, base_dir_a: Path | None = None,
@@ -149,8 +152,10 @@ def diff_models(index_a: ModelIndex, index_b: ModelIndex, *, base_dir_a: Path | 
         for k, ga in enumerate(graphs):
             progress(0.6 + 0.4 * k / max(1, len(graphs)), f"Comparing graph {k + 1} of {len(graphs)}")
             out += _GraphDiff(ga, base_dir_a, base_dir_b, token).differences()
+        progress(0.98, "Measuring quantized weights")
+        weights = match_weights(alignment, base_dir_a, base_dir_b, token)
     progress(1.0, "Compared")
-    return ModelDiff(alignment, out)
+    return ModelDiff(alignment, out, weights)
 
 
 # -- the model's own fields and functions --------------------------------------------------------

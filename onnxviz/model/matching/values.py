@@ -10,7 +10,10 @@
   there (a fused op computes the whole chain) it is listed unmatched;
 * every other value computed by nodes (constants excepted: they are weights) is listed as unmatched.
 
-Only the main graphs' values pair: captured runs compare main-graph values.
+The main graphs pair first, then the bodies of matched If/Loop/Scan nodes and matched local
+functions, their values named as captured runs key them (``scope::name``, :func:`value_key`): a
+captured run holds a body's values from the reference evaluator (the branch taken, a loop's last
+iteration, a function's first call), so a pair is compared when both runs computed it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnxviz.model.matching.align import DEQUANTIZE, QUANTIZE, Alignment, GraphAlignment, GraphSide
+from onnxviz.model.runner.store import value_key
 
 HOW_SAME = "same"                # outputs of matched nodes
 HOW_DEQUANTIZED = "dequantized"  # at least one side through its QuantizeLinear -> DequantizeLinear
@@ -151,6 +155,17 @@ def _uncovered(side: GraphSide, covered: set[str]) -> list[str]:
             if o and o not in covered and o not in side.constant]
 
 
-def pair_values(alignment: Alignment) -> ValuePairing:
-    """The value pairs of the two models' main graphs."""
-    return pair_graph_values(alignment.main)
+def pair_values(alignment: Alignment, bodies: bool = True) -> ValuePairing:
+    """The value pairs of the two models' main graphs, then (``bodies``) of every other aligned graph
+    pair, named ``scope::name`` as captured runs key them."""
+    out = pair_graph_values(alignment.main)
+    if not bodies:
+        return out
+    for ga in sorted(alignment.graphs.values(), key=lambda g: (g.scope_a.startswith("fn:"), g.scope_a)):
+        if ga is alignment.main or ga.sides is None:
+            continue
+        inner = pair_graph_values(ga)
+        out.pairs += [ValuePair(value_key(ga.scope_a, p.a), value_key(ga.scope_b, p.b), p.how) for p in inner.pairs]
+        out.unmatched_a += [value_key(ga.scope_a, x) for x in inner.unmatched_a]
+        out.unmatched_b += [value_key(ga.scope_b, y) for y in inner.unmatched_b]
+    return out

@@ -3,16 +3,19 @@ the background, marks A's graph, lists every difference, and runs both models on
 
 The matching is :mod:`onnxviz.model.matching`'s (one matcher for the structure and the numbers): the
 canvas shows A's graph with changed and removed nodes in their colours (a collapsed group takes its
-strongest), nodes only B has are listed (they have no box in A's graph). Run Both reuses the diff's
-alignment, so the values compared are the ones the diff paired.
+strongest); "Show B's graph" puts B's graph on the canvas instead, with the nodes only B has marked
+(a difference whose node only the other side has switches sides when it is selected). Run Both reuses
+the diff's alignment, so the values compared are the ones the diff paired.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
@@ -22,11 +25,14 @@ from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_models, diff_models
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
+from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.store import value_key
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
 from onnxviz.ui.diff.sides import SidesTable, changed_fields, node_rows
 from onnxviz.ui.docks import PROBLEMS, find_dock
+from onnxviz.ui.run.input_sources import PendingFeeds
 from onnxviz.ui.tasks import Task, waiting_pool
 
 if TYPE_CHECKING:
@@ -35,9 +41,11 @@ if TYPE_CHECKING:
 DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff opens
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 RENAMED_RGBA = (222, 203, 160, 255)  # a node that changed its name only (another exporter): muted
-CATEGORY = {"renamed": 0, "node_changed": 1, "node_removed": 2}  # a group box shows its highest
+CATEGORY = {"renamed": 0, "node_changed": 1, "node_removed": 2, "node_added": 2}  # a group box shows its highest
 DIFF_SCHEME = Scheme("category", ("renamed only", "changed", "removed in B"),
                      (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_removed"]), blank="same in B")
+DIFF_SCHEME_B = Scheme("category", ("renamed only", "changed", "added in B"),
+                       (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_added"]), blank="same in A")
 
 
 @dataclass
@@ -48,6 +56,7 @@ class Opened:
     diff: ModelDiff
     marks: dict[tuple[str, int], float]   # A's nodes to colour: (scope, node) -> category
     summary: str
+    marks_b: dict[tuple[str, int], float] = field(default_factory=dict)  # B's nodes, for B's graph
 
 
 class DiffController(QObject):
@@ -56,6 +65,7 @@ class DiffController(QObject):
     diff_shown = Signal()      # a diff is on the canvas and in the dock
     diff_closed = Signal()
     runs_compared = Signal()   # Run Both finished and the values are coloured
+    side_changed = Signal(bool)  # True: the canvas shows B's graph
     failed = Signal(str)       # one sentence
 
     def __init__(self, window: MainWindow) -> None:
@@ -64,6 +74,8 @@ class DiffController(QObject):
         self.doc_b: Document | None = None
         self.diff: ModelDiff | None = None
         self.marks: dict[tuple[str, int], float] = {}
+        self.marks_b: dict[tuple[str, int], float] = {}
+        self.showing_b = False     # the canvas shows B's graph
         self.cross: CrossRun | None = None
         self.task: Task | None = None
         self.colouring = DIFFERENCES
@@ -75,7 +87,11 @@ class DiffController(QObject):
         self.dock.run_both_requested.connect(self.run_both)
         self.dock.close_requested.connect(self.close_diff)
         self.dock.colouring_chosen.connect(self.set_colouring)
+        self.dock.show_b_toggled.connect(self.show_b)
+        self.dock.weight_chosen.connect(self.show_weight)
+        self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
+        window.run_controller.run_finished.connect(lambda: self.show_b(False))  # A's run colours A's graph
         window.closing.connect(self.close_diff)
         # the window restores its docks after the features are installed: a dock saved open, with a diff
         # the last session had, would come back empty
@@ -124,7 +140,7 @@ class DiffController(QObject):
             token.check()
             diff = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                                progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
-            return Opened(doc_b, diff, diff_marks(diff), diff.summary())
+            return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True))
 
         task = Task(work, f"Comparing with {path.name}", parent=self)
         task.finished.connect(lambda opened: self._opened(task, doc_a, opened))
@@ -144,7 +160,8 @@ class DiffController(QObject):
             return
         self.task = None
         self._drop_runs()
-        self.doc_b, self.diff, self.marks = opened.doc_b, opened.diff, opened.marks
+        self.show_b(False)
+        self.doc_b, self.diff, self.marks, self.marks_b = opened.doc_b, opened.diff, opened.marks, opened.marks_b
         self.colouring = DIFFERENCES
         self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
         self._place_dock()
@@ -187,8 +204,9 @@ class DiffController(QObject):
         """Back to the plain view of A: no marks, no dock, B and the runs' values dropped."""
         self._cancel_task()
         was_active = self.active
+        self.show_b(False)
         self._drop_runs()
-        self.diff, self.doc_b, self.marks = None, None, {}
+        self.diff, self.doc_b, self.marks, self.marks_b = None, None, {}, {}
         self.dock.hide()
         if was_active:
             run = self.window.run_controller
@@ -207,21 +225,93 @@ class DiffController(QObject):
             self.dock.step(direction)  # the list's row change selects
 
     def show_difference(self, row: int) -> None:
-        """Select the difference's node of A (entering its graph and opening groups), or its value (a weight,
-        an input...) for the Value and Weights panels; a difference A has no part in selects nothing."""
-        doc = self.window.doc
-        if self.diff is None or doc is None or not 0 <= row < len(self.diff.differences):
+        """Select the difference's node (entering its graph and opening groups) on the side the canvas
+        shows, switching sides when only the other has it (a node only B has: B's graph), or its value (a
+        weight, an input...) for the Value and Weights panels; a difference with no part to select selects nothing."""
+        if self.diff is None or self.window.doc is None or not 0 <= row < len(self.diff.differences):
             return
         d = self.diff.differences[row]
-        g = doc.index.graphs.get(d.scope_a)
-        if d.node_a >= 0:
-            self.window.canvas.reveal_node(d.scope_a, d.node_a)
-        elif d.a is not None and g is not None and g.defines(d.a):  # a weight, input, output or value_info of A
-            doc.selection.select_value(d.scope_a, d.a)
-        else:  # B's only, or the model's fields: nothing of A to select
-            doc.selection.clear()
+        if d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
+            self.show_b(True)
+            self.window.canvas.reveal_node(d.scope_b, d.node_b)
+        elif self.showing_b and d.node_a < 0 and d.b is not None and self._select_value(self.doc_b, d.scope_b, d.b):
+            pass
+        else:
+            if d.node_a >= 0:
+                self.show_b(False)
+            self._select_in_a(d)
         self.dock.show_sides(self._added_sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
+
+    def _select_in_a(self, d: Difference) -> None:
+        doc = self.window.doc
+        assert doc is not None
+        if d.node_a >= 0:
+            self.window.canvas.reveal_node(d.scope_a, d.node_a)
+        elif d.a is not None and not self.showing_b and self._select_value(doc, d.scope_a, d.a):
+            pass  # a weight, input, output or value_info of A
+        else:  # B's only, or the model's fields: nothing of A to select
+            doc.selection.clear()
+
+    @staticmethod
+    def _select_value(doc: Document | None, scope: str, name: str) -> bool:
+        g = doc.index.graphs.get(scope) if doc is not None else None
+        if doc is None or g is None or not g.defines(name):
+            return False
+        doc.selection.select_value(scope, name)
+        return True
+
+    def show_weight(self, row: int) -> None:
+        """A quantized weight pair chosen: its A weight selected (the Weights panel shows it), on A's graph."""
+        doc = self.window.doc
+        if doc is None or not 0 <= row < len(self.dock.weights):
+            return
+        w = self.dock.weights[row]
+        self.show_b(False)
+        if not self._select_value(doc, w.scope_a, w.a):
+            doc.selection.clear()
+        said = w.note or f"max |B-A| {w.max_abs:.4g}, max rel {w.max_rel:.4g}, cosine {w.cosine:.6f}, SQNR {w.sqnr_db:.2f} dB"
+        self.window.statusBar().showMessage(f"Weight {w.a} vs {w.b}: {said}", 10000)
+
+    # -- B's graph -----------------------------------------------------------------------------------
+    def show_b(self, on: bool) -> None:
+        """Show B's graph on the canvas (its nodes coloured by their differences, the ones only B has as
+        "added in B"; selecting one shows both sides in the dock), or A's again."""
+        doc_a, doc_b = self.window.doc, self.doc_b
+        on = on and doc_a is not None and doc_b is not None and self.diff is not None
+        if on == self.showing_b:
+            self.dock.set_showing_b(on)
+            return
+        self.showing_b = on
+        assert doc_b is not None
+        if on:
+            doc_b.selection.changed.connect(self._on_selection_b)
+        else:
+            doc_b.selection.changed.disconnect(self._on_selection_b)
+        if self.window.canvas.doc in (doc_a, doc_b):  # not when the window is changing its document
+            self.window.canvas.set_document(doc_b if on else doc_a)
+            self.window.editing.push_badges()  # A's problems on A's graph only
+        self.dock.set_showing_b(on)
+        self._apply_colours()
+        self.side_changed.emit(on)
+
+    def _on_selection_b(self, state: SelectionState) -> None:
+        """A node of B's graph selected: its fields and its A partner's in the dock."""
+        if self.diff is None or self.doc_b is None or state.node < 0:
+            return
+        ga = self.diff.alignment.graphs_b.get(state.scope)
+        if ga is None or not 0 <= state.node < len(ga.index_b.nodes):
+            return
+        b, i = ga.index_b.nodes[state.node], ga.node_a(state.node)
+        a = ga.index_a.nodes[i] if i is not None else None
+        found = next((d for d in self.diff.differences if d.kind == "node_changed" and d.scope_b == state.scope
+                      and d.node_b == state.node), None)
+        changed = changed_fields(found.details, a, b) if found is not None and a is not None else None
+        self.dock.show_sides(SidesTable(node_rows(a, b, changed)))
+        if self.cross is not None:
+            by_b = {d.other: d for d in self.cross.diffs}
+            keys = [value_key(state.scope, y) for y in b.output]
+            self._show_pair(next((by_b[k] for k in keys if k in by_b), None))
 
     # -- the Node panel ----------------------------------------------------------------------------
     def node_section(self, doc: Document, scope: str, node: int) -> tuple[str, QWidget] | None:
@@ -264,29 +354,47 @@ class DiffController(QObject):
             return
         canvas = self.window.canvas
         if self.colouring in COMPARE_MEASURES and self.cross is not None:
-            values = {("", n): v for n, v in self.cross.node_errors_a(self.colouring).items()}
-            canvas.set_overlay(values, f"A vs B: {COMPARE_MEASURES[self.colouring]}")
-            return
-        canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
+            errors = self.cross.node_errors_b if self.showing_b else self.cross.node_errors_a
+            canvas.set_overlay(errors(self.colouring), f"{'B' if self.showing_b else 'A'} vs {'A' if self.showing_b else 'B'}: "
+                               f"{COMPARE_MEASURES[self.colouring]}")
+        elif self.showing_b:
+            canvas.set_overlay(self.marks_b, f"B's graph: differences with A ({_removed_note(self.diff)})",
+                               scheme=DIFF_SCHEME_B)
+        else:
+            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
 
     # -- Run Both ------------------------------------------------------------------------------------
-    def run_both(self) -> Task | None:
-        """Run A and B on the same inputs in the runner's worker process, pair the values through the
-        diff's alignment and colour A's nodes by their error."""
+    def run_both(self, feeds: Mapping[str, np.ndarray] | PendingFeeds | None = None) -> Task | None:
+        """Run A and B on the same inputs (``feeds`` for A's inputs, or generated) in the runner's worker
+        process, B fed through the alignment, pair the values through the diff's alignment and colour the
+        nodes by their error."""
         doc_a, doc_b, diff = self.window.doc, self.doc_b, self.diff
         if doc_a is None or doc_b is None or diff is None:
             return None
         self._cancel_task()
 
         def work(progress: ProgressFn, token: CancelToken) -> CrossRun:
-            return compare_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
-                                  alignment=diff.alignment, progress=progress, token=token)
+            arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
+            return compare_models(doc_a.index, doc_b.index, arrays, base_dir_a=doc_a.base_dir,
+                                  base_dir_b=doc_b.base_dir, alignment=diff.alignment, progress=progress, token=token)
 
         task = Task(work, "Running A and B", parent=self)
         task.finished.connect(lambda cross: self._compared(task, diff, cross))
         task.failed.connect(lambda exc, tb: self._failed(task, exc, tb, "The models could not be run"))
         task.cancelled.connect(lambda: self._cancelled(task, "Run Both was cancelled."))
         return self._start(task, "Running A and B on the same inputs...")
+
+    def run_both_with_inputs(self) -> None:
+        """Run Both on the inputs picked in the Run with Inputs... dialog (files, images, values: the run
+        feature's, remembered for A's next run too); B reads them through the alignment."""
+        doc = self.window.doc
+        if doc is None or self.diff is None:
+            return
+        try:
+            self.window.run_controller.ask_inputs(doc, self.run_both)
+        except RunError as exc:
+            self.window.statusBar().showMessage(sentence(exc.message), 10000)
+            self.window.show_error("Run Both", sentence(exc.message), exc.details)
 
     def _compared(self, task: Task, diff: ModelDiff, cross: CrossRun) -> None:
         if task is not self.task or diff is not self.diff:
@@ -305,9 +413,14 @@ class DiffController(QObject):
 
     def _on_selection(self, state: SelectionState) -> None:
         cross = self.cross
-        if cross is None or state.scope != "":
+        if cross is None:
             return
-        pair = self._pair_of(cross, state)
+        self._show_pair(self._pair_of(cross, state))
+
+    def _show_pair(self, pair: ValueDiff | None) -> None:
+        cross = self.cross
+        if cross is None:
+            return
         if pair is None:
             self.dock.values.show_message("This node's outputs have no partner in B's run (or were not captured).")
             return
@@ -323,15 +436,20 @@ class DiffController(QObject):
     def _pair_of(cross: CrossRun, state: SelectionState) -> ValueDiff | None:
         by_name = {d.name: d for d in cross.diffs}
         if state.value:
-            return by_name.get(state.value)
-        if state.node < 0:
+            return by_name.get(value_key(state.scope, state.value))
+        g = cross.alignment.index_a.graphs.get(state.scope)
+        if state.node < 0 or g is None or state.node >= len(g.nodes):
             return None
-        outputs = cross.alignment.main.index_a.nodes[state.node].output
-        return next((by_name[y] for y in outputs if y in by_name), None)
+        keys = [value_key(state.scope, y) for y in g.nodes[state.node].output]
+        return next((by_name[k] for k in keys if k in by_name), None)
 
 
-def diff_marks(diff: ModelDiff) -> dict[tuple[str, int], float]:
-    """A's changed and removed nodes of every graph, as the canvas colours them (off the GUI thread)."""
+def diff_marks(diff: ModelDiff, side_b: bool = False) -> dict[tuple[str, int], float]:
+    """A's changed and removed nodes of every graph (``side_b``: B's changed and added ones), as the
+    canvas colours them (off the GUI thread)."""
+    if side_b:
+        return {(d.scope_b, d.node_b): float(CATEGORY[_category(d)]) for d in diff.differences
+                if d.node_b >= 0 and d.kind in CATEGORY}
     return {(d.scope_a, d.node_a): float(CATEGORY[_category(d)]) for d in diff.differences
             if d.node_a >= 0 and d.kind in CATEGORY}
 
@@ -347,4 +465,9 @@ def _short(d: Difference) -> str:
 
 def _added_note(diff: ModelDiff) -> str:
     added = sum(1 for d in diff.differences if d.kind == "node_added")
-    return f"{added} node{'s' if added != 1 else ''} only in B: see the list" if added else "nothing added"
+    return f"{added} node{'s' if added != 1 else ''} only in B: Show B's graph" if added else "nothing added"
+
+
+def _removed_note(diff: ModelDiff) -> str:
+    removed = sum(1 for d in diff.differences if d.kind == "node_removed")
+    return f"{removed} node{'s' if removed != 1 else ''} only in A: see the list" if removed else "nothing removed"

@@ -14,13 +14,15 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
     QTabWidget,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from onnxviz.model.matching import Difference, ModelDiff
+from onnxviz.model.matching import Difference, ModelDiff, WeightPair
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.pair_view import ValuesView
@@ -32,6 +34,7 @@ COLOURS = {  # the kinds' colours on the canvas, the legend and the list (Okabe-
 }
 OTHER_RGBA = (86, 180, 233, 255)   # differences that are not nodes (weights, inputs, the model's fields...)
 DIFFERENCES = ""                   # the colouring combo's entry for the diff's own colours
+WEIGHT_COLUMNS = ("A", "B", "max |B\u2212A|", "max rel", "cosine", "SQNR (dB)")
 LINE_CHARS = 200
 
 
@@ -100,8 +103,11 @@ class DiffDock(QDockWidget):
     difference_chosen = Signal(int)
     step_requested = Signal(int)          # -1 previous, +1 next
     run_both_requested = Signal()
+    run_with_inputs_requested = Signal()  # Run Both with the inputs the user picks
+    show_b_toggled = Signal(bool)         # the canvas shows B's graph (True) or A's
     close_requested = Signal()
     colouring_chosen = Signal(str)        # DIFFERENCES or a COMPARE_MEASURES key
+    weight_chosen = Signal(int)           # a row of :attr:`weights`
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Differences", parent)
@@ -120,23 +126,41 @@ class DiffDock(QDockWidget):
         self.next_button = QPushButton("Next \u25bc")
         self.run_button = QPushButton("Run Both")
         self.run_button.setToolTip("Run A and B on the same inputs and colour matched values by their error")
+        self.inputs_button = QPushButton("Run Both with Inputs...")
+        self.inputs_button.setToolTip("Pick A's inputs (files, images, values) as for Run with Inputs...; "
+                                      "B reads the same arrays through the alignment")
+        self.show_b_button = QPushButton("Show B's graph")
+        self.show_b_button.setCheckable(True)
+        self.show_b_button.setToolTip("Show B's graph on the canvas, the nodes only B has marked "
+                                      "(unchecked: A's graph, the nodes B lacks marked)")
         self.close_button = QPushButton("Close Diff")
         self.colouring = QComboBox()
         self.colouring.addItem("Colour: differences", DIFFERENCES)
         self.previous_button.clicked.connect(lambda: self.step_requested.emit(-1))
         self.next_button.clicked.connect(lambda: self.step_requested.emit(1))
         self.run_button.clicked.connect(self.run_both_requested)
+        self.inputs_button.clicked.connect(self.run_with_inputs_requested)
+        self.show_b_button.toggled.connect(self.show_b_toggled)
         self.close_button.clicked.connect(self.close_requested)
         self.colouring.currentIndexChanged.connect(lambda _i: self.colouring_chosen.emit(self.colouring.currentData()))
         self.values = ValuesView()
+        self.weights: list[WeightPair] = []
+        self.weights_table = QTableWidget(0, len(WEIGHT_COLUMNS))
+        self.weights_table.setHorizontalHeaderLabels(list(WEIGHT_COLUMNS))
+        self.weights_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.weights_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.weights_table.verticalHeader().hide()
+        self.weights_table.currentCellChanged.connect(lambda row, *_: self._on_weight(row))
         self.tabs = QTabWidget()
         self.tabs.addTab(self._list_page(), "Differences")
         self.tabs.addTab(self.values, "Values: A, B, B \u2212 A")
+        self.tabs.addTab(self.weights_table, "Quantized weights")
         self.setWidget(self.tabs)
 
     def _list_page(self) -> QWidget:
         buttons = QHBoxLayout()
-        for w in (self.previous_button, self.next_button, self.run_button, self.colouring):
+        for w in (self.previous_button, self.next_button, self.show_b_button, self.run_button, self.inputs_button,
+                  self.colouring):
             buttons.addWidget(w)
         buttons.addStretch(1)
         buttons.addWidget(self.close_button)
@@ -174,7 +198,40 @@ class DiffDock(QDockWidget):
             w.setEnabled(bool(self.differences))
         self.set_measures(False)
         self.values.show_message("Run Both, then select a node to see its value in A and B.")
+        self.show_weights(diff.weights)
         self.tabs.setCurrentIndex(0)
+
+    def show_weights(self, weights: list[WeightPair]) -> None:
+        """The quantized weights against their partners, worst SQNR first (the tab is there only when
+        one side quantized its weights)."""
+        self.weights = sorted(weights, key=lambda w: w.sqnr_db if w.sqnr_db == w.sqnr_db else -float("inf"))
+        table = self.weights_table
+        table.blockSignals(True)
+        table.setRowCount(len(self.weights))
+        for r, w in enumerate(self.weights):
+            cells = [_weight_name(w.a, w.quantized_a), _weight_name(w.b, w.quantized_b)]
+            cells += [w.note or f"{w.max_abs:.4g}", f"{w.max_rel:.4g}", f"{w.cosine:.6f}", f"{w.sqnr_db:.2f}"]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                if c >= 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                table.setItem(r, c, item)
+        table.resizeColumnsToContents()
+        table.setCurrentCell(-1, -1)
+        table.blockSignals(False)
+        self.tabs.setTabVisible(self.tabs.indexOf(table), bool(self.weights))
+        self.tabs.setTabText(self.tabs.indexOf(table), f"Quantized weights ({len(self.weights)})")
+
+    def _on_weight(self, row: int) -> None:
+        if 0 <= row < len(self.weights):
+            self.weight_chosen.emit(row)
+
+    def set_showing_b(self, on: bool) -> None:
+        """The toggle follows the canvas (a difference on the other side switches it) without emitting."""
+        self.show_b_button.blockSignals(True)
+        self.show_b_button.setChecked(on)
+        self.show_b_button.blockSignals(False)
 
     def set_measures(self, available: bool) -> None:
         """After Run Both the canvas can be coloured by each error measure too."""
@@ -209,3 +266,7 @@ class DiffDock(QDockWidget):
         if 0 <= row < len(self.differences):
             self.detail.setText(display_name(self.differences[row].text(), 4000))
             self.difference_chosen.emit(row)
+
+
+def _weight_name(name: str, quantized: bool) -> str:
+    return display_name(name, 80) + (" (dequantized)" if quantized else "")

@@ -38,7 +38,7 @@ def install(window: MainWindow) -> DiffController:
 
 def _diff_menu(window: MainWindow, actions: dict[str, QAction]) -> QMenu:
     menu = QMenu("&Diff", window)
-    for name in ("compare", None, "next", "previous", None, "run_both", "close"):
+    for name in ("compare", None, "next", "previous", "show_b", None, "run_both", "run_with_inputs", None, "close"):
         if name is None:
             menu.addSeparator()
         else:
@@ -64,12 +64,19 @@ def _actions(window: MainWindow, c: DiffController) -> dict[str, QAction]:
         "previous": _action(window, "&Previous Difference", "Select the previous difference", "Shift+F8"),
         "run_both": _action(window, "&Run Both", "Run A and B on the same inputs and colour matched values "
                             "by their error"),
+        "run_with_inputs": _action(window, "Run Both with &Inputs...", "Pick A's inputs (files, images, values) "
+                                   "and run A and B on them"),
+        "show_b": _action(window, "Show &B's Graph", "Show B's graph on the canvas, the nodes only B has marked"),
         "close": _action(window, "&Close Diff", "Back to the plain view of this model", "Ctrl+Shift+F8"),
     }
     a["compare"].triggered.connect(c.compare_with_dialog)
     a["next"].triggered.connect(lambda: c.step(1))
     a["previous"].triggered.connect(lambda: c.step(-1))
     a["run_both"].triggered.connect(c.run_both)
+    a["run_with_inputs"].triggered.connect(c.run_both_with_inputs)
+    a["show_b"].setCheckable(True)
+    a["show_b"].triggered.connect(c.show_b)
+    c.side_changed.connect(a["show_b"].setChecked)
     a["close"].triggered.connect(c.close_diff)
     return a
 
@@ -77,5 +84,5 @@ def _actions(window: MainWindow, c: DiffController) -> dict[str, QAction]:
 def _enable(c: DiffController) -> None:
     has_doc = c.window.doc is not None
     c.actions["compare"].setEnabled(has_doc)
-    for name in ("next", "previous", "run_both", "close"):
+    for name in ("next", "previous", "show_b", "run_both", "run_with_inputs", "close"):
         c.actions[name].setEnabled(c.active)

@@ -140,7 +140,10 @@ class EditController(QObject):
         self.window.view_menu.addAction(self.history.toggleViewAction())
 
     def add_context_actions(self, menu: QMenu) -> None:
-        """Add the edits of the selection to the canvas's right-click ``menu`` (then the one shown)."""
+        """Add the edits of the selection to the canvas's right-click ``menu`` (then the one shown); none
+        while the canvas shows another model (the diff's B)."""
+        if not self.on_canvas():
+            return
         edits = self.context_menu()
         actions = edits.actions()
         if any(not a.isSeparator() for a in actions):
@@ -171,7 +174,7 @@ class EditController(QObject):
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
         view = self._context_view
-        if view is not None and obj is view and isinstance(event, QContextMenuEvent) and self.doc is not None:
+        if view is not None and obj is view and isinstance(event, QContextMenuEvent) and self.on_canvas():
             self._select_under(view, event)
             self.last_menu = self.context_menu()
             self.last_menu.popup(event.globalPos())
@@ -229,9 +232,13 @@ class EditController(QObject):
         undo.setText(f"&Undo {_menu_text(stack.undo_label())}" if stack and stack.can_undo else "&Undo")
         redo.setText(f"&Redo {_menu_text(stack.redo_label())}" if stack and stack.can_redo else "&Redo")
 
+    def on_canvas(self) -> bool:
+        """The canvas shows the document edited here (not, say, the diff's model B)."""
+        return self.doc is not None and self.window.canvas.doc is self.doc
+
     def push_badges(self) -> None:
-        """Error/warning marks on the canvas's nodes."""
-        self.window.canvas.set_node_badges(node_badges(self.doc.problems) if self.doc is not None else {})
+        """Error/warning marks on the canvas's nodes (none on another model's graph)."""
+        self.window.canvas.set_node_badges(node_badges(self.doc.problems) if self.on_canvas() and self.doc else {})
 
     # -- selection -------------------------------------------------------------------
     def selected_node(self) -> tuple[str, int] | None:

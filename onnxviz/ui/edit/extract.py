@@ -34,6 +34,9 @@ def extract_selection(controller: EditController) -> None:
     doc, window = controller.doc, controller.window
     if doc is None:
         raise EditError("open a model first.")
+    if not controller.on_canvas():
+        raise EditError("the graph shown is the compared model's (Diff > Show B's Graph): show this model's graph "
+                        "to extract from it.")
     if window.canvas.scope != "":
         raise EditError("only nodes of the main graph can be extracted: go back to it and select them there.")
     nodes = window.canvas.selected_nodes()
@@ -67,7 +70,8 @@ def extract_between(controller: EditController) -> None:
 
 def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list[str], list[str]]:
     """The selected node's boundary, else the graph's inputs and outputs."""
-    nodes = controller.window.canvas.selected_nodes() if controller.window.canvas.scope == "" else []
+    nodes = controller.window.canvas.selected_nodes() if controller.window.canvas.scope == "" and \
+        controller.on_canvas() else []
     if nodes:
         try:
             part = doc.edit.extract_nodes(nodes)

@@ -9,7 +9,7 @@ ends only the worker process; the document is never touched.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -201,7 +201,13 @@ class RunController(QObject):
         self._start(doc, feeds, compare, other_path)
 
     def _ask_inputs(self, doc: Document, plan: InputPlan, compare: str, other_path: Path | None) -> None:
-        dialog = InputsDialog(input_specs(doc.model, doc.index), plan, doc.name, self.window)
+        self.ask_inputs(doc, lambda feeds: self._start(doc, feeds, compare, other_path), plan)
+
+    def ask_inputs(self, doc: Document, then: Callable[[PendingFeeds], object], plan: InputPlan | None = None) -> None:
+        """The Run with Inputs... dialog for ``doc`` (with the choices its last run remembered); ``then``
+        gets the inputs it is accepted with, and the choices are remembered. Raises RunError when the
+        model's inputs cannot be read."""
+        dialog = InputsDialog(input_specs(doc.model, doc.index), plan or self._plan(doc), doc.name, self.window)
         self.inputs_dialog = dialog
 
         def accepted() -> None:
@@ -210,7 +216,7 @@ class RunController(QObject):
             if self.settings is not None:
                 remember_dims(self.settings, new_plan.dims)
             if self.window.doc is doc and dialog.feeds is not None:
-                self._start(doc, dialog.feeds, compare, other_path)
+                then(dialog.feeds)
 
         dialog.accepted.connect(accepted)
         dialog.finished.connect(dialog.deleteLater)
@@ -648,11 +654,12 @@ class RunController(QObject):
 def _matched_model(index: ModelIndex, other: Path, feeds: Mapping[str, np.ndarray],
                    token: CancelToken) -> tuple[list[tuple[str, str]], dict[str, np.ndarray]]:
     """Another model compared with this one: its values paired with ours by the matcher (the one the
-    model diff uses: through DequantizeLinear outputs, past fused or removed nodes), and its feeds (the
-    array of the input each of its inputs is aligned with)."""
+    model diff uses: through DequantizeLinear outputs, past fused or removed nodes; main-graph values, as
+    this panel compares runs of one model), and its feeds (the array of the input each of its inputs is
+    aligned with)."""
     other_index = Document.open(other).index
     alignment = align_models(index, other_index, token=token)
-    return pair_values(alignment).names(), feeds_for_b(alignment, feeds, other_index)
+    return pair_values(alignment, bodies=False).names(), feeds_for_b(alignment, feeds, other_index)
 
 
 def _compare(a: RunResult, b: RunResult, pairs: list[tuple[str, str]] | None, tolerance: Tolerance,
