@@ -35,6 +35,8 @@ NAME_TEXT = 80        # characters of a node name kept for its box
 MAX_LINES = 8
 MAX_TEXT = 48
 TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
+BODY_BUTTONS_W = 30.0  # the header's body button (+/-) and nested-graph mark of an If/Loop/Scan box
+CALL_MARK_W = 12.0     # the nested-graph mark of a call of a model-local function
 
 
 @dataclass
@@ -43,12 +45,16 @@ class BoxText:
     name: str
     lines: list[str]
     category: Category
+    marks_w: float = 0.0  # the header's buttons and marks beside the title
 
     def size(self, names: bool = False) -> tuple[float, float]:
         """(width, height); with ``names``, wide enough for the node's name in the header (up to
-        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, so its title is never cut."""
+        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, a node box for its body
+        button and marks (:attr:`marks_w`), so a title is never cut."""
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
+        if self.marks_w:
+            w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 16 + self.marks_w))
         if self.category is Category.GROUP:
             w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 40))
         elif names and self.name:
@@ -251,7 +257,16 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
             lines.append(clip(_const_line(sg, role, x)))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat)
+    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat, _marks_w(sg, i))
+
+
+def _marks_w(sg: ScopeGraph, i: int) -> float:
+    """Header room for what the canvas draws beside the title of node ``i`` (see :class:`BoxText`)."""
+    if sg.graph.children and any(n == i for n, _, _ in sg.graph.children):
+        return BODY_BUTTONS_W
+    if sg.index.functions and sg.index.function_for(sg.graph.nodes[i]) is not None:
+        return CALL_MARK_W
+    return 0.0
 
 
 def _const_line(sg: ScopeGraph, role: str, name: str) -> str:
