@@ -36,7 +36,8 @@ MAX_LINES = 8
 MAX_TEXT = 48
 TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
 BODY_BUTTONS_W = 30.0  # the header's body button (+/-) and nested-graph mark of an If/Loop/Scan box
-CALL_MARK_W = 12.0     # the nested-graph mark of a call of a model-local function
+CALL_MARK_W = 12.0
+OUTER_CAPTION_CHARS = 20  # "from the outer graph", under the name of a value a body reads from outside     # the nested-graph mark of a call of a model-local function
 
 
 @dataclass
@@ -45,12 +46,14 @@ class BoxText:
     name: str
     lines: list[str]
     category: Category
-    marks_w: float = 0.0  # the header's buttons and marks beside the title
+    marks_w: float = 0.0  # the header's buttons and marks beside the title; a terminal's caption width
 
     def size(self, names: bool = False) -> tuple[float, float]:
         """(width, height); with ``names``, wide enough for the node's name in the header (up to
         :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, a node box for its body
         button and marks (:attr:`marks_w`), so a title is never cut."""
+        if self.category is Category.TERMINAL:  # a pill with the name (and the outer caption) only
+            return self._terminal_size()
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
         if self.marks_w:
@@ -61,6 +64,12 @@ class BoxText:
             w = max(w, min(MAX_NAME_W, len(self.name) * TITLE_CHAR_W + 16))
         h = HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
         return w, h
+
+    def _terminal_size(self) -> tuple[float, float]:
+        """The canvas draws a terminal's name, not its type line (that is in the tooltip and panels):
+        as wide as the name in bold (or the outer caption), as tall as before."""
+        w = min(MAX_W, max(MIN_W, len(self.title) * TITLE_CHAR_W + 28, self.marks_w))
+        return w, HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
 
 
 @dataclass
@@ -238,8 +247,9 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
     name = sg.item_value[item]
     t, _ = sg.index.type_of(sg.graph.scope, name)
     desc = " ".join(s for s in (dtype_text(t), shape_text(t)) if s)
-    lines = [clip(x) for x in (desc, sg.item_note[item]) if x]
-    return BoxText(clip(name), "", lines, Category.TERMINAL)
+    note = sg.item_note[item]
+    lines = [clip(x) for x in (desc, note) if x]
+    return BoxText(clip(name), "", lines, Category.TERMINAL, OUTER_CAPTION_CHARS * CHAR_W + 24 if note else 0.0)
 
 
 def _node_text(sg: ScopeGraph, i: int) -> BoxText:
