@@ -91,6 +91,7 @@ class ScopeGraph:
     init_dims: dict[str, list[int]] | None = None
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
     small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
+    holders: frozenset[int] | None = None  # nodes holding subgraphs (If/Loop/Scan), found on first need
 
     @property
     def n_items(self) -> int:
@@ -267,12 +268,15 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
             lines.append(clip(_const_line(sg, role, x)))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat, _marks_w(sg, i))
+    marks = _marks_w(sg, i) if sg.graph.children or sg.index.functions else 0.0  # (a call less per node)
+    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat, marks)
 
 
 def _marks_w(sg: ScopeGraph, i: int) -> float:
     """Header room for what the canvas draws beside the title of node ``i`` (see :class:`BoxText`)."""
-    if sg.graph.children and any(n == i for n, _, _ in sg.graph.children):
+    if sg.holders is None:
+        sg.holders = frozenset(n for n, _, _ in sg.graph.children)
+    if i in sg.holders:
         return BODY_BUTTONS_W
     if sg.index.functions and sg.index.function_for(sg.graph.nodes[i]) is not None:
         return CALL_MARK_W
