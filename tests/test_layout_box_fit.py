@@ -13,7 +13,7 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.scene import BoxKind, Scene
-from onnxviz.model.layout.scope import BODY_BUTTONS_W, MIN_W, TITLE_CHAR_W
+from onnxviz.model.layout.scope import BODY_BUTTONS_W, CHAR_W, HEADER_H, LINE_H, MIN_W, TITLE_CHAR_W
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 
@@ -58,6 +58,17 @@ def test_an_input_pill_is_as_wide_as_its_name_not_its_type() -> None:
     s = _scene(onnx.load(EXPORTS / "mlp_int4_matmulnbits.onnx", load_external_data=False))
     x = next(b for b in range(s.n_boxes) if s.box_kind[b] == BoxKind.INPUT and s.box_title[b] == "x")
     assert s.box_w[x] == MIN_W   # "float32 batch × sequence × 128" made it 170 wide, though never drawn
+    assert s.box_h[x] == HEADER_H + 8   # and two lines high
+
+
+def test_a_value_a_body_reads_from_outside_keeps_room_for_its_caption() -> None:
+    model = onnx.load(EXPORTS / "vad_if.onnx", load_external_data=False)
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    scope = next(s for s in index.graphs if s.endswith("then_branch"))
+    s = GraphLayout(index, scope).build()
+    outer = [b for b in range(s.n_boxes) if s.box_kind[b] == BoxKind.INPUT]
+    assert outer and all(s.box_w[b] >= 20 * CHAR_W and s.box_h[b] > HEADER_H + LINE_H for b in outer)
 
 
 def test_edges_into_one_box_end_apart_in_the_order_they_come_from() -> None:

@@ -67,9 +67,9 @@ class BoxText:
 
     def _terminal_size(self) -> tuple[float, float]:
         """The canvas draws a terminal's name, not its type line (that is in the tooltip and panels):
-        as wide as the name in bold (or the outer caption), as tall as before."""
+        as wide as the name in bold, one line high; with the outer caption under it, wide and high enough for both."""
         w = min(MAX_W, max(MIN_W, len(self.title) * TITLE_CHAR_W + 28, self.marks_w))
-        return w, HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
+        return w, (HEADER_H + LINE_H * len(self.lines) + 4 if self.marks_w else HEADER_H + 8)
 
 
 @dataclass
