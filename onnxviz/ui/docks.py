@@ -21,7 +21,7 @@ PROBLEMS, RAW, HISTORY, ACTIVATIONS = "panels.problems", "panels.raw", "EditHist
 RIGHT_TABS = (NODE, VALUE, WEIGHTS, MODEL)
 BOTTOM_TABS = (PROBLEMS, RAW, HISTORY, ACTIVATIONS)
 RIGHT_WIDTH = 380
-BOTTOM_HEIGHT = 220
+BOTTOM_HEIGHT = 160  # the Problems list shows a few rows; the graph gets the height
 STATE_VERSION = 2  # bump when the default arrangement changes so old saved layouts are not applied
 
 

@@ -218,7 +218,8 @@ class _Composer:
         lay = block.lay
         v = int(block.edge_val[e])
         src, dst = int(lay.edge_src[e]), int(lay.edge_dst[e])
-        src_dx = dst_dx = 0.0
+        src_dx = 0.0
+        dst_dx: float | None = None  # a box's own spot for the edge, beside the others into it
         if block.kind[src] == UNIT_BLOCK:
             sub = self.blocks[int(block.ref[src])]
             src_dx = sub.port_dx(sub.out_port[v])

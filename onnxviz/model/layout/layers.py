@@ -38,6 +38,8 @@ FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
 SPINE_WEIGHT = 1000.0
 CHECK_EVERY = 512     # layers between two cancellation checks
+ARRIVAL_STEP = 14.0  # between the ends of two edges entering one box
+ARRIVAL_SPAN = 0.6   # the share of a box's width its entering edges spread over, at most
 BACK_EDGE_MARGIN = 8.0  # a back edge's lane: right of the level, in the gaps between layers  # the main path stays on its line
 
 
@@ -54,6 +56,7 @@ class _Plain:
     edge_dst: list[int]
     edge_reversed: list[bool]
     width: float
+    arrival_dx: list[float]
 
 
 @dataclass
@@ -80,17 +83,41 @@ class LevelLayout:
             cached = _Plain(self.x.tolist(), self.y.tolist(), self.w.tolist(), self.h.tolist(),
                             self.layer.tolist(), self.band_top.tolist(), self.band_bottom.tolist(),
                             self.edge_src.tolist(), self.edge_dst.tolist(), self.edge_reversed.tolist(),
-                            self.size()[0])
+                            self.size()[0], self._arrival_dx().tolist())
             self.__dict__["_plain"] = cached
         return cached
 
-    def polyline(self, e: int, src_dx: float = 0.0, dst_dx: float = 0.0) -> list[tuple[float, float]]:
-        """Route of edge ``e`` from the source's bottom to the target's top (local coordinates)."""
+    def _arrival_dx(self) -> np.ndarray:
+        """Per edge, where it enters its target relative to the target's centre: the edges into one box
+        side by side in the order they come from (left to right), so that none meets another at its end."""
+        n = len(self.edge_dst)
+        dx = np.zeros(n)
+        if n < 2:
+            return dx
+        last = np.array([c[-1] if c else -1 for c in self.edge_chain], np.int64)
+        src = np.where(last >= 0, last, self.edge_src)
+        come = self.x[src] + self.w[src] / 2
+        dst = self.edge_dst
+        order = np.lexsort((np.arange(n), come, dst))
+        d_sorted = dst[order]
+        starts = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]])
+        counts = np.diff(np.r_[starts, n])
+        k = np.repeat(counts, counts)
+        rank = np.arange(n) - np.repeat(starts, counts)
+        w = self.w[d_sorted]
+        step = np.minimum(ARRIVAL_STEP, ARRIVAL_SPAN * w / np.maximum(k - 1, 1))
+        dx[order] = (rank - (k - 1) / 2) * step
+        dx[self.edge_reversed.astype(bool)] = 0.0
+        return dx
+
+    def polyline(self, e: int, src_dx: float = 0.0, dst_dx: float | None = None) -> list[tuple[float, float]]:
+        """Route of edge ``e`` from the source's bottom to the target's top (local coordinates); without
+        ``dst_dx`` (a port's offset) it enters beside the other edges into its target (:meth:`_arrival_dx`)."""
         p = self.plain()
         s, t = p.edge_src[e], p.edge_dst[e]
         x, w, layer, top, bottom = p.x, p.w, p.layer, p.band_top, p.band_bottom
         sx = x[s] + w[s] / 2 + src_dx
-        tx = x[t] + w[t] / 2 + dst_dx
+        tx = x[t] + w[t] / 2 + (p.arrival_dx[e] if dst_dx is None else dst_dx)
         pts = [(sx, p.y[s] + p.h[s])]
         chain = self.edge_chain[e]
         if p.edge_reversed[e]:  # a back edge of a cycle: up a lane right of everything

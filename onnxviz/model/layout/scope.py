@@ -35,6 +35,9 @@ NAME_TEXT = 80        # characters of a node name kept for its box
 MAX_LINES = 8
 MAX_TEXT = 48
 TERMINAL_ITEMS = (BoxKind.INPUT, BoxKind.OUTPUT)
+BODY_BUTTONS_W = 30.0  # the header's body button (+/-) and nested-graph mark of an If/Loop/Scan box
+CALL_MARK_W = 12.0
+OUTER_CAPTION_CHARS = 20  # "from the outer graph", under the name of a value a body reads from outside     # the nested-graph mark of a call of a model-local function
 
 
 @dataclass
@@ -43,18 +46,30 @@ class BoxText:
     name: str
     lines: list[str]
     category: Category
+    marks_w: float = 0.0  # the header's buttons and marks beside the title; a terminal's caption width
 
     def size(self, names: bool = False) -> tuple[float, float]:
         """(width, height); with ``names``, wide enough for the node's name in the header (up to
-        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, so its title is never cut."""
+        :data:`MAX_NAME_W`). A group box also leaves room for its +/- button, a node box for its body
+        button and marks (:attr:`marks_w`), so a title is never cut."""
+        if self.category is Category.TERMINAL:  # a pill with the name (and the outer caption) only
+            return self._terminal_size()
         longest = max([len(self.title) + 2] + [len(s) for s in self.lines])
         w = min(MAX_W, max(MIN_W, longest * CHAR_W + 16))
+        if self.marks_w:
+            w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 16 + self.marks_w))
         if self.category is Category.GROUP:
             w = max(w, min(MAX_W, len(self.title) * TITLE_CHAR_W + 40))
         elif names and self.name:
             w = max(w, min(MAX_NAME_W, len(self.name) * TITLE_CHAR_W + 16))
         h = HEADER_H + LINE_H * len(self.lines) + (4 if self.lines else 0)
         return w, h
+
+    def _terminal_size(self) -> tuple[float, float]:
+        """The canvas draws a terminal's name, not its type line (that is in the tooltip and panels):
+        as wide as the name in bold, one line high; with the outer caption under it, wide and high enough for both."""
+        w = min(MAX_W, max(MIN_W, len(self.title) * TITLE_CHAR_W + 28, self.marks_w))
+        return w, (HEADER_H + LINE_H * len(self.lines) + 4 if self.marks_w else HEADER_H + 8)
 
 
 @dataclass
@@ -76,6 +91,7 @@ class ScopeGraph:
     init_dims: dict[str, list[int]] | None = None
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
     small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
+    holders: frozenset[int] | None = None  # nodes holding subgraphs (If/Loop/Scan), found on first need
 
     @property
     def n_items(self) -> int:
@@ -232,8 +248,9 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
     name = sg.item_value[item]
     t, _ = sg.index.type_of(sg.graph.scope, name)
     desc = " ".join(s for s in (dtype_text(t), shape_text(t)) if s)
-    lines = [clip(x) for x in (desc, sg.item_note[item]) if x]
-    return BoxText(clip(name), "", lines, Category.TERMINAL)
+    note = sg.item_note[item]
+    lines = [clip(x) for x in (desc, note) if x]
+    return BoxText(clip(name), "", lines, Category.TERMINAL, OUTER_CAPTION_CHARS * CHAR_W + 24 if note else 0.0)
 
 
 def _node_text(sg: ScopeGraph, i: int) -> BoxText:
@@ -251,7 +268,19 @@ def _node_text(sg: ScopeGraph, i: int) -> BoxText:
             lines.append(clip(_const_line(sg, role, x)))
         if len(consts) > MAX_LINES:
             lines[-1] = f"\u2026 {len(consts) - MAX_LINES + 1} more"
-    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat)
+    marks = _marks_w(sg, i) if sg.graph.children or sg.index.functions else 0.0  # (a call less per node)
+    return BoxText(title, clip(node.name, NAME_TEXT), lines, cat, marks)
+
+
+def _marks_w(sg: ScopeGraph, i: int) -> float:
+    """Header room for what the canvas draws beside the title of node ``i`` (see :class:`BoxText`)."""
+    if sg.holders is None:
+        sg.holders = frozenset(n for n, _, _ in sg.graph.children)
+    if i in sg.holders:
+        return BODY_BUTTONS_W
+    if sg.index.functions and sg.index.function_for(sg.graph.nodes[i]) is not None:
+        return CALL_MARK_W
+    return 0.0
 
 
 def _const_line(sg: ScopeGraph, role: str, name: str) -> str:

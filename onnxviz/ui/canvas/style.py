@@ -31,7 +31,7 @@ _LIGHT = {
     "BACKGROUND": "#fbfbfc", "BOX_BODY": "#ffffff", "BOX_BORDER": "#b9c0c8", "TEXT": "#1f2328",
     "TEXT_DIM": "#59636e", "TERMINAL_FILL": "#e6ebf1", "TERMINAL_BORDER": "#6a7b8f", "GROUP_FILL": "#f1ece0",
     "GROUP_BORDER": "#a8977a", "FRAME_FILL": "#12786e5a", "FRAME_BORDER": "#c9bfa9", "FRAME_TEXT": "#7c6d52",
-    "EDGE": "#8d959e", "EDGE_LABEL": "#4d5560", "EDGE_LABEL_INFERRED": "#8a929b", "PANEL": "#f0ffffff",
+    "EDGE": "#8d959e", "EDGE_LABEL": "#4d5560", "EDGE_LABEL_INFERRED": "#656d76", "PANEL": "#f0ffffff",
     "PANEL_BORDER": "#c3c9d0",
 }
 _DARK = {

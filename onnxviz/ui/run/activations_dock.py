@@ -92,7 +92,11 @@ class ActivationsDock(QDockWidget):
         self.tree = StructuredView()  # in the view's place for a sequence or map
         self.tree.hide()
         layout.addWidget(self.tree, 1)
-        self.setWidget(body)
+        page = QScrollArea()  # its minimum height (180) must not set the bottom docks' (the graph's room)
+        page.setWidgetResizable(True)
+        page.setFrameShape(QFrame.Shape.NoFrame)
+        page.setWidget(body)
+        self.setWidget(page)
         self.set_result(None)
 
     # -- building ------------------------------------------------------------------------------
