@@ -244,7 +244,9 @@ def _worst_difference(mine: Mapping[str, np.ndarray], other: Mapping[str, Any]) 
             continue
         a, b = ours.astype(np.float64), value.astype(np.float64)
         same = (a == b) | (np.isnan(a) & np.isnan(b))
-        diff = float(np.max(np.where(same, 0.0, np.nan_to_num(np.abs(a - b), nan=np.inf)), initial=0.0))
+        with np.errstate(invalid="ignore"):  # inf - inf: a NaN, counted as infinite below
+            gap = np.abs(a - b)
+        diff = float(np.max(np.where(same, 0.0, np.nan_to_num(gap, nan=np.inf)), initial=0.0))
         if diff > worst or not where:
             worst, where = diff, name
     return worst, where
