@@ -1,7 +1,7 @@
 """Values to and from onnxruntime's OrtValue for the types its numpy conversion refuses.
 
-onnxruntime's Python binding turns neither bfloat16 nor the 4- and 2-bit types into numpy (and hands
-float8 back as uint8), and takes none of ml_dtypes' arrays as input. Their bytes are copied as they are:
+onnxruntime's Python binding turns neither bfloat16, float8 e8m0 nor the 4- and 2-bit types into numpy (and
+hands the other float8 types back as uint8), and takes none of ml_dtypes' arrays as input. Their bytes are copied as they are:
 bfloat16 and float8 one byte pattern per element; the 4-bit types two elements a byte and the 2-bit
 types four, the first in the lowest bits.
 """
@@ -29,7 +29,8 @@ def _ml_types() -> dict[int, Any]:
     names = {TensorProto.BFLOAT16: "bfloat16", TensorProto.FLOAT8E4M3FN: "float8_e4m3fn",
              TensorProto.FLOAT8E4M3FNUZ: "float8_e4m3fnuz", TensorProto.FLOAT8E5M2: "float8_e5m2",
              TensorProto.FLOAT8E5M2FNUZ: "float8_e5m2fnuz", TensorProto.INT4: "int4", TensorProto.UINT4: "uint4",
-             TensorProto.FLOAT4E2M1: "float4_e2m1fn", getattr(TensorProto, "INT2", -1): "int2",
+             TensorProto.FLOAT4E2M1: "float4_e2m1fn", getattr(TensorProto, "FLOAT8E8M0", -1): "float8_e8m0fnu",
+             getattr(TensorProto, "INT2", -1): "int2",
              getattr(TensorProto, "UINT2", -1): "uint2"}
     return {t: np.dtype(getattr(ml_dtypes, name)) for t, name in names.items() if t >= 0 and hasattr(ml_dtypes, name)}
 
