@@ -50,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if args.file and not os.path.exists(args.file):
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
+    if args.file:
+        from onnxviz.ui.validation import start_workers
+
+        start_workers()  # they start while the window is built: the file's analysis begins as it is read
     from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
     from onnxviz.ui.main_window import MainWindow
 

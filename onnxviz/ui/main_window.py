@@ -238,9 +238,9 @@ class MainWindow(QMainWindow):
         if self._load_task is not None:
             self._load_task.cancel()
         verb = "Reloading" if reloading else "Opening"
-        # the worker processes analyse the file meanwhile, from when this process has parsed it (see
-        # ValidationService.prefetch): a parse holds the GIL, and processes starting then slowed it
-        task = Task(_load_work(path, lambda: self.validation.prefetch(path)), f"{verb} {path.name}", parent=self)
+        # the worker processes analyse the file meanwhile, reading it themselves (see ValidationService.prefetch)
+        self.validation.prefetch(path)
+        task = Task(_load_work(path), f"{verb} {path.name}", parent=self)
         started = time.monotonic()
         task.finished.connect(lambda doc: self._on_loaded(task, doc, reloading, time.monotonic() - started))
         task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb, quiet))
@@ -575,14 +575,13 @@ class MainWindow(QMainWindow):
         return self.placeholder
 
 
-def _load_work(path: Path, parsed: Callable[[], None]) -> Callable[[ProgressFn, CancelToken], Document]:
-    """Open ``path`` (in a background thread), calling ``parsed`` once the file is read and parsed."""
+def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
+    """Open ``path`` (in a background thread)."""
     def work(_progress: ProgressFn, token: CancelToken) -> Document:
         # no collection meanwhile (one walking the half-built index held the GIL ~0.2 s at 123k nodes),
         # and the document, which lives on, settled: later collections need not walk it
         with building():
             doc = Document.open(path)
-            parsed()
             doc.prepare()  # off the GUI thread
         if token.cancelled:
             raise Cancelled()

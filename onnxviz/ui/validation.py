@@ -27,21 +27,24 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.background.jobs import (
+    PackedFigures,
     digest_of,
     early_figures_job,
     early_first_job,
     early_inference_job,
+    early_structure_job,
     first_problems_job,
+    ready,
     run_on_model,
     runtime_job,
     validate_job,
 )
-from onnxviz.model.background.procpool import POLL_S, RUNTIME, WorkerProcess, shared_worker
+from onnxviz.model.background.procpool import CHECKS, POLL_S, RUNTIME, WorkerProcess, shared_worker
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.graph.session_check import SOURCE as RUNTIME_SOURCE
@@ -70,17 +73,22 @@ EARLY_MAX_BYTES = 64 << 20
 
 
 class _Early:
-    """The analysis of a file started as it is being opened: jobs queued in the worker processes, from a
-    thread of its own (the first job starts a process: tens of milliseconds, more while the loading thread
-    holds the GIL)."""
+    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
+    types; the second finds the first problems, then the figures' part that needs no types, then, once the
+    first sends the types, the rest of the figures. Jobs are queued from a thread of its own (the first job
+    may start a process: tens of milliseconds), which then relays the types."""
 
-    Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]", "Future[bytes]"]
+    Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
 
     def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
         self.path = path
+        self.second = second
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
-        self.futures: _Early.Futures | None = None  # (first problems, inference, figures)
-        self._cancelled = False
+        self.futures: _Early.Futures | None = None  # (first problems, inference)
+        self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
+        self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
+        self._extra: list[Future[Any]] = []  # the second process's later jobs
+        self._token = CancelToken()
         self._lock = threading.Lock()
         threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
                          daemon=True).start()
@@ -89,16 +97,35 @@ class _Early:
         name = str(self.path)
         try:
             inference = worker.submit(early_inference_job, name)  # the longer path first
-            figures = worker.submit(early_figures_job, name)
-            first = second.submit(early_first_job, name)  # the runtime check's process, idle while opening
-            futures: _Early.Futures | None = (first, inference, figures)
+            first = second.submit(early_first_job, name)
+            structure = second.submit(early_structure_job, name)
+            futures: _Early.Futures | None = (first, inference)
         except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
-            futures = None
+            futures, structure = None, None
         with self._lock:
             self.futures = futures
-            if self._cancelled:
+            self._extra += [structure] if structure is not None else []
+            if self._token.cancelled:
                 self._cancel_locked()
         self.ready.set()
+        try:
+            if futures is not None:
+                self._relay_types(worker, futures[1])
+        finally:
+            self.figures_queued.set()
+
+    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
+        """Hand the inferred types to the second process, for the figures."""
+        try:
+            digest, packed = worker.wait(inference, self._token)
+            figures = self.second.submit(early_figures_job, str(self.path), digest, packed.types)
+        except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
+            return
+        with self._lock:
+            self.figures = (digest, figures)
+            self._extra.append(figures)
+            if self._token.cancelled:
+                self._cancel_locked()
 
     def wait(self, token: CancelToken) -> _Early.Futures | None:
         """The queued jobs (in a background thread, once queued), or None."""
@@ -106,14 +133,52 @@ class _Early:
             token.check()
         return self.futures
 
+    def figures_of(self, digest: bytes, token: CancelToken) -> PackedFigures | None:
+        """The figures of the state ``digest`` (in a background thread), if this analysis made them, else None."""
+        while not self.figures_queued.wait(POLL_S):
+            token.check()
+        with self._lock:
+            figures, self.figures = self.figures, None  # taken once: the panel keeps them
+        if figures is None or figures[0] != digest:
+            return None
+        try:
+            return self.second.wait(figures[1], token)
+        except Cancelled:
+            token.check()  # the caller's, raised; else this analysis was cancelled
+            return None
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
+            return None
+
     def cancel(self) -> None:
         with self._lock:
-            self._cancelled = True
+            self._token.cancel()
             self._cancel_locked()
 
     def _cancel_locked(self) -> None:
-        for future in self.futures or ():
+        for future in [*(self.futures or ()), *self._extra]:
             future.cancel()  # still queued: never runs
+
+
+_latest_early: _Early | None = None  # the last analysis started with an open, for its figures (see early_figures)
+
+
+def early_figures(path: Path | None, digest: bytes, token: CancelToken) -> PackedFigures | None:
+    """The Model panel's figures of the state ``digest`` of the file at ``path``, when the analysis started as
+    it was opened made them (in a background thread: waits for them), else None."""
+    early = _latest_early
+    if path is None or early is None or early.path != path.absolute():
+        return None
+    return early.figures_of(digest, token)
+
+
+def start_workers() -> None:
+    """Start the worker processes now, e.g. as the application starts with a file to open: each takes ~0.5 s
+    to start Python and import onnx, done while this process builds its window instead of after the file is read."""
+    for role in (CHECKS, RUNTIME):
+        try:
+            shared_worker(role).submit(ready)
+        except (OnnxvizError, Cancelled):  # no worker: the first pass says so
+            return
 
 
 @dataclasses.dataclass
@@ -200,7 +265,9 @@ class ValidationService(QObject):
                 return
         except OSError:  # no such file: the open says so
             return
-        self._swap_early(_Early(path.absolute(), self.worker, self.runtime_worker))
+        global _latest_early
+        _latest_early = _Early(path.absolute(), self.worker, self.runtime_worker)
+        self._swap_early(_latest_early)
 
     def _drop_early(self) -> None:
         self._swap_early(None)

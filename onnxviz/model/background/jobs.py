@@ -14,6 +14,7 @@ import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,10 +24,24 @@ from onnx import TypeProto
 from onnxviz.model.background.columns import pack_column, unpack_column
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.graph.flops import NodeCost
-from onnxviz.model.graph.index import index_escaping_text
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
-from onnxviz.model.graph.summary import ModelFigures, ScopeParameters, model_figures
-from onnxviz.model.graph.validation import PackedValidation, ValidationResult, first_problems, pack, slimmed, validate
+from onnxviz.model.graph.summary import (
+    ModelFigures,
+    ModelStructure,
+    ScopeParameters,
+    figures_with_costs,
+    model_structure,
+)
+from onnxviz.model.graph.validation import (
+    PackedValidation,
+    ValidationResult,
+    first_problems,
+    pack,
+    slimmed,
+    unpack,
+    validate,
+)
 from onnxviz.model.heap import building
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
@@ -109,12 +124,21 @@ REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers
 
 
 @dataclass
+class _Structure:
+    """The index of a state and the figures found from it alone (see :func:`_structure`)."""
+
+    index: ModelIndex
+    figures: ModelStructure
+
+
+@dataclass
 class _State:
     """In the worker: what was found of one model state (named by the digest of its bytes), each part once."""
 
     first: list[Problem] | None = None  # the checker's and the schema checks' problems
     inferred: ValidationResult | None = None  # shape inference's types and problems (the rest of a validation)
     figures: PackedFigures | None = None
+    structure: _Structure | None = None  # what the figures need besides the types, when found before them
 
 
 _states: OrderedDict[bytes, _State] = OrderedDict()  # digest -> what is known of that state
@@ -186,18 +210,31 @@ def _validated(digest: bytes, handed: ModelData) -> ValidationResult:
     return replace(inferred, problems=_first(digest, handed) + inferred.problems)
 
 
-def _figures(digest: bytes, handed: ModelData) -> PackedFigures:
-    types = _inferred(digest, handed).inference.types
+def _figures(digest: bytes, handed: ModelData, types: Types | None = None) -> PackedFigures:
+    """The figures of the state ``digest``, with ``types`` when given (another process inferred them), else
+    with the types inferred here."""
+    if types is None:
+        types = _inferred(digest, handed).inference.types
     state = _state(digest)
     if state.figures is None:
-        state.figures = _compute_figures(_model(digest, handed)[1], types)
+        structure = _structure(digest, handed)
+        state.structure = None  # the index is not needed any more
+        state.figures = _compute_figures(structure, types)
     return state.figures
 
 
-def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
-    index = index_escaping_text(model, checks=False)[0]  # only its structure and types are read
-    index.set_inferred(types)
-    figures = model_figures(model, index)
+def _structure(digest: bytes, handed: ModelData) -> _Structure:
+    """The part of the figures of the state ``digest`` that needs no types, found once."""
+    state = _state(digest)
+    if state.structure is None:
+        index = index_escaping_text(_model(digest, handed)[1], checks=False)[0]  # only its structure is read
+        state.structure = _Structure(index, model_structure(index))
+    return state.structure
+
+
+def _compute_figures(structure: _Structure, types: Types) -> PackedFigures:
+    structure.index.set_inferred(types)
+    figures = figures_with_costs(structure.figures, structure.index)
     columns = [pack_column([getattr(cost, name) for cost in figures.costs]) for name in COST_FIELDS]
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
                          dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope], figures.bodies)
@@ -232,20 +269,36 @@ def figures_job(handed: ModelData, document: str = "") -> PackedFigures:
 def early_first_job(path: str) -> tuple[bytes, list[Problem]]:
     """:func:`first_problems_job` for the model file at ``path`` as it is being opened, before the GUI has its
     bytes (with the digest of what was read): in a second worker process, while the first infers."""
-    return _on_state(_first, ModelFile(path, b"", temporary=False))
+    digest, problems = _on_state(_first, ModelFile(path, b"", temporary=False))
+    _files[path] = digest
+    return digest, problems
+
+
+def early_structure_job(path: str) -> bytes:
+    """After :func:`early_first_job`, in the same process: the part of the figures that needs no types (the
+    index, the parameters, the operators), while the first process infers them."""
+    return _on_state(_structure, ModelFile(path, _files.get(path, b""), temporary=False))[0]
+
+
+def early_figures_job(path: str, digest: bytes, packed_types: dict[str, tuple[list[str], bytes]]) -> PackedFigures:
+    """The figures of the file opened (after :func:`early_structure_job`), with the types the first process
+    inferred (``packed_types`` of its validation of the state ``digest``). Raises SourceChanged when this
+    process read another state of the file."""
+    if _files.pop(path, None) != digest:
+        raise SourceChanged()
+    types = unpack(PackedValidation(0, packed_types, None, [])).inference.types
+    return _on_state(partial(_figures, types=types), ModelFile(path, digest, temporary=False))[1]
 
 
 def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
     """Shape inference's part of the validation of the model file at ``path`` as it is being opened
-    (see :func:`early_first_job`), with the digest of what was read, which :func:`early_figures_job` sums up."""
+    (see :func:`early_first_job`), with the digest of what was read."""
     digest, result = _on_state(_inferred, ModelFile(path, b"", temporary=False))
-    _files[path] = digest
     return digest, pack(result)
 
 
-def early_figures_job(path: str) -> bytes:
-    """The figures of the file opened (see :func:`early_inference_job`), kept for the figures job to come."""
-    return _on_state(_figures, ModelFile(path, _files.pop(path), temporary=False))[0]
+def ready() -> None:
+    """Nothing: sent to start a worker process early (it imports this module, and onnx, as it unpickles the job)."""
 
 
 def runtime_job(handed: ModelData) -> list[Problem]:
