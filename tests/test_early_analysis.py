@@ -15,8 +15,8 @@ from window_fixtures import settle
 
 from onnxviz.model.document import ChangeKind
 from onnxviz.ui import validation as service_module
-from onnxviz.ui.panels import model_panel as panel_module
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.panels import model_panel as panel_module
 
 
 def _cast_model(to: int | None) -> onnx.ModelProto:
