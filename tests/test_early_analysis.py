@@ -131,3 +131,22 @@ def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
     doc = window.doc
     assert doc is not None and doc.problems == []
     assert all(sources == set() for _kind, sources in events)  # the broken model's problems were never shown
+
+
+def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``onnxviz FILE`` starts the file's analysis before its window exists; the window's open takes it over
+    (no second analysis, no pass of its own), and a later open of the same file starts afresh."""
+    asked: list[str] = []
+    real = service_module.run_on_model
+    monkeypatch.setattr(service_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(None), path)
+    service_module.analyse_early(path)
+    started = service_module._latest_early
+    assert started is not None and started.unclaimed
+    events = _open_and_record(qtbot, window, path)
+    assert service_module._latest_early is started and not started.unclaimed and asked == []
+    assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
+    window.validation.prefetch(path)  # e.g. a reload: a new analysis
+    assert service_module._latest_early is not started

@@ -51,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
     if args.file:
-        from onnxviz.ui.validation import start_workers
+        from pathlib import Path
 
-        start_workers()  # they start while the window is built: the file's analysis begins as it is read
+        from onnxviz.ui.validation import analyse_early
+
+        analyse_early(Path(args.file))  # in the worker processes, while the window is built
     from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
     from onnxviz.ui.main_window import MainWindow
 

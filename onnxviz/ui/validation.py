@@ -83,6 +83,8 @@ class _Early:
     def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
         self.path = path
         self.second = second
+        self.workers = (worker, second)
+        self.unclaimed = False  # started before a window asked for it (analyse_early)
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: _Early.Futures | None = None  # (first problems, inference)
         self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
@@ -169,6 +171,39 @@ def early_figures(path: Path | None, digest: bytes, token: CancelToken) -> Packe
     if path is None or early is None or early.path != path.absolute():
         return None
     return early.figures_of(digest, token)
+
+
+def _analysed_early(path: Path) -> bool:
+    """Whether the file at ``path`` is analysed as it opens (see :data:`EARLY_MIN_BYTES`)."""
+    try:
+        return EARLY_MIN_BYTES <= path.stat().st_size <= EARLY_MAX_BYTES
+    except OSError:  # no such file: the open says so
+        return False
+
+
+def _started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early:
+    global _latest_early
+    early = _latest_early = _Early(path.absolute(), worker, second)
+    return early
+
+
+def _unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early | None:
+    """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
+    early = _latest_early
+    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
+        return None
+    early.unclaimed = False
+    return early
+
+
+def analyse_early(path: Path) -> None:
+    """As the application starts with the file at ``path`` to open, before its window is built: the file's
+    analysis starts now (the window's open takes it over, see :meth:`ValidationService.prefetch`), or at least
+    the worker processes do (:func:`start_workers`)."""
+    if _analysed_early(path):
+        _started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
+    else:
+        start_workers()
 
 
 def start_workers() -> None:
@@ -259,15 +294,11 @@ class ValidationService(QObject):
         """Start analysing the model file at ``path`` in the worker processes now, while the window opens
         it (any thread may call this): the pass for the opened document takes these results when its bytes
         are the file's (the same digest), so the checks, shape inference and the model's figures run
-        alongside the open."""
-        try:
-            if not EARLY_MIN_BYTES <= path.stat().st_size <= EARLY_MAX_BYTES:
-                return
-        except OSError:  # no such file: the open says so
+        alongside the open. An analysis :func:`analyse_early` started for the file is taken over."""
+        if not _analysed_early(path):
             return
-        global _latest_early
-        _latest_early = _Early(path.absolute(), self.worker, self.runtime_worker)
-        self._swap_early(_latest_early)
+        early = _unclaimed_early(path, self.worker, self.runtime_worker)
+        self._swap_early(early if early is not None else _started_early(path, self.worker, self.runtime_worker))
 
     def _drop_early(self) -> None:
         self._swap_early(None)
