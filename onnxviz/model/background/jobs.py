@@ -13,7 +13,7 @@ import os
 import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, fields, replace
+from dataclasses import astuple, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -119,7 +119,6 @@ class PackedFigures:
     bodies: list[tuple[str, int, int]]  # (scope, MACs, FLOPs) of one run of each body
 
 
-COST_FIELDS = [f.name for f in fields(NodeCost)]  # the columns, in NodeCost's order
 REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers validations for undo itself)
 
 
@@ -235,7 +234,7 @@ def _structure(digest: bytes, handed: ModelData) -> _Structure:
 def _compute_figures(structure: _Structure, types: Types) -> PackedFigures:
     structure.index.set_inferred(types)
     figures = figures_with_costs(structure.figures, structure.index)
-    columns = [pack_column([getattr(cost, name) for cost in figures.costs]) for name in COST_FIELDS]
+    columns = [pack_column(list(column)) for column in zip(*figures.costs, strict=True)]  # NodeCost's fields
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
                          dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope], figures.bodies)
 
@@ -311,7 +310,7 @@ def runtime_job(handed: ModelData) -> list[Problem]:
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        [NodeCost(*row) for row in zip(*map(unpack_column, packed.cost_columns), strict=True)],
+                        list(map(NodeCost._make, zip(*map(unpack_column, packed.cost_columns), strict=True))),
                         [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 

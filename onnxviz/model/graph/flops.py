@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import onnx
 from onnx import NodeProto, TypeProto
@@ -36,9 +37,9 @@ BIAS_OPS = frozenset({"Conv", "ConvTranspose", "Gemm"})
 POOLING = frozenset({"MaxPool", "AveragePool", "LpPool"})
 
 
-@dataclass(frozen=True)
-class NodeCost:
-    """Estimated cost of one node; ``macs``/``flops`` are None when shapes are unknown."""
+class NodeCost(NamedTuple):
+    """Estimated cost of one node; ``macs``/``flops`` are None when shapes are unknown. A tuple: 123k of
+    them are made in a fraction of the time dataclasses take, and rebuilt from columns in one step."""
 
     scope: str
     node: int
