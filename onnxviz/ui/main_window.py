@@ -50,6 +50,7 @@ from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
 
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
+SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap: a few attributes)
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
@@ -558,7 +559,7 @@ class MainWindow(QMainWindow):
             if self._background_settled() or time.monotonic() > deadline:
                 QTimer.singleShot(0, grab)
             else:
-                QTimer.singleShot(50, when_ready)
+                QTimer.singleShot(SETTLED_POLL_MS, when_ready)
 
         if path:
             # the graph has been laid out and painted (or could not be)
