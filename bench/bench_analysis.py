@@ -48,7 +48,9 @@ def phases(path: Path) -> dict[str, Any]:
     """In a fresh process: ``--screenshot``'s own steps, with the time of each phase."""
     fresh_app()
     from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.validation import analyse_early
 
+    analyse_early(path)  # as the command does, before its window is built
     window = MainWindow()
     t0 = time.perf_counter()
     marks: dict[str, float] = {}

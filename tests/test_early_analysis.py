@@ -16,6 +16,7 @@ from window_fixtures import settle
 from onnxviz.model.document import ChangeKind
 from onnxviz.ui import validation as service_module
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.panels import model_panel as panel_module
 
 
 def _cast_model(to: int | None) -> onnx.ModelProto:
@@ -79,7 +80,8 @@ def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, 
 def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, window: MainWindow, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """No pass runs again for the opened document: the results of the analysis started as the file was being
-    read are taken (the same bytes), and the Model panel's figures are the worker's, computed then."""
+    read are taken (the same bytes), and the Model panel's figures are the second worker's, computed then with
+    the types the first inferred (no figures job asked for)."""
     asked: list[str] = []
     real = service_module.run_on_model
 
@@ -88,13 +90,31 @@ def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, windo
         return real(*args, **kwargs)
 
     monkeypatch.setattr(service_module, "run_on_model", counted)
+    monkeypatch.setattr(panel_module, "run_on_model", counted)
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
     events = _open_and_record(qtbot, window, path)
-    assert asked == [] and events[-1][1] == {"checker", "validation", "shape_inference"}
+    assert events[-1][1] == {"checker", "validation", "shape_inference"}
     panel = window.panels.model_panel  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: panel.settled, timeout=30000)
-    assert [c.op_type for c in panel.costs] == ["Cast", "Relu"]
+    assert asked == [] and [c.op_type for c in panel.costs] == ["Cast", "Relu"]
+
+
+def test_the_early_figures_count_the_inferred_shapes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    """The figures made in the second worker read the shapes the first inferred: a MatMul whose output has no
+    declared shape gets its MACs (2x3 @ 3x4: 24)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [3, 4], [0.5] * 12)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+                               helper.make_node("Relu", ["m"], ["y"], name="relu")], "g", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    path = tmp_path / "matmul.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), path)
+    _open_and_record(qtbot, window, path)
+    panel = window.panels.model_panel  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: panel.settled, timeout=30000)
+    assert (panel.costs[0].op_type, panel.costs[0].macs, panel.costs[0].output_shape) == ("MatMul", 24, "2×4")
+    assert "12 (" in panel.cost_form.values["Parameters"].text()
 
 
 def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
@@ -111,3 +131,22 @@ def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
     doc = window.doc
     assert doc is not None and doc.problems == []
     assert all(sources == set() for _kind, sources in events)  # the broken model's problems were never shown
+
+
+def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``onnxviz FILE`` starts the file's analysis before its window exists; the window's open takes it over
+    (no second analysis, no pass of its own), and a later open of the same file starts afresh."""
+    asked: list[str] = []
+    real = service_module.run_on_model
+    monkeypatch.setattr(service_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(None), path)
+    service_module.analyse_early(path)
+    started = service_module._latest_early
+    assert started is not None and started.unclaimed
+    events = _open_and_record(qtbot, window, path)
+    assert service_module._latest_early is started and not started.unclaimed and asked == []
+    assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
+    window.validation.prefetch(path)  # e.g. a reload: a new analysis
+    assert service_module._latest_early is not started

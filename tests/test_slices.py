@@ -1,4 +1,5 @@
-"""A model's bytes built in slices from a background thread equal SerializeToString's, byte for byte."""
+"""A model's bytes built in slices from a background thread equal SerializeToString's, byte for byte; a model
+parsed in slices equals the one parsed whole."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from onnx_data import model_id, node_cases
 
 import onnxviz
 from onnxviz.model.errors import Cancelled
-from onnxviz.model.io.slices import serialize_in_slices
+from onnxviz.model.io import loading
+from onnxviz.model.io.slices import parse_in_slices, serialize_in_slices
+from onnxviz.model.io.wire import WireError
 from onnxviz.model.progress import CancelToken
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "resources" / "examples" / "example.onnx"
@@ -22,6 +25,45 @@ MODELS = [EXAMPLE, *sorted(node_cases().glob("*/model.onnx"))[::25]]  # every 25
 def test_sliced_bytes_equal_the_whole_serialization(path: Path, items: int) -> None:
     model = onnx.load(str(path))
     assert serialize_in_slices(model, lambda: None, items) == model.SerializeToString()
+
+
+@pytest.mark.parametrize("items", [1, 3, 2000])
+@pytest.mark.parametrize("path", MODELS, ids=[model_id(p) for p in MODELS])
+def test_a_model_parsed_in_slices_equals_the_whole_parse(path: Path, items: int) -> None:
+    data = path.read_bytes()
+    model = parse_in_slices(data, lambda: None, items)
+    assert model == onnx.ModelProto.FromString(data) and model.SerializeToString() == data
+
+
+def test_a_graph_written_twice_and_unknown_fields_parse_as_protobuf_merges_them(example_path: Path) -> None:
+    """Protobuf merges a field that comes twice (the second graph's nodes follow the first's, its name wins)."""
+    model = onnx.load(str(example_path))
+    extra = onnx.ModelProto()
+    extra.graph.name = "second"
+    extra.graph.node.add(op_type="Relu", input=["x"], output=["y"], name="late")
+    data = model.SerializeToString() + bytes([0xF8, 0x07, 0x2A]) + extra.SerializeToString()
+    pauses: list[int] = []
+    parsed = parse_in_slices(data, lambda: pauses.append(1), 2)
+    assert parsed == onnx.ModelProto.FromString(data) and parsed.graph.node[-1].name == "late"
+    assert parsed.graph.name == "second" and len(pauses) > len(model.graph.node) // 2
+
+
+def test_bytes_that_are_no_model_fail_to_parse_in_slices(example_path: Path) -> None:
+    data = example_path.read_bytes()
+    with pytest.raises(WireError):
+        parse_in_slices(data[: len(data) // 2], lambda: None)  # the file ends inside the graph
+
+
+def test_a_big_file_is_read_in_slices_and_a_broken_one_still_explained(example_path: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loading, "SLICED_PARSE_BYTES", 0)  # every file counts as big
+    pauses: list[int] = []
+    model, data = loading.read_model_file(example_path, lambda: pauses.append(1))
+    assert pauses and model == onnx.load(str(example_path)) and data == example_path.read_bytes()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(loading.LoadError, match="truncated"):
+        loading.read_model_file(cut, lambda: None)
 
 
 def test_slices_pause_between_them(example_path: Path) -> None:

@@ -50,6 +50,12 @@ def run(args: argparse.Namespace) -> int:
     if args.file and not os.path.exists(args.file):
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
+    if args.file:
+        from pathlib import Path
+
+        from onnxviz.ui.validation import analyse_early
+
+        analyse_early(Path(args.file))  # in the worker processes, while the window is built
     from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
     from onnxviz.ui.main_window import MainWindow
 

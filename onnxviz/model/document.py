@@ -129,17 +129,19 @@ class Document:
 
     # -- opening -------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], text_format: bool = False) -> Document:
+    def open(cls, path: str | os.PathLike[str], text_format: bool = False,
+             pause: Callable[[], None] | None = None) -> Document:
         """Read ``path``; raises :class:`~onnxviz.model.errors.LoadError` with a clear message.
 
         ``text_format=True`` parses a text-format model (after a ``TextFormatError``); the
         document then has no path, so saving asks for a new binary file instead of overwriting the text.
+        ``pause``: see :func:`~onnxviz.model.io.loading.read_model_file` (for a background thread).
         """
         p = Path(path)
         if text_format:
             return cls(read_text_model_file(p))
         stamp = FileStamp.of(p)
-        model, data = read_model_file(p)
+        model, data = read_model_file(p, pause)
         return cls(model, p.absolute(), data, stamp)
 
     def _load_problems(self) -> list[Problem]:

@@ -50,6 +50,7 @@ from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
 
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
+SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap: a few attributes)
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
@@ -238,9 +239,9 @@ class MainWindow(QMainWindow):
         if self._load_task is not None:
             self._load_task.cancel()
         verb = "Reloading" if reloading else "Opening"
-        # the worker processes analyse the file meanwhile, from when this process has parsed it (see
-        # ValidationService.prefetch): a parse holds the GIL, and processes starting then slowed it
-        task = Task(_load_work(path, lambda: self.validation.prefetch(path)), f"{verb} {path.name}", parent=self)
+        # the worker processes analyse the file meanwhile, reading it themselves (see ValidationService.prefetch)
+        self.validation.prefetch(path)
+        task = Task(_load_work(path), f"{verb} {path.name}", parent=self)
         started = time.monotonic()
         task.finished.connect(lambda doc: self._on_loaded(task, doc, reloading, time.monotonic() - started))
         task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb, quiet))
@@ -558,7 +559,7 @@ class MainWindow(QMainWindow):
             if self._background_settled() or time.monotonic() > deadline:
                 QTimer.singleShot(0, grab)
             else:
-                QTimer.singleShot(50, when_ready)
+                QTimer.singleShot(SETTLED_POLL_MS, when_ready)
 
         if path:
             # the graph has been laid out and painted (or could not be)
@@ -575,14 +576,17 @@ class MainWindow(QMainWindow):
         return self.placeholder
 
 
-def _load_work(path: Path, parsed: Callable[[], None]) -> Callable[[ProgressFn, CancelToken], Document]:
-    """Open ``path`` (in a background thread), calling ``parsed`` once the file is read and parsed."""
+def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
+    """Open ``path`` (in a background thread)."""
     def work(_progress: ProgressFn, token: CancelToken) -> Document:
+        def pause() -> None:  # between slices of a big file's parse: the GUI thread takes the GIL
+            token.check()
+            time.sleep(0)
+
         # no collection meanwhile (one walking the half-built index held the GIL ~0.2 s at 123k nodes),
         # and the document, which lives on, settled: later collections need not walk it
         with building():
-            doc = Document.open(path)
-            parsed()
+            doc = Document.open(path, pause=pause)
             doc.prepare()  # off the GUI thread
         if token.cancelled:
             raise Cancelled()

@@ -13,7 +13,8 @@ import os
 import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, fields, replace
+from dataclasses import astuple, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,15 +24,22 @@ from onnx import TypeProto
 from onnxviz.model.background.columns import pack_column, unpack_column
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.graph.flops import NodeCost
-from onnxviz.model.graph.index import index_escaping_text
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
-from onnxviz.model.graph.summary import ModelFigures, ScopeParameters, model_figures
+from onnxviz.model.graph.summary import (
+    ModelFigures,
+    ModelStructure,
+    ScopeParameters,
+    figures_with_costs,
+    model_structure,
+)
 from onnxviz.model.graph.validation import (
     PackedValidation,
     ValidationResult,
     first_problems,
     pack,
     slimmed,
+    unpack,
     validate,
 )
 from onnxviz.model.heap import building
@@ -111,8 +119,15 @@ class PackedFigures:
     bodies: list[tuple[str, int, int]]  # (scope, MACs, FLOPs) of one run of each body
 
 
-COST_FIELDS = [f.name for f in fields(NodeCost)]  # the columns, in NodeCost's order
 REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers validations for undo itself)
+
+
+@dataclass
+class _Structure:
+    """The index of a state and the figures found from it alone (see :func:`_structure`)."""
+
+    index: ModelIndex
+    figures: ModelStructure
 
 
 @dataclass
@@ -122,6 +137,7 @@ class _State:
     first: list[Problem] | None = None  # the checker's and the schema checks' problems
     inferred: ValidationResult | None = None  # shape inference's types and problems (the rest of a validation)
     figures: PackedFigures | None = None
+    structure: _Structure | None = None  # what the figures need besides the types, when found before them
 
 
 _states: OrderedDict[bytes, _State] = OrderedDict()  # digest -> what is known of that state
@@ -193,19 +209,32 @@ def _validated(digest: bytes, handed: ModelData) -> ValidationResult:
     return replace(inferred, problems=_first(digest, handed) + inferred.problems)
 
 
-def _figures(digest: bytes, handed: ModelData) -> PackedFigures:
-    types = _inferred(digest, handed).inference.types
+def _figures(digest: bytes, handed: ModelData, types: Types | None = None) -> PackedFigures:
+    """The figures of the state ``digest``, with ``types`` when given (another process inferred them), else
+    with the types inferred here."""
+    if types is None:
+        types = _inferred(digest, handed).inference.types
     state = _state(digest)
     if state.figures is None:
-        state.figures = _compute_figures(_model(digest, handed)[1], types)
+        structure = _structure(digest, handed)
+        state.structure = None  # the index is not needed any more
+        state.figures = _compute_figures(structure, types)
     return state.figures
 
 
-def _compute_figures(model: onnx.ModelProto, types: Types) -> PackedFigures:
-    index = index_escaping_text(model, checks=False)[0]  # only its structure and types are read
-    index.set_inferred(types)
-    figures = model_figures(model, index)
-    columns = [pack_column([getattr(cost, name) for cost in figures.costs]) for name in COST_FIELDS]
+def _structure(digest: bytes, handed: ModelData) -> _Structure:
+    """The part of the figures of the state ``digest`` that needs no types, found once."""
+    state = _state(digest)
+    if state.structure is None:
+        index = index_escaping_text(_model(digest, handed)[1], checks=False)[0]  # only its structure is read
+        state.structure = _Structure(index, model_structure(index))
+    return state.structure
+
+
+def _compute_figures(structure: _Structure, types: Types) -> PackedFigures:
+    structure.index.set_inferred(types)
+    figures = figures_with_costs(structure.figures, structure.index)
+    columns = [pack_column(list(column)) for column in zip(*figures.costs, strict=True)]  # NodeCost's fields
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
                          dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope], figures.bodies)
 
@@ -239,20 +268,36 @@ def figures_job(handed: ModelData, document: str = "") -> PackedFigures:
 def early_first_job(path: str) -> tuple[bytes, list[Problem]]:
     """:func:`first_problems_job` for the model file at ``path`` as it is being opened, before the GUI has its
     bytes (with the digest of what was read): in a second worker process, while the first infers."""
-    return _on_state(_first, ModelFile(path, b"", temporary=False))
+    digest, problems = _on_state(_first, ModelFile(path, b"", temporary=False))
+    _files[path] = digest
+    return digest, problems
+
+
+def early_structure_job(path: str) -> bytes:
+    """After :func:`early_first_job`, in the same process: the part of the figures that needs no types (the
+    index, the parameters, the operators), while the first process infers them."""
+    return _on_state(_structure, ModelFile(path, _files.get(path, b""), temporary=False))[0]
+
+
+def early_figures_job(path: str, digest: bytes, packed_types: dict[str, tuple[list[str], bytes]]) -> PackedFigures:
+    """The figures of the file opened (after :func:`early_structure_job`), with the types the first process
+    inferred (``packed_types`` of its validation of the state ``digest``). Raises SourceChanged when this
+    process read another state of the file."""
+    if _files.pop(path, None) != digest:
+        raise SourceChanged()
+    types = unpack(PackedValidation(0, packed_types, None, [])).inference.types
+    return _on_state(partial(_figures, types=types), ModelFile(path, digest, temporary=False))[1]
 
 
 def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
     """Shape inference's part of the validation of the model file at ``path`` as it is being opened
-    (see :func:`early_first_job`), with the digest of what was read, which :func:`early_figures_job` sums up."""
+    (see :func:`early_first_job`), with the digest of what was read."""
     digest, result = _on_state(_inferred, ModelFile(path, b"", temporary=False))
-    _files[path] = digest
     return digest, pack(result)
 
 
-def early_figures_job(path: str) -> bytes:
-    """The figures of the file opened (see :func:`early_inference_job`), kept for the figures job to come."""
-    return _on_state(_figures, ModelFile(path, _files.pop(path), temporary=False))[0]
+def ready() -> None:
+    """Nothing: sent to start a worker process early (it imports this module, and onnx, as it unpickles the job)."""
 
 
 def runtime_job(handed: ModelData) -> list[Problem]:
@@ -265,7 +310,7 @@ def runtime_job(handed: ModelData) -> list[Problem]:
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        [NodeCost(*row) for row in zip(*map(unpack_column, packed.cost_columns), strict=True)],
+                        list(map(NodeCost._make, zip(*map(unpack_column, packed.cost_columns), strict=True))),
                         [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 

@@ -133,11 +133,30 @@ class ModelFigures:
     bodies: list[tuple[str, int, int]] = field(default_factory=list)  # (scope, MACs, FLOPs) of one run of a body
 
 
-def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:
+@dataclass(frozen=True)
+class ModelStructure:
+    """The figures that need no inferred types (found while shape inference runs elsewhere)."""
+
+    scopes: list[ScopeParameters]  # the graphs holding parameters
+    bytes_by_dtype: dict[str, int]
+    op_counts: Counter[str]
+
+
+def model_structure(index: ModelIndex) -> ModelStructure:
     scopes, by_dtype = parameters(index)
+    return ModelStructure(scopes, by_dtype, op_histogram(index))
+
+
+def figures_with_costs(structure: ModelStructure, index: ModelIndex) -> ModelFigures:
+    """The figures of ``structure`` with the costs of the nodes, from the types ``index`` holds."""
+    scopes = structure.scopes
     bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index)]
-    return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), by_dtype,
-                        op_histogram(index), graph_costs(index, ""), scopes, bodies)
+    return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), structure.bytes_by_dtype,
+                        structure.op_counts, graph_costs(index, ""), scopes, bodies)
+
+
+def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:
+    return figures_with_costs(model_structure(index), index)
 
 
 def model_info(model: onnx.ModelProto, index: ModelIndex) -> dict[str, Any]:

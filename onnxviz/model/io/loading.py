@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 from google.protobuf.message import DecodeError
 
 from onnxviz.model.errors import LoadError
+from onnxviz.model.io.slices import parse_in_slices
 from onnxviz.model.io.sniff import (
     TEXT_ONNX,
     TEXT_PROTOBUF,
@@ -26,6 +28,7 @@ from onnxviz.model.text import display_name
 MAX_PROTO_BYTES = 2**31 - 1  # protobuf cannot parse a single message of 2 GiB or more
 MAX_TEXT_BYTES = 256 * 2**20  # text-format models this large are not worth parsing in Python
 _PARSE_ERRORS = (DecodeError, RuntimeError, ValueError, RecursionError)
+SLICED_PARSE_BYTES = 8 << 20  # smaller files parse whole in a few milliseconds
 
 
 class TextFormatError(LoadError):
@@ -41,23 +44,35 @@ class TextFormatError(LoadError):
         self.syntax = syntax
 
 
-def read_model_file(path: str | os.PathLike[str]) -> tuple[onnx.ModelProto, bytes]:
+def read_model_file(path: str | os.PathLike[str],
+                    pause: Callable[[], None] | None = None) -> tuple[onnx.ModelProto, bytes]:
     """Parse ``path`` as a binary ModelProto; external data is not read.
 
     Returns the model and the exact bytes it was parsed from. Raises
     :class:`LoadError` (or :class:`TextFormatError`) with a one-sentence
-    message on any failure.
+    message on any failure. ``pause``: a big file is parsed in slices, ``pause()`` called between them
+    (:func:`~onnxviz.model.io.slices.parse_in_slices`: a background thread lets the others run).
     """
     p = Path(path)
     data = _read_bytes(p, MAX_PROTO_BYTES, "a single protobuf can hold; save large weights as external data")
-    model = onnx.ModelProto()
-    try:
-        model.ParseFromString(data)
-    except _PARSE_ERRORS as exc:
-        raise _explain(_shown(p), data, exc) from None
+    model = _sliced(data, pause) if pause is not None and len(data) >= SLICED_PARSE_BYTES else None
+    if model is None:
+        model = onnx.ModelProto()
+        try:
+            model.ParseFromString(data)
+        except _PARSE_ERRORS as exc:
+            raise _explain(_shown(p), data, exc) from None
     if not model.HasField("graph") or _is_other_message(model, data):
         raise _explain(_shown(p), data, None)
     return model, data
+
+
+def _sliced(data: bytes, pause: Callable[[], None]) -> onnx.ModelProto | None:
+    """``data`` parsed in slices, or None when it does not parse so (parsed whole again, for the explanation)."""
+    try:
+        return parse_in_slices(data, pause)
+    except (WireError, *_PARSE_ERRORS):
+        return None
 
 
 def read_text_model_file(path: str | os.PathLike[str]) -> onnx.ModelProto:

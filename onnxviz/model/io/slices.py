@@ -1,9 +1,11 @@
-"""A model's bytes built a slice at a time, for background threads.
+"""A model's bytes built, or parsed, a slice at a time, for background threads.
 
 ``SerializeToString`` holds the GIL for the whole model: at 123k nodes that is ~110 ms in which
 no other Python thread, the GUI's included, can run. :func:`serialize_in_slices` gives the same
 bytes, serializing a few thousand repeated elements (nodes, initializers, value infos) at a time and
 calling ``pause`` between slices, where the caller lets other threads run and can give up.
+:func:`parse_in_slices` does the same for ``ParseFromString`` (50 MB: ~60 ms of held GIL, several
+times that when the thread holding it is descheduled on a busy CPU).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from google.protobuf import unknown_fields
-from google.protobuf.descriptor import FieldDescriptor
+import onnx
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from onnxviz.model.io.wire import length_prefix
+from onnxviz.model.io.wire import LENGTH_DELIMITED, fields, length_prefix
 
 SLICE_ITEMS = 2_000  # repeated elements serialized per slice: a few milliseconds of GIL each
+GRAPH_FIELD = 7  # ModelProto.graph
 
 
 def serialize_in_slices(message: Message, pause: Callable[[], None], items: int = SLICE_ITEMS) -> bytes:
@@ -67,3 +71,61 @@ def is_repeated(field: FieldDescriptor) -> bool:
         return bool(flag)
     return bool(field.label == FieldDescriptor.LABEL_REPEATED)  # type: ignore[attr-defined]
 
+
+
+def parse_in_slices(data: bytes, pause: Callable[[], None], items: int = SLICE_ITEMS) -> onnx.ModelProto:
+    """The model ``onnx.ModelProto.FromString(data)`` gives, parsed a few thousand of the graph's repeated
+    elements at a time, with ``pause()`` between slices. Protobuf merges a message's fields as they come, so
+    parsing the graph's records in groups, field by field, builds the same message. Raises WireError or
+    protobuf's DecodeError for bytes that are not a model."""
+    model = onnx.ModelProto()
+    view = memoryview(data)
+    kept = record = 0  # where the bytes not merged yet start; where the current field's record starts
+    for number, wire, start, end in fields(data, 0, len(data)):  # the model's own fields: a handful
+        if number == GRAPH_FIELD and wire == LENGTH_DELIMITED:
+            model.MergeFromString(view[kept:record])  # the fields before it, in order
+            _merge_in_slices(model.graph, view[start:end], pause, items)
+            kept = end
+        record = end
+    model.MergeFromString(view[kept:])
+    return model
+
+
+def _merge_in_slices(message: Message, raw: bytes | memoryview, pause: Callable[[], None], items: int) -> None:
+    """Merge the serialized ``raw`` into ``message``: its repeated message fields ``items`` at a time."""
+    repeated = {f.number for f in message.DESCRIPTOR.fields if f.type == FieldDescriptor.TYPE_MESSAGE and is_repeated(f)}
+    mirror = _mirror(message.DESCRIPTOR, repeated)
+    parts = mirror.FromString(raw)  # each element's bytes, unparsed
+    pause()
+    for field in mirror.DESCRIPTOR.fields:
+        values = getattr(parts, field.name)
+        for start in range(0, len(values), items):
+            holder = mirror()
+            getattr(holder, field.name).extend(values[start:start + items])
+            message.MergeFromString(holder.SerializeToString())
+            pause()
+        parts.ClearField(field.name)
+    message.MergeFromString(parts.SerializeToString())  # the rest: names, doc strings, unknown fields
+
+
+_mirrors: dict[tuple[str, frozenset[int]], Any] = {}
+
+
+def _mirror(described: Descriptor, numbers: set[int]) -> Any:
+    """A message type with ``described``'s fields ``numbers`` as repeated bytes (every other field unknown to it):
+    parsing with it splits the bytes into the elements' own, leaving the elements unparsed."""
+    key = (described.full_name, frozenset(numbers))
+    found = _mirrors.get(key)
+    if found is None:
+        name = described.name + "Slices"
+        file = descriptor_pb2.FileDescriptorProto(name=f"onnxviz_slices_{name}.proto", package="onnxviz_slices",
+                                                  syntax="proto2")
+        shape = file.message_type.add(name=name)
+        for field in described.fields:
+            if field.number in numbers:
+                shape.field.add(name=field.name, number=field.number, type=FieldDescriptor.TYPE_BYTES,
+                                label=FieldDescriptor.LABEL_REPEATED)
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(file)
+        found = _mirrors[key] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"onnxviz_slices.{name}"))
+    return found

@@ -45,7 +45,7 @@ from onnxviz.ui.panels.tables import (
     source_row,
 )
 from onnxviz.ui.tasks import Task, waiting_pool
-from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source
+from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, early_figures
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
@@ -270,7 +270,10 @@ class ModelPanel(Page):
 
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
-            packed = run_on_model(worker, figures_job, data, digest_of(data), source, key, token=token)
+            digest = digest_of(data)
+            packed = early_figures(doc.path, digest, token) if source is not None else None
+            if packed is None:
+                packed = run_on_model(worker, figures_job, data, digest, source, key, token=token)
             with building():  # 100k+ rows that live as long as the page: no collection walks the window's heap
                 return prepare_figures(unpack_figures(packed))
 
