@@ -40,24 +40,10 @@ def _menu_action(window: MainWindow, text: str) -> QAction:
     return next(a for a in window.run_menu.actions() if a.text().replace("&", "") == text)
 
 
-def _endless_model() -> onnx.ModelProto:
-    """A Loop of a billion steps over a 512x512 value: a run that is still going whenever the test acts
-    (a finite model can finish first on a loaded machine, before the test kills or cancels it)."""
-    from onnx import TensorProto, helper
-
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["x_in", "x_in"], ["x_out"])],
-        "step", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-                 helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [512, 512])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [512, 512])])
-    loop = helper.make_node("Loop", ["steps", "go", "x"], ["y"], body=body)
-    graph = helper.make_graph([loop], "endless", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [512, 512])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [512, 512])],
-                              [helper.make_tensor("steps", TensorProto.INT64, [], [10**9]),
-                               helper.make_tensor("go", TensorProto.BOOL, [], [True])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+def _long_model() -> onnx.ModelProto:
+    """20 MatMuls of 2048x2048 (~340 GFLOP, many seconds): a run still going when the test acts (the usual
+    slow model, ~1.5 s, could finish first on a loaded machine, before the test killed or cancelled it)."""
+    return _slow_model(20, 2048)
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:
@@ -90,7 +76,7 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
 
 
 def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
+    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
     doc = window.doc
     doc.edit.set_metadata("note", "an unsaved edit")
     before = doc.model.SerializeToString()
@@ -106,7 +92,7 @@ def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path:
 
 
 def test_cancel_action_ends_the_worker_within_a_second(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
+    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
     c.run()
     qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
     process = c.active_run._process
@@ -380,7 +366,7 @@ def test_slice_view_axis_choices_are_not_clipped_in_a_narrow_dock(qtbot: QtBot) 
 
 
 def test_closing_the_window_ends_a_running_worker(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
+    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
     c.run()
     qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
     process = c.active_run._process
