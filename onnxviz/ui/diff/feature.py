@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.ui.diff.controller import DiffController
+from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -47,11 +48,7 @@ def _diff_menu(window: MainWindow, actions: dict[str, QAction]) -> QMenu:
 
 
 def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None) -> QAction:
-    action = QAction(text, window)
-    if shortcut:
-        action.setShortcut(QKeySequence(shortcut))
-    action.setToolTip(tip + (f" ({shortcut})" if shortcut else ""))
-    action.setStatusTip(tip)
+    action = menu_action(window, text, tip, shortcut)
     window.addAction(action)  # its shortcut works wherever the focus is
     return action
 

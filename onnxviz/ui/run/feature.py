@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolBar
 
 from onnxviz.ui.run.controller import RunController
+from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
@@ -28,38 +29,27 @@ def install(window: MainWindow) -> RunController:
     return controller
 
 
-def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None,
-            checkable: bool = False) -> QAction:
-    action = QAction(text, window)
-    if shortcut:
-        action.setShortcut(QKeySequence(shortcut))
-    action.setToolTip(tip + (f" ({shortcut})" if shortcut else ""))
-    action.setStatusTip(tip)
-    action.setCheckable(checkable)
-    return action
-
-
 def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
     a = {
-        "run": _action(window, "&Run", "Run the model on CPU and capture every node output", "F9"),
-        "run_inputs": _action(window, "Run with &Inputs...", "Choose the inputs, then run", "Shift+F9"),
-        "cancel": _action(window, "&Cancel Run", "Stop the running model", "Ctrl+F9"),
-        "compare_engines": _action(window, "Compare &Engines", "Run on onnxruntime and on the reference "
+        "run": menu_action(window, "&Run", "Run the model on CPU and capture every node output", "F9"),
+        "run_inputs": menu_action(window, "Run with &Inputs...", "Choose the inputs, then run", "Shift+F9"),
+        "cancel": menu_action(window, "&Cancel Run", "Stop the running model", "Ctrl+F9"),
+        "compare_engines": menu_action(window, "Compare &Engines", "Run on onnxruntime and on the reference "
                                    "evaluator with the same inputs and compare every value"),
-        "compare_saved": _action(window, "Compare with &Saved File", "Run the file on disk and the edited "
+        "compare_saved": menu_action(window, "Compare with &Saved File", "Run the file on disk and the edited "
                                  "model with the same inputs and compare every value"),
-        "compare_file": _action(window, "Compare with &Model...", "Run another model (e.g. its float16 or "
+        "compare_file": menu_action(window, "Compare with &Model...", "Run another model (e.g. its float16 or "
                                 "quantized version) with the same inputs; values are paired by the model diff's "
                                 "matcher (a quantized value through its DequantizeLinear)"),
-        "first_nan": _action(window, "Jump to First &NaN/Inf", "Select the first node whose output has NaN "
+        "first_nan": menu_action(window, "Jump to First &NaN/Inf", "Select the first node whose output has NaN "
                              "or Inf", "Ctrl+Shift+N"),
-        "next_nan": _action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "
+        "next_nan": menu_action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "
                             "topological order) whose output has NaN or Inf"),
-        "optimized": _action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
+        "optimized": menu_action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
                              "not match the nodes one to one)", checkable=True),
-        "profile": _action(window, "&Profile Node Times", "Record each node's run time for the overlay "
+        "profile": menu_action(window, "&Profile Node Times", "Record each node's run time for the overlay "
                            "(onnxruntime's profiler slows the run down)", checkable=True),
-        "reference": _action(window, "Use the Reference E&valuator", "Run on onnx.reference instead of "
+        "reference": menu_action(window, "Use the Reference E&valuator", "Run on onnx.reference instead of "
                              "onnxruntime", checkable=True),
     }
     a["run"].triggered.connect(lambda: c.run())
