@@ -9,19 +9,21 @@ from the settings, if there is one.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar
 
 from onnxviz.model.document import Document
 from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.selection import SelectionState
+from onnxviz.ui.settings import read_bool
 
 NODE, VALUE, WEIGHTS, MODEL = "panels.node", "panels.value", "panels.weights", "panels.model"
 PROBLEMS, RAW, HISTORY, ACTIVATIONS = "panels.problems", "panels.raw", "EditHistoryDock", "ActivationsDock"
 RIGHT_TABS = (NODE, VALUE, WEIGHTS, MODEL)
 BOTTOM_TABS = (PROBLEMS, RAW, HISTORY, ACTIVATIONS)
-RIGHT_WIDTH = 380
+RIGHT_WIDTH = 320   # the Model panel's facts fit; the graph gets the rest
 BOTTOM_HEIGHT = 160  # the Problems list shows a few rows; the graph gets the height
+QUIET_KEY = "window/problemsFollowList"  # false once the user shows or closes the Problems panel
 STATE_VERSION = 2  # bump when the default arrangement changes so old saved layouts are not applied
 
 
@@ -104,3 +106,56 @@ def raise_for_selection(window: QMainWindow, doc: Document, state: SelectionStat
     dock = find_dock(window, dock_for_selection(doc, state))
     if dock is not None and dock.isVisible():
         dock.raise_()
+
+
+class QuietBottom(QObject):
+    """Until the user shows or closes the Problems panel themselves, the bottom panels take no room while
+    the Problems list is empty, and come back when it lists something."""
+
+    def __init__(self, window: QMainWindow, settings: QSettings) -> None:
+        super().__init__(window)
+        self.window = window
+        self.settings = settings
+        self.put_away: list[QDockWidget] = []
+        problems = find_dock(window, PROBLEMS)
+        if problems is not None:
+            problems.installEventFilter(self)   # its close button
+            problems.toggleViewAction().triggered.connect(self._chosen)
+
+    @property
+    def following(self) -> bool:
+        return read_bool(self.settings, QUIET_KEY, True)
+
+    def follow(self, count: int) -> None:
+        """The Problems list now has ``count`` rows."""
+        problems = find_dock(self.window, PROBLEMS)
+        if problems is None or not self.following:
+            return
+        if count and problems.isHidden():
+            self._bring_back(problems)
+        elif not count and not problems.isHidden():
+            group = [problems, *self.window.tabifiedDockWidgets(problems)]
+            self.put_away = [d for d in group if d.objectName() in BOTTOM_TABS and not d.isHidden()]
+            for dock in self.put_away:
+                dock.hide()
+
+    def show_chosen(self) -> None:
+        """The user asked for the Problems panel (e.g. from the status bar): shown, and kept."""
+        problems = find_dock(self.window, PROBLEMS)
+        if problems is not None:
+            self._bring_back(problems)
+        self._chosen()
+
+    def _bring_back(self, problems: QDockWidget) -> None:
+        for dock in self.put_away or [problems]:
+            dock.show()
+        self.put_away = []
+        problems.raise_()
+
+    def _chosen(self) -> None:
+        self.settings.setValue(QUIET_KEY, False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Close:
+            self._chosen()
+        return False

@@ -88,7 +88,6 @@ class MainWindow(QMainWindow):
         self.placeholder.recent_requested.connect(self.open_path)
         self.setCentralWidget(self.placeholder)
         self.task_progress, self.status_fields = install_status_bar(self.statusBar())
-        self.status_fields.problems_clicked.connect(lambda: docks.show_dock(self, docks.PROBLEMS))
         self.watcher = FileWatcher(parent=self)
         self.watcher.changed.connect(self._on_file_changed_on_disk)
         self._build_menus()
@@ -104,6 +103,10 @@ class MainWindow(QMainWindow):
         self._add_late_actions()
         docks.arrange(self)
         self._restore_window_state()
+        self.quiet_bottom = docks.QuietBottom(self, self.settings)
+        self.status_fields.problems_clicked.connect(self.quiet_bottom.show_chosen)
+        self.panels.problems_panel.listed.connect(self.quiet_bottom.follow)
+        self.quiet_bottom.follow(len(self.panels.problems_panel.problems))
         self.statusBar().showMessage("Ready")
 
     @property

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
-from onnxviz.ui.canvas.view import HOME_SCALE, GraphView
+from onnxviz.ui.canvas.view import FIT_READABLE, GraphView, fit_scale
 
 DOCKED = "docked"
 PLACES = (DOCKED, "bottom-right", "bottom-left", "top-right", "top-left")
@@ -99,13 +99,14 @@ class Minimap(QWidget):
         self._arrange()
 
     def _has_graph(self) -> bool:
-        """A graph too big to read whole in the space the view and a docked minimap share."""
+        """A graph too big to read whole in the space the view and a docked minimap share (the view
+        then opens at 1:1 on its top, see GraphView.home)."""
         d = self.view.drawable
         if d is None or d.scene.n_boxes == 0:
             return False
         _, _, w, h = d.bounds
         room = self.host.size()
-        return min(room.width() / max(w, 1.0), room.height() / max(h, 1.0)) < HOME_SCALE
+        return fit_scale(w, h, room.width(), room.height()) < FIT_READABLE
 
     def _arrange(self) -> None:
         """Dock into the host's grid or float over the view, sized for the graph; hidden without one."""

@@ -81,10 +81,11 @@ FRAME_PT = 11.0
 HEADER_H = 20.0     # the layout's box header and line heights
 LINE_H = 16.0
 
-# Level of detail by zoom factor: below TEXT_SCALE boxes are plain filled rectangles;
-# below EDGE_SCALE edges are no longer drawn when there are many.
-TEXT_SCALE = 0.45
-BODY_SCALE = 0.6
+# Level of detail by zoom factor: below TEXT_SCALE boxes are plain filled rectangles (their 11 px titles
+# would be under 4 px); below EDGE_SCALE edges are no longer drawn when there are many.
+TEXT_SCALE = 0.35
+READ_SCALE = 0.45   # the least zoom that brings something into view for reading (search hits, selection)
+BODY_SCALE = 0.5
 LABEL_SCALE = 0.75
 ARROW_SCALE = 0.3
 FRAME_LABEL_SCALE = 0.3

@@ -30,8 +30,15 @@ from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
 FIT_MARGIN = 24.0
-HOME_SCALE = 0.8  # opening zoom when the whole graph would be too small to read
+FIT_READABLE = 0.5  # the graph opens whole when fitting it keeps box titles at least 5.5 px (of 11)
 CLICK_SLOP = 4  # pixels the mouse may move for a press/release to count as a click
+
+
+def fit_scale(width: float, height: float, room_width: float, room_height: float) -> float:
+    """The zoom that shows a ``width`` x ``height`` scene rectangle whole in a room of that many pixels."""
+    sx = max(room_width - 2 * FIT_MARGIN, 10) / max(width, 1.0)
+    sy = max(room_height - 2 * FIT_MARGIN, 10) / max(height, 1.0)
+    return min(sx, sy)
 
 
 class GraphView(QWidget):
@@ -78,27 +85,27 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
     def home(self) -> None:
-        """The opening view: everything if that is legible, else the top of the graph at a readable zoom."""
+        """The opening view: the whole graph when it reads at that zoom, else 1:1 at its top (inputs in sight)."""
         self.fit()
         self._auto_view = True   # re-applied on resize until the user moves the view
-        if self.drawable is None or self.scale >= HOME_SCALE:
+        if self.drawable is None or self.scale >= FIT_READABLE:
             return
         x, y, w, h = self.drawable.bounds
-        self.scale = HOME_SCALE
-        half_w, half_h = self.width() / 2 / self.scale, self.height() / 2 / self.scale
+        self.scale = 1.0
+        half_w, half_h = self.width() / 2, self.height() / 2
         inputs = self.drawable.scene.box_kind == 1
         if self.drawable.scene.direction == "LR":  # the left end, the inputs in sight
             tops = self.drawable.y0[inputs]
             top = float(tops.min()) if len(tops) else y
             top = y if top - y < half_h else top
             cy = y + h / 2 if h <= 2 * half_h else top + half_h - FIT_MARGIN
-            self.center = QPointF(x - FIT_MARGIN / self.scale + half_w, cy)
+            self.center = QPointF(x - FIT_MARGIN + half_w, cy)
         else:
             lefts = self.drawable.x0[inputs]
             left = float(lefts.min()) if len(lefts) else x
             left = x if left - x < half_w else left  # what starts left of the inputs, when it is near
             cx = x + w / 2 if w <= 2 * half_w else left + half_w - FIT_MARGIN
-            self.center = QPointF(cx, y - FIT_MARGIN / self.scale + half_h)
+            self.center = QPointF(cx, y - FIT_MARGIN + half_h)
         self.update()
         self.view_changed.emit()
 
@@ -125,9 +132,8 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
     def fit_rect(self, rect: QRectF, max_scale: float = MAX_SCALE) -> None:
-        sx = max(self.width() - 2 * FIT_MARGIN, 10) / max(rect.width(), 1.0)
-        sy = max(self.height() - 2 * FIT_MARGIN, 10) / max(rect.height(), 1.0)
-        self.scale = float(np.clip(min(sx, sy, max_scale), MIN_SCALE, MAX_SCALE))
+        scale = fit_scale(rect.width(), rect.height(), self.width(), self.height())
+        self.scale = float(np.clip(min(scale, max_scale), MIN_SCALE, MAX_SCALE))
         self.center = rect.center()
 
     def set_scale(self, scale: float, anchor: QPointF | None = None) -> None:
@@ -150,7 +156,7 @@ class GraphView(QWidget):
         self.update()
         self.view_changed.emit()
 
-    def ensure_visible(self, rect: QRectF, min_scale: float = style.TEXT_SCALE) -> None:
+    def ensure_visible(self, rect: QRectF, min_scale: float = style.READ_SCALE) -> None:
         """Bring ``rect`` into view, zooming in far enough to read it if needed."""
         self._auto_view = False
         if self.scale < min_scale:

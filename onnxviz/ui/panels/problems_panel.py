@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtGui import QIcon, QResizeEvent
 from PySide6.QtWidgets import QApplication, QLabel, QStyle, QVBoxLayout, QWidget
 
@@ -40,6 +40,8 @@ def severity_icon(severity: Severity) -> QIcon:
 
 class ProblemsPanel(QWidget):
     """Refreshed by :meth:`show_problems` on open, edits and validation results."""
+
+    listed = Signal(int)   # how many problems the list now has
 
     def __init__(self, select_node: Callable[[str, int], None], select_value: Callable[[str, str], None]) -> None:
         super().__init__()
@@ -78,6 +80,7 @@ class ProblemsPanel(QWidget):
         else:
             self.summary.setText(", ".join(s.counted(counts[s]) for s in Severity if counts[s])
                                  + " - click one to select what it concerns.")
+        self.listed.emit(len(self.problems))
 
     def _measure_columns(self) -> None:
         header = self.view.horizontalHeader()
