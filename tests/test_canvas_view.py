@@ -123,7 +123,7 @@ def test_fit_shows_everything_and_drag_pans(qtbot: QtBot) -> None:
     view.show()
     d = Drawable(chain_scene(8))
     view.set_drawable(d)
-    assert view.scale == pytest.approx(0.8)      # too tall to read when fitted: opens at a readable zoom
+    assert view.scale == pytest.approx(1.0)      # too tall to read when fitted: opens at 1:1 on its top
     assert view.visible_scene_rect().top() < d.bounds[1]
     view.fit()
     assert view.visible_scene_rect().contains(QRectF(*d.bounds))

@@ -29,6 +29,7 @@ from onnxviz.ui.panels.common import (
     code,
     key_html,
     metadata_rows,
+    prose_html,
     rich_label,
     scope_href,
     text_html,
@@ -52,6 +53,9 @@ COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
 MAX_METADATA = 200  # metadata entries listed (a file may carry 100,000)
 METADATA_LINES = 12  # of a value (a dynamo export's graph signature has hundreds)
+FOLDED_LINES, FOLDED_CHARS = 3, 240  # a longer metadata value opens folded to this, "show all" unfolds it
+UNFOLDED_LINES, UNFOLDED_CHARS = 2000, 60_000   # what "show all" shows at most
+UNFOLD, FOLD = "metadata:unfold", "metadata:fold"
 SHOWN_GRAPHS = 12  # graphs listed with their own figures (parameters, MACs of one run)
 
 
@@ -191,11 +195,16 @@ class ModelPanel(Page):
 
     def _add_metadata(self, title: str, props: Sequence[StringStringEntryProto]) -> None:
         """Metadata entries as rows: a value written in lines (torch's stack traces, a dynamo export's
-        graph signature) keeps them; invisible characters are shown escaped, huge values cut."""
-        rows = metadata_rows(props[:MAX_METADATA], METADATA_LINES)
+        graph signature) keeps them; invisible characters are shown escaped; a long value opens folded to
+        its first lines, with "show all" (and back) beside it."""
+        form = self.add_form(f"{title} ({len(props):,})", [])
+        for prop in props[:MAX_METADATA]:
+            label = form.add(key_html(prop.key), folded_html(prop.value))
+            if is_long(prop.value):
+                label.linkActivated.connect(lambda href, shown=label, value=prop.value: unfold(shown, value, href))
         if len(props) > MAX_METADATA:
-            rows.append(("", f'<span style="color:gray">... and {len(props) - MAX_METADATA:,} more</span>'))
-        self.metadata_forms[title] = self.add_form(f"{title} ({len(props):,})", rows)
+            form.add("", f'<span style="color:gray">... and {len(props) - MAX_METADATA:,} more</span>')
+        self.metadata_forms[title] = form
 
     def _add_signature(self, doc: Document) -> None:
         index = doc.index
@@ -334,3 +343,27 @@ class ModelPanel(Page):
         row = source_row(self.cost_view, index)
         if 0 <= row < len(self.cost_model.payload):
             self.select_node("", self.cost_model.payload[row])
+
+
+def is_long(value: str) -> bool:
+    """A metadata value that opens folded: more lines or characters than a glance takes in."""
+    return value.count("\n", 0, FOLDED_CHARS * 4) >= FOLDED_LINES + 1 or len(value) > FOLDED_CHARS + 60
+
+
+def folded_html(value: str) -> str:
+    """A metadata value as it opens: whole when short, else its first lines and a "show all" link."""
+    if not is_long(value):
+        return prose_html(value, max_lines=METADATA_LINES)
+    lines = value.count("\n") + 1
+    what = f"all {lines:,} lines" if lines > 1 else f"all {len(value):,} characters"
+    return (prose_html(value, FOLDED_CHARS, FOLDED_LINES)
+            + f'<br><a href="{UNFOLD}" style="text-decoration:none">show {what}</a>')
+
+
+def unfold(label: QLabel, value: str, href: str) -> None:
+    """Show all of a folded metadata value (``UNFOLD``), or fold it again (``FOLD``)."""
+    if href == UNFOLD:
+        label.setText(prose_html(value, UNFOLDED_CHARS, UNFOLDED_LINES)
+                      + f'<br><a href="{FOLD}" style="text-decoration:none">show less</a>')
+    elif href == FOLD:
+        label.setText(folded_html(value))
