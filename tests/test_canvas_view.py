@@ -96,6 +96,19 @@ def test_level_of_detail_far_boxes_are_flat_close_ones_have_text(qapp: object) -
     assert len(colours(close)) > 30         # antialiased text and rounded corners
 
 
+def test_titles_are_drawn_as_long_as_they_are_legible(qapp: object) -> None:
+    """A 49-node graph fitted at 0.4 showed flat boxes without titles; from TEXT_SCALE on, titles are drawn."""
+    d = Drawable(chain_scene(3))
+
+    def title_colours(scale: float) -> int:   # inside the first Conv box (scene 0,80 120x40)
+        crop = render(d, scale).copy(int(4 * scale) + 1, int(84 * scale) + 1, int(112 * scale) - 2,
+                                     int(32 * scale) - 2)
+        return len(colours(crop))
+
+    assert style.TEXT_SCALE <= 0.4 and title_colours(0.4) > 4      # antialiased letters on the header
+    assert title_colours(0.3) == 1                                  # far away: a flat box
+
+
 def test_wheel_zooms_around_the_cursor(qtbot: QtBot) -> None:
     view = GraphView()
     qtbot.addWidget(view)

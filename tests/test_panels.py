@@ -350,6 +350,8 @@ def test_hidden_raw_tab_is_built_only_when_shown(qtbot: QtBot, window: MainWindo
     panels = open_model(qtbot, window, example_path)
     doc = window.doc
     assert doc is not None
+    panels.docks["Problems"].toggleViewAction().trigger()            # View > Problems Panel: it and its tabs
+    assert not panels.docks["Raw"].isHidden()
     panels.docks["Problems"].raise_()                                # Raw is the hidden tab
     qtbot.waitUntil(lambda: panels.docks["Raw"].visibleRegion().isEmpty(), timeout=5000)
     doc.selection.select_node("", 3)

@@ -120,7 +120,7 @@ class QuietBottom(QObject):
         problems = find_dock(window, PROBLEMS)
         if problems is not None:
             problems.installEventFilter(self)   # its close button
-            problems.toggleViewAction().triggered.connect(self._chosen)
+            problems.toggleViewAction().triggered.connect(self._toggled)
 
     @property
     def following(self) -> bool:
@@ -151,6 +151,13 @@ class QuietBottom(QObject):
             dock.show()
         self.put_away = []
         problems.raise_()
+
+    def _toggled(self, shown: bool) -> None:
+        """View > Problems Panel: the panels put away with it come back too."""
+        problems = find_dock(self.window, PROBLEMS)
+        if shown and problems is not None:
+            self._bring_back(problems)
+        self._chosen()
 
     def _chosen(self) -> None:
         self.settings.setValue(QUIET_KEY, False)
