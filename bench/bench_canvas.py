@@ -119,7 +119,7 @@ def frames(view: object, repeat: int) -> dict[str, float]:
     out: dict[str, float] = {}
     view.fit()  # type: ignore[attr-defined]
     fitted = view.scale  # type: ignore[attr-defined]
-    for name, scale in (("fit", fitted), ("0.05", 0.05), ("0.2", 0.2), ("0.5", 0.5), ("1:1", 1.0)):
+    for name, scale in (("fit", fitted), ("0.05", 0.05), ("0.2", 0.2), ("0.35", 0.35), ("0.5", 0.5), ("1:1", 1.0)):
         times, cpu = [], []
         for k in range(repeat * 4):
             view.scale = max(scale, fitted) if name != "fit" else fitted  # type: ignore[attr-defined]
