@@ -69,12 +69,17 @@ def test_a_big_export_opens_at_1_to_1_with_its_inputs_in_sight(qtbot: QtBot, mak
     assert w.canvas.minimap.isVisible()                       # the rest of the graph is off screen
 
 
-def test_the_problems_panel_comes_back_when_there_is_something_to_report(qtbot: QtBot, make_window: Make,
-                                                                        tmp_path: Path) -> None:
+def broken_model(folder: Path) -> Path:
     graph = helper.make_graph([helper.make_node("Relu", ["nowhere"], ["y"], name="lost")], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    path = tmp_path / "lost.onnx"
+    path = folder / "lost.onnx"
     onnx.save(helper.make_model(graph), path)
+    return path
+
+
+def test_the_problems_panel_comes_back_when_there_is_something_to_report(qtbot: QtBot, make_window: Make,
+                                                                        tmp_path: Path) -> None:
+    path = broken_model(tmp_path)
     w = opened(qtbot, make_window, EXPORTS / "lstm_tagger.onnx")
     assert problems_dock(w).isHidden()
     open_and_wait(qtbot, w, path)
@@ -82,6 +87,20 @@ def test_the_problems_panel_comes_back_when_there_is_something_to_report(qtbot: 
     assert w.panels.problems_panel.problems
     open_and_wait(qtbot, w, EXPORTS / "lstm_tagger.onnx")
     qtbot.waitUntil(lambda: problems_dock(w).isHidden(), timeout=TIMEOUT)
+
+
+def test_the_bottom_panels_stay_while_the_user_reads_another_of_their_tabs(qtbot: QtBot, make_window: Make,
+                                                                          tmp_path: Path) -> None:
+    w = opened(qtbot, make_window, broken_model(tmp_path))
+    raw = docks.find_dock(w, docks.RAW)
+    assert raw is not None and not problems_dock(w).isHidden()
+    raw.raise_()
+    qtbot.waitUntil(lambda: not raw.visibleRegion().isEmpty(), timeout=TIMEOUT)
+    open_and_wait(qtbot, w, EXPORTS / "lstm_tagger.onnx")
+    qtbot.waitUntil(lambda: not w.validation.busy, timeout=TIMEOUT)
+    settle()
+    assert not w.panels.problems_panel.problems
+    assert not raw.visibleRegion().isEmpty() and not problems_dock(w).isHidden()
 
 
 def test_the_users_choices_win_over_the_first_view_defaults(qtbot: QtBot, make_window: Make) -> None:

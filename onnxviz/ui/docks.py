@@ -134,8 +134,10 @@ class QuietBottom(QObject):
         if count and problems.isHidden():
             self._bring_back(problems)
         elif not count and not problems.isHidden():
-            group = [problems, *self.window.tabifiedDockWidgets(problems)]
-            self.put_away = [d for d in group if d.objectName() in BOTTOM_TABS and not d.isHidden()]
+            others = [d for d in self.window.tabifiedDockWidgets(problems) if not d.isHidden()]
+            if any(not d.visibleRegion().isEmpty() for d in others):
+                return   # the user is reading another tab of the group (a run's activations)
+            self.put_away = [d for d in (problems, *others) if d.objectName() in BOTTOM_TABS]
             for dock in self.put_away:
                 dock.hide()
 
