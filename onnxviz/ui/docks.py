@@ -82,14 +82,6 @@ def _raise_name(window: QMainWindow, name: str) -> None:
         dock.raise_()
 
 
-def show_dock(window: QMainWindow, name: str) -> None:
-    """Make a dock visible and bring its tab to the front (e.g. Problems from the status bar)."""
-    dock = find_dock(window, name)
-    if dock is not None:
-        dock.show()
-        dock.raise_()
-
-
 def dock_for_selection(doc: Document, state: SelectionState) -> str:
     """Node for a node, Weights for an initializer, Value for another value, Model for nothing."""
     if state.node >= 0:
