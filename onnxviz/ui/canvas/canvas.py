@@ -901,6 +901,17 @@ class GraphCanvas(QWidget):
             box = group_box_of(d, self.layout_obj, node)
         return box
 
+    def _body_rows(self) -> dict[str, Callable[[int], int]]:
+        """For each body drawn inside its node: its node -> the row of the box showing it (-1: none)."""
+        def row_of(emb: Embedded) -> Callable[[int], int]:
+            def row(node: int) -> int:
+                local = emb.scene.box_of_node(node)
+                ok = 0 <= local < emb.scene.n_boxes and emb.scene.box_ref[local].node == node
+                return emb.box_start + local if ok else -1
+            return row
+
+        return {emb.scope: row_of(emb) for emb in getattr(self.layout_obj, "embedded", ())}
+
     def _apply_marks(self) -> None:
         opts = self.view.options
         d = self.drawable
@@ -910,7 +921,7 @@ class GraphCanvas(QWidget):
             opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
             if self._overlay is not None:
                 values, title, flagged, scheme = self._overlay
-                shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme)
+                shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme, self._body_rows())
                 opts.overlay, self.view.legend, self.shown_overlay = shown.rgba, shown.legend, shown
                 if flagged is not None and flagged[0] == self._scope:
                     opts.flagged_box = self._box_for_node(flagged[1])
