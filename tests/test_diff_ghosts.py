@@ -155,24 +155,34 @@ def test_a_chain_of_three_inserted_nodes_is_a_column_of_ghosts_stepped_through_w
     qtbot.waitUntil(lambda: w.canvas.selected_box() == ghosts[1], timeout=TIMEOUT)
 
 
-def test_a_collapsed_group_holding_an_added_node_is_marked_by_its_ghost(
+def test_a_collapsed_group_holding_an_added_node_is_marked_by_a_ghost_counting_them(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"]))
-    row = next(k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_added")
-    group = w.canvas.layout_obj.group_of(3)
-    assert group
-    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
-        w.canvas.collapse_group(group.split("/")[0])
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Relu", "Neg"]))
+    rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_added"]
+    group = w.canvas.layout_obj.group_of(3).split("/")[0]
+    assert group and w.canvas.layout_obj.group_of(4).split("/")[0] == group
+    w.canvas.collapse_group(group)
+    qtbot.waitUntil(lambda: not w.canvas.busy and group in w.canvas.drawable.group_box, timeout=TIMEOUT)
+    settle()
     d = w.canvas.drawable
-    box = d.group_box[group.split("/")[0]]
-    ghost = d.ghost_box[row]
-    assert _linked(w, box, ghost) and _linked(w, ghost, box) and _overlaps(w, ghost) == []
-    # chosen in the list: the group opens, the ghost is selected between the nodes
-    w.diff.dock.list.setCurrentRow(row)
+    box = d.group_box[group]
+    assert not any(k in d.ghost_box for k in rows)   # not one by one: one ghost beside the group counts them
+    marks = [b for b in np.flatnonzero(d.scene.box_kind == BoxKind.GHOST) if d.scene.box_ref[b].group == group]
+    assert len(marks) == 1 and d.scene.box_title[marks[0]] == "2 added in B" and _overlaps(w, int(marks[0])) == []
+    assert _rect(w, int(marks[0]))[0] > _rect(w, box)[2]   # beside the group box
+    assert "click to open" in w.canvas._tooltip(int(marks[0]), -1)
+    # clicked: the group opens and its ghosts are drawn between their nodes
+    w.canvas.view.box_clicked.emit(int(marks[0]))
+    qtbot.waitUntil(lambda: not w.canvas.busy and 3 in w.canvas.drawable.node_box, timeout=TIMEOUT)
+    assert all(k in w.canvas.drawable.ghost_box for k in rows)
+    # collapsed again, then chosen in the list: the group opens, the ghost is selected between the nodes
+    w.canvas.collapse_group(group)
+    qtbot.waitUntil(lambda: not w.canvas.busy and group in w.canvas.drawable.group_box, timeout=TIMEOUT)
+    w.diff.dock.list.setCurrentRow(rows[0])
     qtbot.waitUntil(lambda: not w.canvas.busy and 3 in w.canvas.drawable.node_box
-                    and w.canvas.selected_box() == w.canvas.drawable.ghost_box.get(row), timeout=TIMEOUT)
+                    and w.canvas.selected_box() == w.canvas.drawable.ghost_box.get(rows[0]), timeout=TIMEOUT)
     d = w.canvas.drawable
-    assert _linked(w, d.node_box[3], d.ghost_box[row])
+    assert _linked(w, d.node_box[3], d.ghost_box[rows[0]])
 
 
 def _vad_edited(tmp_path: Path) -> Path:

@@ -5,6 +5,8 @@ appends one box per such node to a finished :class:`Scene` (kind :attr:`BoxKind.
 ``node`` the caller's key), beside the boxes of the A nodes it reads from and feeds, between them
 along the flow, with edges to and from them. A chain of added nodes is stacked in its own column.
 Nothing of the scene moves: the ghosts go where no box is, so a scene without ghosts costs nothing.
+Ghosts whose neighbours all hide in one collapsed group are not drawn one by one: one ghost box beside
+the group says how many it holds (its ref's ``group`` names the group; opening it shows them).
 
 Plain data, no Qt; :func:`merge_ghosts` is all a caller needs.
 """
@@ -44,9 +46,11 @@ class Ghost:
     sources: tuple[Endpoint, ...] = ()
     targets: tuple[Endpoint, ...] = ()
     after: tuple[int, ...] = ()
+    note: str = "added in B"
+    group: str = ""      # a ghost standing for the ghosts inside this collapsed group
 
     def text(self) -> BoxText:
-        return BoxText(self.op_type, self.name, ["added in B"], category_of(self.op_type, self.domain))
+        return BoxText(self.op_type, self.name, [self.note], category_of(self.op_type, self.domain))
 
 
 @dataclass
@@ -67,32 +71,50 @@ def merge_ghosts(scene: Scene, ghosts: Mapping[str, Sequence[Ghost]], embedded: 
     scope to its ghosts. Returns ``scene`` when none applies."""
     rows: list[tuple[Ghost, list[int], list[int]]] = []
     for scope, offset, part in [(scene.scope, 0, scene)] + [(e.scope, e.box_start, e.scene) for e in embedded]:
-        for g in ghosts.get(scope, ()):
-            rows.append((g, _rows(part, g.sources, offset), _rows(part, g.targets, offset)))
+        mine = ghosts.get(scope, ())
+        terminals = {r.value: k for k, r in enumerate(part.box_ref) if r.kind in (BoxKind.INPUT, BoxKind.OUTPUT)} \
+            if mine else {}
+        for g in mine:
+            rows.append((g, _rows(part, g.sources, offset, terminals), _rows(part, g.targets, offset, terminals)))
     if not rows:
         return scene
     flip = scene.direction == "LR"
     along, across, along_size, across_size = (scene.box_x, scene.box_y, scene.box_w, scene.box_h) if flip else \
         (scene.box_y, scene.box_x, scene.box_h, scene.box_w)
     placer = _Placer(np.asarray(across, np.float64), np.asarray(along, np.float64),
-                     np.asarray(across_size, np.float64), np.asarray(along_size, np.float64), flip, names)
-    for column in _columns(rows):
+                     np.asarray(across_size, np.float64), np.asarray(along_size, np.float64), flip, names, len(rows))
+    for column in _gathered(scene, _columns(rows)):
         placer.place(column)
     return _concatenate([scene, placer.part(scene.n_boxes, flip)], scene)
 
 
-def _rows(part: Scene, ends: tuple[Endpoint, ...], offset: int) -> list[int]:
+def _rows(part: Scene, ends: tuple[Endpoint, ...], offset: int, terminals: dict[str, int]) -> list[int]:
     """The box rows (of the combined scene) showing ``ends`` in ``part``: a node's box (or its collapsed
     group's), a graph input's or output's box."""
     out = []
     for end in ends:
-        if isinstance(end, int):
-            row = part.box_of_node(end)
-        else:
-            row = next((k for k, r in enumerate(part.box_ref)
-                        if r.kind in (BoxKind.INPUT, BoxKind.OUTPUT) and r.value == end), -1)
+        row = part.box_of_node(end) if isinstance(end, int) else terminals.get(end, -1)
         if row >= 0 and offset + row not in out:
             out.append(offset + row)
+    return out
+
+
+def _gathered(scene: Scene, columns: list[_Column]) -> list[_Column]:
+    """The columns, those whose neighbours all hide in one collapsed group replaced by one ghost per
+    group that counts them (numbered -1, -2, ... as keys; no edges)."""
+    out: list[_Column] = []
+    hidden: dict[int, int] = {}   # group box row -> ghosts inside
+    for c in columns:
+        ends = set(c.sources) | set(c.targets)
+        row = ends.pop() if len(ends) == 1 else -1
+        if row >= 0 and scene.box_kind[row] == BoxKind.GROUP:
+            hidden[row] = hidden.get(row, 0) + len(c.members)
+        else:
+            out.append(c)
+    for k, (row, n) in enumerate(hidden.items()):
+        path = scene.box_ref[row].group
+        g = Ghost(scene.scope, -1 - k, f"{n} added in B", note=f"inside {path.rsplit('/', 1)[-1]}", group=path)
+        out.append(_Column([g], {g.key: 0}, [row], [row], {g.key: ([], [])}))
     return out
 
 
@@ -137,11 +159,12 @@ class _Placer:
     graph flows down, y and x when it flows right."""
 
     def __init__(self, across: np.ndarray, along: np.ndarray, across_size: np.ndarray, along_size: np.ndarray,
-                 flip: bool, names: bool) -> None:
+                 flip: bool, names: bool, most: int) -> None:
         self.a0, self.l0 = across, along
         self.a1, self.l1 = across + across_size, along + along_size
         self.flip, self.names = flip, names
         self.rects: list[tuple[float, float, float, float]] = []   # placed ghosts: across, along, size across, size along
+        self.placed = np.zeros((4, most), np.float64)   # the same as arrays: across from, to, along from, to
         self.ghosts: list[Ghost] = []
         self.links: list[tuple[int, int]] = []   # (from, to) rows, ghosts counted from the scene's end
 
@@ -162,6 +185,7 @@ class _Placer:
             for g in (g for g in column.members if column.level[g.key] == lv):
                 w, h = sizes[g.key]
                 self.rects.append((at_across, at_along + (depth[lv] - h) / 2, w, h))
+                self.placed[:, len(self.ghosts)] = (at_across, at_across + w, at_along, at_along + depth[lv])
                 self.ghosts.append(g)
                 at_across += w + SIDE_GAP
             at_along += depth[lv] + ALONG_GAP
@@ -195,11 +219,12 @@ class _Placer:
             lo_a, hi_a = across - MARGIN, across + width + MARGIN
             lo_l, hi_l = along - MARGIN, along + depth + MARGIN
             hit = (self.a1 > lo_a) & (self.a0 < hi_a) & (self.l1 > lo_l) & (self.l0 < hi_l)
-            ends = list(self.a1[hit])
-            ends += [a + w for a, lv, w, d in self.rects if a + w > lo_a and a < hi_a and lv + d > lo_l and lv < hi_l]
-            if not ends:
+            p = self.placed[:, :len(self.ghosts)]
+            ghost_hit = (p[1] > lo_a) & (p[0] < hi_a) & (p[3] > lo_l) & (p[2] < hi_l)
+            ends = np.concatenate([self.a1[hit], p[1, ghost_hit]])
+            if not len(ends):
                 return across
-            across = max(ends) + ACROSS_GAP
+            across = float(ends.max()) + ACROSS_GAP
         return across
 
     def _link(self, column: _Column, first: int) -> None:
@@ -235,7 +260,7 @@ class _Placer:
             box_h=bh.astype(np.float32), box_kind=np.full(n, BoxKind.GHOST, np.int8),
             box_category=np.array([t.category for t in texts], np.int8).reshape(n),
             box_title=[t.title for t in texts], box_name=[t.name for t in texts], box_lines=[t.lines for t in texts],
-            box_ref=[BoxRef(BoxKind.GHOST, g.key, "", "") for g in self.ghosts],
+            box_ref=[BoxRef(BoxKind.GHOST, g.key, "", g.group) for g in self.ghosts],
             edge_src=np.array(src, np.int32), edge_dst=np.array(dst, np.int32), edge_value=[""] * m,
             edge_label=[""] * m, edge_inferred=np.zeros(m, bool), edge_offsets=offsets, edge_points=pts)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -647,6 +648,8 @@ class GraphCanvas(QWidget):
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.OP:
             self.doc.selection.select_node(self._scope, ref.node)
+        elif ref.kind == BoxKind.GHOST and ref.group:   # the ghosts inside a collapsed group: open it
+            self.expand_group(ref.group)
         elif ref.kind == BoxKind.GHOST:
             self.select_ghost(ref.node)
         elif ref.kind == BoxKind.GROUP:
@@ -732,7 +735,10 @@ class GraphCanvas(QWidget):
             return box_tooltip(self.doc.index, emb.scene, local) if box >= 0 else \
                 edge_tooltip(self.doc.index, emb.scene, local)
         if box >= 0 and self.drawable.scene.box_kind[box] == BoxKind.GHOST:
-            return self._describe_ghost(self.drawable.scene.box_ref[box].node)
+            ref = self.drawable.scene.box_ref[box]
+            if ref.group:
+                return f"<b>{escape(self.drawable.scene.box_title[box])}</b> inside {escape(ref.group)}: click to open it"
+            return self._describe_ghost(ref.node)
         if box >= 0:
             text = box_tooltip(self.doc.index, self.drawable.scene, box)
             node = int(self.drawable.box_node[box])
