@@ -64,6 +64,14 @@ def _overlaps(w: MainWindow, box: int) -> list[int]:
     return [int(b) for b in np.flatnonzero(hit) if b != box]
 
 
+def _frames_touched(w: MainWindow, box: int) -> list[int]:
+    """Group frames the box lies on or in (a ghost keeps off them: it would read as one of their members)."""
+    x0, y0, x1, y1 = _rect(w, box)
+    g = w.canvas.drawable.scene.group_rect
+    hit = (g[:, 0] + g[:, 2] > x0) & (g[:, 0] < x1) & (g[:, 1] + g[:, 3] > y0) & (g[:, 1] < y1)
+    return [int(f) for f in np.flatnonzero(hit)]
+
+
 def _linked(w: MainWindow, src: int, dst: int) -> bool:
     s = w.canvas.drawable.scene
     return bool(((s.edge_src == src) & (s.edge_dst == dst)).any())
@@ -96,7 +104,7 @@ def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_e
     relu, conv = d.node_box[3], d.node_box[4]
     assert _rect(w, relu)[1] <= _rect(w, ghost)[3] and _rect(w, ghost)[1] <= _rect(w, conv)[3]
     assert _rect(w, ghost)[0] > max(_rect(w, relu)[2], _rect(w, conv)[2])
-    assert _overlaps(w, ghost) == []
+    assert _overlaps(w, ghost) == [] and _frames_touched(w, ghost) == []
     assert _linked(w, relu, ghost) and _linked(w, ghost, conv)
     # chosen in the list: its box selected and centred, B's fields in the Node panel, A's selection empty
     _choose(qtbot, w, rows[0])
@@ -138,7 +146,7 @@ def test_a_chain_of_three_inserted_nodes_is_a_column_of_ghosts_stepped_through_w
     tops = [_rect(w, g)[1] for g in ghosts]
     assert tops == sorted(tops) and len(set(tops)) == 3   # in order along the flow
     assert len({_rect(w, g)[0] for g in ghosts}) == 1      # one column
-    assert all(_overlaps(w, g) == [] for g in ghosts)
+    assert all(_overlaps(w, g) == [] and _frames_touched(w, g) == [] for g in ghosts)
     relu, conv = d.node_box[3], d.node_box[4]
     assert _linked(w, relu, ghosts[0]) and _linked(w, ghosts[0], ghosts[1]) and _linked(w, ghosts[1], ghosts[2])
     assert _linked(w, ghosts[2], conv) and not _linked(w, relu, ghosts[1])
@@ -228,6 +236,7 @@ def test_an_inserted_node_in_an_if_branch_is_a_ghost_drilled_in_and_inline(
     ghost = d.ghost_box[row]
     relu, mean = emb.box_start + emb.scene.box_of_node(3), emb.box_start + emb.scene.box_of_node(4)
     assert _linked(w, relu, ghost) and _linked(w, ghost, mean) and _overlaps(w, ghost) == []
+    assert _frames_touched(w, ghost) == []   # beside the If's frame, not across its border
     c.dock.list.setCurrentRow(-1)
     c.dock.list.setCurrentRow(row)
     qtbot.waitUntil(lambda: w.canvas.selected_box() == w.canvas.drawable.ghost_box.get(row), timeout=TIMEOUT)

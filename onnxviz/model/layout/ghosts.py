@@ -83,6 +83,7 @@ def merge_ghosts(scene: Scene, ghosts: Mapping[str, Sequence[Ghost]], embedded: 
         (scene.box_y, scene.box_x, scene.box_h, scene.box_w)
     placer = _Placer(np.asarray(across, np.float64), np.asarray(along, np.float64),
                      np.asarray(across_size, np.float64), np.asarray(along_size, np.float64), flip, names, len(rows))
+    placer.avoid(scene.group_rect)
     for column in _gathered(scene, _columns(rows)):
         placer.place(column)
     return _concatenate([scene, placer.part(scene.n_boxes, flip)], scene)
@@ -165,6 +166,15 @@ class _Placer:
         self.flip, self.names = flip, names
         self.rects: list[tuple[float, float, float, float]] = []   # placed ghosts: across, along, size across, size along
         self.placed = np.zeros((4, most), np.float64)   # the same as arrays: across from, to, along from, to
+        self.frames = np.zeros((4, 0), np.float64)      # group frames, in the same order
+
+    def avoid(self, rects: np.ndarray) -> None:
+        """Keep ghosts off the frames ``rects`` (x, y, w, h): a ghost straddling a frame's border would
+        read as one of its members."""
+        r = np.asarray(rects, np.float64).reshape(-1, 4)
+        x, y = (r[:, 1], r[:, 0]) if self.flip else (r[:, 0], r[:, 1])
+        w, h = (r[:, 3], r[:, 2]) if self.flip else (r[:, 2], r[:, 3])
+        self.frames = np.stack([x, x + w, y, y + h])
         self.ghosts: list[Ghost] = []
         self.links: list[tuple[int, int]] = []   # (from, to) rows, ghosts counted from the scene's end
 
@@ -219,9 +229,10 @@ class _Placer:
             lo_a, hi_a = across - MARGIN, across + width + MARGIN
             lo_l, hi_l = along - MARGIN, along + depth + MARGIN
             hit = (self.a1 > lo_a) & (self.a0 < hi_a) & (self.l1 > lo_l) & (self.l0 < hi_l)
-            p = self.placed[:, :len(self.ghosts)]
+            p, f = self.placed[:, :len(self.ghosts)], self.frames
             ghost_hit = (p[1] > lo_a) & (p[0] < hi_a) & (p[3] > lo_l) & (p[2] < hi_l)
-            ends = np.concatenate([self.a1[hit], p[1, ghost_hit]])
+            frame_hit = (f[1] > lo_a) & (f[0] < hi_a) & (f[3] > lo_l) & (f[2] < hi_l)
+            ends = np.concatenate([self.a1[hit], p[1, ghost_hit], f[1, frame_hit]])
             if not len(ends):
                 return across
             across = float(ends.max()) + ACROSS_GAP

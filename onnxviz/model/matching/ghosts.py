@@ -3,11 +3,14 @@
 A ``node_added`` difference names a B node; through the alignment its producers and consumers that
 have an A partner become the A nodes its ghost box sits between (:mod:`onnxviz.model.layout.ghosts`),
 a B graph input or output the A one it pairs with, and a producer that is itself added the ghost
-before it in a chain.
+before it in a chain. An added node that only reads weights (a quantized weight's DequantizeLinear,
+the Constants and chains before it) gets no ghost: B's own layout folds it into its reader's box, and
+the Differences list shows it on B's graph.
 """
 
 from __future__ import annotations
 
+from onnxviz.model.graph.index import INITIALIZER, GraphIndex
 from onnxviz.model.layout.ghosts import Endpoint, Ghost
 from onnxviz.model.matching.align import GraphAlignment
 from onnxviz.model.matching.diff import ModelDiff
@@ -26,7 +29,19 @@ def added_ghosts(diff: ModelDiff) -> dict[str, list[Ghost]]:
         ga = diff.alignment.graphs_b.get(scope_b)
         if ga is None:
             continue   # a body only B has: no graph of A to draw it in
-        out[ga.scope_a] = [_ghost(ga, j, row, added) for j, row in added.items() if 0 <= j < len(ga.index_b.nodes)]
+        weights = _weight_only(ga.index_b)
+        out[ga.scope_a] = [_ghost(ga, j, row, added) for j, row in added.items()
+                           if 0 <= j < len(ga.index_b.nodes) and j not in weights]
+    return out
+
+
+def _weight_only(g: GraphIndex) -> set[int]:
+    """The nodes of ``g`` that read nothing but initializers, Constants and such nodes' outputs
+    (nodes are in topological order)."""
+    out: set[int] = set()
+    for j, n in enumerate(g.nodes):
+        if all(not x or (p := g.producer.get(x, -1)) == INITIALIZER or p in out for x in n.input):
+            out.add(j)
     return out
 
 

@@ -430,7 +430,8 @@ class DiffController(QObject):
             canvas.set_overlay(self.marks_b, f"B's graph: differences with A ({_removed_note(self.diff)})",
                                scheme=DIFF_SCHEME_B)
         else:
-            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
+            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff, len(self._ghost_of))})",
+                               scheme=DIFF_SCHEME)
 
     # -- Run Both ------------------------------------------------------------------------------------
     def run_both(self, feeds: Mapping[str, np.ndarray] | PendingFeeds | None = None) -> Task | None:
@@ -532,9 +533,13 @@ def _short(d: Difference) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _added_note(diff: ModelDiff) -> str:
+def _added_note(diff: ModelDiff, drawn: int) -> str:
+    """How many nodes only B has are drawn as ghosts, and how many (reading only weights) B's graph shows."""
     added = sum(1 for d in diff.differences if d.kind == "node_added")
-    return f"{added} node{'s' if added != 1 else ''} only in B: dashed" if added else "nothing added"
+    if not added:
+        return "nothing added"
+    said = f"{drawn} only in B: dashed"
+    return said if drawn == added else f"{said}; {added - drawn} on weights: B's graph"
 
 
 def _removed_note(diff: ModelDiff) -> str:
