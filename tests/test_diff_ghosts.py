@@ -37,7 +37,7 @@ def _inserted(tmp_path: Path, ops: list[str], after: int = 3) -> Path:
         n.input[:] = [names[-1] if x == source else x for x in n.input]
     for k, n in enumerate(chain):
         g.node.insert(after + 1 + k, n)
-    path = tmp_path / f"resnet_{'_'.join(ops)}.onnx"
+    path = tmp_path / f"resnet_{len(ops)}_{ops[0]}.onnx"
     onnx.save(m, path)
     return path
 
@@ -270,3 +270,19 @@ def test_merge_ghosts_keeps_the_scene_and_turns_with_left_to_right_layouts() -> 
         assert (along[2] < 200 + 100 and along[2] + merged.box_w[2] > 0) if lr else 0 < along[2] + 15 < 230
         assert merged.box_w[2] > merged.box_h[2]   # a box reads the same whichever way the graph flows
         assert merge_ghosts(plain, {"other": ghosts[""]}) is plain   # no ghost of this graph: the same scene
+
+
+def test_a_chain_too_long_to_draw_is_counted_and_its_nodes_are_shown_on_bs_graph(
+        qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"] * 320))
+    c, d = w.diff, w.canvas.drawable
+    rows = [k for k, x in enumerate(c.dock.differences) if x.kind == "node_added"]
+    assert len(rows) == 320 and not any(k in d.ghost_box for k in rows)
+    counted = [b for b in np.flatnonzero(d.scene.box_kind == BoxKind.GHOST)]
+    assert [d.scene.box_title[b] for b in counted] == ["320 added in B"]
+    assert d.scene.box_lines[counted[0]] == ["more: Show B's graph"] and _overlaps(w, int(counted[0])) == []
+    assert "only in B: dashed" in w.canvas.view.legend.title
+    # one of them chosen in the list: B's graph, its node selected there
+    c.dock.list.setCurrentRow(rows[5])
+    qtbot.waitUntil(lambda: c.showing_b and c.doc_b.selection.state.node == c.dock.differences[rows[5]].node_b,
+                    timeout=TIMEOUT)

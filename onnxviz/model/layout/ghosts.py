@@ -30,6 +30,8 @@ SIDE_GAP = 20.0        # between ghosts of one level
 STEP = 8.0             # an edge's straight piece out of and into a box
 MARGIN = 10.0          # free room kept around a ghost column
 MAX_TRIES = 400        # moves aside before a column is placed where it is (never a hang)
+MAX_GHOSTS = 3000      # ghosts drawn one by one in a scene; the rest are counted by one box
+MAX_CHAIN = 300        # a longer chain of added nodes is counted, not drawn (B's graph shows it)
 
 
 @dataclass(frozen=True)
@@ -102,20 +104,26 @@ def _rows(part: Scene, ends: tuple[Endpoint, ...], offset: int, terminals: dict[
 
 def _gathered(scene: Scene, columns: list[_Column]) -> list[_Column]:
     """The columns, those whose neighbours all hide in one collapsed group replaced by one ghost per
-    group that counts them (numbered -1, -2, ... as keys; no edges)."""
+    group that counts them, and beyond :data:`MAX_GHOSTS` (or in chains longer than :data:`MAX_CHAIN`)
+    by one ghost that counts the rest (numbered -1, -2, ... as keys; no edges)."""
     out: list[_Column] = []
     hidden: dict[int, int] = {}   # group box row -> ghosts inside
+    rest, drawn = 0, 0
     for c in columns:
         ends = set(c.sources) | set(c.targets)
         row = ends.pop() if len(ends) == 1 else -1
         if row >= 0 and scene.box_kind[row] == BoxKind.GROUP:
             hidden[row] = hidden.get(row, 0) + len(c.members)
+        elif drawn + len(c.members) > MAX_GHOSTS or len(c.members) > MAX_CHAIN:
+            rest += len(c.members)
         else:
             out.append(c)
-    for k, (row, n) in enumerate(hidden.items()):
-        path = scene.box_ref[row].group
-        g = Ghost(scene.scope, -1 - k, f"{n} added in B", note=f"inside {path.rsplit('/', 1)[-1]}", group=path)
-        out.append(_Column([g], {g.key: 0}, [row], [row], {g.key: ([], [])}))
+            drawn += len(c.members)
+    counts = [(n, scene.box_ref[row].group, [row]) for row, n in hidden.items()] + ([(rest, "", [])] if rest else [])
+    for k, (n, path, rows) in enumerate(counts):
+        note = f"inside {path.rsplit('/', 1)[-1]}" if path else "more: Show B's graph"
+        g = Ghost(scene.scope, -1 - k, f"{n} added in B", note=note, group=path)
+        out.append(_Column([g], {g.key: 0}, rows, rows, {g.key: ([], [])}))
     return out
 
 
@@ -136,22 +144,18 @@ def _columns(rows: list[tuple[Ghost, list[int], list[int]]]) -> list[_Column]:
             if (g.scope, a) in by_key:
                 parent[root((g.scope, g.key))] = root((g.scope, a))
     level: dict[tuple[str, int], int] = {}
-
-    def level_of(k: tuple[str, int], seen: frozenset[tuple[str, int]] = frozenset()) -> int:
-        if k not in level:
-            g = by_key[k][0]
-            before = [(g.scope, a) for a in g.after if (g.scope, a) in by_key and (g.scope, a) not in seen]
-            level[k] = 1 + max((level_of(b, seen | {k}) for b in before), default=-1)
-        return level[k]
-
+    for g, _, _ in rows:   # in the other model's order, which is topological: a ghost's feeders come first
+        level[(g.scope, g.key)] = 1 + max((level.get((g.scope, a), -1) for a in g.after), default=-1)
     columns: dict[tuple[str, int], _Column] = {}
     for g, src, dst in rows:
         c = columns.setdefault(root((g.scope, g.key)), _Column([], {}, [], [], {}))
         c.members.append(g)
         c.ends[g.key] = (src, dst)
-        c.level[g.key] = level_of((g.scope, g.key))
-        c.sources += [r for r in src if r not in c.sources]
-        c.targets += [r for r in dst if r not in c.targets]
+        c.level[g.key] = level[(g.scope, g.key)]
+        c.sources += src
+        c.targets += dst
+    for c in columns.values():
+        c.sources, c.targets = list(dict.fromkeys(c.sources)), list(dict.fromkeys(c.targets))
     return list(columns.values())
 
 
@@ -180,10 +184,12 @@ class _Placer:
 
     def place(self, column: _Column) -> None:
         sizes = {g.key: self._size(g) for g in column.members}
-        levels = sorted(set(column.level.values()))
-        depth = {lv: max(sizes[g.key][1] for g in column.members if column.level[g.key] == lv) for lv in levels}
-        widths = {lv: sum(sizes[g.key][0] for g in column.members if column.level[g.key] == lv)
-                  + SIDE_GAP * (sum(1 for g in column.members if column.level[g.key] == lv) - 1) for lv in levels}
+        by_level: dict[int, list[Ghost]] = {}
+        for g in column.members:
+            by_level.setdefault(column.level[g.key], []).append(g)
+        levels = sorted(by_level)
+        depth = {lv: max(sizes[g.key][1] for g in gs) for lv, gs in by_level.items()}
+        widths = {lv: sum(sizes[g.key][0] for g in gs) + SIDE_GAP * (len(gs) - 1) for lv, gs in by_level.items()}
         total_along = sum(depth.values()) + ALONG_GAP * (len(levels) - 1)
         total_across = max(widths.values())
         start_along, start_across = self._anchor(column, total_along)
@@ -192,7 +198,7 @@ class _Placer:
         at_along = start_along
         for lv in levels:
             at_across = start_across
-            for g in (g for g in column.members if column.level[g.key] == lv):
+            for g in by_level[lv]:
                 w, h = sizes[g.key]
                 self.rects.append((at_across, at_along + (depth[lv] - h) / 2, w, h))
                 self.placed[:, len(self.ghosts)] = (at_across, at_across + w, at_along, at_along + depth[lv])

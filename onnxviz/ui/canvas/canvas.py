@@ -298,16 +298,17 @@ class GraphCanvas(QWidget):
         self.ghost_selected.emit(key)
         return True
 
-    def reveal_ghost(self, scope: str, key: int, near: int = -1) -> None:
+    def reveal_ghost(self, scope: str, key: int, near: int = -1, missing: Callable[[], None] | None = None) -> None:
         """Show ``scope`` with the groups hiding node ``near`` (a neighbour of the ghost) open, then
-        select ghost ``key``."""
+        select ghost ``key``; ``missing`` is called when no box draws it even so (counted, not drawn)."""
         if self.drawable is not None and key in self.drawable.ghost_box and \
                 (scope != self._scope or near < 0 or near in self.drawable.node_box):
             self.select_ghost(key)   # drawn here already, between its neighbours (or in a body shown inside its node)
             return
 
         def select() -> None:
-            self.select_ghost(key)
+            if not self.select_ghost(key) and missing is not None:
+                missing()
 
         def reveal() -> None:
             if self.drawable is not None and (near < 0 or near in self.drawable.node_box):

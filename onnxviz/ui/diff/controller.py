@@ -252,7 +252,7 @@ class DiffController(QObject):
         ghost = self._ghost_of.get(row)
         if ghost is not None and not self.showing_b:   # drawn in A's graph: its ghost box
             near = next((e for e in ghost.sources + ghost.targets if isinstance(e, int)), -1)
-            self.window.canvas.reveal_ghost(ghost.scope, row, near)
+            self.window.canvas.reveal_ghost(ghost.scope, row, near, missing=lambda: self._select_in_b(d))
         elif d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
             self.show_b(True)
             self.window.canvas.reveal_node(d.scope_b, d.node_b)
@@ -264,6 +264,12 @@ class DiffController(QObject):
             self._select_in_a(d)
         self.dock.show_sides(self._added_sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
+
+    def _select_in_b(self, d: Difference) -> None:
+        """B's graph on the canvas, ``d``'s B node selected (a ghost too many to draw in A's)."""
+        if self.diff is not None and d in self.diff.differences and self.doc_b is not None:
+            self.show_b(True)
+            self.window.canvas.reveal_node(d.scope_b, d.node_b)
 
     def _select_in_a(self, d: Difference) -> None:
         doc = self.window.doc
