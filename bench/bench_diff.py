@@ -1,11 +1,14 @@
 """Speed of the model diff (alignment + structural diff) on two versions of a synthetic transformer.
 
-    python bench/bench_diff.py [LAYERS ...]      (default: 300 3000, i.e. 12,311 and 123,011 nodes)
+    python bench/bench_diff.py [--window] [LAYERS ...]   (default: 300 3000, i.e. 12,311 and 123,011 nodes)
 
 B is A with every node renamed (as another exporter or an optimizer names them), one node deleted, one
 inserted, one attribute and one weight changed: the matcher has to align it by structure. Prints, per
 size: reading both files, indexing them, aligning, the diff (wall clock, and the CPU time of align + diff,
 which other work on the machine inflates less), and the fraction of nodes aligned.
+With ``--window`` (run with QT_QPA_PLATFORM=offscreen) it times the window instead: File > Compare With...
+from the call until the diff is in the dock and the canvas shows A's graph marked (added nodes drawn as
+ghost boxes), the canvas idle again.
 Goals (issue 19): 12k nodes in at most 2 s, 123k nodes in at most 15 s.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -74,9 +78,46 @@ def measure(layers: int) -> None:
           f"({100 * pairs / na:.2f}%), {len(result.differences):,} differences, besides renames: {others}")
 
 
+def measure_window(layers: int) -> None:
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+
+    from onnxviz.ui.app import ensure_app
+    from onnxviz.ui.main_window import MainWindow
+
+    ensure_app()
+    path_a = synth_file(layers)
+    with tempfile.TemporaryDirectory() as folder:
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, folder)
+        path_b = Path(folder) / "b.onnx"
+        onnx.save(edited_copy(onnx.load(str(path_a))), str(path_b))
+        window = MainWindow()
+        window.show()
+
+        def wait_until(done: Callable[[], bool]) -> None:
+            while not done():
+                loop = QEventLoop()
+                QTimer.singleShot(10, loop.quit)
+                loop.exec()
+
+        window.open_path(path_a)
+        wait_until(lambda: window.doc is not None and window.canvas.drawable is not None and not window.canvas.busy)
+        shown: list[float] = []
+        window.diff.diff_shown.connect(lambda: shown.append(time.perf_counter()))
+        start = time.perf_counter()
+        window.diff.compare_with(path_b)
+        wait_until(lambda: bool(shown) and not window.canvas.busy)
+        end = time.perf_counter()
+        n = len(window.doc.model.graph.node) if window.doc is not None else 0
+        print(f"{n:>7,} nodes: window Compare With... to diff shown {shown[0] - start:.2f} s, "
+              f"to the marked canvas idle {end - start:.2f} s; {len(window.diff.dock.differences):,} differences")
+        window.set_document(None)
+        window.close()
+
+
 def main(argv: list[str]) -> int:
-    for layers in [int(a) for a in argv] or [300, 3000]:
-        measure(layers)
+    window = "--window" in argv
+    for layers in [int(a) for a in argv if a != "--window"] or [300, 3000]:
+        (measure_window if window else measure)(layers)
     return 0
 
 

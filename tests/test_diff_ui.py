@@ -84,7 +84,8 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
     assert dock.list.count() == 4 and "4 differences" in dock.summary.text()
     # the legend and the colours on A's graph
     legend = w.canvas.view.legend
-    assert legend is not None and [s[0] for s in legend.swatches] == ["renamed only", "changed", "removed in B"]
+    assert legend is not None and [s[0] for s in legend.swatches] == ["renamed only", "changed", "removed in B",
+                                                                      "added in B (dashed)"]
     assert _box_colour(w, 8) == COLOURS["node_removed"]
     assert _box_colour(w, 2) == RENAMED_RGBA
     assert _box_colour(w, 14) == COLOURS["node_changed"]
@@ -137,7 +138,9 @@ def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node
     sides = _node_panel_sides(w)
     assert sides is not None and sides.changed_fields() == ["attribute axes"]
     added = next(d for d in dock.differences if d.kind == "node_added")
-    dock.list.setCurrentRow(dock.differences.index(added))  # only B has it: B's graph, the node selected there
+    with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
+        dock.show_b_button.click()
+    dock.list.setCurrentRow(dock.differences.index(added))  # on B's graph: the node selected there
     assert w.diff.showing_b and w.canvas.doc is w.diff.doc_b
     qtbot.waitUntil(lambda: w.diff.doc_b.selection.state.node == added.node_b, timeout=TIMEOUT)
     assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 2).text() == "Neg"
@@ -276,12 +279,13 @@ def test_a_window_saved_with_a_diff_open_starts_without_the_empty_dock(qtbot: Qt
 def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(qtbot: QtBot, make_window: Make) -> None:
     w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
     c, dock, doc_a = w.diff, w.diff.dock, doc_of(w)
-    assert "only in B: Show B's graph" in w.canvas.shown_overlay.legend.title
+    assert "only in B: dashed" in w.canvas.shown_overlay.legend.title
     added = next(k for k, d in enumerate(dock.differences)  # a weight's DequantizeLinear is drawn in its reader's box
                  if d.kind == "node_added" and d.details["op_type"] == "QuantizeLinear")
     d = dock.differences[added]
     with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
-        dock.list.setCurrentRow(added)  # a node only B has: the canvas switches to B's graph
+        dock.show_b_button.click()   # B's graph: the added node selected there, not its ghost in A's
+    dock.list.setCurrentRow(added)
     settle()
     doc_b = c.doc_b
     assert c.showing_b and w.canvas.doc is doc_b and w.doc is doc_a and dock.show_b_button.isChecked()

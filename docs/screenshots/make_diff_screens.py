@@ -3,8 +3,8 @@
     QT_QPA_PLATFORM=offscreen python docs/screenshots/make_diff_screens.py
 
 diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Compare With...), a changed
-Conv selected; diff-added.png: Show B's graph, the QDQ model's own nodes green, an added QuantizeLinear
-selected; diff-weights.png: the Quantized weights tab (float weights against the dequantized int8 ones);
+Conv selected; diff-added.png: the same merged view of A with the QDQ model's added nodes as dashed green
+ghost boxes between their neighbours, an added QuantizeLinear selected (B's fields in the Node panel); diff-weights.png: the Quantized weights tab (float weights against the dequantized int8 ones);
 diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
 diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected;
 compare-activations.png: Run > Compare with Model... (float vs int8), the Activations panel's "Both runs" tab.
@@ -52,14 +52,15 @@ def main() -> None:
     settle()
     w.diff.compare_with(EXPORTS / "resnet_int8_qdq.onnx")
     wait(w.diff.diff_shown)
-    rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_changed"]
+    rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_changed"
+            and "layer1/conv2" in (d.a or "")]   # mid-graph: centred, clear of the legend
     w.diff.dock.list.setCurrentRow(rows[0])
     settle()
     w.grab().save(str(HERE / "diff-view.png"))
     b_nodes = w.diff.doc_b.index.main.nodes  # type: ignore[union-attr]
     added = next(k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_added"
                  and b_nodes[d.node_b].op_type == "QuantizeLinear" and "layer1" in b_nodes[d.node_b].name)
-    w.diff.dock.list.setCurrentRow(added)  # only B has it: the canvas shows B's graph
+    w.diff.dock.list.setCurrentRow(added)  # only B has it: its ghost box in A's graph
     settle()
     w.grab().save(str(HERE / "diff-added.png"))
     w.diff.dock.tabs.setCurrentWidget(w.diff.dock.weights_table)

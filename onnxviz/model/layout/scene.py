@@ -21,6 +21,7 @@ class BoxKind(IntEnum):
     INPUT = 1       # a graph input (terminal)
     OUTPUT = 2      # a graph output (terminal)
     GROUP = 3       # a collapsed name-scope group standing for many nodes
+    GHOST = 4       # a node only the other model of a diff has (``onnxviz.model.layout.ghosts``)
 
 
 class Category(IntEnum):

@@ -10,6 +10,9 @@ Public API (used by other features through ``window.canvas``):
 * ``set_node_badges({(scope, node): "error" | "warning"})`` - small marks on boxes (or their group box);
 * ``set_overlay({(scope, node): value}, title, flagged=None, scheme=Scheme())`` / ``clear_overlay()`` - colour
   op boxes by value (a box's tooltip tells its value);
+* ``set_ghosts({scope: [Ghost]}, describe)`` - boxes of nodes another model has (a diff's added nodes),
+  drawn beside their neighbours in every scene; ``select_ghost(key)``/``reveal_ghost(...)`` select one,
+  ``ghost_selected(key)`` says a ghost was selected (it is no node of the document: edits never see it);
 * ``node_notes`` - functions ``(scope, node) -> html line`` whose lines end an op box's tooltip;
 * ``export_image(path)`` - the whole graph to PNG or SVG;
 * signals ``scene_ready()`` (a newly built scene has been painted) and ``scope_changed(str)``.
@@ -20,8 +23,9 @@ shown in a bar over the canvas.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
 from onnxviz.model.heap import settle
+from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
 from onnxviz.model.layout.inline import EMBEDDED, Embedded
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
@@ -94,6 +99,7 @@ class GraphCanvas(QWidget):
 
     scene_ready = Signal()
     scope_changed = Signal(str)
+    ghost_selected = Signal(int)   # the key of the ghost box clicked or selected
     layout_failed = Signal(str)
 
     layout_factory: Callable[..., Any] = staticmethod(default_layout_factory)   # (index, scope, expanded[, inline])
@@ -115,6 +121,8 @@ class GraphCanvas(QWidget):
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
         self._inline: frozenset[int] = frozenset()   # nodes of the shown scope drawn with their bodies inside
+        self._ghosts: Mapping[str, Sequence[Ghost]] = {}   # scope -> boxes of nodes only another model has
+        self._describe_ghost: Callable[[int], str] = str   # a ghost's key -> its tooltip (html)
         self._badges: dict[tuple[str, int], str] = {}
         self._overlay: tuple[dict[tuple[str, int], float], str, tuple[str, int] | None, Scheme] | None = None
         self.shown_overlay: Overlay | None = None   # the overlay as drawn on the shown scene
@@ -207,6 +215,7 @@ class GraphCanvas(QWidget):
             self.doc.selection.changed.disconnect(self._on_selection)
         self.doc = doc
         self._badges, self._overlay, self.view.legend, self.shown_overlay = {}, None, None, None
+        self._ghosts = {}
         self.search_panel.set_index(doc.index if doc is not None else None)
         self.pages.setCurrentWidget(self.view_host if doc is not None or self.placeholder is None else self.placeholder)
         if doc is None:
@@ -268,6 +277,46 @@ class GraphCanvas(QWidget):
 
     def fit(self) -> None:
         self.view.fit()
+
+    def set_ghosts(self, ghosts: Mapping[str, Sequence[Ghost]], describe: Callable[[int], str] = str) -> None:
+        """Draw ``ghosts`` (per scope) into every scene from now on, the shown one at once (nothing is
+        laid out again); ``describe`` gives a ghost's tooltip. An empty mapping takes them away."""
+        if not ghosts and not self._ghosts:
+            return
+        self._ghosts, self._describe_ghost = ghosts, describe
+        self._submit(_Job("Marking", None, lambda lay, p, t: lay.scene, None, True))
+
+    def select_ghost(self, key: int) -> bool:
+        """Select ghost ``key``'s box in the shown drawing and bring it into view (the document's
+        selection is cleared: a ghost is no node of it); False when no box shows it."""
+        box = self.drawable.ghost_box.get(key, -1) if self.drawable is not None else -1
+        if self.doc is None or box < 0:
+            return False
+        self.doc.selection.clear(self._scope)
+        self._group_selected = box
+        self._follow_selection(center=True)
+        self.ghost_selected.emit(key)
+        return True
+
+    def reveal_ghost(self, scope: str, key: int, near: int = -1, missing: Callable[[], None] | None = None) -> None:
+        """Show ``scope`` with the groups hiding node ``near`` (a neighbour of the ghost) open, then
+        select ghost ``key``; ``missing`` is called when no box draws it even so (counted, not drawn)."""
+        if self.drawable is not None and key in self.drawable.ghost_box and \
+                (scope != self._scope or near < 0 or near in self.drawable.node_box):
+            self.select_ghost(key)   # drawn here already, between its neighbours (or in a body shown inside its node)
+            return
+
+        def select() -> None:
+            if not self.select_ghost(key) and missing is not None:
+                missing()
+
+        def reveal() -> None:
+            if self.drawable is not None and (near < 0 or near in self.drawable.node_box):
+                select()
+            else:
+                self._submit(_Job("Expanding", None, lambda lay, p, t: lay.reveal(near), select, True))
+
+        self.show_scope(scope, then=reveal)
 
     def set_node_badges(self, badges: dict[tuple[str, int], str]) -> None:
         """Mark nodes with a small red ("error") or orange ("warning") badge."""
@@ -460,6 +509,9 @@ class GraphCanvas(QWidget):
         def work(progress: ProgressFn, token: CancelToken) -> tuple[Any, Drawable]:
             layout = job.make_layout() if job.make_layout is not None else current
             scene = job.work(layout, progress, token)
+            ghosts = self._ghosts   # as they are now: set_ghosts queues another job after this one
+            if ghosts:
+                scene = merge_ghosts(scene, ghosts, getattr(layout, "embedded", ()), layout.options.names)
             token.check()
             drawable = Drawable(scene)
             settle()  # kept until the next layout: later collections need not walk it
@@ -597,6 +649,10 @@ class GraphCanvas(QWidget):
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.OP:
             self.doc.selection.select_node(self._scope, ref.node)
+        elif ref.kind == BoxKind.GHOST and ref.group:   # the ghosts inside a collapsed group: open it
+            self.expand_group(ref.group)
+        elif ref.kind == BoxKind.GHOST:
+            self.select_ghost(ref.node)
         elif ref.kind == BoxKind.GROUP:
             self.doc.selection.clear(self._scope)
             self._group_selected = box
@@ -610,7 +666,8 @@ class GraphCanvas(QWidget):
             if inside is not None:
                 self.doc.selection.select_value(inside[0].scope, inside[0].scene.edge_value[inside[1]])
                 return
-            self.doc.selection.select_value(self._scope, self.drawable.scene.edge_value[edge])
+            if self.drawable.scene.edge_value[edge]:   # a ghost's edges stand for no value of the document
+                self.doc.selection.select_value(self._scope, self.drawable.scene.edge_value[edge])
 
     def _on_empty_clicked(self) -> None:
         if self.doc is not None:
@@ -678,6 +735,11 @@ class GraphCanvas(QWidget):
             emb, local = inside
             return box_tooltip(self.doc.index, emb.scene, local) if box >= 0 else \
                 edge_tooltip(self.doc.index, emb.scene, local)
+        if box >= 0 and self.drawable.scene.box_kind[box] == BoxKind.GHOST:
+            ref = self.drawable.scene.box_ref[box]
+            if ref.group:
+                return f"<b>{escape(self.drawable.scene.box_title[box])}</b> inside {escape(ref.group)}: click to open it"
+            return self._describe_ghost(ref.node)
         if box >= 0:
             text = box_tooltip(self.doc.index, self.drawable.scene, box)
             node = int(self.drawable.box_node[box])
@@ -764,7 +826,8 @@ class GraphCanvas(QWidget):
         if state.node >= 0:
             return [state.node] if state.scope == self._scope else []
         box = self._group_selected
-        if box < 0 or self.layout_obj is None or self.drawable is None or state.value:
+        if box < 0 or self.layout_obj is None or self.drawable is None or state.value \
+                or self.drawable.scene.box_kind[box] != BoxKind.GROUP:   # a ghost stands for no node here
             return []
         return list(self.layout_obj.group_nodes(self.drawable.scene.box_ref[box].group))
 
@@ -845,6 +908,17 @@ class GraphCanvas(QWidget):
             box = group_box_of(d, self.layout_obj, node)
         return box
 
+    def _body_rows(self) -> dict[str, Callable[[int], int]]:
+        """For each body drawn inside its node: its node -> the row of the box showing it (-1: none)."""
+        def row_of(emb: Embedded) -> Callable[[int], int]:
+            def row(node: int) -> int:
+                local = emb.scene.box_of_node(node)
+                ok = 0 <= local < emb.scene.n_boxes and emb.scene.box_ref[local].node == node
+                return emb.box_start + local if ok else -1
+            return row
+
+        return {emb.scope: row_of(emb) for emb in getattr(self.layout_obj, "embedded", ())}
+
     def _apply_marks(self) -> None:
         opts = self.view.options
         d = self.drawable
@@ -854,7 +928,7 @@ class GraphCanvas(QWidget):
             opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
             if self._overlay is not None:
                 values, title, flagged, scheme = self._overlay
-                shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme)
+                shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme, self._body_rows())
                 opts.overlay, self.view.legend, self.shown_overlay = shown.rgba, shown.legend, shown
                 if flagged is not None and flagged[0] == self._scope:
                     opts.flagged_box = self._box_for_node(flagged[1])

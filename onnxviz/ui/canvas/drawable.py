@@ -29,6 +29,7 @@ class Drawable:
     node_box: dict[int, int] = field(init=False)    # node position -> OP box row
     group_box: dict[str, int] = field(init=False)   # group path -> collapsed GROUP box row
     value_box: dict[str, int] = field(init=False)   # terminal value name -> INPUT/OUTPUT box row
+    ghost_box: dict[int, int] = field(init=False)   # a ghost's key -> its GHOST box row (a diff's added nodes)
     box_node: np.ndarray = field(init=False)        # OP box row -> its node position; -1 for other boxes
     bounds: tuple[float, float, float, float] = field(init=False)
     labels: LabelSpots = field(init=False)          # where each edge label is drawn
@@ -44,7 +45,7 @@ class Drawable:
         # per-segment bounding boxes as contiguous (2, m) arrays: rows x, y
         self._seg_lo = np.ascontiguousarray(np.minimum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
         self._seg_hi = np.ascontiguousarray(np.maximum(self.seg[:, 0:2], self.seg[:, 2:4]).T)
-        self.node_box, self.group_box, self.value_box = {}, {}, {}
+        self.node_box, self.group_box, self.value_box, self.ghost_box = {}, {}, {}, {}
         self.box_node = np.full(s.n_boxes, -1, np.int64)
         for i, ref in enumerate(s.box_ref):
             if ref.kind == BoxKind.OP:
@@ -52,6 +53,8 @@ class Drawable:
                 self.box_node[i] = ref.node
             elif ref.kind == BoxKind.GROUP:
                 self.group_box[ref.group] = i
+            elif ref.kind == BoxKind.GHOST:
+                self.ghost_box[ref.node] = i
             else:
                 self.value_box.setdefault(ref.value, i)
         self.bounds = s.bounds()
@@ -70,6 +73,13 @@ class Drawable:
         self.scene = scene
         if relabelled:
             self._place_labels()
+
+    def ghost_edges(self, edges: np.ndarray) -> np.ndarray:
+        """Which of ``edges`` lead to or from a ghost box (a mask)."""
+        if not self.ghost_box:
+            return np.zeros(len(edges), bool)
+        kind = self.scene.box_kind
+        return (kind[self.scene.edge_src[edges]] == BoxKind.GHOST) | (kind[self.scene.edge_dst[edges]] == BoxKind.GHOST)
 
     def _covers_all(self, x0: float, y0: float, x1: float, y1: float) -> bool:
         bx, by, bw, bh = self.bounds

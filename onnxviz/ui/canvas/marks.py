@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from html import escape
 from typing import Any
@@ -110,19 +110,26 @@ def worst_badges(badges: dict[tuple[str, int], str], scope: str, box_of: Callabl
 
 
 def overlay_colours(d: Drawable, values: dict[tuple[str, int], float], scope: str,
-                    box_of: Callable[[int], int], title: str = "", scheme: Scheme = LEVEL) -> Overlay:
+                    box_of: Callable[[int], int], title: str = "", scheme: Scheme = LEVEL,
+                    bodies: Mapping[str, Callable[[int], int]] | None = None) -> Overlay:
     """Each box's colour by the value it shows, and the key; the scale spans the boxes' values only
     (a node drawn by no box of its own, e.g. a weight folded into its consumer, does not stretch it).
 
     A collapsed group box takes the largest value among the nodes it hides; durations add up
     instead, and a folded node's time is added to the box listing it. Vectorised over the scene's
     node -> box table (a run of a 100k-node model gives 100k values); ``box_of`` serves scenes
-    without one.
+    without one. ``bodies`` maps the scope of each body drawn inside its node to the box row showing
+    a node of it: a body's node takes its own graph's value, never that of the shown graph's node
+    at the same position.
     """
     pairs = [(node, value) for (s, node), value in values.items() if s == scope]
     nodes = np.fromiter((n for n, _ in pairs), np.int64, len(pairs))
     vals = np.fromiter((v for _, v in pairs), np.float64, len(pairs))
     boxes = _boxes_showing(d, nodes, box_of, folded=scheme.kind == "duration")
+    if bodies:
+        inside = [(row, value) for (s, node), value in values.items() if s in bodies and (row := bodies[s](node)) >= 0]
+        boxes = np.concatenate([boxes, np.fromiter((r for r, _ in inside), np.int64, len(inside))])
+        vals = np.concatenate([vals, np.fromiter((v for _, v in inside), np.float64, len(inside))])
     shown = np.isfinite(vals) & (boxes >= 0)
     per_box, counts = _per_box(d.scene.n_boxes, boxes[shown], vals[shown], scheme.kind == "duration")
     coloured = np.flatnonzero(counts)

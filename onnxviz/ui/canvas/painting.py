@@ -97,6 +97,9 @@ class ScenePainter:
             colour = _key_colour(int(key), opts.overlay is not None)
             p.setBrush(colour)
             self._draw_rects(p, d, chosen, min_size)
+        if d.ghost_box:   # a diff's added nodes: its green, whatever the overlay
+            p.setBrush(style.GHOST)
+            self._draw_rects(p, d, boxes[d.scene.box_kind[boxes] == BoxKind.GHOST], min_size)
 
     def _draw_rects(self, p: QPainter, d: Drawable, rows: np.ndarray, min_size: float) -> None:
         self._rects.resize(len(rows))
@@ -124,8 +127,10 @@ class ScenePainter:
         # a value captured from the enclosing graph: dashed, like its input box
         outer = np.isin(d.scene.edge_src[edges], np.fromiter(opts.outer, np.int64)) \
             if opts.outer else np.zeros(len(edges), bool)
-        for chosen, colour, width, dashed in ((edges[~selected & ~outer], style.EDGE, 1.2, False),
-                                              (edges[~selected & outer], style.EDGE, 1.2, True),
+        ghost = d.ghost_edges(edges)   # to or from a node only the other model has: dashed, its green
+        for chosen, colour, width, dashed in ((edges[~selected & ~outer & ~ghost], style.EDGE, 1.2, False),
+                                              (edges[~selected & outer & ~ghost], style.EDGE, 1.2, True),
+                                              (edges[~selected & ghost], style.GHOST, 1.6, True),
                                               (edges[selected], style.SELECTION, 2.4, False)):
             if not len(chosen):
                 continue
@@ -208,7 +213,28 @@ def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOption
     if kind == BoxKind.GROUP:
         _paint_group_box(p, d, b, rect, scale, opts)
         return
+    if kind == BoxKind.GHOST:
+        _paint_ghost_box(p, d, b, rect, scale, opts)
+        return
     _paint_op_box(p, d, b, rect, scale, opts)
+
+
+def _paint_ghost_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, opts: PaintOptions) -> None:
+    """A node only the other model of a diff has: a dashed green outline, its op type in green, then
+    what it is ("added in B")."""
+    s = d.scene
+    p.setPen(QPen(style.GHOST, 1.8, Qt.PenStyle.DashLine))
+    p.setBrush(style.BACKGROUND)
+    p.drawRoundedRect(rect, 4, 4)
+    title = (s.box_name[b] or s.box_title[b]) if opts.show_names else s.box_title[b]
+    p.setPen(style.GHOST)
+    p.setFont(style.font(style.TITLE_PT, bold=True))
+    p.drawText(QRectF(rect.x() + 4, rect.y(), rect.width() - 8, style.HEADER_H), Qt.AlignmentFlag.AlignCenter,
+               _elide(p, title, rect.width() - 8))
+    if scale >= style.BODY_SCALE and s.box_lines[b]:
+        p.setFont(style.font(style.BODY_PT, italic=True))
+        p.drawText(QRectF(rect.x() + 4, rect.y() + style.HEADER_H, rect.width() - 8, rect.height() - style.HEADER_H),
+                   Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, _elide(p, s.box_lines[b][0], rect.width() - 8))
 
 
 def _paint_terminal(p: QPainter, title: str, rect: QRectF, outer: bool) -> None:

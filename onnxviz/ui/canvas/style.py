@@ -66,6 +66,7 @@ def use_dark(on: bool) -> None:
 
 
 SELECTION = QColor("#1a73e8")
+GHOST = QColor(0, 158, 115)   # a node only the other model of a diff has: the diff's "added" green
 NEIGHBOUR = QColor("#7baaf0")
 FLAG = QColor("#e0118a")
 NO_OVERLAY_VALUE = QColor("#d5d9de")  # an op box the overlay has no (finite) value for, near or far

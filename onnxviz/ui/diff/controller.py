@@ -3,31 +3,38 @@ the background, marks A's graph, lists every difference, and runs both models on
 
 The matching is :mod:`onnxviz.model.matching`'s (one matcher for the structure and the numbers): the
 canvas shows A's graph with changed and removed nodes in their colours (a collapsed group takes its
-strongest); "Show B's graph" puts B's graph on the canvas instead, with the nodes only B has marked
-(a difference whose node only the other side has switches sides when it is selected). Run Both reuses
+strongest) and the nodes only B has as dashed ghost boxes between their matched neighbours
+(:mod:`onnxviz.model.matching.ghosts`); a ghost selected shows B's node in the Node panel and is
+never edited. "Show B's graph" puts B's graph on the canvas instead, with the nodes only B has marked
+(a node of a graph only B has, which A's graph cannot show, switches to it when selected). Run Both reuses
 the diff's alignment, so the values compared are the ones the diff paired.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import onnx
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.layout.ghosts import Ghost
 from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_models, diff_models
+from onnxviz.model.matching.ghosts import added_ghosts
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.store import value_key
 from onnxviz.model.selection import SelectionState
+from onnxviz.model.text import display_name
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
 from onnxviz.ui.diff.sides import SidesTable, changed_fields, node_rows
@@ -42,8 +49,9 @@ DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 RENAMED_RGBA = (222, 203, 160, 255)  # a node that changed its name only (another exporter): muted
 CATEGORY = {"renamed": 0, "node_changed": 1, "node_removed": 2, "node_added": 2}  # a group box shows its highest
-DIFF_SCHEME = Scheme("category", ("renamed only", "changed", "removed in B"),
-                     (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_removed"]), blank="same in B")
+DIFF_SCHEME = Scheme("category", ("renamed only", "changed", "removed in B", "added in B (dashed)"),
+                     (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_removed"], COLOURS["node_added"]),
+                     blank="same in B")
 DIFF_SCHEME_B = Scheme("category", ("renamed only", "changed", "added in B"),
                        (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_added"]), blank="same in A")
 
@@ -57,6 +65,7 @@ class Opened:
     marks: dict[tuple[str, int], float]   # A's nodes to colour: (scope, node) -> category
     summary: str
     marks_b: dict[tuple[str, int], float] = field(default_factory=dict)  # B's nodes, for B's graph
+    ghosts: dict[str, list[Ghost]] = field(default_factory=dict)  # B's added nodes drawn in A's graphs, per A scope
 
 
 class DiffController(QObject):
@@ -75,6 +84,8 @@ class DiffController(QObject):
         self.diff: ModelDiff | None = None
         self.marks: dict[tuple[str, int], float] = {}
         self.marks_b: dict[tuple[str, int], float] = {}
+        self.ghosts: dict[str, list[Ghost]] = {}
+        self._ghost_of: dict[int, Ghost] = {}   # a difference's row -> its ghost
         self.showing_b = False     # the canvas shows B's graph
         self.cross: CrossRun | None = None
         self.task: Task | None = None
@@ -91,6 +102,7 @@ class DiffController(QObject):
         self.dock.weight_chosen.connect(self.show_weight)
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
+        window.canvas.ghost_selected.connect(self._on_ghost)
         window.run_controller.run_finished.connect(lambda: self.show_b(False))  # A's run colours A's graph
         window.closing.connect(self.close_diff)
         # the window restores its docks after the features are installed: a dock saved open, with a diff
@@ -140,7 +152,8 @@ class DiffController(QObject):
             token.check()
             diff = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                                progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
-            return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True))
+            return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True),
+                          added_ghosts(diff))
 
         task = Task(work, f"Comparing with {path.name}", parent=self)
         task.finished.connect(lambda opened: self._opened(task, doc_a, opened))
@@ -162,6 +175,9 @@ class DiffController(QObject):
         self._drop_runs()
         self.show_b(False)
         self.doc_b, self.diff, self.marks, self.marks_b = opened.doc_b, opened.diff, opened.marks, opened.marks_b
+        self.ghosts = opened.ghosts
+        self._ghost_of = {g.key: g for gs in opened.ghosts.values() for g in gs}
+        self._show_ghosts()
         self.colouring = DIFFERENCES
         self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
         self._place_dock()
@@ -207,6 +223,8 @@ class DiffController(QObject):
         self.show_b(False)
         self._drop_runs()
         self.diff, self.doc_b, self.marks, self.marks_b = None, None, {}, {}
+        self.ghosts, self._ghost_of = {}, {}
+        self._show_ghosts()
         self.dock.hide()
         if was_active:
             run = self.window.run_controller
@@ -231,7 +249,11 @@ class DiffController(QObject):
         if self.diff is None or self.window.doc is None or not 0 <= row < len(self.diff.differences):
             return
         d = self.diff.differences[row]
-        if d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
+        ghost = self._ghost_of.get(row)
+        if ghost is not None and not self.showing_b:   # drawn in A's graph: its ghost box
+            near = next((e for e in ghost.sources + ghost.targets if isinstance(e, int)), -1)
+            self.window.canvas.reveal_ghost(ghost.scope, row, near, missing=lambda: self._select_in_b(d))
+        elif d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
             self.show_b(True)
             self.window.canvas.reveal_node(d.scope_b, d.node_b)
         elif self.showing_b and d.node_a < 0 and d.b is not None and self._select_value(self.doc_b, d.scope_b, d.b):
@@ -242,6 +264,12 @@ class DiffController(QObject):
             self._select_in_a(d)
         self.dock.show_sides(self._added_sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
+
+    def _select_in_b(self, d: Difference) -> None:
+        """B's graph on the canvas, ``d``'s B node selected (a ghost too many to draw in A's)."""
+        if self.diff is not None and d in self.diff.differences and self.doc_b is not None:
+            self.show_b(True)
+            self.window.canvas.reveal_node(d.scope_b, d.node_b)
 
     def _select_in_a(self, d: Difference) -> None:
         doc = self.window.doc
@@ -292,6 +320,7 @@ class DiffController(QObject):
             self.window.canvas.set_document(doc_b if on else doc_a)
             self.window.editing.push_badges()  # A's problems on A's graph only
         self.dock.set_showing_b(on)
+        self._show_ghosts()
         self._apply_colours()
         self.side_changed.emit(on)
 
@@ -313,6 +342,52 @@ class DiffController(QObject):
             keys = [value_key(state.scope, y) for y in b.output]
             self._show_pair(next((by_b[k] for k in keys if k in by_b), None))
 
+    # -- ghosts: B's added nodes in A's graph --------------------------------------------------------
+    def _show_ghosts(self) -> None:
+        """The added nodes on A's graph while the diff is open and A's graph is shown; none otherwise."""
+        canvas = self.window.canvas
+        if canvas.doc is not None and canvas.doc is self.window.doc:
+            canvas.set_ghosts(self.ghosts if self.active and not self.showing_b else {}, self._ghost_tooltip)
+
+    def _b_node(self, key: int) -> tuple[Difference, onnx.NodeProto] | None:
+        """The added difference of row ``key`` and B's node."""
+        if self.diff is None or not 0 <= key < len(self.diff.differences):
+            return None
+        d = self.diff.differences[key]
+        ga = self.diff.alignment.graphs_b.get(d.scope_b)
+        if ga is None or not 0 <= d.node_b < len(ga.index_b.nodes):
+            return None
+        return d, ga.index_b.nodes[d.node_b]
+
+    def _ghost_tooltip(self, key: int) -> str:
+        found = self._b_node(key)
+        if found is None:
+            return ""
+        d, n = found
+        name = html.escape(display_name(n.name, 120)) if n.name else "(no name)"
+        where = f" of {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
+        return (f"<b>{html.escape(n.op_type)}</b> {name}<br><i>only in B (added): node {d.node_b}{where} of B; "
+                "not part of this model, not editable</i>")
+
+    def _on_ghost(self, key: int) -> None:
+        """A ghost selected on the canvas: B's node in the Node panel and the dock, its row current."""
+        found = self._b_node(key)
+        if found is None:
+            return
+        d, n = found
+        table = SidesTable(node_rows(None, n))
+        where = f" in {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
+        panel = self.window.panels.node_panel
+        panel.show_other(("ghost", key), n.op_type, f"only in B (added) · node {d.node_b}{where} of B", [
+            ("Only in B (added): not in this model, not editable", table)])
+        self.window.panels.docks["Node"].raise_()
+        if self.dock.list.currentRow() != key:
+            self.dock.list.blockSignals(True)
+            self.dock.list.setCurrentRow(key)
+            self.dock.list.blockSignals(False)
+            self.dock.detail.setText(display_name(d.text(), 4000))
+        self.dock.show_sides(SidesTable(node_rows(None, n)))
+
     # -- the Node panel ----------------------------------------------------------------------------
     def node_section(self, doc: Document, scope: str, node: int) -> tuple[str, QWidget] | None:
         """The Node panel's "Compared with B" section: both sides field by field, changes highlighted."""
@@ -332,7 +407,7 @@ class DiffController(QObject):
         return title, SidesTable(node_rows(a, b, changed))
 
     def _added_sides(self, d: Difference) -> SidesTable | None:
-        """A node only B has gets no box in A's graph: the dock shows its fields instead."""
+        """A node only B has: the dock shows its fields."""
         ga = self.diff.alignment.graphs_b.get(d.scope_b) if self.diff is not None and d.kind == "node_added" else None
         if ga is None or not 0 <= d.node_b < len(ga.index_b.nodes):
             return None
@@ -361,7 +436,8 @@ class DiffController(QObject):
             canvas.set_overlay(self.marks_b, f"B's graph: differences with A ({_removed_note(self.diff)})",
                                scheme=DIFF_SCHEME_B)
         else:
-            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff)})", scheme=DIFF_SCHEME)
+            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff, len(self._ghost_of))})",
+                               scheme=DIFF_SCHEME)
 
     # -- Run Both ------------------------------------------------------------------------------------
     def run_both(self, feeds: Mapping[str, np.ndarray] | PendingFeeds | None = None) -> Task | None:
@@ -463,9 +539,13 @@ def _short(d: Difference) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _added_note(diff: ModelDiff) -> str:
+def _added_note(diff: ModelDiff, drawn: int) -> str:
+    """How many nodes only B has are drawn as ghosts, and how many (reading only weights) B's graph shows."""
     added = sum(1 for d in diff.differences if d.kind == "node_added")
-    return f"{added} node{'s' if added != 1 else ''} only in B: Show B's graph" if added else "nothing added"
+    if not added:
+        return "nothing added"
+    said = f"{drawn} only in B: dashed"
+    return said if drawn == added else f"{said}; {added - drawn} on weights: B's graph"
 
 
 def _removed_note(diff: ModelDiff) -> str:

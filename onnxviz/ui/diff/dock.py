@@ -257,6 +257,7 @@ class DiffDock(QDockWidget):
     def show_sides(self, table: QWidget | None) -> None:
         """Show ``table`` under the difference's text (None: nothing)."""
         if self.sides is not None:
+            self.sides.hide()   # at once: deleteLater waits for the event loop
             self.sides.deleteLater()
         self.sides = table
         if table is not None:

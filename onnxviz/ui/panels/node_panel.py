@@ -82,6 +82,16 @@ class NodePanel(Page):
             self.add_section(f"{display_name(fn.name, SECTION_CHARS)} documentation", markdown_view(fn.doc_string))
         self.end()
 
+    def show_other(self, subject: object, title: str, subtitle: str, sections: list[tuple[str, QWidget]]) -> None:
+        """Something that is no node of the document (a diff's node only the other model has): a title,
+        a plain-text ``subtitle`` and read-only sections, nothing that links into or edits the document."""
+        self.scope, self.node = "", -1
+        self.begin(subject)
+        self.add_title(title, html.escape(subtitle))
+        for section in sections:
+            self.add_section(*section)
+        self.end()
+
     def _add_header(self, doc: Document, g: GraphIndex, i: int, n: NodeProto, info: OpDoc | None) -> None:
         domain = n.domain or "ai.onnx"
         self.add_title(n.op_type, f"{text_html(domain)} · node {i}" + (f" in {code(g.scope)}" if g.scope else ""))
