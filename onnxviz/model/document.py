@@ -82,6 +82,8 @@ class Document:
         self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
         self.path = path
+        self._data_dir: Path | None = None  # of a part made from another model: see part_of
+        self._never_saved = False
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
         self._text_checked = False
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original, len(original)) \
@@ -144,6 +146,17 @@ class Document:
         model, data = read_model_file(p, pause)
         return cls(model, p.absolute(), data, stamp)
 
+    @classmethod
+    def part_of(cls, model: onnx.ModelProto, source: Document) -> Document:
+        """A model made from ``source``'s (an extracted part), in no file yet: unsaved until it is saved
+        (closing asks), and its external weights are read from ``source``'s folder meanwhile (within it
+        only, as any model's; a save copies the ones it uses, see :meth:`save`)."""
+        part = cls(model)
+        part._data_dir = source.base_dir
+        part._never_saved = True
+        part.load_problems = part._load_problems()
+        return part
+
     def _load_problems(self) -> list[Problem]:
         external = [t for t in iter_all_tensors(self.model) if is_external(t)]
         self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
@@ -151,7 +164,8 @@ class Document:
 
     @property
     def base_dir(self) -> Path | None:
-        return self.path.parent if self.path else None
+        """The folder external data is read from: the file's, or the source's for an unsaved part."""
+        return self.path.parent if self.path else self._data_dir
 
     @property
     def name(self) -> str:
@@ -266,7 +280,7 @@ class Document:
 
     @property
     def is_dirty(self) -> bool:
-        return not self.undo_stack.is_clean
+        return not self.undo_stack.is_clean or self._never_saved
 
     def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD) -> None:
         self.generation += 1
@@ -424,6 +438,7 @@ class Document:
         if plan.written_model is not None or (moved and self.has_external_data):
             self.load_problems = self._load_problems()  # data files elsewhere, or now none
         self.undo_stack.set_clean()
+        self._never_saved = False
         self.changed.emit(Change("Save", ChangeKind.SAVED))
         return plan.target
 
