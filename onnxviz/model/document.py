@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -81,6 +82,7 @@ class Document:
         (taken before reading, so a change made meanwhile is noticed at the next save)."""
         self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
+        self._edit = Editor(self._edit_context())
         self.path = path
         self._data_dir: Path | None = None  # of a part made from another model: see part_of
         self._never_saved = False
@@ -111,13 +113,23 @@ class Document:
 
     @property
     def edit(self) -> Editor:
-        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`).
+        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`)."""
+        return self._edit
 
-        Made on each use and not kept: an editor refers to the document, and the document must not refer
-        back to it (a replaced document goes by reference counting alone, without the cycle collector)."""
-        return Editor(EditContext(self.target, self.names, index=lambda: self.index,
-                                  built_index=lambda: self._index, generation=lambda: self.generation,
-                                  run=self.execute))
+    def _edit_context(self) -> EditContext:
+        """The editor's view of this document. It reaches the document through a weak reference: the
+        document keeps its editor, and a reference back would make a cycle (a replaced document goes by
+        reference counting alone, without the cycle collector)."""
+        me = weakref.ref(self)
+
+        def doc() -> Document:
+            alive = me()
+            if alive is None:
+                raise EditError("this editor's document is closed.")
+            return alive
+
+        return EditContext(self.target, self.names, index=lambda: doc().index, built_index=lambda: doc()._index,
+                           generation=lambda: doc().generation, run=lambda command: doc().execute(command))
 
     @property
     def model(self) -> onnx.ModelProto:
