@@ -77,15 +77,16 @@ class Document:
     """
 
     def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None,
-                 stamp: FileStamp | None = None) -> None:
+                 stamp: FileStamp | None = None, *, data_dir: Path | None = None) -> None:
         """``original``: the bytes ``model`` was parsed from, read from ``path`` when it had ``stamp``
-        (taken before reading, so a change made meanwhile is noticed at the next save)."""
+        (taken before reading, so a change made meanwhile is noticed at the next save). ``data_dir``: where
+        external data is read from while the model has no ``path`` (see :meth:`part_of`)."""
         self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
         self._edit = Editor(self._edit_context())
         self.path = path
-        self._data_dir: Path | None = None  # of a part made from another model: see part_of
-        self._never_saved = False
+        self._data_dir = data_dir
+        self._never_saved = False  # a part made from another model, in no file yet: see part_of
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
         self._text_checked = False
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original, len(original)) \
@@ -163,10 +164,8 @@ class Document:
         """A model made from ``source``'s (an extracted part), in no file yet: unsaved until it is saved
         (closing asks), and its external weights are read from ``source``'s folder meanwhile (within it
         only, as any model's; a save copies the ones it uses, see :meth:`save`)."""
-        part = cls(model)
-        part._data_dir = source.base_dir
+        part = cls(model, data_dir=source.base_dir)
         part._never_saved = True
-        part.load_problems = part._load_problems()
         return part
 
     def _load_problems(self) -> list[Problem]:
