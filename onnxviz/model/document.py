@@ -83,7 +83,7 @@ class Document:
         external data is read from while the model has no ``path`` (see :meth:`part_of`)."""
         self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
-        self._edit = Editor(self._edit_context())
+        self._editor: Callable[[], Editor | None] = lambda: None  # see edit
         self.path = path
         self._data_dir = data_dir
         self._never_saved = False  # a part made from another model, in no file yet: see part_of
@@ -114,23 +114,18 @@ class Document:
 
     @property
     def edit(self) -> Editor:
-        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`)."""
-        return self._edit
+        """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`).
 
-    def _edit_context(self) -> EditContext:
-        """The editor's view of this document. It reaches the document through a weak reference: the
-        document keeps its editor, and a reference back would make a cycle (a replaced document goes by
-        reference counting alone, without the cycle collector)."""
-        me = weakref.ref(self)
-
-        def doc() -> Document:
-            alive = me()
-            if alive is None:
-                raise EditError("this editor's document is closed.")
-            return alive
-
-        return EditContext(self.target, self.names, index=lambda: doc().index, built_index=lambda: doc()._index,
-                           generation=lambda: doc().generation, run=lambda command: doc().execute(command))
+        One editor as long as anything holds it (``doc.edit is doc.edit``). The editor refers to the
+        document and the document keeps it by a weak reference only: both ways strong would be a cycle,
+        and a replaced document must go by reference counting alone, without the cycle collector."""
+        editor = self._editor()
+        if editor is None:
+            editor = Editor(EditContext(self.target, self.names, index=lambda: self.index,
+                                        built_index=lambda: self._index, generation=lambda: self.generation,
+                                        run=self.execute))
+            self._editor = weakref.ref(editor)
+        return editor
 
     @property
     def model(self) -> onnx.ModelProto:
