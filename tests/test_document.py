@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxviz
+from onnxviz.model.document import Document
 from onnxviz.model.errors import LoadError, SaveError
 from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, ModelIndex
 
@@ -155,3 +156,28 @@ def test_unreadable_files_get_one_sentence(tmp_path: Path, content: bytes, phras
         onnxviz.open(path)
     assert phrase in info.value.message
     assert "\n" not in info.value.message
+
+
+def test_the_editor_is_one_object_and_no_reference_cycle(example_path: Path) -> None:
+    """doc.edit was made anew on each use (``doc.edit is doc.edit`` was False): one kept by the document
+    referred back to it, a cycle only the cycle collector frees."""
+    import gc
+    import weakref
+
+    doc = Document.open(example_path)
+    editor = doc.edit
+    assert doc.edit is editor and doc.rename_node.__self__ is editor  # the legacy spelling goes through it too
+    editor.rename_node("/stem/conv/Conv", "stem_conv")
+    assert doc.model.graph.node[0].name == "stem_conv" and doc.undo_stack.commands
+    gone = weakref.ref(doc)
+    gc.collect()
+    gc.disable()
+    try:
+        del doc
+        assert gone() is not None  # the editor held refers to its document
+        del editor
+        assert gone() is None  # then both go by reference counting alone: no cycle
+    finally:
+        gc.enable()
+    part = Document.open(example_path).edit.extract_nodes(["/res/Add"])  # a document nobody holds
+    assert [n.name for n in part.graph.node] == ["/res/Add"]

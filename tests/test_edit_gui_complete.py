@@ -4,6 +4,7 @@ float and tensor values, edge cases and the keyboard."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,10 @@ from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QLineEdit, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
-from window_fixtures import doc_of, open_and_wait, press_undo
+from window_fixtures import doc_of, press_undo
 
 import onnxviz
+from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
 from onnxviz.ui.edit.controller import branch_details, branch_question
 from onnxviz.ui.edit.forms import FormDialog
@@ -26,8 +28,16 @@ from onnxviz.ui.widgets.names import unbreak
 SHOTS = os.environ.get("ONNXVIZ_SHOTS", "")  # a folder to keep pictures of the dialogs in, for a human to look at
 
 
+@pytest.fixture
+def window(open_window: Callable[[Path], MainWindow], example_copy: Path) -> MainWindow:
+    """A shown window with a copy of the example open."""
+    return open_window(example_copy)
 
 
+@pytest.fixture
+def doc(window: MainWindow) -> Document:
+    """The example's document in ``window``."""
+    return doc_of(window)
 
 
 def shot(widget: object, name: str) -> None:
@@ -42,10 +52,7 @@ def shot(widget: object, name: str) -> None:
 
 # -- deleting a branch ------------------------------------------------------------------------------
 def test_delete_with_inputs_lists_the_branch_then_deletes_it_in_one_undo(
-        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+        qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 6)  # /res/conv2/Conv, fed by conv1 -> relu1
     assert "Delete Node and Branch &Feeding Only It..." in [a.text() for a in window.editing.context_menu().actions()]
@@ -68,10 +75,7 @@ def test_delete_with_inputs_lists_the_branch_then_deletes_it_in_one_undo(
     assert doc.model.SerializeToString() == before
 
 
-def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 22)  # /head/fc/Gemm -> /head/Softmax
     action = window.editing.actions["delete_outputs"]
@@ -98,10 +102,7 @@ def _palette(qtbot: QtBot, window: MainWindow, search: str) -> PaletteDialog:
     return dialog
 
 
-def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 2)  # /stem/relu/Relu
     dialog = _palette(qtbot, window, "cast")
@@ -122,10 +123,7 @@ def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, make_window, example
 
 
 def test_insert_contrib_fused_matmul_adds_its_opset_import_and_undo_removes_both(
-        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+        qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     before = doc.model.SerializeToString()
     assert [o.domain for o in doc.model.opset_import] == [""]
     doc.selection.select_node("", 2)  # /stem/relu/Relu
@@ -152,10 +150,7 @@ def test_insert_contrib_fused_matmul_adds_its_opset_import_and_undo_removes_both
     assert doc.model.SerializeToString() == before
 
 
-def test_insert_add_asks_for_its_second_input(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_insert_add_asks_for_its_second_input(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.selection.select_node("", 2)  # /stem/relu/Relu
     dialog = _palette(qtbot, window, "add")
     assert dialog.chosen().name == "Add"  # type: ignore[union-attr]
@@ -172,10 +167,7 @@ def test_insert_add_asks_for_its_second_input(qtbot: QtBot, make_window, example
 
 
 def test_insert_concat_takes_more_inputs_and_relu_needs_nothing(
-        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+        qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.selection.select_node("", 2)
     dialog = _palette(qtbot, window, "relu")
     assert dialog.needs.isHidden()
@@ -204,10 +196,7 @@ def _attributes(window: MainWindow, node: int) -> AttributesDialog:
 
 
 def test_float_attribute_shows_its_shortest_text_and_enter_changes_nothing(
-        qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+        qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.edit.set_attribute("/stem/bn/BatchNormalization", "epsilon", 0.12345679)  # 0.12345679104328156 stored
     edits = len(doc.undo_stack.commands)
     dialog = _attributes(window, 1)
@@ -221,10 +210,7 @@ def test_float_attribute_shows_its_shortest_text_and_enter_changes_nothing(
     assert "0.12345679 <span" in panel  # the Node panel shows the same text (it showed 0.123457)
 
 
-def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.edit.initializer_to_constant("head.axes")  # a Constant node holding int64[1] = [1]
     before = doc.model.SerializeToString()
     dialog = _attributes(window, 0)
@@ -247,11 +233,8 @@ def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, make_window, exa
     assert doc.model.SerializeToString() == before
 
 
-def test_replace_weights_of_another_dtype_can_cast(qtbot: QtBot, make_window, example_copy: Path,
-                                                   tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_replace_weights_of_another_dtype_can_cast(qtbot: QtBot, window: MainWindow, doc: Document,
+                                                   tmp_path: Path) -> None:
     before = doc.model.SerializeToString()
     old = numpy_helper.to_array(doc.model.graph.initializer[1])  # stem.conv.bias, float32[16]
     npy = tmp_path / "bias.npy"
@@ -269,10 +252,7 @@ def test_replace_weights_of_another_dtype_can_cast(qtbot: QtBot, make_window, ex
     assert doc.model.SerializeToString() == before
 
 
-def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_small_weights_edited_as_text(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     before = doc.model.SerializeToString()
     doc.selection.select_value("", "attn.flat_shape")
     window.editing.actions["weights_text"].trigger()
@@ -297,10 +277,7 @@ def test_small_weights_edited_as_text(qtbot: QtBot, make_window, example_copy: P
 
 
 # -- edge cases -----------------------------------------------------------------------------------------
-def test_a_model_without_outputs_is_a_warning(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_a_model_without_outputs_is_a_warning(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.edit.remove_output("probabilities")
     assert [p.message for p in doc.problems] == [
         "the model has no graph outputs, so running it gives nothing; mark a value as a graph output"]
@@ -321,9 +298,8 @@ def _folded_constant_model(path: Path) -> Path:
 
 
 def test_constant_to_initializer_on_the_box_showing_a_folded_constant(
-        qtbot: QtBot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, _folded_constant_model(tmp_path / "folded.onnx"))
+        qtbot: QtBot, open_window: Callable[[Path], MainWindow], tmp_path: Path) -> None:
+    window = open_window(_folded_constant_model(tmp_path / "folded.onnx"))
     doc = doc_of(window)
     before = doc.model.SerializeToString()
     doc.selection.select_node("", 1)  # the Reshape box, which shows the Constant 'shape' inside it
@@ -355,9 +331,9 @@ def _function_reference_model(path: Path) -> Path:
     return path
 
 
-def test_a_function_constant_set_by_its_caller_says_so(qtbot: QtBot, make_window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, _function_reference_model(tmp_path / "fn.onnx"))
+def test_a_function_constant_set_by_its_caller_says_so(open_window: Callable[[Path], MainWindow],
+                                                      tmp_path: Path) -> None:
+    window = open_window(_function_reference_model(tmp_path / "fn.onnx"))
     doc = doc_of(window)
     scope = next(s for s in doc.index.graphs if s.startswith("fn:"))
     weights = window.panels.weights_panel  # type: ignore[attr-defined]
@@ -381,10 +357,7 @@ def _press(qtbot: QtBot, key: Qt.Key) -> None:
     qtbot.keyClick(target, key)
 
 
-def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.selection.select_node("", 2)  # /stem/relu/Relu
     window.editing.actions["op_type"].trigger()
     dialog = window.editing.dialog
@@ -412,10 +385,7 @@ def test_typing_a_whole_operator_then_return_changes_it(qtbot: QtBot, make_windo
 @pytest.mark.parametrize("action", ["rename_node", "op_type", "rewire", "describe", "rename_value", "weights_text",
                                     "extract", "insert", "attributes", "model", "graph_io", "delete_inputs"])
 def test_every_edit_dialog_closes_with_escape_and_changes_nothing(
-        qtbot: QtBot, make_window, example_copy: Path, action: str) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+        qtbot: QtBot, window: MainWindow, doc: Document, action: str) -> None:
     doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
     window.editing.actions[action].trigger()
     dialog = window.editing.dialog
@@ -428,11 +398,8 @@ def test_every_edit_dialog_closes_with_escape_and_changes_nothing(
 @pytest.mark.parametrize(("action", "label"), [
     ("rename_node", None), ("rename_value", None), ("weights_text", None),
     ("describe", "Edit description of /attn/Reshape")])
-def test_form_dialogs_apply_with_return(qtbot: QtBot, make_window, example_copy: Path, action: str,
-                                        label: str | None) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_form_dialogs_apply_with_return(qtbot: QtBot, window: MainWindow, doc: Document, action: str,
+                                        label: str | None) -> None:
     doc.selection.select_node("", 9) if action != "weights_text" else doc.selection.select_value("", "head.axes")
     window.editing.actions[action].trigger()
     dialog = window.editing.dialog
@@ -448,10 +415,7 @@ def test_form_dialogs_apply_with_return(qtbot: QtBot, make_window, example_copy:
         assert doc.undo_stack.undo_label() == label
 
 
-def test_insert_dialog_from_the_keyboard(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_insert_dialog_from_the_keyboard(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.selection.select_node("", 2)
     window.editing.actions["insert"].trigger()
     dialog = window.editing.dialog
@@ -471,10 +435,7 @@ def test_branch_question_for_a_node_alone(example_path: Path) -> None:
     assert branch_details(branch)[1] == "Weights only they read (2): stem.conv.weight, stem.conv.bias."
 
 
-def test_insert_offers_the_words_a_string_attribute_may_be(qtbot: QtBot, make_window, example_copy: Path) -> None:  # type: ignore[no-untyped-def]
-    window = make_window()
-    open_and_wait(qtbot, window, example_copy)
-    doc = doc_of(window)
+def test_insert_offers_the_words_a_string_attribute_may_be(qtbot: QtBot, window: MainWindow, doc: Document) -> None:
     doc.selection.select_node("", 2)
     dialog = _palette(qtbot, window, "bitshift")
     combo = dialog.needs.attribute_fields["direction"][1]

@@ -137,3 +137,30 @@ def test_a_whole_transformer_layer_runs_alone(tmp_path: Path) -> None:
     assert [v.name for v in part.graph.output] == ["layers.1.res2"]
     feeds = {"input_ids_embed": np.random.default_rng(2).standard_normal((1, 4, 16)).astype(np.float32)}
     check_and_run(part, tmp_path, intermediates(model, feeds, ["layers.0.res2", "layers.1.res2"]))
+
+
+def test_a_part_reads_weights_only_inside_its_source_folder(tmp_path: Path) -> None:
+    """An unsaved part reads external weights from its source's folder, by the same rules as any model:
+    a location leading out of that folder is refused there too, and nothing outside is read."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "outside.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    (folder / "inside.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    inside, outside = TensorProto(name="inside", data_type=TensorProto.FLOAT, dims=[4]), \
+        TensorProto(name="outside", data_type=TensorProto.FLOAT, dims=[4])
+    for tensor, location in ((inside, "inside.bin"), (outside, "../outside.bin")):
+        tensor.data_location = TensorProto.EXTERNAL
+        tensor.external_data.add(key="location", value=location)
+    graph = helper.make_graph([helper.make_node("Add", ["x", "inside"], ["a"], name="add_in"),
+                               helper.make_node("Add", ["a", "outside"], ["y"], name="add_out")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [inside, outside])
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=IR_VERSION), path)
+    source = Document.open(path)
+    refused = [p.message for p in source.load_problems]
+    assert refused == ["tensor 'outside' points outside the model's folder ('../outside.bin'); refused."]
+    good = Document.part_of(source.edit.extract_nodes(["add_in"]), source)
+    assert good.path is None and good.base_dir == folder.absolute() and good.load_problems == []
+    bad = Document.part_of(source.edit.extract_nodes(["add_out"]), source)
+    assert [p.message for p in bad.load_problems] == refused

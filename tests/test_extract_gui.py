@@ -3,14 +3,17 @@ completion neither covers the Outputs field nor drops the names typed before."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnxruntime
 import pytest
+import save_models
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog, QLineEdit, QMessageBox
 from pytestqt.qtbot import QtBot
-from window_fixtures import doc_of, settle
+from window_fixtures import doc_of, open_and_wait, settle
 
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.edit.forms import FormDialog
@@ -139,3 +142,85 @@ def test_the_form_completes_the_name_being_typed_above_the_field(qtbot: QtBot, w
     box = offered(window)
     assert "1 node" in box.text()
     QApplication.processEvents()
+
+
+@pytest.fixture
+def external_window(qtbot: QtBot, tmp_path: Path, make_window: Callable[[], MainWindow]) -> Iterator[MainWindow]:
+    """The example with its weights in a data file, in a folder of its own."""
+    folder = tmp_path / "source"
+    folder.mkdir()
+    w = make_window()
+    open_and_wait(qtbot, w, save_models.with_external_data(folder))
+    yield w
+    for other in list(w.editing.windows):
+        other.set_document(None)
+        other.close()
+
+
+def _extracted(qtbot: QtBot, window: MainWindow, node: int) -> MainWindow:
+    doc_of(window).selection.select_node("", node)
+    window.editing.actions["extract_selection"].trigger()
+    press(offered(window), "Open in New Window")
+    [new] = window.editing.windows
+    qtbot.waitUntil(lambda: new.canvas.drawable is not None)
+    return new
+
+
+def test_a_part_with_external_weights_reads_them_from_the_source_folder(qtbot: QtBot,
+                                                                         external_window: MainWindow) -> None:
+    """The new window's model has no file: its weights were not found (no folder to read them from), so
+    the Weights panel could not show them and a run failed."""
+    source = doc_of(external_window)
+    new = _extracted(qtbot, external_window, 0)  # stem.conv: its weights are in model.onnx.data
+    doc = doc_of(new)
+    assert doc.path is None and doc.base_dir == source.base_dir
+    assert not [p for p in doc.problems if "external" in p.message.lower() or "data file" in p.message.lower()]
+    weight = doc.model.graph.node[0].input[1]
+    view = new.panels.weights_panel.view  # type: ignore[attr-defined]
+    with qtbot.waitSignal(view.loaded, timeout=20000):
+        doc.selection.select_value("", weight)
+    assert source.base_dir is not None
+    expected = save_models.arrays(source.model, source.base_dir)[weight]
+    assert view.prepared is not None and view.prepared.stats.numel == expected.size
+    assert view.prepared.stats.maximum == pytest.approx(float(expected.max()))
+    controller = new.run_controller  # type: ignore[attr-defined]
+    image = np.linspace(-1, 1, 3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32)
+    with qtbot.waitSignal(controller.run_finished, timeout=30000):
+        controller._start(doc, {"image": image}, "", None)
+    assert controller.result is not None
+    whole = onnx.ModelProto()
+    whole.CopyFrom(doc.model)
+    onnx.external_data_helper.load_external_data_for_model(whole, str(source.base_dir))
+    expected_out = onnxruntime.InferenceSession(whole.SerializeToString()).run(None, {"image": image})[0]
+    np.testing.assert_allclose(controller.result.array("stem.conv"), expected_out, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("answer", ["Cancel", "Discard", "Save"])
+def test_closing_an_unsaved_extracted_part_asks_first(qtbot: QtBot, external_window: MainWindow, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
+    """The part is in no file: closing its window dropped it without a question."""
+    new = _extracted(qtbot, external_window, 0)
+    doc = doc_of(new)
+    assert doc.is_dirty and new.isWindowModified()
+    target = tmp_path / "saved" / "part.onnx"
+    target.parent.mkdir()
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *_args: (str(target), ""))
+    new.close()
+    box = QApplication.activeModalWidget()
+    assert isinstance(box, QMessageBox) and box.text() == "Save the changes to untitled.onnx?"
+    box.button(getattr(QMessageBox.StandardButton, answer)).click()
+    if answer == "Cancel":
+        assert new.isVisible() and new.doc is doc and doc.is_dirty
+        return
+    qtbot.waitUntil(lambda: new not in external_window.editing.windows, timeout=20000)
+    if answer == "Save":  # the weights it uses were copied beside it
+        saved = onnx.load(str(target))
+        assert [n.name for n in saved.graph.node] == [doc.model.graph.node[0].name]
+        assert (target.parent / save_models.DATA_NAME).is_file()
+        values = save_models.arrays(saved, target.parent)
+        source = doc_of(external_window)
+        assert source.base_dir is not None
+        originals = save_models.arrays(source.model, source.base_dir)
+        assert all(np.array_equal(values[k], originals[k]) for k in values)
+    else:
+        assert not target.exists()

@@ -3,10 +3,12 @@ crashes and cancel of the worker process, and comparisons."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -16,13 +18,16 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.errors import sentence
+from onnxviz.model.runner import WorkerRun, worker
+from onnxviz.model.runner.protocol import PLANNING
 from onnxviz.model.runner.store import duration_text
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.widgets.names import unbreak
-from tests.test_runner import _nan_model, _slow_model
+from tests.test_runner import _endless_model, _nan_model, _slow_model
 
 TIMEOUT = 30000
 
@@ -40,10 +45,18 @@ def _menu_action(window: MainWindow, text: str) -> QAction:
     return next(a for a in window.run_menu.actions() if a.text().replace("&", "") == text)
 
 
-def _long_model() -> onnx.ModelProto:
-    """20 MatMuls of 2048x2048 (~340 GFLOP, many seconds): a run still going when the test acts (the usual
-    slow model, ~1.5 s, could finish first on a loaded machine, before the test killed or cancelled it)."""
-    return _slow_model(20, 2048)
+def _running_worker(c: RunController, qtbot: QtBot, earlier: WorkerRun | None = None) -> mp.process.BaseProcess:
+    """The worker process of the run just started (not ``earlier``'s), once it has one."""
+    qtbot.waitUntil(lambda: c.active_run not in (None, earlier) and c.active_run.pid is not None, timeout=TIMEOUT)
+    assert c.active_run is not None and c.active_run._process is not None
+    return c.active_run._process
+
+
+def _no_run_process_but_the_spare() -> bool:
+    """No worker process is left but the one waiting for the next run (warm_up)."""
+    waiting = worker._spare._waiting
+    spare = waiting[0] if waiting is not None else None
+    return [p for p in mp.active_children() if p.name == "onnxviz-run" and p is not spare] == []
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:
@@ -76,14 +89,13 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
 
 
 def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
+    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
     doc = window.doc
     doc.edit.set_metadata("note", "an unsaved edit")
     before = doc.model.SerializeToString()
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c.run()
-        qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
-        os.kill(c.active_run.pid, signal.SIGKILL)
+        os.kill(_running_worker(c, qtbot).pid, signal.SIGKILL)
     assert "crashed with SIGKILL" in failed.args[0]
     assert window.doc is doc and doc.model.SerializeToString() == before and doc.is_dirty
     assert {p.key: p.value for p in doc.model.metadata_props}["note"] == "an unsaved edit"
@@ -91,11 +103,52 @@ def test_killed_worker_leaves_window_and_document_intact(qtbot: QtBot, tmp_path:
     assert _menu_action(window, "Run").isEnabled()
 
 
+def test_a_worker_killed_while_planning_is_reported_and_a_new_run_starts(qtbot: QtBot, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker of a never-ending model killed while shape inference planned the capture: the window took
+    it for a crash of shape inference, ran the model again in a new process and never reported anything."""
+    from onnxviz.ui.run import controller
+
+    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
+    doc = window.doc
+    before = doc.model.SerializeToString()
+    real_run_model = controller.run_model
+
+    def run_model(*args: Any, **kwargs: Any) -> Any:
+        shown = kwargs["progress"]
+
+        def progress(fraction: float, text: str) -> None:  # in the run's thread, as the message arrives
+            if text == PLANNING:
+                os.kill(c.active_run.pid, signal.SIGKILL)
+            shown(fraction, text)
+
+        return real_run_model(*args, **{**kwargs, "progress": progress})
+
+    monkeypatch.setattr(controller, "run_model", run_model)
+    with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
+        c.run()
+    assert failed.args[0] == ("the runtime process crashed with SIGKILL (out of memory, or ended from outside); "
+                              "your model is unchanged.")
+    assert window.statusBar().currentMessage() == sentence(failed.args[0])
+    assert window.doc is doc and doc.model.SerializeToString() == before
+    qtbot.waitUntil(lambda: c.task is None, timeout=TIMEOUT)
+    assert _no_run_process_but_the_spare()
+    # a new run starts (and is cancelled: the model never ends)
+    monkeypatch.setattr(controller, "run_model", real_run_model)
+    c.failure_box.close()
+    killed = c.active_run
+    _menu_action(window, "Run").trigger()
+    process = _running_worker(c, qtbot, earlier=killed)
+    assert process.is_alive() and c.task is not None
+    _menu_action(window, "Cancel Run").trigger()
+    qtbot.waitUntil(lambda: c.task is None and not process.is_alive(), timeout=TIMEOUT)
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
 def test_cancel_action_ends_the_worker_within_a_second(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
+    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
     c.run()
-    qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
-    process = c.active_run._process
+    process = _running_worker(c, qtbot)
     cancel = _menu_action(window, "Cancel Run")
     assert cancel.isEnabled()
     started = time.perf_counter()
@@ -104,7 +157,8 @@ def test_cancel_action_ends_the_worker_within_a_second(qtbot: QtBot, tmp_path: P
     assert time.perf_counter() - started < 1.0
     qtbot.waitUntil(lambda: c.task is None, timeout=TIMEOUT)
     assert "cancelled" in window.statusBar().currentMessage()
-    assert c.result is None
+    assert c.result is None and _no_run_process_but_the_spare()
+    assert _menu_action(window, "Run").isEnabled()
 
 
 def test_nan_overlay_and_jump_to_first_nan(qtbot: QtBot, tmp_path: Path) -> None:
@@ -366,10 +420,9 @@ def test_slice_view_axis_choices_are_not_clipped_in_a_narrow_dock(qtbot: QtBot) 
 
 
 def test_closing_the_window_ends_a_running_worker(qtbot: QtBot, tmp_path: Path) -> None:
-    window, c = _window(qtbot, _save(_long_model(), tmp_path / "long.onnx"))
+    window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
     c.run()
-    qtbot.waitUntil(lambda: c.active_run is not None and c.active_run.pid is not None, timeout=TIMEOUT)
-    process = c.active_run._process
+    process = _running_worker(c, qtbot)
     window.close()
     qtbot.waitUntil(lambda: not process.is_alive(), timeout=2000)
 
@@ -482,8 +535,6 @@ def test_a_shown_activation_does_not_make_the_window_taller(qtbot: QtBot, exampl
 
 
 def test_a_run_leaves_a_worker_ready_for_the_next_one(qtbot: QtBot, tmp_path: Path) -> None:
-    from onnxviz.model.runner import worker
-
     window, c = _window(qtbot, _save(_nan_model(), tmp_path / "nan.onnx"))
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         c.run()

@@ -21,6 +21,7 @@ from onnxviz.model.progress import CancelToken
 from onnxviz.model.runner import RunError, RunOptions, WorkerRun, check_runnable, run_model
 from onnxviz.model.runner.capture import Captured, capture
 from onnxviz.model.runner.inputs import build_feeds, input_specs
+from onnxviz.model.runner.protocol import PLANNING
 
 # Known disagreements between an engine and the conformance data: random operators, and
 # onnxruntime / reference-evaluator deviations that plain (uncaptured) runs show as well.
@@ -168,6 +169,49 @@ def test_killed_worker_is_reported_as_a_crash() -> None:
     model = _slow_model()
     with pytest.raises(RunError, match="crashed with SIGKILL"):
         run_model(model, _slow_feeds(), on_start=lambda run: os.kill(run.pid, signal.SIGKILL))
+
+
+def test_a_worker_killed_while_planning_is_reported_not_run_again() -> None:
+    """A kill while shape inference plans the capture was taken for a crash of shape inference: the
+    run was made again in a new process, so a never-ending model ran on and nothing was reported."""
+    runs: list[WorkerRun] = []
+    token = CancelToken()
+    timer = threading.Timer(20, token.cancel)  # the old code ran the endless model again: Cancelled, not a hang
+
+    def kill_while_planning(_fraction: float, text: str) -> None:
+        if text == PLANNING:
+            os.kill(runs[-1].pid, signal.SIGKILL)
+
+    timer.start()
+    try:
+        with pytest.raises(RunError, match="crashed with SIGKILL") as info:
+            run_model(_endless_model(), {"x": np.ones(4, np.float32)}, progress=kill_while_planning, token=token,
+                      on_start=runs.append)
+    finally:
+        timer.cancel()
+    assert len(runs) == 1 and not runs[0]._process.is_alive()
+    assert "\n" not in info.value.message
+
+
+def _endless_model(steps: int | None = None, body_nodes: int = 200) -> onnx.ModelProto:
+    """A Loop whose condition stays true, with no trip count (or ``steps`` of them): a run never ends.
+    ``body_nodes`` Neg nodes per step give shape inference some work while planning the capture."""
+    nodes = [helper.make_node("Identity", ["cond_in"], ["cond_out"])]
+    nodes += [helper.make_node("Neg", [f"t{k}" if k else "x_in"], [f"t{k + 1}"]) for k in range(body_nodes)]
+    nodes.append(helper.make_node("Add", [f"t{body_nodes}" if body_nodes else "x_in", "x_in"], ["x_out"]))
+    body = helper.make_graph(
+        nodes, "step", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                        helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                        helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [4])])
+    initializers = [helper.make_tensor("go", TensorProto.BOOL, [], [True])]
+    if steps is not None:
+        initializers.append(helper.make_tensor("steps", TensorProto.INT64, [], [steps]))
+    loop = helper.make_node("Loop", ["steps" if steps is not None else "", "go", "x"], ["y"], body=body)
+    graph = helper.make_graph([loop], "endless", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 def _slow_model(n: int = 40, size: int = 1024) -> onnx.ModelProto:

@@ -168,9 +168,10 @@ class _FakeResult:
         self.notes: list[str] = []
 
 
-@pytest.mark.parametrize("phase", ["planning", "running"])
+@pytest.mark.parametrize(("phase", "crashed"), [("planning", True), ("running", True), ("planning", False)])
 def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: pytest.MonkeyPatch,
-                                                                  phase: str) -> None:
+                                                                  phase: str, crashed: bool) -> None:
+    """A crash (SIGSEGV) while planning runs again without planning; a kill from outside is reported."""
     from onnxviz.model.runner import worker
     from onnxviz.model.runner.protocol import PLANNING, RunError, RunOptions
 
@@ -180,12 +181,13 @@ def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: p
         calls.append(options.pack)
         if len(calls) == 1:
             progress(0.05, PLANNING if phase == "planning" else "Running on onnxruntime")
-            raise RunError("the runtime process crashed with SIGSEGV; your model is unchanged.")
+            signal = "SIGSEGV" if crashed else "SIGKILL"
+            raise worker.WorkerEnded(f"the runtime process crashed with {signal}; your model is unchanged.", crashed)
         return _FakeResult()
 
     monkeypatch.setattr(worker, "_run_once", run_once)
-    if phase == "running":
-        with pytest.raises(RunError, match="SIGSEGV"):
+    if phase == "running" or not crashed:
+        with pytest.raises(RunError, match="SIGSEGV" if crashed else "SIGKILL"):
             worker.run_in_worker(b"", {}, RunOptions())
         assert calls == [True]
         return

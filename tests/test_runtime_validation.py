@@ -196,3 +196,36 @@ def test_no_session_is_created_when_it_would_open_an_external_file(monkeypatch: 
     monkeypatch.setattr(session_check, "_session", asked.append)
     [note] = runtime_problems(model, model.SerializeToString())
     assert note.severity == Severity.INFO and "external file" in note.message and asked == []
+
+
+def _newest_ir_onnxruntime_reads() -> int:
+    """Found by asking the installed onnxruntime (1.31 reads up to 13; onnx's default is newer)."""
+    import onnxruntime as ort
+
+    relu = _model([helper.make_node("Relu", ["x"], ["y"])], {"x": [2]}, [2])
+    for version in range(3, 100):
+        relu.ir_version = version
+        try:
+            ort.InferenceSession(relu.SerializeToString(), providers=["CPUExecutionProvider"])
+        except Exception:  # noqa: BLE001 - onnxruntime raises its own pybind types
+            return version - 1
+    raise AssertionError("onnxruntime read every IR version up to 99")
+
+
+def test_an_ir_version_onnxruntime_refuses_is_one_error_and_only_then() -> None:
+    """onnx's default IR version (14 for onnx 1.23) was a warning with onnxruntime's own words ("cannot run
+    this: Unsupported model IR version: 14, max supported IR version: 13"), whatever onnxruntime did."""
+    import onnxruntime as ort
+
+    newest = _newest_ir_onnxruntime_reads()
+    model = _model([helper.make_node("Relu", ["x"], ["y"], name="relu")], {"x": [2]}, [2])
+    model.ir_version = newest
+    assert runtime(onnxviz.Document(model).check()) == []
+    for version in (newest + 1, max(newest + 1, onnx.IR_VERSION)):
+        model.ir_version = version
+        problems = onnxviz.Document(model).check()
+        assert [p for p in problems if p.severity == Severity.ERROR] == runtime(problems)
+        [problem] = runtime(problems)
+        assert (problem.severity, problem.node, problem.message) == (
+            Severity.ERROR, -1, f"onnxruntime {ort.__version__} refuses this model: its IR version {version} is "
+                                f"newer than the {newest} it reads (runs use the reference evaluator).")

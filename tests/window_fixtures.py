@@ -1,6 +1,6 @@
-"""The window fixture the desktop tests share (a pytest plugin named in conftest): ``make_window``
-makes shown MainWindows and drops their documents afterwards. Qt is imported on first use, so tests
-of the model layer never load it."""
+"""The window fixtures the desktop tests share (a pytest plugin named in conftest): ``make_window``
+makes shown MainWindows and drops their documents afterwards, ``open_window`` makes one with a model
+open. Qt is imported on first use, so tests of the model layer never load it."""
 
 from __future__ import annotations
 
@@ -57,6 +57,17 @@ def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
 def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path, timeout_ms: int = 20000) -> None:
     with qtbot.waitSignal(w.loading_finished, timeout=timeout_ms):
         w.open_path(path)
+
+
+@pytest.fixture
+def open_window(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> Callable[[Path], MainWindow]:
+    """Makes a shown window (see ``make_window``) with the model at a path open."""
+    def open_(path: Path) -> MainWindow:
+        w = make_window()
+        open_and_wait(qtbot, w, path)
+        return w
+
+    return open_
 
 
 def doc_of(w: MainWindow) -> Document:

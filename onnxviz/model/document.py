@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -76,12 +77,16 @@ class Document:
     """
 
     def __init__(self, model: onnx.ModelProto, path: Path | None = None, original: bytes | None = None,
-                 stamp: FileStamp | None = None) -> None:
+                 stamp: FileStamp | None = None, *, data_dir: Path | None = None) -> None:
         """``original``: the bytes ``model`` was parsed from, read from ``path`` when it had ``stamp``
-        (taken before reading, so a change made meanwhile is noticed at the next save)."""
+        (taken before reading, so a change made meanwhile is noticed at the next save). ``data_dir``: where
+        external data is read from while the model has no ``path`` (see :meth:`part_of`)."""
         self.target = EditTarget(model)  # what commands change: the model and its nodes' ids
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
+        self._editor: Callable[[], Editor | None] = lambda: None  # see edit
         self.path = path
+        self._data_dir = data_dir
+        self._never_saved = False  # a part made from another model, in no file yet: see part_of
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
         self._text_checked = False
         self._disk = DiskCopy(path, stamp or FileStamp.of(path), original, len(original)) \
@@ -111,11 +116,16 @@ class Document:
     def edit(self) -> Editor:
         """The edits of this document, each one undoable (:class:`~onnxviz.model.editing.editor.Editor`).
 
-        Made on each use and not kept: an editor refers to the document, and the document must not refer
-        back to it (a replaced document goes by reference counting alone, without the cycle collector)."""
-        return Editor(EditContext(self.target, self.names, index=lambda: self.index,
-                                  built_index=lambda: self._index, generation=lambda: self.generation,
-                                  run=self.execute))
+        One editor as long as anything holds it (``doc.edit is doc.edit``). The editor refers to the
+        document and the document keeps it by a weak reference only: both ways strong would be a cycle,
+        and a replaced document must go by reference counting alone, without the cycle collector."""
+        editor = self._editor()
+        if editor is None:
+            editor = Editor(EditContext(self.target, self.names, index=lambda: self.index,
+                                        built_index=lambda: self._index, generation=lambda: self.generation,
+                                        run=self.execute))
+            self._editor = weakref.ref(editor)
+        return editor
 
     @property
     def model(self) -> onnx.ModelProto:
@@ -144,6 +154,15 @@ class Document:
         model, data = read_model_file(p, pause)
         return cls(model, p.absolute(), data, stamp)
 
+    @classmethod
+    def part_of(cls, model: onnx.ModelProto, source: Document) -> Document:
+        """A model made from ``source``'s (an extracted part), in no file yet: unsaved until it is saved
+        (closing asks), and its external weights are read from ``source``'s folder meanwhile (within it
+        only, as any model's; a save copies the ones it uses, see :meth:`save`)."""
+        part = cls(model, data_dir=source.base_dir)
+        part._never_saved = True
+        return part
+
     def _load_problems(self) -> list[Problem]:
         external = [t for t in iter_all_tensors(self.model) if is_external(t)]
         self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
@@ -151,7 +170,8 @@ class Document:
 
     @property
     def base_dir(self) -> Path | None:
-        return self.path.parent if self.path else None
+        """The folder external data is read from: the file's, or the source's for an unsaved part."""
+        return self.path.parent if self.path else self._data_dir
 
     @property
     def name(self) -> str:
@@ -266,7 +286,7 @@ class Document:
 
     @property
     def is_dirty(self) -> bool:
-        return not self.undo_stack.is_clean
+        return not self.undo_stack.is_clean or self._never_saved
 
     def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD) -> None:
         self.generation += 1
@@ -424,6 +444,7 @@ class Document:
         if plan.written_model is not None or (moved and self.has_external_data):
             self.load_problems = self._load_problems()  # data files elsewhere, or now none
         self.undo_stack.set_clean()
+        self._never_saved = False
         self.changed.emit(Change("Save", ChangeKind.SAVED))
         return plan.target
 

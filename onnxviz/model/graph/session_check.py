@@ -9,12 +9,15 @@ node; a kernel that refuses its attributes does not, and then the node is found 
 session for each kind of node alone (a fraction of a millisecond each, within a time budget).
 
 Refusals that only say onnxruntime lacks something (an operator, an opset, a type) are warnings,
-"onnxruntime cannot run this"; others are errors. Models of more than :data:`SESSION_MAX_NODES`
+"onnxruntime cannot run this"; others are errors. An IR version newer than the installed onnxruntime
+reads is an error of the whole model, said in onnxviz's words, and only when that onnxruntime refuses
+it (a newer one may read it). Models of more than :data:`SESSION_MAX_NODES`
 nodes are not checked (a session takes seconds there): a note says so.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -32,11 +35,12 @@ SESSION_MAX_NODES = 50_000  # about 2 s of session creation (12k nodes: ~0.5 s)
 SLIM_ABOVE = 64 << 20  # bytes: bigger models always reach onnxruntime without their big weights
 LOCATE_BUDGET_S = 2.0  # for finding the node of a message that names none
 # onnxruntime's ways of saying it lacks something (the model may well be right): operators, types,
-# opsets, IR versions, features (batchwise RNN layout), or this machine's locales (StringNormalizer)
+# opsets, features (batchwise RNN layout), or this machine's locales (StringNormalizer)
 _UNSUPPORTED = ("NOT_IMPLEMENTED", "No Op registered for", "is not a registered function/op",
-                "Could not find an implementation", "Failed to find kernel", "Unsupported model IR version",
+                "Could not find an implementation", "Failed to find kernel",
                 "only *guarantees* support", "is till opset", "is under development", "not supported",
                 "Failed to construct locale")
+_IR_TOO_NEW = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
 
 
 def skipped_note(proto: ModelProto) -> Problem | None:
@@ -93,6 +97,9 @@ def _session(model: bytes | ModelProto) -> None:
 
 def _refusal(model: bytes, exc: Exception) -> Problem:
     raw = " ".join(str(exc).split())
+    too_new = _IR_TOO_NEW.search(raw)
+    if too_new is not None:
+        return _ir_refusal(int(too_new[1]), int(too_new[2]))
     unsupported = any(mark in raw for mark in _UNSUPPORTED)
     lead = "onnxruntime cannot run this" if unsupported else "onnxruntime refuses this model"
     message = f"{lead}: {display_name(engine_message(exc), None)}."
@@ -105,6 +112,15 @@ def _refusal(model: bytes, exc: Exception) -> Problem:
         return Problem(severity, message, SOURCE)
     (scope, i), name = found
     return Problem(severity, message, SOURCE, scope, i, name)
+
+
+def _ir_refusal(version: int, newest: int) -> Problem:
+    """The installed onnxruntime loads no model of IR ``version`` (it reads up to ``newest``): no session
+    of it, so runs go to the reference evaluator."""
+    import onnxruntime as ort
+
+    return Problem(Severity.ERROR, f"onnxruntime {ort.__version__} refuses this model: its IR version {version} is "
+                                   f"newer than the {newest} it reads (runs use the reference evaluator).", SOURCE)
 
 
 # -- finding the node of a message that names none ---------------------------------------------

@@ -214,7 +214,7 @@ class WorkerRun:
                 try:
                     message = self._conn.recv()
                 except (EOFError, OSError):
-                    raise RunError(_exit_text(self._process)) from None
+                    raise _ended(self._process) from None
                 if message[0] == "progress":
                     progress(float(message[1]), str(message[2]))
                 elif message[0] == "done":
@@ -225,7 +225,7 @@ class WorkerRun:
                     raise RunError(message[1], message[2], message[3] if len(message) > 3 else -1,
                                    self._partial() if len(message) > 4 and message[4] else None)
             elif not self._process.is_alive() and not self._conn.poll(0):
-                raise RunError(_exit_text(self._process))
+                raise _ended(self._process)
 
     def _partial(self) -> RunResult | None:
         """The values written before the run failed; the run folder is then kept for them."""
@@ -356,7 +356,20 @@ def _owner_alive(folder_name: str) -> bool:
     return True
 
 
-def _exit_text(process: mp.process.BaseProcess) -> str:
+class WorkerEnded(RunError):
+    """The worker process ended without reporting. ``crashed``: by a signal of its own fault
+    (SIGSEGV, SIGABRT...), not one that ends a process from outside (Cancel, kill, the OOM killer)."""
+
+    def __init__(self, message: str, crashed: bool) -> None:
+        super().__init__(message)
+        self.crashed = crashed
+
+
+ENDED_FROM_OUTSIDE = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP"})
+
+
+def _ended(process: mp.process.BaseProcess) -> WorkerEnded:
+    """The one-sentence error of a worker process that ended without reporting."""
     process.join(STOP_GRACE_S)
     code = process.exitcode
     if code is not None and code < 0:
@@ -365,8 +378,10 @@ def _exit_text(process: mp.process.BaseProcess) -> str:
         except ValueError:
             name = f"signal {-code}"
         hint = " (out of memory, or ended from outside)" if name == "SIGKILL" else ""
-        return f"the runtime process crashed with {name}{hint}; your model is unchanged."
-    return f"the runtime process ended unexpectedly (exit code {code}); your model is unchanged."
+        return WorkerEnded(f"the runtime process crashed with {name}{hint}; your model is unchanged.",
+                           crashed=name not in ENDED_FROM_OUTSIDE)
+    return WorkerEnded(f"the runtime process ended unexpectedly (exit code {code}); your model is unchanged.",
+                       crashed=True)
 
 
 def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
@@ -374,9 +389,9 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
                   out_dir: Path | None = None, progress: ProgressFn = no_progress,
                   token: CancelToken | None = None,
                   on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
-    """Run in a new worker process and wait for it (see :class:`WorkerRun`). If the process dies
-    while ONNX shape inference plans the capture (it can crash on a malformed model), the run is
-    made again without that step."""
+    """Run in a new worker process and wait for it (see :class:`WorkerRun`). If the process crashes
+    while ONNX shape inference plans the capture (it can, on a malformed model), the run is made
+    again without that step; a process ended from outside then (killed) is reported, not run again."""
     last = [""]
 
     def tracked(fraction: float, text: str) -> None:
@@ -387,8 +402,8 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
         return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start)
     except CaptureTooBig:  # planning went well: it found the capture would not fit
         raise
-    except RunError:
-        if last[0] != PLANNING or not options.pack:
+    except RunError as exc:
+        if last[0] != PLANNING or not options.pack or (isinstance(exc, WorkerEnded) and not exc.crashed):
             raise
     result = _run_once(model, feeds, replace(options, pack=False), base_dir, out_dir, progress, token, on_start)
     result.notes.append("shape inference crashed while planning the capture; the values were fetched one by one.")

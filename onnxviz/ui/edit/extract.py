@@ -98,7 +98,7 @@ def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> Q
     box.setDefaultButton(opened)
     stem = f"{doc.path.stem if doc.path else 'model'}_extract"
     choices: dict[QPushButton, Callable[[], object]] = {
-        opened: lambda: controller.keep_window(open_in_window(window, part)),
+        opened: lambda: controller.keep_window(open_in_window(window, part, doc)),
         saved: lambda: save_part(controller, part, stem, doc),
     }
 
@@ -112,13 +112,14 @@ def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> Q
     return box
 
 
-def open_in_window(window: MainWindow, part: onnx.ModelProto) -> MainWindow:
-    """A new main window showing ``part`` as an unsaved model (saving it asks for a file name)."""
+def open_in_window(window: MainWindow, part: onnx.ModelProto, source: Document) -> MainWindow:
+    """A new main window showing ``part`` of ``source`` as an unsaved model: saving it asks for a file name,
+    closing it asks first, and its external weights are read from ``source``'s folder until it is saved."""
     from onnxviz.ui.main_window import MainWindow
 
     new = MainWindow(window.settings)
     new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    new.set_document(Document(part))
+    new.set_document(Document.part_of(part, source))
     new.show()
     return new
 
