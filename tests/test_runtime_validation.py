@@ -212,7 +212,7 @@ def _newest_ir_onnxruntime_reads() -> int:
     raise AssertionError("onnxruntime read every IR version up to 99")
 
 
-def test_an_ir_version_onnxruntime_refuses_is_one_error_and_only_then() -> None:
+def test_an_ir_version_onnxruntime_refuses_is_one_warning_and_only_then() -> None:
     """onnx's default IR version (14 for onnx 1.23) was a warning with onnxruntime's own words ("cannot run
     this: Unsupported model IR version: 14, max supported IR version: 13"), whatever onnxruntime did."""
     import onnxruntime as ort
@@ -224,8 +224,8 @@ def test_an_ir_version_onnxruntime_refuses_is_one_error_and_only_then() -> None:
     for version in (newest + 1, max(newest + 1, onnx.IR_VERSION)):
         model.ir_version = version
         problems = onnxviz.Document(model).check()
-        assert [p for p in problems if p.severity == Severity.ERROR] == runtime(problems)
+        assert not [p for p in problems if p.severity == Severity.ERROR]
         [problem] = runtime(problems)
         assert (problem.severity, problem.node, problem.message) == (
-            Severity.ERROR, -1, f"onnxruntime {ort.__version__} refuses this model: its IR version {version} is "
-                                f"newer than the {newest} it reads (runs use the reference evaluator).")
+            Severity.WARNING, -1, f"onnxruntime {ort.__version__} cannot run this model: its IR version {version} "
+                                  f"is newer than the {newest} it reads (runs use the reference evaluator).")

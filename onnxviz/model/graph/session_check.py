@@ -10,8 +10,8 @@ session for each kind of node alone (a fraction of a millisecond each, within a 
 
 Refusals that only say onnxruntime lacks something (an operator, an opset, a type) are warnings,
 "onnxruntime cannot run this"; others are errors. An IR version newer than the installed onnxruntime
-reads is an error of the whole model, said in onnxviz's words, and only when that onnxruntime refuses
-it (a newer one may read it). Models of more than :data:`SESSION_MAX_NODES`
+reads is such a warning too, on the whole model, said in onnxviz's words (the model is valid ONNX; a
+newer onnxruntime reads it). Models of more than :data:`SESSION_MAX_NODES`
 nodes are not checked (a session takes seconds there): a note says so.
 """
 
@@ -119,8 +119,8 @@ def _ir_refusal(version: int, newest: int) -> Problem:
     of it, so runs go to the reference evaluator."""
     import onnxruntime as ort
 
-    return Problem(Severity.ERROR, f"onnxruntime {ort.__version__} refuses this model: its IR version {version} is "
-                                   f"newer than the {newest} it reads (runs use the reference evaluator).", SOURCE)
+    return Problem(Severity.WARNING, f"onnxruntime {ort.__version__} cannot run this model: its IR version {version} "
+                                     f"is newer than the {newest} it reads (runs use the reference evaluator).", SOURCE)
 
 
 # -- finding the node of a message that names none ---------------------------------------------
