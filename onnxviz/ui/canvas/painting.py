@@ -16,6 +16,7 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
+from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
@@ -357,7 +358,7 @@ def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
     s, spots = d.scene, d.labels
     rows = d.label_row[np.unique(d.seg_edge[segs])]
     declared, inferred = style.font(style.LABEL_PT), style.font(style.LABEL_PT, italic=True)
-    height = style.LABEL_PT + 4
+    height = LABEL_LINE
     for row in rows[rows >= 0]:
         e = int(spots.edge[row])
         is_inferred = bool(s.edge_inferred[e])
