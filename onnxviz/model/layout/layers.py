@@ -226,7 +226,9 @@ def _adjacency(n: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
 
 def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
             bottom: np.ndarray) -> np.ndarray:
-    """Longest-path layers; sources (constant makers, inputs) sink next to their first consumer."""
+    """Longest-path layers; sources (constant makers, inputs) and units feeding more units than feed
+    them (a Concat of shape values read by every layer) sink next to their first consumer: moving such a
+    unit down shortens more edges than it lengthens."""
     order = np.argsort(order_pos).tolist()
     preds = _adjacency(n, pairs[:, 1], pairs[:, 0])
     succs = _adjacency(n, pairs[:, 0], pairs[:, 1])
@@ -240,8 +242,8 @@ def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
         layer[v] = max([layer[u] + 1 for u in preds[v]], default=base)
         if layer[v] < base:
             layer[v] = base
-    for v in reversed(order):
-        if top_l[v] or bottom_l[v] or not succs[v] or preds[v]:
+    for v in reversed(order):  # sources, and units with more consumers than producers, sink (shorter edges)
+        if top_l[v] or bottom_l[v] or not succs[v] or len(preds[v]) >= len(succs[v]):
             continue
         target = min(layer[s] for s in succs[v]) - 1
         if target > layer[v]:
@@ -270,6 +272,9 @@ class _Slots:
         self.chains: dict[tuple[int, int], list[int]] = {}
         # x[v] - x[u] that draws link u -> v vertical (ports off the centre), when not 0
         self.delta: dict[tuple[int, int], float] = {}
+        # the slots an edge of a unit's (leaving at one spot) passes, shared by its other edges: a producer
+        # with far consumers sends one trunk down that its edges leave next to each consumer
+        self.trunks: dict[tuple[int, float], list[int]] = {}
         for a, b in pairs.tolist():
             self._link(a, b, *offsets.get((a, b), (0.0, 0.0)))
         self.size = len(self.layer)
@@ -280,9 +285,11 @@ class _Slots:
         self.x: list[float] = [0.0] * self.size
 
     def _link(self, a: int, b: int, out_dx: float, in_dx: float) -> None:
-        chain: list[int] = []
-        prev = a
-        for lay in range(self.layer[a] + 1, self.layer[b]):
+        trunk = self.trunks.setdefault((a, out_dx), [])
+        span = self.layer[b] - self.layer[a] - 1
+        chain: list[int] = trunk[:span]
+        prev = chain[-1] if chain else a
+        for lay in range(self.layer[a] + 1 + len(chain), self.layer[b]):
             d = len(self.layer)
             self.layer.append(lay)
             self.w.append(DUMMY_W)
@@ -293,6 +300,7 @@ class _Slots:
             self.succs.append([])
             self.succs[prev].append(d)
             chain.append(d)
+            trunk.append(d)
             prev = d
         self.succs[prev].append(b)
         self.preds[b].append(prev)
