@@ -28,6 +28,8 @@ MAX_TRIES = 40      # spots tried along one edge (on each side)
 CELL = 160.0        # grid cell of the box index
 LABEL_CELL = 48.0   # grid cell of the label index
 MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
+MAX_ROOM = 260.0    # the most room between two layers laid out left to right that labels may ask for
+STACKED = 3         # left to right, lines above (below) an edge a label that fits nowhere along it may go
 
 Rect = tuple[float, float, float, float]
 
@@ -55,6 +57,11 @@ def label_width(text: str) -> float:
     """The width of ``text`` drawn as a label (at most: every character's advance rounded up)."""
     get = CHAR_WIDTHS.get
     return sum(get(c, CHAR_WIDTH) for c in text)
+
+
+def label_room(text: str) -> float:
+    """The length of edge a label needs to lie along it, left to right (capped: a longer one goes beside)."""
+    return min(label_width(text) + 2 * GAP + 2 * AIR, MAX_ROOM)
 
 
 def label_rect(x: float, y: float, left: bool, text: str) -> Rect:
@@ -223,6 +230,10 @@ def _candidates(pts: Points, text: str, across: bool, right: bool) -> Iterator[t
             for d in depths:
                 y, x = _point_at_depth(flow, d)
                 yield x + GAP, (y + 2.0 if below else y - LABEL_LINE - 1.0), False
+        y, x = _point_at_depth(flow, 0.0)   # then further above (below) its start: over (under) the next box
+        for k in range(1, STACKED + 1):
+            yield x + GAP, y - (k + 1) * LABEL_LINE - 1.0, False
+            yield x + GAP, y + 2.0 + k * LABEL_LINE, False
         return
     room = length - LABEL_LINE
     depths = [k * LABEL_LINE for k in range(min(MAX_TRIES, int(max(room, 0.0) // LABEL_LINE) + 1))]

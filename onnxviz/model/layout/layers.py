@@ -145,13 +145,15 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
                    dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress,
-                   layer_gap: float = LAYER_GAP) -> LevelLayout:
+                   layer_gap: float | np.ndarray = LAYER_GAP) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
     (a group's entry and exit ports). ``src_dx``/``dst_dx`` give, per edge, where
     it leaves/enters its unit relative to the unit's centre (a port on a nested
     group's frame), so such edges can be drawn straight too. ``layer_gap``: room between two
+    layers, or per unit the room below its layer (the widest of the layer's units counts, never less
+    than :data:`LAYER_GAP`), so the labels of long shapes fit along their edges left to right;
     layers for the edges and their labels. Coordinates start at (0, 0).
     """
     n = len(w)
@@ -515,16 +517,26 @@ class _Slots:
         return (xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2), base
 
     # -- result -----------------------------------------------------------------------
-    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray, gap: float) -> LevelLayout:
+    def _gaps(self, gap_of: float | np.ndarray) -> list[float]:
+        """The room below each layer: one for all, or the most any of the layer's units asks for."""
+        if not isinstance(gap_of, np.ndarray):
+            return [float(gap_of)] * len(self.layers)
+        per_unit = gap_of.tolist()
+        n = self.n
+        return [max(LAYER_GAP, *(per_unit[v] for v in layer if v < n)) for layer in self.layers]
+
+    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray,
+               gap_of: float | np.ndarray) -> LevelLayout:
         n_layers = len(self.layers)
         heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
+        gaps = self._gaps(gap_of)
         band_top = np.zeros(n_layers)
         y = 0.0
         for lay in range(n_layers):
             band_top[lay] = y
             # port layers (zero height) hug the frame: half a gap next to them
             port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
-            y += heights[lay] + (gap if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
+            y += heights[lay] + (gaps[lay] if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)
