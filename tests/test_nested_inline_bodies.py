@@ -162,6 +162,14 @@ def test_nested_bodies_open_and_close_with_their_buttons(qtbot: QtBot, nested_pa
     bodies = {e.scope: e for e in canvas.layout_obj.embedded}
     assert sorted(bodies) == sorted([BODY, THEN, ELSE])
     assert canvas.view.options.body_toggles[if_box] is True
+    # its title is drawn in the header's text colour (white on the If's purple), not in its '-' button's
+    d = canvas.drawable
+    title = QPointF(float(d.x0[if_box] + d.x1[if_box]) / 2, float(d.y0[if_box]) + 10)
+    canvas.view.set_scale(1.0)
+    canvas.view.center_on(title)
+    image = canvas.view.grab().toImage()
+    at = canvas.view.map_from_scene(title).toPoint()
+    assert max(image.pixelColor(at.x() + dx, at.y() + dy).lightness() for dx in range(-8, 9) for dy in range(-5, 6)) > 220
     # a click on a box of the nested branch selects it in its own scope, the main graph still shown
     other = bodies[ELSE]
     relu_local = other.scene.box_title.index("Relu")

@@ -276,6 +276,7 @@ def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, 
     if b in opts.enterable:
         title_rect.setRight(title_rect.right() - 12)
         _draw_nested_mark(p, QRectF(right - 16, rect.y() + 5, 11, 10), text_colour)
+    p.setPen(text_colour)   # the toggle drew in its own colour
     p.drawText(title_rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, title_rect.width()))
     if lines:
         _paint_lines(p, lines, QRectF(rect.x() + 7, rect.y() + header_h + 2, rect.width() - 12,
