@@ -10,12 +10,12 @@ from onnx_data import node_model
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
-from onnxviz.model.layout.labels import CHAR_WIDTH, LABEL_LINE, label_spots
+from onnxviz.model.layout.labels import LABEL_LINE, label_spots, label_width
 from onnxviz.model.layout.scene import Scene
 from onnxviz.model.text import shape_text
 from onnxviz.ui.canvas.describe import edge_tooltip
 
-TEXT_HEIGHT = 11.0   # the glyphs of a 9 pt line
+TEXT_HEIGHT = 13.0   # the glyphs of an 11-unit line
 
 
 def _scene(model: onnx.ModelProto) -> Scene:
@@ -27,7 +27,7 @@ def _rects(scene: Scene) -> dict[int, tuple[int, float, float, float, float]]:
     spots = label_spots(scene)
     out = {}
     for e, x, y, left in zip(spots.edge, spots.x, spots.y, spots.left, strict=True):
-        width = CHAR_WIDTH * len(scene.edge_label[e])
+        width = label_width(scene.edge_label[e])
         x0 = x - width if left else x
         out[int(e)] = (int(scene.edge_src[e]), float(x0), float(y), float(x0 + width), float(y + TEXT_HEIGHT))
     return out

@@ -30,6 +30,7 @@ from onnxviz.model.layout.blocks import (
 )
 from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
+from onnxviz.model.layout.labels import label_room
 from onnxviz.model.layout.layers import DUMMY_W, LAYER_GAP, LAYER_GAP_ACROSS, LevelLayout, layered_layout
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
@@ -158,8 +159,14 @@ class GraphLayout:
         return [n for n in range(len(self.graph.node_item)) if g <= self._group_id_of(n) < end]
 
     def relabel(self) -> Scene:
-        """Recompute only the edge labels (after inference filled ``index.inferred``)."""
+        """Recompute only the edge labels (after inference filled ``index.inferred``); left to right, where
+        the room between layers follows the labels, lay the shown levels out again too."""
         self._labels.clear()
+        if self.options.across:
+            self._blocks.clear()
+            self._shapes.clear()
+            self._scene = self._compose()
+            return self._scene
         # a new Scene: the one being drawn is never changed under the painter
         self._scene = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
         return self._scene
@@ -438,8 +445,9 @@ class GraphLayout:
     def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray,
                       src_dx: np.ndarray, dst_dx: np.ndarray) -> LevelLayout:
         """Lay out one level; levels of identical shape (repeated layers) share one result."""
+        gap = self._label_room(len(w), triples) if self.options.across else LAYER_GAP
         shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes(), src_dx.tobytes(),
-                 dst_dx.tobytes())
+                 dst_dx.tobytes(), gap.tobytes() if isinstance(gap, np.ndarray) else b"")
         lay = self._shapes.get(shape)
         if lay is None:
             base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
@@ -447,10 +455,19 @@ class GraphLayout:
             def progress(f: float, text: str) -> None:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress,
-                                 LAYER_GAP_ACROSS if self.options.across else LAYER_GAP)
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap)
             self._shapes[shape] = lay
         return lay
+
+    def _label_room(self, n_units: int, triples: np.ndarray) -> np.ndarray:
+        """Per unit, the room after it (left to right) that the labels of the values it sends need to lie
+        along their edges (labels run along the flow there): at least :data:`LAYER_GAP_ACROSS`."""
+        room = np.full(n_units, LAYER_GAP_ACROSS)
+        for unit, vid in zip(triples[:, 0].tolist(), triples[:, 2].tolist(), strict=True):
+            need = label_room(self.edge_label(vid)[0])
+            if need > room[unit]:
+                room[unit] = need
+        return room
 
     def _report(self, g: int, members: np.ndarray) -> None:
         self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))

@@ -5,6 +5,13 @@
 so the graph around makes room for them; the finished scene then gets each body's boxes, edges and
 frames moved into place. The node's own box keeps its header (and weight lines) at the top of that
 room; a frame goes around it all and one around each body, labelled with the body's attribute name.
+Bodies sit side by side across the flow: in a row top to bottom, in a column left to right (each body
+laid out in the same direction as the graph around it).
+
+Bodies nest: a body is an :class:`InlineLayout` of its own, given the same ``inline`` set, which names
+nodes as positions of the shown scope or as ``(scope, position)`` pairs of any body (an If inside a
+Loop's body). :attr:`InlineLayout.embedded` lists every body drawn, at any depth, with its rows in the
+combined scene.
 
 The bodies' boxes keep what they stand for in :attr:`InlineLayout.embedded` (the body's own scene and
 the rows its boxes, edges and frames took); in the combined scene their :class:`BoxRef` is a
@@ -17,11 +24,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
@@ -30,6 +39,8 @@ EMBEDDED = "\x00embedded"   # value and group of a body box's placeholder ref
 PAD = 14.0       # inside the node's room, around the bodies
 GAP = 28.0       # between two bodies side by side
 LABEL_H = 22.0   # a body frame's label band
+
+Holder: TypeAlias = tuple[str, int]   # (scope, position of the node in it): a node whose bodies are drawn inside it
 
 
 @dataclass
@@ -44,7 +55,8 @@ class SizedText(BoxText):
 
 @dataclass
 class Embedded:
-    """One body drawn inside node ``node``: its scene, and the rows of the combined scene it took."""
+    """One body drawn inside node ``node`` (of scope ``parent``): its own scene (without the bodies drawn
+    inside its nodes, listed after it), and the rows of the combined scene it took."""
 
     node: int
     scope: str
@@ -55,6 +67,7 @@ class Embedded:
     frame: int           # the frame around this body
     frame_start: int     # the body's own group frames start here
     offset: tuple[float, float] = (0.0, 0.0)   # added to the body scene's coordinates
+    parent: str = ""     # the scope ``node`` is in
 
     @property
     def box_end(self) -> int:
@@ -69,27 +82,40 @@ class Embedded:
 class _Body:
     scope: str
     label: str
-    layout: GraphLayout
-    scene: Scene
+    layout: InlineLayout
+    scene: Scene   # as drawn: with the bodies inside its nodes
     bounds: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
 
 class InlineLayout(GraphLayout):
-    """A graph layout that can draw the bodies of some of its nodes inside them (``inline``: positions)."""
+    """A graph layout that can draw the bodies of some of its nodes inside them (``inline``: positions in
+    this scope, or (scope, position) pairs at any depth)."""
 
     def __init__(self, index: ModelIndex, scope: str = "", expanded: Iterable[str] | None = None,
-                 inline: Iterable[int] = ()) -> None:
-        super().__init__(index, scope, expanded)
+                 inline: Iterable[int | Holder] = (), options: LayoutOptions | None = None) -> None:
+        super().__init__(index, scope, expanded, options)
         holders = {node for node, _, _ in self.graph.graph.children}
-        self.inline: frozenset[int] = frozenset(n for n in inline if n in holders)
+        self.inline_all: frozenset[Holder] = frozenset(
+            (h[0], int(h[1])) if isinstance(h, tuple) else (scope, int(h)) for h in inline)
+        self.inline: frozenset[int] = frozenset(n for s, n in self.inline_all if s == scope and n in holders)
         self._bodies: dict[int, list[_Body]] = {}
         self.embedded: list[Embedded] = []
-        self.container_frames: dict[int, int] = {}   # frame row around a node's bodies -> node
+        self.frame_holders: dict[int, Holder] = {}   # frame row around a node's bodies -> that node, any depth
         self._shown: Scene | None = None   # the scene with the bodies in place
 
     @property
     def scene(self) -> Scene:
         return self._shown if self._shown is not None else super().scene
+
+    @property
+    def own_scene(self) -> Scene:
+        """This scope's drawing without the bodies inside its nodes."""
+        return super().scene
+
+    @property
+    def container_frames(self) -> dict[int, int]:
+        """Frame row around the bodies of a node of this scope -> that node."""
+        return {f: node for f, (scope, node) in self.frame_holders.items() if scope == self.scope}
 
     # -- sizes -----------------------------------------------------------------------------
     def item_text(self, item: int) -> BoxText:
@@ -101,8 +127,13 @@ class InlineLayout(GraphLayout):
         if not bodies:
             return text
         w, h = text.size()
-        inner_w = sum(b.bounds[2] for b in bodies) + GAP * (len(bodies) - 1)
-        inner_h = max(b.bounds[3] for b in bodies) + LABEL_H
+        gaps = GAP * (len(bodies) - 1)
+        if self.options.across:   # a column of bodies
+            inner_w = max(b.bounds[2] for b in bodies)
+            inner_h = sum(b.bounds[3] + LABEL_H for b in bodies) + gaps
+        else:                     # a row of bodies
+            inner_w = sum(b.bounds[2] for b in bodies) + gaps
+            inner_h = max(b.bounds[3] for b in bodies) + LABEL_H
         return SizedText(text.title, text.name, text.lines, text.category,
                          fixed=(max(w, inner_w + 2 * PAD), h + inner_h + 2 * PAD))
 
@@ -116,11 +147,15 @@ class InlineLayout(GraphLayout):
         for holder, label, scope in self.graph.graph.children:
             if holder != node or scope not in self.index.graphs:
                 continue
-            body = GraphLayout(self.index, scope)
-            body = GraphLayout(self.index, scope, expanded=body.tree.paths)   # every group open: it is read here
+            body = InlineLayout(self.index, scope, inline=self.inline_all, options=self.options)
+            body.expand_all()   # every group open: it is read here
             scene = body.build()
             out.append(_Body(scope, label.rsplit(".", 1)[-1], body, scene, scene.bounds()))
         return out
+
+    def expand_all(self) -> None:
+        """Open every group (before building)."""
+        self._set_expanded(set(range(self.tree.n_groups)))
 
     def expand(self, group: str) -> Scene:
         return self._embed(super().expand(group))
@@ -131,6 +166,7 @@ class InlineLayout(GraphLayout):
     def relabel(self) -> Scene:
         for body in (b for bodies in self._bodies.values() for b in bodies):   # inferred shapes arrived
             body.scene = body.layout.relabel()
+            body.bounds = body.scene.bounds()   # left to right it was laid out again
         return self._embed(super().relabel())
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -140,9 +176,9 @@ class InlineLayout(GraphLayout):
     def _embed(self, scene: Scene) -> Scene:
         """``scene`` with the bodies moved into their nodes' boxes (a new Scene; ``scene`` is left as is)."""
         embedded: list[Embedded] = []
-        containers: dict[int, int] = {}
+        containers: dict[int, Holder] = {}
         if not self._bodies:
-            self.embedded, self.container_frames, self._shown = embedded, containers, None
+            self.embedded, self.frame_holders, self._shown = embedded, containers, None
             return scene
         parts: list[Scene] = [scene]
         boxes, edges, frames = scene.n_boxes, scene.n_edges, len(scene.group_path)
@@ -155,28 +191,42 @@ class InlineLayout(GraphLayout):
             x, y, w, h = (float(scene.box_x[row]), float(scene.box_y[row]), float(scene.box_w[row]),
                           float(scene.box_h[row]))
             box_h[row] = head_h   # the node's own box is its header; the room below holds the bodies
-            containers[frames] = node
+            containers[frames] = (self.scope, node)
             parts.append(_frames_only([f"{node}"], [(x, y, w, h)], [0]))
             frames += 1
-            left = x + (w - sum(b.bounds[2] for b in bodies) - GAP * (len(bodies) - 1)) / 2
+            across = self.options.across
+            left = x + PAD if across else x + (w - sum(b.bounds[2] for b in bodies) - GAP * (len(bodies) - 1)) / 2
             top = y + head_h + PAD
             for body in bodies:
                 bx, by, bw, bh = body.bounds
                 frame = _frames_only([body.label], [(left - PAD / 2, top, bw + PAD, bh + LABEL_H + PAD / 2)], [1])
                 parts.append(frame)
                 offset = (left - bx, top + LABEL_H - by)
-                moved = _moved(body.scene, offset, boxes)
-                embedded.append(Embedded(node, body.scope, body.label, body.scene, boxes, edges, frames,
-                                              frames + 1, offset))
-                parts.append(moved)
+                parts.append(_moved(body.scene, offset, boxes))
+                embedded.append(Embedded(node, body.scope, body.label, body.layout.own_scene, boxes, edges, frames,
+                                         frames + 1, offset, self.scope))
+                embedded += _nested(body.layout, boxes, edges, frames + 1, offset)
+                containers.update({f + frames + 1: h for f, h in body.layout.frame_holders.items()})
                 boxes, edges, frames = boxes + body.scene.n_boxes, edges + body.scene.n_edges, \
                     frames + 1 + len(body.scene.group_path)
-                left += bw + GAP
+                if across:
+                    top += bh + LABEL_H + GAP
+                else:
+                    left += bw + GAP
         if len(parts) == 1:
             return scene
         shown = _concatenate([dataclasses.replace(scene, box_h=box_h), *parts[1:]], scene)
-        self.embedded, self.container_frames, self._shown = embedded, containers, shown   # all at once
+        self.embedded, self.frame_holders, self._shown = embedded, containers, shown   # all at once
         return shown
+
+
+def _nested(body: InlineLayout, boxes: int, edges: int, frames: int, offset: tuple[float, float]) -> list[Embedded]:
+    """The bodies drawn inside a body's nodes, their rows and offsets counted in the combined scene (the
+    body's drawing starts at these rows and is moved by ``offset``)."""
+    dx, dy = offset
+    return [dataclasses.replace(e, box_start=e.box_start + boxes, edge_start=e.edge_start + edges,
+                                frame=e.frame + frames, frame_start=e.frame_start + frames,
+                                offset=(e.offset[0] + dx, e.offset[1] + dy)) for e in body.embedded]
 
 
 def _frames_only(paths: list[str], rects: list[tuple[float, float, float, float]], depths: list[int]) -> Scene:

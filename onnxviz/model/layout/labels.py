@@ -17,18 +17,29 @@ import numpy as np
 
 from onnxviz.model.layout.scene import Scene
 
-LABEL_LINE = 13.0   # scene units between stacked labels: the 9 pt label text and a little air
+LABEL_SIZE = 11.0   # the labels' text size in scene units (pixels at 1:1), as Netron's
+LABEL_LINE = 15.0   # scene units between stacked labels: the label text and a little air
 GAP = 4.0           # between the edge and its label
 RIGHTWARD = 0.05    # dx/dy beyond which an edge heads right and its label goes on its left
-CHAR_WIDTH = 7.5    # a 9 pt character at most, to tell whether two labels would collide
+CHAR_WIDTH = 11.0   # a character the table below does not list (the widest listed one)
 AIR = 4.0           # kept free left and right of a label, so two never read as one
 STEP_ACROSS = 16.0  # between two tried spots along an edge that runs left to right
 MAX_TRIES = 40      # spots tried along one edge (on each side)
 CELL = 160.0        # grid cell of the box index
 LABEL_CELL = 48.0   # grid cell of the label index
 MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
+MAX_ROOM = 260.0    # the most room between two layers laid out left to right that labels may ask for
+STACKED = 3         # left to right, lines above (below) an edge a label that fits nowhere along it may go
 
 Rect = tuple[float, float, float, float]
+
+# Advance widths of the label font (DejaVu Sans, regular or italic, whichever is wider) at LABEL_SIZE,
+# rounded up to half a unit, measured with Qt's font metrics: the rectangle a label is given is never
+# narrower than its text drawn, and not much wider (so labels pack as tightly as they are drawn).
+_WIDTHS = {3.5: " ',.IJijl", 4.0: "-/:;\\f|", 4.5: "!()[]t", 5.0: "r", 5.5: '"*_`', 6.0: "?sz",
+           6.5: "FLckvxy", 7.0: "$0123456789EPSTYabdeghnopqu{}", 7.5: "K", 8.0: "ABCRVXZ", 8.5: "DHNU",
+           9.0: "&GOQw", 9.5: "#+<=>M^~\u00d7", 10.5: "%", 11.0: "@Wm"}
+CHAR_WIDTHS = {c: w for w, chars in _WIDTHS.items() for c in chars}
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,14 @@ class LabelSpots:
 
 
 def label_width(text: str) -> float:
-    return CHAR_WIDTH * len(text)
+    """The width of ``text`` drawn as a label (at most: every character's advance rounded up)."""
+    get = CHAR_WIDTHS.get
+    return sum(get(c, CHAR_WIDTH) for c in text)
+
+
+def label_room(text: str) -> float:
+    """The length of edge a label needs to lie along it, left to right (capped: a longer one goes beside)."""
+    return min(label_width(text) + 2 * GAP + 2 * AIR, MAX_ROOM)
 
 
 def label_rect(x: float, y: float, left: bool, text: str) -> Rect:
@@ -212,6 +230,10 @@ def _candidates(pts: Points, text: str, across: bool, right: bool) -> Iterator[t
             for d in depths:
                 y, x = _point_at_depth(flow, d)
                 yield x + GAP, (y + 2.0 if below else y - LABEL_LINE - 1.0), False
+        y, x = _point_at_depth(flow, 0.0)   # then further above (below) its start: over (under) the next box
+        for k in range(1, STACKED + 1):
+            yield x + GAP, y - (k + 1) * LABEL_LINE - 1.0, False
+            yield x + GAP, y + 2.0 + k * LABEL_LINE, False
         return
     room = length - LABEL_LINE
     depths = [k * LABEL_LINE for k in range(min(MAX_TRIES, int(max(room, 0.0) // LABEL_LINE) + 1))]

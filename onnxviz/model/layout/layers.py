@@ -145,13 +145,15 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
                    dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress,
-                   layer_gap: float = LAYER_GAP) -> LevelLayout:
+                   layer_gap: float | np.ndarray = LAYER_GAP) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
     (a group's entry and exit ports). ``src_dx``/``dst_dx`` give, per edge, where
     it leaves/enters its unit relative to the unit's centre (a port on a nested
     group's frame), so such edges can be drawn straight too. ``layer_gap``: room between two
+    layers, or per unit the room below its layer (the widest of the layer's units counts, never less
+    than :data:`LAYER_GAP`), so the labels of long shapes fit along their edges left to right;
     layers for the edges and their labels. Coordinates start at (0, 0).
     """
     n = len(w)
@@ -226,7 +228,9 @@ def _adjacency(n: int, a: np.ndarray, b: np.ndarray) -> list[list[int]]:
 
 def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
             bottom: np.ndarray) -> np.ndarray:
-    """Longest-path layers; sources (constant makers, inputs) sink next to their first consumer."""
+    """Longest-path layers; sources (constant makers, inputs) and units feeding more units than feed
+    them (a Concat of shape values read by every layer) sink next to their first consumer: moving such a
+    unit down shortens more edges than it lengthens."""
     order = np.argsort(order_pos).tolist()
     preds = _adjacency(n, pairs[:, 1], pairs[:, 0])
     succs = _adjacency(n, pairs[:, 0], pairs[:, 1])
@@ -240,8 +244,8 @@ def _layers(n: int, pairs: np.ndarray, order_pos: np.ndarray, top: np.ndarray,
         layer[v] = max([layer[u] + 1 for u in preds[v]], default=base)
         if layer[v] < base:
             layer[v] = base
-    for v in reversed(order):
-        if top_l[v] or bottom_l[v] or not succs[v] or preds[v]:
+    for v in reversed(order):  # sources, and units with more consumers than producers, sink (shorter edges)
+        if top_l[v] or bottom_l[v] or not succs[v] or len(preds[v]) >= len(succs[v]):
             continue
         target = min(layer[s] for s in succs[v]) - 1
         if target > layer[v]:
@@ -270,6 +274,9 @@ class _Slots:
         self.chains: dict[tuple[int, int], list[int]] = {}
         # x[v] - x[u] that draws link u -> v vertical (ports off the centre), when not 0
         self.delta: dict[tuple[int, int], float] = {}
+        # the slots an edge of a unit's (leaving at one spot) passes, shared by its other edges: a producer
+        # with far consumers sends one trunk down that its edges leave next to each consumer
+        self.trunks: dict[tuple[int, float], list[int]] = {}
         for a, b in pairs.tolist():
             self._link(a, b, *offsets.get((a, b), (0.0, 0.0)))
         self.size = len(self.layer)
@@ -280,9 +287,11 @@ class _Slots:
         self.x: list[float] = [0.0] * self.size
 
     def _link(self, a: int, b: int, out_dx: float, in_dx: float) -> None:
-        chain: list[int] = []
-        prev = a
-        for lay in range(self.layer[a] + 1, self.layer[b]):
+        trunk = self.trunks.setdefault((a, out_dx), [])
+        span = self.layer[b] - self.layer[a] - 1
+        chain: list[int] = trunk[:span]
+        prev = chain[-1] if chain else a
+        for lay in range(self.layer[a] + 1 + len(chain), self.layer[b]):
             d = len(self.layer)
             self.layer.append(lay)
             self.w.append(DUMMY_W)
@@ -293,6 +302,7 @@ class _Slots:
             self.succs.append([])
             self.succs[prev].append(d)
             chain.append(d)
+            trunk.append(d)
             prev = d
         self.succs[prev].append(b)
         self.preds[b].append(prev)
@@ -507,16 +517,26 @@ class _Slots:
         return (xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2), base
 
     # -- result -----------------------------------------------------------------------
-    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray, gap: float) -> LevelLayout:
+    def _gaps(self, gap_of: float | np.ndarray) -> list[float]:
+        """The room below each layer: one for all, or the most any of the layer's units asks for."""
+        if not isinstance(gap_of, np.ndarray):
+            return [float(gap_of)] * len(self.layers)
+        per_unit = gap_of.tolist()
+        n = self.n
+        return [max(LAYER_GAP, *(per_unit[v] for v in layer if v < n)) for layer in self.layers]
+
+    def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray,
+               gap_of: float | np.ndarray) -> LevelLayout:
         n_layers = len(self.layers)
         heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
+        gaps = self._gaps(gap_of)
         band_top = np.zeros(n_layers)
         y = 0.0
         for lay in range(n_layers):
             band_top[lay] = y
             # port layers (zero height) hug the frame: half a gap next to them
             port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
-            y += heights[lay] + (gap if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
+            y += heights[lay] + (gaps[lay] if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)

@@ -45,7 +45,7 @@ from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
 from onnxviz.model.heap import settle
 from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
-from onnxviz.model.layout.inline import EMBEDDED, Embedded
+from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -75,8 +75,9 @@ LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progre
 FRAME_WAIT_MS = 250   # a new document's layout starts after the window's next frame, or after this
 
 
-def default_layout_factory(index: Any, scope: str, expanded: Any, inline: frozenset[int] = frozenset()) -> Any:
-    """The layout of one scope; the nodes in ``inline`` show their bodies inside their boxes."""
+def default_layout_factory(index: Any, scope: str, expanded: Any, inline: frozenset[Holder] = frozenset()) -> Any:
+    """The layout of one scope; the nodes in ``inline`` ((scope, node) pairs: of this scope or of a body
+    shown inside it) show their bodies inside their boxes."""
     from onnxviz.model.layout.inline import InlineLayout
 
     return InlineLayout(index, scope, expanded, inline)
@@ -120,7 +121,7 @@ class GraphCanvas(QWidget):
         self._ready_pending = False
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
-        self._inline: frozenset[int] = frozenset()   # nodes of the shown scope drawn with their bodies inside
+        self._inline: frozenset[Holder] = frozenset()   # nodes drawn with their bodies inside (shown scope or bodies)
         self._ghosts: Mapping[str, Sequence[Ghost]] = {}   # scope -> boxes of nodes only another model has
         self._describe_ghost: Callable[[int], str] = str   # a ghost's key -> its tooltip (html)
         self._badges: dict[tuple[str, int], str] = {}
@@ -414,7 +415,7 @@ class GraphCanvas(QWidget):
     # -- layout jobs -----------------------------------------------------------------------
     def _load_scope(self, scope: str, trail: list[str], expanded: Any, keep_view: bool,
                     then: Callable[[], None] | None = None, after_frame: bool = False,
-                    inline: frozenset[int] = frozenset()) -> None:
+                    inline: frozenset[Holder] = frozenset()) -> None:
         assert self.doc is not None
         index = self.doc.index
         factory = self.layout_factory
@@ -445,22 +446,44 @@ class GraphCanvas(QWidget):
         self._load_scope(scope, trail, expanded, keep_view=True, inline=self._inline if scope == self._scope
                          else frozenset())
 
-    def show_body_inline(self, node: int, on: bool = True) -> None:
-        """Draw the bodies of node ``node`` (an If, Loop or Scan of the shown scope) inside its box, or stop."""
-        if self.doc is None or self.layout_obj is None or not self.bodies_of(node):
+    def show_body_inline(self, node: int, on: bool = True, scope: str | None = None) -> None:
+        """Draw the bodies of node ``node`` (an If, Loop or Scan of the shown scope, or of ``scope``: a body
+        drawn inside a node here) inside its box, or stop."""
+        scope = self._scope if scope is None else scope
+        if self.doc is None or self.layout_obj is None or not self.bodies_of(node, scope):
             return
-        inline = self._inline | {node} if on else self._inline - {node}
+        holder = (scope, node)
+        inline = self._inline | {holder} if on else self._inline - {holder}
         self._load_scope(self._scope, self._trail, self.layout_obj.expanded, keep_view=True,
                          inline=frozenset(inline))
 
-    def bodies_of(self, node: int) -> list[str]:
-        """The scopes of the bodies (If branches, Loop and Scan bodies) of node ``node`` of the shown scope."""
-        g = self.doc.index.graphs.get(self._scope) if self.doc is not None else None
-        return [scope for i, _, scope in g.children if i == node] if g is not None else []
+    def bodies_of(self, node: int, scope: str | None = None) -> list[str]:
+        """The scopes of the bodies (If branches, Loop and Scan bodies) of node ``node`` of the shown scope
+        (or of ``scope``)."""
+        g = self.doc.index.graphs.get(self._scope if scope is None else scope) if self.doc is not None else None
+        return [body for i, _, body in g.children if i == node] if g is not None else []
 
     @property
     def inline_nodes(self) -> frozenset[int]:
+        """Nodes of the shown scope drawn with their bodies inside."""
+        return frozenset(node for scope, node in self._inline if scope == self._scope)
+
+    @property
+    def inline_holders(self) -> frozenset[Holder]:
+        """(scope, node) of every node drawn with its bodies inside: of the shown scope and of its bodies."""
         return self._inline
+
+    def box_holder(self, box: int) -> Holder | None:
+        """(scope, node) of the If/Loop/Scan node a box of the shown drawing stands for (its own or in a
+        body drawn inside a node), or None."""
+        if self.drawable is None or not 0 <= box < self.drawable.scene.n_boxes:
+            return None
+        inside = self.embedded_box(box)
+        scope, ref = (inside[0].scope, inside[0].scene.box_ref[inside[1]]) if inside is not None else \
+            (self._scope, self.drawable.scene.box_ref[box])
+        if ref.kind != BoxKind.OP or ref.node < 0 or not self.bodies_of(ref.node, scope):
+            return None
+        return scope, ref.node
 
     def embedded_box(self, box: int) -> tuple[Embedded, int] | None:
         """The body a box of the shown drawing belongs to (drawn inside its node) and its row in that
@@ -624,7 +647,15 @@ class GraphCanvas(QWidget):
         if g is None or not g.children:
             return {}
         holders = {i for i, _, _ in g.children}
-        return {box: node in self._inline for node, box in drawable.node_box.items() if node in holders}
+        toggles = {box: (self._scope, node) in self._inline for node, box in drawable.node_box.items()
+                   if node in holders}
+        for emb in getattr(self.layout_obj, "embedded", ()):   # If/Loop/Scan nodes inside the bodies drawn here
+            inner = self.doc.index.graphs.get(emb.scope) if self.doc is not None else None
+            for node in {i for i, _, _ in inner.children} if inner is not None else ():
+                local = emb.scene.box_of_node(node)
+                if local >= 0 and emb.scene.box_ref[local].node == node:
+                    toggles[emb.box_start + local] = (emb.scope, node) in self._inline
+        return toggles
 
     def _set_scope(self, scope: str, trail: list[str]) -> None:
         changed = scope != self._scope
@@ -752,32 +783,33 @@ class GraphCanvas(QWidget):
 
     def _toggle_group_box(self, box: int) -> None:
         """The +/- of a box: a collapsed group opens; a node with bodies shows or hides them inside it."""
-        if self.drawable is None or self.embedded_box(box) is not None:
+        if self.drawable is None:
             return
-        ref = self.drawable.scene.box_ref[box]
-        if ref.kind == BoxKind.OP:
-            self.show_body_inline(ref.node, ref.node not in self._inline)
-        else:
-            self.expand_group(ref.group)
+        holder = self.box_holder(box)
+        if holder is not None:
+            self.show_body_inline(holder[1], holder not in self._inline, holder[0])
+        elif self.embedded_box(box) is None and self.drawable.scene.box_ref[box].kind == BoxKind.GROUP:
+            self.expand_group(self.drawable.scene.box_ref[box].group)
 
     def collapse_frame(self, frame: int) -> None:
         """The '-' of a frame: a group closes; a node's bodies (its frame or one body's) go back inside it."""
         if self.drawable is None:
             return
-        node = self.frame_node(frame)
-        if node >= 0:
-            self.show_body_inline(node, False)
+        holder = self.frame_holder(frame)
+        if holder is not None:
+            self.show_body_inline(holder[1], False, holder[0])
         elif not self.drawable.scene.group_path[frame].startswith(EMBEDDED):   # a body's own group: kept open
             self.collapse_group(self.drawable.scene.group_path[frame])
 
-    def frame_node(self, frame: int) -> int:
-        """The node whose bodies frame ``frame`` holds (around them all, or around one body), else -1."""
+    def frame_holder(self, frame: int) -> Holder | None:
+        """(scope, node) of the node whose bodies frame ``frame`` holds (around them all, or around one
+        body; the node of the shown scope or of a body drawn here), else None."""
         layout = self.layout_obj
-        node = getattr(layout, "container_frames", {}).get(frame, -1)
+        holder: Holder | None = getattr(layout, "frame_holders", {}).get(frame)
         for emb in getattr(layout, "embedded", ()):
             if emb.frame == frame:
-                node = emb.node
-        return int(node)
+                holder = (emb.parent, emb.node)
+        return holder
 
     # -- selection -------------------------------------------------------------------------
     def _on_selection(self, state: SelectionState) -> None:

@@ -35,13 +35,13 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         elif ref.kind == BoxKind.OP:
             for label, scope in canvas.subgraphs_of(ref.node):
                 menu.addAction(f"Open {label}", canvas.scope_opener(scope))
-            _add_inline_action(canvas, menu, ref.node)
+            _add_inline_action(canvas, menu, box)
         text = d.scene.box_name[box] or (ref.value if ref.value and ref.value != EMBEDDED else d.scene.box_title[box])
         menu.addAction("Copy Name", lambda: QGuiApplication.clipboard().setText(text))
     frame = d.group_frame_at(at.x(), at.y()) if d is not None else -1
-    if d is not None and frame >= 0 and not d.scene.group_path[frame].startswith(EMBEDDED):
-        node = canvas.frame_node(frame)
-        what = "Bodies" if node >= 0 else d.scene.group_path[frame]
+    holder = canvas.frame_holder(frame) if frame >= 0 else None
+    if d is not None and frame >= 0 and (holder is not None or not d.scene.group_path[frame].startswith(EMBEDDED)):
+        what = "Bodies" if holder is not None else d.scene.group_path[frame]
         menu.addAction(f"Collapse {what}", lambda: canvas.collapse_frame(frame))
     if not menu.isEmpty():
         menu.addSeparator()
@@ -55,14 +55,17 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
     return menu
 
 
-def _add_inline_action(canvas: GraphCanvas, menu: QMenu, node: int) -> None:
-    """Show an If/Loop/Scan node's bodies inside its box, or put them away."""
-    if not canvas.bodies_of(node):
+def _add_inline_action(canvas: GraphCanvas, menu: QMenu, box: int) -> None:
+    """Show the bodies of the If/Loop/Scan node of ``box`` (of the shown graph, or of a body drawn inside a
+    node) inside its box, or put them away."""
+    holder = canvas.box_holder(box)
+    if holder is None:
         return
-    if node in canvas.inline_nodes:
-        menu.addAction("Hide Bodies Inside", lambda: canvas.show_body_inline(node, False))
+    scope, node = holder
+    if holder in canvas.inline_holders:
+        menu.addAction("Hide Bodies Inside", lambda: canvas.show_body_inline(node, False, scope))
     else:
-        menu.addAction("Show Bodies Inside", lambda: canvas.show_body_inline(node, True))
+        menu.addAction("Show Bodies Inside", lambda: canvas.show_body_inline(node, True, scope))
 
 
 def _add_edit_actions(canvas: GraphCanvas, menu: QMenu) -> None:

@@ -16,6 +16,7 @@ from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
+from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.drawable import Drawable
@@ -301,6 +302,7 @@ def _paint_op_box(p: QPainter, d: Drawable, b: int, rect: QRectF, scale: float, 
     if b in opts.enterable:
         title_rect.setRight(title_rect.right() - 12)
         _draw_nested_mark(p, QRectF(right - 16, rect.y() + 5, 11, 10), text_colour)
+    p.setPen(text_colour)   # the toggle drew in its own colour
     p.drawText(title_rect, Qt.AlignmentFlag.AlignCenter, _elide(p, title, title_rect.width()))
     if lines:
         _paint_lines(p, lines, QRectF(rect.x() + 7, rect.y() + header_h + 2, rect.width() - 12,
@@ -383,7 +385,7 @@ def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
     s, spots = d.scene, d.labels
     rows = d.label_row[np.unique(d.seg_edge[segs])]
     declared, inferred = style.font(style.LABEL_PT), style.font(style.LABEL_PT, italic=True)
-    height = style.LABEL_PT + 4
+    height = LABEL_LINE
     for row in rows[rows >= 0]:
         e = int(spots.edge[row])
         is_inferred = bool(s.edge_inferred[e])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QFont
 
+from onnxviz.model.layout.labels import LABEL_SIZE
 from onnxviz.model.layout.scene import Category
 
 # Header colour of an operator box per category (white text on top).
@@ -31,7 +32,7 @@ _LIGHT = {
     "BACKGROUND": "#fbfbfc", "BOX_BODY": "#ffffff", "BOX_BORDER": "#b9c0c8", "TEXT": "#1f2328",
     "TEXT_DIM": "#59636e", "TERMINAL_FILL": "#e6ebf1", "TERMINAL_BORDER": "#6a7b8f", "GROUP_FILL": "#f1ece0",
     "GROUP_BORDER": "#a8977a", "FRAME_FILL": "#12786e5a", "FRAME_BORDER": "#c9bfa9", "FRAME_TEXT": "#7c6d52",
-    "EDGE": "#8d959e", "EDGE_LABEL": "#4d5560", "EDGE_LABEL_INFERRED": "#656d76", "PANEL": "#f0ffffff",
+    "EDGE": "#8d959e", "EDGE_LABEL": "#4d5560", "EDGE_LABEL_INFERRED": "#59636e", "PANEL": "#f0ffffff",
     "PANEL_BORDER": "#c3c9d0",
 }
 _DARK = {
@@ -77,7 +78,7 @@ SEVERITY_COLOURS = {"error": QColor("#d93025"), "warning": QColor("#f29900"), "i
 FONT_FAMILY = "DejaVu Sans"
 TITLE_PT = 11.0     # font sizes in scene units (pixels at 1:1)
 BODY_PT = 10.0
-LABEL_PT = 9.0
+LABEL_PT = LABEL_SIZE   # edge labels: the size the layout makes room for
 FRAME_PT = 11.0
 HEADER_H = 20.0     # the layout's box header and line heights
 LINE_H = 16.0
