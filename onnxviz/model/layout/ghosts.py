@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxviz.model.layout.categories import category_of
-from onnxviz.model.layout.inline import Embedded, _concatenate
+from onnxviz.model.layout.inline import Embedded, concatenate
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText
 
@@ -88,7 +88,7 @@ def merge_ghosts(scene: Scene, ghosts: Mapping[str, Sequence[Ghost]], embedded: 
     placer.avoid(scene.group_rect)
     for column in _gathered(scene, _columns(rows)):
         placer.place(column)
-    return _concatenate([scene, placer.part(scene.n_boxes, flip)], scene)
+    return concatenate([scene, placer.part(scene.n_boxes, flip)], scene)
 
 
 def _rows(part: Scene, ends: tuple[Endpoint, ...], offset: int, terminals: dict[str, int]) -> list[int]:

@@ -215,7 +215,7 @@ class InlineLayout(GraphLayout):
                     left += bw + GAP
         if len(parts) == 1:
             return scene
-        shown = _concatenate([dataclasses.replace(scene, box_h=box_h), *parts[1:]], scene)
+        shown = concatenate([dataclasses.replace(scene, box_h=box_h), *parts[1:]], scene)
         self.embedded, self.frame_holders, self._shown = embedded, containers, shown   # all at once
         return shown
 
@@ -249,7 +249,7 @@ def _moved(body: Scene, offset: tuple[float, float], first_box: int) -> Scene:
         group_depth=body.group_depth + 2)
 
 
-def _concatenate(parts: list[Scene], main: Scene) -> Scene:
+def concatenate(parts: list[Scene], main: Scene) -> Scene:
     """One scene of ``parts`` (rows already numbered for their place): the main scene's node_box is kept.
 
     Every per-box (``box_*``), per-edge (``edge_*``) and per-frame (``group_*``) field is joined, so a
