@@ -207,7 +207,7 @@ def test_overlay_badges_and_export(qtbot: QtBot, example_path: Path, tmp_path: P
     values = {("", i): float(i) for i in range(n)}
     canvas.set_overlay(values, "time (ms)", flagged=("", 3))
     overlay = canvas.view.options.overlay
-    assert overlay is not None and canvas.view.legend is not None and canvas.view.legend.title == "time (ms)"
+    assert overlay is not None and canvas.legend is not None and canvas.legend.title == "time (ms)"
     first, last = canvas.drawable.node_box[0], canvas.drawable.node_box[n - 1]
     assert overlay[first, 3] == 255 and not np.array_equal(overlay[first], overlay[last])
     assert canvas.view.options.flagged_box == canvas.drawable.node_box[3]
@@ -219,7 +219,7 @@ def test_overlay_badges_and_export(qtbot: QtBot, example_path: Path, tmp_path: P
     image = QImage(str(png))
     assert image.height() > 600 and "MaxPool" in svg.read_text()
     canvas.clear_overlay()
-    assert canvas.view.options.overlay is None and canvas.view.legend is None
+    assert canvas.view.options.overlay is None and canvas.legend is None
 
 
 def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path) -> None:
@@ -554,14 +554,14 @@ def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, 
     assert len(own) == 4
     wide = {("", i): v for i, v in zip(own, (1e-3, 1.0, 1e3, 1e9), strict=True)}
     canvas.set_overlay(wide, "max |x|")
-    legend = canvas.view.legend
+    legend = canvas.legend
     assert legend is not None and legend.log and (legend.lo, legend.hi) == (1e-3, 1e9)
     colours = [tuple(canvas.view.options.overlay[boxes[i]]) for i in own]
     assert len(set(colours)) == 4  # every decade apart, the smallest three too
     canvas.set_overlay({("", i): v for i, v in zip(own, (0.5, 1.0, 2.0, 3.0), strict=True)}, "max |x|")
-    assert canvas.view.legend is not None and not canvas.view.legend.log
+    assert canvas.legend is not None and not canvas.legend.log
     canvas.set_overlay({("", i): v for i, v in zip(own, (-1e-3, 1.0, 1e3, 1e9), strict=True)}, "mean")
-    assert canvas.view.legend is not None and not canvas.view.legend.log  # signed values stay linear
+    assert canvas.legend is not None and not canvas.legend.log  # signed values stay linear
 
 
 def _own_boxes(window: MainWindow, canvas: GraphCanvas, k: int) -> list[int]:
@@ -582,7 +582,7 @@ def test_a_yes_no_overlay_has_a_two_state_legend_and_clean_nodes_neutral(qtbot: 
     own = _own_boxes(window, canvas, 3)
     flag = Scheme("flag", ("no NaN/Inf", "has NaN/Inf"))
     canvas.set_overlay({("", i): 0.0 for i in own}, "NaN/Inf present", scheme=flag)
-    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    legend, overlay = canvas.legend, canvas.view.options.overlay
     assert legend is not None and overlay is not None
     assert [label for label, _ in legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
     neutral, warning = style.FLAG_NO.getRgb(), style.FLAG_YES.getRgb()
@@ -598,7 +598,7 @@ def test_an_overlay_where_every_box_has_the_same_value_says_so(qtbot: QtBot, exa
     window, canvas = open_window(qtbot, example_path)
     own = _own_boxes(window, canvas, 3)
     canvas.set_overlay({("", i): 13.0 for i in own}, "max |x|")
-    legend = canvas.view.legend
+    legend = canvas.legend
     assert legend is not None and [label for label, _ in legend.swatches] == ["every box: 13"]
     colours = {tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own}
     assert colours == {legend.swatches[0][1]}
@@ -612,13 +612,13 @@ def test_a_signed_overlay_is_diverging_and_centred_at_zero(qtbot: QtBot, example
     own = _own_boxes(window, canvas, 3)
     canvas.set_overlay({("", i): v for i, v in zip(own, (-0.22, 0.0, 0.5), strict=True)}, "mean",
                        scheme=Scheme("signed"))
-    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    legend, overlay = canvas.legend, canvas.view.options.overlay
     assert legend is not None and legend.zero == pytest.approx(0.22 / 0.72) and not legend.log
     negative, zero, positive = (overlay[canvas._box_for_node(i)].astype(int) for i in own)
     assert min(zero[:3]) > 220  # the neutral middle: near white
     assert negative[2] > negative[0] and positive[0] > positive[2]  # blue below 0, red above
     canvas.set_overlay({("", i): v for i, v in zip(own, (-0.22, 0.0, 0.5), strict=True)}, "max |x|")
-    assert canvas.view.legend is not None and canvas.view.legend.zero is None  # a level is never diverging
+    assert canvas.legend is not None and canvas.legend.zero is None  # a level is never diverging
     canvas.grab().save("/tmp/overlay/test_signed_legend.png")
 
 
@@ -645,10 +645,10 @@ def test_run_time_of_a_folded_node_is_added_to_the_box_showing_it(qtbot: QtBot, 
     assert d is not None and 0 not in d.node_box  # the Constant has no box of its own
     add, relu = d.node_box[1], d.node_box[2]
     canvas.set_overlay({("", 0): 920_000.0, ("", 1): 100.0, ("", 2): 3400.0}, "run time", scheme=Scheme("duration"))
-    legend, overlay = canvas.view.legend, canvas.view.options.overlay
+    legend, overlay = canvas.legend, canvas.view.options.overlay
     assert legend is not None and (legend.lo, legend.hi) == (3400.0, 920_100.0) and not legend.log
     assert legend.scheme.text(legend.lo) == "3.4 ms" and legend.scheme.text(legend.hi) == "0.92 s"
-    hot = canvas.view.legend.colours[-1]
+    hot = canvas.legend.colours[-1]
     assert overlay[add].tolist() == hot.tolist() and overlay[relu].tolist() != hot.tolist()
     assert "run time: <b>0.92 s, including 1 node folded into this box</b>" in canvas._tooltip(add, -1)
 
@@ -720,7 +720,7 @@ def test_attention_mask_fills_are_drawn_apart_and_do_not_flatten_the_scale(qtbot
     window, canvas = open_window(qtbot, example_path)
     own = _own_boxes(window, canvas, 4)
     canvas.set_overlay({("", i): v for i, v in zip(own, (1.0, 2.0, 3.0, 3.4e38), strict=True)}, "max |x|")
-    legend = canvas.view.legend
+    legend = canvas.legend
     assert legend is not None and legend.beyond == 1 and (legend.lo, legend.hi) == (1.0, 3.0)
     colours = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own]
     assert colours[3] == BEYOND_RGBA and len(set(colours[:3])) == 3 and BEYOND_RGBA not in colours[:3]
@@ -738,13 +738,13 @@ def test_a_few_outliers_leave_the_scale_to_the_percentiles_and_the_key_says_so(
     values = {("", i): float(k % 10) for k, i in enumerate(own[:-1])}
     values[("", own[-1])] = 1000.0  # one outlier: a linear bar would put every other box in its lowest tenth
     canvas.set_overlay(values, "std")
-    legend = canvas.view.legend
+    legend = canvas.legend
     assert legend is not None and legend.basis == "1st-99th percentile" and not legend.log and legend.hi < 10
-    from onnxviz.ui.canvas.view import legend_title
+    from onnxviz.ui.canvas.legend import legend_title
 
     assert legend_title(legend) == "std, 1st-99th percentile"
     top = tuple(canvas.view.options.overlay[canvas._box_for_node(own[-1])])
     nines = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for k, i in enumerate(own[:-1]) if k % 10 == 9]
     assert top == nines[0]  # beyond the scale: the end colour
     canvas.set_overlay({("", i): float(k % 10) for k, i in enumerate(own)}, "std")
-    assert canvas.view.legend is not None and canvas.view.legend.basis == ""  # no outliers: min to max
+    assert canvas.legend is not None and canvas.legend.basis == ""  # no outliers: min to max

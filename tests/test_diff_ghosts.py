@@ -87,7 +87,7 @@ def _choose(qtbot: QtBot, w: MainWindow, row: int) -> None:
 def _panel_b_fields(w: MainWindow) -> dict[str, str]:
     table = w.panels.node_panel.findChild(SidesTable)
     assert table is not None
-    return {table.item(r, 0).text().removeprefix("\u2260 "): table.item(r, 2).text() for r in range(table.rowCount())}
+    return {table.cell_text(r, 0).removeprefix("\u2260 "): table.cell_text(r, 2) for r in range(table.rowCount())}
 
 
 def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_editable(
@@ -99,7 +99,7 @@ def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_e
     d = w.canvas.drawable
     ghost = d.ghost_box[rows[0]]
     assert d.scene.box_kind[ghost] == BoxKind.GHOST and d.scene.box_title[ghost] == "Neg"
-    assert w.canvas.shown_overlay is not None and "added in B (dashed)" in [s[0] for s in w.canvas.view.legend.swatches]
+    assert w.canvas.shown_overlay is not None and "added in B (dashed)" in [s[0] for s in w.canvas.legend.swatches]
     # between the Relu it reads (node 3) and the Conv reading it (node 4): along the flow between, beside them
     relu, conv = d.node_box[3], d.node_box[4]
     assert _rect(w, relu)[1] <= _rect(w, ghost)[3] and _rect(w, ghost)[1] <= _rect(w, conv)[3]
@@ -289,7 +289,7 @@ def test_a_chain_too_long_to_draw_is_counted_and_its_nodes_are_shown_on_bs_graph
     counted = [b for b in np.flatnonzero(d.scene.box_kind == BoxKind.GHOST)]
     assert [d.scene.box_title[b] for b in counted] == ["320 added in B"]
     assert d.scene.box_lines[counted[0]] == ["more: Show B's graph"] and _overlaps(w, int(counted[0])) == []
-    assert "only in B: dashed" in w.canvas.view.legend.title
+    assert "only in B: dashed" in w.canvas.legend.title
     # one of them chosen in the list: B's graph, its node selected there
     c.dock.list.setCurrentRow(rows[5])
     qtbot.waitUntil(lambda: c.showing_b and c.doc_b.selection.state.node == c.dock.differences[rows[5]].node_b,

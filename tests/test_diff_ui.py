@@ -83,7 +83,7 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
                      ("node_changed", "/Flatten", "/Flatten")]
     assert dock.list.count() == 4 and "4 differences" in dock.summary.text()
     # the legend and the colours on A's graph
-    legend = w.canvas.view.legend
+    legend = w.canvas.legend
     assert legend is not None and [s[0] for s in legend.swatches] == ["renamed only", "changed", "removed in B",
                                                                       "added in B (dashed)"]
     assert _box_colour(w, 8) == COLOURS["node_removed"]
@@ -110,7 +110,7 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
     with qtbot.waitSignal(w.diff.diff_closed):
         dock.close_button.click()
     settle()
-    assert dock.isHidden() and w.canvas.shown_overlay is None and w.canvas.view.legend is None
+    assert dock.isHidden() and w.canvas.shown_overlay is None and w.canvas.legend is None
     assert _node_panel_sides(w) is None and not w.diff.actions["next"].isEnabled()
 
 
@@ -143,7 +143,7 @@ def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node
     dock.list.setCurrentRow(dock.differences.index(added))  # on B's graph: the node selected there
     assert w.diff.showing_b and w.canvas.doc is w.diff.doc_b
     qtbot.waitUntil(lambda: w.diff.doc_b.selection.state.node == added.node_b, timeout=TIMEOUT)
-    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 2).text() == "Neg"
+    assert isinstance(dock.sides, SidesTable) and dock.sides.cell_text(1, 2) == "Neg"
 
 
 def test_a_model_against_itself_lists_nothing(qtbot: QtBot, make_window: Make) -> None:
@@ -296,7 +296,7 @@ def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(q
     assert shown is not None and "B's graph" in shown.legend.title and "5 nodes only in A" in shown.legend.title
     assert [s[0] for s in shown.legend.swatches][:3] == ["renamed only", "changed", "added in B"]
     assert _box_colour(w, d.node_b) == COLOURS["node_added"]
-    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 1).text() == "\u2014"  # A has no such node
+    assert isinstance(dock.sides, SidesTable) and dock.sides.cell_text(1, 1) == "\u2014"  # A has no such node
     # A's edits are not offered on B's graph: a right-click there would edit A's node of the same position
     assert not w.editing.on_canvas()
     menu = QMenu()
@@ -307,7 +307,7 @@ def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(q
     # a node of B clicked on the canvas: both sides in the dock
     conv_b = next(j for j, n in enumerate(doc_b.index.main.nodes) if n.op_type == "Conv")
     doc_b.selection.select_node("", conv_b)
-    assert isinstance(dock.sides, SidesTable) and dock.sides.item(1, 1).text() == "Conv"
+    assert isinstance(dock.sides, SidesTable) and dock.sides.cell_text(1, 1) == "Conv"
     assert dock.sides.changed_fields() == ["input 1", "input 2"]
     # a node only A has: back to A's graph, its box selected
     removed = next(k for k, d in enumerate(dock.differences) if d.kind == "node_removed")

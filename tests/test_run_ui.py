@@ -467,9 +467,9 @@ def test_dock_shows_values_inside_a_local_function(qtbot: QtBot, tmp_path: Path)
     np.testing.assert_allclose(c.dock.view.prepared.array, [-1.0, 1.0, 4.0])
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("max_abs"))
-    assert (window.canvas.view.legend.lo, window.canvas.view.legend.hi) == (4.0, 16.0)  # this function's values, not the main graph's
+    assert (window.canvas.legend.lo, window.canvas.legend.hi) == (4.0, 16.0)  # this function's values, not the main graph's
     window.canvas.leave_scope()
-    qtbot.waitUntil(lambda: window.canvas.scope == "" and (window.canvas.view.legend.lo, window.canvas.view.legend.hi) == (16.0, 1024.0),
+    qtbot.waitUntil(lambda: window.canvas.scope == "" and (window.canvas.legend.lo, window.canvas.legend.hi) == (16.0, 1024.0),
                     timeout=TIMEOUT)
     window.grab().save(str(Path("/tmp/onnxviz_run_function.png")))
 
@@ -626,11 +626,11 @@ def test_node_tooltip_shows_its_run_time_and_overlay_value(qtbot: QtBot, tmp_pat
     assert f"max |x|: <b>{sub_max:.4g}</b>" in canvas._tooltip(canvas.drawable.node_box[2], -1)
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("time_us"))
-    legend = canvas.view.legend
+    legend = canvas.legend
     assert legend is not None and legend.scheme.kind == "duration" and legend.scheme.text(1500.0) == "1.5 ms"
     combo.setCurrentIndex(combo.findData("nonfinite"))
-    assert [label for label, _ in canvas.view.legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
+    assert [label for label, _ in canvas.legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
     assert "NaN/Inf present: <b>has NaN/Inf</b>" in canvas._tooltip(box, -1)
     combo.setCurrentIndex(combo.findData("mean"))
-    assert canvas.view.legend.scheme.kind == "signed"
+    assert canvas.legend.scheme.kind == "signed"
     window.grab().save("/tmp/overlay/test_run_ui_mean.png")

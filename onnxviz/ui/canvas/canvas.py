@@ -54,8 +54,10 @@ from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, scope_trail
 from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes, outer_boxes
 from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.ui.canvas.legend import LegendStrip
 from onnxviz.ui.canvas.marks import (
     LEVEL,
+    Legend,
     Overlay,
     Scheme,
     group_box_of,
@@ -157,6 +159,9 @@ class GraphCanvas(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
         box.addLayout(self.toolbar)
+        self.legend_strip = LegendStrip()   # the overlay's key, above the graph: it never covers a box
+        box.addWidget(self.legend_strip)
+        self.toolbar.addWidget(self.legend_strip.toggle)
         box.addWidget(self.pages, 1)
         v = self.view
         v.box_clicked.connect(self._on_box_clicked)
@@ -206,6 +211,11 @@ class GraphCanvas(QWidget):
         return self._scope
 
     @property
+    def legend(self) -> Legend | None:
+        """The key of the overlay shown (in the strip above the graph), or None."""
+        return self.legend_strip.legend
+
+    @property
     def trail(self) -> list[str]:
         """The scopes of the breadcrumb, from the main graph to the shown one."""
         return list(self._trail)
@@ -215,7 +225,8 @@ class GraphCanvas(QWidget):
         if self.doc is not None:
             self.doc.selection.changed.disconnect(self._on_selection)
         self.doc = doc
-        self._badges, self._overlay, self.view.legend, self.shown_overlay = {}, None, None, None
+        self._badges, self._overlay, self.shown_overlay = {}, None, None
+        self.legend_strip.set_legend(None)
         self._ghosts = {}
         self.search_panel.set_index(doc.index if doc is not None else None)
         self.pages.setCurrentWidget(self.view_host if doc is not None or self.placeholder is None else self.placeholder)
@@ -955,13 +966,16 @@ class GraphCanvas(QWidget):
         opts = self.view.options
         d = self.drawable
         opts.badges, opts.overlay, opts.flagged_box = {}, None, -1
-        self.view.legend, self.shown_overlay = None, None
+        self.shown_overlay = None
+        if self._overlay is None:
+            self.legend_strip.set_legend(None)
         if d is not None:
             opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
             if self._overlay is not None:
                 values, title, flagged, scheme = self._overlay
                 shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme, self._body_rows())
-                opts.overlay, self.view.legend, self.shown_overlay = shown.rgba, shown.legend, shown
+                opts.overlay, self.shown_overlay = shown.rgba, shown
+                self.legend_strip.set_legend(shown.legend)   # kept while a scene is being made: no jump
                 if flagged is not None and flagged[0] == self._scope:
                     opts.flagged_box = self._box_for_node(flagged[1])
         self.view.update()

@@ -8,16 +8,12 @@ from collections.abc import Callable
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
-    QColor,
-    QFontMetricsF,
     QHelpEvent,
     QKeyEvent,
-    QLinearGradient,
     QMouseEvent,
     QNativeGestureEvent,
     QPainter,
     QPaintEvent,
-    QPen,
     QResizeEvent,
     QWheelEvent,
 )
@@ -25,7 +21,6 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
-from onnxviz.ui.canvas.marks import BEYOND_RGBA, Legend
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
@@ -60,7 +55,6 @@ class GraphView(QWidget):
         super().__init__(parent)
         self.drawable: Drawable | None = None
         self.options = PaintOptions()
-        self.legend: Legend | None = None  # the overlay's colour bar
         self.message = ""   # shown in the middle when there is nothing (or nothing good) to draw
         self.scale = 1.0
         self.center = QPointF(0, 0)
@@ -184,8 +178,6 @@ class GraphView(QWidget):
             p.translate(-self.center.x(), -self.center.y())
             self._painter.paint(p, self.drawable, self.visible_scene_rect(), self.scale, self.options)
             p.restore()
-        if self.legend is not None:
-            paint_legend(p, QRectF(12, 12, legend_width(self.legend), legend_height(self.legend)), self.legend)
         if self.message:
             p.setPen(style.TEXT_DIM)
             p.setFont(style.font(13))
@@ -331,87 +323,3 @@ class GraphView(QWidget):
             self.home()
         self.view_changed.emit()
 
-
-def legend_title(legend: Legend) -> str:
-    """The key's title with how its scale was chosen: "max |x|, log scale", "..., 1st-99th percentile"."""
-    return ", ".join([legend.title, *(["log scale"] if legend.log else []), *([legend.basis] if legend.basis else [])])
-
-
-def beyond_label(legend: Legend) -> str:
-    """The key's line for boxes whose values are attention-mask fills, drawn in a colour of their own."""
-    return f"|x| \u2265 1e30 (a mask's fill): {legend.beyond} box{'es' if legend.beyond != 1 else ''}"
-
-
-def legend_width(legend: Legend) -> float:
-    """Wide enough for the title and every swatch's label on one line (at least the bar's 220)."""
-    title = QFontMetricsF(style.font(11, bold=True)).horizontalAdvance(legend_title(legend))
-    small = QFontMetricsF(style.font(10))
-    keys = sum(25 + small.horizontalAdvance(label) for label in [*(s[0] for s in legend.swatches), legend.scheme.blank])
-    beyond = 25 + small.horizontalAdvance(beyond_label(legend)) if legend.beyond else 0.0
-    return max(220.0, title + 24, keys + 8 if legend.swatches else 0.0, beyond)
-
-
-def legend_height(legend: Legend) -> float:
-    return 48.0 + (16.0 if legend.beyond else 0.0)
-
-
-def paint_legend(p: QPainter, rect: QRectF, legend: Legend) -> None:
-    """The overlay's key: a colour bar with its title and range, or separate swatches with labels."""
-    p.save()
-    p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    p.setPen(QPen(style.PANEL_BORDER, 1))
-    p.setBrush(style.PANEL)
-    p.drawRoundedRect(rect, 6, 6)
-    p.setFont(style.font(11, bold=True))
-    p.setPen(style.TEXT)
-    inner = rect.adjusted(10, 4, -10, -4)
-    p.drawText(QRectF(inner.x(), inner.y(), inner.width(), 16), Qt.AlignmentFlag.AlignLeft, legend_title(legend))
-    p.setFont(style.font(10))
-    if legend.swatches:
-        _paint_swatches(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 24), legend)
-    else:
-        _paint_bar(p, QRectF(inner.x(), inner.y() + 18, inner.width(), 9), legend)
-    if legend.beyond:
-        _paint_key(p, QPointF(inner.x(), inner.y() + 44), QColor(*BEYOND_RGBA), beyond_label(legend))
-    p.restore()
-
-
-def _paint_bar(p: QPainter, bar: QRectF, legend: Legend) -> None:
-    gradient = QLinearGradient(bar.topLeft(), bar.topRight())
-    for k, c in enumerate(legend.colours):
-        gradient.setColorAt(k / max(len(legend.colours) - 1, 1), QColor(*[int(v) for v in c]))
-    p.setPen(Qt.PenStyle.NoPen)
-    p.setBrush(gradient)
-    p.drawRect(bar)
-    p.setPen(style.TEXT_DIM)
-    below = QRectF(bar.x(), bar.bottom() + 1, bar.width(), 14)
-    p.drawText(below, Qt.AlignmentFlag.AlignLeft, legend.scheme.text(legend.lo))
-    p.drawText(below, Qt.AlignmentFlag.AlignRight, legend.scheme.text(legend.hi))
-    if legend.zero is not None:  # a diverging bar: where 0 is, marked and labelled
-        x = bar.x() + legend.zero * bar.width()
-        p.setPen(QPen(style.TEXT, 1))
-        p.drawLine(QPointF(x, bar.top() - 2), QPointF(x, bar.bottom() + 2))
-        if 0.15 < legend.zero < 0.85:  # else it would run into the range's own labels
-            p.setPen(style.TEXT_DIM)
-            p.drawText(QRectF(x - 10, bar.bottom() + 1, 20, 14), Qt.AlignmentFlag.AlignHCenter, "0")
-    else:
-        _paint_key(p, QPointF(bar.center().x() - 34, bar.bottom() + 1), QColor(style.NO_OVERLAY_VALUE), "no value")
-
-
-def _paint_swatches(p: QPainter, area: QRectF, legend: Legend) -> None:
-    """A flag's two states (or a category's) side by side, or the one value every box has, then the blank's."""
-    x = area.x()
-    entries = [(QColor(*c), label) for label, c in legend.swatches]
-    for colour, label in [*entries, (QColor(style.NO_OVERLAY_VALUE), legend.scheme.blank)]:
-        x = _paint_key(p, QPointF(x, area.y()), colour, label) + 12
-
-
-def _paint_key(p: QPainter, at: QPointF, colour: QColor, label: str) -> float:
-    """A small square of ``colour`` and its label from ``at``; returns where the label ends."""
-    p.setPen(QPen(style.PANEL_BORDER, 1))
-    p.setBrush(colour)
-    p.drawRect(QRectF(at.x(), at.y() + 3, 9, 9))
-    p.setPen(style.TEXT_DIM)
-    width = p.fontMetrics().horizontalAdvance(label)
-    p.drawText(QRectF(at.x() + 13, at.y(), width + 2, 14), Qt.AlignmentFlag.AlignLeft, label)
-    return at.x() + 13 + width

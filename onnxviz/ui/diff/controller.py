@@ -379,7 +379,7 @@ class DiffController(QObject):
         where = f" in {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
         panel = self.window.panels.node_panel
         panel.show_other(("ghost", key), n.op_type, f"only in B (added) · node {d.node_b}{where} of B", [
-            ("Only in B (added): not in this model, not editable", table)])
+            ("B's fields (read only)", table)])
         self.window.panels.docks["Node"].raise_()
         if self.dock.list.currentRow() != key:
             self.dock.list.blockSignals(True)

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from onnx import NodeProto
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from onnxviz.model.graph.opdocs import attribute_text
 from onnxviz.model.text import display_name
+from onnxviz.ui.widgets.names import BREAK, copy_text, name_tooltip, unbreak
 
 ABSENT = "\u2014"        # a field one side lacks
-FIELD_CHARS = 120       # of a name or an attribute's value in a cell
+FIELD_CHARS = 400       # of a name or an attribute's value in a cell (wrapped, the whole shown)
+MAX_HEIGHT = 600        # of a table; more rows scroll
+FIELD_SHARE = 0.3       # of a table's width, the most its field column takes (longer field names wrap)
+_PIECE = re.compile(r".{1,9}?[/._:,;\-\])]|.{1,10}", re.DOTALL)  # up to a separator, else 10 characters
 CHANGED_RGBA = (230, 159, 0, 90)  # the changed rows' background: the diff's "changed" amber, light
 
 
@@ -63,25 +68,37 @@ def _fields(n: NodeProto | None) -> dict[str, str]:
     return out
 
 
+def wrappable_cell(text: str) -> str:
+    """``text`` (escaped, cut) with places to wrap (:data:`BREAK`) after every separator and every 10
+    characters without one: a narrow column shows '/layer1/Relu_output_0' whole, on lines."""
+    return " ".join(BREAK.join(_PIECE.findall(word)) for word in text.split(" "))
+
+
 class SidesTable(QTableWidget):
-    """Field | A | B, the rows that differ highlighted and marked in their first column."""
+    """Field | A | B, the rows that differ highlighted and marked in their first column. Names wrap at
+    their separators (never cut with '...'), every row as tall as its text, the table as tall as its rows
+    (up to :data:`MAX_HEIGHT`); a side every row lacks (a node only one model has) takes no column."""
 
     def __init__(self, rows: list[Row]) -> None:
         super().__init__(len(rows), 3)
-        self.setHorizontalHeaderLabels(["Field", "A (this model)", "B"])
+        self.setHorizontalHeaderLabels(["Field", "A", "B"])
+        self.horizontalHeaderItem(1).setToolTip("A: the model open in this window")
+        self.horizontalHeaderItem(2).setToolTip("B: the model it is compared with")
         self.verticalHeader().hide()
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)   # its contents' width, at most FIELD_SHARE
         for col in (1, 2):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
         highlight = QColor(*CHANGED_RGBA)
         for r, row in enumerate(rows):
             cells = [("\u2260 " if row.changed else "") + row.field, row.a, row.b]
             for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item = QTableWidgetItem(wrappable_cell(text))
+                item.setToolTip(name_tooltip(text))
                 if row.changed:
                     item.setBackground(highlight)
                     if c == 0:
@@ -89,12 +106,41 @@ class SidesTable(QTableWidget):
                         font.setBold(True)
                         item.setFont(font)
                 self.setItem(r, c, item)
+        for col, side in ((1, [row.a for row in rows]), (2, [row.b for row in rows])):
+            self.setColumnHidden(col, bool(side) and all(text == ABSENT for text in side))
+        self._refit = QTimer(self)   # the stretched columns take their width after the table's resize
+        self._refit.setSingleShot(True)
+        self._refit.timeout.connect(self._fit_rows)
+        self._fit_rows()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._refit.start(0)
+
+    def _fit_rows(self) -> None:
+        """The field column as wide as its names (at most :data:`FIELD_SHARE` of the table), each row as
+        tall as its wrapped text at the columns' widths, the table as tall as its rows."""
+        widest = max((self.sizeHintForColumn(0), self.horizontalHeader().sectionSizeHint(0)))
+        self.setColumnWidth(0, min(widest, int(FIELD_SHARE * self.viewport().width())))
         self.resizeRowsToContents()
-        height = sum(self.rowHeight(r) for r in range(len(rows))) + header.sizeHint().height() + 4
-        self.setFixedHeight(min(height, 420))
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        height = sum(self.rowHeight(r) for r in range(self.rowCount())) + self.horizontalHeader().sizeHint().height()
+        self.setFixedHeight(min(height + 2 * self.frameWidth() + 2, MAX_HEIGHT))
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        item = self.currentItem()
+        if event.matches(QKeySequence.StandardKey.Copy) and item is not None:
+            copy_text(unbreak(item.text()))   # the text as shown, without the places to wrap
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def cell_text(self, row: int, col: int) -> str:
+        """A cell's text as shown, without the places to wrap."""
+        item = self.item(row, col)
+        return unbreak(item.text()) if item is not None else ""
 
     def changed_fields(self) -> list[str]:
         """The fields shown as changed (for tests and the status bar)."""
-        firsts = [item.text() for r in range(self.rowCount()) if (item := self.item(r, 0)) is not None]
+        firsts = [self.cell_text(r, 0) for r in range(self.rowCount())]
         return [text[2:] for text in firsts if text.startswith("\u2260 ")]

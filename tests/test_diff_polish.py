@@ -1,0 +1,114 @@
+"""Issue 19, what a user of the diff view sees: the key never covers the graph (it sits in a strip of
+its own above it and folds), and the two sides' tables show long names whole (wrapped, never cut)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import onnx
+from onnx import helper
+from PySide6.QtCore import QPointF, QRect, Qt
+from PySide6.QtGui import QFontMetrics
+from pytestqt.qtbot import QtBot
+
+from onnxviz.ui.diff.sides import SidesTable
+from onnxviz.ui.main_window import MainWindow
+from tests.window_fixtures import open_and_wait, settle
+
+EXPORTS = Path(__file__).parent / "data" / "exports"
+TIMEOUT = 60000
+Make = Callable[[], MainWindow]
+LONG = "/layer1/Relu_output_0_QuantizeLinear_inserted_by_the_quantizer_for_this_test"
+
+
+def _with_long_names(tmp_path: Path) -> Path:
+    """resnet_float with a Neg of a long name (and a long output name) after node 3."""
+    m = onnx.load(EXPORTS / "resnet_float.onnx")
+    g = m.graph
+    source = g.node[3].output[0]
+    for n in g.node[4:]:
+        n.input[:] = [f"{LONG}_Output" if x == source else x for x in n.input]
+    g.node.insert(4, helper.make_node("Neg", [source], [f"{LONG}_Output"], name=LONG))
+    path = tmp_path / "resnet_long.onnx"
+    onnx.save(m, path)
+    return path
+
+
+def _diff_window(qtbot: QtBot, make_window: Make, b: Path) -> MainWindow:
+    w = make_window()
+    open_and_wait(qtbot, w, EXPORTS / "resnet_float.onnx")
+    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
+        w.diff.compare_with(b)
+    qtbot.waitUntil(lambda: not w.canvas.busy and bool(w.canvas.drawable.ghost_box), timeout=TIMEOUT)
+    settle()
+    return w
+
+
+def _cut_cells(table: SidesTable) -> list[str]:
+    """The cells whose text, wrapped at the column's width, is wider or taller than the cell shows."""
+    out = []
+    for r in range(table.rowCount()):
+        for c in range(table.columnCount()):
+            item = table.item(r, c)
+            if table.isColumnHidden(c) or item is None:
+                continue
+            room = QRect(0, 0, table.columnWidth(c) - 8, 100000)
+            need = QFontMetrics(item.font()).boundingRect(room, int(Qt.TextFlag.TextWordWrap), item.text())
+            if need.width() > room.width() or need.height() > table.rowHeight(r):
+                out.append(table.cell_text(r, c))
+    return out
+
+
+def test_the_key_sits_above_the_graph_never_over_it_and_folds(qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, _with_long_names(tmp_path))
+    canvas, view = w.canvas, w.canvas.view
+    strip = canvas.legend_strip
+    assert strip.isVisible() and canvas.legend is not None and canvas.legend.title.startswith("Differences with B")
+    # a row of its own between the header and the graph: nothing of it is over the view
+    top = strip.mapTo(canvas, strip.rect().bottomLeft()).y()
+    assert top < view.mapTo(canvas, view.rect().topLeft()).y()
+    # the view paints the graph only: where the graph is not, it is the same with the key as without
+    view.center_on(QPointF(-1e6, -1e6))
+    settle()
+    corner = QRect(0, 0, 320, 90)   # where a key drawn over the graph would be
+    with_key = view.grab().toImage().copy(corner)
+    w.diff.dock.colouring.setCurrentIndex(0)
+    canvas.clear_overlay()
+    qtbot.waitUntil(lambda: strip.isHidden(), timeout=TIMEOUT)
+    view.center_on(QPointF(-1e6, -1e6))
+    settle()
+    assert view.grab().toImage().copy(corner) == with_key
+    w.diff.set_colouring("")   # the diff's colours again
+    qtbot.waitUntil(strip.isVisible, timeout=TIMEOUT)
+    # folded away: the graph gets its room; the header's Key button brings it back
+    height = view.height()
+    assert strip.toggle.isVisible() and strip.toggle.isChecked()
+    qtbot.mouseClick(strip.fold_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.height() > height, timeout=TIMEOUT)
+    assert strip.isHidden() and strip.toggle.isVisible() and not strip.toggle.isChecked()
+    qtbot.mouseClick(strip.toggle, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: strip.isVisible() and view.height() == height, timeout=TIMEOUT)
+    w.diff.close_diff()
+    assert strip.isHidden() and strip.toggle.isHidden()
+
+
+def test_long_names_in_both_side_tables_are_shown_whole(qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
+    w = _diff_window(qtbot, make_window, _with_long_names(tmp_path))
+    c = w.diff
+    row = next(k for k, d in enumerate(c.dock.differences) if d.kind == "node_added")
+    c.dock.list.setCurrentRow(row)
+    qtbot.waitUntil(lambda: w.canvas.selected_box() == w.canvas.drawable.ghost_box.get(row), timeout=TIMEOUT)
+    settle()
+    panel = w.panels.node_panel.findChild(SidesTable)
+    dock = c.dock.sides
+    assert isinstance(panel, SidesTable) and isinstance(dock, SidesTable)
+    for table in (panel, dock):
+        qtbot.waitUntil(lambda t=table: not _cut_cells(t), timeout=TIMEOUT)
+        fields = {table.cell_text(r, 0).removeprefix("\u2260 "): table.cell_text(r, 2) for r in range(table.rowCount())}
+        assert fields["name"] == LONG and fields["output 0"] == f"{LONG}_Output"
+        assert table.isColumnHidden(1)   # A has no such node: no column of dashes
+        assert LONG in table.item(0, 2).toolTip()
+    # a narrower panel wraps more, still nothing cut
+    w.panels.docks["Node"].resize(260, w.panels.docks["Node"].height())
+    qtbot.waitUntil(lambda: not _cut_cells(panel), timeout=TIMEOUT)
