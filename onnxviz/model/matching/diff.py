@@ -183,7 +183,7 @@ def _functions(alignment: Alignment) -> list[Difference]:
     fa, fb = alignment.index_a.functions, alignment.index_b.functions
     out = []
     for key, fn in fa.items():
-        label = f"{key[0]}:{key[1]}" + (f":{key[2]}" if key[2] else "")
+        label = function_label(key)
         if key not in fb:
             out.append(Difference("function_removed", label, None))
             continue
@@ -192,8 +192,13 @@ def _functions(alignment: Alignment) -> list[Difference]:
             out.append(Difference("function_changed", label, label, details={"changes": changes}))
     for key in fb:
         if key not in fa:
-            out.append(Difference("function_added", None, f"{key[0]}:{key[1]}" + (f":{key[2]}" if key[2] else "")))
+            out.append(Difference("function_added", None, function_label(key)))
     return out
+
+
+def function_label(key: tuple[str, str, str]) -> str:
+    """How a function's difference names it: "domain:name", with ":overload" when it has one."""
+    return f"{key[0]}:{key[1]}" + (f":{key[2]}" if key[2] else "")
 
 
 def _function_changes(a: onnx.FunctionProto, b: onnx.FunctionProto) -> list[str]:

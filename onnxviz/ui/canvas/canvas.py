@@ -12,7 +12,8 @@ Public API (used by other features through ``window.canvas``):
   op boxes by value (a box's tooltip tells its value);
 * ``set_ghosts({scope: [Ghost]}, describe)`` - boxes of nodes another model has (a diff's added nodes),
   drawn beside their neighbours in every scene; ``select_ghost(key)``/``reveal_ghost(...)`` select one,
-  ``ghost_selected(key)`` says a ghost was selected (it is no node of the document: edits never see it);
+  ``ghost_selected(key)`` says a ghost was selected (it is no node of the document: edits never see it),
+  ``ghost_activated(key)`` that one was double-clicked (or Enter pressed on it);
 * ``node_notes`` - functions ``(scope, node) -> html line`` whose lines end an op box's tooltip;
 * ``export_image(path)`` - the whole graph to PNG or SVG;
 * signals ``scene_ready()`` (a newly built scene has been painted) and ``scope_changed(str)``.
@@ -103,6 +104,7 @@ class GraphCanvas(QWidget):
     scene_ready = Signal()
     scope_changed = Signal(str)
     ghost_selected = Signal(int)   # the key of the ghost box clicked or selected
+    ghost_activated = Signal(int)  # the key of the ghost box double-clicked (or Enter on it)
     layout_failed = Signal(str)
 
     layout_factory: Callable[..., Any] = staticmethod(default_layout_factory)   # (index, scope, expanded[, inline])
@@ -732,6 +734,8 @@ class GraphCanvas(QWidget):
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.GROUP:
             self.expand_group(ref.group)
+        elif ref.kind == BoxKind.GHOST and not ref.group:
+            self.ghost_activated.emit(ref.node)
         elif ref.kind == BoxKind.OP:
             targets = self.subgraphs_of(ref.node)
             if len(targets) == 1:

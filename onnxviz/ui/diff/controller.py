@@ -26,8 +26,10 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.graph.index import function_scope
 from onnxviz.model.layout.ghosts import Ghost
 from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_models, diff_models
+from onnxviz.model.matching.diff import function_label
 from onnxviz.model.matching.ghosts import added_ghosts
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
@@ -45,6 +47,7 @@ from onnxviz.ui.tasks import Task, waiting_pool
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
+FUNCTION_KINDS = ("function_added", "function_removed", "function_changed")
 DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff opens
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 RENAMED_RGBA = (222, 203, 160, 255)  # a node that changed its name only (another exporter): muted
@@ -103,6 +106,7 @@ class DiffController(QObject):
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
         window.canvas.ghost_selected.connect(self._on_ghost)
+        window.canvas.ghost_activated.connect(self._open_ghost)
         window.run_controller.run_finished.connect(lambda: self.show_b(False))  # A's run colours A's graph
         window.closing.connect(self.close_diff)
         # the window restores its docks after the features are installed: a dock saved open, with a diff
@@ -256,8 +260,10 @@ class DiffController(QObject):
         elif d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
             self.show_b(True)
             self.window.canvas.reveal_node(d.scope_b, d.node_b)
-        elif self.showing_b and d.node_a < 0 and d.b is not None and self._select_value(self.doc_b, d.scope_b, d.b):
-            pass
+        elif d.kind in FUNCTION_KINDS:
+            self._show_function(d)
+        elif d.node_a < 0 and (self.showing_b or d.a is None) and d.b is not None and self._b_value(d):
+            pass   # a weight or input only B has (or B's graph shown): on B's graph
         else:
             if d.node_a >= 0:
                 self.show_b(False)
@@ -271,6 +277,40 @@ class DiffController(QObject):
             self.show_b(True)
             self.window.canvas.reveal_node(d.scope_b, d.node_b)
 
+    def _b_value(self, d: Difference) -> bool:
+        """B's graph on the canvas with ``d``'s B value (a weight, an input...) selected; False when B's
+        graph ``d.scope_b`` does not define it."""
+        g = self.doc_b.index.graphs.get(d.scope_b) if self.doc_b is not None else None
+        if g is None or d.b is None or not g.defines(d.b):
+            return False
+        self.show_b(True)
+        return self._select_value(self.doc_b, d.scope_b, d.b)
+
+    def _show_function(self, d: Difference) -> None:
+        """A model-local function's difference: its graph, A's (B's when only B has it)."""
+        on_b = d.a is None
+        doc = self.doc_b if on_b else self.window.doc
+        label = d.b if on_b else d.a
+        scope = next((function_scope(*key) for key in doc.index.functions
+                      if function_label(key) == label), None) if doc is not None else None
+        if scope is None:
+            return
+        self.show_b(on_b)
+        self.window.canvas.enter_scope(scope)
+
+    def _open_ghost(self, key: int) -> None:
+        """A ghost double-clicked: B's graph with its node, or the one body it holds, shown."""
+        found = self._b_node(key)
+        if found is None or self.doc_b is None:
+            return
+        d = found[0]
+        bodies = [scope for node, _, scope in self.doc_b.index.graphs[d.scope_b].children if node == d.node_b]
+        self.show_b(True)
+        if len(bodies) == 1:
+            self.window.canvas.enter_scope(bodies[0])
+        else:
+            self.window.canvas.reveal_node(d.scope_b, d.node_b)
+
     def _select_in_a(self, d: Difference) -> None:
         doc = self.window.doc
         assert doc is not None
@@ -280,6 +320,8 @@ class DiffController(QObject):
             pass  # a weight, input, output or value_info of A
         else:  # B's only, or the model's fields: nothing of A to select
             doc.selection.clear()
+            if d.kind == "model_changed" and "Model" in self.window.panels.docks:
+                self.window.panels.docks["Model"].raise_()   # A's fields (B's in the list's detail)
 
     @staticmethod
     def _select_value(doc: Document | None, scope: str, name: str) -> bool:
@@ -367,7 +409,7 @@ class DiffController(QObject):
         name = html.escape(display_name(n.name, 120)) if n.name else "(no name)"
         where = f" of {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
         return (f"<b>{html.escape(n.op_type)}</b> {name}<br><i>only in B (added): node {d.node_b}{where} of B; "
-                "not part of this model, not editable</i>")
+                "not part of this model, not editable; double-click: B's graph</i>")
 
     def _on_ghost(self, key: int) -> None:
         """A ghost selected on the canvas: B's node in the Node panel and the dock, its row current."""
