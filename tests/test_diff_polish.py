@@ -1,17 +1,21 @@
 """Issue 19, what a user of the diff view sees: the key never covers the graph (it sits in a strip of
-its own above it and folds), and the two sides' tables show long names whole (wrapped, never cut)."""
+its own above it and folds), the two sides' tables show long names whole (wrapped, never cut), and the
+ghosts' edges never run through the graph's edge labels."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import onnx
 from onnx import helper
-from PySide6.QtCore import QPointF, QRect, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF
 from pytestqt.qtbot import QtBot
 
+from onnxviz.model.layout.labels import LABEL_LINE
+from onnxviz.ui.canvas import style
 from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.main_window import MainWindow
 from tests.window_fixtures import open_and_wait, settle
@@ -112,3 +116,48 @@ def test_long_names_in_both_side_tables_are_shown_whole(qtbot: QtBot, make_windo
     # a narrower panel wraps more, still nothing cut
     w.panels.docks["Node"].resize(260, w.panels.docks["Node"].height())
     qtbot.waitUntil(lambda: not _cut_cells(panel), timeout=TIMEOUT)
+
+
+def _crossed_labels(w: MainWindow) -> list[QRectF]:
+    """The shown edge labels a ghost's edge runs through (scene rectangles, the text's own)."""
+    d = w.canvas.drawable
+    everything = np.flatnonzero(np.ones(d.scene.n_edges, bool))
+    ghost_edges = everything[d.ghost_edges(everything)]
+    spots = d.labels
+    out = []
+    for row in range(len(spots.edge)):
+        e = int(spots.edge[row])
+        width = QFontMetricsF(style.font(style.LABEL_PT, italic=bool(d.scene.edge_inferred[e]))).horizontalAdvance(
+            d.scene.edge_label[e])
+        x = float(spots.x[row]) - (width if spots.left[row] else 0.0)
+        rect = QRectF(x, float(spots.y[row]), width, LABEL_LINE).adjusted(1, 2, -1, -2)
+        for g in ghost_edges:
+            pts = d.scene.edge_polyline(int(g))
+            dense = np.concatenate([np.linspace(a, b, 50) for a, b in zip(pts[:-1], pts[1:], strict=True)])
+            if any(rect.contains(QPointF(float(px), float(py))) for px, py in dense):
+                out.append(rect)
+                break
+    return out
+
+
+def test_ghost_edges_are_not_drawn_across_edge_labels(qtbot: QtBot, make_window: Make) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_int8_qdq.onnx")
+    view = w.canvas.view
+    crossed = _crossed_labels(w)
+    assert crossed   # the quantizer's ghosts run beside layer1: some of their edges cross A's labels
+    green = QColor(style.GHOST)
+    for rect in crossed:
+        view.set_scale(1.0, None)
+        view.center_on(rect.center())
+        settle()
+        image = view.grab().toImage()
+        ratio = image.devicePixelRatio()
+        top_left, bottom_right = view.map_from_scene(rect.topLeft()), view.map_from_scene(rect.bottomRight())
+        hits = [(x, y) for x in range(int(top_left.x() * ratio) + 1, int(bottom_right.x() * ratio))
+                for y in range(int(top_left.y() * ratio) + 1, int(bottom_right.y() * ratio))
+                if _near(image.pixelColor(x, y), green)]
+        assert hits == [], (rect, hits[:5])
+
+
+def _near(c: QColor, target: QColor) -> bool:
+    return abs(c.red() - target.red()) + abs(c.green() - target.green()) + abs(c.blue() - target.blue()) < 60

@@ -58,8 +58,10 @@ class ScenePainter:
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         self._paint_frames(p, d, view, scale)
         if detailed:
-            self._paint_edges_detailed(p, d, segs, scale, opts)
-            if scale >= style.LABEL_SCALE:  # under the boxes: a long label never covers a box
+            labels = scale >= style.LABEL_SCALE
+            holes = _label_holes(d, segs, view) if labels and d.ghost_box else None
+            self._paint_edges_detailed(p, d, segs, scale, opts, holes)
+            if labels:  # under the boxes: a long label never covers a box
                 _paint_edge_labels(p, d, segs)
             for b in boxes:
                 _paint_box(p, d, int(b), scale, opts)
@@ -122,7 +124,9 @@ class ScenePainter:
 
     # -- close up ----------------------------------------------------------------------
     def _paint_edges_detailed(self, p: QPainter, d: Drawable, segs: np.ndarray, scale: float,
-                              opts: PaintOptions) -> None:
+                              opts: PaintOptions, holes: QPainterPath | None = None) -> None:
+        """Every visible edge; ``holes`` (the edge labels' rectangles, in a scene with ghosts) is where a
+        ghost's edges are not drawn: laid out after the scene, they would run through its labels."""
         edges = np.unique(d.seg_edge[segs])
         selected = np.isin(edges, opts.selected_edges)
         # a value captured from the enclosing graph: dashed, like its input box
@@ -144,12 +148,16 @@ class ScenePainter:
                 _add_polyline(path, pts)
                 if scale >= style.ARROW_SCALE:
                     _add_arrow(heads, pts, 4.0 + width)
+            p.save()
+            if holes is not None and colour is style.GHOST:
+                p.setClipPath(holes)
             p.setPen(QPen(colour, width, Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawPath(path)
             p.setPen(Qt.PenStyle.NoPen)
             p.setBrush(colour)
             p.drawPath(heads)
+            p.restore()
 
     # -- group frames ------------------------------------------------------------------
     def _paint_frames(self, p: QPainter, d: Drawable, view: QRectF, scale: float) -> None:
@@ -378,6 +386,33 @@ def toggle_rect(d: Drawable, box: int = -1, frame: int = -1) -> QRectF:
         return QRectF(float(d.x1[box]) - 18, float(d.y0[box]) + 4, 13, 13)
     x, y, w, _ = (float(v) for v in d.scene.group_rect[frame])
     return QRectF(x + w - 20, y + 5, 13, 13)
+
+
+def _label_rects(d: Drawable, segs: np.ndarray) -> list[QRectF]:
+    """The rectangles the visible edge labels' texts take."""
+    s, spots = d.scene, d.labels
+    rows = d.label_row[np.unique(d.seg_edge[segs])]
+    metrics = {False: QFontMetricsF(style.font(style.LABEL_PT)), True: QFontMetricsF(style.font(style.LABEL_PT, italic=True))}
+    out = []
+    for row in rows[rows >= 0]:
+        e = int(spots.edge[row])
+        width = metrics[bool(s.edge_inferred[e])].horizontalAdvance(s.edge_label[e]) + 4
+        x = float(spots.x[row]) - (width - 2 if spots.left[row] else 2)
+        out.append(QRectF(x, float(spots.y[row]), width, LABEL_LINE))
+    return out
+
+
+def _label_holes(d: Drawable, segs: np.ndarray, view: QRectF) -> QPainterPath | None:
+    """``view`` without the visible edge labels (a clip path), or None when no label shows."""
+    rects = _label_rects(d, segs)
+    if not rects:
+        return None
+    path = QPainterPath()
+    path.setFillRule(Qt.FillRule.OddEvenFill)   # the labels never overlap: each one a hole
+    path.addRect(view.adjusted(-100, -100, 100, 100))
+    for r in rects:
+        path.addRect(r)
+    return path
 
 
 def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
