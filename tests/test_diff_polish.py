@@ -50,16 +50,19 @@ def _diff_window(qtbot: QtBot, make_window: Make, b: Path) -> MainWindow:
 
 
 def _cut_cells(table: SidesTable) -> list[str]:
-    """The cells whose text, wrapped at the column's width, is wider or taller than the cell shows."""
+    """The cells whose text, wrapped at the column's width, is wider than the column, or whose row shows
+    fewer of its lines than it has."""
     out = []
     for r in range(table.rowCount()):
         for c in range(table.columnCount()):
             item = table.item(r, c)
             if table.isColumnHidden(c) or item is None:
                 continue
-            room = QRect(0, 0, table.columnWidth(c) - 8, 100000)
-            need = QFontMetrics(item.font()).boundingRect(room, int(Qt.TextFlag.TextWordWrap), item.text())
-            if need.width() > room.width() or need.height() > table.rowHeight(r):
+            metrics = QFontMetrics(item.font())
+            room = QRect(0, 0, table.columnWidth(c) - 6, 100000)
+            need = metrics.boundingRect(room, int(Qt.TextFlag.TextWordWrap), item.text())
+            lines = round(need.height() / metrics.lineSpacing())
+            if need.width() > room.width() or table.rowHeight(r) < lines * metrics.height():
                 out.append(table.cell_text(r, c))
     return out
 
@@ -161,3 +164,19 @@ def test_ghost_edges_are_not_drawn_across_edge_labels(qtbot: QtBot, make_window:
 
 def _near(c: QColor, target: QColor) -> bool:
     return abs(c.red() - target.red()) + abs(c.green() - target.green()) + abs(c.blue() - target.blue()) < 60
+
+
+def test_a_changed_node_chosen_shows_both_sides_in_the_dock_too(qtbot: QtBot, make_window: Make) -> None:
+    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_int8_qdq.onnx")
+    c = w.diff
+    row = next(k for k, d in enumerate(c.dock.differences) if d.kind == "node_changed" and d.a == "/layer1/conv2/Conv")
+    c.dock.list.setCurrentRow(row)
+    qtbot.waitUntil(lambda: isinstance(c.dock.sides, SidesTable), timeout=TIMEOUT)
+    table = c.dock.sides
+    assert isinstance(table, SidesTable) and table.changed_fields() == ["input 1", "input 2"]
+    assert not table.isColumnHidden(1) and not table.isColumnHidden(2)
+    qtbot.waitUntil(lambda: not _cut_cells(table), timeout=TIMEOUT)
+    removed = next(k for k, d in enumerate(c.dock.differences) if d.kind == "node_removed")
+    c.dock.list.setCurrentRow(removed)
+    qtbot.waitUntil(lambda: c.dock.sides is not table and isinstance(c.dock.sides, SidesTable), timeout=TIMEOUT)
+    assert c.dock.sides.isColumnHidden(2) and c.dock.sides.cell_text(1, 1) == "Relu"   # B has no such node

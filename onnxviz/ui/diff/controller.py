@@ -268,7 +268,7 @@ class DiffController(QObject):
             if d.node_a >= 0:
                 self.show_b(False)
             self._select_in_a(d)
-        self.dock.show_sides(self._added_sides(d))
+        self.dock.show_sides(self._sides(d))
         self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
 
     def _select_in_b(self, d: Difference) -> None:
@@ -448,8 +448,13 @@ class DiffController(QObject):
         title = "Compared with B" + ("" if changed else ": the same")
         return title, SidesTable(node_rows(a, b, changed))
 
-    def _added_sides(self, d: Difference) -> SidesTable | None:
-        """A node only B has: the dock shows its fields."""
+    def _sides(self, d: Difference) -> QWidget | None:
+        """The node's fields under the difference in the dock: both sides of a changed node, the one side
+        of a removed or added one."""
+        doc = self.window.doc
+        if d.node_a >= 0 and doc is not None:
+            section = self.node_section(doc, d.scope_a, d.node_a)
+            return section[1] if section is not None else None
         ga = self.diff.alignment.graphs_b.get(d.scope_b) if self.diff is not None and d.kind == "node_added" else None
         if ga is None or not 0 <= d.node_b < len(ga.index_b.nodes):
             return None

@@ -9,7 +9,7 @@ from typing import Any
 
 from onnx import NodeProto
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QColor, QFontMetricsF, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from onnxviz.model.graph.opdocs import attribute_text
@@ -20,7 +20,9 @@ ABSENT = "\u2014"        # a field one side lacks
 FIELD_CHARS = 400       # of a name or an attribute's value in a cell (wrapped, the whole shown)
 MAX_HEIGHT = 600        # of a table; more rows scroll
 FIELD_SHARE = 0.3       # of a table's width, the most its field column takes (longer field names wrap)
-_PIECE = re.compile(r".{1,9}?[/._:,;\-\])]|.{1,10}", re.DOTALL)  # up to a separator, else 10 characters
+_PIECE = re.compile(r"[^/._:,;\-\])]*[/._:,;\-\])]?")   # a name's pieces, each up to and with its separator
+CELL_PADDING = 10       # of a cell's width, not the text's
+RAW = Qt.ItemDataRole.UserRole   # a cell's text as made, before the places to wrap
 CHANGED_RGBA = (230, 159, 0, 90)  # the changed rows' background: the diff's "changed" amber, light
 
 
@@ -68,10 +70,25 @@ def _fields(n: NodeProto | None) -> dict[str, str]:
     return out
 
 
-def wrappable_cell(text: str) -> str:
-    """``text`` (escaped, cut) with places to wrap (:data:`BREAK`) after every separator and every 10
-    characters without one: a narrow column shows '/layer1/Relu_output_0' whole, on lines."""
-    return " ".join(BREAK.join(_PIECE.findall(word)) for word in text.split(" "))
+def wrappable_cell(text: str, metrics: QFontMetricsF, room: float) -> str:
+    """``text`` (escaped, cut) with places to wrap (:data:`BREAK`) after every separator, and inside a piece
+    without one only where the piece is wider than ``room``: '/layer1/Relu_output_0_QuantizeLinear' wraps
+    into whole words in a narrow column, and 'QuantizeLinear' is broken only where it cannot fit."""
+    return " ".join(BREAK.join(bit for piece in _PIECE.findall(word) if piece for bit in _fitted(piece, metrics, room))
+                    for word in text.split(" "))
+
+
+def _fitted(piece: str, metrics: QFontMetricsF, room: float) -> list[str]:
+    """``piece`` in bits each at most ``room`` wide (one character at least)."""
+    if metrics.horizontalAdvance(piece) <= room:
+        return [piece]
+    bits, bit = [], ""
+    for c in piece:
+        if bit and metrics.horizontalAdvance(bit + c) > room:
+            bits.append(bit)
+            bit = ""
+        bit += c
+    return [*bits, bit]
 
 
 class SidesTable(QTableWidget):
@@ -97,7 +114,8 @@ class SidesTable(QTableWidget):
         for r, row in enumerate(rows):
             cells = [("\u2260 " if row.changed else "") + row.field, row.a, row.b]
             for c, text in enumerate(cells):
-                item = QTableWidgetItem(wrappable_cell(text))
+                item = QTableWidgetItem(text)
+                item.setData(RAW, text)
                 item.setToolTip(name_tooltip(text))
                 if row.changed:
                     item.setBackground(highlight)
@@ -123,6 +141,12 @@ class SidesTable(QTableWidget):
         tall as its wrapped text at the columns' widths, the table as tall as its rows."""
         widest = max((self.sizeHintForColumn(0), self.horizontalHeader().sectionSizeHint(0)))
         self.setColumnWidth(0, min(widest, int(FIELD_SHARE * self.viewport().width())))
+        for r in range(self.rowCount()):
+            for c in range(self.columnCount()):
+                item = self.item(r, c)
+                if item is not None:
+                    room = max(self.columnWidth(c) - CELL_PADDING, 20)
+                    item.setText(wrappable_cell(item.data(RAW), QFontMetricsF(item.font()), room))
         self.resizeRowsToContents()
         height = sum(self.rowHeight(r) for r in range(self.rowCount())) + self.horizontalHeader().sizeHint().height()
         self.setFixedHeight(min(height + 2 * self.frameWidth() + 2, MAX_HEIGHT))
