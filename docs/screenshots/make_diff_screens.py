@@ -53,7 +53,7 @@ def main() -> None:
     w.diff.compare_with(EXPORTS / "resnet_int8_qdq.onnx")
     wait(w.diff.diff_shown)
     rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_changed"
-            and "layer1/conv2" in (d.a or "")]   # mid-graph: centred, clear of the legend
+            and "layer1/conv2" in (d.a or "")]   # mid-graph: centred
     w.diff.dock.list.setCurrentRow(rows[0])
     settle()
     w.grab().save(str(HERE / "diff-view.png"))

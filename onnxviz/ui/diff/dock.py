@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from onnxviz.model.matching import Difference, ModelDiff, WeightPair
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
+from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.widgets.pair_view import ValuesView
 
 COLOURS = {  # the kinds' colours on the canvas, the legend and the list (Okabe-Ito: told apart by most eyes)
@@ -260,8 +261,10 @@ class DiffDock(QDockWidget):
             self.sides.hide()   # at once: deleteLater waits for the event loop
             self.sides.deleteLater()
         self.sides = table
+        if isinstance(table, SidesTable):
+            table.scroll_in_place()   # the dock keeps its height: the table scrolls
         if table is not None:
-            self.side_layout.insertWidget(1, table)
+            self.side_layout.insertWidget(1, table, 100)   # the room under the text, up to its rows
 
     def _on_row(self, row: int) -> None:
         if 0 <= row < len(self.differences):

@@ -19,6 +19,7 @@ from onnxviz.ui.widgets.names import BREAK, copy_text, name_tooltip, unbreak
 ABSENT = "\u2014"        # a field one side lacks
 FIELD_CHARS = 400       # of a name or an attribute's value in a cell (wrapped, the whole shown)
 MAX_HEIGHT = 600        # of a table; more rows scroll
+MIN_SCROLLED = 90        # the least height of a table that scrolls in place
 FIELD_SHARE = 0.3       # of a table's width, the most its field column takes (longer field names wrap)
 _PIECE = re.compile(r"[^/._:,;\-\])]*[/._:,;\-\])]?")   # a name's pieces, each up to and with its separator
 CELL_PADDING = 10       # of a cell's width, not the text's
@@ -126,15 +127,21 @@ class SidesTable(QTableWidget):
                 self.setItem(r, c, item)
         for col, side in ((1, [row.a for row in rows]), (2, [row.b for row in rows])):
             self.setColumnHidden(col, bool(side) and all(text == ABSENT for text in side))
+        self.fit_height = True   # as tall as its rows (in a scrolling panel); False: as tall as its room
         self._refit = QTimer(self)   # the stretched columns take their width after the table's resize
         self._refit.setSingleShot(True)
         self._refit.timeout.connect(self._fit_rows)
+        self._scroll = QTimer(self)
+        self._scroll.setSingleShot(True)
+        self._scroll.timeout.connect(self._show_change)
         self._fit_rows()
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
             self._refit.start(0)
+        elif not self.fit_height:   # its room changed: the change kept in view, once the rows are placed
+            self._scroll.start(0)
 
     def _fit_rows(self) -> None:
         """The field column as wide as its names (at most :data:`FIELD_SHARE` of the table), each row as
@@ -149,7 +156,25 @@ class SidesTable(QTableWidget):
                     item.setText(wrappable_cell(item.data(RAW), QFontMetricsF(item.font()), room))
         self.resizeRowsToContents()
         height = sum(self.rowHeight(r) for r in range(self.rowCount())) + self.horizontalHeader().sizeHint().height()
-        self.setFixedHeight(min(height + 2 * self.frameWidth() + 2, MAX_HEIGHT))
+        height += 2 * self.frameWidth() + 2
+        if self.fit_height:
+            self.setFixedHeight(min(height, MAX_HEIGHT))
+        else:   # the room it is given, at most its rows' height; the first change in view
+            self.setMinimumHeight(min(height, MIN_SCROLLED))
+            self.setMaximumHeight(height)
+            self._scroll.start(0)
+
+    def _show_change(self) -> None:
+        """The first changed row at the top (a table scrolling in place)."""
+        changed = next((r for r in range(self.rowCount()) if self.cell_text(r, 0).startswith("\u2260 ")), -1)
+        if changed > 0:
+            self.scrollToItem(self.item(changed, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+
+    def scroll_in_place(self) -> None:
+        """Take the height the layout gives (scrolling through its rows), not the rows' height: in a
+        dock that is not itself scrolled."""
+        self.fit_height = False
+        self._fit_rows()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
         item = self.currentItem()
