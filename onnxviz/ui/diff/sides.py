@@ -99,9 +99,11 @@ class SidesTable(QTableWidget):
 
     def __init__(self, rows: list[Row]) -> None:
         super().__init__(len(rows), 3)
-        self.setHorizontalHeaderLabels(["Field", "A", "B"])
-        self.horizontalHeaderItem(1).setToolTip("A: the model open in this window")
-        self.horizontalHeaderItem(2).setToolTip("B: the model it is compared with")
+        for col, (label, tip) in enumerate([("Field", ""), ("A", "A: the model open in this window"),
+                                            ("B", "B: the model it is compared with")]):
+            heading = QTableWidgetItem(label)
+            heading.setToolTip(tip)
+            self.setHorizontalHeaderItem(col, heading)
         self.verticalHeader().hide()
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setWordWrap(True)
@@ -167,8 +169,9 @@ class SidesTable(QTableWidget):
     def _show_change(self) -> None:
         """The first changed row at the top (a table scrolling in place)."""
         changed = next((r for r in range(self.rowCount()) if self.cell_text(r, 0).startswith("\u2260 ")), -1)
-        if changed > 0:
-            self.scrollToItem(self.item(changed, 0), QAbstractItemView.ScrollHint.PositionAtTop)
+        item = self.item(changed, 0) if changed > 0 else None
+        if item is not None:
+            self.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtTop)
 
     def scroll_in_place(self) -> None:
         """Take the height the layout gives (scrolling through its rows), not the rows' height: in a
