@@ -136,7 +136,8 @@ class ScenePainter:
         for chosen, colour, width, dashed in ((edges[~selected & ~outer & ~ghost], style.EDGE, 1.2, False),
                                               (edges[~selected & outer & ~ghost], style.EDGE, 1.2, True),
                                               (edges[~selected & ghost], style.GHOST, 1.6, True),
-                                              (edges[selected], style.SELECTION, 2.4, False)):
+                                              (edges[selected & ~ghost], style.SELECTION, 2.4, False),
+                                              (edges[selected & ghost], style.SELECTION, 2.4, False)):
             if not len(chosen):
                 continue
             path = QPainterPath()
@@ -149,7 +150,7 @@ class ScenePainter:
                 if scale >= style.ARROW_SCALE:
                     _add_arrow(heads, pts, 4.0 + width)
             p.save()
-            if holes is not None and colour is style.GHOST:
+            if holes is not None and ghost[np.searchsorted(edges, chosen[0])]:
                 p.setClipPath(holes)
             p.setPen(QPen(colour, width, Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine))
             p.setBrush(Qt.BrushStyle.NoBrush)
