@@ -278,12 +278,17 @@ class DiffController(QObject):
             self.window.canvas.reveal_node(d.scope_b, d.node_b)
 
     def _b_value(self, d: Difference) -> bool:
-        """B's graph on the canvas with ``d``'s B value (a weight, an input...) selected; False when B's
-        graph ``d.scope_b`` does not define it."""
+        """B's graph on the canvas with ``d``'s B value (a weight, an input...) shown: the node reading it
+        selected (a weight is drawn in its reader's box), else the value; False when B's graph
+        ``d.scope_b`` does not define it."""
         g = self.doc_b.index.graphs.get(d.scope_b) if self.doc_b is not None else None
         if g is None or d.b is None or not g.defines(d.b):
             return False
         self.show_b(True)
+        readers = g.consumers_of(d.b)
+        if readers:
+            self.window.canvas.reveal_node(d.scope_b, readers[0])
+            return True
         return self._select_value(self.doc_b, d.scope_b, d.b)
 
     def _show_function(self, d: Difference) -> None:
