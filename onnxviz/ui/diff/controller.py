@@ -596,8 +596,9 @@ def _added_note(diff: ModelDiff, drawn: int) -> str:
     added = sum(1 for d in diff.differences if d.kind == "node_added")
     if not added:
         return "nothing added"
-    said = f"{drawn} only in B: dashed"
-    return said if drawn == added else f"{said}; {added - drawn} on weights: B's graph"
+    said = f"{drawn} node{'s' if drawn != 1 else ''} only in B: dashed"
+    more = added - drawn
+    return said if not more else f"{said}; {more} more reading only weights: see B's graph"
 
 
 def _removed_note(diff: ModelDiff) -> str:
