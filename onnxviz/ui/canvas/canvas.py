@@ -9,7 +9,8 @@ Public API (used by other features through ``window.canvas``):
 * ``selected_nodes()`` - the selected node, or the nodes of the selected group, in the shown scope;
 * ``set_node_badges({(scope, node): "error" | "warning"})`` - small marks on boxes (or their group box);
 * ``set_overlay({(scope, node): value}, title, flagged=None, scheme=Scheme())`` / ``clear_overlay()`` - colour
-  op boxes by value (a box's tooltip tells its value);
+  op boxes by value (a box's tooltip tells its value); ``legend`` is its key, drawn in a foldable strip
+  above the graph (:mod:`onnxviz.ui.canvas.legend`), never over it;
 * ``set_ghosts({scope: [Ghost]}, describe)`` - boxes of nodes another model has (a diff's added nodes),
   drawn beside their neighbours in every scene; ``select_ghost(key)``/``reveal_ghost(...)`` select one,
   ``ghost_selected(key)`` says a ghost was selected (it is no node of the document: edits never see it),
