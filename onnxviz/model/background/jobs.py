@@ -34,6 +34,7 @@ from onnxviz.model.graph.summary import (
     model_structure,
 )
 from onnxviz.model.graph.validation import (
+    PackedScopeTypes,
     PackedValidation,
     ValidationResult,
     first_problems,
@@ -279,7 +280,7 @@ def early_structure_job(path: str) -> bytes:
     return _on_state(_structure, ModelFile(path, _files.get(path, b""), temporary=False))[0]
 
 
-def early_figures_job(path: str, digest: bytes, packed_types: dict[str, tuple[list[str], bytes]]) -> PackedFigures:
+def early_figures_job(path: str, digest: bytes, packed_types: dict[str, PackedScopeTypes]) -> PackedFigures:
     """The figures of the file opened (after :func:`early_structure_job`), with the types the first process
     inferred (``packed_types`` of its validation of the state ``digest``). Raises SourceChanged when this
     process read another state of the file."""
