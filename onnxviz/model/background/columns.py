@@ -25,7 +25,7 @@ class Texts:
 
     def values(self) -> list[str]:
         text, ends = self.text, self.ends
-        return [text[start:end] for start, end in zip(chain((0,), ends), ends)]
+        return [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # starts: one more than ends
 
 
 @dataclass(frozen=True)
