@@ -170,3 +170,46 @@ def test_tensors_in_nested_bodies_and_functions_are_found_in_onnxs_order(tmp_pat
     # else_branch comes first (make_node sorts the attributes); the inner graph is in three places
     assert names == ["main_init", "inner_init", "outer_init", "inner_init", "inner_init", "main_value", "inner_value",
                      "inner_value", "inner_value", "fn_value"]
+
+
+def test_an_edited_big_models_bytes_are_written_once_per_state_for_the_worker(
+        tmp_path: Path, example_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation, then the figures, of one edited state: one temporary file; a worker that let the state go
+    (here: replaced) gets the bytes again; a new state gets a file of its own."""
+    import tempfile
+
+    from onnxviz.model.background.procpool import WorkerProcess
+
+    monkeypatch.setattr(jobs, "INLINE_BYTES", 0)  # the example counts as big
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    written: list[bytes] = []
+    real_hand_over = jobs.hand_over
+
+    def counted(data: bytes, digest: bytes, source: Path | None = None) -> jobs.ModelData:
+        handed = real_hand_over(data, digest, source)
+        if isinstance(handed, jobs.ModelFile) and handed.temporary:
+            written.append(digest)
+        return handed
+
+    monkeypatch.setattr(jobs, "hand_over", counted)
+    worker = WorkerProcess()
+    try:
+        data = example_path.read_bytes()
+        digest = jobs.digest_of(data)
+        packed = jobs.run_on_model(worker, jobs.validate_job, data, digest, None, 1, "doc")
+        figures = jobs.run_on_model(worker, jobs.figures_job, data, digest, None, "doc")
+        assert written == [digest]
+        fresh, fresh_figures = _fresh(example_path)
+        assert unpack(packed).problems == fresh.problems and jobs.unpack_figures(figures) == fresh_figures
+        worker.shutdown()  # the next process knows nothing of that state
+        assert jobs.unpack_figures(jobs.run_on_model(worker, jobs.figures_job, data, digest, None, "doc")) \
+            == fresh_figures
+        assert written == [digest, digest]
+        edited = onnx.load_from_string(data)
+        edited.graph.node[0].name = "edited"
+        other = edited.SerializeToString()
+        jobs.run_on_model(worker, jobs.validate_job, other, jobs.digest_of(other), None, 2, "doc")
+        assert written == [digest, digest, jobs.digest_of(other)]
+    finally:
+        worker.shutdown()
+    assert list(tmp_path.iterdir()) == []  # every temporary file is gone
