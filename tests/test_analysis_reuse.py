@@ -11,14 +11,16 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
+from hostile import HOSTILE_TENSORS
 from onnx import TensorProto, helper
 from onnx.external_data_helper import _get_all_tensors
 
 from onnxviz.model.background import jobs
-from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.summary import ModelFigures, model_figures
 from onnxviz.model.graph.validation import ValidationResult, pack, unpack, validate
 from onnxviz.model.io.external import iter_all_tensors
@@ -213,3 +215,43 @@ def test_an_edited_big_models_bytes_are_written_once_per_state_for_the_worker(
     finally:
         worker.shutdown()
     assert list(tmp_path.iterdir()) == []  # every temporary file is gone
+
+
+def _figures_of(model: onnx.ModelProto, types: dict[str, Any], structure_only: bool) -> tuple[object, ...]:
+    index, escaped = index_escaping_text(model, checks=False, structure_only=structure_only)
+    index.set_inferred(types)
+    return model_figures(model, index), escaped, list(index.graphs)
+
+
+@pytest.mark.parametrize("path", [*REAL, EXAMPLE], ids=lambda p: p.stem)
+def test_the_figures_index_gives_the_figures_of_a_full_index(path: Path) -> None:
+    """The second worker builds only what the figures read (no consumers, no checks): the same figures."""
+    types = validate(path.read_bytes(), None, 0, runtime=False).inference.types
+    light = _figures_of(onnx.load(path), types, structure_only=True)
+    assert light == _figures_of(onnx.load(path), types, structure_only=False)
+
+
+@pytest.mark.parametrize("case", [c for c in HOSTILE_TENSORS if "utf8" in c.name or "raw" in c.name], ids=str)
+def test_the_figures_index_escapes_text_as_a_full_index_does(case: Any, tmp_path: Path) -> None:
+    data = case.build(tmp_path).read_bytes()
+    types = validate(data, None, 0, runtime=False).inference.types
+    light = _figures_of(onnx.ModelProto.FromString(data), types, structure_only=True)
+    full = _figures_of(onnx.ModelProto.FromString(data), types, structure_only=False)
+    assert light == full
+    assert bool(light[1]) == ("utf8" in case.name)  # the invalid text was escaped
+
+
+@pytest.mark.parametrize("where", ["output", "input"])
+def test_the_figures_index_escapes_a_value_name_as_a_full_index_does(where: str) -> None:
+    """Only a value's name is not valid UTF-8 (as a node's output and the next one's input, or as the
+    graph's input): both indexes escape it."""
+    first = helper.make_node("Relu", ["INPUTNAME"], ["MIDDLE"], name="first")
+    second = helper.make_node("Neg", ["MIDDLE"], ["y"], name="second")
+    graph = helper.make_graph([first, second], "g", [helper.make_tensor_value_info("INPUTNAME", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    token = b"MIDDLE" if where == "output" else b"INPUTNAME"
+    data = helper.make_model(graph).SerializeToString().replace(token, token[:3] + b"\xff" + token[4:])
+    types = validate(data, None, 0, runtime=False).inference.types
+    light = _figures_of(onnx.ModelProto.FromString(data), types, structure_only=True)
+    assert light == _figures_of(onnx.ModelProto.FromString(data), types, structure_only=False)
+    assert light[1]

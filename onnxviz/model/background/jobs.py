@@ -230,7 +230,7 @@ def _structure(digest: bytes, handed: ModelData) -> _Structure:
     """The part of the figures of the state ``digest`` that needs no types, found once."""
     state = _state(digest)
     if state.structure is None:
-        index = index_escaping_text(_model(digest, handed)[1], checks=False)[0]  # only its structure is read
+        index = index_escaping_text(_model(digest, handed)[1], structure_only=True)[0]
         state.structure = _Structure(index, model_structure(index))
     return state.structure
 
