@@ -1,11 +1,9 @@
-"""The background analysis, streamed in parts and reusing what earlier parts found, gives what one fresh,
-whole analysis gives.
+"""The background analysis split across processes gives what one fresh, whole analysis gives.
 
-As a file opens, the worker finds the first problems, then shape inference's, then the figures with the
-types it inferred, from one read and one parse; the results travel packed (the types: each distinct type
-once). These tests run those jobs, in this process, on real exports and on models with problems, and compare
-every problem, inferred type and figure with :func:`validate` and :func:`model_figures` of the freshly parsed
-model. The figures' index holds only what they read: compared with a full index too.
+As a file opens, one worker infers the types while the other finds the first problems and the figures' parts
+that need no types, then the figures with the types the first sent (packed: each distinct type once). These
+tests run those jobs, in this process, on real exports and on models with problems, and compare every problem,
+inferred type and figure with :func:`validate` and :func:`model_figures` of the freshly parsed model.
 """
 
 from __future__ import annotations
@@ -87,16 +85,18 @@ def _as_received(value: object) -> object:
 
 
 def _early(path: Path) -> tuple[list[object], ValidationResult, ModelFigures]:
-    """The early analysis's jobs in their order, in one worker, each result passed as between processes."""
-    digest, first = _as_received(jobs.early_first_job(str(path)))  # type: ignore[misc]
-    inference_digest, packed = _as_received(jobs.early_inference_job(str(path)))  # type: ignore[misc]
-    figures_digest, figures = _as_received(jobs.early_figures_job(str(path)))  # type: ignore[misc]
-    assert digest == inference_digest == figures_digest
-    return first, unpack(packed), jobs.unpack_figures(figures)
+    """The early analysis's jobs in their order, each result passed as between processes."""
+    digest, packed = _as_received(jobs.early_inference_job(str(path)))  # type: ignore[misc]
+    jobs._parsed = None  # the second process parses on its own
+    first_digest, first = _as_received(jobs.early_first_job(str(path)))  # type: ignore[misc]
+    assert first_digest == digest
+    assert jobs.early_structure_job(str(path)) == digest
+    figures = jobs.unpack_figures(_as_received(jobs.early_figures_job(str(path), digest, packed.types)))  # type: ignore[arg-type]
+    return first, unpack(packed), figures
 
 
 @pytest.mark.parametrize("path", [*REAL, EXAMPLE], ids=lambda p: p.stem)
-def test_the_streamed_analysis_of_a_real_model_is_a_fresh_whole_one(path: Path) -> None:
+def test_the_split_analysis_of_a_real_model_is_a_fresh_whole_one(path: Path) -> None:
     first, inferred, figures = _early(path)
     fresh, fresh_figures = _fresh(path)
     assert first + inferred.problems == fresh.problems
@@ -105,7 +105,7 @@ def test_the_streamed_analysis_of_a_real_model_is_a_fresh_whole_one(path: Path) 
     assert figures.costs and figures.op_counts
 
 
-def test_the_streamed_analysis_of_a_broken_model_is_a_fresh_whole_one(tmp_path: Path) -> None:
+def test_the_split_analysis_of_a_broken_model_is_a_fresh_whole_one(tmp_path: Path) -> None:
     path = _broken(tmp_path)
     first, inferred, figures = _early(path)
     fresh, fresh_figures = _fresh(path)
@@ -117,8 +117,8 @@ def test_the_streamed_analysis_of_a_broken_model_is_a_fresh_whole_one(tmp_path: 
 
 
 @pytest.mark.parametrize("path", [*REAL, EXAMPLE], ids=lambda p: p.stem)
-def test_validating_then_counting_after_an_edit_is_a_fresh_whole_analysis(path: Path) -> None:
-    """After an edit, the worker validates, then counts with its own types: the same as a fresh analysis."""
+def test_one_worker_validating_then_counting_matches_the_early_split(path: Path) -> None:
+    """After an edit, one process validates, then counts with its own types: the same as the split."""
     data = path.read_bytes()
     packed = _as_received(jobs.validate_job(data, 4))
     figures = jobs.unpack_figures(_as_received(jobs.figures_job(data)))  # type: ignore[arg-type]

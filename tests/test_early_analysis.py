@@ -10,11 +10,9 @@ from typing import Any
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
-from window_fixtures import settle, wait_for_tasks
+from window_fixtures import settle
 
-import onnxviz
 from onnxviz.model.document import ChangeKind
 from onnxviz.ui import validation as service_module
 from onnxviz.ui.main_window import MainWindow
@@ -82,8 +80,8 @@ def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, 
 def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, window: MainWindow, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """No pass runs again for the opened document: the results of the analysis started as the file was being
-    read are taken (the same bytes), and the Model panel's figures are the worker's, computed then with the
-    types it inferred (no figures job asked for)."""
+    read are taken (the same bytes), and the Model panel's figures are the second worker's, computed then with
+    the types the first inferred (no figures job asked for)."""
     asked: list[str] = []
     real = service_module.run_on_model
 
@@ -103,7 +101,7 @@ def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, windo
 
 
 def test_the_early_figures_count_the_inferred_shapes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    """The figures made in the early analysis read the shapes it inferred: a MatMul whose output has no
+    """The figures made in the second worker read the shapes the first inferred: a MatMul whose output has no
     declared shape gets its MACs (2x3 @ 3x4: 24)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     w = helper.make_tensor("w", TensorProto.FLOAT, [3, 4], [0.5] * 12)
@@ -152,37 +150,3 @@ def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
     assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
     window.validation.prefetch(path)  # e.g. a reload: a new analysis
     assert service_module._latest_early is not started
-
-
-@pytest.mark.parametrize("checked", [True, False])
-def test_the_early_analysis_runs_in_one_process_and_onnxruntimes_starts_for_a_model_it_checks(
-        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checked: bool) -> None:
-    """One worker process reads, checks, infers and counts the file as it opens; onnxruntime's process is
-    started with the document when onnxruntime will check it (``checked``), and not at all when the model has
-    more nodes than it checks."""
-    from onnxviz.model.background.procpool import WorkerProcess
-    from onnxviz.model.graph import session_check
-
-    monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 0)
-    if not checked:
-        monkeypatch.setattr(session_check, "SESSION_MAX_NODES", 1)
-    checks, runtime = WorkerProcess(), WorkerProcess()
-    service = service_module.ValidationService(worker=checks, runtime_worker=runtime)
-    try:
-        path = tmp_path / "model.onnx"
-        onnx.save(_cast_model(TensorProto.FLOAT), path)
-        service.prefetch(path)
-        early = service._early
-        assert early is not None and early.ready.wait(30) and early.futures is not None
-        early.futures[1].result(timeout=30)
-        assert checks.pids and not runtime.pids
-        with qtbot.waitSignal(service.finished, timeout=30000):
-            service.set_document(onnxviz.open(path))
-        qtbot.waitUntil(lambda: not service.busy, timeout=30000)
-        assert bool(runtime.pids) == checked
-    finally:
-        service.set_document(None)
-        wait_for_tasks()
-        QApplication.processEvents()
-        checks.shutdown()
-        runtime.shutdown()

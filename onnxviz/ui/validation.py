@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -37,6 +37,7 @@ from onnxviz.model.background.jobs import (
     early_figures_job,
     early_first_job,
     early_inference_job,
+    early_structure_job,
     first_problems_job,
     ready,
     run_on_model,
@@ -72,40 +73,61 @@ EARLY_MAX_BYTES = 64 << 20
 
 
 class _Early:
-    """The analysis of a file started as it is being opened, in one worker process, in the order its results
-    are shown: the first problems, shape inference's, then the figures with the types inferred there. The
-    file is read and parsed once, and nothing travels between processes but the results: on a machine of
-    two cores, where the window's own open keeps one busy, a second worker only added its start and its
-    own read, parse and index of the model. Jobs are queued from a thread of its own (the first job may
-    start a process: tens of milliseconds)."""
+    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
+    types; the second finds the first problems, then the figures' part that needs no types, then, once the
+    first sends the types, the rest of the figures. Jobs are queued from a thread of its own (the first job
+    may start a process: tens of milliseconds), which then relays the types."""
 
     Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
 
-    def __init__(self, path: Path, worker: WorkerProcess) -> None:
+    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
         self.path = path
-        self.worker = worker
+        self.second = second
+        self.workers = (worker, second)
         self.unclaimed = False  # started before a window asked for it (analyse_early)
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: _Early.Futures | None = None  # (first problems, inference)
-        self.figures: Future[tuple[bytes, PackedFigures]] | None = None  # (digest, its figures), once asked for
+        self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
+        self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
+        self._extra: list[Future[Any]] = []  # the second process's later jobs
         self._token = CancelToken()
         self._lock = threading.Lock()
-        threading.Thread(target=self._submit, name="onnxviz-early-analysis", daemon=True).start()
+        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
+                         daemon=True).start()
 
-    def _submit(self) -> None:
+    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
         name = str(self.path)
         try:
-            first = self.worker.submit(early_first_job, name)
-            inference = self.worker.submit(early_inference_job, name)
-            figures: Future[tuple[bytes, PackedFigures]] | None = self.worker.submit(early_figures_job, name)
+            inference = worker.submit(early_inference_job, name)  # the longer path first
+            first = second.submit(early_first_job, name)
+            structure = second.submit(early_structure_job, name)
             futures: _Early.Futures | None = (first, inference)
         except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
-            futures, figures = None, None
+            futures, structure = None, None
         with self._lock:
-            self.futures, self.figures = futures, figures
+            self.futures = futures
+            self._extra += [structure] if structure is not None else []
             if self._token.cancelled:
                 self._cancel_locked()
         self.ready.set()
+        try:
+            if futures is not None:
+                self._relay_types(worker, futures[1])
+        finally:
+            self.figures_queued.set()
+
+    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
+        """Hand the inferred types to the second process, for the figures."""
+        try:
+            digest, packed = worker.wait(inference, self._token)
+            figures = self.second.submit(early_figures_job, str(self.path), digest, packed.types)
+        except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
+            return
+        with self._lock:
+            self.figures = (digest, figures)
+            self._extra.append(figures)
+            if self._token.cancelled:
+                self._cancel_locked()
 
     def wait(self, token: CancelToken) -> _Early.Futures | None:
         """The queued jobs (in a background thread, once queued), or None."""
@@ -115,20 +137,19 @@ class _Early:
 
     def figures_of(self, digest: bytes, token: CancelToken) -> PackedFigures | None:
         """The figures of the state ``digest`` (in a background thread), if this analysis made them, else None."""
-        while not self.ready.wait(POLL_S):
+        while not self.figures_queued.wait(POLL_S):
             token.check()
         with self._lock:
             figures, self.figures = self.figures, None  # taken once: the panel keeps them
-        if figures is None:
+        if figures is None or figures[0] != digest:
             return None
         try:
-            found_digest, packed = self.worker.wait(figures, token)
+            return self.second.wait(figures[1], token)
         except Cancelled:
             token.check()  # the caller's, raised; else this analysis was cancelled
             return None
-        except Exception:  # noqa: BLE001 - e.g. the file changed under the worker: computed afresh
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
             return None
-        return packed if found_digest == digest else None
 
     def cancel(self) -> None:
         with self._lock:
@@ -136,7 +157,7 @@ class _Early:
             self._cancel_locked()
 
     def _cancel_locked(self) -> None:
-        for future in [*(self.futures or ()), *([self.figures] if self.figures is not None else [])]:
+        for future in [*(self.futures or ()), *self._extra]:
             future.cancel()  # still queued: never runs
 
 
@@ -160,16 +181,16 @@ def _analysed_early(path: Path) -> bool:
         return False
 
 
-def _started_early(path: Path, worker: WorkerProcess) -> _Early:
+def _started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early:
     global _latest_early
-    early = _latest_early = _Early(path.absolute(), worker)
+    early = _latest_early = _Early(path.absolute(), worker, second)
     return early
 
 
-def _unclaimed_early(path: Path, worker: WorkerProcess) -> _Early | None:
-    """The analysis :func:`analyse_early` started for ``path`` with this worker, if no window took it yet."""
+def _unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early | None:
+    """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
     early = _latest_early
-    if early is None or early.path != path.absolute() or early.worker is not worker or not early.unclaimed:
+    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
         return None
     early.unclaimed = False
     return early
@@ -180,7 +201,7 @@ def analyse_early(path: Path) -> None:
     analysis starts now (the window's open takes it over, see :meth:`ValidationService.prefetch`), or at least
     the worker processes do (:func:`start_workers`)."""
     if _analysed_early(path):
-        _started_early(path, shared_worker()).unclaimed = True
+        _started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
     else:
         start_workers()
 
@@ -189,17 +210,10 @@ def start_workers() -> None:
     """Start the worker processes now, e.g. as the application starts with a file to open: each takes ~0.5 s
     to start Python and import onnx, done while this process builds its window instead of after the file is read."""
     for role in (CHECKS, RUNTIME):
-        if not _start_worker(shared_worker(role)):
+        try:
+            shared_worker(role).submit(ready)
+        except (OnnxvizError, Cancelled):  # no worker: the first pass says so
             return
-
-
-def _start_worker(worker: WorkerProcess) -> bool:
-    """Start ``worker``'s process if it is not running (in a background thread: it may take tens of ms)."""
-    try:
-        worker.submit(ready)
-    except (OnnxvizError, Cancelled):  # no worker: the first pass says so
-        return False
-    return True
 
 
 @dataclasses.dataclass
@@ -283,8 +297,8 @@ class ValidationService(QObject):
         alongside the open. An analysis :func:`analyse_early` started for the file is taken over."""
         if not _analysed_early(path):
             return
-        early = _unclaimed_early(path, self.worker)
-        self._swap_early(early if early is not None else _started_early(path, self.worker))
+        early = _unclaimed_early(path, self.worker, self.runtime_worker)
+        self._swap_early(early if early is not None else _started_early(path, self.worker, self.runtime_worker))
 
     def _drop_early(self) -> None:
         self._swap_early(None)
@@ -320,15 +334,6 @@ class ValidationService(QObject):
         if doc is not None:
             doc.changed.connect(self._on_changed)
             self._timer.start()
-            self._warm_runtime(doc)
-
-    def _warm_runtime(self, doc: Document) -> None:
-        """Start onnxruntime's worker process now when the document will be checked by it (the early analysis
-        does not start it: at over 50k nodes it is never needed), so that its check need not wait for it."""
-        if self.runtime_worker.pids or skipped_note(doc.model) is not None:
-            return
-        threading.Thread(target=_start_worker, args=(self.runtime_worker,), name="onnxviz-start-runtime",
-                         daemon=True).start()
 
     def _on_changed(self, change: Change) -> None:
         if change.kind.changes_model:
@@ -361,7 +366,7 @@ class ValidationService(QObject):
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = _early_result(worker, early, digest, found_first, token) \
+            packed = _early_result(worker, self.runtime_worker, early, digest, found_first, token) \
                 if early is not None else None
             if packed is None:
                 found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key,
@@ -470,7 +475,7 @@ class ValidationService(QObject):
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
 
 
-def _early_result(worker: WorkerProcess, early: _Early, digest: bytes,
+def _early_result(worker: WorkerProcess, second: WorkerProcess, early: _Early, digest: bytes,
                   found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation | None:
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
@@ -478,7 +483,7 @@ def _early_result(worker: WorkerProcess, early: _Early, digest: bytes,
         futures = early.wait(token)
         if futures is None:
             return None
-        first_digest, first = worker.wait(futures[0], token)
+        first_digest, first = second.wait(futures[0], token)
         if first_digest != digest:
             early.cancel()
             return None

@@ -14,6 +14,7 @@ import tempfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,11 +34,13 @@ from onnxviz.model.graph.summary import (
     model_structure,
 )
 from onnxviz.model.graph.validation import (
+    PackedScopeTypes,
     PackedValidation,
     ValidationResult,
     first_problems,
     pack,
     slimmed,
+    unpack,
     validate,
 )
 from onnxviz.model.heap import building
@@ -268,23 +271,33 @@ def figures_job(handed: ModelData, document: str = "") -> PackedFigures:
 
 def early_first_job(path: str) -> tuple[bytes, list[Problem]]:
     """:func:`first_problems_job` for the model file at ``path`` as it is being opened, before the GUI has its
-    bytes (with the digest of what was read). The file is read and parsed once for the jobs that follow."""
+    bytes (with the digest of what was read): in a second worker process, while the first infers."""
     digest, problems = _on_state(_first, ModelFile(path, b"", temporary=False))
     _files[path] = digest
     return digest, problems
 
 
+def early_structure_job(path: str) -> bytes:
+    """After :func:`early_first_job`, in the same process: the part of the figures that needs no types (the
+    index, the parameters, the operators), while the first process infers them."""
+    return _on_state(_structure, ModelFile(path, _files.get(path, b""), temporary=False))[0]
+
+
+def early_figures_job(path: str, digest: bytes, packed_types: dict[str, PackedScopeTypes]) -> PackedFigures:
+    """The figures of the file opened (after :func:`early_structure_job`), with the types the first process
+    inferred (``packed_types`` of its validation of the state ``digest``). Raises SourceChanged when this
+    process read another state of the file."""
+    if _files.pop(path, None) != digest:
+        raise SourceChanged()
+    types = unpack(PackedValidation(0, packed_types, None, [])).inference.types
+    return _on_state(partial(_figures, types=types), ModelFile(path, digest, temporary=False))[1]
+
+
 def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
-    """After :func:`early_first_job`, in the same process: shape inference's part of the validation of the
-    state it read (the file is read here only if that job did not run), with its digest."""
-    digest, result = _on_state(_inferred, ModelFile(path, _files.get(path, b""), temporary=False))
+    """Shape inference's part of the validation of the model file at ``path`` as it is being opened
+    (see :func:`early_first_job`), with the digest of what was read."""
+    digest, result = _on_state(_inferred, ModelFile(path, b"", temporary=False))
     return digest, pack(result)
-
-
-def early_figures_job(path: str) -> tuple[bytes, PackedFigures]:
-    """After :func:`early_inference_job`, in the same process: the figures of the state it inferred, with
-    its types (nothing is sent between processes but the results), and that state's digest."""
-    return _on_state(_figures, ModelFile(path, _files.pop(path, b""), temporary=False))
 
 
 def ready() -> None:
