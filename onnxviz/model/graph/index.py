@@ -20,7 +20,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto
@@ -477,11 +476,12 @@ def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
 
 
 def _undecodable_structure(g: GraphIndex) -> bool:
-    """:func:`has_undecodable_names` for a ``structure_only`` index: the same names, read from the nodes."""
+    """:func:`has_undecodable_names` for a ``structure_only`` index, for what the figures read: the names of
+    the graph's inputs, initializers, node outputs, nodes and value infos. (A node input is one of these, or
+    names nothing: its text never reaches the figures.)"""
     try:
         "".join(g.producer)  # the graph's inputs and initializers (and a body's node outputs)
-        "".join(chain.from_iterable(n.output for n in g.nodes))
-        "".join(chain.from_iterable(n.input for n in g.nodes))
+        "".join([name for n in g.nodes for name in n.output])
         "".join([n.name for n in g.nodes])
         if g.graph is not None:
             "".join([v.name for v in g.graph.value_info])
