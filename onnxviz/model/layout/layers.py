@@ -31,7 +31,11 @@ from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 BOX_GAP = 24.0      # horizontal space between two boxes
 DUMMY_GAP = 12.0    # between an edge slot and anything
 DUMMY_W = 2.0
-LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
+LAYER_GAP = 24.0    # vertical space between layers: room for one line of edge labels (15 high), as Netron spaces them
+LABEL_GAP = 40.0    # below a layer whose edge labels could meet (each other, or a taller box beside): two lines
+LABEL_LINE = 16.0   # the gap grows by this for each more label one box sends (they start at one point)
+MAX_LINES = 4       # label lines the gap below a layer makes room for, at most
+LABEL_REACH = 12.0  # beyond its text, how far a label beside its edge reaches from the edge (gap and air)
 LAYER_GAP_ACROSS = 96.0  # the same laid out for a left-to-right drawing: labels run along the edges there
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
@@ -145,7 +149,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
                    dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress,
-                   layer_gap: float | np.ndarray = LAYER_GAP) -> LevelLayout:
+                   layer_gap: float | np.ndarray = LAYER_GAP,
+                   label_w: np.ndarray | None = None) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
@@ -154,7 +159,9 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     group's frame), so such edges can be drawn straight too. ``layer_gap``: room between two
     layers, or per unit the room below its layer (the widest of the layer's units counts, never less
     than :data:`LAYER_GAP`), so the labels of long shapes fit along their edges left to right;
-    layers for the edges and their labels. Coordinates start at (0, 0).
+    layers for the edges and their labels. ``label_w``: per edge, the width of the label drawn beside it
+    below its source (0: none, or drawn at another edge of the same value); a layer gets :data:`LABEL_GAP`
+    below it where two of its labels could meet, else ``layer_gap``. Coordinates start at (0, 0).
     """
     n = len(w)
     top = np.zeros(n, bool) if top is None else top
@@ -181,7 +188,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     progress(0.6, "Placing boxes")
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
     graph.straighten_chains()
-    return graph.result(src, dst, reversed_, layer_gap)
+    widths = None if label_w is None else np.asarray(label_w, float)[keep]
+    return graph.result(src, dst, reversed_, layer_gap, widths)
 
 
 def _never() -> None:
@@ -525,11 +533,64 @@ class _Slots:
         n = self.n
         return [max(LAYER_GAP, *(per_unit[v] for v in layer if v < n)) for layer in self.layers]
 
+    def _label_lines(self, src: np.ndarray, label_w: np.ndarray) -> list[int]:
+        """Per layer, the lines of labels below it to make room for: one, two where labels leaving it could
+        meet (two within reach of each other, either side of their edges, or one beside a box of its layer
+        that reaches lower than its source), and one per value for a box sending several."""
+        reach_of: dict[int, float] = {}
+        count: dict[int, int] = {}
+        for s, lw in zip(src.tolist(), label_w.tolist(), strict=True):
+            if lw > 0:  # a unit sending several labelled values: room for them side by side
+                reach_of[s] = reach_of.get(s, 0.0) + lw + LABEL_REACH
+                count[s] = count.get(s, 0) + 1
+        by_layer: dict[int, list[int]] = {}
+        for s in reach_of:
+            by_layer.setdefault(self.layer[s], []).append(s)
+        lines = [1] * len(self.layers)
+        for lay, sources in by_layer.items():
+            most = min(max(count[s] for s in sources), MAX_LINES)
+            if most < 2 and self._could_meet(lay, sources, reach_of):
+                most = 2
+            lines[lay] = most
+        return lines
+
+    def _could_meet(self, lay: int, sources: list[int], reach_of: dict[int, float]) -> bool:
+        if self._labels_meet(sources, reach_of):
+            return True
+        pos = {v: k for k, v in enumerate(self.layers[lay])}
+        return any(self._taller_beside(lay, pos[s], reach_of[s]) for s in sources)
+
+    def _labels_meet(self, sources: list[int], reach_of: dict[int, float]) -> bool:
+        spans = sorted((self.x[s] - reach_of[s], self.x[s] + reach_of[s]) for s in sources)
+        end = -float("inf")
+        for lo, hi in spans:
+            if lo < end:
+                return True
+            end = max(end, hi)
+        return False
+
+    def _taller_beside(self, lay: int, k: int, reach: float) -> bool:
+        """Whether a box of layer ``lay`` within ``reach`` of its ``k``-th unit's centre reaches lower."""
+        layer, x, w, h = self.layers[lay], self.x, self.w, self.h
+        s = layer[k]
+        lo, hi = x[s] - reach, x[s] + reach
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(layer) and x[layer[j]] - w[layer[j]] / 2 < hi and lo < x[layer[j]] + w[layer[j]] / 2:
+                if h[layer[j]] > h[s]:
+                    return True
+                j += step
+        return False
+
     def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray,
-               gap_of: float | np.ndarray) -> LevelLayout:
+               gap_of: float | np.ndarray, label_w: np.ndarray | None = None) -> LevelLayout:
         n_layers = len(self.layers)
         heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
         gaps = self._gaps(gap_of)
+        if label_w is not None:
+            forward = ~reversed_
+            lines = self._label_lines(src[forward], label_w[forward])
+            gaps = [g if k < 2 else max(g, LABEL_GAP + (k - 2) * LABEL_LINE) for g, k in zip(gaps, lines, strict=True)]
         band_top = np.zeros(n_layers)
         y = 0.0
         for lay in range(n_layers):

@@ -76,6 +76,11 @@ class GraphView(QWidget):
         self.setMinimumSize(200, 150)
         self.tooltip_provider: Callable[[int, int], str] | None = None   # (box, edge) -> rich text
 
+    @property
+    def auto_view(self) -> bool:
+        """Whether the view is still the opening one (the user has not moved it since)."""
+        return self._auto_view
+
     # -- transform -----------------------------------------------------------------------
     def set_drawable(self, drawable: Drawable | None, keep_view: bool = False) -> None:
         self.drawable = drawable
