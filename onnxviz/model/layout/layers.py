@@ -35,6 +35,7 @@ LAYER_GAP = 24.0    # vertical space between layers: room for one line of edge l
 LABEL_GAP = 40.0    # below a layer whose edge labels could meet (each other, or a taller box beside): two lines
 LABEL_LINE = 16.0   # the gap grows by this for each more label one box sends (they start at one point)
 MAX_LINES = 4       # label lines the gap below a layer makes room for, at most
+MAX_LEAN = 45.0     # how far out a label beside a slanting edge moves at most (labels.py: MAX_LEAN lines of 15)
 LABEL_REACH = 12.0  # beyond its text, how far a label beside its edge reaches from the edge (gap and air)
 LAYER_GAP_ACROSS = 96.0  # the same laid out for a left-to-right drawing: labels run along the edges there
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
@@ -535,45 +536,52 @@ class _Slots:
 
     def _label_lines(self, src: np.ndarray, label_w: np.ndarray) -> list[int]:
         """Per layer, the lines of labels below it to make room for: one, two where labels leaving it could
-        meet (two within reach of each other, either side of their edges, or one beside a box of its layer
-        that reaches lower than its source), and one per value for a box sending several."""
+        meet (two within reach of each other, or one beside a box of its layer that reaches lower than its
+        source), and one per value for a box sending several."""
         reach_of: dict[int, float] = {}
         count: dict[int, int] = {}
         for s, lw in zip(src.tolist(), label_w.tolist(), strict=True):
             if lw > 0:  # a unit sending several labelled values: room for them side by side
                 reach_of[s] = reach_of.get(s, 0.0) + lw + LABEL_REACH
                 count[s] = count.get(s, 0) + 1
-        by_layer: dict[int, list[int]] = {}
-        for s in reach_of:
-            by_layer.setdefault(self.layer[s], []).append(s)
+        by_layer: dict[int, list[tuple[float, float, int]]] = {}
+        for s, reach in reach_of.items():
+            by_layer.setdefault(self.layer[s], []).append((*self._label_span(s, reach), s))
         lines = [1] * len(self.layers)
-        for lay, sources in by_layer.items():
-            most = min(max(count[s] for s in sources), MAX_LINES)
-            if most < 2 and self._could_meet(lay, sources, reach_of):
+        for lay, spans in by_layer.items():
+            most = min(max(count[s] for _, _, s in spans), MAX_LINES)
+            if most < 2 and self._could_meet(lay, spans):
                 most = 2
             lines[lay] = most
         return lines
 
-    def _could_meet(self, lay: int, sources: list[int], reach_of: dict[int, float]) -> bool:
-        if self._labels_meet(sources, reach_of):
-            return True
-        pos = {v: k for k, v in enumerate(self.layers[lay])}
-        return any(self._taller_beside(lay, pos[s], reach_of[s]) for s in sources)
+    def _label_span(self, s: int, reach: float) -> tuple[float, float]:
+        """The x range the labels of unit ``s`` may take: right of a straight edge or one heading right,
+        left of one heading left (or of a straight one beside one heading right), as labels.py puts them,
+        and as far out as a slanting edge leans."""
+        x, delta = self.x, self.delta
+        dxs = [x[v] - x[s] - delta.get((s, v), 0.0) for v in self.succs[s]] or [0.0]
+        straight = any(abs(d) <= 1.0 for d in dxs)
+        right = any(d > 1.0 for d in dxs)
+        left = any(d < -1.0 for d in dxs) or (straight and right)
+        lo = x[s] - min(max(-min(dxs), 0.0), MAX_LEAN) - reach if left else x[s]
+        hi = x[s] + min(max(max(dxs), 0.0), MAX_LEAN) + reach if right or straight else x[s]
+        return lo, hi
 
-    def _labels_meet(self, sources: list[int], reach_of: dict[int, float]) -> bool:
-        spans = sorted((self.x[s] - reach_of[s], self.x[s] + reach_of[s]) for s in sources)
+    def _could_meet(self, lay: int, spans: list[tuple[float, float, int]]) -> bool:
+        spans.sort()
         end = -float("inf")
-        for lo, hi in spans:
+        for lo, hi, _ in spans:
             if lo < end:
                 return True
             end = max(end, hi)
-        return False
+        pos = {v: k for k, v in enumerate(self.layers[lay])}
+        return any(self._taller_beside(lay, pos[s], lo, hi) for lo, hi, s in spans)
 
-    def _taller_beside(self, lay: int, k: int, reach: float) -> bool:
-        """Whether a box of layer ``lay`` within ``reach`` of its ``k``-th unit's centre reaches lower."""
+    def _taller_beside(self, lay: int, k: int, lo: float, hi: float) -> bool:
+        """Whether a box of layer ``lay`` within ``lo``..``hi`` reaches lower than its ``k``-th unit."""
         layer, x, w, h = self.layers[lay], self.x, self.w, self.h
         s = layer[k]
-        lo, hi = x[s] - reach, x[s] + reach
         for step in (-1, 1):
             j = k + step
             while 0 <= j < len(layer) and x[layer[j]] - w[layer[j]] / 2 < hi and lo < x[layer[j]] + w[layer[j]] / 2:
