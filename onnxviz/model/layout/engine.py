@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.blocks import (
+    ENTRY_GAP,
     UNIT_BLOCK,
     UNIT_GROUP,
     UNIT_IN,
@@ -455,7 +456,7 @@ class GraphLayout:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
                                  self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap,
-                                 label_w)
+                                 label_w, LAYER_GAP / 2 if self.options.across else ENTRY_GAP)
             self._shapes[shape] = lay
         return lay
 
