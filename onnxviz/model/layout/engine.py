@@ -32,7 +32,14 @@ from onnxviz.model.layout.blocks import (
 from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
 from onnxviz.model.layout.labels import label_room, label_width
-from onnxviz.model.layout.layers import DUMMY_W, LAYER_GAP, LAYER_GAP_ACROSS, LevelLayout, layered_layout
+from onnxviz.model.layout.layers import (
+    DUMMY_W,
+    LAYER_GAP,
+    LAYER_GAP_ACROSS,
+    PORT_GAP_ACROSS,
+    LevelLayout,
+    layered_layout,
+)
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
@@ -456,7 +463,7 @@ class GraphLayout:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
                                  self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap,
-                                 label_w, LAYER_GAP / 2 if self.options.across else ENTRY_GAP)
+                                 label_w, PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
             self._shapes[shape] = lay
         return lay
 

@@ -38,6 +38,7 @@ MAX_LINES = 4       # label lines the gap below a layer makes room for, at most
 MAX_LEAN = 45.0     # how far out a label beside a slanting edge moves at most (labels.py: MAX_LEAN lines of 15)
 LABEL_REACH = 12.0  # beyond its text, how far a label beside its edge reaches from the edge (gap and air)
 LAYER_GAP_ACROSS = 96.0  # the same laid out for a left-to-right drawing: labels run along the edges there
+PORT_GAP_ACROSS = 20.0   # left to right, between a frame's ports and its boxes
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
@@ -601,13 +602,14 @@ class _Slots:
         y = 0.0
         for lay in range(n_layers):
             band_top[lay] = y
-            # port layers (zero height) hug the frame: the entry gap below the entry ports, above the exit
-            # ports half a gap and the room of the labels beyond one line
+            # port layers (zero height) hug the frame: the entry gap below the entry ports; above the exit
+            # ports half a gap and the room of the labels beyond one line (left to right: the entry gap)
             port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
+            exit_gap = gaps[lay] - LAYER_GAP / 2 if label_w is not None else entry_gap
             if heights[lay] == 0:
                 y += entry_gap if lay == 0 and n_layers > 1 else LAYER_GAP / 2
             else:
-                y += heights[lay] + (gaps[lay] - LAYER_GAP / 2 if port_next else gaps[lay])
+                y += heights[lay] + (exit_gap if port_next else gaps[lay])
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)
