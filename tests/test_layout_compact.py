@@ -82,3 +82,21 @@ def test_resnet_float_is_about_as_tall_as_in_netron() -> None:
     height = float(s.bounds()[3])
     assert height <= 1000   # 1440 before; Netron draws the same 18 boxes (without groups and labels) in ~880
     assert _all_labels_shown(s)
+
+
+def test_shapes_inferred_after_the_first_layout_get_their_room() -> None:
+    # the window lays a graph out before inference ends; the labels it then gets need their room too
+    split = helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2)
+    nodes = [split, helper.make_node("Relu", ["a"], ["ra"]), helper.make_node("Relu", ["b"], ["rb"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("ra", "rb")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    index = ModelIndex(model)
+    layout = GraphLayout(index)
+    before = layout.build()
+    assert not any(before.edge_label[e] for e in range(before.n_edges) if before.box_title[before.edge_src[e]] == "Split")
+    index.set_inferred(infer_types(model).types)
+    after = layout.relabel()
+    assert after.bounds()[3] > before.bounds()[3]   # a line more below the Split
+    assert _all_labels_shown(after)
+    assert_no_label_overlaps(after)
