@@ -167,10 +167,14 @@ class GraphLayout:
         return [n for n in range(len(self.graph.node_item)) if g <= self._group_id_of(n) < end]
 
     def relabel(self) -> Scene:
-        """The scene again after inference filled ``index.inferred``: new edge labels, and the shown levels
-        laid out again, since the room between layers follows the labels (a new Scene: the one being drawn
-        is never changed under the painter)."""
+        """The scene again after inference filled ``index.inferred``: new edge labels, and when they differ
+        from the drawn ones, the shown levels laid out again, since the room between layers follows the
+        labels (a new Scene: the one being drawn is never changed under the painter)."""
         self._labels.clear()
+        labelled = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
+        if labelled.edge_label == self._scene.edge_label:
+            self._scene = labelled   # the same texts: only whether they were inferred may have changed
+            return self._scene
         self._blocks.clear()
         self._shapes.clear()
         self._scene = self._compose()
