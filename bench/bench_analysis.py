@@ -9,12 +9,15 @@ first use into .cache/onnxviz-tests/). "process s" is the wall time of the whole
 CPU time of it and its worker processes. The phases are seconds since the window was made: the file read
 (loaded), the graph's first frame (drawn), the first problems shown (checker and schema checks), the
 validation result, the figures; "pause ms" is the longest GUI-thread gap (5 ms timer) from the window's
-first show until all of it is in. Prints medians of the runs (the CPU is often shared: run with --runs 5+).
+first show until all of it is in; "load" is the 1-minute load average as the runs began (other work on the
+machine: the wall times mean little above 2 on a 2-core machine, the CPU time more). Prints medians of the
+runs (the CPU is often shared: run with --runs 5+).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -88,14 +91,15 @@ def main() -> None:
     if args.child:
         print_and_exit(phases(args.files[0]))
     print(f"{'file':<18} {'nodes':>7} {'process s':>9} {'cpu s':>6} "
-          + " ".join(f"{k:>9}" for k in PHASES) + f" {'pause ms':>8}")
+          + " ".join(f"{k:>9}" for k in PHASES) + f" {'pause ms':>8} {'load':>5}")
     for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:
+        load = os.getloadavg()[0]
         runs = [(whole_process(path), run_child(__file__, [str(path)])) for _ in range(args.runs)]
         wall = statistics.median(w for (w, _c), _p in runs)
         cpu = statistics.median(c for (_w, c), _p in runs)
         med = {k: statistics.median(p[k] for _w, p in runs) for k in (*PHASES, "pause", "nodes")}
         print(f"{path.name:<18} {int(med['nodes']):>7} {wall:>9.2f} {cpu:>6.2f} "
-              + " ".join(f"{med[k]:>9.2f}" for k in PHASES) + f" {1000 * med['pause']:>8.0f}")
+              + " ".join(f"{med[k]:>9.2f}" for k in PHASES) + f" {1000 * med['pause']:>8.0f} {load:>5.1f}")
     print(f"medians of {args.runs} runs; phases in seconds from the window's first show (one process)")
 
 

@@ -34,7 +34,7 @@ def test_minimap_of_a_tall_graph_is_a_readable_strip_beside_the_view(qtbot: QtBo
     minimap, d = canvas.minimap, canvas.drawable
     assert d is not None and minimap.isVisible() and minimap.frame is not None
     x, y, w, h = d.bounds
-    assert h > 40 * w   # the whole graph at the minimap's height would be a few pixels wide
+    assert h > 25 * w   # the whole graph at the minimap's height would be a few pixels wide
     assert minimap.frame.strip and minimap.frame.tall
     inner_width = minimap.width() - 2 * mm.PAD - mm.TRACK
     assert w * minimap.frame.scale >= mm.READABLE * inner_width - 1

@@ -61,6 +61,15 @@ def test_a_small_export_opens_whole_with_the_room_it_needs(qtbot: QtBot, make_wi
     assert view.width() * view.height() > 0.6 * 1400 * 900                     # the graph has most of the window
 
 
+def test_a_small_tall_export_opens_whole_at_a_zoom_near_netrons(qtbot: QtBot, make_window: Make) -> None:
+    # Netron opens it at 1:1 with 14 of its 16 nodes in sight; a layout as tall as it was (1440 units)
+    # opened whole at 0.52
+    view = opened(qtbot, make_window, EXPORTS / "resnet_float.onnx").canvas.view
+    assert view.drawable is not None
+    assert view.visible_scene_rect().contains(QRectF(*view.drawable.bounds))
+    assert view.scale >= 0.74
+
+
 def test_a_big_export_opens_at_1_to_1_with_its_inputs_in_sight(qtbot: QtBot, make_window: Make) -> None:
     w = opened(qtbot, make_window, EXPORTS / "gpt2_legacy.onnx")
     view = w.canvas.view

@@ -13,7 +13,7 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.scene import BoxKind, Scene
-from onnxviz.model.layout.scope import BODY_BUTTONS_W, CHAR_W, HEADER_H, LINE_H, MIN_W, TITLE_CHAR_W
+from onnxviz.model.layout.scope import BODY_BUTTONS_W, CHAR_W, HEADER_H, LINE_H, MIN_W, PILL_H, TITLE_CHAR_W
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 
@@ -58,7 +58,7 @@ def test_an_input_pill_is_as_wide_as_its_name_not_its_type() -> None:
     s = _scene(onnx.load(EXPORTS / "mlp_int4_matmulnbits.onnx", load_external_data=False))
     x = next(b for b in range(s.n_boxes) if s.box_kind[b] == BoxKind.INPUT and s.box_title[b] == "x")
     assert s.box_w[x] == MIN_W   # "float32 batch × sequence × 128" made it 170 wide, though never drawn
-    assert s.box_h[x] == HEADER_H + 8   # and two lines high
+    assert s.box_h[x] == PILL_H   # one line high (it was two)
 
 
 def test_a_value_a_body_reads_from_outside_keeps_room_for_its_caption() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
 
 INT64_MAX = 2**63 - 1
@@ -23,11 +24,8 @@ class Texts:
     ends: array[int]
 
     def values(self) -> list[str]:
-        text, out, start = self.text, [], 0
-        for end in self.ends:
-            out.append(text[start:end])
-            start = end
-        return out
+        text, ends = self.text, self.ends
+        return [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # starts: one more than ends
 
 
 @dataclass(frozen=True)
@@ -53,16 +51,15 @@ class Flags:
 def pack_column(values: list[Any]) -> Any:
     """``values`` as :class:`Texts`, :class:`Counts` or :class:`Flags` when they are all of that kind,
     else as they are."""
-    if all(type(v) is str for v in values):
-        ends, total = array("q"), 0
-        for v in values:
-            total += len(v)
-            ends.append(total)
-        return Texts("".join(values), ends)
-    if all(type(v) is bool for v in values):
+    kinds = set(map(type, values))  # one pass in C; bool is a kind of its own
+    if kinds <= {str}:
+        return Texts("".join(values), array("q", accumulate(map(len, values))))
+    if kinds == {bool}:
         return Flags(bytes(values))
-    if all(v is None or (type(v) is int and 0 <= v <= INT64_MAX) for v in values):
-        return Counts(array("q", [-1 if v is None else v for v in values]))
+    if kinds <= {int, type(None)}:
+        numbers = [-1 if v is None else v for v in values]
+        if int not in kinds or (min(v for v in values if v is not None) >= 0 and max(numbers) <= INT64_MAX):
+            return Counts(array("q", numbers))
     return values
 
 

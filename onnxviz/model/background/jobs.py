@@ -34,6 +34,7 @@ from onnxviz.model.graph.summary import (
     model_structure,
 )
 from onnxviz.model.graph.validation import (
+    PackedScopeTypes,
     PackedValidation,
     ValidationResult,
     first_problems,
@@ -89,9 +90,12 @@ def discard(data: ModelData) -> None:
 
 def received(data: ModelData) -> bytes | None:
     """In the worker: the bytes; None when a source file no longer holds them (send them instead). A file
-    sent without a digest is taken as it is (the early jobs name the file being opened)."""
+    sent without a digest is taken as it is (the early jobs name the file being opened); one without a path
+    names a state handed over before (:func:`run_on_model`), whose bytes are not sent again."""
     if isinstance(data, bytes):
         return data
+    if not data.path:
+        return None
     try:
         raw = Path(data.path).read_bytes()
     except OSError:
@@ -226,7 +230,7 @@ def _structure(digest: bytes, handed: ModelData) -> _Structure:
     """The part of the figures of the state ``digest`` that needs no types, found once."""
     state = _state(digest)
     if state.structure is None:
-        index = index_escaping_text(_model(digest, handed)[1], checks=False)[0]  # only its structure is read
+        index = index_escaping_text(_model(digest, handed)[1], structure_only=True)[0]
         state.structure = _Structure(index, model_structure(index))
     return state.structure
 
@@ -279,7 +283,7 @@ def early_structure_job(path: str) -> bytes:
     return _on_state(_structure, ModelFile(path, _files.get(path, b""), temporary=False))[0]
 
 
-def early_figures_job(path: str, digest: bytes, packed_types: dict[str, tuple[list[str], bytes]]) -> PackedFigures:
+def early_figures_job(path: str, digest: bytes, packed_types: dict[str, PackedScopeTypes]) -> PackedFigures:
     """The figures of the file opened (after :func:`early_structure_job`), with the types the first process
     inferred (``packed_types`` of its validation of the state ``digest``). Raises SourceChanged when this
     process read another state of the file."""
@@ -314,11 +318,25 @@ def unpack_figures(packed: PackedFigures) -> ModelFigures:
                         [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 
+_handed: dict[int, bytes] = {}  # in the GUI process: id(worker) -> the digest of the last state written for it
+
+
 def run_on_model(worker: WorkerProcess, job: Callable[..., T], data: bytes, digest: bytes, source: Path | None,
                  *args: Any, token: CancelToken | None = None) -> T:
     """``job(model data, *args)`` in the worker (call from a background thread); ``source`` is a file
-    believed to hold ``data`` (the document's own, unedited), so the bytes need not be handed over."""
+    believed to hold ``data`` (the document's own, unedited), so the bytes need not be handed over.
+
+    An edited big model's bytes are written to a file for the worker once per state: the jobs that follow
+    for the same state (validation, then the figures) name it by its digest, the worker having read and
+    parsed it already; should it have let the state go, they hand the bytes over after all."""
+    if source is None and len(data) > INLINE_BYTES and _handed.get(id(worker)) == digest:
+        try:
+            return worker.run(job, ModelFile("", digest, temporary=False), *args, token=token)
+        except SourceChanged:
+            pass
     handed = hand_over(data, digest, source)
+    if isinstance(handed, ModelFile) and handed.temporary:
+        _handed[id(worker)] = digest  # the worker runs its jobs in order: the next one finds this state parsed
     try:
         return worker.run(job, handed, *args, token=token)
     except SourceChanged:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import onnx
-from onnx import NodeProto, TypeProto
+from onnx import NodeProto, TensorProto, TypeProto
 
 from onnxviz.model.graph.index import GraphIndex, ModelIndex
 from onnxviz.model.text import shape_list, shape_text
@@ -73,8 +73,11 @@ class _Shapes:
         self.init_dims: dict[str, Shape] = {}
         self._reads: dict[bytes, _Read] = {}  # serialized type -> its reading
         self._named: dict[str, _Read] = {}  # value name -> the reading of its type (read once per value)
+        self._initializers: dict[str, TensorProto] = {}  # name -> initializer, its dims read when first asked
         if g.graph is not None:
-            self.init_dims = {t.name: [int(d) for d in t.dims] for t in g.graph.initializer}
+            self._initializers = {t.name: t for t in g.graph.initializer}
+        # a graph with no enclosing one: a value's type is the declared one, else the inferred one (ModelIndex.type_of)
+        self._top = (g.declared, index.inferred.get(g.scope, {})) if g.parent is None else None
 
     def _read(self, t: TypeProto | None) -> _Read:
         if t is None:
@@ -93,7 +96,13 @@ class _Shapes:
         """The reading of ``name``'s type as the index says (declared, else inferred)."""
         found = self._named.get(name)
         if found is None:
-            found = self._named[name] = self._read(self.index.type_of(self.g.scope, name)[0])
+            if self._top is not None:
+                declared, inferred = self._top
+                t = declared.get(name)
+                found = self._read(t if t is not None else inferred.get(name))
+            else:
+                found = self._read(self.index.type_of(self.g.scope, name)[0])
+            self._named[name] = found
         return found
 
     def text(self, name: str) -> str:
@@ -104,8 +113,13 @@ class _Shapes:
         """The shape with symbolic dims as 1 (shared between values: not to be changed), or None."""
         if not name:
             return None
-        if name in self.init_dims:
-            return self.init_dims[name]
+        dims = self.init_dims.get(name)
+        if dims is not None:
+            return dims
+        tensor = self._initializers.get(name)
+        if tensor is not None:
+            dims = self.init_dims[name] = [int(d) for d in tensor.dims]
+            return dims
         read = self._of_name(name)
         if read[0] is None:  # a declared type without shape: inference may know more
             read = self._read(self.index.inferred.get(self.g.scope, {}).get(name))
@@ -277,40 +291,72 @@ def _mac_rule(node: NodeProto) -> MacRule | None:
     return CONTRIB_MAC_RULES.get(node.op_type) if node.domain == CONTRIB_DOMAIN else None
 
 
-def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = None) -> NodeCost:
-    g = index.graphs[scope]
-    node = g.nodes[i]
-    shapes = shapes or _Shapes(index, g)
-    shapes.symbolic_used = False
-    first = node.output[0] if node.output else ""
-    out_text = shapes.text(first) if first else ""
-    op = node.op_type if node.domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
-    macs: int | None = 0
-    flops: int | None = 0
-    rule = _mac_rule(node)
+_FREE, _RULE, _ELEMENTWISE, _GLOBAL_POOL = range(4)  # how a node's cost is found, by its operator
+
+
+def _kind(op: str, rule: MacRule | None) -> int:
     if rule is not None:
-        out = shapes.of(first)
-        macs = rule(node, [shapes.of(n) for n in node.input] + [out])
-        has_bias = op in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
-        extra = math.prod(out) if out is not None and has_bias else 0
-        flops = None if macs is None else 2 * macs + extra
-    elif op in ELEMENTWISE or op in POOLING:
-        out = shapes.of(first)
-        kernel = _attr_ints(node, "kernel_shape") if op in POOLING else []
-        flops = None if out is None or kernel is None else math.prod(out) * math.prod(kernel)
-        macs = None if flops is None else 0
-    elif op.startswith("Global") and op.endswith("Pool"):
-        x = shapes.of(node.input[0]) if node.input else None
-        flops = math.prod(x) if x is not None else None
-        macs = None if flops is None else 0
-    return NodeCost(scope, i, node.name, node.op_type, macs, flops, out_text, shapes.symbolic_used)
+        return _RULE
+    if op in ELEMENTWISE or op in POOLING:
+        return _ELEMENTWISE
+    return _GLOBAL_POOL if op.startswith("Global") and op.endswith("Pool") else _FREE
+
+
+class _Costing:
+    """Finds the costs of one scope's nodes; what an operator needs is looked up once per (op_type, domain)."""
+
+    def __init__(self, index: ModelIndex, scope: str, shapes: _Shapes | None = None) -> None:
+        self.scope = scope
+        self.g = index.graphs[scope]
+        self.shapes = shapes or _Shapes(index, self.g)
+        self._ops: dict[tuple[str, str], tuple[str, MacRule | None, int]] = {}
+
+    def _op(self, node: NodeProto) -> tuple[str, MacRule | None, int]:
+        key = (node.op_type, node.domain)
+        found = self._ops.get(key)
+        if found is None:
+            op = node.op_type if node.domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
+            rule = _mac_rule(node)
+            found = self._ops[key] = (op, rule, _kind(op, rule))
+        return found
+
+    def cost(self, i: int, node: NodeProto) -> NodeCost:
+        shapes = self.shapes
+        shapes.symbolic_used = False
+        outputs = node.output
+        first = outputs[0] if outputs else ""
+        out_text = shapes.text(first) if first else ""
+        op, rule, kind = self._op(node)
+        macs: int | None = 0
+        flops: int | None = 0
+        if kind == _RULE:
+            assert rule is not None
+            out = shapes.of(first)
+            macs = rule(node, [shapes.of(n) for n in node.input] + [out])
+            has_bias = op in BIAS_OPS and len(node.input) > 2 and bool(node.input[2])
+            extra = math.prod(out) if out is not None and has_bias else 0
+            flops = None if macs is None else 2 * macs + extra
+        elif kind == _ELEMENTWISE:
+            out = shapes.of(first)
+            kernel = _attr_ints(node, "kernel_shape") if op in POOLING else []
+            flops = None if out is None or kernel is None else math.prod(out) * math.prod(kernel)
+            macs = None if flops is None else 0
+        elif kind == _GLOBAL_POOL:
+            x = shapes.of(node.input[0]) if node.input else None
+            flops = math.prod(x) if x is not None else None
+            macs = None if flops is None else 0
+        return NodeCost(self.scope, i, node.name, node.op_type, macs, flops, out_text, shapes.symbolic_used)
+
+
+def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = None) -> NodeCost:
+    costing = _Costing(index, scope, shapes)
+    return costing.cost(i, costing.g.nodes[i])
 
 
 def graph_costs(index: ModelIndex, scope: str = "") -> list[NodeCost]:
     """One :class:`NodeCost` per node of ``scope``, in file order."""
-    g = index.graphs[scope]
-    shapes = _Shapes(index, g)
-    return [node_cost(index, scope, i, shapes) for i in range(len(g.nodes))]
+    cost = _Costing(index, scope).cost
+    return [cost(i, node) for i, node in enumerate(index.graphs[scope].nodes)]
 
 
 def summarize(costs: Sequence[NodeCost]) -> CostSummary:

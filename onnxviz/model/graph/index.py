@@ -148,20 +148,24 @@ class ModelIndex:
     """The index of a whole model: main graph, every subgraph and every local function."""
 
     def __init__(self, model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
-                 checks: bool = True) -> None:
+                 checks: bool = True, structure_only: bool = False) -> None:
         """``raw_lengths``: len(raw_data) of main-graph initializers by name, read from the model's bytes
         (:class:`~onnxviz.model.graph.tensors.RawLengths`), so the checks of big ones copy none of them.
         ``checks=False``: without the model-wide checks' problems (:func:`model_problems`), for readers
-        that want only the graph's structure and types (the model's figures)."""
+        that want only the graph's structure and types. ``structure_only`` (implies no checks): only what
+        the model's figures read, in half the time: every graph, its nodes, declared types and bodies, and
+        the producers of the bodies (:meth:`type_of` reads them); no consumers, no problems."""
         self.model = model
         self.raw_lengths = raw_lengths
-        self._checks = checks
+        self._checks = checks and not structure_only
+        self._structure_only = structure_only
         self._build()
 
     def has_undecodable_text(self) -> bool:
         """True if protobuf handed back some of the model's text as bytes (it is not valid UTF-8): the
         document escapes such text before using the model (see ``Document.index``)."""
-        return has_undecodable_model_strings(self.model) or any(has_undecodable_names(g) for g in self.graphs.values())
+        names = _undecodable_structure if self._structure_only else has_undecodable_names
+        return has_undecodable_model_strings(self.model) or any(names(g) for g in self.graphs.values())
 
     def _build(self) -> None:
         model = self.model
@@ -291,6 +295,9 @@ class ModelIndex:
 
     def _index_nodes(self, g: GraphIndex) -> None:
         self.graphs[g.scope] = g
+        if self._structure_only:
+            self._index_structure(g)
+            return
         producer, consumers = g.producer, g.consumers
         dup_outputs: list[tuple[int, str]] = []
         unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
@@ -320,6 +327,25 @@ class ModelIndex:
         self._check_uses(g, unresolved)
         for i in holders:
             self._index_children(g, i)
+
+    def _index_structure(self, g: GraphIndex) -> None:
+        """See ``structure_only``: the graphs in the order a full index has them, with the same producers
+        where :meth:`type_of` reads them (a body's; a top graph's are not needed)."""
+        producer, holders = g.producer, g.attribute_holders
+        if g.parent is None:
+            holders += [i for i, node in enumerate(g.nodes) if node.attribute]
+        else:
+            for i, node in enumerate(g.nodes):
+                for name in node.output:
+                    if name and name not in producer:
+                        producer[name] = i
+                if node.attribute:
+                    holders.append(i)
+        for i in holders:
+            for attr, k, body in subgraphs_of(g.nodes[i]):
+                scope = child_scope(g.scope, i, attr, k)
+                self._index_graph(scope, body, g)
+                g.children.append((i, attr if k is None else f"{attr}[{k}]", scope))
 
     def _index_children(self, g: GraphIndex, i: int) -> None:
         for attr, k, body in subgraphs_of(g.nodes[i]):
@@ -449,15 +475,30 @@ def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
     return order, [i for i in range(n) if i not in placed]
 
 
+def _undecodable_structure(g: GraphIndex) -> bool:
+    """:func:`has_undecodable_names` for a ``structure_only`` index, for what the figures read: the names of
+    the graph's inputs, initializers, node outputs, nodes and value infos. (A node input is one of these, or
+    names nothing: its text never reaches the figures.)"""
+    try:
+        "".join(g.producer)  # the graph's inputs and initializers (and a body's node outputs)
+        "".join([name for n in g.nodes for name in n.output])
+        "".join([n.name for n in g.nodes])
+        if g.graph is not None:
+            "".join([v.name for v in g.graph.value_info])
+    except TypeError:
+        return True
+    return False
+
+
 def index_escaping_text(model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
-                        checks: bool = True) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
+                        checks: bool = True, structure_only: bool = False) -> tuple[ModelIndex, list[tuple[bytes, str]]]:
     """The index of a model read from a file, after escaping the text in it that is not valid UTF-8
     (protobuf hands such text back as bytes, which nothing can show or edit); returns the index and
     the (old, new) pairs of what was escaped. The only function that changes a model this way.
     ``raw_lengths``, ``checks``: see :class:`ModelIndex` (``raw_lengths`` of the model as read: not used
     once names are escaped)."""
-    index = ModelIndex(model, raw_lengths, checks)
+    index = ModelIndex(model, raw_lengths, checks, structure_only)
     if not index.has_undecodable_text():
         return index, []
     renamed = replace_invalid_utf8(model)
-    return ModelIndex(model, checks=checks), renamed
+    return ModelIndex(model, checks=checks, structure_only=structure_only), renamed

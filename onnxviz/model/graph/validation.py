@@ -10,8 +10,10 @@ pass to still get types for the rest of the graph.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import onnx
 from google.protobuf.message import Message
@@ -291,16 +293,27 @@ def has_error(problems: list[Problem]) -> bool:
     return any(p.severity == Severity.ERROR for p in problems)
 
 
+@dataclass(frozen=True)
+class PackedScopeTypes:
+    """One scope's inferred types as a few flat objects: the value names, each distinct type once (serialized,
+    joined, with where each ends) and which of them each name has. A model of repeated layers has 100k+
+    values but a few hundred distinct types: packing, pickling and reading them back costs that much."""
+
+    names: list[str]
+    blob: bytes
+    ends: array[int]
+    picks: array[int]  # per name, its type's position among the distinct ones
+
+
 @dataclass
 class PackedValidation:
     """A :class:`ValidationResult` as cheap-to-pickle data, for passing between processes.
 
-    Pickling a TypeProto costs a Python call each; per scope, the names and one serialized
-    message (a GraphProto whose ``value_info`` holds the inferred types, in the same order) do not.
+    Pickling a TypeProto costs a Python call each; the types of a scope travel as :class:`PackedScopeTypes`.
     """
 
     generation: int
-    types: dict[str, tuple[list[str], bytes]]
+    types: dict[str, PackedScopeTypes]
     inference_problem: Problem | None
     problems: list[Problem]
 
@@ -312,27 +325,45 @@ def validate_packed(data: bytes, generation: int) -> PackedValidation:
 
 
 def pack(result: ValidationResult) -> PackedValidation:
-    types = {}
-    for scope, table in result.inference.types.items():
-        holder = GraphProto()
-        holder.value_info.extend(onnx.ValueInfoProto(name=name, type=t) for name, t in table.items())
-        types[scope] = (list(table), holder.SerializeToString())
+    types = {scope: pack_types(table) for scope, table in result.inference.types.items()}
     return PackedValidation(result.generation, types, result.inference.problem, result.problems)
 
 
+def pack_types(table: Mapping[str, TypeProto]) -> PackedScopeTypes:
+    """The types of one scope packed (:class:`PackedScopeTypes`)."""
+    distinct: dict[bytes, int] = {}
+    picks = array("q")
+    for t in table.values():
+        key = t.SerializeToString()
+        k = distinct.get(key)
+        if k is None:
+            k = distinct[key] = len(distinct)
+        picks.append(k)
+    return PackedScopeTypes(list(table), b"".join(distinct), array("q", accumulate(map(len, distinct))), picks)
+
+
 class PackedTypes(Mapping[str, TypeProto]):
-    """One scope's inferred types from a worker: each TypeProto wrapper is made when first read.
+    """One scope's inferred types from a worker (:class:`PackedScopeTypes`): a TypeProto is made when a type
+    is first read, once for all the names that have it (they are read, never changed).
 
     Unpacking 123k of them at once made as many Python objects, and the garbage collector's
     passes over them held the GIL for a quarter of a second; names and positions are not tracked.
     """
 
-    def __init__(self, names: list[str], blob: bytes) -> None:
-        self._at = {name: i for i, name in enumerate(names)}
-        self._holder = GraphProto.FromString(blob)
+    def __init__(self, packed: PackedScopeTypes) -> None:
+        self._at = dict(zip(packed.names, packed.picks, strict=True))
+        self._blob, self._ends = packed.blob, packed.ends
+        self._types: dict[int, TypeProto] = {}
 
     def __getitem__(self, name: str) -> TypeProto:
-        return self._holder.value_info[self._at[name]].type
+        k = self._at[name]
+        found = self._types.get(k)
+        if found is None:
+            found = self._types[k] = TypeProto.FromString(self._blob[self._ends[k - 1] if k else 0:self._ends[k]])
+        return found
+
+    def get(self, name: str, default: TypeProto | None = None) -> TypeProto | None:  # type: ignore[override]
+        return self[name] if name in self._at else default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._at)
@@ -343,8 +374,8 @@ class PackedTypes(Mapping[str, TypeProto]):
 
 def unpack(packed: PackedValidation) -> ValidationResult:
     """The :class:`ValidationResult` a :class:`PackedValidation` stands for."""
-    types: dict[str, Mapping[str, TypeProto]] = {scope: PackedTypes(names, blob)
-                                                 for scope, (names, blob) in packed.types.items()}
+    types: dict[str, Mapping[str, TypeProto]] = {scope: PackedTypes(scope_types)
+                                                 for scope, scope_types in packed.types.items()}
     return ValidationResult(packed.generation, InferenceResult(types, packed.inference_problem),  # type: ignore[arg-type]
                             packed.problems)
 

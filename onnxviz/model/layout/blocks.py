@@ -16,8 +16,10 @@ import numpy as np
 
 from onnxviz.model.layout.layers import LevelLayout
 
-FRAME_PAD = 14.0     # frame border to contents, left/right/bottom
+FRAME_PAD = 14.0     # frame border to contents, left and right (left to right: top and bottom)
+FRAME_FOOT = 8.0     # frame bottom to contents' exit ports (top to bottom)
 FRAME_HEADER = 22.0  # frame top to contents (the group's title is drawn there)
+ENTRY_GAP = 4.0      # entry ports (on the frame's top) to the first boxes, below the title (top to bottom)
 
 UNIT_ITEM = 0        # a node or terminal box
 UNIT_GROUP = 1       # a collapsed group box
@@ -57,7 +59,7 @@ class Block:
         self.width = max(cw + 2 * FRAME_PAD, self.min_width)
         self.pad_x = (self.width - cw) / 2
         self.pad_top = FRAME_HEADER
-        self.height = ch + FRAME_HEADER + FRAME_PAD
+        self.height = ch + FRAME_HEADER + FRAME_FOOT
         return self
 
     def port_dx(self, row: int) -> float:

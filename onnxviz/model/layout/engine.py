@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.blocks import (
+    ENTRY_GAP,
     UNIT_BLOCK,
     UNIT_GROUP,
     UNIT_IN,
@@ -30,8 +31,15 @@ from onnxviz.model.layout.blocks import (
 )
 from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, group_path_of
-from onnxviz.model.layout.labels import label_room
-from onnxviz.model.layout.layers import DUMMY_W, LAYER_GAP, LAYER_GAP_ACROSS, LevelLayout, layered_layout
+from onnxviz.model.layout.labels import label_room, label_width
+from onnxviz.model.layout.layers import (
+    DUMMY_W,
+    LAYER_GAP,
+    LAYER_GAP_ACROSS,
+    PORT_GAP_ACROSS,
+    LevelLayout,
+    layered_layout,
+)
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
@@ -159,16 +167,17 @@ class GraphLayout:
         return [n for n in range(len(self.graph.node_item)) if g <= self._group_id_of(n) < end]
 
     def relabel(self) -> Scene:
-        """Recompute only the edge labels (after inference filled ``index.inferred``); left to right, where
-        the room between layers follows the labels, lay the shown levels out again too."""
+        """The scene again after inference filled ``index.inferred``: new edge labels, and when they differ
+        from the drawn ones, the shown levels laid out again, since the room between layers follows the
+        labels (a new Scene: the one being drawn is never changed under the painter)."""
         self._labels.clear()
-        if self.options.across:
-            self._blocks.clear()
-            self._shapes.clear()
-            self._scene = self._compose()
+        labelled = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
+        if labelled.edge_label == self._scene.edge_label:
+            self._scene = labelled   # the same texts: only whether they were inferred may have changed
             return self._scene
-        # a new Scene: the one being drawn is never changed under the painter
-        self._scene = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
+        self._blocks.clear()
+        self._shapes.clear()
+        self._scene = self._compose()
         return self._scene
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:
@@ -446,8 +455,10 @@ class GraphLayout:
                       src_dx: np.ndarray, dst_dx: np.ndarray) -> LevelLayout:
         """Lay out one level; levels of identical shape (repeated layers) share one result."""
         gap = self._label_room(len(w), triples) if self.options.across else LAYER_GAP
+        label_w = None if self.options.across else self._label_widths(kind, triples)
         shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes(), src_dx.tobytes(),
-                 dst_dx.tobytes(), gap.tobytes() if isinstance(gap, np.ndarray) else b"")
+                 dst_dx.tobytes(), gap.tobytes() if isinstance(gap, np.ndarray) else b"",
+                 b"" if label_w is None else label_w.tobytes())
         lay = self._shapes.get(shape)
         if lay is None:
             base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
@@ -455,9 +466,23 @@ class GraphLayout:
             def progress(f: float, text: str) -> None:
                 self._say(base + (0.9 - base) * f, text)
             lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap)
+                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap,
+                                 label_w, PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
             self._shapes[shape] = lay
         return lay
+
+    def _label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
+        """Per level edge, the width of the label this level draws beside it below its source: one per
+        (box, value), none for edges leaving a port or a nested frame (their labels sit elsewhere)."""
+        widths = np.zeros(len(triples))
+        seen: set[tuple[int, int]] = set()
+        boxes = (kind == UNIT_ITEM) | (kind == UNIT_GROUP)
+        for e, (a, vid) in enumerate(triples[:, [0, 2]].tolist()):
+            if boxes[a] and (a, vid) not in seen:
+                seen.add((a, vid))
+                text = self.edge_label(vid)[0]
+                widths[e] = label_width(text) if text else 0.0
+        return widths
 
     def _label_room(self, n_units: int, triples: np.ndarray) -> np.ndarray:
         """Per unit, the room after it (left to right) that the labels of the values it sends need to lie

@@ -166,7 +166,7 @@ class InlineLayout(GraphLayout):
     def relabel(self) -> Scene:
         for body in (b for bodies in self._bodies.values() for b in bodies):   # inferred shapes arrived
             body.scene = body.layout.relabel()
-            body.bounds = body.scene.bounds()   # left to right it was laid out again
+            body.bounds = body.scene.bounds()   # it was laid out again
         return self._embed(super().relabel())
 
     def refresh_nodes(self, nodes: Iterable[int]) -> Scene | None:

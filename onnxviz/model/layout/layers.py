@@ -31,8 +31,14 @@ from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 BOX_GAP = 24.0      # horizontal space between two boxes
 DUMMY_GAP = 12.0    # between an edge slot and anything
 DUMMY_W = 2.0
-LAYER_GAP = 40.0    # vertical space between layers (edge labels sit there)
+LAYER_GAP = 20.0    # vertical space between layers: room for one line of edge labels (15 high), as Netron spaces them
+LABEL_LINE = 16.0   # the gap grows by this for each more line of labels below a layer (two where they could meet:
+                    # each other, or a taller box beside; one per value a box sends, they start at one point)
+MAX_LINES = 4       # label lines the gap below a layer makes room for, at most
+MAX_LEAN = 45.0     # how far out a label beside a slanting edge moves at most (labels.py: MAX_LEAN lines of 15)
+LABEL_REACH = 12.0  # beyond its text, how far a label beside its edge reaches from the edge (gap and air)
 LAYER_GAP_ACROSS = 96.0  # the same laid out for a left-to-right drawing: labels run along the edges there
+PORT_GAP_ACROSS = 20.0   # left to right, between a frame's ports and its boxes
 DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
@@ -145,7 +151,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
                    top: np.ndarray | None = None, bottom: np.ndarray | None = None,
                    cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
                    dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress,
-                   layer_gap: float | np.ndarray = LAYER_GAP) -> LevelLayout:
+                   layer_gap: float | np.ndarray = LAYER_GAP,
+                   label_w: np.ndarray | None = None, entry_gap: float = LAYER_GAP / 2) -> LevelLayout:
     """Place ``len(w)`` units (rows in priority order, e.g. file order) joined by edges ``src -> dst``.
 
     ``top``/``bottom`` are boolean masks of units pinned to the first/last layer
@@ -154,7 +161,10 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     group's frame), so such edges can be drawn straight too. ``layer_gap``: room between two
     layers, or per unit the room below its layer (the widest of the layer's units counts, never less
     than :data:`LAYER_GAP`), so the labels of long shapes fit along their edges left to right;
-    layers for the edges and their labels. Coordinates start at (0, 0).
+    layers for the edges and their labels. ``label_w``: per edge, the width of the label drawn beside it
+    below its source (0: none, or drawn at another edge of the same value); a layer gets a line more
+    below it where two of its labels could meet, else ``layer_gap``. ``entry_gap``: between the entry ports
+    (a frame's top) and the first boxes. Coordinates start at (0, 0).
     """
     n = len(w)
     top = np.zeros(n, bool) if top is None else top
@@ -181,7 +191,8 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     progress(0.6, "Placing boxes")
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
     graph.straighten_chains()
-    return graph.result(src, dst, reversed_, layer_gap)
+    widths = None if label_w is None else np.asarray(label_w, float)[keep]
+    return graph.result(src, dst, reversed_, layer_gap, widths, entry_gap)
 
 
 def _never() -> None:
@@ -525,18 +536,80 @@ class _Slots:
         n = self.n
         return [max(LAYER_GAP, *(per_unit[v] for v in layer if v < n)) for layer in self.layers]
 
+    def _label_lines(self, src: np.ndarray, label_w: np.ndarray) -> list[int]:
+        """Per layer, the lines of labels below it to make room for: one, a line more where a label is beside
+        a box of its layer that reaches lower than its source (it goes below that box, in steps of a line)
+        and one more where labels leaving it could meet (two within reach of each other); one per value
+        for a box sending several."""
+        reach_of: dict[int, float] = {}
+        count: dict[int, int] = {}
+        for s, lw in zip(src.tolist(), label_w.tolist(), strict=True):
+            if lw > 0:  # a unit sending several labelled values: room for them side by side
+                reach_of[s] = reach_of.get(s, 0.0) + lw + LABEL_REACH
+                count[s] = count.get(s, 0) + 1
+        by_layer: dict[int, list[int]] = {}
+        for s in reach_of:
+            by_layer.setdefault(self.layer[s], []).append(s)
+        lines = [1] * len(self.layers)
+        for lay, sources in by_layer.items():
+            pos = {v: k for k, v in enumerate(self.layers[lay])}
+            spans, lower = [], False
+            for s in sources:
+                lo, hi = self._label_span(s, reach_of[s], MAX_LEAN)
+                if self._taller_beside(lay, pos[s], lo, hi):  # lower down, its edge has slanted further
+                    lower = True
+                    lo, hi = self._label_span(s, reach_of[s], float("inf"))
+                spans.append((lo, hi))
+            lines[lay] = min(MAX_LINES, max(max(count[s] for s in sources), 1 + lower + _overlap(spans)))
+        return lines
+
+    def _label_span(self, s: int, reach: float, lean: float) -> tuple[float, float]:
+        """The x range the labels of unit ``s`` may take: right of a straight edge or one heading right,
+        left of one heading left (or of a straight one beside one heading right), as labels.py puts them,
+        and as far out as a slanting edge leans (at most ``lean``)."""
+        x, delta = self.x, self.delta
+        dxs = [x[v] - x[s] - delta.get((s, v), 0.0) for v in self.succs[s]] or [0.0]
+        straight = any(abs(d) <= 1.0 for d in dxs)
+        right = any(d > 1.0 for d in dxs)
+        left = any(d < -1.0 for d in dxs) or (straight and right)
+        lo = x[s] - min(max(-min(dxs), 0.0), lean) - reach if left else x[s]
+        hi = x[s] + min(max(max(dxs), 0.0), lean) + reach if right or straight else x[s]
+        return lo, hi
+
+    def _taller_beside(self, lay: int, k: int, lo: float, hi: float) -> bool:
+        """Whether a box of layer ``lay`` within ``lo``..``hi`` reaches lower than its ``k``-th unit."""
+        layer, x, w, h = self.layers[lay], self.x, self.w, self.h
+        s = layer[k]
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(layer) and x[layer[j]] - w[layer[j]] / 2 < hi and lo < x[layer[j]] + w[layer[j]] / 2:
+                if h[layer[j]] > h[s]:
+                    return True
+                j += step
+        return False
+
     def result(self, src: np.ndarray, dst: np.ndarray, reversed_: np.ndarray,
-               gap_of: float | np.ndarray) -> LevelLayout:
+               gap_of: float | np.ndarray, label_w: np.ndarray | None = None,
+               entry_gap: float = LAYER_GAP / 2) -> LevelLayout:
         n_layers = len(self.layers)
         heights = [max((self.h[v] for v in layer), default=0.0) for layer in self.layers]
         gaps = self._gaps(gap_of)
+        if label_w is not None:
+            forward = ~reversed_
+            lines = self._label_lines(src[forward], label_w[forward])
+            gaps = [max(g, LAYER_GAP + (k - 1) * LABEL_LINE) for g, k in zip(gaps, lines, strict=True)]
         band_top = np.zeros(n_layers)
         y = 0.0
         for lay in range(n_layers):
             band_top[lay] = y
-            # port layers (zero height) hug the frame: half a gap next to them
+            # port layers (zero height) hug the frame: the entry gap below the entry ports; above the exit
+            # ports half a gap and the room of the labels beyond one line (left to right: the entry gap)
             port_next = lay + 1 < n_layers and heights[lay + 1] == 0 and lay + 1 == n_layers - 1
-            y += heights[lay] + (gaps[lay] if heights[lay] > 0 and not port_next else LAYER_GAP / 2)
+            exit_gap = gaps[lay] - LAYER_GAP / 2 if label_w is not None else entry_gap
+            if heights[lay] == 0:
+                y += entry_gap if lay == 0 and n_layers > 1 else LAYER_GAP / 2
+            else:
+                y += heights[lay] + (exit_gap if port_next else gaps[lay])
         band_bottom = band_top + np.array(heights)
         layer = np.array(self.layer, np.int64)
         w = np.array(self.w)
@@ -552,6 +625,16 @@ class _Slots:
             band_top=band_top, band_bottom=band_bottom, edge_src=src, edge_dst=dst,
             edge_chain=chains, edge_reversed=reversed_,
         )
+
+
+def _overlap(spans: list[tuple[float, float]]) -> bool:
+    """Whether two of the ranges (lo, hi) overlap."""
+    end = -float("inf")
+    for lo, hi in sorted(spans):
+        if lo < end:
+            return True
+        end = max(end, hi)
+    return False
 
 
 def _isotonic(values: list[float], weights: list[float]) -> list[float]:

@@ -26,8 +26,9 @@ from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
 
 CHAR_W = 7.0
 HEADER_H = 20.0
-LINE_H = 16.0
+LINE_H = 14.0   # a line of 10 px body text (weights, values) on a box
 MIN_W = 56.0
+PILL_H = HEADER_H + 4  # an input or output pill: its name in bold, a little air (Netron's are 20)
 MAX_W = 280.0
 MAX_NAME_W = 560.0    # a box widened for its node's name (the tooltip has the whole name)
 TITLE_CHAR_W = 7.5    # a character of the bold 9 pt header text at most
@@ -69,7 +70,7 @@ class BoxText:
         """The canvas draws a terminal's name, not its type line (that is in the tooltip and panels):
         as wide as the name in bold, one line high; with the outer caption under it, wide and high enough for both."""
         w = min(MAX_W, max(MIN_W, len(self.title) * TITLE_CHAR_W + 28, self.marks_w))
-        return w, (HEADER_H + LINE_H * len(self.lines) + 4 if self.marks_w else HEADER_H + 8)
+        return w, (HEADER_H + LINE_H * len(self.lines) + 4 if self.marks_w else PILL_H)
 
 
 @dataclass

@@ -639,7 +639,8 @@ class GraphCanvas(QWidget):
                 emb.box_start + b for emb in getattr(self.layout_obj, "embedded", ())
                 for b in outer_boxes(self.doc.index, emb.scene))
             self.view.options.body_toggles = self._body_toggles(drawable)
-        self.view.set_drawable(drawable, keep_view=keep_view)
+        # labels that arrived before the user moved the view laid the graph out again: its opening view again
+        self.view.set_drawable(drawable, keep_view=keep_view and (announce or not self.view.auto_view))
         self._apply_marks()
         self._follow_selection(center=False)
         self._place_overlays()

@@ -81,7 +81,7 @@ BODY_PT = 10.0
 LABEL_PT = LABEL_SIZE   # edge labels: the size the layout makes room for
 FRAME_PT = 11.0
 HEADER_H = 20.0     # the layout's box header and line heights
-LINE_H = 16.0
+LINE_H = 14.0
 
 # Level of detail by zoom factor: below TEXT_SCALE boxes are plain filled rectangles (their 11 px titles
 # would be under 4 px); below EDGE_SCALE edges are no longer drawn when there are many.

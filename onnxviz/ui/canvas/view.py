@@ -25,7 +25,7 @@ from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
 FIT_MARGIN = 24.0
-FIT_READABLE = 0.5  # the graph opens whole when fitting it keeps box titles at least 5.5 px (of 11)
+FIT_READABLE = 0.7  # the graph opens whole when fitting it keeps box titles at least 7.7 px (of 11), body rows 7
 CLICK_SLOP = 4  # pixels the mouse may move for a press/release to count as a click
 
 
@@ -69,6 +69,11 @@ class GraphView(QWidget):
         self.grabGesture(Qt.GestureType.PinchGesture)
         self.setMinimumSize(200, 150)
         self.tooltip_provider: Callable[[int, int], str] | None = None   # (box, edge) -> rich text
+
+    @property
+    def auto_view(self) -> bool:
+        """Whether the view is still the opening one (the user has not moved it since)."""
+        return self._auto_view
 
     # -- transform -----------------------------------------------------------------------
     def set_drawable(self, drawable: Drawable | None, keep_view: bool = False) -> None:
