@@ -12,12 +12,14 @@ import onnx
 from onnx import helper
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QFontMetricsF
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.ui.canvas import style
-from onnxviz.ui.diff.sides import SidesTable
+from onnxviz.ui.diff.sides import SidesTable, node_rows
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.names import BREAK
 from tests.window_fixtures import open_and_wait, settle
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
@@ -119,6 +121,8 @@ def test_long_names_in_both_side_tables_are_shown_whole(qtbot: QtBot, make_windo
     # a narrower panel wraps more, still nothing cut
     w.panels.docks["Node"].resize(260, w.panels.docks["Node"].height())
     qtbot.waitUntil(lambda: not _cut_cells(panel), timeout=TIMEOUT)
+    for table in (panel, dock):   # a field's name is broken between its words only ('\u2260 output' / '0')
+        assert not [table.item(r, 0).text() for r in range(table.rowCount()) if BREAK in table.item(r, 0).text()]
 
 
 def _crossed_labels(w: MainWindow) -> list[QRectF]:
@@ -180,3 +184,19 @@ def test_a_changed_node_chosen_shows_both_sides_in_the_dock_too(qtbot: QtBot, ma
     c.dock.list.setCurrentRow(removed)
     qtbot.waitUntil(lambda: c.dock.sides is not table and isinstance(c.dock.sides, SidesTable), timeout=TIMEOUT)
     assert c.dock.sides.isColumnHidden(2) and c.dock.sides.cell_text(1, 1) == "Relu"   # B has no such node
+
+
+def test_a_narrow_side_table_wraps_names_and_keeps_field_names_whole(qtbot: QtBot) -> None:
+    """As narrow as the Differences dock's side can get: values wrap (nothing cut) and no field name is
+    broken inside a word ('\u2260 doma' / 'in')."""
+    node = helper.make_node("QuantizeLinear", ["/layer1/Relu_output_0", "/layer1/Relu_output_0_scale"],
+                            [f"{LONG}_Output"], name=LONG, axis=1)
+    host = QWidget()
+    table = SidesTable(node_rows(None, node))
+    QVBoxLayout(host).addWidget(table)
+    qtbot.addWidget(host)
+    host.resize(190, 400)
+    host.show()
+    qtbot.waitUntil(lambda: table.width() < 200 and not _cut_cells(table), timeout=TIMEOUT)
+    assert table.cell_text(0, 2) == LONG and table.isColumnHidden(1)
+    assert not [table.item(r, 0).text() for r in range(table.rowCount()) if BREAK in table.item(r, 0).text()]

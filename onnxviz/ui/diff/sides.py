@@ -149,7 +149,7 @@ class SidesTable(QTableWidget):
         """The field column as wide as its names (at most :data:`FIELD_SHARE` of the table), each row as
         tall as its wrapped text at the columns' widths, the table as tall as its rows."""
         widest = max((self.sizeHintForColumn(0), self.horizontalHeader().sectionSizeHint(0)))
-        self.setColumnWidth(0, min(widest, int(FIELD_SHARE * self.viewport().width())))
+        self.setColumnWidth(0, min(widest, max(int(FIELD_SHARE * self.viewport().width()), self._widest_word())))
         for r in range(self.rowCount()):
             for c in range(self.columnCount()):
                 item = self.item(r, c)
@@ -172,6 +172,13 @@ class SidesTable(QTableWidget):
         item = self.item(changed, 0) if changed > 0 else None
         if item is not None:
             self.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtTop)
+
+    def _widest_word(self) -> int:
+        """The field column's least width: its longest word ('≠ output', 'kernel_shape') on one line."""
+        widths = [QFontMetricsF(item.font()).horizontalAdvance(word) for r in range(self.rowCount())
+                  if (item := self.item(r, 0)) is not None
+                  for word in str(item.data(RAW)).replace("\u2260 ", "\u2260\u00a0").split(" ")]
+        return int(max(widths, default=0.0)) + CELL_PADDING
 
     def scroll_in_place(self) -> None:
         """Take the height the layout gives (scrolling through its rows), not the rows' height: in a
