@@ -6,15 +6,17 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pyqtgraph import colormap
 
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.runner.store import duration_text
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
+
+if TYPE_CHECKING:
+    from pyqtgraph import ColorMap
 
 RGBA = tuple[int, int, int, int]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -150,7 +152,7 @@ def overlay_colours(d: Drawable, values: dict[tuple[str, int], float], scope: st
     masks = (np.abs(drawn) >= MASK_LEVEL) & (scheme.kind != "duration")
     on_scale = drawn[~masks]
     scale = _Scale.fit(on_scale if len(on_scale) else np.zeros(1), scheme.kind)
-    cmap = colormap.get(DIVERGING_MAP if scale.zero is not None else COLOUR_MAP)
+    cmap = _colour_map(DIVERGING_MAP if scale.zero is not None else COLOUR_MAP)
     rgba[coloured] = cmap.map(np.clip(scale.positions(drawn), 0.0, 1.0), mode="byte")
     rgba[coloured[masks]] = BEYOND_RGBA
     steps = scale.positions(scale.ticks(LEGEND_STEPS))
@@ -185,9 +187,17 @@ def _category_legend(title: str, scheme: Scheme) -> Legend:
 
 def _single_legend(title: str, scheme: Scheme, value: float) -> Legend:
     """Every box has the same value: a gradient from x to x would say nothing."""
-    colour = _rgba(*colormap.get(COLOUR_MAP).map(np.array([0.5]), mode="byte")[0].tolist())
+    colour = _rgba(*_colour_map(COLOUR_MAP).map(np.array([0.5]), mode="byte")[0].tolist())
     return Legend(title, value, value, np.array([colour], np.uint8), scheme=scheme,
                   swatches=((f"every box: {scheme.text(value)}", colour),))
+
+
+def _colour_map(name: str) -> ColorMap:
+    """pyqtgraph's colour map ``name``; pyqtgraph is imported here, when an overlay is first coloured,
+    not when the window starts."""
+    from pyqtgraph import colormap
+
+    return colormap.get(name)
 
 
 def _rgba(r: int, g: int, b: int, a: int) -> RGBA:
