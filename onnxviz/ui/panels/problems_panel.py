@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, QTimer, Signal
@@ -68,16 +67,16 @@ class ProblemsPanel(QWidget):
     def show_problems(self, doc: Document | None) -> None:
         """List ``doc``'s problems, errors first: the first :data:`CHUNK` now, the rest a chunk per turn of
         the event loop (120k problems took 0.8 s at once), so the window never waits for the whole list."""
-        self.problems = list(doc.problems) if doc is not None else []
-        order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-        self.problems.sort(key=lambda p: order[p.severity])
+        found = doc.problems if doc is not None else []
+        by_severity = {s: [p for p in found if p.severity == s] for s in Severity}  # a sort by severity, stable
+        self.problems = by_severity[Severity.ERROR] + by_severity[Severity.WARNING] + by_severity[Severity.INFO]
         self._listing += 1
         first = self.problems[:CHUNK]
         self.model.set_rows(_rows(first), payload=first, icons=[severity_icon(p.severity) for p in first])
         self._measure_columns()
         if len(self.problems) > CHUNK:
             self._list_from(CHUNK, self._listing)
-        counts = Counter(p.severity for p in self.problems)
+        counts = {s: len(found) for s, found in by_severity.items()}
         if doc is None:
             self.summary.setText("No model open.")
         elif not self.problems:
