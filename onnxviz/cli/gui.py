@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.heap import building
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -56,12 +57,13 @@ def run(args: argparse.Namespace) -> int:
         from onnxviz.ui.validation import analyse_early
 
         analyse_early(Path(args.file))  # in the worker processes, while the window is built
-    from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
-    from onnxviz.ui.main_window import MainWindow
+    with building():  # the modules and the window live as long as the process: no collection walks them
+        from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
+        from onnxviz.ui.main_window import MainWindow
 
-    app = ensure_app()
-    install_exception_hook()
-    window = MainWindow()
+        app = ensure_app()
+        install_exception_hook()
+        window = MainWindow()
     if args.example and not args.file:
         args.file = str(example_model_path())
     if args.screenshot:

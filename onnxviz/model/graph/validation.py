@@ -464,10 +464,12 @@ def _copy_fields(src: Message, dst: Message, skip: str) -> None:
 def node_badges(problems: list[Problem]) -> dict[tuple[str, int], str]:
     """(scope, node) -> "error" or "warning" for every node a problem is attached to."""
     badges: dict[tuple[str, int], str] = {}
+    words = {Severity.ERROR: Severity.ERROR.value, Severity.WARNING: Severity.WARNING.value}  # .value is slow
     for p in problems:
-        if p.node < 0 or p.severity not in (Severity.ERROR, Severity.WARNING):
+        word = words.get(p.severity) if p.node >= 0 else None
+        if word is None:
             continue
         key = (p.scope, p.node)
         if badges.get(key) != "error":
-            badges[key] = p.severity.value
+            badges[key] = word
     return badges

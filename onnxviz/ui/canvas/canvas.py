@@ -976,7 +976,7 @@ class GraphCanvas(QWidget):
         if self._overlay is None:
             self.legend_strip.set_legend(None)
         if d is not None:
-            opts.badges = worst_badges(self._badges, self._scope, self._box_for_node)
+            opts.badges = worst_badges(self._badges, self._scope, self._box_for_node, d)
             if self._overlay is not None:
                 values, title, flagged, scheme = self._overlay
                 shown = overlay_colours(d, values, self._scope, self._box_for_node, title, scheme, self._body_rows())

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from pyqtgraph.Qt.internals import PrimitiveArray
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
 from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.ui.canvas import raster, style
+from onnxviz.ui.canvas.batch import draw_lines, draw_rects
 from onnxviz.ui.canvas.drawable import Drawable
 
 OUTER_CAPTION = "from the outer graph"
@@ -42,11 +42,7 @@ class PaintOptions:
 
 
 class ScenePainter:
-    """Holds reusable primitive buffers; call :meth:`paint` for each frame."""
-
-    def __init__(self) -> None:
-        self._rects = PrimitiveArray(QRectF, 4)
-        self._lines = PrimitiveArray(QLineF, 4)
+    """Call :meth:`paint` for each frame."""
 
     def paint(self, p: QPainter, d: Drawable, view: QRectF, scale: float, opts: PaintOptions) -> None:
         """Draw the part of ``d`` inside ``view`` (scene coordinates); the painter maps scene to device."""
@@ -105,22 +101,15 @@ class ScenePainter:
             self._draw_rects(p, d, boxes[d.scene.box_kind[boxes] == BoxKind.GHOST], min_size)
 
     def _draw_rects(self, p: QPainter, d: Drawable, rows: np.ndarray, min_size: float) -> None:
-        self._rects.resize(len(rows))
-        a = self._rects.ndarray()
-        a[:, 0] = d.x0[rows]
-        a[:, 1] = d.y0[rows]
-        a[:, 2] = np.maximum(d.scene.box_w[rows], min_size)
-        a[:, 3] = np.maximum(d.scene.box_h[rows], min_size)
-        p.drawRects(*self._rects.drawargs())
+        draw_rects(p, np.column_stack((d.x0[rows], d.y0[rows], np.maximum(d.scene.box_w[rows], min_size),
+                                       np.maximum(d.scene.box_h[rows], min_size))))
 
     def _draw_lines(self, p: QPainter, seg: np.ndarray, pen: QPen) -> None:
         if len(seg) == 0:
             return
         pen.setCosmetic(True)
         p.setPen(pen)
-        self._lines.resize(len(seg))
-        self._lines.ndarray()[:] = seg
-        p.drawLines(*self._lines.drawargs())
+        draw_lines(p, seg)
 
     # -- close up ----------------------------------------------------------------------
     def _paint_edges_detailed(self, p: QPainter, d: Drawable, segs: np.ndarray, scale: float,
@@ -172,9 +161,7 @@ class ScenePainter:
         if scale < style.TEXT_SCALE:   # far away: square frames in one batch, tiny ones left out
             rows = rows[(g[rows, 2] * scale >= 3) & (g[rows, 3] * scale >= 3)]
             p.setPen(QPen(style.FRAME_BORDER, 0))
-            self._rects.resize(len(rows))
-            self._rects.ndarray()[:] = g[rows]
-            p.drawRects(*self._rects.drawargs())
+            draw_rects(p, g[rows])
         else:
             p.setPen(QPen(style.FRAME_BORDER, 1.0))
             around = view.adjusted(-20, -20, 20, 20)   # huge frames: only the part on screen is rasterized

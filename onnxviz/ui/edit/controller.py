@@ -50,7 +50,6 @@ class EditController(QObject):
         self._build_menu()
         window.document_changed.connect(self._on_document)
         window.model_changed.connect(self._on_model_changed)
-        window.validation.finished.connect(lambda _result: self.push_badges())
         self._context_view: GraphView | None = None
         self.last_menu: QMenu | None = None
         self._update()

@@ -47,6 +47,26 @@ class RowsModel(QAbstractTableModel):
         if self._sorted_by is not None and self._sorted_by != sorted_by:
             self.sort(*self._sorted_by)
 
+    def append_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any],
+                    icons: Sequence[QIcon | None] | None = None) -> None:
+        """Add ``rows`` after the last (a long list shown a chunk at a time); a table sorted by a header
+        is sorted again (call it with the last chunk only then, or each chunk pays for the whole sort)."""
+        if not rows:
+            return
+        first = len(self.rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self.rows.extend(rows)
+        self.payload.extend(payload)
+        if icons is not None:
+            self.icons.extend(icons)
+        self.endInsertRows()
+        if self._sorted_by is not None:
+            self.sort(*self._sorted_by)
+
+    @property
+    def sorted_by_header(self) -> bool:
+        return self._sorted_by is not None
+
     def forget_sort(self) -> None:
         """Later rows keep the order they are given in (no header sort chosen)."""
         self._sorted_by = None

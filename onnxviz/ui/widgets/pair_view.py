@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import html
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from onnxviz.model.runner.compare import ValueDiff
 from onnxviz.model.text import display_name
-from onnxviz.ui.widgets.heatmap import HeatmapPlot
+from onnxviz.ui.widgets.plotlib import StepBuild, import_plots, when_plots_imported
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
+
+    from onnxviz.ui.widgets.heatmap import HeatmapPlot
 
 CELL_HEIGHT = 300   # pixels of a picture with its caption at most (a tall narrow column made them strips)
 PLANE_CELLS = 256    # rows and columns of a heatmap at most (the first ones of a larger value)
@@ -70,15 +76,16 @@ class ValuesView(QWidget):
         self.figures.setTextFormat(Qt.TextFormat.RichText)
         self.figures.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.figures.setWordWrap(True)
-        self.maps = [HeatmapPlot() for _ in range(3)]
-        self.captions = [QLabel(name) for name, _ in HISTOGRAM_PENS]
-        self.histogram = _histogram_plot("A and B", legend=True)
-        self.error_histogram = _histogram_plot("B \u2212 A", legend=False)
-        self.cells = [_cell(caption, plot) for caption, plot in zip(self.captions, self.maps, strict=True)]
-        self.cells.append(_cell(QLabel("Histograms"), self.histogram, self.error_histogram))
+        self.columns = columns
+        # the pictures: made after the first show, one per turn, or at once for the first pair if sooner
+        self.maps: list[HeatmapPlot] = []
+        self.captions: list[QLabel] = []
+        self.cells: list[QWidget] = []
+        self.histogram: pg.PlotWidget | None = None
+        self.error_histogram: pg.PlotWidget | None = None
+        self._preparing = False
+        self._build: StepBuild | None = None
         self.grid = QGridLayout()
-        for k, cell in enumerate(self.cells):
-            self.grid.addWidget(cell, k // columns, k % columns)
         for k in range(columns):
             self.grid.setColumnStretch(k, 1)
         layout = QVBoxLayout(self)
@@ -88,13 +95,50 @@ class ValuesView(QWidget):
         layout.addLayout(self.grid, 1)
         self.show_message("Run Both, then select a node to see its value in A and B.")
 
+    def showEvent(self, event: QShowEvent) -> None:
+        if not self._preparing:  # pyqtgraph imported in a worker, then the plots made one per turn
+            self._preparing = True
+            when_plots_imported(self, self._plot_build)
+        super().showEvent(event)
+
+    def _plot_build(self) -> None:
+        if self._build is None:
+            self._build = StepBuild(self, [self._add_map] * len(HISTOGRAM_PENS) + [self._add_histograms])
+
+    def _add_cell(self, cell: QWidget) -> None:
+        k = len(self.cells)
+        self.cells.append(cell)
+        self.grid.addWidget(cell, k // self.columns, k % self.columns)
+
+    def _add_map(self) -> None:
+        from onnxviz.ui.widgets.heatmap import HeatmapPlot
+
+        self.maps.append(HeatmapPlot())
+        self.captions.append(QLabel(HISTOGRAM_PENS[len(self.captions)][0]))
+        self._add_cell(_cell(self.captions[-1], self.maps[-1]))
+
+    def _add_histograms(self) -> None:
+        self.histogram = _histogram_plot("A and B", legend=True)
+        self.error_histogram = _histogram_plot("B \u2212 A", legend=False)
+        self._add_cell(_cell(QLabel("Histograms"), self.histogram, self.error_histogram))
+
+    def _plots(self) -> tuple[pg.PlotWidget, pg.PlotWidget]:
+        """The histograms of A and B and of B - A; the pictures not made yet are made now."""
+        import_plots()  # at once if a worker imported it already
+        self._plot_build()
+        assert self._build is not None
+        self._build.finish()
+        assert self.histogram is not None and self.error_histogram is not None
+        return self.histogram, self.error_histogram
+
     def show_message(self, text: str) -> None:
         self.title.setText(html.escape(text))
         self.figures.clear()
         for plot in self.maps:
             plot.clear()
-        self.histogram.clear()
-        self.error_histogram.clear()
+        for histogram in (self.histogram, self.error_histogram):
+            if histogram is not None:
+                histogram.clear()
 
     def show_pair(self, a: np.ndarray, b: np.ndarray, d: ValueDiff) -> None:
         if not all(np.issubdtype(np.asarray(x).dtype, np.number) or np.asarray(x).dtype == bool for x in (a, b)):
@@ -106,6 +150,7 @@ class ValuesView(QWidget):
         shapes = f"A {tuple(np.shape(a))}, B {tuple(np.shape(b))}"
         self.title.setText(f"<b>{names}</b> &middot; {shapes}")
         self.figures.setText(figures_html(d))
+        histogram, error_histogram = self._plots()
         (pa, gaps), (pb, _) = plane_of(a), plane_of(b)
         both = np.concatenate([pa[np.isfinite(pa)], pb[np.isfinite(pb)]])  # A and B on one colour scale
         self.maps[0].show_image(pa, gaps, span=both)
@@ -117,12 +162,12 @@ class ValuesView(QWidget):
         else:
             self.maps[2].clear()
         self.captions[2].setText("B \u2212 A" if same else "B \u2212 A: the shapes differ")
-        self.histogram.clear()
-        self.error_histogram.clear()
-        _add_histogram(self.histogram, np.asarray(a), *HISTOGRAM_PENS[0])
-        _add_histogram(self.histogram, np.asarray(b), *HISTOGRAM_PENS[1])
+        histogram.clear()
+        error_histogram.clear()
+        _add_histogram(histogram, np.asarray(a), *HISTOGRAM_PENS[0])
+        _add_histogram(histogram, np.asarray(b), *HISTOGRAM_PENS[1])
         if error is not None:
-            _add_histogram(self.error_histogram, error, *HISTOGRAM_PENS[2])
+            _add_histogram(error_histogram, error, *HISTOGRAM_PENS[2])
 
 
 def _cell(caption: QLabel, *plots: QWidget) -> QWidget:
@@ -139,6 +184,8 @@ def _cell(caption: QLabel, *plots: QWidget) -> QWidget:
 
 def _histogram_plot(title: str, legend: bool) -> pg.PlotWidget:
     """A and B share one plot (their legend says which is which); B - A has its own, titled."""
+    import pyqtgraph as pg  # with the first pictures, not at startup
+
     plot = pg.PlotWidget()
     plot.setBackground(None)
     plot.setMenuEnabled(False)
@@ -153,6 +200,8 @@ def _histogram_plot(title: str, legend: bool) -> pg.PlotWidget:
 
 
 def _add_histogram(plot: pg.PlotWidget, arr: np.ndarray, name: str, colour: str) -> None:
+    import pyqtgraph as pg  # imported already: the plot is pyqtgraph's
+
     finite = arr[np.isfinite(arr)].astype(np.float64, copy=False) if arr.size else arr
     if finite.size and np.issubdtype(finite.dtype, np.number):
         counts, edges = np.histogram(finite, bins=BINS)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyqtgraph as pg
 from onnx import TensorProto
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -44,9 +43,8 @@ from onnxviz.model.graph.tensors import TensorStats, describe_tensor, load_tenso
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
-from onnxviz.ui.widgets.heatmap import ALL_NONFINITE, HeatmapPlot
 from onnxviz.ui.widgets.names import ElidedLabel, wrappable
-from onnxviz.ui.widgets.slice_view import SliceView
+from onnxviz.ui.widgets.plotlib import StepBuild, plots_imported, with_plots
 from onnxviz.ui.widgets.tensor_table import TensorTable
 
 MAX_IMAGE_SIDE = 512
@@ -183,7 +181,11 @@ class TensorView(QWidget):
                                  "zeros", "NaN", "Inf")):
             self._add_fact(key, k % 4, 2 * (k // 4))
         self._add_fact("storage", 4, 0, span=5, wrap=True)
-        self.body = self._build_tabs()
+        self.body = QWidget()  # the tabs: made when the first tensor is shown (pyqtgraph is imported then)
+        QVBoxLayout(self.body).setContentsMargins(0, 0, 0, 0)
+        self.tabs: QTabWidget | None = None
+        self._tab_build: StepBuild | None = None
+        self._waiting: tuple[Task, Prepared] | None = None  # read before the tabs were made
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
@@ -206,38 +208,68 @@ class TensorView(QWidget):
         self.fact_grid.setColumnStretch(col + 1, 1)
         self.fact_labels[key] = value
 
-    def _build_tabs(self) -> QWidget:
-        holder = QWidget()
-        layout = QVBoxLayout(holder)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
-        self.histogram = pg.PlotWidget()
-        self.histogram.setMenuEnabled(False)
-        self.histogram.setBackground(None)
-        self.histogram.showGrid(x=True, y=True, alpha=0.2)
-        self.histogram.getAxis("left").setLabel("count")
-        self.histogram_message = QLabel(ALL_NONFINITE)  # instead of empty axes
-        self.histogram_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.histogram_message.setWordWrap(True)
-        self.histogram_stack = QStackedWidget()
-        self.histogram_stack.addWidget(self.histogram)
-        self.histogram_stack.addWidget(self.histogram_message)
-        self.histogram_index = self.tabs.addTab(self.histogram_stack, "Histogram")
-        self.heatmap = HeatmapPlot()
-        self.image_index = self.tabs.addTab(self.heatmap, "Heatmap")
-        self.slices = SliceView()  # N-D tensors: a 2-D slice with sliders for the other axes
-        self.slice_index = self.tabs.addTab(self.slices, "Slices")
-        self.table = TensorTable()
-        self.tabs.addTab(self.table, "Values")
-        self.save_button = QPushButton("Save as .npy...")
-        self.save_button.clicked.connect(self._on_save_clicked)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.save_button)
-        layout.addWidget(self.tabs, 1)
-        layout.addLayout(row)
-        return holder
+    def _tab_steps(self) -> list[Callable[[], None]]:
+        """Making the histogram, heatmap, slices and values tabs and the save button, in :attr:`body`,
+        in steps (pyqtgraph is imported by then: by the task that read the first tensor)."""
+        tabs = QTabWidget()
+        tabs.setDocumentMode(True)
+
+        def histogram() -> None:
+            import pyqtgraph as pg
+
+            from onnxviz.ui.widgets.heatmap import ALL_NONFINITE
+
+            self.histogram = pg.PlotWidget()
+            self.histogram.setMenuEnabled(False)
+            self.histogram.setBackground(None)
+            self.histogram.showGrid(x=True, y=True, alpha=0.2)
+            self.histogram.getAxis("left").setLabel("count")
+            self.histogram_message = QLabel(ALL_NONFINITE)  # instead of empty axes
+            self.histogram_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.histogram_message.setWordWrap(True)
+            self.histogram_stack = QStackedWidget()
+            self.histogram_stack.addWidget(self.histogram)
+            self.histogram_stack.addWidget(self.histogram_message)
+            self.histogram_index = tabs.addTab(self.histogram_stack, "Histogram")
+
+        def heatmap() -> None:
+            from onnxviz.ui.widgets.heatmap import HeatmapPlot
+
+            self.heatmap = HeatmapPlot()
+            self.image_index = tabs.addTab(self.heatmap, "Heatmap")
+
+        def slices() -> None:
+            from onnxviz.ui.widgets.slice_view import SliceView
+
+            self.slices = SliceView()  # N-D tensors: a 2-D slice with sliders for the other axes
+            self.slice_index = tabs.addTab(self.slices, "Slices")
+
+        def values() -> None:
+            self.table = TensorTable()
+            tabs.addTab(self.table, "Values")
+            self.save_button = QPushButton("Save as .npy...")
+            self.save_button.clicked.connect(self._on_save_clicked)
+            row = QHBoxLayout()
+            row.addStretch(1)
+            row.addWidget(self.save_button)
+            layout = self.body.layout()
+            assert isinstance(layout, QVBoxLayout)
+            layout.addWidget(tabs, 1)
+            layout.addLayout(row)
+            self.tabs = tabs
+
+        return [histogram, heatmap, slices, values]
+
+    def _make_tabs(self) -> None:
+        """Start making the tabs (once); a tensor read meanwhile is shown when they are made."""
+        if self._tab_build is None:
+            self._tab_build = StepBuild(self, self._tab_steps(), self._show_waiting)
+
+    def _show_waiting(self) -> None:
+        if self._waiting is not None:
+            task, prepared = self._waiting
+            self._waiting = None
+            self._on_finished(task, prepared)
 
     # -- background work -------------------------------------------------------------------------
     def _run(self, name: str, facts: TensorStats | None, work: Callable[[ProgressFn, CancelToken], Prepared]) -> None:
@@ -248,9 +280,12 @@ class TensorView(QWidget):
         self._show_facts(facts)
         self.message.setVisible(False)
         self.body.setVisible(False)
+        self._waiting = None
+        if plots_imported():  # made while the tensor is read
+            self._make_tabs()
         self.progress.setValue(0)
         self.busy.setVisible(True)
-        task = Task(work, f"Reading {display_name(name, 60)}", parent=self)  # dropped if this view goes first
+        task = Task(with_plots(work), f"Reading {display_name(name, 60)}", parent=self)  # dropped if this view goes first
         task.progress.connect(self._on_progress)
         task.finished.connect(lambda result, t=task: self._on_finished(t, result))
         task.failed.connect(lambda exc, tb, t=task: self._on_failed(t, exc))
@@ -278,15 +313,20 @@ class TensorView(QWidget):
     def _on_finished(self, task: Task, prepared: Prepared) -> None:
         if task is not self._task:
             return
+        tabs = self.tabs
+        if tabs is None:  # the first tensor (its task imported pyqtgraph): shown once its tabs are made
+            self._waiting = (task, prepared)
+            self._make_tabs()
+            return
         self._task = None
         self.busy.setVisible(False)
         self.prepared = prepared
         self.body.setVisible(True)  # before tabs are shown or hidden: a hidden tab bar leaves a gap for them
         self._show_facts(prepared.stats)
-        self._show_histogram(prepared.stats)
-        self._show_image(prepared)
+        self._show_histogram(tabs, prepared.stats)
+        self._show_image(tabs, prepared)
         self.slices.set_array(prepared.array)
-        self.tabs.setTabVisible(self.slice_index, self.slices.usable)
+        tabs.setTabVisible(self.slice_index, self.slices.usable)
         self.table.set_array(prepared.array)
         self.save_button.setEnabled(prepared.array is not None)
         if prepared.array is None:
@@ -322,11 +362,13 @@ class TensorView(QWidget):
         self.fact_labels["NaN"].setStyleSheet(bad if s.nan_count else "")
         self.fact_labels["Inf"].setStyleSheet(bad if s.inf_count else "")
 
-    def _show_histogram(self, s: TensorStats) -> None:
+    def _show_histogram(self, tabs: QTabWidget, s: TensorStats) -> None:
+        import pyqtgraph as pg  # already imported with the tabs
+
         self.histogram.clear()
         nonfinite_only = len(s.hist_counts) == 0 and _all_nonfinite(s)
         # strings and the like have no histogram; all NaN/Inf values have one that says so
-        self.tabs.setTabVisible(self.histogram_index, len(s.hist_counts) > 0 or nonfinite_only)
+        tabs.setTabVisible(self.histogram_index, len(s.hist_counts) > 0 or nonfinite_only)
         self.histogram_stack.setCurrentWidget(self.histogram_message if nonfinite_only else self.histogram)
         if len(s.hist_counts) == 0:
             return
@@ -338,8 +380,8 @@ class TensorView(QWidget):
         self.histogram.setXRange(float(s.hist_edges[0]), float(s.hist_edges[-1]), padding=0.02)
         self.histogram.setYRange(0, float(s.hist_counts.max()) or 1.0, padding=0.05)
 
-    def _show_image(self, prepared: Prepared) -> None:
-        self.tabs.setTabVisible(self.image_index, prepared.image is not None)
+    def _show_image(self, tabs: QTabWidget, prepared: Prepared) -> None:
+        tabs.setTabVisible(self.image_index, prepared.image is not None)
         if prepared.image is None:
             self.heatmap.clear()
             return
@@ -349,8 +391,8 @@ class TensorView(QWidget):
         extent = None if kernels or prepared.array is None else (prepared.array.shape[0], prepared.array.shape[1])
         # kernel-grid coordinates mean nothing; a strided heatmap's axes count the tensor's rows and columns
         self.heatmap.show_image(prepared.image, gaps, axes=not kernels, extent=extent)
-        self.tabs.setTabText(self.image_index, "Kernels" if kernels else "Heatmap")
-        self.tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
+        tabs.setTabText(self.image_index, "Kernels" if kernels else "Heatmap")
+        tabs.setTabToolTip(self.image_index, "Rows: output channels, columns: input channels (first 32)"
                                 if kernels else "Strided to at most 512 x 512")
 
     # -- saving ----------------------------------------------------------------------------------

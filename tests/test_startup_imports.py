@@ -1,0 +1,91 @@
+"""The window starts without what only some views need: pyqtgraph comes with the first plot shown,
+onnxruntime and the reference evaluator with a run (the analysis uses them in worker processes).
+The canvas draws its far-away batches with its own numpy -> QPainter calls (canvas/batch.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from pytestqt.qtbot import QtBot
+
+from onnxviz.ui.canvas.batch import draw_lines, draw_rects
+
+REPO = Path(__file__).resolve().parents[1]
+LATE = ("pyqtgraph", "onnxruntime", "onnx.reference", "scipy", "matplotlib")
+
+_CHILD = """
+import sys
+from onnxviz.ui.settings import use_settings_dir
+use_settings_dir(sys.argv[1])
+{action}
+late = sorted({{m.split('.')[0] if m.startswith('pyqtgraph') else m for m in sys.modules
+               if m.startswith({late!r})}})
+print('LATE', ' '.join(late))
+"""
+
+
+def _late_modules(tmp_path: Path, action: str) -> list[str]:
+    code = _CHILD.format(action=action, late=LATE)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "settings")], capture_output=True,
+                            text=True, cwd=REPO, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("LATE"))
+    return line.split()[1:]
+
+
+def test_importing_the_window_leaves_plots_and_runtimes_out(tmp_path: Path) -> None:
+    assert _late_modules(tmp_path, "import onnxviz.ui.main_window") == []
+
+
+def test_a_model_is_shown_and_analysed_without_them(tmp_path: Path) -> None:
+    """The whole of ``onnxviz FILE --screenshot``: drawn, checked, inferred, the Model panel's figures."""
+    shot = tmp_path / "shot.png"
+    action = (f"from onnxviz.cli import main\n"
+              f"assert main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', "
+              f"{str(shot)!r}]) == 0")
+    assert _late_modules(tmp_path, action) == []
+    assert shot.stat().st_size > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_batches_draw_every_rectangle_and_line(dtype: type) -> None:
+    image = QImage(60, 60, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.white)
+    p = QPainter(image)
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setBrush(QColor("red"))
+    rects = np.array([[5, 5, 10, 10, 0], [30, 30, 5, 5, 0]], dtype)[:, :4]   # not contiguous: copied
+    draw_rects(p, rects)
+    draw_rects(p, np.zeros((0, 4)))   # nothing to draw: no call with a null pointer
+    p.setPen(QPen(QColor("blue"), 1))
+    draw_lines(p, np.array([[0, 50, 59, 50]], dtype))
+    p.end()
+    colour = {(x, y): image.pixelColor(x, y).name() for x, y in ((10, 10), (32, 32), (20, 20), (40, 50))}
+    assert colour == {(10, 10): "#ff0000", (32, 32): "#ff0000", (20, 20): "#ffffff", (40, 50): "#0000ff"}
+
+
+def test_the_values_view_makes_its_pictures_once_shown(qtbot: QtBot) -> None:
+    """A/B values: nothing made while hidden; after the first show the three heatmaps and the
+    histograms come one per turn of the event loop; a pair shown before then makes the rest at once."""
+    from onnxviz.model.runner.compare import ValueDiff, measure_arrays
+    from onnxviz.ui.widgets.pair_view import ValuesView
+
+    waiting, early = ValuesView(), ValuesView()
+    for view in (waiting, early):
+        qtbot.addWidget(view)
+        assert view.maps == [] and view.histogram is None
+        view.show()
+    a = np.arange(12.0).reshape(3, 4)
+    m = measure_arrays(a, a + 1)
+    early.show_pair(a, a + 1, ValueDiff("x", 0, 0, m.max_abs, m.max_rel, m.cosine, sqnr_db=m.sqnr_db))
+    assert len(early.maps) == 3 and all(m.values is not None for m in early.maps)
+    qtbot.waitUntil(lambda: waiting.histogram is not None, timeout=10000)
+    assert len(waiting.maps) == 3 and [c.text() for c in waiting.captions] == ["A", "B", "B \u2212 A"]
