@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from test_nested_inline_bodies import BODY, ELSE, IF, LOOP, nested_model
 
 from onnxviz.ui.main_window import MainWindow
-from tests.window_fixtures import open_and_wait, settle
+from tests.window_fixtures import diff_window, settle
 
 TIMEOUT = 60000
 Make = Callable[[], MainWindow]
@@ -45,15 +45,6 @@ def _pair(tmp_path: Path, edit: Callable[[onnx.ModelProto], None]) -> tuple[Path
     onnx.save(m, b)
     return a, b
 
-
-def _diff_window(qtbot: QtBot, make_window: Make, a: Path, b: Path) -> MainWindow:
-    w = make_window()
-    open_and_wait(qtbot, w, a)
-    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
-        w.diff.compare_with(b)
-    qtbot.waitUntil(lambda: not w.canvas.busy, timeout=TIMEOUT)
-    settle()
-    return w
 
 
 def _added_row(w: MainWindow, name: str) -> int:
@@ -93,7 +84,7 @@ def _linked_to(w: MainWindow, row: int, scope: str, node: int) -> bool:
 def test_an_added_node_in_a_loop_body_is_a_ghost_drilled_in_and_inline(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
     a, b = _pair(tmp_path, lambda m: _negated(_body(m, (LOOP, "body")), IF, "loop_neg"))
-    w = _diff_window(qtbot, make_window, a, b)
+    w = diff_window(qtbot, make_window, a, b)
     row = _added_row(w, "loop_neg")
     assert w.diff.dock.differences[row].scope_a == BODY
     _choose(qtbot, w, row, BODY)                 # drilled into the Loop's body
@@ -108,7 +99,7 @@ def test_an_added_node_in_a_loop_body_is_a_ghost_drilled_in_and_inline(
 def test_an_added_node_in_an_if_inside_a_loop_body_is_a_ghost_drilled_in_and_inline(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
     a, b = _pair(tmp_path, lambda m: _negated(_body(m, (LOOP, "body"), (IF, "else_branch")), 1, "else_neg"))
-    w = _diff_window(qtbot, make_window, a, b)
+    w = diff_window(qtbot, make_window, a, b)
     row = _added_row(w, "else_neg")
     assert w.diff.dock.differences[row].scope_a == ELSE
     _choose(qtbot, w, row, ELSE)
@@ -140,7 +131,7 @@ def _added_if(m: onnx.ModelProto) -> None:
 def test_an_added_node_holding_bodies_is_a_ghost_whose_double_click_shows_it_on_bs_graph(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
     a, b = _pair(tmp_path, _added_if)
-    w = _diff_window(qtbot, make_window, a, b)
+    w = diff_window(qtbot, make_window, a, b)
     c = w.diff
     assert [(d.kind, d.b) for d in c.dock.differences] == [("node_added", "new_if")]   # its bodies are part of it
     _choose(qtbot, w, 0, "")
@@ -173,7 +164,7 @@ def test_every_kind_of_difference_chosen_selects_something(qtbot: QtBot, make_wi
         m.producer_name = "another exporter"
 
     a, b = _pair(tmp_path, edit)
-    w = _diff_window(qtbot, make_window, a, b)
+    w = diff_window(qtbot, make_window, a, b)
     c = w.diff
     kinds = {d.kind: k for k, d in enumerate(c.dock.differences)}
     assert {"function_added", "weight_added", "model_changed"} <= set(kinds)

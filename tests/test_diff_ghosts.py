@@ -18,7 +18,7 @@ from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.ui.diff.dock import COLOURS
 from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.main_window import MainWindow
-from tests.window_fixtures import doc_of, open_and_wait, settle
+from tests.window_fixtures import diff_window, doc_of, open_and_wait, settle
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 TIMEOUT = 60000
@@ -41,15 +41,6 @@ def _inserted(tmp_path: Path, ops: list[str], after: int = 3) -> Path:
     onnx.save(m, path)
     return path
 
-
-def _diff_window(qtbot: QtBot, make_window: Make, a: Path, b: Path) -> MainWindow:
-    w = make_window()
-    open_and_wait(qtbot, w, a)
-    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
-        w.diff.compare_with(b)
-    qtbot.waitUntil(lambda: not w.canvas.busy and bool(w.canvas.drawable.ghost_box), timeout=TIMEOUT)
-    settle()
-    return w
 
 
 def _rect(w: MainWindow, box: int) -> tuple[float, float, float, float]:
@@ -92,7 +83,7 @@ def _panel_b_fields(w: MainWindow) -> dict[str, str]:
 
 def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_editable(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"]))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"]), ghosts=True)
     c, doc = w.diff, doc_of(w)
     rows = [k for k, d in enumerate(c.dock.differences) if d.kind == "node_added"]
     assert [c.dock.differences[k].b for k in rows] == ["ins0"] and len(c.dock.differences) == 1
@@ -145,7 +136,7 @@ def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_e
 
 def test_a_chain_of_three_inserted_nodes_is_a_column_of_ghosts_stepped_through_with_f8(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Relu", "Neg", "Abs"]))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Relu", "Neg", "Abs"]), ghosts=True)
     c = w.diff
     rows = [k for k, d in enumerate(c.dock.differences) if d.kind == "node_added"]
     assert [c.dock.differences[k].b for k in rows] == ["ins0", "ins1", "ins2"]
@@ -173,7 +164,7 @@ def test_a_chain_of_three_inserted_nodes_is_a_column_of_ghosts_stepped_through_w
 
 def test_a_collapsed_group_holding_an_added_node_is_marked_by_a_ghost_counting_them(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Relu", "Neg"]))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Relu", "Neg"]), ghosts=True)
     rows = [k for k, d in enumerate(w.diff.dock.differences) if d.kind == "node_added"]
     group = w.canvas.layout_obj.group_of(3).split("/")[0]
     assert group and w.canvas.layout_obj.group_of(4).split("/")[0] == group
@@ -282,7 +273,7 @@ def test_merge_ghosts_keeps_the_scene_and_turns_with_left_to_right_layouts() -> 
 
 def test_a_chain_too_long_to_draw_is_counted_and_its_nodes_are_shown_on_bs_graph(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"] * 320))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _inserted(tmp_path, ["Neg"] * 320), ghosts=True)
     c, d = w.diff, w.canvas.drawable
     rows = [k for k, x in enumerate(c.dock.differences) if x.kind == "node_added"]
     assert len(rows) == 320 and not any(k in d.ghost_box for k in rows)

@@ -20,7 +20,7 @@ from onnxviz.ui.canvas import style
 from onnxviz.ui.diff.sides import SidesTable, node_rows
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.widgets.names import BREAK
-from tests.window_fixtures import open_and_wait, settle
+from tests.window_fixtures import diff_window, settle
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 TIMEOUT = 60000
@@ -40,15 +40,6 @@ def _with_long_names(tmp_path: Path) -> Path:
     onnx.save(m, path)
     return path
 
-
-def _diff_window(qtbot: QtBot, make_window: Make, b: Path) -> MainWindow:
-    w = make_window()
-    open_and_wait(qtbot, w, EXPORTS / "resnet_float.onnx")
-    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
-        w.diff.compare_with(b)
-    qtbot.waitUntil(lambda: not w.canvas.busy and bool(w.canvas.drawable.ghost_box), timeout=TIMEOUT)
-    settle()
-    return w
 
 
 def _cut_cells(table: SidesTable) -> list[str]:
@@ -70,7 +61,7 @@ def _cut_cells(table: SidesTable) -> list[str]:
 
 
 def test_the_key_sits_above_the_graph_never_over_it_and_folds(qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, _with_long_names(tmp_path))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _with_long_names(tmp_path), ghosts=True)
     canvas, view = w.canvas, w.canvas.view
     strip = canvas.legend_strip
     assert strip.isVisible() and canvas.legend is not None and canvas.legend.title.startswith("Differences with B")
@@ -103,7 +94,7 @@ def test_the_key_sits_above_the_graph_never_over_it_and_folds(qtbot: QtBot, make
 
 
 def test_long_names_in_both_side_tables_are_shown_whole(qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, _with_long_names(tmp_path))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _with_long_names(tmp_path), ghosts=True)
     c = w.diff
     row = next(k for k, d in enumerate(c.dock.differences) if d.kind == "node_added")
     c.dock.list.setCurrentRow(row)
@@ -148,7 +139,7 @@ def _crossed_labels(w: MainWindow) -> list[QRectF]:
 
 
 def test_ghost_edges_are_not_drawn_across_edge_labels(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx", ghosts=True)
     view = w.canvas.view
     crossed = _crossed_labels(w)
     assert crossed   # the quantizer's ghosts run beside layer1: some of their edges cross A's labels
@@ -171,7 +162,7 @@ def _near(c: QColor, target: QColor) -> bool:
 
 
 def test_a_changed_node_chosen_shows_both_sides_in_the_dock_too(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx", ghosts=True)
     c = w.diff
     row = next(k for k, d in enumerate(c.dock.differences) if d.kind == "node_changed" and d.a == "/layer1/conv2/Conv")
     c.dock.list.setCurrentRow(row)

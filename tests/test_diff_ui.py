@@ -22,7 +22,7 @@ from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.docks import WEIGHTS, find_dock
 from onnxviz.ui.edit.extract import extract_selection
 from onnxviz.ui.main_window import MainWindow
-from tests.window_fixtures import doc_of, open_and_wait, settle
+from tests.window_fixtures import diff_window, doc_of, open_and_wait, settle
 
 EXPORTS = Path(__file__).parent / "data" / "exports"
 TIMEOUT = 60000
@@ -45,14 +45,6 @@ def _edited_copy(tmp_path: Path) -> Path:
     return path
 
 
-def _diff_window(qtbot: QtBot, make_window: Make, a: Path, b: Path) -> MainWindow:
-    w = make_window()
-    open_and_wait(qtbot, w, a)
-    with qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
-        w.diff.compare_with(b)
-    settle()
-    return w
-
 
 def _press(qtbot: QtBot, w: MainWindow, key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier) -> None:
     w.activateWindow()
@@ -73,7 +65,7 @@ def _node_panel_sides(w: MainWindow) -> SidesTable | None:
 
 def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
         qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
     dock = w.diff.dock
     assert not dock.isHidden()
     kinds = [(d.kind, d.a, d.b) for d in dock.differences]
@@ -124,7 +116,7 @@ def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node
     m.graph.node[13].input[0] = "negated"
     b = tmp_path / "vad_edited.onnx"
     onnx.save(m, b)
-    w = _diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
+    w = diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
     dock = w.diff.dock
     kinds = [(d.kind, d.a, d.b) for d in dock.differences]
     assert ("node_changed", "/ReduceMean", "/ReduceMean") in kinds and ("node_added", None, "inserted_neg") in kinds
@@ -148,13 +140,13 @@ def test_a_change_in_an_if_branch_selects_its_node_in_the_body_and_an_added_node
 
 def test_a_model_against_itself_lists_nothing(qtbot: QtBot, make_window: Make) -> None:
     path = EXPORTS / "resnet_float.onnx"
-    w = _diff_window(qtbot, make_window, path, path)
+    w = diff_window(qtbot, make_window, path, path)
     assert w.diff.dock.list.count() == 0 and "identical" in w.diff.dock.summary.text()
     assert w.canvas.shown_overlay is not None and not w.canvas.shown_overlay.rgba[:, 3].any()
 
 
 def test_run_both_colours_values_and_shows_a_b_and_their_difference(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
     c = w.diff
     removed = {d.a for d in c.dock.differences if d.kind == "node_removed"}
     assert "/layer2/Relu_1" in removed  # the quantizer fused the Relus away
@@ -187,7 +179,7 @@ def test_run_both_colours_values_and_shows_a_b_and_their_difference(qtbot: QtBot
 
 
 def test_bert_exports_align_and_collapsed_groups_show_their_changes(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "bert_legacy.onnx", EXPORTS / "bert_dynamo.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "bert_legacy.onnx", EXPORTS / "bert_dynamo.onnx")
     c = w.diff
     assert c.diff is not None
     pairs, _, n_dynamo = c.diff.alignment.counts()
@@ -258,7 +250,7 @@ def test_run_compare_with_model_pairs_values_with_the_diffs_matcher(qtbot: QtBot
 
 def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,
                                        tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
     with qtbot.waitSignal(w.diff.diff_closed):
         doc_of(w).rename_node(("", 0), "renamed_here")
     settle()
@@ -268,7 +260,7 @@ def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,
 
 def test_a_window_saved_with_a_diff_open_starts_without_the_empty_dock(qtbot: QtBot, make_window: Make,
                                                                          tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
     w._save_window_state()  # as a close does, before the diff closes
     again = make_window()
     assert again.property("stateRestored")
@@ -277,7 +269,7 @@ def test_a_window_saved_with_a_diff_open_starts_without_the_empty_dock(qtbot: Qt
 
 
 def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
     c, dock, doc_a = w.diff, w.diff.dock, doc_of(w)
     assert "only in B: dashed" in w.canvas.shown_overlay.legend.title
     added = next(k for k, d in enumerate(dock.differences)  # a weight's DequantizeLinear is drawn in its reader's box
@@ -336,7 +328,7 @@ def test_show_bs_graph_marks_the_added_nodes_and_selecting_one_selects_its_box(q
 
 def test_run_both_with_inputs_feeds_the_picked_file_to_both_models(qtbot: QtBot, make_window: Make,
                                                                     tmp_path: Path) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
     c = w.diff
     image = np.linspace(-1, 1, 3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32)
     np.savez(tmp_path / "inputs.npz", image=image)
@@ -358,7 +350,7 @@ def test_run_both_with_inputs_feeds_the_picked_file_to_both_models(qtbot: QtBot,
 
 
 def test_the_quantized_weights_tab_lists_weight_pairs_and_selects_a_weight(qtbot: QtBot, make_window: Make) -> None:
-    w = _diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
+    w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx")
     dock = w.diff.dock
     tab = dock.tabs.indexOf(dock.weights_table)
     assert dock.tabs.isTabVisible(tab) and dock.tabs.tabText(tab) == "Quantized weights (14)"
@@ -387,7 +379,7 @@ def test_run_both_pairs_values_inside_the_if_branch_and_colours_its_nodes(qtbot:
         node.name = f"b_{node.name}"
     b = tmp_path / "vad_renamed.onnx"
     onnx.save(m, b)
-    w = _diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
+    w = diff_window(qtbot, make_window, EXPORTS / "vad_if.onnx", b)
     c = w.diff
     with np.load(EXPORTS / "inputs" / "vad_if.npz") as f:
         feeds = {k: f[k] for k in f.files}

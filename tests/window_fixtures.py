@@ -59,6 +59,20 @@ def open_and_wait(qtbot: QtBot, w: MainWindow, path: Path, timeout_ms: int = 200
         w.open_path(path)
 
 
+def diff_window(qtbot: QtBot, make_window: Callable[[], MainWindow], a: Path, b: Path, *, ghosts: bool = False,
+                timeout_ms: int = 60000) -> MainWindow:
+    """A window with ``a`` open and File > Compare With... ``b`` shown, its canvas idle (and drawing B's added
+    nodes as ghost boxes when ``ghosts``)."""
+    w = make_window()
+    open_and_wait(qtbot, w, a, timeout_ms)
+    with qtbot.waitSignal(w.diff.diff_shown, timeout=timeout_ms):
+        w.diff.compare_with(b)
+    qtbot.waitUntil(lambda: not w.canvas.busy and (not ghosts or bool(w.canvas.drawable.ghost_box)),
+                    timeout=timeout_ms)
+    settle()
+    return w
+
+
 @pytest.fixture
 def open_window(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> Callable[[Path], MainWindow]:
     """Makes a shown window (see ``make_window``) with the model at a path open."""
