@@ -224,8 +224,7 @@ def test_an_ir_version_onnxruntime_refuses_is_one_warning_and_only_then() -> Non
     for version in (newest + 1, max(newest + 1, onnx.IR_VERSION)):
         model.ir_version = version
         problems = onnxviz.Document(model).check()
-        assert not [p for p in problems if p.severity == Severity.ERROR]
-        [problem] = runtime(problems)
+        [problem] = runtime(problems)   # (onnx's checker may also refuse an IR version newer than its own)
         assert (problem.severity, problem.node, problem.message) == (
             Severity.WARNING, -1, f"onnxruntime {ort.__version__} cannot run this model: its IR version {version} "
                                   f"is newer than the {newest} it reads (runs use the reference evaluator).")
