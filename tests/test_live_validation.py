@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import onnx
@@ -12,7 +13,9 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import settle
 
 import onnxviz
+import onnxviz.model.document as document_module
 from onnxviz.model.graph.validation import attach, node_badges, schema_problems, validate
+from onnxviz.model.io.digest import digest_of
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import shape_text
 from onnxviz.ui.main_window import MainWindow
@@ -145,3 +148,42 @@ def test_an_opened_document_is_ready_for_its_first_rename(window: MainWindow) ->
     assert table is not None and table.generation == doc.generation and CONV in table.table
     doc.edit.rename_node(CONV, "stem_conv")
     assert doc.names._nodes is table and "stem_conv" in table.table  # followed, not built again
+
+
+def _counting_digests(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every hash of a state's bytes the document makes, from now on."""
+    hashed: list[bytes] = []
+
+    def counted(data: bytes) -> bytes:
+        hashed.append(data)
+        return digest_of(data)
+
+    monkeypatch.setattr(document_module, "digest_of", counted)
+    return hashed
+
+
+def test_the_digest_of_a_state_is_hashed_once_for_all_threads(example_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = onnxviz.open(example_path)
+    hashed = _counting_digests(monkeypatch)
+    data = doc.analysis_bytes()
+    with ThreadPoolExecutor(4) as pool:
+        digests = list(pool.map(lambda _: doc.analysis_digest(data), range(8)))
+    assert digests == [digest_of(data)] * 8 and hashed == [data]
+    doc.edit.set_op_type(CONV, "Relu")  # a new state: its own bytes, hashed anew
+    edited = doc.analysis_bytes()
+    assert doc.analysis_digest(edited) == digest_of(edited) != digests[0] and len(hashed) == 2
+    assert doc.analysis_digest(bytes(bytearray(edited))) == digest_of(edited) and len(hashed) == 3  # another object: hashed
+
+
+def test_opening_hashes_the_models_bytes_once_for_validation_and_figures(
+        qtbot: QtBot, example_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed = _counting_digests(monkeypatch)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.validation.finished, timeout=20000):
+        w.open_path(example_copy)
+    qtbot.waitUntil(lambda: w.panels.model_panel._last_figures is not None, timeout=20000)
+    assert hashed == [example_copy.read_bytes()]
+    w.set_document(None)
+    settle()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
+from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
@@ -94,6 +96,8 @@ class Document:
         self._written = WrittenFiles()
         self._serialized: tuple[int, bytes] | None = None  # the model's bytes in one state (generation)
         self._analysed: tuple[int, bytes] | None = None  # the same for analysis_bytes, when they differ
+        self._digested: tuple[bytes, bytes] | None = None  # (analysis bytes, their digest): see analysis_digest
+        self._digesting = threading.Lock()
         self.undo_stack = UndoStack()
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
@@ -290,6 +294,7 @@ class Document:
 
     def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD) -> None:
         self.generation += 1
+        self._digested = None
         self._let_go_of_file_bytes()
         # a 123k-node index takes ~0.6 s to build: edits that leave the graph's structure alone
         # (names, descriptions, attribute values, metadata) update it in place
@@ -388,6 +393,18 @@ class Document:
         if self.generation == generation:
             self._analysed = (generation, data)
         return data
+
+    def analysis_digest(self, data: bytes) -> bytes:
+        """The digest of ``data``, bytes :meth:`analysis_bytes` returned (background results are remembered
+        by it), hashed once for all the threads that ask (validation, the Model panel's figures): 0.1 s at
+        50 MB. Thread-safe; another bytes object is hashed anew."""
+        with self._digesting:
+            known = self._digested
+            if known is not None and known[0] is data:  # the cache holds data: its id is not reused
+                return known[1]
+            digest = digest_of(data)
+            self._digested = (data, digest)
+            return digest
 
     def analyses_whole(self) -> bool:
         """Whether :meth:`analysis_bytes` are the model's own bytes (the file's, while they match it)."""

@@ -33,7 +33,6 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.background.jobs import (
     PackedFigures,
-    digest_of,
     early_figures_job,
     early_first_job,
     early_inference_job,
@@ -362,7 +361,7 @@ class ValidationService(QObject):
                 data = document_bytes_in_thread(doc, generation, token)
             except OnnxvizError:  # over 2 GiB: protobuf cannot serialize it; the checker could not either
                 raise Cancelled() from None
-            digest = digest_of(data)
+            digest = doc.analysis_digest(data)  # hashed once: the Model panel asks for it too
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)

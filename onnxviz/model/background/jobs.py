@@ -8,7 +8,6 @@ what is known). The early jobs name the file being opened, before the GUI has it
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections import Counter, OrderedDict
@@ -44,6 +43,7 @@ from onnxviz.model.graph.validation import (
     validate,
 )
 from onnxviz.model.heap import building
+from onnxviz.model.io.digest import digest_of
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
 
@@ -64,10 +64,6 @@ class ModelFile:
 
 
 ModelData = bytes | ModelFile
-
-
-def digest_of(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()  # releases the GIL for big inputs
 
 
 def hand_over(data: bytes, digest: bytes, source: Path | None = None) -> ModelData:

@@ -11,7 +11,7 @@ from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from onnxviz.model.background.jobs import digest_of, figures_job, run_on_model, unpack_figures
+from onnxviz.model.background.jobs import figures_job, run_on_model, unpack_figures
 from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
@@ -279,7 +279,7 @@ class ModelPanel(Page):
 
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
-            digest = digest_of(data)
+            digest = doc.analysis_digest(data)  # hashed once: validation asks for it too
             packed = early_figures(doc.path, digest, token) if source is not None else None
             if packed is None:
                 packed = run_on_model(worker, figures_job, data, digest, source, key, token=token)
