@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx_data import LIGHT_MODELS
 
-from onnxviz.model.graph.flops import graph_costs, human_count, summarize
+from onnxviz.model.graph.flops import (
+    ELEMENTWISE,
+    POOLING,
+    _Shapes,
+    graph_costs,
+    human_count,
+    node_cost,
+    summarize,
+)
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.graph.validation import infer_types
+from onnxviz.model.graph.validation import PackedTypes, infer_types, pack, unpack, validate
 
 
 def _index(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],
@@ -66,3 +78,47 @@ def test_resnet50_is_about_four_giga_macs() -> None:
     total = summarize(graph_costs(index))
     assert 4.0e9 < total.macs < 4.2e9
     assert human_count(total.macs).endswith("G") and human_count(None) == "?"
+
+
+EXPORTS = sorted((Path(__file__).resolve().parent / "data" / "exports").glob("*.onnx"))
+
+
+def _reference_costs(index: ModelIndex, scope: str) -> list[tuple[str, int | None, int | None, str, bool]]:
+    """(op, MACs, FLOPs, output shape text, symbolic) of each node found the plain way: every value's type read
+    on its own (the rules for MatMul-like ops apart, which read the shapes the same way either path)."""
+    g = index.graphs[scope]
+    found = []
+    for i, node in enumerate(g.nodes):
+        shapes = _Shapes(index, g)  # a fresh reading per node: nothing shared between values
+        first = node.output[0] if node.output else ""
+        text = shapes.text(first) if first else ""
+        op = node.op_type if node.domain in ("", "ai.onnx") else ""
+        if op in ELEMENTWISE and op not in POOLING:
+            out = shapes.of(first)
+            flops = None if out is None else math.prod(out)
+            found.append((node.op_type, None if flops is None else 0, flops, text, shapes.symbolic_used))
+        else:
+            cost = node_cost(index, scope, i, shapes)
+            found.append((node.op_type, cost.macs, cost.flops, text, cost.symbolic))
+    return found
+
+
+@pytest.mark.parametrize("path", [*EXPORTS, None], ids=[*(p.stem for p in EXPORTS), "synth"])
+def test_costs_are_the_same_from_packed_types_as_read_one_by_one(path: Path | None, synth_small: Path) -> None:
+    """The costs read from a worker's packed types (each distinct type read once for all its values) are those
+    of every value's type read on its own, in every graph of the real exports and a transformer-shaped model."""
+    data = (path or synth_small).read_bytes()
+    model = onnx.ModelProto.FromString(data)
+    result = validate(data, None, 0, runtime=False, first=[], parsed=model)
+    plain, packed = ModelIndex(model), ModelIndex(model)
+    plain.set_inferred(result.inference.types)
+    packed.set_inferred(unpack(pack(result)).inference.types)  # type: ignore[arg-type]
+    assert isinstance(packed.inferred[""], PackedTypes)
+    read = 0
+    for scope in plain.graphs:
+        costs = graph_costs(packed, scope)
+        assert costs == graph_costs(plain, scope)
+        assert [(c.op_type, c.macs, c.flops, c.output_shape, c.symbolic) for c in costs] \
+            == _reference_costs(plain, scope)
+        read += sum(bool(c.output_shape) for c in costs)
+    assert read > 0

@@ -11,7 +11,7 @@ per output element; pooling costs one per window element; data movement is free.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -19,6 +19,7 @@ import onnx
 from onnx import NodeProto, TensorProto, TypeProto
 
 from onnxviz.model.graph.index import GraphIndex, ModelIndex
+from onnxviz.model.graph.validation import PackedTypes
 from onnxviz.model.text import shape_list, shape_text
 
 Shape = list[int]
@@ -61,6 +62,7 @@ class CostSummary:
 
 
 _Read = tuple[list[int | str | None] | None, str, "Shape | None", bool]  # shape_list, shape_text, concrete, symbolic
+_NOTHING: _Read = (None, "", None, False)  # the reading of no type
 
 
 class _Shapes:
@@ -72,16 +74,36 @@ class _Shapes:
         self.symbolic_used = False  # a dim_param was counted as 1 since the last reset
         self.init_dims: dict[str, Shape] = {}
         self._reads: dict[bytes, _Read] = {}  # serialized type -> its reading
+        self._by_id: dict[int, tuple[TypeProto, _Read]] = {}  # id of a type read -> (it, kept alive; its reading)
         self._named: dict[str, _Read] = {}  # value name -> the reading of its type (read once per value)
         self._initializers: dict[str, TensorProto] = {}  # name -> initializer, its dims read when first asked
         if g.graph is not None:
             self._initializers = {t.name: t for t in g.graph.initializer}
         # a graph with no enclosing one: a value's type is the declared one, else the inferred one (ModelIndex.type_of)
         self._top = (g.declared, index.inferred.get(g.scope, {})) if g.parent is None else None
+        if self._top is not None and isinstance(self._top[1], PackedTypes):
+            self._read_all(*self._top[1].grouped())
+
+    def _read_all(self, at: Mapping[str, int], distinct: list[TypeProto]) -> None:
+        """Read each distinct inferred type once and give every name its reading (the declared type first,
+        as :meth:`_of_name` does): a Python step per distinct type, not per value."""
+        reads = [self._read(t) for t in distinct]
+        self._named = dict(zip(at.keys(), map(reads.__getitem__, at.values()), strict=True))
+        declared = self._top[0] if self._top is not None else {}
+        for name, t in declared.items():
+            self._named[name] = self._read(t)
 
     def _read(self, t: TypeProto | None) -> _Read:
         if t is None:
-            return None, "", None, False
+            return _NOTHING
+        seen = self._by_id.get(id(t))  # the types of a packed scope are shared objects: one per distinct type
+        if seen is not None and seen[0] is t:
+            return seen[1]
+        found = self._read_new(t)
+        self._by_id[id(t)] = (t, found)
+        return found
+
+    def _read_new(self, t: TypeProto) -> _Read:
         key = t.SerializeToString()
         found = self._reads.get(key)
         if found is None:
@@ -108,6 +130,14 @@ class _Shapes:
     def text(self, name: str) -> str:
         """The shape text of ``name``'s type as the index says (declared, else inferred)."""
         return self._of_name(name)[1]
+
+    def reading(self, name: str) -> _Read:
+        """What is read of ``name``'s type as the index says (declared, else inferred); nothing for ""."""
+        return self._of_name(name) if name else _NOTHING
+
+    def plain(self, name: str) -> bool:
+        """No initializer has the name ``name``: :meth:`of` gives its :meth:`reading`'s shape, when it has one."""
+        return name not in self.init_dims and name not in self._initializers
 
     def of(self, name: str) -> Shape | None:
         """The shape with symbolic dims as 1 (shared between values: not to be changed), or None."""
@@ -322,11 +352,17 @@ class _Costing:
 
     def cost(self, i: int, node: NodeProto) -> NodeCost:
         shapes = self.shapes
-        shapes.symbolic_used = False
         outputs = node.output
         first = outputs[0] if outputs else ""
-        out_text = shapes.text(first) if first else ""
+        read = shapes.reading(first)
+        out_text = read[1]
         op, rule, kind = self._op(node)
+        if kind == _FREE:  # data movement (Reshape, Transpose...): no shape read, no symbolic dimension counted
+            return NodeCost(self.scope, i, node.name, node.op_type, 0, 0, out_text, False)
+        if kind == _ELEMENTWISE and op not in POOLING and read[2] is not None and shapes.plain(first):
+            # most nodes: the output's one reading gives its text and its shape
+            return NodeCost(self.scope, i, node.name, node.op_type, 0, math.prod(read[2]), out_text, read[3])
+        shapes.symbolic_used = False
         macs: int | None = 0
         flops: int | None = 0
         if kind == _RULE:

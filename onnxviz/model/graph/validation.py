@@ -356,11 +356,18 @@ class PackedTypes(Mapping[str, TypeProto]):
         self._types: dict[int, TypeProto] = {}
 
     def __getitem__(self, name: str) -> TypeProto:
-        k = self._at[name]
+        return self._type(self._at[name])
+
+    def _type(self, k: int) -> TypeProto:
         found = self._types.get(k)
         if found is None:
             found = self._types[k] = TypeProto.FromString(self._blob[self._ends[k - 1] if k else 0:self._ends[k]])
         return found
+
+    def grouped(self) -> tuple[Mapping[str, int], list[TypeProto]]:
+        """(each name's position among the distinct types, those types): what is read of each distinct type
+        is then found for all the names at once."""
+        return self._at, [self._type(k) for k in range(len(self._ends))]
 
     def get(self, name: str, default: TypeProto | None = None) -> TypeProto | None:  # type: ignore[override]
         return self[name] if name in self._at else default
