@@ -21,7 +21,15 @@ from onnxviz.model.graph.flops import (
     summarize,
 )
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.graph.validation import PackedTypes, infer_types, pack, unpack, validate
+from onnxviz.model.graph.validation import (
+    InferenceResult,
+    PackedTypes,
+    ValidationResult,
+    infer_types,
+    pack,
+    unpack,
+    validate,
+)
 
 
 def _index(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],
@@ -122,3 +130,16 @@ def test_costs_are_the_same_from_packed_types_as_read_one_by_one(path: Path | No
             == _reference_costs(plain, scope)
         read += sum(bool(c.output_shape) for c in costs)
     assert read > 0
+
+
+def test_a_declared_type_comes_before_the_packed_inferred_one() -> None:
+    """A value both declared and inferred (differently) costs as its declared type says, from packed types too."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])]),
+                              opset_imports=[helper.make_opsetid("", 23)])
+    inferred = {"y": helper.make_tensor_type_proto(TensorProto.FLOAT, [3, 4])}
+    index = ModelIndex(model)
+    index.set_inferred(unpack(pack(ValidationResult(0, InferenceResult({"": inferred}, None), []))).inference.types)  # type: ignore[arg-type]
+    relu, = graph_costs(index)
+    assert (relu.flops, relu.output_shape, relu.symbolic) == (4, "n × 4", True)
