@@ -16,7 +16,6 @@ runs (the CPU is often shared: run with --runs 5+).
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import statistics
@@ -27,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gui_probe import GuiStallProbe, fresh_app, print_and_exit, run_child
+from gui_probe import GuiStallProbe, files_bench_args, fresh_app, run_child
 from synth import synth_file
 
 DEFAULT_LAYERS = (300, 1500, 3000)
@@ -83,13 +82,7 @@ def phases(path: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", type=Path)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print_and_exit(phases(args.files[0]))
+    args = files_bench_args(__doc__, phases)
     print(f"{'file':<18} {'nodes':>7} {'process s':>9} {'cpu s':>6} "
           + " ".join(f"{k:>9}" for k in PHASES) + f" {'pause ms':>8} {'load':>5}")
     for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:

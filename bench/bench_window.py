@@ -11,14 +11,21 @@ Prints medians of the runs.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_for, wait_until
+from gui_probe import (
+    GuiStallProbe,
+    files_bench_args,
+    fresh_app,
+    fresh_window,
+    run_child,
+    wait_for,
+    wait_until,
+)
 from synth import synth_file
 
 DEFAULT_LAYERS = (300, 1500, 3000)
@@ -55,13 +62,7 @@ def measure(path: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", type=Path)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        print_and_exit(measure(args.files[0]))
+    args = files_bench_args(__doc__, measure)
     print(f"{'file':<18} {'nodes':>7} {'window s':>8} {'loaded s':>8} {'drawn s':>8} {'stall ms':>8} "
           f"{'save s':>7} {'stall ms':>8}")
     for path in args.files or [synth_file(n) for n in DEFAULT_LAYERS]:

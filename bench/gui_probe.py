@@ -7,6 +7,7 @@ thread is busy (or cannot get the GIL) the timer cannot tick, and the window can
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -114,3 +115,16 @@ def print_and_exit(result: dict[str, Any]) -> None:
     print(json.dumps(result))
     sys.stdout.flush()
     os._exit(0)
+
+
+def files_bench_args(description: str | None, measure: Callable[[Path], dict[str, Any]]) -> argparse.Namespace:
+    """The arguments of a bench over model files, each measured in fresh processes (``files``, ``--runs``).
+    In the child that :func:`run_child` starts, measure ``files[0]``, hand the result over and exit."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print_and_exit(measure(args.files[0]))
+    return args
