@@ -47,7 +47,7 @@ from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
 from onnxviz.model.heap import settle
 from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
-from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder
+from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -113,7 +113,7 @@ class GraphCanvas(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.doc: Document | None = None
-        self.layout_obj: Any = None
+        self.layout_obj: InlineLayout | None = None
         self.drawable: Drawable | None = None
         self.layout_options = LayoutOptions()   # View menu choices every layout of this canvas follows
         self._scope = ""
@@ -499,22 +499,27 @@ class GraphCanvas(QWidget):
             return None
         return scope, ref.node
 
+    @property
+    def _bodies_drawn(self) -> list[Embedded]:
+        """The bodies drawn inside their nodes in the shown layout (none before one is made)."""
+        return self.layout_obj.embedded if self.layout_obj is not None else []
+
     def embedded_box(self, box: int) -> tuple[Embedded, int] | None:
         """The body a box of the shown drawing belongs to (drawn inside its node) and its row in that
         body's own scene; None for the shown scope's own boxes."""
-        for emb in getattr(self.layout_obj, "embedded", ()):
+        for emb in self._bodies_drawn:
             if emb.box_start <= box < emb.box_end:
                 return emb, box - emb.box_start
         return None
 
     def embedded_edge(self, edge: int) -> tuple[Embedded, int] | None:
-        for emb in getattr(self.layout_obj, "embedded", ()):
+        for emb in self._bodies_drawn:
             if emb.edge_start <= edge < emb.edge_end:
                 return emb, edge - emb.edge_start
         return None
 
     def _inline_scopes(self) -> set[str]:
-        return {emb.scope for emb in getattr(self.layout_obj, "embedded", ())}
+        return {emb.scope for emb in self._bodies_drawn}
 
     def relabel(self) -> None:
         """Edge labels again, now that inferred shapes arrived (in the background, after any running job)."""
@@ -545,10 +550,11 @@ class GraphCanvas(QWidget):
 
         def work(progress: ProgressFn, token: CancelToken) -> tuple[Any, Drawable]:
             layout = job.make_layout() if job.make_layout is not None else current
+            assert layout is not None   # jobs without a layout of their own start only once there is one
             scene = job.work(layout, progress, token)
             ghosts = self._ghosts   # as they are now: set_ghosts queues another job after this one
             if ghosts:
-                scene = merge_ghosts(scene, ghosts, getattr(layout, "embedded", ()), layout.options.names)
+                scene = merge_ghosts(scene, ghosts, layout.embedded, layout.options.names)
             token.check()
             drawable = Drawable(scene)
             settle()  # kept until the next layout: later collections need not walk it
@@ -636,7 +642,7 @@ class GraphCanvas(QWidget):
         if self.doc is not None:
             self.view.options.enterable = enterable_boxes(self.doc.index, drawable.scene)
             self.view.options.outer = outer_boxes(self.doc.index, drawable.scene) | frozenset(
-                emb.box_start + b for emb in getattr(self.layout_obj, "embedded", ())
+                emb.box_start + b for emb in self._bodies_drawn
                 for b in outer_boxes(self.doc.index, emb.scene))
             self.view.options.body_toggles = self._body_toggles(drawable)
         # labels that arrived before the user moved the view laid the graph out again: its opening view again
@@ -664,7 +670,7 @@ class GraphCanvas(QWidget):
         holders = {i for i, _, _ in g.children}
         toggles = {box: (self._scope, node) in self._inline for node, box in drawable.node_box.items()
                    if node in holders}
-        for emb in getattr(self.layout_obj, "embedded", ()):   # If/Loop/Scan nodes inside the bodies drawn here
+        for emb in self._bodies_drawn:   # If/Loop/Scan nodes inside the bodies drawn here
             inner = self.doc.index.graphs.get(emb.scope) if self.doc is not None else None
             for node in {i for i, _, _ in inner.children} if inner is not None else ():
                 local = emb.scene.box_of_node(node)
@@ -821,9 +827,8 @@ class GraphCanvas(QWidget):
     def frame_holder(self, frame: int) -> Holder | None:
         """(scope, node) of the node whose bodies frame ``frame`` holds (around them all, or around one
         body; the node of the shown scope or of a body drawn here), else None."""
-        layout = self.layout_obj
-        holder: Holder | None = getattr(layout, "frame_holders", {}).get(frame)
-        for emb in getattr(layout, "embedded", ()):
+        holder = self.layout_obj.frame_holders.get(frame) if self.layout_obj is not None else None
+        for emb in self._bodies_drawn:
             if emb.frame == frame:
                 holder = (emb.parent, emb.node)
         return holder
@@ -857,7 +862,7 @@ class GraphCanvas(QWidget):
 
     def _embedded_selection(self, scope: str, node: int, value: str) -> int:
         """Row of the box showing a node or value of a body drawn inside its node, or -1."""
-        for emb in getattr(self.layout_obj, "embedded", ()):
+        for emb in self._bodies_drawn:
             if emb.scope != scope:
                 continue
             refs = emb.scene.box_ref
@@ -891,7 +896,7 @@ class GraphCanvas(QWidget):
             edges = np.flatnonzero(np.array([v == state.value for v in d.scene.edge_value], bool))
             opts.selected_edges, opts.neighbour_boxes = edges, self._reader_boxes(state.value)
         elif state.value and state.scope in self._inline_scopes():
-            embedded = [e for e in self.layout_obj.embedded if e.scope == state.scope]
+            embedded = [e for e in self._bodies_drawn if e.scope == state.scope]
             opts.selected_edges = np.array([emb.edge_start + k for emb in embedded
                                             for k, v in enumerate(emb.scene.edge_value) if v == state.value], np.int64)
             opts.neighbour_boxes = np.zeros(0, np.int64)
@@ -966,7 +971,7 @@ class GraphCanvas(QWidget):
                 return emb.box_start + local if ok else -1
             return row
 
-        return {emb.scope: row_of(emb) for emb in getattr(self.layout_obj, "embedded", ())}
+        return {emb.scope: row_of(emb) for emb in self._bodies_drawn}
 
     def _apply_marks(self) -> None:
         opts = self.view.options

@@ -76,7 +76,7 @@ class ProblemsPanel(QWidget):
         self._measure_columns()
         if len(self.problems) > CHUNK:
             self._list_from(CHUNK, self._listing)
-        counts = {s: len(found) for s, found in by_severity.items()}
+        counts = {s: len(of_s) for s, of_s in by_severity.items()}
         if doc is None:
             self.summary.setText("No model open.")
         elif not self.problems:
