@@ -9,8 +9,11 @@ The package is split in two layers:
 
 from __future__ import annotations
 
-from onnxviz.model.document import Document
-from onnxviz.model.errors import OnnxvizError
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from onnxviz.model.document import Document
+    from onnxviz.model.errors import OnnxvizError
 
 __all__ = ["Document", "OnnxvizError", "open", "__version__"]
 __version__ = "0.1.0"
@@ -18,4 +21,20 @@ __version__ = "0.1.0"
 
 def open(path: str) -> Document:  # noqa: A001 - mirrors builtins.open on purpose
     """Open an ONNX model file and return its :class:`Document`."""
+    from onnxviz.model.document import Document
+
     return Document.open(path)
+
+
+def __getattr__(name: str) -> Any:
+    """``Document`` and ``OnnxvizError``, imported when first asked for: the command (and each worker
+    process, which imports this package first) starts without importing onnx and numpy here."""
+    if name == "Document":
+        from onnxviz.model.document import Document
+
+        return Document
+    if name == "OnnxvizError":
+        from onnxviz.model.errors import OnnxvizError
+
+        return OnnxvizError
+    raise AttributeError(f"module 'onnxviz' has no attribute {name!r}")

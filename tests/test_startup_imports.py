@@ -45,6 +45,17 @@ def test_importing_the_window_leaves_plots_and_runtimes_out(tmp_path: Path) -> N
     assert _late_modules(tmp_path, "import onnxviz.ui.main_window") == []
 
 
+def test_the_worker_processes_start_before_the_heavy_imports(tmp_path: Path) -> None:
+    """``onnxviz FILE`` starts its worker processes first (each then takes ~0.3 s to start Python and import
+    onnx, in parallel with this process's imports): the package and the worker pool import none of
+    onnx, numpy or Qt themselves."""
+    code = ("import sys, onnxviz, onnxviz.model.background.procpool\n"
+            "print('HEAVY', ' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('onnx', 'numpy', 'PySide6'))))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["HEAVY"]
+
+
 def test_a_model_is_shown_and_analysed_without_them(tmp_path: Path) -> None:
     """The whole of ``onnxviz FILE --screenshot``: drawn, checked, inferred, the Model panel's figures."""
     shot = tmp_path / "shot.png"

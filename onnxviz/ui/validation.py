@@ -38,12 +38,16 @@ from onnxviz.model.background.jobs import (
     early_inference_job,
     early_structure_job,
     first_problems_job,
-    ready,
     run_on_model,
     runtime_job,
     validate_job,
 )
-from onnxviz.model.background.procpool import CHECKS, POLL_S, RUNTIME, WorkerProcess, shared_worker
+from onnxviz.model.background.procpool import (
+    POLL_S,
+    RUNTIME,
+    WorkerProcess,
+    shared_worker,
+)
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.graph.session_check import SOURCE as RUNTIME_SOURCE
@@ -197,22 +201,10 @@ def _unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -
 
 def analyse_early(path: Path) -> None:
     """As the application starts with the file at ``path`` to open, before its window is built: the file's
-    analysis starts now (the window's open takes it over, see :meth:`ValidationService.prefetch`), or at least
-    the worker processes do (:func:`start_workers`)."""
+    analysis starts now (the window's open takes it over, see :meth:`ValidationService.prefetch`). The
+    command started the worker processes before importing this module (``procpool.start_workers``)."""
     if _analysed_early(path):
         _started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
-    else:
-        start_workers()
-
-
-def start_workers() -> None:
-    """Start the worker processes now, e.g. as the application starts with a file to open: each takes ~0.5 s
-    to start Python and import onnx, done while this process builds its window instead of after the file is read."""
-    for role in (CHECKS, RUNTIME):
-        try:
-            shared_worker(role).submit(ready)
-        except (OnnxvizError, Cancelled):  # no worker: the first pass says so
-            return
 
 
 @dataclasses.dataclass

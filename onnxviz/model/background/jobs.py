@@ -296,10 +296,6 @@ def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
     return digest, pack(result)
 
 
-def ready() -> None:
-    """Nothing: sent to start a worker process early (it imports this module, and onnx, as it unpickles the job)."""
-
-
 def runtime_job(handed: ModelData) -> list[Problem]:
     """What onnxruntime refuses in the model (see :mod:`onnxviz.model.graph.session_check`)."""
     data = received(handed)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import multiprocessing
 import os
 import sys
@@ -174,6 +175,7 @@ _shared: dict[str, WorkerProcess] = {}
 _shared_lock = threading.Lock()
 CHECKS = "checks"  # validation and the model summary
 RUNTIME = "runtime"  # onnxruntime's slower check of each validated state, which must not delay the others
+JOBS_MODULE = "onnxviz.model.background.jobs"  # what the shared workers run (imported as they start)
 
 
 def shared_worker(role: str = CHECKS) -> WorkerProcess:
@@ -184,6 +186,17 @@ def shared_worker(role: str = CHECKS) -> WorkerProcess:
             worker = _shared[role] = WorkerProcess()
             before_threads_join(worker.close)
         return worker
+
+
+def start_workers(roles: tuple[str, ...], preload: str) -> None:
+    """Start the shared workers of ``roles`` now, each importing the module ``preload``: Python's start and
+    the imports take ~0.3 s per process, done while the application imports and builds its window (call
+    this before those imports: the processes start at once, the work waits for them)."""
+    for role in roles:
+        try:
+            shared_worker(role).submit(importlib.import_module, preload)
+        except (OnnxvizError, Cancelled):  # no worker: the first job says so
+            return
 
 
 def before_threads_join(stop: Callable[[], None]) -> None:
