@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import NodeProto, TensorProto, ValueInfoProto
 
-from onnxviz.model.graph.flops import NodeCost, body_costs, graph_costs
+from onnxviz.model.graph.flops import CostColumns, CostPlan, body_costs, cost_plan, plan_costs
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
 
@@ -128,7 +128,7 @@ class ModelFigures:
     parameter_bytes: int
     bytes_by_dtype: dict[str, int]
     op_counts: Counter[str]
-    costs: list[NodeCost]
+    costs: CostColumns  # of the main graph's nodes
     by_scope: list[ScopeParameters] = field(default_factory=list)  # the graphs holding parameters
     bodies: list[tuple[str, int, int]] = field(default_factory=list)  # (scope, MACs, FLOPs) of one run of a body
 
@@ -140,19 +140,20 @@ class ModelStructure:
     scopes: list[ScopeParameters]  # the graphs holding parameters
     bytes_by_dtype: dict[str, int]
     op_counts: Counter[str]
+    plans: dict[str, CostPlan]  # what the costs of each graph's nodes need besides the types
 
 
 def model_structure(index: ModelIndex) -> ModelStructure:
     scopes, by_dtype = parameters(index)
-    return ModelStructure(scopes, by_dtype, op_histogram(index))
+    return ModelStructure(scopes, by_dtype, op_histogram(index), {scope: cost_plan(index, scope) for scope in index.graphs})
 
 
 def figures_with_costs(structure: ModelStructure, index: ModelIndex) -> ModelFigures:
     """The figures of ``structure`` with the costs of the nodes, from the types ``index`` holds."""
     scopes = structure.scopes
-    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index)]
+    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index, structure.plans)]
     return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), structure.bytes_by_dtype,
-                        structure.op_counts, graph_costs(index, ""), scopes, bodies)
+                        structure.op_counts, plan_costs(structure.plans[""], index), scopes, bodies)
 
 
 def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:

@@ -25,8 +25,8 @@ class RowsModel(QAbstractTableModel):
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
         super().__init__(parent)
         self.headers = list(headers)
-        self.rows: list[Sequence[Any]] = []
-        self.payload: list[Any] = []
+        self.rows: Sequence[Sequence[Any]] = []
+        self.payload: Sequence[Any] = []
         self.icons: list[QIcon | None] = []
         self.greyed: list[bool] = []
         self.numeric_columns: set[int] = set()
@@ -116,11 +116,11 @@ class RowsModel(QAbstractTableModel):
 
 def sorted_order(rows: Sequence[Sequence[Any]], column: int, order: Qt.SortOrder) -> list[int]:
     """Row positions in the order a click on ``column``'s header shows them (any thread)."""
-    return sorted(range(len(rows)), key=lambda r: _sort_key(rows[r][column]),
+    return sorted(range(len(rows)), key=lambda r: sort_key(rows[r][column]),
                   reverse=order == Qt.SortOrder.DescendingOrder)
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def sort_key(value: Any) -> tuple[int, Any]:
     """Numbers before text, unknown (None) last; text case-insensitively."""
     if value is None:
         return (2, 0)
