@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, overload
 
@@ -471,39 +471,72 @@ class CostPlan:
     slots: np.ndarray  # a row per node of others
     slot_names: list[str]
 
+    def counts(self) -> list[int]:
+        """How many nodes have each of :attr:`ops`."""
+        return np.bincount(self.op_of, minlength=len(self.ops)).tolist()  # type: ignore[no-any-return]
+
+    def positions(self, which: Callable[[str, str], bool]) -> list[int]:
+        """The positions of the nodes whose (op_type, domain) is ``which``."""
+        picked = [k for k, op in enumerate(self.ops) if which(*op)]
+        return np.flatnonzero(np.isin(self.op_of, picked)).tolist() if picked else []  # type: ignore[no-any-return]
+
 
 class _Slots:
-    """Tokens of the inputs and outputs of a scope's nodes (see :class:`CostPlan`)."""
+    """Tokens of the inputs and outputs of a scope's nodes (see :class:`CostPlan`), each name's found once."""
 
     def __init__(self, g: GraphIndex) -> None:
         self.g = g
-        self.names: dict[str, int] = {}
-        self._init_tokens: dict[str, int] = {}
-        self._dims: dict[tuple[int, ...], int] = {}
-        self._attributes: dict[tuple[bytes, ...], int] = {}
+        self.names: dict[str, int] = {}  # value name -> its token (>= 0)
         self.inits = initializer_positions(g)
+        self._tokens: dict[str, int] = {"": _EMPTY}  # name -> the token of what _Shapes.of reads of it
+        self._dims: dict[tuple[int, ...], int] = {}
+        self._attributes: dict[tuple[bytes, ...], int] = {(): 0}
 
-    def of(self, name: str) -> int:
-        """The token of what :meth:`_Shapes.of` reads of ``name``."""
-        if not name:
-            return _EMPTY
-        return self._init(name) if name in self.inits else self.named(name)
+    def tokens(self, names: list[str]) -> np.ndarray:
+        """The token of what :meth:`_Shapes.of` reads of each of ``names``."""
+        tokens, inits, at = self._tokens, self.inits, self.names
+        new = [name for name in dict.fromkeys(names) if name not in tokens]  # a pass in C each, not a step per name
+        values = [name for name in new if name not in inits]
+        fresh = [name for name in values if name not in at]
+        at.update(zip(fresh, range(len(at), len(at) + len(fresh))))
+        tokens.update(zip(values, map(at.__getitem__, values)))
+        tokens.update(self._init_tokens([name for name in new if name in inits]))
+        return np.fromiter(map(tokens.__getitem__, names), np.int64, len(names))
 
-    def named(self, name: str) -> int:
-        """The token of the reading of ``name``'s type."""
-        return self.names.setdefault(name, len(self.names)) if name else _EMPTY
+    def named(self, names: list[str]) -> np.ndarray:
+        """The token of the reading of the type of each of ``names``."""
+        at = self.names
+        return np.fromiter((at.setdefault(name, len(at)) if name else _EMPTY for name in names), np.int64, len(names))
 
-    def _init(self, name: str) -> int:
-        found = self._init_tokens.get(name)
-        if found is None:
-            assert self.g.graph is not None
-            dims = tuple(int(d) for d in self.g.graph.initializer[self.inits[name]].dims)
-            found = self._init_tokens[name] = -3 - self._dims.setdefault(dims, len(self._dims))
-        return found
+    def _init_tokens(self, names: list[str]) -> Iterator[tuple[str, int]]:
+        """(name, token) of each of ``names``, initializers: a token per distinct dims."""
+        if not names:
+            return iter(())
+        assert self.g.graph is not None  # a function has no initializers
+        tensors = map(self.g.graph.initializer.__getitem__, map(self.inits.__getitem__, names))
+        dims = list(map(tuple, map(attrgetter("dims"), tensors)))
+        for found in dict.fromkeys(dims):
+            self._dims.setdefault(found, len(self._dims))
+        return zip(names, [-3 - k for k in map(self._dims.__getitem__, dims)], strict=True)
 
-    def attributes(self, node: NodeProto) -> int:
-        key = tuple(a.SerializeToString() for a in node.attribute)
+    def attributes(self, attributes: Sequence[onnx.AttributeProto]) -> int:
+        key = tuple(a.SerializeToString() for a in attributes)
         return self._attributes.setdefault(key, len(self._attributes))
+
+    def rows(self, nodes: list[NodeProto], ops: np.ndarray, outputs: list[str]) -> np.ndarray:
+        """The row of each of ``nodes`` (of the operators ``ops``, with first outputs ``outputs``)."""
+        inputs = list(map(attrgetter("input"), nodes))
+        counts = np.fromiter(map(len, inputs), np.int64, len(nodes))
+        table = np.full((len(nodes), int(counts.max(initial=0)) + 5), _ABSENT, np.int64)
+        table[:, 0] = ops
+        table[:, 1] = [self.attributes(a) if a else 0 for a in map(attrgetter("attribute"), nodes)]
+        table[:, 2] = counts
+        row = np.repeat(np.arange(len(nodes)), counts)
+        table[row, 3 + np.arange(len(row)) - np.repeat(np.cumsum(counts) - counts, counts)] = \
+            self.tokens(list(chain.from_iterable(inputs)))
+        table[:, -2] = self.named(outputs)
+        table[:, -1] = self.tokens(outputs)
+        return table
 
 
 def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
@@ -511,10 +544,9 @@ def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
     g = index.graphs[scope]
     nodes = list(g.nodes)
     n = len(nodes)
-    names, op_types, domains = zip(*map(attrgetter("name", "op_type", "domain"), nodes), strict=True) if n \
-        else ((), (), ())
+    names = list(map(attrgetter("name"), nodes))
     first = [next(iter(outputs), "") for outputs in map(attrgetter("output"), nodes)]
-    keys = list(zip(op_types, domains, strict=True))
+    keys = list(map(attrgetter("op_type", "domain"), nodes))
     ops = list(dict.fromkeys(keys))
     op_at = {key: k for k, key in enumerate(ops)}
     op_of = np.fromiter(map(op_at.__getitem__, keys), np.int32, n)
@@ -524,12 +556,9 @@ def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
         shadow = np.fromiter(map(slots.inits.__contains__, first), bool, n)
         route[(route == _PLAIN_NODE) & shadow] = _OTHER_NODE
     others = np.flatnonzero(route == _OTHER_NODE)
-    rows = [[int(op_of[i]), slots.attributes(nodes[i]), len(nodes[i].input), *map(slots.of, nodes[i].input),
-             slots.named(first[i]), slots.of(first[i])] for i in others.tolist()]
-    width = max((len(row) for row in rows), default=0)
-    table = np.array([row[:-2] + [_ABSENT] * (width - len(row)) + row[-2:] for row in rows], np.int64) \
-        .reshape(len(rows), width)
-    return CostPlan(scope, list(names), ops, op_of, first, route, others, table, list(slots.names))
+    picked = others.tolist()
+    table = slots.rows([nodes[i] for i in picked], op_of[others], [first[i] for i in picked])
+    return CostPlan(scope, names, ops, op_of, first, route, others, table, list(slots.names))
 
 
 Outcome = tuple[int | None, int | None, str, bool]  # a node's MACs, FLOPs, output shape text, symbolic
