@@ -160,8 +160,9 @@ class _Shapes:
             per_type = np.array([self._number(r) for r in reads] + [0], dtype=np.int64)  # -1: no type
             named = per_type[np.fromiter(map(at.get, names, repeat(-1)), np.int64, len(names))]
             declared = self._top[0] if self._top is not None else {}
-            read_alone = np.fromiter(map(declared.__contains__, names), bool, len(names)) if declared else []
-            for k in np.flatnonzero(read_alone):  # a declared type comes first
+            read_alone: np.ndarray = np.fromiter(map(declared.__contains__, names), bool, len(names)) if declared \
+                else np.zeros(0, bool)
+            for k in np.flatnonzero(read_alone).tolist():  # a declared type comes first
                 named[k] = self._number(self.reading(names[k]))
             if "" in at:  # no value is read for the name ""
                 named[[k for k, name in enumerate(names) if not name]] = 0
@@ -169,7 +170,7 @@ class _Shapes:
             named = np.fromiter((self._number(self.reading(n)) for n in names), np.int64, len(names))
         effective = named.copy()
         unshaped = [k for k, read in enumerate(self.readings) if read[0] is None and read is not _NOTHING]
-        for k in np.flatnonzero(np.isin(named, unshaped)) if unshaped else ():
+        for k in np.flatnonzero(np.isin(named, unshaped)).tolist() if unshaped else []:
             effective[k] = self._number(self._effective(names[k], self.readings[named[k]]))
         return named, effective
 
@@ -498,8 +499,8 @@ class _Slots:
         new = [name for name in dict.fromkeys(names) if name not in tokens]  # a pass in C each, not a step per name
         values = [name for name in new if name not in inits]
         fresh = [name for name in values if name not in at]
-        at.update(zip(fresh, range(len(at), len(at) + len(fresh))))
-        tokens.update(zip(values, map(at.__getitem__, values)))
+        at.update(zip(fresh, range(len(at), len(at) + len(fresh)), strict=True))
+        tokens.update(zip(values, map(at.__getitem__, values), strict=True))
         tokens.update(self._init_tokens([name for name in new if name in inits]))
         return np.fromiter(map(tokens.__getitem__, names), np.int64, len(names))
 
@@ -642,10 +643,14 @@ def plan_costs(plan: CostPlan, index: ModelIndex) -> CostColumns:
         rows = _signatures(plan, shapes)
         _, first, at = np.unique(rows, axis=0, return_index=True, return_inverse=True)
         nodes = costing.g.nodes
-        found = [outcomes.number(tuple(costing.cost(i, nodes[i]))[4:]) for i in plan.others[first].tolist()]  # type: ignore[misc]
+        found = [outcomes.number(_outcome(costing.cost(i, nodes[i]))) for i in plan.others[first].tolist()]
         outcome_of[plan.others] = np.array(found, np.int32)[at.reshape(-1)]
     return CostColumns(plan.scope, plan.names, [op for op, _ in plan.ops], plan.op_of, list(outcomes.found),
                        outcome_of)
+
+
+def _outcome(cost: NodeCost) -> Outcome:
+    return cost.macs, cost.flops, cost.output_shape, cost.symbolic
 
 
 def _elementwise(readings: list[_Read], named: int, effective: int) -> Outcome:

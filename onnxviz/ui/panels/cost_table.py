@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -98,7 +98,7 @@ class CostRowsModel(RowsModel):
             self.sort(*self._sorted_by)
 
     def _hold(self, table: CostTable) -> None:
-        self.table, self.rows, self.payload = table, table, table.order
+        self.table, self.rows, self.payload = table, table, cast(Sequence[int], table.order)  # the node of each row
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if not 0 <= column < len(self.headers):

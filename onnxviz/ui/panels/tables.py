@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 from onnxviz.ui.widgets.names import name_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
+T = TypeVar("T")
 
 
 class RowsModel(QAbstractTableModel):
@@ -55,8 +56,8 @@ class RowsModel(QAbstractTableModel):
             return
         first = len(self.rows)
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
-        self.rows.extend(rows)
-        self.payload.extend(payload)
+        self.rows = _extended(self.rows, rows)
+        self.payload = _extended(self.payload, payload)
         if icons is not None:
             self.icons.extend(icons)
         self.endInsertRows()
@@ -112,6 +113,14 @@ class RowsModel(QAbstractTableModel):
             text = _display(value)
             return name_tooltip(text) if len(text) > 30 or index.column() in self.formatters else None
         return None
+
+
+def _extended(held: Sequence[T], more: Sequence[T]) -> Sequence[T]:
+    """``held`` with ``more`` after it: extended in place when a list."""
+    if isinstance(held, list):
+        held.extend(more)
+        return held
+    return [*held, *more]
 
 
 def sorted_order(rows: Sequence[Sequence[Any]], column: int, order: Qt.SortOrder) -> list[int]:
