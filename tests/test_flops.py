@@ -187,12 +187,15 @@ def _mixed_model() -> onnx.ModelProto:
         helper.make_node("Relu", ["x2"], ["W2"], name="shadow"),
         helper.make_node("fmm", ["m1", "W"], ["fo"], domain="local", name="call"),
         helper.make_node("Relu", ["m1"], ["declared_unshaped"], name="relu_declared"),
+        *(helper.make_node("Einsum", ["x2"] * (2 + k), [f"many{k}"], name=f"many{k}",  # past MAX_SLOTS inputs
+                           equation=",".join(["bi"] * (2 + k)) + "->bi") for k in (14, 15, 16, 17)),
         helper.make_node("Softmax", ["declared_unshaped"], ["sm"], name="softmax"),
     ]
     function = helper.make_function("local", "fmm", ["a", "b"], ["c"], [helper.make_node("MatMul", ["a", "b"], ["m"]),
                                                                          helper.make_node("Relu", ["m"], ["c"])],
                                     [helper.make_opsetid("", 18)])
-    outputs = ["es", "ifo", "s", "um", "W2", "m2", "m3", "x2t", "fo", "sm", "lo", "c_nb", "p", "p1"]
+    outputs = ["es", "ifo", "s", "um", "W2", "m2", "m3", "x2t", "fo", "sm", "lo", "c_nb", "p", "p1",
+               *(f"many{k}" for k in (14, 15, 16, 17))]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("img", TensorProto.FLOAT, ["N", 3, 8, 8]),
                      helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
@@ -225,6 +228,7 @@ def test_the_columns_hold_the_cost_of_each_node_found_alone(packed: bool) -> Non
     assert main["mm_unknown"].macs is None and main["after_unknown"].flops is None
     assert main["conv"].symbolic and main["conv"].output_shape == "N × 4 × 8 × 8"
     assert main["shadow"].flops == 4                                   # named like the 2x2 initializer W2
+    assert [main[f"many{k}"].macs for k in (14, 15, 16, 17)] == [(1 + k) * 8 for k in (14, 15, 16, 17)]
     declared = main["relu_declared"]                                   # declared without shape: the inferred one counts
     assert (declared.flops, declared.output_shape, declared.symbolic) == (8, "unknown rank", True)
 

@@ -440,6 +440,7 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
 
 
 _FREE_NODE, _PLAIN_NODE, _OTHER_NODE = range(3)  # how a node's cost is found from the types (see CostPlan)
+MAX_SLOTS = 16  # inputs of a node in its CostPlan row; a node with more is costed alone
 _ABSENT, _EMPTY = -1, -2  # tokens of a CostPlan's slots: no such input, the name ""; -3 - k: the k-th initializer dims
 
 
@@ -525,15 +526,22 @@ class _Slots:
         return self._attributes.setdefault(key, len(self._attributes))
 
     def rows(self, nodes: list[NodeProto], ops: np.ndarray, outputs: list[str]) -> np.ndarray:
-        """The row of each of ``nodes`` (of the operators ``ops``, with first outputs ``outputs``)."""
+        """The row of each of ``nodes`` (of the operators ``ops``, with first outputs ``outputs``). A node with
+        more than ``MAX_SLOTS`` inputs gets no tokens, but a row of its own (a negative attributes number)."""
         inputs = list(map(attrgetter("input"), nodes))
         counts = np.fromiter(map(len, inputs), np.int64, len(nodes))
-        table = np.full((len(nodes), int(counts.max(initial=0)) + 5), _ABSENT, np.int64)
+        wide = np.flatnonzero(counts > MAX_SLOTS)
+        for k in wide.tolist():
+            inputs[k] = []
+        slots = np.minimum(counts, MAX_SLOTS)
+        table = np.full((len(nodes), int(slots.max(initial=0)) + 5), _ABSENT, np.int64)
         table[:, 0] = ops
         table[:, 1] = [self.attributes(a) if a else 0 for a in map(attrgetter("attribute"), nodes)]
+        table[wide, 1] = -1 - np.arange(len(wide))
         table[:, 2] = counts
-        row = np.repeat(np.arange(len(nodes)), counts)
-        table[row, 3 + np.arange(len(row)) - np.repeat(np.cumsum(counts) - counts, counts)] = \
+        slots[wide] = 0
+        row = np.repeat(np.arange(len(nodes)), slots)
+        table[row, 3 + np.arange(len(row)) - np.repeat(np.cumsum(slots) - slots, slots)] = \
             self.tokens(list(chain.from_iterable(inputs)))
         table[:, -2] = self.named(outputs)
         table[:, -1] = self.tokens(outputs)
