@@ -155,24 +155,27 @@ class _Shapes:
     def numbers(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(the number of the reading of each name's type, as :meth:`reading`; that of what :meth:`of` reads of
         it, were it no initializer), numbering :attr:`readings`: one step in C per name when the types are packed."""
-        if self._packed is not None:
-            at, reads = self._packed
-            per_type = np.array([self._number(r) for r in reads] + [0], dtype=np.int64)  # -1: no type
-            named = per_type[np.fromiter(map(at.get, names, repeat(-1)), np.int64, len(names))]
-            declared = self._top[0] if self._top is not None else {}
-            read_alone: np.ndarray = np.fromiter(map(declared.__contains__, names), bool, len(names)) if declared \
-                else np.zeros(0, bool)
-            for k in np.flatnonzero(read_alone).tolist():  # a declared type comes first
-                named[k] = self._number(self.reading(names[k]))
-            if "" in at:  # no value is read for the name ""
-                named[[k for k, name in enumerate(names) if not name]] = 0
-        else:
-            named = np.fromiter((self._number(self.reading(n)) for n in names), np.int64, len(names))
+        named = self._packed_numbers(names) if self._packed is not None else \
+            np.fromiter((self._number(self.reading(n)) for n in names), np.int64, len(names))
         effective = named.copy()
         unshaped = [k for k, read in enumerate(self.readings) if read[0] is None and read is not _NOTHING]
         for k in np.flatnonzero(np.isin(named, unshaped)).tolist() if unshaped else []:
             effective[k] = self._number(self._effective(names[k], self.readings[named[k]]))
         return named, effective
+
+    def _packed_numbers(self, names: Sequence[str]) -> np.ndarray:
+        """The number of the reading of each name's type (see :meth:`numbers`) from packed types."""
+        assert self._packed is not None and self._top is not None
+        at, reads = self._packed
+        per_type = np.array([self._number(r) for r in reads] + [0], dtype=np.int64)  # -1: no type
+        named = per_type[np.fromiter(map(at.get, names, repeat(-1)), np.int64, len(names))]
+        declared = self._top[0]
+        if declared:  # a declared type comes first
+            for k in np.flatnonzero(np.fromiter(map(declared.__contains__, names), bool, len(names))).tolist():
+                named[k] = self._number(self.reading(names[k]))
+        if "" in at:  # no value is read for the name ""
+            named[[k for k, name in enumerate(names) if not name]] = 0
+        return named
 
     def text(self, name: str) -> str:
         """The shape text of ``name``'s type as the index says (declared, else inferred)."""
