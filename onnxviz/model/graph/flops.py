@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import NamedTuple, overload
 
 import numpy as np
@@ -554,11 +554,11 @@ class _Slots:
 def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
     """The :class:`CostPlan` of the nodes of ``scope``: a few steps per node, none needing the types."""
     g = index.graphs[scope]
-    nodes = list(g.nodes)
-    n = len(nodes)
-    names = list(map(attrgetter("name"), nodes))
-    first = [next(iter(outputs), "") for outputs in map(attrgetter("output"), nodes)]
-    keys = list(map(attrgetter("op_type", "domain"), nodes))
+    fields = list(map(attrgetter("name", "op_type", "domain", "output"), g.nodes))  # one visit of each node
+    n = len(fields)
+    names = list(map(itemgetter(0), fields))
+    keys = list(map(itemgetter(1, 2), fields))
+    first = [next(iter(outputs), "") for outputs in map(itemgetter(3), fields)]
     ops = list(dict.fromkeys(keys))
     op_at = {key: k for k, key in enumerate(ops)}
     op_of = np.fromiter(map(op_at.__getitem__, keys), np.int32, n)
@@ -569,7 +569,7 @@ def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
         route[(route == _PLAIN_NODE) & shadow] = _OTHER_NODE
     others = np.flatnonzero(route == _OTHER_NODE)
     picked = others.tolist()
-    table = slots.rows([nodes[i] for i in picked], op_of[others], [first[i] for i in picked])
+    table = slots.rows([g.nodes[i] for i in picked], op_of[others], [first[i] for i in picked])
     return CostPlan(scope, names, ops, op_of, first, route, others, table, list(slots.names))
 
 
