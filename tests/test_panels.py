@@ -239,6 +239,68 @@ def test_cost_table_arrives_sorted_by_macs(qtbot: QtBot, window: MainWindow, exa
     assert all(by_node[node].macs == row[2] for node, row in zip(table.payload, table.rows, strict=True))
 
 
+def _odd_names_model() -> onnx.ModelProto:
+    """Names that sort differently by case, empty ones (shown as op#position), an escaped one, equal costs."""
+    w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="b"), helper.make_node("Relu", ["a"], ["r"], name="A"),
+             helper.make_node("MatMul", ["r", "w"], ["m"], name=""), helper.make_node("Relu", ["m"], ["y"], name="a"),
+             helper.make_node("Identity", ["y"], ["z"], name="tab\there"), helper.make_node("Unknownish", ["z"], ["u"],
+                                                                                         domain="x.y", name=""),
+             helper.make_node("Sigmoid", ["u"], ["v"], name="Z")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                              [helper.make_tensor_value_info("v", TensorProto.FLOAT, None)], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("x.y", 1)])
+
+
+@pytest.mark.parametrize("which", ["synth", "odd names"])
+def test_cost_table_shows_and_sorts_what_a_table_of_all_its_cells_would(qtbot: QtBot, synth_small: Path,
+                                                                        which: str) -> None:
+    """The cost table makes its cells only for the rows shown, and sorts by ranks: what it shows, in every
+    order the headers give (each sort starting from the last), is what a table holding every cell shows."""
+    from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.graph.summary import model_figures
+    from onnxviz.model.graph.validation import infer_types
+    from onnxviz.model.text import display_name
+    from onnxviz.ui.panels.common import NAME_CHARS
+    from onnxviz.ui.panels.model_panel import COST_ORDER, ModelPanel, prepare_figures
+    from onnxviz.ui.panels.tables import sorted_order
+
+    model = onnx.load(synth_small) if which == "synth" else _odd_names_model()
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    figures = model_figures(model, index)
+    clicked: list[int] = []
+    panel = ModelPanel(lambda href: None, lambda scope, node: clicked.append(node))
+    panel.begin(0)
+    panel._add_costs()
+    panel.end()
+    panel._show_costs(prepare_figures(figures))
+    shown = panel.cost_model
+    every = RowsModel(shown.headers)  # the cells made for every row, as the table made them before
+    every.numeric_columns, every.formatters = shown.numeric_columns, shown.formatters
+    rows = [(display_name(c.name or f"{c.op_type}#{c.node}", NAME_CHARS), display_name(c.op_type, NAME_CHARS), c.macs,
+             c.flops, display_name(c.output_shape, NAME_CHARS)) for c in figures.costs]
+    first = sorted_order(rows, *COST_ORDER)
+    every.set_rows([rows[r] for r in first], payload=first)
+    roles = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole]
+
+    def cells(table: RowsModel) -> list[object]:
+        return [table.data(table.index(r, c), role) for r in range(table.rowCount()) for c in range(5) for role in roles]
+
+    for column, order in [(-1, None), (0, Qt.SortOrder.AscendingOrder), (1, Qt.SortOrder.DescendingOrder),
+                          (4, Qt.SortOrder.AscendingOrder), (3, Qt.SortOrder.AscendingOrder),
+                          (2, Qt.SortOrder.AscendingOrder), (0, Qt.SortOrder.DescendingOrder),
+                          (4, Qt.SortOrder.DescendingOrder), (2, Qt.SortOrder.DescendingOrder)]:
+        if order is not None:
+            panel.cost_view.sortByColumn(column, order)
+            every.sort(column, order)
+        assert shown.rowCount() == len(rows) and cells(shown) == cells(every)
+        clicked.clear()
+        for r in range(shown.rowCount()):
+            panel._on_cost_clicked(shown.index(r, 0))
+        assert clicked == list(every.payload)
+
+
 def test_rows_model_sorts_presorted_rows_only_when_sorted_otherwise(qtbot: QtBot) -> None:
     model = RowsModel(["Name", "Size"])
     model.sort(1, Qt.SortOrder.DescendingOrder)

@@ -256,3 +256,5 @@ def test_packed_columns_unpickle_as_the_values_they_hold(values: list[Any]) -> N
     packed = pickle.loads(pickle.dumps(pack_column(values)))
     assert unpack_column(packed) == values
     assert isinstance(packed, Texts) == (values == [] or isinstance(values[0], str))
+    if isinstance(packed, Texts):  # each string is also cut out alone, when asked
+        assert [packed[i] for i in range(len(packed))] == values == packed[:] and packed[-1:] == values[-1:]

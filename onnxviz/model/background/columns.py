@@ -9,16 +9,17 @@ in Python, a bytecode at a time, where the GUI thread gets its turns.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
-from typing import Any
+from typing import Any, overload
 
 INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
-class Texts:
-    """Strings, joined, and where each ends."""
+class Texts(Sequence[str]):
+    """Strings, joined, and where each ends; a string is cut out when asked (or all of them by :meth:`values`)."""
 
     text: str
     ends: array[int]
@@ -26,6 +27,20 @@ class Texts:
     def values(self) -> list[str]:
         text, ends = self.text, self.ends
         return [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # starts: one more than ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return self.values()[i]
+        i = range(len(self.ends))[i]  # IndexError beyond the ends, like a list's
+        return self.text[self.ends[i - 1] if i else 0:self.ends[i]]
 
 
 @dataclass(frozen=True)

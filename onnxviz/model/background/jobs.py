@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 import onnx
 from onnx import TypeProto
 
-from onnxviz.model.background.columns import pack_column, unpack_column
+from onnxviz.model.background.columns import pack_column
 from onnxviz.model.background.procpool import WorkerProcess
-from onnxviz.model.graph.flops import NodeCost
+from onnxviz.model.graph.flops import CostColumns
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
 from onnxviz.model.graph.summary import (
@@ -107,14 +107,15 @@ class SourceChanged(Exception):
 
 @dataclass
 class PackedFigures:
-    """:class:`ModelFigures` with the per-node costs as columns, each packed (:mod:`.columns`): they unpickle
-    in a few steps, and make no garbage-collected objects until unpacked (a tuple per node did, for 123k nodes)."""
+    """:class:`ModelFigures` as plain data; the per-node costs are columns (:class:`CostColumns`, the node names
+    packed by :mod:`.columns`): they unpickle in a few steps, and make no Python object per node (a tuple per
+    node did, for 123k nodes)."""
 
     parameters: int
     parameter_bytes: int
     bytes_by_dtype: dict[str, int]
     op_counts: dict[str, int]
-    cost_columns: list[Any]  # see pack_column
+    costs: CostColumns
     by_scope: list[tuple[str, int, int]]  # (scope, count, bytes) of each graph holding parameters
     bodies: list[tuple[str, int, int]]  # (scope, MACs, FLOPs) of one run of each body
 
@@ -227,16 +228,18 @@ def _structure(digest: bytes, handed: ModelData) -> _Structure:
     state = _state(digest)
     if state.structure is None:
         index = index_escaping_text(_model(digest, handed)[1], structure_only=True)[0]
-        state.structure = _Structure(index, model_structure(index))
+        figures = model_structure(index)
+        main = figures.plans[""]
+        figures.plans[""] = replace(main, names=pack_column(list(main.names)))  # sent to the GUI as they are
+        state.structure = _Structure(index, figures)
     return state.structure
 
 
 def _compute_figures(structure: _Structure, types: Types) -> PackedFigures:
     structure.index.set_inferred(types)
     figures = figures_with_costs(structure.figures, structure.index)
-    columns = [pack_column(list(column)) for column in zip(*figures.costs, strict=True)]  # NodeCost's fields
     return PackedFigures(figures.parameters, figures.parameter_bytes, figures.bytes_by_dtype,
-                         dict(figures.op_counts), columns, [astuple(s) for s in figures.by_scope], figures.bodies)
+                         dict(figures.op_counts), figures.costs, [astuple(s) for s in figures.by_scope], figures.bodies)
 
 
 def _on_state(step: Callable[[bytes, ModelData], T], handed: ModelData) -> tuple[bytes, T]:
@@ -306,7 +309,7 @@ def runtime_job(handed: ModelData) -> list[Problem]:
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:
     return ModelFigures(packed.parameters, packed.parameter_bytes, packed.bytes_by_dtype, Counter(packed.op_counts),
-                        list(map(NodeCost._make, zip(*map(unpack_column, packed.cost_columns), strict=True))),
+                        packed.costs,
                         [ScopeParameters(*row) for row in packed.by_scope], packed.bodies)
 
 

@@ -11,10 +11,13 @@ per output element; pooling costs one per window element; data movement is free.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
+from typing import NamedTuple, overload
 
+import numpy as np
 import onnx
 from onnx import NodeProto, TensorProto, TypeProto
 
@@ -65,6 +68,11 @@ _Read = tuple[list[int | str | None] | None, str, "Shape | None", bool]  # shape
 _NOTHING: _Read = (None, "", None, False)  # the reading of no type
 
 
+def initializer_positions(g: GraphIndex) -> dict[str, int]:
+    """Name -> position of the scope's initializer of that name (the last, when several have it)."""
+    return dict(zip(g.initializer_names, range(len(g.initializer_names)), strict=True))
+
+
 class _Shapes:
     """Concrete shapes of values in one scope: declared, inferred, or initializer dims. Values of equal
     types (most, in a model of repeated layers) share one reading of their dims and shape text."""
@@ -76,22 +84,21 @@ class _Shapes:
         self._reads: dict[bytes, _Read] = {}  # serialized type -> its reading
         self._by_id: dict[int, tuple[TypeProto, _Read]] = {}  # id of a type read -> (it, kept alive; its reading)
         self._named: dict[str, _Read] = {}  # value name -> the reading of its type (read once per value)
-        self._initializers: dict[str, TensorProto] = {}  # name -> initializer, its dims read when first asked
-        if g.graph is not None:
-            self._initializers = {t.name: t for t in g.graph.initializer}
+        self._initializers: dict[str, int] | None = None  # name -> position of its initializer, when first asked
+        self._numbers: dict[int, int] = {id(_NOTHING): 0}  # id of a reading -> its number (see :meth:`numbers`)
+        self.readings: list[_Read] = [_NOTHING]  # the readings numbered so far, by number
         # a graph with no enclosing one: a value's type is the declared one, else the inferred one (ModelIndex.type_of)
         self._top = (g.declared, index.inferred.get(g.scope, {})) if g.parent is None else None
+        self._packed: tuple[Mapping[str, int], list[_Read]] | None = None  # name -> distinct type; their readings
         if self._top is not None and isinstance(self._top[1], PackedTypes):
-            self._read_all(*self._top[1].grouped())
+            at, distinct = self._top[1].grouped()
+            self._packed = (at, [self._read(t) for t in distinct])
 
-    def _read_all(self, at: Mapping[str, int], distinct: list[TypeProto]) -> None:
-        """Read each distinct inferred type once and give every name its reading (the declared type first,
-        as :meth:`_of_name` does): a Python step per distinct type, not per value."""
-        reads = [self._read(t) for t in distinct]
-        self._named = dict(zip(at.keys(), map(reads.__getitem__, at.values()), strict=True))
-        declared = self._top[0] if self._top is not None else {}
-        for name, t in declared.items():
-            self._named[name] = self._read(t)
+    def _initializer(self, name: str) -> TensorProto | None:
+        if self._initializers is None:
+            self._initializers = initializer_positions(self.g)
+        k = self._initializers.get(name)
+        return None if k is None else self.g.graph.initializer[k]  # type: ignore[union-attr]
 
     def _read(self, t: TypeProto | None) -> _Read:
         if t is None:
@@ -121,11 +128,54 @@ class _Shapes:
             if self._top is not None:
                 declared, inferred = self._top
                 t = declared.get(name)
-                found = self._read(t if t is not None else inferred.get(name))
+                if t is None and self._packed is not None:
+                    at, reads = self._packed
+                    k = at.get(name)
+                    found = _NOTHING if k is None else reads[k]
+                else:
+                    found = self._read(t if t is not None else inferred.get(name))
             else:
                 found = self._read(self.index.type_of(self.g.scope, name)[0])
             self._named[name] = found
         return found
+
+    def _effective(self, name: str, read: _Read) -> _Read:
+        """What :meth:`of` reads of the value ``name`` (no initializer) whose type's reading is ``read``."""
+        if read[0] is None and read is not _NOTHING:  # a declared type without shape: inference may know more
+            return self._read(self.index.inferred.get(self.g.scope, {}).get(name))
+        return read
+
+    def _number(self, read: _Read) -> int:
+        found = self._numbers.get(id(read))
+        if found is None:
+            found = self._numbers[id(read)] = len(self.readings)
+            self.readings.append(read)
+        return found
+
+    def numbers(self, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(the number of the reading of each name's type, as :meth:`reading`; that of what :meth:`of` reads of
+        it, were it no initializer), numbering :attr:`readings`: one step in C per name when the types are packed."""
+        named = self._packed_numbers(names) if self._packed is not None else \
+            np.fromiter((self._number(self.reading(n)) for n in names), np.int64, len(names))
+        effective = named.copy()
+        unshaped = [k for k, read in enumerate(self.readings) if read[0] is None and read is not _NOTHING]
+        for k in np.flatnonzero(np.isin(named, unshaped)).tolist() if unshaped else []:
+            effective[k] = self._number(self._effective(names[k], self.readings[named[k]]))
+        return named, effective
+
+    def _packed_numbers(self, names: Sequence[str]) -> np.ndarray:
+        """The number of the reading of each name's type (see :meth:`numbers`) from packed types."""
+        assert self._packed is not None and self._top is not None
+        at, reads = self._packed
+        per_type = np.array([self._number(r) for r in reads] + [0], dtype=np.int64)  # -1: no type
+        named = per_type[np.fromiter(map(at.get, names, repeat(-1)), np.int64, len(names))]
+        declared = self._top[0]
+        if declared:  # a declared type comes first
+            for k in np.flatnonzero(np.fromiter(map(declared.__contains__, names), bool, len(names))).tolist():
+                named[k] = self._number(self.reading(names[k]))
+        if "" in at:  # no value is read for the name ""
+            named[[k for k, name in enumerate(names) if not name]] = 0
+        return named
 
     def text(self, name: str) -> str:
         """The shape text of ``name``'s type as the index says (declared, else inferred)."""
@@ -137,7 +187,7 @@ class _Shapes:
 
     def plain(self, name: str) -> bool:
         """No initializer has the name ``name``: :meth:`of` gives its :meth:`reading`'s shape, when it has one."""
-        return name not in self.init_dims and name not in self._initializers
+        return name not in self.init_dims and self._initializer(name) is None
 
     def of(self, name: str) -> Shape | None:
         """The shape with symbolic dims as 1 (shared between values: not to be changed), or None."""
@@ -146,13 +196,11 @@ class _Shapes:
         dims = self.init_dims.get(name)
         if dims is not None:
             return dims
-        tensor = self._initializers.get(name)
+        tensor = self._initializer(name)
         if tensor is not None:
             dims = self.init_dims[name] = [int(d) for d in tensor.dims]
             return dims
-        read = self._of_name(name)
-        if read[0] is None:  # a declared type without shape: inference may know more
-            read = self._read(self.index.inferred.get(self.g.scope, {}).get(name))
+        read = self._effective(name, self._of_name(name))
         if read[3]:
             self.symbolic_used = True
         return read[2]
@@ -315,10 +363,10 @@ CONTRIB_MAC_RULES: dict[str, MacRule] = {  # com.microsoft
 CONTRIB_DOMAIN = "com.microsoft"
 
 
-def _mac_rule(node: NodeProto) -> MacRule | None:
-    if node.domain in ("", "ai.onnx"):
-        return MAC_RULES.get(node.op_type)
-    return CONTRIB_MAC_RULES.get(node.op_type) if node.domain == CONTRIB_DOMAIN else None
+def _mac_rule(op_type: str, domain: str) -> MacRule | None:
+    if domain in ("", "ai.onnx"):
+        return MAC_RULES.get(op_type)
+    return CONTRIB_MAC_RULES.get(op_type) if domain == CONTRIB_DOMAIN else None
 
 
 _FREE, _RULE, _ELEMENTWISE, _GLOBAL_POOL = range(4)  # how a node's cost is found, by its operator
@@ -330,6 +378,13 @@ def _kind(op: str, rule: MacRule | None) -> int:
     if op in ELEMENTWISE or op in POOLING:
         return _ELEMENTWISE
     return _GLOBAL_POOL if op.startswith("Global") and op.endswith("Pool") else _FREE
+
+
+def _operator(op_type: str, domain: str) -> tuple[str, MacRule | None, int]:
+    """(the op_type when the domain is a known one, else ""; its MAC rule; its kind)."""
+    op = op_type if domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
+    rule = _mac_rule(op_type, domain)
+    return op, rule, _kind(op, rule)
 
 
 class _Costing:
@@ -345,9 +400,7 @@ class _Costing:
         key = (node.op_type, node.domain)
         found = self._ops.get(key)
         if found is None:
-            op = node.op_type if node.domain in ("", "ai.onnx", CONTRIB_DOMAIN) else ""
-            rule = _mac_rule(node)
-            found = self._ops[key] = (op, rule, _kind(op, rule))
+            found = self._ops[key] = _operator(*key)
         return found
 
     def cost(self, i: int, node: NodeProto) -> NodeCost:
@@ -389,13 +442,254 @@ def node_cost(index: ModelIndex, scope: str, i: int, shapes: _Shapes | None = No
     return costing.cost(i, costing.g.nodes[i])
 
 
-def graph_costs(index: ModelIndex, scope: str = "") -> list[NodeCost]:
-    """One :class:`NodeCost` per node of ``scope``, in file order."""
-    cost = _Costing(index, scope).cost
-    return [cost(i, node) for i, node in enumerate(index.graphs[scope].nodes)]
+_FREE_NODE, _PLAIN_NODE, _OTHER_NODE = range(3)  # how a node's cost is found from the types (see CostPlan)
+MAX_SLOTS = 16  # inputs of a node in its CostPlan row; a node with more is costed alone
+_ABSENT, _EMPTY = -1, -2  # tokens of a CostPlan's slots: no such input, the name ""; -3 - k: the k-th initializer dims
+
+
+def _route(op_type: str, domain: str) -> int:
+    """A node free whatever its types, elementwise (a FLOP per element of its output), or costed by :class:`_Costing`."""
+    op, _, kind = _operator(op_type, domain)
+    if kind == _FREE:
+        return _FREE_NODE
+    return _PLAIN_NODE if kind == _ELEMENTWISE and op not in POOLING else _OTHER_NODE
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """What the costs of one scope's nodes need besides the types, found before they are known.
+
+    A node's cost follows from its operator, attributes and what is read of the types (or initializer dims)
+    of its inputs and first output: nodes alike in all of these (most, in a model of repeated layers) cost the
+    same. Free and elementwise nodes need only their first output's reading; the others get a row of
+    ``slots``: operator, attributes, input count, a token per input, then the first output's two tokens (its
+    reading's, for the shape text, and what :meth:`_Shapes.of` reads of it). A token >= 0 names a value of
+    ``slot_names``; see ``_ABSENT`` and ``_EMPTY`` for the others."""
+
+    scope: str
+    names: Sequence[str]  # of the nodes
+    ops: list[tuple[str, str]]  # distinct (op_type, domain)
+    op_of: np.ndarray  # each node's position in ops
+    first: list[str]  # each node's first output ("" for none)
+    route: np.ndarray  # _FREE_NODE, _PLAIN_NODE or _OTHER_NODE, per node
+    others: np.ndarray  # positions of the _OTHER_NODE nodes
+    slots: np.ndarray  # a row per node of others
+    slot_names: list[str]
+
+    def counts(self) -> list[int]:
+        """How many nodes have each of :attr:`ops`."""
+        return np.bincount(self.op_of, minlength=len(self.ops)).tolist()  # type: ignore[no-any-return]
+
+    def positions(self, which: Callable[[str, str], bool]) -> list[int]:
+        """The positions of the nodes whose (op_type, domain) is ``which``."""
+        picked = [k for k, op in enumerate(self.ops) if which(*op)]
+        return np.flatnonzero(np.isin(self.op_of, picked)).tolist() if picked else []  # type: ignore[no-any-return]
+
+
+class _Slots:
+    """Tokens of the inputs and outputs of a scope's nodes (see :class:`CostPlan`), each name's found once."""
+
+    def __init__(self, g: GraphIndex) -> None:
+        self.g = g
+        self.names: dict[str, int] = {}  # value name -> its token (>= 0)
+        self.inits = initializer_positions(g)
+        self._tokens: dict[str, int] = {"": _EMPTY}  # name -> the token of what _Shapes.of reads of it
+        self._dims: dict[tuple[int, ...], int] = {}
+        self._attributes: dict[tuple[bytes, ...], int] = {(): 0}
+
+    def tokens(self, names: list[str]) -> np.ndarray:
+        """The token of what :meth:`_Shapes.of` reads of each of ``names``."""
+        tokens, inits, at = self._tokens, self.inits, self.names
+        new = [name for name in dict.fromkeys(names) if name not in tokens]  # a pass in C each, not a step per name
+        values = [name for name in new if name not in inits]
+        fresh = [name for name in values if name not in at]
+        at.update(zip(fresh, range(len(at), len(at) + len(fresh)), strict=True))
+        tokens.update(zip(values, map(at.__getitem__, values), strict=True))
+        tokens.update(self._init_tokens([name for name in new if name in inits]))
+        return np.fromiter(map(tokens.__getitem__, names), np.int64, len(names))
+
+    def named(self, names: list[str]) -> np.ndarray:
+        """The token of the reading of the type of each of ``names``."""
+        at = self.names
+        return np.fromiter((at.setdefault(name, len(at)) if name else _EMPTY for name in names), np.int64, len(names))
+
+    def _init_tokens(self, names: list[str]) -> Iterator[tuple[str, int]]:
+        """(name, token) of each of ``names``, initializers: a token per distinct dims."""
+        if not names:
+            return iter(())
+        assert self.g.graph is not None  # a function has no initializers
+        tensors = map(self.g.graph.initializer.__getitem__, map(self.inits.__getitem__, names))
+        dims = list(map(tuple, map(attrgetter("dims"), tensors)))
+        for found in dict.fromkeys(dims):
+            self._dims.setdefault(found, len(self._dims))
+        return zip(names, [-3 - k for k in map(self._dims.__getitem__, dims)], strict=True)
+
+    def attributes(self, attributes: Sequence[onnx.AttributeProto]) -> int:
+        key = tuple(a.SerializeToString() for a in attributes)
+        return self._attributes.setdefault(key, len(self._attributes))
+
+    def rows(self, nodes: list[NodeProto], ops: np.ndarray, outputs: list[str]) -> np.ndarray:
+        """The row of each of ``nodes`` (of the operators ``ops``, with first outputs ``outputs``). A node with
+        more than ``MAX_SLOTS`` inputs gets no tokens, but a row of its own (a negative attributes number)."""
+        inputs = list(map(attrgetter("input"), nodes))
+        counts = np.fromiter(map(len, inputs), np.int64, len(nodes))
+        wide = np.flatnonzero(counts > MAX_SLOTS)
+        for k in wide.tolist():
+            inputs[k] = []
+        slots = np.minimum(counts, MAX_SLOTS)
+        table = np.full((len(nodes), int(slots.max(initial=0)) + 5), _ABSENT, np.int64)
+        table[:, 0] = ops
+        table[:, 1] = [self.attributes(a) if a else 0 for a in map(attrgetter("attribute"), nodes)]
+        table[wide, 1] = -1 - np.arange(len(wide))
+        table[:, 2] = counts
+        slots[wide] = 0
+        row = np.repeat(np.arange(len(nodes)), slots)
+        table[row, 3 + np.arange(len(row)) - np.repeat(np.cumsum(slots) - slots, slots)] = \
+            self.tokens(list(chain.from_iterable(inputs)))
+        table[:, -2] = self.named(outputs)
+        table[:, -1] = self.tokens(outputs)
+        return table
+
+
+def cost_plan(index: ModelIndex, scope: str = "") -> CostPlan:
+    """The :class:`CostPlan` of the nodes of ``scope``: a few steps per node, none needing the types."""
+    g = index.graphs[scope]
+    fields = list(map(attrgetter("name", "op_type", "domain", "output"), g.nodes))  # one visit of each node
+    n = len(fields)
+    names = list(map(itemgetter(0), fields))
+    keys = list(map(itemgetter(1, 2), fields))
+    first = [next(iter(outputs), "") for outputs in map(itemgetter(3), fields)]
+    ops = list(dict.fromkeys(keys))
+    op_at = {key: k for k, key in enumerate(ops)}
+    op_of = np.fromiter(map(op_at.__getitem__, keys), np.int32, n)
+    route = np.array([_route(*key) for key in ops], np.int8)[op_of] if n else np.zeros(0, np.int8)
+    slots = _Slots(g)
+    if slots.inits:  # an elementwise node whose output is named like an initializer: costed alone
+        shadow = np.fromiter(map(slots.inits.__contains__, first), bool, n)
+        route[(route == _PLAIN_NODE) & shadow] = _OTHER_NODE
+    others = np.flatnonzero(route == _OTHER_NODE)
+    picked = others.tolist()
+    table = slots.rows([g.nodes[i] for i in picked], op_of[others], [first[i] for i in picked])
+    return CostPlan(scope, names, ops, op_of, first, route, others, table, list(slots.names))
+
+
+Outcome = tuple[int | None, int | None, str, bool]  # a node's MACs, FLOPs, output shape text, symbolic
+
+
+@dataclass(frozen=True, eq=False)
+class CostColumns(Sequence[NodeCost]):
+    """The :class:`NodeCost` of each node of a scope, as columns: the distinct operators and outcomes (MACs,
+    FLOPs, shape text, symbolic), and which of them each node has. A node's NodeCost is made when asked."""
+
+    scope: str
+    names: Sequence[str]
+    op_types: list[str]  # of CostPlan.ops
+    op_of: np.ndarray
+    outcomes: list[Outcome]
+    outcome_of: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.outcome_of)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeCost: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeCost]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeCost | list[NodeCost]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = range(len(self))[i]  # IndexError beyond the ends, like a list's
+        return NodeCost(self.scope, i, self.names[i], self.op_types[self.op_of[i]], *self.outcomes[self.outcome_of[i]])
+
+    def __iter__(self) -> Iterator[NodeCost]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def summary(self) -> CostSummary:
+        """:func:`summarize` of these costs: a step per distinct outcome."""
+        counts = np.bincount(self.outcome_of, minlength=len(self.outcomes)).tolist()
+        known = [(outcome, count) for outcome, count in zip(self.outcomes, counts, strict=True)
+                 if count and outcome[1] is not None]
+        estimated = sum(count for _, count in known)
+        return CostSummary(sum((o[0] or 0) * count for o, count in known), sum((o[1] or 0) * count for o, count in known),
+                           estimated, len(self) - estimated, any(o[3] for o, _ in known))
+
+
+class _Outcomes:
+    """Distinct outcomes, numbered as they are first found."""
+
+    def __init__(self) -> None:
+        self.found: dict[Outcome, int] = {}
+
+    def number(self, outcome: Outcome) -> int:
+        return self.found.setdefault(outcome, len(self.found))
+
+    def spread(self, keys: np.ndarray, outcome: Callable[[int], Outcome]) -> np.ndarray:
+        """The number of ``outcome(key)`` for each of ``keys``, ``outcome`` called once per distinct key."""
+        distinct, at = np.unique(keys, return_inverse=True)
+        return np.array([self.number(outcome(int(key))) for key in distinct], np.int32)[at.reshape(-1)]
+
+
+def plan_costs(plan: CostPlan, index: ModelIndex) -> CostColumns:
+    """The costs of the nodes of ``plan``'s scope with the types ``index`` holds: each distinct case computed once,
+    by :class:`_Costing` (the very code that costs one node), and given to every node alike."""
+    costing = _Costing(index, plan.scope)
+    shapes, outcomes = costing.shapes, _Outcomes()
+    named, effective = shapes.numbers(plan.first)
+    outcome_of = np.zeros(len(plan.first), np.int32)
+    free = plan.route == _FREE_NODE
+    if free.any():  # data movement: no shape read, no symbolic dimension counted
+        outcome_of[free] = outcomes.spread(named[free], lambda k: (0, 0, shapes.readings[k][1], False))
+    plain = plan.route == _PLAIN_NODE
+    if plain.any():  # a FLOP per element of the output
+        width = len(shapes.readings)
+        outcome_of[plain] = outcomes.spread(named[plain] * width + effective[plain],
+                                            lambda key: _elementwise(shapes.readings, *divmod(key, width)))
+    if len(plan.others):
+        rows = _signatures(plan, shapes)
+        _, first, at = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        nodes = costing.g.nodes
+        found = [outcomes.number(_outcome(costing.cost(i, nodes[i]))) for i in plan.others[first].tolist()]
+        outcome_of[plan.others] = np.array(found, np.int32)[at.reshape(-1)]
+    return CostColumns(plan.scope, plan.names, [op for op, _ in plan.ops], plan.op_of, list(outcomes.found),
+                       outcome_of)
+
+
+def _outcome(cost: NodeCost) -> Outcome:
+    return cost.macs, cost.flops, cost.output_shape, cost.symbolic
+
+
+def _elementwise(readings: list[_Read], named: int, effective: int) -> Outcome:
+    shape = readings[effective][2]
+    flops = None if shape is None else math.prod(shape)
+    return (None if flops is None else 0, flops, readings[named][1], readings[effective][3])
+
+
+def _signatures(plan: CostPlan, shapes: _Shapes) -> np.ndarray:
+    """The rows of ``plan.slots`` with each value's token turned into the number of its reading: what
+    :meth:`_Costing.cost` reads of each node of ``plan.others``."""
+    named, effective = shapes.numbers(plan.slot_names)
+    rows = plan.slots.copy()
+    tokens = rows[:, 3:]  # after the operator, the attributes and the input count
+    tokens[:] = np.where(tokens >= 0, np.append(effective, 0)[np.maximum(tokens, 0)], tokens)
+    output = plan.slots[:, -2]
+    rows[:, -2] = np.where(output >= 0, np.append(named, 0)[np.maximum(output, 0)], output)
+    return rows
+
+
+def graph_costs(index: ModelIndex, scope: str = "") -> CostColumns:
+    """The :class:`NodeCost` of each node of ``scope``, in file order."""
+    return plan_costs(cost_plan(index, scope), index)
 
 
 def summarize(costs: Sequence[NodeCost]) -> CostSummary:
+    if isinstance(costs, CostColumns):
+        return costs.summary()
     known = [c for c in costs if c.flops is not None]
     return CostSummary(sum(c.macs or 0 for c in known), sum(c.flops or 0 for c in known),
                        len(known), len(costs) - len(known), any(c.symbolic for c in known))
@@ -411,13 +705,14 @@ def human_count(n: float | None) -> str:
     return f"{int(n)}"
 
 
-def body_costs(index: ModelIndex) -> list[tuple[str, CostSummary]]:
+def body_costs(index: ModelIndex, plans: Mapping[str, CostPlan] | None = None) -> list[tuple[str, CostSummary]]:
     """The summed cost of each subgraph and function body that has some (one run of it: a Loop body runs a
-    data-dependent number of times, an If runs one of its branches)."""
-    found = ((scope, summarize(graph_costs(index, scope))) for scope in index.graphs if scope)
+    data-dependent number of times, an If runs one of its branches); ``plans``: of the scopes, when found before."""
+    found = ((scope, plan_costs(plans[scope] if plans else cost_plan(index, scope), index).summary())
+             for scope in index.graphs if scope)
     return [(scope, total) for scope, total in found if total.macs or total.flops]
 
 
-def model_costs(model: onnx.ModelProto, index: ModelIndex | None = None) -> list[NodeCost]:
+def model_costs(model: onnx.ModelProto, index: ModelIndex | None = None) -> CostColumns:
     """Costs of the main graph's nodes (subgraph bodies run a data-dependent number of times)."""
     return graph_costs(index or ModelIndex(model), "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import NodeProto, TensorProto, ValueInfoProto
 
-from onnxviz.model.graph.flops import NodeCost, body_costs, graph_costs
+from onnxviz.model.graph.flops import CostColumns, CostPlan, body_costs, cost_plan, plan_costs
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
 
@@ -69,9 +69,9 @@ class _ParameterTally:
         self.by_dtype[name] += int(n * itemsize)
         return n * itemsize
 
-    def scope(self, g: GraphIndex) -> ScopeParameters:
+    def scope(self, g: GraphIndex, plan: CostPlan | None) -> ScopeParameters:
         count, total = 0, 0.0
-        for data_type, n in _held_tensors(g):
+        for data_type, n in _held_tensors(g, plan):
             count += n
             total += self.add(data_type, n)
         return ScopeParameters(g.scope, count, int(total))
@@ -83,14 +83,20 @@ _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_int": TensorProto.
                      "value_string": TensorProto.STRING}
 
 
-def _held_tensors(g: GraphIndex) -> Iterator[tuple[int, int]]:
-    """(data type, element count) of each initializer and each Constant node's value in ``g``."""
+def _is_constant(op_type: str, domain: str) -> bool:
+    return op_type == "Constant" and domain in ("", "ai.onnx")
+
+
+def _held_tensors(g: GraphIndex, plan: CostPlan | None) -> Iterator[tuple[int, int]]:
+    """(data type, element count) of each initializer and each Constant node's value in ``g`` (whose
+    operators ``plan`` lists, when given)."""
     if g.graph is not None:
         for t in [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)]:
             yield t.data_type, max(math.prod(t.dims), 0)
-    for node in g.nodes:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            yield from _constant_value(node)
+    constants = (g.nodes[i] for i in plan.positions(_is_constant)) if plan is not None else \
+        (node for node in g.nodes if _is_constant(node.op_type, node.domain))
+    for node in constants:
+        yield from _constant_value(node)
 
 
 def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
@@ -105,19 +111,28 @@ def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
             yield _CONSTANT_SCALARS[a.name], 1
 
 
-def parameters(index: ModelIndex) -> tuple[list[ScopeParameters], dict[str, int]]:
+def parameters(index: ModelIndex, plans: Mapping[str, CostPlan] | None = None) \
+        -> tuple[list[ScopeParameters], dict[str, int]]:
     """The parameters of every graph that holds some (the main graph always first): its initializers
     and Constant nodes, in subgraphs (If branches, Loop bodies) and function bodies too; and the bytes
-    of all of them by data type."""
+    of all of them by data type. ``plans``: the cost plans of the scopes, which list their operators."""
     tally = _ParameterTally()
-    scopes = [tally.scope(g) for g in index.graphs.values()]
+    scopes = [tally.scope(g, plans[g.scope] if plans else None) for g in index.graphs.values()]
     return [s for s in scopes if s.count or not s.scope], dict(tally.by_dtype)
 
 
-def op_histogram(index: ModelIndex) -> Counter[str]:
-    """How often each operator occurs in every graph, subgraph and function body."""
-    return Counter(n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}:{n.op_type}"
-                   for g in index.graphs.values() for n in g.nodes)
+def op_histogram(plans: Mapping[str, CostPlan]) -> Counter[str]:
+    """How often each operator occurs in every graph, subgraph and function body (whose cost plans are
+    ``plans``), the operators in the order they first occur."""
+    found: Counter[str] = Counter()
+    for plan in plans.values():
+        for (op_type, domain), count in zip(plan.ops, plan.counts(), strict=True):
+            found[_op_label(op_type, domain)] += count
+    return found
+
+
+def _op_label(op_type: str, domain: str) -> str:
+    return op_type if domain in ("", "ai.onnx") else f"{domain}:{op_type}"
 
 
 @dataclass(frozen=True)
@@ -128,7 +143,7 @@ class ModelFigures:
     parameter_bytes: int
     bytes_by_dtype: dict[str, int]
     op_counts: Counter[str]
-    costs: list[NodeCost]
+    costs: CostColumns  # of the main graph's nodes
     by_scope: list[ScopeParameters] = field(default_factory=list)  # the graphs holding parameters
     bodies: list[tuple[str, int, int]] = field(default_factory=list)  # (scope, MACs, FLOPs) of one run of a body
 
@@ -140,19 +155,21 @@ class ModelStructure:
     scopes: list[ScopeParameters]  # the graphs holding parameters
     bytes_by_dtype: dict[str, int]
     op_counts: Counter[str]
+    plans: dict[str, CostPlan]  # what the costs of each graph's nodes need besides the types
 
 
 def model_structure(index: ModelIndex) -> ModelStructure:
-    scopes, by_dtype = parameters(index)
-    return ModelStructure(scopes, by_dtype, op_histogram(index))
+    plans = {scope: cost_plan(index, scope) for scope in index.graphs}
+    scopes, by_dtype = parameters(index, plans)
+    return ModelStructure(scopes, by_dtype, op_histogram(plans), plans)
 
 
 def figures_with_costs(structure: ModelStructure, index: ModelIndex) -> ModelFigures:
     """The figures of ``structure`` with the costs of the nodes, from the types ``index`` holds."""
     scopes = structure.scopes
-    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index)]
+    bodies = [(scope, total.macs, total.flops) for scope, total in body_costs(index, structure.plans)]
     return ModelFigures(sum(s.count for s in scopes), sum(s.nbytes for s in scopes), structure.bytes_by_dtype,
-                        structure.op_counts, graph_costs(index, ""), scopes, bodies)
+                        structure.op_counts, plan_costs(structure.plans[""], index), scopes, bodies)
 
 
 def model_figures(model: onnx.ModelProto, index: ModelIndex) -> ModelFigures:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
@@ -15,14 +14,12 @@ from onnxviz.model.background.jobs import figures_job, run_on_model, unpack_figu
 from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count, summarize
+from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count
 from onnxviz.model.graph.index import function_scope, scope_label
 from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
 from onnxviz.model.heap import building
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.text import display_name
 from onnxviz.ui.panels.common import (
-    NAME_CHARS,
     Form,
     Page,
     anchor,
@@ -37,14 +34,8 @@ from onnxviz.ui.panels.common import (
     value_href,
     value_type,
 )
-from onnxviz.ui.panels.tables import (
-    RowsModel,
-    fit_height,
-    make_table,
-    show_all_rows,
-    sorted_order,
-    source_row,
-)
+from onnxviz.ui.panels.cost_table import CostRowsModel, CostTable
+from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, show_all_rows, source_row
 from onnxviz.ui.tasks import Task, waiting_pool
 from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, early_figures
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
@@ -65,16 +56,12 @@ class PreparedFigures:
 
     figures: ModelFigures
     total: CostSummary
-    cost_rows: list[Sequence[Any]]   # in COST_ORDER
-    cost_nodes: list[int]
+    cost_table: CostTable  # in COST_ORDER
 
 
 def prepare_figures(figures: ModelFigures) -> PreparedFigures:
     costs = figures.costs
-    rows = [(display_name(c.name or f"{c.op_type}#{c.node}", NAME_CHARS), display_name(c.op_type, NAME_CHARS),
-             c.macs, c.flops, display_name(c.output_shape, NAME_CHARS)) for c in costs]
-    order = sorted_order(rows, *COST_ORDER)
-    return PreparedFigures(figures, summarize(costs), [rows[i] for i in order], [costs[i].node for i in order])
+    return PreparedFigures(figures, costs.summary(), CostTable.of(costs).sorted(*COST_ORDER))
 
 
 def _inference_html(doc: Document) -> str:
@@ -93,7 +80,7 @@ class ModelPanel(Page):
         super().__init__(on_link)
         self.select_node = select_node
         self.doc: Document | None = None
-        self.costs: list[NodeCost] = []
+        self.costs: Sequence[NodeCost] = []
         self._task: Task | None = None
         self._task_state: tuple[Document, int] | None = None  # the document and generation it computes
         self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
@@ -101,7 +88,7 @@ class ModelPanel(Page):
         # the last figures and the model state they describe: the page is rebuilt when validation
         # arrives, and the worker computed them with that state's own types, so they still hold
         self._last_figures: tuple[Document, int, PreparedFigures] | None = None
-        self.cost_model = RowsModel(COST_HEADERS, self)
+        self.cost_model = CostRowsModel(COST_HEADERS, self)
         self.cost_form: Form | None = None
         self.show_document(None)
 
@@ -235,7 +222,7 @@ class ModelPanel(Page):
         self.op_section = self.add_section("Operators", view)
 
     def _add_costs(self) -> None:
-        self.cost_model = RowsModel(COST_HEADERS, self.content)  # dies with the page
+        self.cost_model = CostRowsModel(COST_HEADERS, self.content)  # dies with the page
         self.cost_model.numeric_columns = {2, 3}
         self.cost_model.formatters = {2: human_count, 3: human_count}  # exact figure in the tooltip
         view = make_table(self.cost_model)
@@ -326,9 +313,12 @@ class ModelPanel(Page):
         self.op_model.set_rows(figures.op_counts.most_common())
         self.op_section.header.setText(f"Operators ({len(figures.op_counts)} types)")
         show_all_rows(self.op_view)
-        self.cost_model.set_rows(prepared.cost_rows, payload=prepared.cost_nodes, sorted_by=COST_ORDER)
+        self._show_costs(prepared)
+
+    def _show_costs(self, prepared: PreparedFigures) -> None:
+        self.cost_model.set_table(prepared.cost_table, sorted_by=COST_ORDER)
         fit_height(self.cost_view, 14)
-        self.costs = figures.costs
+        self.costs = prepared.figures.costs
 
     def _by_graph(self, figures: list[tuple[str, str]], lead: str = "") -> str:
         """``main graph 0 · If vad (then_branch) 103,596 · ...``: a figure per graph, each graph a link."""
@@ -342,7 +332,7 @@ class ModelPanel(Page):
     def _on_cost_clicked(self, index: QModelIndex) -> None:
         row = source_row(self.cost_view, index)
         if 0 <= row < len(self.cost_model.payload):
-            self.select_node("", self.cost_model.payload[row])
+            self.select_node("", int(self.cost_model.payload[row]))
 
 
 def is_long(value: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 from onnxviz.ui.widgets.names import name_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
+T = TypeVar("T")
 
 
 class RowsModel(QAbstractTableModel):
@@ -25,8 +26,8 @@ class RowsModel(QAbstractTableModel):
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
         super().__init__(parent)
         self.headers = list(headers)
-        self.rows: list[Sequence[Any]] = []
-        self.payload: list[Any] = []
+        self.rows: Sequence[Sequence[Any]] = []
+        self.payload: Sequence[Any] = []
         self.icons: list[QIcon | None] = []
         self.greyed: list[bool] = []
         self.numeric_columns: set[int] = set()
@@ -55,8 +56,8 @@ class RowsModel(QAbstractTableModel):
             return
         first = len(self.rows)
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
-        self.rows.extend(rows)
-        self.payload.extend(payload)
+        self.rows = _extended(self.rows, rows)
+        self.payload = _extended(self.payload, payload)
         if icons is not None:
             self.icons.extend(icons)
         self.endInsertRows()
@@ -114,13 +115,21 @@ class RowsModel(QAbstractTableModel):
         return None
 
 
+def _extended(held: Sequence[T], more: Sequence[T]) -> Sequence[T]:
+    """``held`` with ``more`` after it: extended in place when a list."""
+    if isinstance(held, list):
+        held.extend(more)
+        return held
+    return [*held, *more]
+
+
 def sorted_order(rows: Sequence[Sequence[Any]], column: int, order: Qt.SortOrder) -> list[int]:
     """Row positions in the order a click on ``column``'s header shows them (any thread)."""
-    return sorted(range(len(rows)), key=lambda r: _sort_key(rows[r][column]),
+    return sorted(range(len(rows)), key=lambda r: sort_key(rows[r][column]),
                   reverse=order == Qt.SortOrder.DescendingOrder)
 
 
-def _sort_key(value: Any) -> tuple[int, Any]:
+def sort_key(value: Any) -> tuple[int, Any]:
     """Numbers before text, unknown (None) last; text case-insensitively."""
     if value is None:
         return (2, 0)
