@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -25,27 +26,28 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
     raise SystemExit(code)
 
 
-def _subcommands() -> dict[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]]:
-    from onnxviz.cli import check, compare, diff, info, render, run
+SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare")
 
-    return {"info": info.configure, "check": check.configure, "render": render.configure, "run": run.configure,
-            "diff": diff.configure, "compare": compare.configure}
+
+def _configure(name: str) -> Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]:
+    """The ``configure`` of the subcommand ``name`` (or of the window, ``gui``), its module imported now: the
+    window's start imports none of the others (they import onnx, which its worker processes import first)."""
+    module = importlib.import_module(f"onnxviz.cli.{name}")
+    configure: Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]] = module.configure
+    return configure
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        subs = _subcommands()
-        if args and args[0] in subs:
+        if args and args[0] in SUBCOMMANDS:
             parser = _Parser(prog=f"onnxviz {args[0]}")
-            handler = subs[args[0]](parser)
+            handler = _configure(args[0])(parser)
             return handler(parser.parse_args(args[1:]))
-        from onnxviz.cli import gui
-
         parser = _Parser(prog="onnxviz", description=(
             "Open, inspect, edit and run ONNX models. Without a subcommand, opens the window. "
-            "Subcommands: info, check, render, run, diff, compare (see 'onnxviz SUBCOMMAND -h')."))
-        handler = gui.configure(parser)
+            f"Subcommands: {', '.join(SUBCOMMANDS)} (see 'onnxviz SUBCOMMAND -h')."))
+        handler = _configure("gui")(parser)
         return handler(parser.parse_args(args))
     except OnnxvizError as exc:
         fail(exc.message)
