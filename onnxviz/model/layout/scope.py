@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, eq
 
 import numpy as np
 import onnx
@@ -120,7 +122,9 @@ def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
     g = index.graphs[scope]
     sg = ScopeGraph(index=index, graph=g)
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
-    sg.const_values = {n for n, p in g.producer.items() if p == INITIALIZER} | set(g.initializer_names)
+    producer = g.producer
+    sg.const_values = set(compress(producer, map(eq, producer.values(), repeat(INITIALIZER))))
+    sg.const_values.update(g.initializer_names)
     hidden = _absorbed_constants(g, sg.const_values)
     terminal_of: dict[str, int] = {}
     for name in dict.fromkeys(g.input_names):
@@ -160,8 +164,11 @@ CONSTANT_OPS = frozenset({"Constant", "ConstantOfShape"})
 # marked line of their reader's box (``W <64x64> · DequantizeLinear``), not as a box of their own
 WEIGHT_OPS = frozenset({"Identity", "DequantizeLinear", "Cast", "CastLike", "Transpose", "Reshape",
                         "Unsqueeze", "Squeeze", "Flatten"})
+_UNDEFINED = -10   # a value nothing in the scope produces
+_CONST = -100      # a constant's producer, as _collect_edges looks it up
 SAME_SHAPE_OPS = frozenset({"Identity", "DequantizeLinear", "Cast", "CastLike"})
 CHAIN_DEPTH = 8  # weight operators listed after a weight's shape
+_CANDIDATE_OPS = CONSTANT_OPS | WEIGHT_OPS
 
 
 def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
@@ -175,15 +182,18 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
     """
     outputs = set(g.output_names)
     hidden: set[int] = set()
-    for i, node in enumerate(g.nodes):
-        op = node.op_type
-        if op not in CONSTANT_OPS and op not in WEIGHT_OPS:
+    nodes = g.nodes
+    ops = list(map(attrgetter("op_type"), nodes))   # one protobuf read per node, none of the rest
+    candidates = _CANDIDATE_OPS.__contains__
+    for i in compress(range(len(ops)), map(candidates, ops)):
+        node = nodes[i]
+        op = ops[i]
+        inputs = node.input
+        if not const_values.issuperset(filter(None, inputs)):   # the usual reason: first, and in C
             continue
         if node.domain not in ("", "ai.onnx") and not (op == "DequantizeLinear" and node.domain == "com.microsoft"):
             continue
-        if op in WEIGHT_OPS and not any(node.input):
-            continue
-        if not all(x in const_values for x in node.input if x):
+        if op in WEIGHT_OPS and not any(inputs):
             continue
         outs = [o for o in node.output if o]
         if outs and all(g.consumers.get(o) and o not in outputs and g.producer.get(o) == i for o in outs):
@@ -202,16 +212,20 @@ def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[
     n = len(names)
     lens = np.fromiter(map(len, lists), np.int64, n)
     consumers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
-    source = _source_items(names, producer, node_item, terminal_of)
-    valid = (source >= 0) & ~np.fromiter((name in const for name in names), bool, n)
+    # one look-up per value: its producer, or _CONST for a constant (no edge is drawn for it)
+    lookup = dict(producer)
+    lookup.update(dict.fromkeys(const, _CONST))
+    prod = np.fromiter(map(lookup.get, names, repeat(_UNDEFINED, n)), np.int64, n)
+    source = _items_of(prod, names, node_item, terminal_of)
+    valid = (source >= 0) & (prod != _CONST)
     vid = np.cumsum(valid) - 1
-    values = [names[i] for i in np.flatnonzero(valid).tolist()]
+    values = list(compress(names, valid.tolist()))
     dst = node_item[consumers] if len(consumers) else consumers
     keep = np.repeat(valid, lens) & (dst >= 0)  # absorbed constants consume nothing drawn
     src, val, dst = np.repeat(source, lens)[keep], np.repeat(vid, lens)[keep], dst[keep]
     out_names = list(output_of)
     out_src = _source_items(out_names, producer, node_item, terminal_of)
-    value_id = {name: k for k, name in enumerate(values)}
+    value_id = _consumed_outputs(g, out_names, names, valid, vid)
     out_val = []
     for name, s in zip(out_names, out_src.tolist(), strict=True):
         if s >= 0 and name not in value_id:
@@ -225,12 +239,30 @@ def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[
     sg.e_val = np.concatenate([val, np.array(out_val, np.int64)[has_src]]).astype(np.int64)
 
 
+def _consumed_outputs(g: GraphIndex, out_names: list[str], names: list[str], valid: np.ndarray,
+                      vid: np.ndarray) -> dict[str, int]:
+    """Value id of each graph output that is also an edge's value already (``names[k]`` is value ``vid[k]``
+    when ``valid[k]``): an output some node reads too."""
+    consumed = {name for name in out_names if name in g.consumers}
+    if not consumed:
+        return {}
+    found = compress(range(len(names)), map(consumed.__contains__, names))
+    return {names[k]: int(vid[k]) for k in found if valid[k]}
+
+
 def _source_items(names: list[str], producer: dict[str, int], node_item: np.ndarray,
                   terminal_of: dict[str, int]) -> np.ndarray:
     """Item producing each value (a node's or a terminal's), -1 if none is drawn."""
-    n = len(names)
-    prod = np.fromiter((producer.get(name, -10) for name in names), np.int64, n)
-    term = np.fromiter((terminal_of.get(name, -1) for name in names), np.int64, n)
+    prod = np.fromiter(map(producer.get, names, repeat(_UNDEFINED, len(names))), np.int64, len(names))
+    return _items_of(prod, names, node_item, terminal_of)
+
+
+def _items_of(prod: np.ndarray, names: list[str], node_item: np.ndarray, terminal_of: dict[str, int]) -> np.ndarray:
+    """Item producing each value, from its producer ``prod`` (a node position, or negative: a terminal's if
+    ``terminal_of`` has one), -1 if none is drawn."""
+    term = np.full(len(names), -1, np.int64)
+    for k in np.flatnonzero((prod < 0) & (prod != _CONST)).tolist():   # graph inputs, values from outside: few
+        term[k] = terminal_of.get(names[k], -1)
     if not len(node_item):
         return term
     return np.where(prod >= 0, node_item[np.clip(prod, 0, len(node_item) - 1)], term)
