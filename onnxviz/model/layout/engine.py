@@ -90,6 +90,7 @@ class GraphLayout:
         self._wirings: dict[int, _Wiring] = {}   # per level: its units and edges (whatever is expanded)
         self._texts: dict[int, BoxText] = {}
         self._group_texts: dict[int, BoxText] = {}
+        self._group_sizes: dict[tuple[int, bool, bool], tuple[float, float]] = {}
         self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
         self._keys: dict[int, tuple[int, ...]] = {}
@@ -292,6 +293,14 @@ class GraphLayout:
         """A box's size as this level lays it out (turned for a left-to-right drawing)."""
         w, h = text.size(self.options.names)
         return (h, w) if self.options.across else (w, h)
+
+    def _group_size(self, g: int) -> tuple[float, float]:
+        """:meth:`_size` of group ``g``'s box (kept: relabelling and expanding lay levels out again)."""
+        key = (g, self.options.names, self.options.across)
+        size = self._group_sizes.get(key)
+        if size is None:
+            size = self._group_sizes[key] = self._size(self.group_text(g))
+        return size
 
     def _labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
         """``scene`` with the labels of its edges, whose value ids are ``vids``."""
@@ -570,7 +579,7 @@ class GraphLayout:
             else:
                 kinds.append(UNIT_GROUP)
                 refs.append(code - n)
-                sizes.append(self._size(self.group_text(code - n)))
+                sizes.append(self._group_size(code - n))
         kinds += [UNIT_OUT] * len(out_vals)
         refs += out_vals.tolist()
         sizes += [(DUMMY_W, 0.0)] * len(out_vals)

@@ -138,10 +138,12 @@ class _RawGroups:
         gid = self.keys[up]
         for k, cut in reversed(pending):
             part = k[cut:-1]
-            gid = self.keys[k] = self._extend(gid, dotted_levels(part)) if part else gid
+            if part:
+                gid = self._extend(gid, dotted_levels(part) if "." in part else (part,))
+            self.keys[k] = gid
         return gid
 
-    def _extend(self, gid: int, levels: list[str]) -> int:
+    def _extend(self, gid: int, levels: Sequence[str]) -> int:
         """The group ``levels`` below group ``gid`` (-1: the top), made where missing; at most MAX_DEPTH deep."""
         for level in levels:
             depth = self.depth[gid] if gid >= 0 else 0

@@ -485,6 +485,9 @@ class _Slots:
             self.check()
         layer = self.layers[lay]
         x = self.x
+        if len(layer) == 1:   # a layer of one unit (a chain): where it wants, as the fit below would put it
+            x[layer[0]] = self._wanted(layer[0], down)[0] - 0.0 + 0.0   # as the sums below: -0.0 too
+            return
         targets: list[float] = []
         weights: list[float] = []
         offset = 0.0

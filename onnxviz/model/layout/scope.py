@@ -13,7 +13,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter
 
 import numpy as np
 import onnx
@@ -122,16 +122,17 @@ def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
     g = index.graphs[scope]
     sg = ScopeGraph(index=index, graph=g)
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
-    producer = g.producer
-    sg.const_values = set(compress(producer, map(eq, producer.values(), repeat(INITIALIZER))))
-    sg.const_values.update(g.initializer_names)
+    sg.const_values = _initializers(g)
     hidden = _absorbed_constants(g, sg.const_values)
+    names = list(g.consumers)   # every value some node reads, and what makes it
+    prod = _producers(g, names, sg.const_values)
     terminal_of: dict[str, int] = {}
     for name in dict.fromkeys(g.input_names):
         if name and g.producer.get(name) == GRAPH_INPUT and name not in sg.const_values:
             terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, "")
     passed_through = [n for n in g.output_names if n and g.parent is not None and g.parent.defines(n)]
-    for name in [*g.consumers, *passed_through]:
+    undefined = [names[k] for k in np.flatnonzero(prod == _UNDEFINED).tolist()]   # made by nothing here
+    for name in [*undefined, *passed_through]:
         if name not in g.producer and name not in sg.const_values and name not in terminal_of:
             note = "outer scope" if g.parent is not None and g.parent.defines(name) else "undefined"
             terminal_of[name] = _add_item(sg, BoxKind.INPUT, -1, name, note)
@@ -147,8 +148,27 @@ def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
     sg.node_item = node_item
     outputs = [name for name in dict.fromkeys(g.output_names) if name]
     output_items = [_add_item(sg, BoxKind.OUTPUT, -1, name, "") for name in outputs]
-    _collect_edges(sg, terminal_of, dict(zip(outputs, output_items, strict=True)))
+    _collect_edges(sg, terminal_of, dict(zip(outputs, output_items, strict=True)), names, prod)
     return sg
+
+
+def _producers(g: GraphIndex, names: list[str], const: set[str]) -> np.ndarray:
+    """Per value: the producer (a node position or a negative kind, see ``GraphIndex.producer``), _CONST
+    for a constant and _UNDEFINED for a value nothing produces; one look-up each (there are 100k+)."""
+    lookup = dict(g.producer)
+    lookup.update(dict.fromkeys(const, _CONST))
+    return np.fromiter(map(lookup.get, names, repeat(_UNDEFINED, len(names))), np.int64, len(names))
+
+
+def _initializers(g: GraphIndex) -> set[str]:
+    """Names of the initializers (those the producers list, and those of the graph)."""
+    found = set(g.initializer_names)
+    producer = g.producer
+    rows = np.flatnonzero(np.fromiter(producer.values(), np.int64, len(producer)) == INITIALIZER).tolist()
+    if rows:
+        keys = list(producer)
+        found.update(keys[k] for k in rows)
+    return found
 
 
 def _add_item(sg: ScopeGraph, kind: BoxKind, node: int, value: str, note: str) -> int:
@@ -202,20 +222,17 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
     return hidden
 
 
-def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int]) -> None:
-    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values)."""
+def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int], names: list[str],
+                   prod: np.ndarray) -> None:
+    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values); ``names``
+    are the values nodes read, in ``g.consumers`` order, ``prod`` their :func:`_producers`."""
     g = sg.graph
     node_item = sg.node_item
-    producer, const = g.producer, sg.const_values
-    names = list(g.consumers)
+    producer = g.producer
     lists = list(g.consumers.values())
     n = len(names)
     lens = np.fromiter(map(len, lists), np.int64, n)
     consumers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
-    # one look-up per value: its producer, or _CONST for a constant (no edge is drawn for it)
-    lookup = dict(producer)
-    lookup.update(dict.fromkeys(const, _CONST))
-    prod = np.fromiter(map(lookup.get, names, repeat(_UNDEFINED, n)), np.int64, n)
     source = _items_of(prod, names, node_item, terminal_of)
     valid = (source >= 0) & (prod != _CONST)
     vid = np.cumsum(valid) - 1
