@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
-from onnxviz.model.layout.groups import MAX_DEPTH, WALK_PARTS, build_groups, scope_levels
+from onnxviz.model.layout.groups import MAX_DEPTH, WALK_CHARS, build_groups, scope_levels
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.layout.scope import build_scope_graph
 
@@ -35,10 +35,12 @@ def _parts(k: int, stem: str) -> str:
     return "/".join(f"{stem}.{i}" if i % 3 else f"{stem}{i}" for i in range(k))
 
 
-@pytest.mark.parametrize("depth", [3, MAX_DEPTH + 2, WALK_PARTS - 1, WALK_PARTS + 1, 3 * WALK_PARTS])
-def test_deep_names_group_as_each_name_parsed_alone(depth: int) -> None:
+@pytest.mark.parametrize(("depth", "stem_chars"), [(3, 1), (MAX_DEPTH + 2, 1), (40, 1), (200, 1), (3, WALK_CHARS // 4),
+                                                   (MAX_DEPTH, WALK_CHARS // 8)])
+def test_deep_names_group_as_each_name_parsed_alone(depth: int, stem_chars: int) -> None:
     names = []
-    for stem in ("a", "b"):
+    for letter in ("a", "b"):
+        stem = letter * stem_chars
         base = _parts(depth, stem)
         names += [f"{base}/Op{i}" for i in range(3)] + [f"{base}//x/Op", f"/{base}/y.1/Op", f"{base}/", "//" * depth]
     tree = build_groups(names)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_DEPTH = 12  # deeper name pieces stay in the innermost group
-WALK_PARTS = 64  # a name's prefix is parsed from its parent prefix's groups when it has at most this many parts
+WALK_CHARS = 1 << 16  # a name's prefix is parsed from its parent prefix's when its parts x length are at most this
 
 
 def dotted_levels(text: str) -> list[str]:
@@ -130,7 +130,7 @@ class _RawGroups:
         if not key.endswith("/"):
             gid = self.keys[key] = self._extend(-1, dotted_levels(key)[:-1])
             return gid
-        if key.count("/") > WALK_PARTS:   # a freak name: parsed whole (walking up copies each prefix)
+        if key.count("/") * len(key) > WALK_CHARS:   # a freak name: parsed whole (walking up copies each prefix)
             gid = self.keys[key] = self._extend(-1, scope_levels(key + "x"))
             return gid
         pending: list[tuple[str, int]] = []   # keys not parsed yet, innermost first, where their last part starts
