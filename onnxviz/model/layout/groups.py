@@ -133,18 +133,12 @@ class _RawGroups:
         if key.count("/") * len(key) > WALK_CHARS:   # a freak name: parsed whole (walking up copies each prefix)
             gid = self.keys[key] = self._extend(-1, scope_levels(key + "x"))
             return gid
-        pending: list[tuple[str, int]] = []   # keys not parsed yet, innermost first, where their last part starts
-        up = key
-        while up not in self.keys:
-            cut = up.rfind("/", 0, len(up) - 1) + 1
-            pending.append((up, cut))
-            up = up[:cut]
-        gid = self.keys[up]
-        for k, cut in reversed(pending):
-            part = k[cut:-1]
-            if part:
-                gid = self._extend(gid, dotted_levels(part) if "." in part else (part,))
-            self.keys[k] = gid
+        cut = key.rfind("/", 0, len(key) - 1) + 1   # the last part starts here; before it, the parent's key
+        parent = self.keys.get(key[:cut])
+        if parent is None:   # at most 256 deep (parts x length are bounded above)
+            parent = self.of_key(key[:cut])
+        part = key[cut:-1]
+        gid = self.keys[key] = self._extend(parent, dotted_levels(part) if "." in part else (part,)) if part else parent
         return gid
 
     def _extend(self, gid: int, levels: Sequence[str]) -> int:

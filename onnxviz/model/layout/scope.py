@@ -113,17 +113,25 @@ class ScopeGraph:
                         stack.append(c)
         return found
 
-    def item_names(self) -> list[str]:
-        names = list(map(attrgetter("name"), self.graph.nodes))   # one protobuf read per node, in C
+    def item_names(self, node_names: list[str] | None = None) -> list[str]:
+        """Per item: its node's name ("" for terminals); ``node_names``: the nodes' names, if read already."""
+        names = list(map(attrgetter("name"), self.graph.nodes)) if node_names is None else node_names
         return [names[n] if n >= 0 else "" for n in self.item_node]
 
 
-def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
+def node_fields(g: GraphIndex) -> tuple[list[str], list[str]]:
+    """(op types, names) of a scope's nodes, read in one pass over them (123k nodes: ~60 ms; two passes ~80)."""
+    pairs = list(map(attrgetter("op_type", "name"), g.nodes))
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def build_scope_graph(index: ModelIndex, scope: str, ops: list[str] | None = None) -> ScopeGraph:
+    """The items and edges of a scope; ``ops``: its nodes' op types, if read already."""
     g = index.graphs[scope]
     sg = ScopeGraph(index=index, graph=g)
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
     sg.const_values = _initializers(g)
-    hidden = _absorbed_constants(g, sg.const_values)
+    hidden = _absorbed_constants(g, sg.const_values, list(map(attrgetter("op_type"), g.nodes)) if ops is None else ops)
     names = list(g.consumers)   # every value some node reads, and what makes it
     prod = _producers(g, names, sg.const_values)
     terminal_of: dict[str, int] = {}
@@ -191,7 +199,7 @@ CHAIN_DEPTH = 8  # weight operators listed after a weight's shape
 _CANDIDATE_OPS = CONSTANT_OPS | WEIGHT_OPS
 
 
-def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
+def _absorbed_constants(g: GraphIndex, const_values: set[str], ops: list[str]) -> set[int]:
     """Constant-making nodes shown inside their consumers (adds their outputs to ``const_values``).
 
     A ``Constant``, or a ``ConstantOfShape`` of a constant shape, qualifies when
@@ -203,7 +211,6 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str]) -> set[int]:
     outputs = set(g.output_names)
     hidden: set[int] = set()
     nodes = g.nodes
-    ops = list(map(attrgetter("op_type"), nodes))   # one protobuf read per node, none of the rest
     candidates = _CANDIDATE_OPS.__contains__
     for i in compress(range(len(ops)), map(candidates, ops)):
         node = nodes[i]
