@@ -39,7 +39,8 @@ from onnxviz.model.layout.layers import (
     LAYER_GAP_ACROSS,
     PORT_GAP_ACROSS,
     LevelLayout,
-    layered_layout,
+    Placement,
+    place_units,
 )
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
@@ -61,6 +62,7 @@ WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens
 AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
 AUTO_GROUP_SIZE = 500
 EDGE_NAME_TEXT = 40    # characters of a tensor name shown on its edge
+KEEP_PLACEMENT = 1000  # levels of this many units keep their placement (relabelling lays out only the gaps again)
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class GraphLayout:
         self._group_sizes: dict[tuple[int, bool, bool], tuple[float, float]] = {}
         self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
+        self._placements: dict[tuple[bytes, ...], Placement] = {}   # of big levels, kept when labels change
         self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
         self._value_ids: dict[str, int] | None = None
@@ -517,14 +520,18 @@ class GraphLayout:
                  b"" if label_w is None else label_w.tobytes())
         lay = self._shapes.get(shape)
         if lay is None:
-            base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
+            placement = self._placements.get(shape[:6])   # the same units and edges, placed before other labels
+            if placement is None:
+                base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
 
-            def progress(f: float, text: str) -> None:
-                self._say(base + (0.9 - base) * f, text)
-            lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap,
-                                 label_w, PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
-            self._shapes[shape] = lay
+                def progress(f: float, text: str) -> None:
+                    self._say(base + (0.9 - base) * f, text)
+                placement = place_units(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
+                                        self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
+                if len(w) >= KEEP_PLACEMENT:
+                    self._placements[shape[:6]] = placement
+            lay = self._shapes[shape] = placement.layout(gap, label_w,
+                                                         PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
         return lay
 
     def _label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
