@@ -131,9 +131,10 @@ def build_scope_graph(index: ModelIndex, scope: str, ops: list[str] | None = Non
     sg = ScopeGraph(index=index, graph=g)
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
     sg.const_values = _initializers(g)
-    hidden = _absorbed_constants(g, sg.const_values, list(map(attrgetter("op_type"), g.nodes)) if ops is None else ops)
-    names = list(g.consumers)   # every value some node reads, and what makes it
-    prod = _producers(g, names, sg.const_values)
+    reads = _reads(g, sg.const_values)   # the constants so far: absorbed nodes' outputs are made by hidden nodes
+    ops = list(map(attrgetter("op_type"), g.nodes)) if ops is None else ops
+    hidden = _absorbed_constants(g, sg.const_values, ops, reads.nonconst_inputs(len(ops)))
+    names, prod = reads.names, reads.prod
     terminal_of: dict[str, int] = {}
     for name in dict.fromkeys(g.input_names):
         if name and g.producer.get(name) == GRAPH_INPUT and name not in sg.const_values:
@@ -156,8 +157,32 @@ def build_scope_graph(index: ModelIndex, scope: str, ops: list[str] | None = Non
     sg.node_item = node_item
     outputs = [name for name in dict.fromkeys(g.output_names) if name]
     output_items = [_add_item(sg, BoxKind.OUTPUT, -1, name, "") for name in outputs]
-    _collect_edges(sg, terminal_of, dict(zip(outputs, output_items, strict=True)), names, prod)
+    _collect_edges(sg, terminal_of, dict(zip(outputs, output_items, strict=True)), reads)
     return sg
+
+
+@dataclass
+class _Reads:
+    """Every value some node reads (``g.consumers`` order), what makes it, and its readers."""
+
+    names: list[str]
+    prod: np.ndarray      # per value: :func:`_producers`
+    lens: np.ndarray      # per value: how many reads
+    readers: np.ndarray   # the reading nodes, value after value
+
+    def nonconst_inputs(self, n_nodes: int) -> list[int]:
+        """Per node: its reads of values that are no constants (as ``prod`` has them)."""
+        slots = np.repeat(self.prod != _CONST, self.lens)
+        return np.bincount(self.readers[slots], minlength=n_nodes).tolist() if n_nodes else []
+
+
+def _reads(g: GraphIndex, const: set[str]) -> _Reads:
+    """What the nodes of ``g`` read, the values in ``const`` marked as constants."""
+    names = list(g.consumers)
+    lists = list(g.consumers.values())
+    lens = np.fromiter(map(len, lists), np.int64, len(names))
+    readers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
+    return _Reads(names, _producers(g, names, const), lens, readers)
 
 
 def _producers(g: GraphIndex, names: list[str], const: set[str]) -> np.ndarray:
@@ -199,7 +224,7 @@ CHAIN_DEPTH = 8  # weight operators listed after a weight's shape
 _CANDIDATE_OPS = CONSTANT_OPS | WEIGHT_OPS
 
 
-def _absorbed_constants(g: GraphIndex, const_values: set[str], ops: list[str]) -> set[int]:
+def _absorbed_constants(g: GraphIndex, const_values: set[str], ops: list[str], nonconst: list[int]) -> set[int]:
     """Constant-making nodes shown inside their consumers (adds their outputs to ``const_values``).
 
     A ``Constant``, or a ``ConstantOfShape`` of a constant shape, qualifies when
@@ -207,12 +232,19 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str], ops: list[str]) -
     weight operator (:data:`WEIGHT_OPS`) whose inputs are all constants, e.g. the
     ``Identity`` of a shared weight or the ``DequantizeLinear`` of an int8 one,
     and chains of them (nodes are visited in file order, which is topological).
+
+    ``nonconst``: per node, its reads of values not in ``const_values`` as given. A node with such a read
+    is looked at only when it reads an output of a node absorbed before it (or holds a body, whose outer
+    reads count as its reads too): else that read still is no constant.
     """
     outputs = set(g.output_names)
     hidden: set[int] = set()
     nodes = g.nodes
     candidates = _CANDIDATE_OPS.__contains__
+    maybe = {n for n, _, _ in g.children}   # besides the nodes with no read of a non-constant
     for i in compress(range(len(ops)), map(candidates, ops)):
+        if nonconst[i] and i not in maybe:
+            continue
         node = nodes[i]
         op = ops[i]
         inputs = node.input
@@ -226,20 +258,17 @@ def _absorbed_constants(g: GraphIndex, const_values: set[str], ops: list[str]) -
         if outs and all(g.consumers.get(o) and o not in outputs and g.producer.get(o) == i for o in outs):
             hidden.add(i)
             const_values.update(outs)
+            for o in outs:
+                maybe.update(g.consumers[o])
     return hidden
 
 
-def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int], names: list[str],
-                   prod: np.ndarray) -> None:
-    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values); ``names``
-    are the values nodes read, in ``g.consumers`` order, ``prod`` their :func:`_producers`."""
+def _collect_edges(sg: ScopeGraph, terminal_of: dict[str, int], output_of: dict[str, int], reads: _Reads) -> None:
+    """Value edges producer item -> consumer item, built with numpy (graphs have 100k+ values)."""
     g = sg.graph
     node_item = sg.node_item
     producer = g.producer
-    lists = list(g.consumers.values())
-    n = len(names)
-    lens = np.fromiter(map(len, lists), np.int64, n)
-    consumers = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(lens.sum()))
+    names, prod, lens, consumers = reads.names, reads.prod, reads.lens, reads.readers
     source = _items_of(prod, names, node_item, terminal_of)
     valid = (source >= 0) & (prod != _CONST)
     vid = np.cumsum(valid) - 1
