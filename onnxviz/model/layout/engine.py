@@ -107,7 +107,6 @@ class GraphLayout:
         self._placements: dict[tuple[bytes, ...], Placement] = {}   # of big levels, kept when labels change
         self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
-        self._value_ids: dict[str, int] | None = None
         self._expanded: set[int] = set()
         self._shown_expanded = np.zeros(0, np.int64)
         self._set_expanded(self._initial_expanded(expanded))
@@ -347,11 +346,6 @@ class GraphLayout:
                 text = f"{name}: {text}" if text else name
             label = self._labels[vid] = (text, bool(inferred and t is not None))
         return label
-
-    def value_id(self, name: str) -> int:
-        if self._value_ids is None:
-            self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
-        return self._value_ids.get(name, -1)
 
     def visible_codes(self) -> np.ndarray:
         """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""

@@ -90,10 +90,6 @@ class GroupTree:
             g = int(self.parent[g])
         return out[::-1]
 
-    def item_ancestors(self, items: np.ndarray) -> np.ndarray:
-        """(len(items), MAX_DEPTH) ancestor ids of each item's innermost group."""
-        return self.ancestors[self.item_group[items]]
-
 
 def build_groups(names: Sequence[str]) -> GroupTree:
     """Group tree of the items named ``names`` (terminals get ``""`` and belong to no group)."""
