@@ -132,6 +132,9 @@ def models(args: argparse.Namespace) -> Iterator[tuple[str, onnx.ModelProto]]:
 
 
 def dump(args: argparse.Namespace) -> None:
+    import onnxviz
+
+    print(f"dumping the layouts of {Path(onnxviz.__file__).parent}", flush=True)   # PYTHONPATH chooses it
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name, model in models(args):
