@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
@@ -38,11 +39,20 @@ from onnxviz.model.layout.layers import (
     LAYER_GAP_ACROSS,
     PORT_GAP_ACROSS,
     LevelLayout,
-    layered_layout,
+    Placement,
+    place_units,
 )
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
-from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
+from onnxviz.model.layout.scope import (
+    TITLE_CHAR_W,
+    BoxText,
+    ScopeGraph,
+    build_scope_graph,
+    clip,
+    item_text,
+    node_fields,
+)
 from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import shape_text
@@ -52,6 +62,21 @@ WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens
 AUTO_GROUP_NODES = 5000  # above this, a graph without name scopes is shown in runs of nodes
 AUTO_GROUP_SIZE = 500
 EDGE_NAME_TEXT = 40    # characters of a tensor name shown on its edge
+KEEP_PLACEMENT = 1000  # levels of this many units keep their placement (relabelling lays out only the gaps again)
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """One level's units and edges, as rows: entry ports, units (in file order), exit ports."""
+
+    units: np.ndarray                         # unit codes (item id, or n_items + group id)
+    in_vals: np.ndarray                       # value id of each entry port
+    out_vals: np.ndarray                      # value id of each exit port
+    row_of: dict[int, int]                    # unit code -> row
+    in_port: dict[int, int]                   # value id -> entry port row
+    out_port: dict[int, int]                  # value id -> exit port row
+    triples: np.ndarray                       # (k, 3) distinct (src row, dst row, value id), sorted
+    edge_of: dict[tuple[int, int, int], int]  # a row of ``triples`` -> its level edge
 
 
 class GraphLayout:
@@ -62,39 +87,45 @@ class GraphLayout:
         self.index = index
         self.scope = scope
         self.options = options or LayoutOptions()   # set before build; edge_names may change before relabel
-        self.graph: ScopeGraph = build_scope_graph(index, scope)
+        ops, names = node_fields(index.graphs[scope])
+        self.graph: ScopeGraph = build_scope_graph(index, scope, ops)
         self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
         self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
         self._run_labels: list[str] = []
-        self.tree: GroupTree = self._group_tree()
+        self.tree: GroupTree = self._group_tree(names)
         n = self.graph.n_items
-        self._item_anc = self.tree.item_ancestors(np.arange(n))
-        self._out_order, self._out_ptr = csr(self.graph.e_src, n)
-        self._in_order, self._in_ptr = csr(self.graph.e_dst, n)
+        self._csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None   # made on first need
         self._scratch = np.full(n, -1, np.int64)
+        self._code_row = np.full(n + self.tree.n_groups, -1, np.int64)   # scratch: unit code -> row
+        self._value_row = np.full(len(self.graph.values), -1, np.int64)  # scratch: value id -> port row
+        self._wirings: dict[int, _Wiring] = {}   # per level: its units and edges (whatever is expanded)
         self._texts: dict[int, BoxText] = {}
+        self._group_texts: dict[int, BoxText] = {}
+        self._group_sizes: dict[tuple[int, bool, bool], tuple[float, float]] = {}
         self._blocks: dict[tuple[int, tuple[int, ...]], Block] = {}
         self._shapes: dict[tuple[bytes, ...], LevelLayout] = {}
+        self._placements: dict[tuple[bytes, ...], Placement] = {}   # of big levels, kept when labels change
         self._keys: dict[int, tuple[int, ...]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
-        self._value_ids: dict[str, int] | None = None
         self._expanded: set[int] = set()
         self._shown_expanded = np.zeros(0, np.int64)
         self._set_expanded(self._initial_expanded(expanded))
         self._scene = Scene(scope=scope)
+        self._vids: list[int] = []   # the value id of each edge of the scene
         self._progress: ProgressFn = no_progress
         self._cancel: CancelToken | None = None
         self._done_items = 0
         self._said = 0.0
 
-    def _group_tree(self) -> GroupTree:
+    def _group_tree(self, node_names: list[str]) -> GroupTree:
         """Name-scope groups; a big graph whose names form none is split into runs of nodes instead."""
-        names = self.graph.item_names()
+        names = self.graph.item_names(node_names)
         tree = build_groups(names)
-        nodes = [i for i, n in enumerate(self.graph.item_node) if n >= 0]
-        grouped = int(np.count_nonzero(tree.item_group[nodes] >= 0)) if nodes else 0
-        if len(nodes) <= AUTO_GROUP_NODES or grouped >= len(nodes) / 2:
+        node_items = self.graph.node_item[self.graph.node_item >= 0]   # ascending, as the items are
+        grouped = int(np.count_nonzero(tree.item_group[node_items] >= 0))
+        if len(node_items) <= AUTO_GROUP_NODES or grouped >= len(node_items) / 2:
             return tree
+        nodes = node_items.tolist()
         self._plain_tree = tree
         self._run_of = np.full(len(names), -1, np.int64)
         positions = self.graph.item_node
@@ -171,7 +202,7 @@ class GraphLayout:
         from the drawn ones, the shown levels laid out again, since the room between layers follows the
         labels (a new Scene: the one being drawn is never changed under the painter)."""
         self._labels.clear()
-        labelled = self._labelled(self._scene, [self.value_id(v) for v in self._scene.edge_value])
+        labelled = self._labelled(self._scene, self._vids)
         if labelled.edge_label == self._scene.edge_label:
             self._scene = labelled   # the same texts: only whether they were inferred may have changed
             return self._scene
@@ -255,8 +286,8 @@ class GraphLayout:
         groups = np.flatnonzero(shown[self.tree.parent] & ~shown[:-1]).tolist()
         levels = Levels(self.scope, self.graph, self.tree, blocks, MappingProxyType(self._texts),
                         {g: self.group_text(g) for g in groups}, self.visible_codes())
-        scene, vids = compose_scene(levels)
-        return self._labelled(self._oriented(scene), vids)
+        scene, self._vids = compose_scene(levels)
+        return self._labelled(self._oriented(scene), self._vids)
 
     def _oriented(self, scene: Scene) -> Scene:
         """The scene turned for a left-to-right drawing: every level was laid out top to bottom with
@@ -274,6 +305,14 @@ class GraphLayout:
         w, h = text.size(self.options.names)
         return (h, w) if self.options.across else (w, h)
 
+    def _group_size(self, g: int) -> tuple[float, float]:
+        """:meth:`_size` of group ``g``'s box (kept: relabelling and expanding lay levels out again)."""
+        key = (g, self.options.names, self.options.across)
+        size = self._group_sizes.get(key)
+        if size is None:
+            size = self._group_sizes[key] = self._size(self.group_text(g))
+        return size
+
     def _labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
         """``scene`` with the labels of its edges, whose value ids are ``vids``."""
         labels = [self.edge_label(v) for v in vids]
@@ -287,8 +326,12 @@ class GraphLayout:
         return text
 
     def group_text(self, g: int) -> BoxText:
-        count = int(self.tree.count[g])
-        return BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"], Category.GROUP)
+        text = self._group_texts.get(g)
+        if text is None:
+            count = int(self.tree.count[g])
+            text = self._group_texts[g] = BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"],
+                                                  Category.GROUP)
+        return text
 
     def edge_label(self, vid: int) -> tuple[str, bool]:
         """(shape text, came from inference?) of value ``vid``."""
@@ -304,33 +347,28 @@ class GraphLayout:
             label = self._labels[vid] = (text, bool(inferred and t is not None))
         return label
 
-    def value_id(self, name: str) -> int:
-        if self._value_ids is None:
-            self._value_ids = {v: i for i, v in enumerate(self.graph.values)}
-        return self._value_ids.get(name, -1)
-
     def visible_codes(self) -> np.ndarray:
         """Per item: its own id, or ``n_items + group`` of the outermost collapsed group holding it."""
         n = self.graph.n_items
-        anc = self._item_anc
+        anc = self.tree.ancestors   # per group (and the root, last): worked out per group, then per item
         expanded = np.zeros(self.tree.n_groups + 1, bool)
         expanded[-1] = True
         if self._expanded:
             expanded[np.fromiter(self._expanded, np.int64, len(self._expanded))] = True
         hidden = (anc >= 0) & ~expanded[anc]
         first = hidden.argmax(axis=1)
-        rows = np.arange(n)
-        return np.where(hidden.any(axis=1), n + anc[rows, first], rows)
+        shown_as = np.where(hidden.any(axis=1), anc[np.arange(len(anc)), first], -1)[self.tree.item_group]
+        return np.where(shown_as >= 0, n + shown_as, np.arange(n))
 
     # -- expansion ---------------------------------------------------------------------
     def _initial_expanded(self, expanded: Iterable[str] | None) -> set[int]:
         tree = self.tree
         if expanded is not None:
             return {tree.id_of[p] for p in expanded if p in tree.id_of}
-        nodes = sum(1 for n in self.graph.item_node if n >= 0)
+        nodes = int(np.count_nonzero(self.graph.node_item >= 0))
         if nodes <= SMALL_SCOPE:
             return set(range(tree.n_groups))
-        return {g for g in range(tree.n_groups) if tree.count[g] > WRAPPER_SHARE * nodes}
+        return set(np.flatnonzero(tree.count > WRAPPER_SHARE * nodes).tolist())
 
     def _set_expanded(self, ids: set[int]) -> None:
         """Expanded groups; those inside a collapsed group stay remembered but do not count."""
@@ -404,8 +442,22 @@ class GraphLayout:
     def _lay_out_level(self, g: int) -> Block:
         if self._cancel is not None:
             self._cancel.check()
-        tree, sg = self.tree, self.graph
-        members = tree.members(g)
+        wiring = self._wirings.get(g)
+        if wiring is None:
+            wiring = self._wirings[g] = self._wire(g)
+        triples = wiring.triples
+        kind, ref, w, h = self._unit_table(wiring.units, wiring.in_vals, wiring.out_vals)
+        src_dx, dst_dx = self._port_offsets(kind, ref, triples)
+        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
+        title_w = len(self.tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
+        self._report(g, self.tree.members(g))
+        return Block(g, kind, ref, lay, wiring.row_of, wiring.in_port, wiring.out_port, wiring.edge_of,
+                     triples[:, 2].copy(), min_width=title_w, across=self.options.across).fit_frame()
+
+    def _wire(self, g: int) -> _Wiring:
+        """The units of level ``g`` (its items, child groups and ports) and the edges between them."""
+        sg = self.graph
+        members = self.tree.members(g)
         codes = self._unit_codes(g, members)
         units = _first_by_priority(members, codes)
         edges = self._incident_edges(members)
@@ -418,21 +470,22 @@ class GraphLayout:
         in_vals = unique_small(vals[src_code < 0])
         out_vals = unique_small(vals[dst_code < 0])
         n_in, n_units = len(in_vals), len(units)
-        row_of = {int(c): n_in + k for k, c in enumerate(units.tolist())}
-        in_port = {int(v): k for k, v in enumerate(in_vals.tolist())}
-        out_port = {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}
-        src_row = _rows(src_code, vals, row_of, in_port)
-        dst_row = _rows(dst_code, vals, row_of, out_port)
-        triples = unique_rows(np.stack([src_row, dst_row, vals], 1))
-        triples = triples[triples[:, 0] != triples[:, 1]]
-        kind, ref, w, h = self._unit_table(units, in_vals, out_vals)
-        src_dx, dst_dx = self._port_offsets(kind, ref, triples)
-        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
-        edge_of = {(int(a), int(b), int(v)): e for e, (a, b, v) in enumerate(triples.tolist())}
-        title_w = len(tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
-        self._report(g, members)
-        return Block(g, kind, ref, lay, row_of, in_port, out_port, edge_of, triples[:, 2].copy(),
-                     min_width=title_w, across=self.options.across).fit_frame()
+        code_row, value_row = self._code_row, self._value_row   # scratch: rows of codes and ports
+        code_row[units] = np.arange(n_in, n_in + n_units)
+        value_row[in_vals] = np.arange(n_in)
+        src_row = np.where(src_code >= 0, code_row[src_code], value_row[vals])
+        value_row[in_vals] = -1
+        value_row[out_vals] = np.arange(n_in + n_units, n_in + n_units + len(out_vals))
+        dst_row = np.where(dst_code >= 0, code_row[dst_code], value_row[vals])
+        value_row[out_vals] = -1
+        code_row[units] = -1
+        triples = np.stack([src_row, dst_row, vals], 1)
+        triples = unique_rows(triples[triples[:, 0] != triples[:, 1]])
+        return _Wiring(
+            units, in_vals, out_vals, {int(c): n_in + k for k, c in enumerate(units.tolist())},
+            {int(v): k for k, v in enumerate(in_vals.tolist())},
+            {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}, triples,
+            {(a, b, v): e for e, (a, b, v) in enumerate(triples.tolist())})
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -461,14 +514,18 @@ class GraphLayout:
                  b"" if label_w is None else label_w.tobytes())
         lay = self._shapes.get(shape)
         if lay is None:
-            base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
+            placement = self._placements.get(shape[:6])   # the same units and edges, placed before other labels
+            if placement is None:
+                base = min(0.9, 0.9 * self._done_items / max(1, self.graph.n_items))
 
-            def progress(f: float, text: str) -> None:
-                self._say(base + (0.9 - base) * f, text)
-            lay = layered_layout(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
-                                 self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress, gap,
-                                 label_w, PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
-            self._shapes[shape] = lay
+                def progress(f: float, text: str) -> None:
+                    self._say(base + (0.9 - base) * f, text)
+                placement = place_units(w, h, triples[:, 0], triples[:, 1], kind == UNIT_IN, kind == UNIT_OUT,
+                                        self._cancel, src_dx, dst_dx, progress if len(w) > 2000 else no_progress)
+                if len(w) >= KEEP_PLACEMENT:
+                    self._placements[shape[:6]] = placement
+            lay = self._shapes[shape] = placement.layout(gap, label_w,
+                                                         PORT_GAP_ACROSS if self.options.across else ENTRY_GAP)
         return lay
 
     def _label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
@@ -508,7 +565,7 @@ class GraphLayout:
         col = int(self.tree.depth[g]) + 1 if g >= 0 else 0
         if col >= MAX_DEPTH:
             return members.copy()
-        child = self._item_anc[members, col]
+        child = self.tree.ancestors[self.tree.item_group[members], col]
         return np.where(child >= 0, self.graph.n_items + child, members)
 
     def _unit_table(self, units: np.ndarray, in_vals: np.ndarray,
@@ -532,7 +589,7 @@ class GraphLayout:
             else:
                 kinds.append(UNIT_GROUP)
                 refs.append(code - n)
-                sizes.append(self._size(self.group_text(code - n)))
+                sizes.append(self._group_size(code - n))
         kinds += [UNIT_OUT] * len(out_vals)
         refs += out_vals.tolist()
         sizes += [(DUMMY_W, 0.0)] * len(out_vals)
@@ -542,8 +599,11 @@ class GraphLayout:
     def _incident_edges(self, members: np.ndarray) -> np.ndarray:
         if len(members) == self.graph.n_items:
             return np.arange(len(self.graph.e_src))
-        out = gather(self._out_order, self._out_ptr, members)
-        inc = gather(self._in_order, self._in_ptr, members)
+        if self._csr is None:
+            self._csr = (*csr(self.graph.e_src, len(self._scratch)), *csr(self.graph.e_dst, len(self._scratch)))
+        out_order, out_ptr, in_order, in_ptr = self._csr
+        out = gather(out_order, out_ptr, members)
+        inc = gather(in_order, in_ptr, members)
         return unique_small(np.concatenate([out, inc]))
 
 
@@ -553,8 +613,3 @@ def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
     by_item = codes[order]
     uniq, first = np.unique(by_item, return_index=True)
     return uniq[np.argsort(first, kind="stable")]
-
-
-def _rows(codes: np.ndarray, vals: np.ndarray, row_of: dict[int, int], ports: dict[int, int]) -> np.ndarray:
-    pairs = zip(codes.tolist(), vals.tolist(), strict=True)
-    return np.array([row_of[c] if c >= 0 else ports[v] for c, v in pairs], np.int64)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_DEPTH = 12  # deeper name pieces stay in the innermost group
+WALK_CHARS = 1 << 16  # a name's prefix is parsed from its parent prefix's when its parts x length are at most this
 
 
 def dotted_levels(text: str) -> list[str]:
@@ -89,95 +90,110 @@ class GroupTree:
             g = int(self.parent[g])
         return out[::-1]
 
-    def item_ancestors(self, items: np.ndarray) -> np.ndarray:
-        """(len(items), MAX_DEPTH) ancestor ids of each item's innermost group."""
-        return self.ancestors[self.item_group[items]]
-
 
 def build_groups(names: Sequence[str]) -> GroupTree:
     """Group tree of the items named ``names`` (terminals get ``""`` and belong to no group)."""
-    raw_ids: dict[str, int] = {}
-    raw_parent: list[int] = []
-    raw_count: list[int] = []
-    # names under one '/' prefix share their groups: parse each prefix once
-    keys = [name.rstrip("/").rpartition("/")[0] + "/" if "/" in name else name if "." in name else ""
-            for name in names]
-    cache: dict[str, int] = {"": -1}
+    # names under one '/' prefix share their groups: each prefix is parsed once, from its parent prefix
+    keys = [n[:n.rfind("/") + 1] or ("" if "." not in n else n) if n[-1:] != "/" else n.rstrip("/").rpartition("/")[0] + "/"
+            for n in names]
+    raw = _RawGroups()
     for key in dict.fromkeys(keys):
-        if key:
-            levels = scope_levels(key + "x") if key.endswith("/") else scope_levels(key)
-            cache[key] = _intern(levels, raw_ids, raw_parent, raw_count)
-    item_raw = np.fromiter((cache[k] for k in keys), np.int64, len(names))
-    counts = np.zeros(len(raw_parent), np.int64)
-    np.add.at(counts, item_raw[item_raw >= 0], 1)
-    parent_arr = np.array(raw_parent, np.int64)
-    for g in range(len(raw_parent) - 1, -1, -1):  # children always have larger raw ids
-        if parent_arr[g] >= 0:
-            counts[parent_arr[g]] += counts[g]
-    return _preorder(list(raw_ids), parent_arr, counts, item_raw)
+        raw.of_key(key)
+    item_raw = np.fromiter(map(raw.keys.__getitem__, keys), np.int64, len(names))
+    depth = np.array(raw.depth, np.int64)
+    parent_arr = np.array(raw.parent, np.int64)
+    counts = np.bincount(item_raw[item_raw >= 0], minlength=len(raw.parent)).astype(np.int64)
+    _add_to_parents(counts, parent_arr, depth)
+    return _preorder(raw.paths, parent_arr, depth, counts, item_raw)
 
 
-def _intern(levels: list[str], ids: dict[str, int], parent: list[int], count: list[int]) -> int:
-    gid = -1
-    path = ""
-    for level in levels:
-        path = f"{path}/{level}" if path else level
-        found = ids.get(path)
-        if found is None:
-            found = len(parent)
-            ids[path] = found
-            parent.append(gid)
-            count.append(0)
-        gid = found
-    return gid
+class _RawGroups:
+    """Groups in the order their paths are first met (a parent before its children)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.paths: list[str] = []
+        self.parent: list[int] = []
+        self.depth: list[int] = []              # levels from the top, 1 for a top-level group
+        self.keys: dict[str, int] = {"": -1}    # a name's key -> its innermost group
+
+    def of_key(self, key: str) -> int:
+        """The innermost group of the names with this key: ``"a/b.3/"`` (the part of a name before its last
+        '/'), a dotted name without '/', or ``""``."""
+        found = self.keys.get(key)
+        if found is not None:
+            return found
+        if not key.endswith("/"):
+            gid = self.keys[key] = self._extend(-1, dotted_levels(key)[:-1])
+            return gid
+        if key.count("/") * len(key) > WALK_CHARS:   # a freak name: parsed whole (walking up copies each prefix)
+            gid = self.keys[key] = self._extend(-1, scope_levels(key + "x"))
+            return gid
+        cut = key.rfind("/", 0, len(key) - 1) + 1   # the last part starts here; before it, the parent's key
+        parent = self.keys.get(key[:cut])
+        if parent is None:   # at most 256 deep (parts x length are bounded above)
+            parent = self.of_key(key[:cut])
+        part = key[cut:-1]
+        gid = self.keys[key] = self._extend(parent, dotted_levels(part) if "." in part else (part,)) if part else parent
+        return gid
+
+    def _extend(self, gid: int, levels: Sequence[str]) -> int:
+        """The group ``levels`` below group ``gid`` (-1: the top), made where missing; at most MAX_DEPTH deep."""
+        for level in levels:
+            depth = self.depth[gid] if gid >= 0 else 0
+            if depth >= MAX_DEPTH:
+                break
+            path = f"{self.paths[gid]}/{level}" if gid >= 0 else level
+            found = self.ids.get(path)
+            if found is None:
+                found = self.ids[path] = len(self.paths)
+                self.paths.append(path)
+                self.parent.append(gid)
+                self.depth.append(depth + 1)
+            gid = found
+        return gid
 
 
-def _preorder(raw_paths: list[str], raw_parent: np.ndarray, counts: np.ndarray,
+def _add_to_parents(values: np.ndarray, parent: np.ndarray, depth: np.ndarray) -> None:
+    """Each group's value plus those of all its descendants, in place (deepest groups first)."""
+    for d in range(int(depth.max(initial=0)), 1, -1):
+        rows = np.flatnonzero(depth == d)
+        np.add.at(values, parent[rows], values[rows])
+
+
+def _preorder(raw_paths: list[str], raw_parent: np.ndarray, raw_depth: np.ndarray, counts: np.ndarray,
               item_raw: np.ndarray) -> GroupTree:
-    keep = counts >= 2
+    """The groups holding two items or more, numbered in pre-order (children in the order they were met)."""
+    keep = counts >= 2   # a group's parent holds at least its items: kept groups' ancestors are all kept
+    n_raw, top = len(raw_parent), int(raw_depth.max(initial=0))
     # an item whose innermost group was dropped belongs to the nearest kept ancestor
-    nearest = np.arange(len(raw_parent))
-    for g in range(len(raw_parent)):
-        if not keep[g]:
-            p = int(raw_parent[g])
-            nearest[g] = nearest[p] if p >= 0 else -1
-    children: dict[int, list[int]] = {}
-    for g in range(len(raw_parent)):
-        if keep[g]:
-            children.setdefault(int(raw_parent[g]), []).append(g)
-    new_id = np.full(len(raw_parent) + 1, -1, np.int64)  # index -1 maps root to -1
-    paths: list[str] = []
-    parent: list[int] = []
-    depth: list[int] = []
-    end: list[int] = []
-    stack: list[tuple[int, int, int, bool]] = [(c, -1, 0, False) for c in reversed(children.get(-1, []))]
-    while stack:
-        raw, par, d, done = stack.pop()
-        if done:
-            end[int(new_id[raw])] = len(paths)
-            continue
-        new_id[raw] = len(paths)
-        paths.append(raw_paths[raw])
-        parent.append(par)
-        depth.append(d)
-        end.append(0)
-        stack.append((raw, par, d, True))
-        stack.extend((c, int(new_id[raw]), d + 1, False) for c in reversed(children.get(raw, [])))
-    n = len(paths)
-    nearest_ext = np.append(nearest, -1)  # index -1 (no group) stays -1
-    item_group = new_id[nearest_ext[item_raw]]
+    nearest = np.where(keep, np.arange(n_raw), -1)
+    # per kept group, its raw ancestors from the top (-1 after its own depth): sorted, that is pre-order
+    chains = np.full((n_raw, max(top, 1)), -1, np.int64)
+    for d in range(1, top + 1):
+        rows = np.flatnonzero(raw_depth == d)
+        if d > 1:
+            up = raw_parent[rows]
+            nearest[rows] = np.where(keep[rows], rows, nearest[up])
+            chains[rows] = chains[up]
+        chains[rows, d - 1] = rows
+    kept = np.flatnonzero(keep)
+    order = kept[np.lexsort(chains[kept].T[::-1])] if len(kept) else kept
+    n = len(order)
+    new_id = np.full(n_raw + 1, -1, np.int64)   # index -1 maps "no group" to -1
+    new_id[order] = np.arange(n)
+    parent = new_id[raw_parent[order]]
+    depth = raw_depth[order] - 1
+    size = np.ones(n, np.int64)
+    _add_to_parents(size, parent, depth + 1)
     ancestors = np.full((n + 1, MAX_DEPTH), -1, np.int64)
-    for g in range(n):
-        if parent[g] >= 0:
-            ancestors[g] = ancestors[parent[g]]
-        ancestors[g, depth[g]] = g
-    count = np.zeros(n, np.int64)
-    np.add.at(count, item_group[item_group >= 0], 1)
-    for g in range(n - 1, -1, -1):
-        if parent[g] >= 0:
-            count[parent[g]] += count[g]
+    ancestors[:n, :chains.shape[1]] = new_id[chains[order]]
+    item_group = new_id[np.append(nearest, -1)[item_raw]]
+    count = np.bincount(item_group[item_group >= 0], minlength=n).astype(np.int64)
+    _add_to_parents(count, parent, depth + 1)
+    paths = [raw_paths[g] for g in order.tolist()]
     return GroupTree(
-        paths=paths, parent=np.array(parent, np.int64), depth=np.array(depth, np.int64),
-        end=np.array(end, np.int64), count=count, ancestors=ancestors, item_group=item_group,
-        order=np.argsort(item_group, kind="stable"), id_of={p: g for g, p in enumerate(paths)},
+        paths=paths, parent=parent, depth=depth, end=np.arange(n, dtype=np.int64) + size, count=count,
+        ancestors=ancestors, item_group=item_group, order=np.argsort(item_group, kind="stable"),
+        id_of={p: g for g, p in enumerate(paths)},
     )

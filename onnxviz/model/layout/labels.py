@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -53,6 +54,7 @@ class LabelSpots:
     left: np.ndarray   # (k,) bool
 
 
+@lru_cache(maxsize=1 << 14)   # the same shapes label many edges
 def label_width(text: str) -> float:
     """The width of ``text`` drawn as a label (at most: every character's advance rounded up)."""
     get = CHAR_WIDTHS.get
@@ -77,14 +79,16 @@ class _Grid:
     def __init__(self) -> None:
         self.cells: dict[tuple[int, int], list[Rect]] = {}
 
-    def _cells(self, r: Rect) -> Iterator[tuple[int, int]]:
-        for i in range(int(r[0] // LABEL_CELL), int(r[2] // LABEL_CELL) + 1):
-            for j in range(int(r[1] // LABEL_CELL), int(r[3] // LABEL_CELL) + 1):
-                yield i, j
-
     def add(self, r: Rect) -> None:
-        for c in self._cells(r):
-            self.cells.setdefault(c, []).append(r)
+        cells = self.cells
+        rows = range(int(r[1] // LABEL_CELL), int(r[3] // LABEL_CELL) + 1)
+        for i in range(int(r[0] // LABEL_CELL), int(r[2] // LABEL_CELL) + 1):
+            for j in rows:
+                found = cells.get((i, j))
+                if found is None:
+                    cells[(i, j)] = [r]
+                else:
+                    found.append(r)
 
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r

@@ -166,6 +166,33 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     below it where two of its labels could meet, else ``layer_gap``. ``entry_gap``: between the entry ports
     (a frame's top) and the first boxes. Coordinates start at (0, 0).
     """
+    return place_units(w, h, src, dst, top, bottom, cancel, src_dx, dst_dx, progress).layout(
+        layer_gap, label_w, entry_gap)
+
+
+@dataclass
+class Placement:
+    """Units placed in layers and in x (:func:`place_units`); :meth:`layout` adds the room between layers,
+    which follows the edge labels, so new labels need only that part again."""
+
+    slots: _Slots
+    src: np.ndarray        # the edges kept (no self loops)
+    dst: np.ndarray
+    reversed_: np.ndarray
+    keep: np.ndarray       # which of the given edges were kept
+
+    def layout(self, layer_gap: float | np.ndarray = LAYER_GAP, label_w: np.ndarray | None = None,
+               entry_gap: float = LAYER_GAP / 2) -> LevelLayout:
+        """The level laid out (see :func:`layered_layout` for the arguments)."""
+        widths = None if label_w is None else np.asarray(label_w, float)[self.keep]
+        return self.slots.result(self.src, self.dst, self.reversed_, layer_gap, widths, entry_gap)
+
+
+def place_units(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                top: np.ndarray | None = None, bottom: np.ndarray | None = None,
+                cancel: CancelToken | None = None, src_dx: np.ndarray | None = None,
+                dst_dx: np.ndarray | None = None, progress: ProgressFn = no_progress) -> Placement:
+    """The layers, order and x of :func:`layered_layout`'s units, before the room between layers."""
     n = len(w)
     top = np.zeros(n, bool) if top is None else top
     bottom = np.zeros(n, bool) if bottom is None else bottom
@@ -191,8 +218,7 @@ def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarra
     progress(0.6, "Placing boxes")
     graph.place_x(iterations=2 if graph.size < 20000 else 1)
     graph.straighten_chains()
-    widths = None if label_w is None else np.asarray(label_w, float)[keep]
-    return graph.result(src, dst, reversed_, layer_gap, widths, entry_gap)
+    return Placement(graph, src, dst, reversed_, keep)
 
 
 def _never() -> None:
@@ -485,6 +511,9 @@ class _Slots:
             self.check()
         layer = self.layers[lay]
         x = self.x
+        if len(layer) == 1:   # a layer of one unit (a chain): where it wants, as the fit below would put it
+            x[layer[0]] = self._wanted(layer[0], down)[0] - 0.0 + 0.0   # as the sums below: -0.0 too
+            return
         targets: list[float] = []
         weights: list[float] = []
         offset = 0.0
