@@ -7,8 +7,10 @@ on a broken model.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING
 
 import onnx
@@ -19,7 +21,14 @@ from onnx import AttributeProto, NodeProto, TensorProto
 from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
-from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
+from onnxviz.model.graph.tensors import (
+    DATA_TYPE,
+    RAW_MEASURE_ABOVE,
+    TYPED_FIELDS,
+    declared_dims,
+    element_counts,
+    packed_nbytes,
+)
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
 
@@ -243,17 +252,23 @@ def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None)
     """The malformed tensors of this graph. ``raw_lengths``: len(raw_data) of its initializers by name, read
     from the model's bytes (:class:`~onnxviz.model.graph.tensors.RawLengths`), so that a big one is not
     copied out of protobuf to be measured."""
-    initializers = g.graph.initializer if g.graph is not None else []
-    found = [_tensor_problem_at(g, t, -1, raw_lengths) for t in initializers]
-    found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
+    initializers = list(g.graph.initializer) if g.graph is not None else []
+    held = list(_graph_tensors(g))
+    found = [_unsound_problem(g, t, -1, raw_lengths)
+             for t, sound in zip(initializers, _look_sound(initializers, raw_lengths), strict=True) if not sound]
+    found += [_unsound_problem(g, t, holder)
+              for (t, holder), sound in zip(held, _look_sound([t for t, _ in held], None), strict=True) if not sound]
     return [p for p in found if p is not None]
 
 
-def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
-                       raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
+def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int) -> Problem | None:
     """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
-    if _looks_sound(t, raw_lengths):
-        return None
+    return None if _look_sound([t], None)[0] else _unsound_problem(g, t, holder)
+
+
+def _unsound_problem(g: GraphIndex, t: TensorProto, holder: int,
+                     raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
+    """:func:`_tensor_problem_at` of a tensor that is not sound at first sight (:func:`_look_sound`)."""
     message = tensor_problem(t, raw_lengths)
     if not message:
         return None
@@ -261,17 +276,22 @@ def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
     return Problem(Severity.ERROR, message, scope=g.scope, node=holder, node_name=node_name, value=t.name)
 
 
-def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
-    """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
-    itemsize = _ITEMSIZE.get(t.data_type)
-    if not itemsize or not t.HasField("raw_data"):
-        return False
-    dims = t.dims
-    numel = math.prod(dims)
-    if numel < 0 or (dims and min(dims) < 0):
-        return False
-    need = numel * itemsize
-    return _raw_length(t, need, raw_lengths) == need and not _typed_fields(t)
+_HAS_RAW = methodcaller("HasField", "raw_data")
+_TYPED = attrgetter(*TYPED_FIELDS)
+
+
+def _look_sound(tensors: Sequence[TensorProto], raw_lengths: Mapping[str, int] | None) -> list[bool]:
+    """For each tensor, whether it is of the common case: dense raw_data of exactly the right size and nothing
+    else (the others are looked at closely, see :func:`tensor_problem`). Each field is read for all of them in
+    one pass, the typed fields only where all else fits (48k initializers: 0.24 -> 0.1 s)."""
+    itemsizes = list(map(_ITEMSIZE.get, map(DATA_TYPE, tensors), repeat(0)))
+    counts = element_counts(declared_dims(tensors))
+    sound = []
+    for t, has_raw, n, itemsize in zip(tensors, map(_HAS_RAW, tensors), counts, itemsizes, strict=True):
+        need = n * itemsize
+        sound.append(bool(itemsize) and has_raw and n >= 0 and _raw_length(t, need, raw_lengths) == need
+                     and not any(map(len, _TYPED(t))))
+    return sound
 
 
 def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None) -> int:
@@ -287,7 +307,7 @@ def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None
 
 def _typed_fields(t: TensorProto) -> list[str]:
     """The typed data fields the tensor sets (their lengths are known without copying them)."""
-    return [f for f in TYPED_FIELDS if len(getattr(t, f))]
+    return [f for f, values in zip(TYPED_FIELDS, _TYPED(t), strict=True) if len(values)]
 
 
 def tensor_problem(t: TensorProto, raw_lengths: Mapping[str, int] | None = None) -> str:

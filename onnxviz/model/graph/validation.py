@@ -13,7 +13,8 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import or_
 
 import onnx
 from google.protobuf.message import Message
@@ -22,8 +23,8 @@ from onnx import GraphProto, NodeProto, TypeProto
 from onnxviz.model.graph.contrib_shapes import complete_contrib_types
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
-from onnxviz.model.graph.tensors import declared_nbytes
-from onnxviz.model.io.external import is_external, iter_all_tensors
+from onnxviz.model.graph.tensors import declared_sizes
+from onnxviz.model.io.external import external_flags, is_external, iter_all_tensors
 from onnxviz.model.problems import Problem, Severity
 
 ModelLike = onnx.ModelProto | bytes
@@ -412,26 +413,31 @@ def without_big_weights(proto: onnx.ModelProto, data: bytes | None = None, force
     serialized or copied to find out. ``data``: the model's bytes, when the caller has them; unless
     ``force``, they are returned when copying the graph would cost more than passing the weights through.
     """
-    big = [t for t in proto.graph.initializer if _is_big(t)]
-    if not big:
+    initializers = list(proto.graph.initializer)
+    big, external, sizes = _big_ones(initializers)
+    if not any(big):
         return data if data is not None else proto.SerializeToString()
-    if data is not None and not force and not any(map(is_external, big)):
-        weight_bytes = sum(map(declared_nbytes, big))
+    if data is not None and not force and not any(external):
+        weight_bytes = sum(compress(sizes, big))
         if weight_bytes < 8 * (len(data) - weight_bytes):
             return data
     light = onnx.ModelProto()
-    keep = {t.name for t in big}
+    keep = {t.name for t in compress(initializers, big)}
     graph = proto.graph
     light.CopyFrom(_shell(proto))
     light.graph.initializer.extend(t for t in graph.initializer if t.name not in keep)
     declared = {v.name for v in graph.input}
     light.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                             for t in big if t.name not in declared)
+                             for t in compress(initializers, big) if t.name not in declared)
     return light.SerializeToString()
 
 
-def _is_big(t: onnx.TensorProto) -> bool:
-    return is_external(t) or declared_nbytes(t) > BIG_WEIGHT
+def _big_ones(tensors: list[onnx.TensorProto]) -> tuple[list[bool], list[bool], list[int]]:
+    """(big?, stored externally?, declared bytes) of each tensor: big if external or above :data:`BIG_WEIGHT`.
+    Each field is read for all of them in one pass (48k initializers: 0.1 -> 0.04 s)."""
+    sizes = declared_sizes(tensors)
+    external = external_flags(tensors)
+    return list(map(or_, external, map(BIG_WEIGHT.__lt__, sizes))), external, sizes
 
 
 def without_weight_data(proto: onnx.ModelProto) -> onnx.ModelProto:
@@ -439,8 +445,10 @@ def without_weight_data(proto: onnx.ModelProto) -> onnx.ModelProto:
     data: what background analysis needs (validation turns them into typed inputs, see
     :func:`without_big_weights`; the model's figures count their dims). The weights are never copied."""
     hollow = _shell(proto)
-    for t in proto.graph.initializer:
-        if not _is_big(t) or is_external(t):
+    initializers = list(proto.graph.initializer)
+    big, external, _ = _big_ones(initializers)
+    for t, is_big, outside in zip(initializers, big, external, strict=True):
+        if not is_big or outside:
             hollow.graph.initializer.append(t)
         else:
             hollow.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims)
