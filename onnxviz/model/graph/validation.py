@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from operator import or_
@@ -169,25 +169,38 @@ def schema_problems(model: onnx.ModelProto) -> list[Problem]:
     (Attributes the schema does not know and attributes of the wrong type are
     reported by the index, see :mod:`onnxviz.model.graph.checks`, on every
     rebuild; the checker stops at the first of these, so each would otherwise
-    hide the others.)
+    hide the others.) In the order of :func:`walk_nodes`.
     """
     problems: list[Problem] = []
     required: dict[tuple[str, str], list[str]] = {}
-    for scope, i, node in walk_nodes(model):
-        key = (node.op_type, node.domain)
-        if key not in required:
-            schema = node_schema(model, node)
-            required[key] = [] if schema is None else [n for n, a in schema.attributes.items() if a.required]
-        names = required[key]
-        if not names:
-            continue
-        present = {a.name for a in node.attribute}
-        for name in names:
-            if name not in present:
-                where = node.name or f"{node.op_type} #{i}"
-                problems.append(Problem(Severity.ERROR, f"{where}: {node.op_type} requires attribute '{name}'",
-                                        "validation", scope, i, node.name))
+    _schema_problems_in(model, "", model.graph.node, required, problems, bodies=True)
+    for fn in model.functions:
+        scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
+        _schema_problems_in(model, scope, fn.node, required, problems, bodies=False)
     return problems
+
+
+def _schema_problems_in(model: onnx.ModelProto, scope: str, nodes: Sequence[NodeProto],
+                        required: dict[tuple[str, str], list[str]], problems: list[Problem], bodies: bool) -> None:
+    """:func:`schema_problems` of ``nodes`` (and, with ``bodies``, of the bodies they hold, after each holder),
+    in one pass that reads each node's operator and attributes once."""
+    for i, node in enumerate(nodes):
+        key = (node.op_type, node.domain)
+        names = required.get(key)
+        if names is None:
+            schema = node_schema(model, node)
+            names = required[key] = [] if schema is None else [n for n, a in schema.attributes.items() if a.required]
+        attributes = node.attribute
+        if names:
+            present = {a.name for a in attributes}
+            for name in names:
+                if name not in present:
+                    where = node.name or f"{node.op_type} #{i}"
+                    problems.append(Problem(Severity.ERROR, f"{where}: {node.op_type} requires attribute '{name}'",
+                                            "validation", scope, i, node.name))
+        if bodies and attributes:
+            for attr, k, body in subgraphs_of(node):
+                _schema_problems_in(model, child_scope(scope, i, attr, k), body.node, required, problems, bodies)
 
 
 # -- attaching messages to nodes ----------------------------------------------------------
