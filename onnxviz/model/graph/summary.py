@@ -6,6 +6,9 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import reduce
+from itertools import compress, repeat
+from operator import add, attrgetter, mul
 from typing import Any
 
 import numpy as np
@@ -62,35 +65,42 @@ class _ParameterTally:
         self.by_dtype: Counter[str] = Counter()
         self._per_type: dict[int, tuple[float, str]] = {}
 
-    def add(self, data_type: int, n: int) -> float:
+    def _of(self, data_type: int) -> tuple[float, str]:
         if data_type not in self._per_type:
             self._per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
-        itemsize, name = self._per_type[data_type]
-        self.by_dtype[name] += int(n * itemsize)
-        return n * itemsize
+        return self._per_type[data_type]
 
     def scope(self, g: GraphIndex) -> ScopeParameters:
-        count, total = 0, 0.0
-        for data_type, n in _held_tensors(g):
-            count += n
-            total += self.add(data_type, n)
-        return ScopeParameters(g.scope, count, int(total))
+        """The graph's parameters, added to the totals by data type: each tensor's bytes rounded down on their
+        own, and the graph's bytes summed in the tensors' order (as when added one at a time)."""
+        types, counts = _held_tensors(g)
+        itemsizes = {t: self._of(t)[0] for t in dict.fromkeys(types)}
+        sizes = list(map(mul, counts, map(itemsizes.__getitem__, types)))
+        for data_type in itemsizes:
+            self.by_dtype[self._of(data_type)[1]] += sum(map(int, compress(sizes, map(data_type.__eq__, types))))
+        return ScopeParameters(g.scope, sum(counts), int(reduce(add, sizes, 0.0)))
 
 
 _CONSTANT_LISTS = {"value_floats": TensorProto.FLOAT, "value_ints": TensorProto.INT64,
                    "value_strings": TensorProto.STRING}
 _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_int": TensorProto.INT64,
                      "value_string": TensorProto.STRING}
+_DATA_TYPE, _DIMS = attrgetter("data_type"), attrgetter("dims")
 
 
-def _held_tensors(g: GraphIndex) -> Iterator[tuple[int, int]]:
-    """(data type, element count) of each initializer and each Constant node's value in ``g``."""
-    if g.graph is not None:
-        for t in [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)]:
-            yield t.data_type, max(math.prod(t.dims), 0)
-    for node in g.nodes:
+def _held_tensors(g: GraphIndex) -> tuple[list[int], list[int]]:
+    """(data types, element counts) of the initializers and the Constant nodes' values in ``g``, in this order:
+    each field of the initializers read in one pass, and only the nodes with attributes looked at."""
+    tensors = [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)] if g.graph is not None else []
+    types = list(map(_DATA_TYPE, tensors))
+    counts = list(map(max, map(math.prod, map(_DIMS, tensors)), repeat(0)))
+    for i in g.attribute_holders:  # a Constant without attributes holds nothing
+        node = g.nodes[i]
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            yield from _constant_value(node)
+            for data_type, n in _constant_value(node):
+                types.append(data_type)
+                counts.append(n)
+    return types, counts
 
 
 def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
