@@ -99,14 +99,12 @@ def iter_all_tensors(model: onnx.ModelProto) -> Iterator[TensorProto]:
     """Every TensorProto in the model (initializers and tensor attributes, subgraphs and functions), in
     onnx's order (``onnx.external_data_helper``): the initializers of each graph, depth first, then the
     tensor attributes of each graph's nodes, depth first, then those of each function. Only the nodes
-    that have attributes are visited, and the main graph's are found once (123k nodes: 0.3 s -> 0.06 s)."""
+    that have attributes are visited, and the main graph's are found once (123k nodes: 0.3 s -> 0.1 s)."""
     holders = _holders(model.graph)
-    found: list[TensorProto] = []
-    _initializers(model.graph, holders, found)
-    _attribute_tensors(holders, found)
+    yield from _initializers(model.graph, holders)
+    yield from _attribute_tensors(holders)
     for fn in model.functions:
-        _attribute_tensors(_holders(fn), found)
-    return iter(found)
+        yield from _attribute_tensors(_holders(fn))
 
 
 _ATTRIBUTES = attrgetter("attribute")
@@ -124,22 +122,22 @@ def _bodies(attribute: AttributeProto) -> Iterator[onnx.GraphProto]:
         yield from attribute.graphs
 
 
-def _initializers(graph: onnx.GraphProto, holders: list[NodeProto], found: list[TensorProto]) -> None:
-    found += graph.initializer
+def _initializers(graph: onnx.GraphProto, holders: list[NodeProto]) -> Iterator[TensorProto]:
+    yield from graph.initializer
     for node in holders:
         for attribute in node.attribute:
             for body in _bodies(attribute):
-                _initializers(body, _holders(body), found)
+                yield from _initializers(body, _holders(body))
 
 
-def _attribute_tensors(holders: list[NodeProto], found: list[TensorProto]) -> None:
+def _attribute_tensors(holders: list[NodeProto]) -> Iterator[TensorProto]:
     for node in holders:
         for attribute in node.attribute:
             if attribute.HasField("t"):
-                found.append(attribute.t)
-            found += attribute.tensors
+                yield attribute.t
+            yield from attribute.tensors
             for body in _bodies(attribute):
-                _attribute_tensors(_holders(body), found)
+                yield from _attribute_tensors(_holders(body))
 
 
 def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> list[Problem]:
