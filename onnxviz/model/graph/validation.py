@@ -13,6 +13,7 @@ import re
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, compress
 from operator import or_
 
@@ -61,11 +62,13 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, 
 
 
 def _collect_types(scope: str, graph: GraphProto, out: dict[str, dict[str, TypeProto]]) -> None:
-    types = {v.name: v.type for v in graph.value_info}  # inference writes only typed entries
+    """The inferred types of ``graph`` and of the bodies it holds, each scope's packed as it is read
+    (:class:`PackedTypes`: serialized at once, no TypeProto kept per value; a worker sends them as they are)."""
+    types = {v.name: v.type.SerializeToString() for v in graph.value_info}  # inference writes only typed entries
     for v in graph.output:
         if v.HasField("type"):
-            types.setdefault(v.name, v.type)
-    out[scope] = types
+            types.setdefault(v.name, v.type.SerializeToString())
+    out[scope] = PackedTypes(_packed(types))  # type: ignore[assignment]  # a Mapping, read only
     for i, node in enumerate(graph.node):
         if node.attribute:
             for attr, k, body in subgraphs_of(node):
@@ -344,30 +347,36 @@ def pack(result: ValidationResult) -> PackedValidation:
 
 
 def pack_types(table: Mapping[str, TypeProto]) -> PackedScopeTypes:
-    """The types of one scope packed (:class:`PackedScopeTypes`)."""
-    distinct: dict[bytes, int] = {}
-    picks = array("q")
-    for t in table.values():
-        key = t.SerializeToString()
-        k = distinct.get(key)
-        if k is None:
-            k = distinct[key] = len(distinct)
-        picks.append(k)
+    """The types of one scope packed (:class:`PackedScopeTypes`); those inference found are packed already."""
+    if isinstance(table, PackedTypes):
+        return table.packed
+    return _packed({name: t.SerializeToString() for name, t in table.items()})
+
+
+def _packed(table: dict[str, bytes]) -> PackedScopeTypes:
+    """Serialized types by value name, packed: each distinct one once, in the order they first occur."""
+    distinct = {key: k for k, key in enumerate(dict.fromkeys(table.values()))}
+    picks = array("q", map(distinct.__getitem__, table.values()))
     return PackedScopeTypes(list(table), b"".join(distinct), array("q", accumulate(map(len, distinct))), picks)
 
 
 class PackedTypes(Mapping[str, TypeProto]):
-    """One scope's inferred types from a worker (:class:`PackedScopeTypes`): a TypeProto is made when a type
-    is first read, once for all the names that have it (they are read, never changed).
+    """One scope's inferred types (:class:`PackedScopeTypes`), as inference found them or from a worker: a
+    TypeProto is made when a type is first read, once for all the names that have it (they are read, never
+    changed), and the table of names when one is first looked up (a worker only sends them on).
 
     Unpacking 123k of them at once made as many Python objects, and the garbage collector's
     passes over them held the GIL for a quarter of a second; names and positions are not tracked.
     """
 
     def __init__(self, packed: PackedScopeTypes) -> None:
-        self._at = dict(zip(packed.names, packed.picks, strict=True))
+        self.packed = packed
         self._blob, self._ends = packed.blob, packed.ends
         self._types: dict[int, TypeProto] = {}
+
+    @cached_property
+    def _at(self) -> dict[str, int]:
+        return dict(zip(self.packed.names, self.packed.picks, strict=True))
 
     def __getitem__(self, name: str) -> TypeProto:
         return self._type(self._at[name])
