@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from onnx import FunctionProto, GraphProto
 
@@ -13,6 +14,7 @@ from onnxviz.model.editing.commands import EditTarget
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 
 Body = GraphProto | FunctionProto
+_NAME = attrgetter("name")
 
 
 @dataclass
@@ -96,7 +98,7 @@ def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holder
     ``holders``: the nodes holding subgraphs, when already known (the index knows them).
     Returns the names of ``body``'s own nodes by position, and how many named nodes it holds in all."""
     nodes = body.node
-    names = [n.name for n in nodes]
+    names = list(map(_NAME, nodes))
     named = len(names) - names.count("")
     if holders is None:
         holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in subgraphs_of(n))]

@@ -146,7 +146,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
                   index: ModelIndex) -> list[Problem]:
     out: list[Problem] = []
     bad: dict[tuple[str, str], str] = {}
-    keys = {(n.domain, n.op_type) for n in g.nodes}
+    keys = set(map(_OP_KEY, g.nodes))
     g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
     for domain, op_type in keys:
         message = _op_problem(domain, op_type, imports, local_domains, index)
@@ -279,6 +279,7 @@ def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
 
 
 _TYPED = attrgetter(*TYPED_FIELDS)
+_OP_KEY = attrgetter("domain", "op_type")
 
 
 def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None) -> int:

@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto
@@ -48,6 +49,7 @@ def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
     return f"{parent}/{step}" if parent else step
 
 
+_NAME = attrgetter("name")
 LABEL_CHARS = 60  # of a node's name in a scope's label (a breadcrumb button)
 
 
@@ -247,9 +249,9 @@ class ModelIndex:
     def _index_graph(self, scope: str, graph: GraphProto, parent: GraphIndex | None) -> GraphIndex:
         g = GraphIndex(
             scope=scope, nodes=graph.node, graph=graph, parent=parent,
-            input_names=[v.name for v in graph.input],
-            output_names=[v.name for v in graph.output],
-            initializer_names=[t.name for t in graph.initializer],
+            input_names=list(map(_NAME, graph.input)),
+            output_names=list(map(_NAME, graph.output)),
+            initializer_names=list(map(_NAME, graph.initializer)),
         )
         for v in graph.input:
             if v.HasField("type"):
