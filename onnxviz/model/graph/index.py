@@ -50,6 +50,7 @@ def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
 
 
 _NAME = attrgetter("name")
+_NODE_FIELDS = attrgetter("input", "output", "attribute")  # read in one call per node
 LABEL_CHARS = 60  # of a node's name in a scope's label (a breadcrumb button)
 
 
@@ -304,8 +305,8 @@ class ModelIndex:
         dup_outputs: list[tuple[int, str]] = []
         unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
         holders = g.attribute_holders
-        for i, node in enumerate(g.nodes):
-            for name in node.input:
+        for i, (inputs, outputs, attributes) in enumerate(map(_NODE_FIELDS, g.nodes)):
+            for name in inputs:
                 if name:
                     lst = consumers.get(name)
                     if lst is None:
@@ -314,13 +315,13 @@ class ModelIndex:
                         lst.append(i)
                     if name not in producer:
                         unresolved.append((i, name))
-            for name in node.output:
+            for name in outputs:
                 if name:
                     if name in producer:
                         dup_outputs.append((i, name))
                     else:
                         producer[name] = i
-            if node.attribute:
+            if attributes:
                 holders.append(i)
         for i, name in dup_outputs:
             g.problems.append(Problem(
