@@ -362,7 +362,7 @@ def has_undecodable_names(g: GraphIndex) -> bool:
     try:
         "".join(g.producer)
         "".join(g.consumers)
-        "".join([n.name for n in g.nodes])
+        "".join(g.node_names())
         if g.graph is not None:
             "".join([v.name for v in g.graph.value_info])
         return g.undecodable_ops

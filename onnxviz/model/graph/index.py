@@ -110,6 +110,14 @@ class GraphIndex:
     attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
     undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
     undecodable_nodes: bool | None = None  # a node's name or output is not (structure_only: read with the rest)
+    read_names: list[str] | None = None  # see node_names
+
+    def node_names(self) -> list[str]:
+        """The nodes' names by position, read once (the text check and the editing API's name table both
+        want them) and kept through renames (:meth:`ModelIndex.refresh_nodes`). Not to be changed."""
+        if self.read_names is None:
+            self.read_names = list(map(_NAME, self.nodes))
+        return self.read_names
 
     def defines(self, name: str) -> bool:
         """True if ``name`` is defined in this graph or an enclosing one."""
@@ -236,6 +244,9 @@ class ModelIndex:
         if any(p is None for p in relabelled):
             return False
         g.problems = [p for p in relabelled if p is not None]
+        if g.read_names is not None:
+            for i in changed:
+                g.read_names[i] = g.nodes[i].name
         holders = set(g.attribute_holders)
         holders |= {i for i in changed if g.nodes[i].attribute}
         holders -= {i for i in changed if not g.nodes[i].attribute}
