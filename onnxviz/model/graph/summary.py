@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import reduce
-from itertools import compress, repeat
-from operator import add, attrgetter, mul
+from itertools import chain, compress, repeat
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -85,15 +85,18 @@ _CONSTANT_LISTS = {"value_floats": TensorProto.FLOAT, "value_ints": TensorProto.
                    "value_strings": TensorProto.STRING}
 _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_int": TensorProto.INT64,
                      "value_string": TensorProto.STRING}
-_DATA_TYPE, _DIMS = attrgetter("data_type"), attrgetter("dims")
 
 
 def _held_tensors(g: GraphIndex) -> tuple[list[int], list[int]]:
     """(data types, element counts) of the initializers and the Constant nodes' values in ``g``, in this order:
-    each field of the initializers read in one pass, and only the nodes with attributes looked at."""
-    tensors = [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)] if g.graph is not None else []
-    types = list(map(_DATA_TYPE, tensors))
-    counts = list(map(max, map(math.prod, map(_DIMS, tensors)), repeat(0)))
+    only the nodes with attributes looked at."""
+    types: list[int] = []
+    dims: list[list[int]] = []
+    if g.graph is not None:
+        for t in chain(g.graph.initializer, (st.values for st in g.graph.sparse_initializer)):
+            types.append(t.data_type)  # each tensor's message made once, its fields read from it
+            dims.append(t.dims[:])
+    counts = list(map(max, map(math.prod, dims), repeat(0)))
     for i in g.attribute_holders:  # a Constant without attributes holds nothing
         node = g.nodes[i]
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):

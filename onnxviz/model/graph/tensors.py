@@ -11,11 +11,10 @@ moments, then a second pass for the histogram).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, repeat
-from operator import attrgetter, getitem
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -154,27 +153,22 @@ def declared_nbytes(tensor: TensorProto) -> int:
     return declared_sizes([tensor])[0]
 
 
-_DIMS, DATA_TYPE = attrgetter("dims"), attrgetter("data_type")
-
-
-def declared_dims(tensors: Sequence[TensorProto]) -> list[list[int]]:
-    """The dims of each tensor, read in one pass (a protobuf field read costs more than the rest of a check;
-    a slice copies the field at C speed)."""
-    return list(map(getitem, map(_DIMS, tensors), repeat(slice(None))))
-
-
 def element_counts(dims: Sequence[list[int]]) -> list[int]:
-    """The element count of each of ``dims`` (:func:`declared_dims`); -1 where one of its dims is negative."""
+    """The element count of each of ``dims`` (tensors' dims); -1 where one of its dims is negative."""
     counts = list(map(math.prod, dims))
     if min(chain.from_iterable(dims), default=0) < 0:  # rare: find which
         counts = [-1 if d and min(d) < 0 else n for d, n in zip(dims, counts, strict=True)]
     return counts
 
 
-def declared_sizes(tensors: Sequence[TensorProto]) -> list[int]:
-    """:func:`declared_nbytes` of each tensor, its fields read in one pass each (48k initializers: 0.1 -> 0.04 s)."""
-    types = list(map(DATA_TYPE, tensors))
-    counts = element_counts(declared_dims(tensors))
+def declared_sizes(tensors: Iterable[TensorProto]) -> list[int]:
+    """:func:`declared_nbytes` of each tensor, read in one pass over them (48k initializers: 0.1 -> 0.03 s)."""
+    types: list[int] = []
+    dims: list[list[int]] = []
+    for tensor in tensors:  # each tensor's message made once (a pass per field made it once per field)
+        types.append(tensor.data_type)
+        dims.append(tensor.dims[:])
+    counts = element_counts(dims)
     itemsize = {t: _element_size(t) for t in set(types)}
     if itemsize.keys() & _PACKED.keys():
         return [packed_nbytes(t, n, itemsize[t]) if itemsize[t] and n >= 0 else 0
