@@ -245,7 +245,7 @@ def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None)
     from the model's bytes (:class:`~onnxviz.model.graph.tensors.RawLengths`), so that a big one is not
     copied out of protobuf to be measured."""
     initializers = g.graph.initializer if g.graph is not None else []
-    found = [_tensor_problem_at(g, t, -1, raw_lengths) for t in initializers]
+    found = [_unsound_problem(g, t, -1, raw_lengths) for t in initializers if not _looks_sound(t, raw_lengths)]
     found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
     return [p for p in found if p is not None]
 
@@ -253,8 +253,12 @@ def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None)
 def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
                        raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
     """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
-    if _looks_sound(t, raw_lengths):
-        return None
+    return None if _looks_sound(t, raw_lengths) else _unsound_problem(g, t, holder, raw_lengths)
+
+
+def _unsound_problem(g: GraphIndex, t: TensorProto, holder: int,
+                     raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
+    """:func:`_tensor_problem_at` of a tensor that is not sound at first sight (:func:`_looks_sound`)."""
     message = tensor_problem(t, raw_lengths)
     if not message:
         return None
