@@ -146,7 +146,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
                   index: ModelIndex) -> list[Problem]:
     out: list[Problem] = []
     bad: dict[tuple[str, str], str] = {}
-    keys = g.op_keys if g.op_keys is not None else set(map(_OP_KEY, g.nodes))
+    keys = set(map(_OP_KEY, g.nodes))
     g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
     for domain, op_type in keys:
         message = _op_problem(domain, op_type, imports, local_domains, index)

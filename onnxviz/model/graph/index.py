@@ -50,7 +50,7 @@ def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
 
 
 _NAME = attrgetter("name")
-_NODE_FIELDS = attrgetter("input", "output", "attribute", "name", "domain", "op_type")  # one call per node
+_NODE_FIELDS = attrgetter("input", "output", "attribute")  # read in one call per node
 _STRUCTURE_FIELDS = attrgetter("attribute", "output", "name")
 LABEL_CHARS = 60  # of a node's name in a scope's label (a breadcrumb button)
 
@@ -111,7 +111,6 @@ class GraphIndex:
     undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
     undecodable_nodes: bool | None = None  # a node's name or output is not (structure_only: read with the rest)
     read_names: list[str] | None = None  # see node_names
-    op_keys: set[tuple[str, str]] | None = None  # the (domain, op_type) of its nodes, read with the rest
 
     def node_names(self) -> list[str]:
         """The nodes' names by position, read once (the text check and the editing API's name table both
@@ -319,11 +318,7 @@ class ModelIndex:
         dup_outputs: list[tuple[int, str]] = []
         unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
         holders = g.attribute_holders
-        names: list[str] = []  # read along (one reading of each node): see GraphIndex.node_names, op_keys
-        keys: set[tuple[str, str]] = set()
-        for i, (inputs, outputs, attributes, node_name, domain, op_type) in enumerate(map(_NODE_FIELDS, g.nodes)):
-            names.append(node_name)
-            keys.add((domain, op_type))
+        for i, (inputs, outputs, attributes) in enumerate(map(_NODE_FIELDS, g.nodes)):
             for name in inputs:
                 if name:
                     lst = consumers.get(name)
@@ -341,7 +336,6 @@ class ModelIndex:
                         producer[name] = i
             if attributes:
                 holders.append(i)
-        g.read_names, g.op_keys = names, keys
         for i, name in dup_outputs:
             g.problems.append(Problem(
                 Severity.ERROR, f"value '{quoted_name(name)}' is defined more than once (SSA violation)",
