@@ -162,7 +162,7 @@ def element_counts(dims: Sequence[list[int]]) -> list[int]:
 
 
 def declared_sizes(tensors: Iterable[TensorProto]) -> list[int]:
-    """:func:`declared_nbytes` of each tensor, read in one pass over them (48k initializers: 0.1 -> 0.03 s)."""
+    """:func:`declared_nbytes` of each tensor, read in one pass over them."""
     types: list[int] = []
     dims: list[list[int]] = []
     for tensor in tensors:  # each tensor's message made once (a pass per field made it once per field)

@@ -456,7 +456,7 @@ def without_big_weights(proto: onnx.ModelProto, data: bytes | None = None, force
 
 def _big_ones(tensors: Sequence[onnx.TensorProto]) -> tuple[list[bool], list[bool], list[int]]:
     """(big?, stored externally?, declared bytes) of each tensor: big if external or above :data:`BIG_WEIGHT`.
-    Each field is read for all of them in one pass (48k initializers: 0.1 -> 0.04 s)."""
+    Read in two passes over them, each tensor's message made once per pass (48k initializers: 60 -> 40 ms)."""
     sizes = declared_sizes(tensors)
     external = external_flags(tensors)
     return list(map(or_, external, map(BIG_WEIGHT.__lt__, sizes))), external, sizes
