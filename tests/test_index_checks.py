@@ -180,3 +180,42 @@ def test_enum_lists_check_every_item_and_activation_names_ignore_case() -> None:
     assert messages(["sigmoid", "TANH", "Tanh"]) == []  # onnxruntime lower-cases these names too
     [message] = messages(["Sigmoid", "Tanh", "Swish\u202e"])
     assert message.startswith("lstm: attribute 'activations' is 'Swish\\u202e', but LSTM accepts Relu, Tanh")
+
+
+def _tensor_variants() -> list[TensorProto]:
+    """Tensors at the edges of the index's fast path (dense raw_data of the right size, nothing else)."""
+    def raw(name: str, data_type: int, dims: list[int], data: bytes | None) -> TensorProto:
+        t = TensorProto(name=name, data_type=data_type, dims=dims)
+        if data is not None:
+            t.raw_data = data
+        return t
+
+    out = [raw("fit", TensorProto.FLOAT, [2, 3], bytes(24)), raw("short", TensorProto.FLOAT, [2, 3], bytes(20)),
+           raw("long", TensorProto.FLOAT, [4], bytes(20)), raw("empty_set", TensorProto.FLOAT, [0, 3], b""),
+           raw("empty_unset", TensorProto.FLOAT, [0], None), raw("no_data", TensorProto.FLOAT, [3], None),
+           raw("scalar", TensorProto.INT64, [], bytes(8)), raw("negative", TensorProto.FLOAT, [-2, -3], bytes(24)),
+           raw("zero_and_negative", TensorProto.FLOAT, [0, -1], b""), raw("string_raw", TensorProto.STRING, [1], b"ab"),
+           raw("unknown_type", 999, [1], bytes(4)), raw("undefined", TensorProto.UNDEFINED, [1], bytes(4)),
+           raw("int4", TensorProto.INT4, [3], bytes(2)), raw("int4_short", TensorProto.INT4, [5], bytes(2)),
+           raw("half", TensorProto.FLOAT16, [3], bytes(6))]
+    both = raw("raw_and_typed", TensorProto.FLOAT, [2], bytes(8))
+    both.float_data.extend([1.0, 2.0])
+    empty_both = raw("empty_raw_and_typed", TensorProto.INT64, [0], b"")
+    empty_both.int64_data.append(1)
+    typed = TensorProto(name="typed_only", data_type=TensorProto.INT32, dims=[2], int32_data=[1, 2])
+    external = raw("external", TensorProto.FLOAT, [1 << 30], None)
+    external.data_location = TensorProto.EXTERNAL
+    return [*out, both, empty_both, typed, external]
+
+
+def test_tensor_checks_flag_exactly_what_each_tensor_alone_is_found_to_have() -> None:
+    """The index's quick look at every tensor skips only the ones the full check finds nothing wrong with, as
+    initializers and as Constant values alike, in the tensors' order."""
+    tensors = _tensor_variants()
+    expected = [m for t in tensors if (m := tensor_problem(t))]
+    assert len(expected) >= 8  # the variants do reach the full check's messages
+    graph = helper.make_graph([helper.make_node("Constant", [], [f"c{k}"], value=t) for k, t in enumerate(tensors)],
+                              "g", [], [helper.make_tensor_value_info("c0", TensorProto.FLOAT, [2, 3])],
+                              initializer=tensors)
+    found = _messages(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    assert [m for m in found if "tensor '" in m] == expected + expected

@@ -23,7 +23,7 @@ def _facts(index: ModelIndex) -> tuple[object, ...]:
     problems = sorted(repr((p.severity.value, p.message, p.source, p.scope, p.node, p.node_name, p.value))
                       for p in index.problems)
     consumers = {name: sorted(users) for name, users in g.consumers.items()}
-    return problems, dict(g.producer), consumers, sorted(g.attribute_holders), sorted(index.graphs)
+    return problems, dict(g.producer), consumers, sorted(g.attribute_holders), sorted(index.graphs), g.node_names()
 
 
 def _assert_index_current(doc: Document) -> None:

@@ -153,3 +153,33 @@ def test_malformed_tensors_give_a_clear_error(tensor: TensorProto, message: str)
 def test_tensor_array_refuses_copies_above_the_limit() -> None:
     with pytest.raises(OnnxvizError, match="too large"):
         tensor_array(numpy_helper.from_array(np.ones(1000, np.float32), "big"), limit_bytes=100)
+
+
+def test_every_tensor_is_found_in_onnx_order() -> None:
+    """Initializers of the main graph and of nested bodies, then tensor attributes of every graph's nodes
+    (a node's bodies right after its own), then those of the functions: the order onnx's external-data
+    helper walks them, which saving relies on (it pairs a model's tensors with its copy's)."""
+    from onnx import external_data_helper
+
+    from onnxviz.model.io.external import iter_all_tensors
+
+    def const(name: str) -> onnx.NodeProto:
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.zeros(1, np.float32), name))
+
+    inner = helper.make_graph([const("c_inner")], "inner", [], [helper.make_tensor_value_info("c_inner", 1, [1])],
+                              initializer=[numpy_helper.from_array(np.ones(2, np.float32), "w_inner")])
+    loop = helper.make_node("If", ["cond"], ["o1"], then_branch=inner, else_branch=inner)
+    then = helper.make_graph([const("c_then"), loop], "then", [], [helper.make_tensor_value_info("o1", 1, [1])],
+                             initializer=[numpy_helper.from_array(np.ones(3, np.float32), "w_then")])
+    top_if = helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=inner)
+    graph = helper.make_graph([const("c_top"), top_if, const("c_last")], "g",
+                              [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", 1, [1])],
+                              initializer=[numpy_helper.from_array(np.ones(4, np.float32), f"w{k}") for k in range(3)])
+    function = helper.make_function("local", "F", ["a"], ["b"], [const("c_fn"), helper.make_node("Add", ["a", "c_fn"], ["b"])],
+                                    [helper.make_opsetid("", 18)])
+    model = helper.make_model(graph, functions=[function], opset_imports=[helper.make_opsetid("", 18)])
+
+    ours = [t.name for t in iter_all_tensors(model)]
+    assert ours == [t.name for t in external_data_helper._get_all_tensors(model)]
+    assert ours[:3] == ["w0", "w1", "w2"] and "w_inner" in ours and ours[-1] == "c_fn"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from onnx import FunctionProto, GraphProto
 
@@ -13,6 +14,7 @@ from onnxviz.model.editing.commands import EditTarget
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 
 Body = GraphProto | FunctionProto
+_NAME = attrgetter("name")
 
 
 @dataclass
@@ -45,7 +47,8 @@ class NameLookup:
         model = self.target.model
         table: dict[str, tuple[str, int]] = {}
         holders = sorted({i for i, _, _ in index.main.children}) if index is not None else None
-        main_names, named = _add_names(table, "", model.graph, holders)
+        known = list(index.main.node_names()) if index is not None else None  # a copy: renames change ours
+        main_names, named = _add_names(table, "", model.graph, holders, known)
         for fn in model.functions:
             named += _add_names(table, function_scope(fn.domain, fn.name, getattr(fn, "overload", "")), fn)[1]
         self._nodes = _NodeTable(generation, table, main_names, unique=named == len(table))
@@ -90,13 +93,15 @@ class NameLookup:
         return names
 
 
-def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None
-               ) -> tuple[list[str], int]:
+def _add_names(table: dict[str, tuple[str, int]], scope: str, body: Body, holders: list[int] | None = None,
+               names: list[str] | None = None) -> tuple[list[str], int]:
     """Names of ``body``'s nodes, and of the bodies they hold, in walk order; the first of a name wins.
-    ``holders``: the nodes holding subgraphs, when already known (the index knows them).
-    Returns the names of ``body``'s own nodes by position, and how many named nodes it holds in all."""
+    ``holders``, ``names``: the nodes holding subgraphs and the names of ``body``'s nodes, when already known
+    (the index knows them). Returns the names of ``body``'s own nodes by position, and how many named nodes
+    it holds in all."""
     nodes = body.node
-    names = [n.name for n in nodes]
+    if names is None:
+        names = list(map(_NAME, nodes))
     named = len(names) - names.count("")
     if holders is None:
         holders = [i for i, n in enumerate(nodes) if n.attribute and any(True for _ in subgraphs_of(n))]

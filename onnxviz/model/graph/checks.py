@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import onnx
@@ -145,7 +146,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
                   index: ModelIndex) -> list[Problem]:
     out: list[Problem] = []
     bad: dict[tuple[str, str], str] = {}
-    keys = {(n.domain, n.op_type) for n in g.nodes}
+    keys = set(map(_OP_KEY, g.nodes))
     g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
     for domain, op_type in keys:
         message = _op_problem(domain, op_type, imports, local_domains, index)
@@ -244,7 +245,7 @@ def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None)
     from the model's bytes (:class:`~onnxviz.model.graph.tensors.RawLengths`), so that a big one is not
     copied out of protobuf to be measured."""
     initializers = g.graph.initializer if g.graph is not None else []
-    found = [_tensor_problem_at(g, t, -1, raw_lengths) for t in initializers]
+    found = [_unsound_problem(g, t, -1, raw_lengths) for t in initializers if not _looks_sound(t, raw_lengths)]
     found += [_tensor_problem_at(g, t, holder) for t, holder in _graph_tensors(g)]
     return [p for p in found if p is not None]
 
@@ -252,8 +253,12 @@ def tensor_problems(g: GraphIndex, raw_lengths: Mapping[str, int] | None = None)
 def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
                        raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
     """The problem of tensor ``t`` held by node ``holder`` (-1: an initializer), if it is malformed."""
-    if _looks_sound(t, raw_lengths):
-        return None
+    return None if _looks_sound(t, raw_lengths) else _unsound_problem(g, t, holder, raw_lengths)
+
+
+def _unsound_problem(g: GraphIndex, t: TensorProto, holder: int,
+                     raw_lengths: Mapping[str, int] | None = None) -> Problem | None:
+    """:func:`_tensor_problem_at` of a tensor that is not sound at first sight (:func:`_looks_sound`)."""
     message = tensor_problem(t, raw_lengths)
     if not message:
         return None
@@ -262,16 +267,23 @@ def _tensor_problem_at(g: GraphIndex, t: TensorProto, holder: int,
 
 
 def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
-    """The fast path for the common case: dense raw_data of exactly the right size and nothing else."""
+    """The fast path for the common case: dense raw_data of exactly the right size and nothing else. Each field
+    is read once (dims copied by a slice), and whether raw_data is set only for an empty tensor (a length that
+    fits another says so): protobuf's field reads are most of what a check costs."""
     itemsize = _ITEMSIZE.get(t.data_type)
-    if not itemsize or not t.HasField("raw_data"):
+    if not itemsize:
         return False
-    dims = t.dims
+    dims = t.dims[:]
     numel = math.prod(dims)
     if numel < 0 or (dims and min(dims) < 0):
         return False
     need = numel * itemsize
-    return _raw_length(t, need, raw_lengths) == need and not _typed_fields(t)
+    return (_raw_length(t, need, raw_lengths) == need and (need > 0 or t.HasField("raw_data"))
+            and not any(map(len, _TYPED(t))))
+
+
+_TYPED = attrgetter(*TYPED_FIELDS)
+_OP_KEY = attrgetter("domain", "op_type")
 
 
 def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None) -> int:
@@ -287,7 +299,7 @@ def _raw_length(t: TensorProto, need: int, raw_lengths: Mapping[str, int] | None
 
 def _typed_fields(t: TensorProto) -> list[str]:
     """The typed data fields the tensor sets (their lengths are known without copying them)."""
-    return [f for f in TYPED_FIELDS if len(getattr(t, f))]
+    return [f for f, values in zip(TYPED_FIELDS, _TYPED(t), strict=True) if len(values)]
 
 
 def tensor_problem(t: TensorProto, raw_lengths: Mapping[str, int] | None = None) -> str:
@@ -354,7 +366,7 @@ def has_undecodable_names(g: GraphIndex) -> bool:
     try:
         "".join(g.producer)
         "".join(g.consumers)
-        "".join([n.name for n in g.nodes])
+        "".join(g.node_names())
         if g.graph is not None:
             "".join([v.name for v in g.graph.value_info])
         return g.undecodable_ops

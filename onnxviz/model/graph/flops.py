@@ -480,11 +480,6 @@ class CostPlan:
         """How many nodes have each of :attr:`ops`."""
         return np.bincount(self.op_of, minlength=len(self.ops)).tolist()  # type: ignore[no-any-return]
 
-    def positions(self, which: Callable[[str, str], bool]) -> list[int]:
-        """The positions of the nodes whose (op_type, domain) is ``which``."""
-        picked = [k for k, op in enumerate(self.ops) if which(*op)]
-        return np.flatnonzero(np.isin(self.op_of, picked)).tolist() if picked else []  # type: ignore[no-any-return]
-
 
 class _Slots:
     """Tokens of the inputs and outputs of a scope's nodes (see :class:`CostPlan`), each name's found once."""

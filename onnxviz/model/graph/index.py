@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto
@@ -48,6 +49,9 @@ def child_scope(parent: str, node: int, attr: str, k: int | None = None) -> str:
     return f"{parent}/{step}" if parent else step
 
 
+_NAME = attrgetter("name")
+_NODE_FIELDS = attrgetter("input", "output", "attribute")  # read in one call per node
+_STRUCTURE_FIELDS = attrgetter("attribute", "output", "name")
 LABEL_CHARS = 60  # of a node's name in a scope's label (a breadcrumb button)
 
 
@@ -105,6 +109,15 @@ class GraphIndex:
     cyclic_nodes: list[int] = field(default_factory=list)
     attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
     undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
+    undecodable_nodes: bool | None = None  # a node's name or output is not (structure_only: read with the rest)
+    read_names: list[str] | None = None  # see node_names
+
+    def node_names(self) -> list[str]:
+        """The nodes' names by position, read once (the text check and the editing API's name table both
+        want them) and kept through renames (:meth:`ModelIndex.refresh_nodes`). Not to be changed."""
+        if self.read_names is None:
+            self.read_names = list(map(_NAME, self.nodes))
+        return self.read_names
 
     def defines(self, name: str) -> bool:
         """True if ``name`` is defined in this graph or an enclosing one."""
@@ -231,6 +244,9 @@ class ModelIndex:
         if any(p is None for p in relabelled):
             return False
         g.problems = [p for p in relabelled if p is not None]
+        if g.read_names is not None:
+            for i in changed:
+                g.read_names[i] = g.nodes[i].name
         holders = set(g.attribute_holders)
         holders |= {i for i in changed if g.nodes[i].attribute}
         holders -= {i for i in changed if not g.nodes[i].attribute}
@@ -247,9 +263,9 @@ class ModelIndex:
     def _index_graph(self, scope: str, graph: GraphProto, parent: GraphIndex | None) -> GraphIndex:
         g = GraphIndex(
             scope=scope, nodes=graph.node, graph=graph, parent=parent,
-            input_names=[v.name for v in graph.input],
-            output_names=[v.name for v in graph.output],
-            initializer_names=[t.name for t in graph.initializer],
+            input_names=list(map(_NAME, graph.input)),
+            output_names=list(map(_NAME, graph.output)),
+            initializer_names=list(map(_NAME, graph.initializer)),
         )
         for v in graph.input:
             if v.HasField("type"):
@@ -302,8 +318,8 @@ class ModelIndex:
         dup_outputs: list[tuple[int, str]] = []
         unresolved: list[tuple[int, str]] = []  # inputs read before anything produced them
         holders = g.attribute_holders
-        for i, node in enumerate(g.nodes):
-            for name in node.input:
+        for i, (inputs, outputs, attributes) in enumerate(map(_NODE_FIELDS, g.nodes)):
+            for name in inputs:
                 if name:
                     lst = consumers.get(name)
                     if lst is None:
@@ -312,13 +328,13 @@ class ModelIndex:
                         lst.append(i)
                     if name not in producer:
                         unresolved.append((i, name))
-            for name in node.output:
+            for name in outputs:
                 if name:
                     if name in producer:
                         dup_outputs.append((i, name))
                     else:
                         producer[name] = i
-            if node.attribute:
+            if attributes:
                 holders.append(i)
         for i, name in dup_outputs:
             g.problems.append(Problem(
@@ -332,15 +348,19 @@ class ModelIndex:
         """See ``structure_only``: the graphs in the order a full index has them, with the same producers
         where :meth:`type_of` reads them (a body's; a top graph's are not needed)."""
         producer, holders = g.producer, g.attribute_holders
-        if g.parent is None:
-            holders += [i for i, node in enumerate(g.nodes) if node.attribute]
-        else:
-            for i, node in enumerate(g.nodes):
-                for name in node.output:
-                    if name and name not in producer:
-                        producer[name] = i
-                if node.attribute:
-                    holders.append(i)
+        outputs: list[str] = []
+        names: list[str] = []  # read along, for _undecodable_structure: one reading of each node in all
+        body = g.parent is not None
+        for i, (attributes, node_outputs, name) in enumerate(map(_STRUCTURE_FIELDS, g.nodes)):
+            if attributes:
+                holders.append(i)
+            if body:
+                for value in node_outputs:
+                    if value and value not in producer:
+                        producer[value] = i
+            outputs += node_outputs
+            names.append(name)
+        g.undecodable_nodes = not (_is_text(outputs) and _is_text(names))
         for i in holders:
             for attr, k, body in subgraphs_of(g.nodes[i]):
                 scope = child_scope(g.scope, i, attr, k)
@@ -479,15 +499,27 @@ def _undecodable_structure(g: GraphIndex) -> bool:
     """:func:`has_undecodable_names` for a ``structure_only`` index, for what the figures read: the names of
     the graph's inputs, initializers, node outputs, nodes and value infos. (A node input is one of these, or
     names nothing: its text never reaches the figures.)"""
+    if g.undecodable_nodes:
+        return True
     try:
         "".join(g.producer)  # the graph's inputs and initializers (and a body's node outputs)
-        "".join([name for n in g.nodes for name in n.output])
-        "".join([n.name for n in g.nodes])
+        if g.undecodable_nodes is None:  # not read along with the structure
+            "".join([name for n in g.nodes for name in n.output])
+            "".join([n.name for n in g.nodes])
         if g.graph is not None:
             "".join([v.name for v in g.graph.value_info])
     except TypeError:
         return True
     return False
+
+
+def _is_text(strings: list[str]) -> bool:
+    """False if protobuf handed back one of ``strings`` as bytes (it is not valid UTF-8)."""
+    try:
+        "".join(strings)
+    except TypeError:
+        return False
+    return True
 
 
 def index_escaping_text(model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,

@@ -6,6 +6,9 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import reduce
+from itertools import chain, compress, repeat
+from operator import add, mul
 from typing import Any
 
 import numpy as np
@@ -62,19 +65,20 @@ class _ParameterTally:
         self.by_dtype: Counter[str] = Counter()
         self._per_type: dict[int, tuple[float, str]] = {}
 
-    def add(self, data_type: int, n: int) -> float:
+    def _of(self, data_type: int) -> tuple[float, str]:
         if data_type not in self._per_type:
             self._per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
-        itemsize, name = self._per_type[data_type]
-        self.by_dtype[name] += int(n * itemsize)
-        return n * itemsize
+        return self._per_type[data_type]
 
-    def scope(self, g: GraphIndex, plan: CostPlan | None) -> ScopeParameters:
-        count, total = 0, 0.0
-        for data_type, n in _held_tensors(g, plan):
-            count += n
-            total += self.add(data_type, n)
-        return ScopeParameters(g.scope, count, int(total))
+    def scope(self, g: GraphIndex) -> ScopeParameters:
+        """The graph's parameters, added to the totals by data type: each tensor's bytes rounded down on their
+        own, and the graph's bytes summed in the tensors' order (as when added one at a time)."""
+        types, counts = _held_tensors(g)
+        itemsizes = {t: self._of(t)[0] for t in dict.fromkeys(types)}
+        sizes = list(map(mul, counts, map(itemsizes.__getitem__, types)))
+        for data_type in itemsizes:
+            self.by_dtype[self._of(data_type)[1]] += sum(map(int, compress(sizes, map(data_type.__eq__, types))))
+        return ScopeParameters(g.scope, sum(counts), int(reduce(add, sizes, 0.0)))
 
 
 _CONSTANT_LISTS = {"value_floats": TensorProto.FLOAT, "value_ints": TensorProto.INT64,
@@ -83,20 +87,23 @@ _CONSTANT_SCALARS = {"value_float": TensorProto.FLOAT, "value_int": TensorProto.
                      "value_string": TensorProto.STRING}
 
 
-def _is_constant(op_type: str, domain: str) -> bool:
-    return op_type == "Constant" and domain in ("", "ai.onnx")
-
-
-def _held_tensors(g: GraphIndex, plan: CostPlan | None) -> Iterator[tuple[int, int]]:
-    """(data type, element count) of each initializer and each Constant node's value in ``g`` (whose
-    operators ``plan`` lists, when given)."""
+def _held_tensors(g: GraphIndex) -> tuple[list[int], list[int]]:
+    """(data types, element counts) of the initializers and the Constant nodes' values in ``g``, in this order:
+    only the nodes with attributes looked at."""
+    types: list[int] = []
+    dims: list[list[int]] = []
     if g.graph is not None:
-        for t in [*g.graph.initializer, *(st.values for st in g.graph.sparse_initializer)]:
-            yield t.data_type, max(math.prod(t.dims), 0)
-    constants = (g.nodes[i] for i in plan.positions(_is_constant)) if plan is not None else \
-        (node for node in g.nodes if _is_constant(node.op_type, node.domain))
-    for node in constants:
-        yield from _constant_value(node)
+        for t in chain(g.graph.initializer, (st.values for st in g.graph.sparse_initializer)):
+            types.append(t.data_type)  # each tensor's message made once, its fields read from it
+            dims.append(t.dims[:])
+    counts = list(map(max, map(math.prod, dims), repeat(0)))
+    for i in g.attribute_holders:  # a Constant without attributes holds nothing
+        node = g.nodes[i]
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            for data_type, n in _constant_value(node):
+                types.append(data_type)
+                counts.append(n)
+    return types, counts
 
 
 def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
@@ -111,13 +118,12 @@ def _constant_value(node: NodeProto) -> Iterator[tuple[int, int]]:
             yield _CONSTANT_SCALARS[a.name], 1
 
 
-def parameters(index: ModelIndex, plans: Mapping[str, CostPlan] | None = None) \
-        -> tuple[list[ScopeParameters], dict[str, int]]:
+def parameters(index: ModelIndex) -> tuple[list[ScopeParameters], dict[str, int]]:
     """The parameters of every graph that holds some (the main graph always first): its initializers
     and Constant nodes, in subgraphs (If branches, Loop bodies) and function bodies too; and the bytes
-    of all of them by data type. ``plans``: the cost plans of the scopes, which list their operators."""
+    of all of them by data type."""
     tally = _ParameterTally()
-    scopes = [tally.scope(g, plans[g.scope] if plans else None) for g in index.graphs.values()]
+    scopes = [tally.scope(g) for g in index.graphs.values()]
     return [s for s in scopes if s.count or not s.scope], dict(tally.by_dtype)
 
 
@@ -160,7 +166,7 @@ class ModelStructure:
 
 def model_structure(index: ModelIndex) -> ModelStructure:
     plans = {scope: cost_plan(index, scope) for scope in index.graphs}
-    scopes, by_dtype = parameters(index, plans)
+    scopes, by_dtype = parameters(index)
     return ModelStructure(scopes, by_dtype, op_histogram(plans), plans)
 
 

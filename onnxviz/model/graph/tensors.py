@@ -11,9 +11,10 @@ moments, then a second pass for the histogram).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -149,11 +150,30 @@ def packed_nbytes(data_type: int, numel: int, itemsize: int) -> int:
 def declared_nbytes(tensor: TensorProto) -> int:
     """The bytes the tensor's dims and data type call for, from these alone: its data is neither read nor
     copied (0 for strings, unknown types and negative dims)."""
-    dims = tensor.dims
-    itemsize = _element_size(tensor.data_type)
-    if not itemsize or (dims and min(dims) < 0):
-        return 0
-    return packed_nbytes(tensor.data_type, math.prod(dims), itemsize)
+    return declared_sizes([tensor])[0]
+
+
+def element_counts(dims: Sequence[list[int]]) -> list[int]:
+    """The element count of each of ``dims`` (tensors' dims); -1 where one of its dims is negative."""
+    counts = list(map(math.prod, dims))
+    if min(chain.from_iterable(dims), default=0) < 0:  # rare: find which
+        counts = [-1 if d and min(d) < 0 else n for d, n in zip(dims, counts, strict=True)]
+    return counts
+
+
+def declared_sizes(tensors: Iterable[TensorProto]) -> list[int]:
+    """:func:`declared_nbytes` of each tensor, read in one pass over them."""
+    types: list[int] = []
+    dims: list[list[int]] = []
+    for tensor in tensors:  # each tensor's message made once (a pass per field made it once per field)
+        types.append(tensor.data_type)
+        dims.append(tensor.dims[:])
+    counts = element_counts(dims)
+    itemsize = {t: _element_size(t) for t in set(types)}
+    if itemsize.keys() & _PACKED.keys():
+        return [packed_nbytes(t, n, itemsize[t]) if itemsize[t] and n >= 0 else 0
+                for t, n in zip(types, counts, strict=True)]
+    return [n * itemsize[t] if n > 0 else 0 for t, n in zip(types, counts, strict=True)]
 
 
 @lru_cache(maxsize=64)
