@@ -54,8 +54,8 @@ def whole_process(path: Path) -> tuple[float, float]:
 def phases(path: Path) -> dict[str, Any]:
     """In a fresh process: ``--screenshot``'s own steps, with the time of each phase."""
     fresh_app()
+    from onnxviz.model.background.early import analyse_early
     from onnxviz.ui.main_window import MainWindow
-    from onnxviz.ui.validation import analyse_early
 
     analyse_early(path)  # as the command does, before its window is built
     window = MainWindow()

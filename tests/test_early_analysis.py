@@ -13,6 +13,7 @@ from onnx import TensorProto, helper
 from pytestqt.qtbot import QtBot
 from window_fixtures import settle
 
+from onnxviz.model.background import early as early_module
 from onnxviz.model.document import ChangeKind
 from onnxviz.ui import validation as service_module
 from onnxviz.ui.main_window import MainWindow
@@ -30,7 +31,7 @@ def _cast_model(to: int | None) -> onnx.ModelProto:
 
 @pytest.fixture
 def window(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> Iterator[MainWindow]:
-    monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 0)  # these small models are analysed as they open too
+    monkeypatch.setattr(early_module, "EARLY_MIN_BYTES", 0)  # these small models are analysed as they open too
     w = MainWindow()
     qtbot.addWidget(w)
     yield w
@@ -65,7 +66,7 @@ def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, 
                                                                  early: bool) -> None:
     """``early``: analysed as the file opens; else by the pass for the opened document (as after an edit)."""
     if not early:
-        monkeypatch.setattr(service_module, "EARLY_MIN_BYTES", 1 << 40)
+        monkeypatch.setattr(early_module, "EARLY_MIN_BYTES", 1 << 40)
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
     events = _open_and_record(qtbot, window, path)
@@ -142,11 +143,11 @@ def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
     monkeypatch.setattr(service_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
-    service_module.analyse_early(path)
-    started = service_module._latest_early
+    early_module.analyse_early(path)
+    started = early_module._latest
     assert started is not None and started.unclaimed
     events = _open_and_record(qtbot, window, path)
-    assert service_module._latest_early is started and not started.unclaimed and asked == []
+    assert early_module._latest is started and not started.unclaimed and asked == []
     assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
     window.validation.prefetch(path)  # e.g. a reload: a new analysis
-    assert service_module._latest_early is not started
+    assert early_module._latest is not started

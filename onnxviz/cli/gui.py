@@ -54,11 +54,10 @@ def run(args: argparse.Namespace) -> int:
     if args.file:
         from pathlib import Path
 
+        from onnxviz.model.background.early import analyse_early
         from onnxviz.model.background.procpool import CHECKS, JOBS_MODULE, RUNTIME, start_workers
 
         start_workers((CHECKS, RUNTIME), JOBS_MODULE)  # first: they start while this process imports the rest
-        from onnxviz.ui.validation import analyse_early
-
         analyse_early(Path(args.file))  # in the worker processes, while the window is built
     with building():  # the modules and the window live as long as the process: no collection walks them
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook

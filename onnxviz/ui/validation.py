@@ -25,25 +25,19 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early, unclaimed_early
 from onnxviz.model.background.jobs import (
-    PackedFigures,
-    early_figures_job,
-    early_first_job,
-    early_inference_job,
-    early_structure_job,
     first_problems_job,
     run_on_model,
     runtime_job,
     validate_job,
 )
 from onnxviz.model.background.procpool import (
-    POLL_S,
     RUNTIME,
     WorkerProcess,
     shared_worker,
@@ -66,145 +60,6 @@ from onnxviz.ui.tasks import Task, waiting_pool
 T = TypeVar("T")
 KNOWN_STATES = 16  # validated model states remembered for undo/redo
 PASS_STARTED = "checking"  # progress text the task reports when a real pass (not a remembered one) begins
-
-
-# Which files are analysed as they open (see ValidationService.prefetch): smaller ones are analysed in well under
-# a second after the open, and starting the worker processes during it slowed it more than that saved (12k
-# nodes, 5 MB: drawn 0.7 s later on a busy CPU); bigger ones reach analysis in another form (without weights).
-EARLY_MIN_BYTES = 16 << 20
-EARLY_MAX_BYTES = 64 << 20
-
-
-class _Early:
-    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
-    types; the second finds the first problems, then the figures' part that needs no types, then, once the
-    first sends the types, the rest of the figures. Jobs are queued from a thread of its own (the first job
-    may start a process: tens of milliseconds), which then relays the types."""
-
-    Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
-
-    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
-        self.path = path
-        self.second = second
-        self.workers = (worker, second)
-        self.unclaimed = False  # started before a window asked for it (analyse_early)
-        self.ready = threading.Event()  # set once the jobs are queued (or could not be)
-        self.futures: _Early.Futures | None = None  # (first problems, inference)
-        self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
-        self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
-        self._extra: list[Future[Any]] = []  # the second process's later jobs
-        self._token = CancelToken()
-        self._lock = threading.Lock()
-        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
-                         daemon=True).start()
-
-    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
-        name = str(self.path)
-        try:
-            inference = worker.submit(early_inference_job, name)  # the longer path first
-            first = second.submit(early_first_job, name)
-            structure = second.submit(early_structure_job, name)
-            futures: _Early.Futures | None = (first, inference)
-        except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
-            futures, structure = None, None
-        with self._lock:
-            self.futures = futures
-            self._extra += [structure] if structure is not None else []
-            if self._token.cancelled:
-                self._cancel_locked()
-        self.ready.set()
-        try:
-            if futures is not None:
-                self._relay_types(worker, futures[1])
-        finally:
-            self.figures_queued.set()
-
-    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
-        """Hand the inferred types to the second process, for the figures."""
-        try:
-            digest, packed = worker.wait(inference, self._token)
-            figures = self.second.submit(early_figures_job, str(self.path), digest, packed.types)
-        except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
-            return
-        with self._lock:
-            self.figures = (digest, figures)
-            self._extra.append(figures)
-            if self._token.cancelled:
-                self._cancel_locked()
-
-    def wait(self, token: CancelToken) -> _Early.Futures | None:
-        """The queued jobs (in a background thread, once queued), or None."""
-        while not self.ready.wait(POLL_S):
-            token.check()
-        return self.futures
-
-    def figures_of(self, digest: bytes, token: CancelToken) -> PackedFigures | None:
-        """The figures of the state ``digest`` (in a background thread), if this analysis made them, else None."""
-        while not self.figures_queued.wait(POLL_S):
-            token.check()
-        with self._lock:
-            figures, self.figures = self.figures, None  # taken once: the panel keeps them
-        if figures is None or figures[0] != digest:
-            return None
-        try:
-            return self.second.wait(figures[1], token)
-        except Cancelled:
-            token.check()  # the caller's, raised; else this analysis was cancelled
-            return None
-        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
-            return None
-
-    def cancel(self) -> None:
-        with self._lock:
-            self._token.cancel()
-            self._cancel_locked()
-
-    def _cancel_locked(self) -> None:
-        for future in [*(self.futures or ()), *self._extra]:
-            future.cancel()  # still queued: never runs
-
-
-_latest_early: _Early | None = None  # the last analysis started with an open, for its figures (see early_figures)
-
-
-def early_figures(path: Path | None, digest: bytes, token: CancelToken) -> PackedFigures | None:
-    """The Model panel's figures of the state ``digest`` of the file at ``path``, when the analysis started as
-    it was opened made them (in a background thread: waits for them), else None."""
-    early = _latest_early
-    if path is None or early is None or early.path != path.absolute():
-        return None
-    return early.figures_of(digest, token)
-
-
-def _analysed_early(path: Path) -> bool:
-    """Whether the file at ``path`` is analysed as it opens (see :data:`EARLY_MIN_BYTES`)."""
-    try:
-        return EARLY_MIN_BYTES <= path.stat().st_size <= EARLY_MAX_BYTES
-    except OSError:  # no such file: the open says so
-        return False
-
-
-def _started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early:
-    global _latest_early
-    early = _latest_early = _Early(path.absolute(), worker, second)
-    return early
-
-
-def _unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> _Early | None:
-    """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
-    early = _latest_early
-    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
-        return None
-    early.unclaimed = False
-    return early
-
-
-def analyse_early(path: Path) -> None:
-    """As the application starts with the file at ``path`` to open, before its window is built: the file's
-    analysis starts now (the window's open takes it over, see :meth:`ValidationService.prefetch`). The
-    command started the worker processes before importing this module (``procpool.start_workers``)."""
-    if _analysed_early(path):
-        _started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
 
 
 @dataclasses.dataclass
@@ -277,7 +132,7 @@ class ValidationService(QObject):
         self._debounce_ms = debounce_ms
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
-        self._early: _Early | None = None
+        self._early: EarlyAnalysis | None = None
         self._early_lock = threading.Lock()  # prefetch is called from the loading thread
         self.first_found.connect(self._on_first_found)
 
@@ -286,22 +141,22 @@ class ValidationService(QObject):
         it (any thread may call this): the pass for the opened document takes these results when its bytes
         are the file's (the same digest), so the checks, shape inference and the model's figures run
         alongside the open. An analysis :func:`analyse_early` started for the file is taken over."""
-        if not _analysed_early(path):
+        if not analysed_early(path):
             return
-        early = _unclaimed_early(path, self.worker, self.runtime_worker)
-        self._swap_early(early if early is not None else _started_early(path, self.worker, self.runtime_worker))
+        early = unclaimed_early(path, self.worker, self.runtime_worker)
+        self._swap_early(early if early is not None else started_early(path, self.worker, self.runtime_worker))
 
     def _drop_early(self) -> None:
         self._swap_early(None)
 
-    def _swap_early(self, early: _Early | None) -> None:
+    def _swap_early(self, early: EarlyAnalysis | None) -> None:
         """Put ``early`` in place of the early analysis at hand, which is cancelled."""
         with self._early_lock:
             before, self._early = self._early, early
         if before is not None:
             before.cancel()
 
-    def _take_early(self, doc: Document) -> _Early | None:
+    def _take_early(self, doc: Document) -> EarlyAnalysis | None:
         """The early analysis, if it was of the file ``doc`` holds (used once)."""
         with self._early_lock:
             early, self._early = self._early, None
@@ -466,7 +321,7 @@ class ValidationService(QObject):
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
 
 
-def _early_result(worker: WorkerProcess, second: WorkerProcess, early: _Early, digest: bytes,
+def _early_result(worker: WorkerProcess, second: WorkerProcess, early: EarlyAnalysis, digest: bytes,
                   found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation | None:
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""

@@ -199,6 +199,13 @@ def start_workers(roles: tuple[str, ...], preload: str) -> None:
             return
 
 
+def run_named(module: str, function: str, *args: Any) -> Any:
+    """In the worker: ``function`` of ``module`` called with ``args``, the module imported there. For a caller
+    that has not imported the module itself (pickling a function imports its module in the caller's process):
+    the command's start queues the early analysis this way before it imports onnx."""
+    return getattr(importlib.import_module(module), function)(*args)
+
+
 def before_threads_join(stop: Callable[[], None]) -> None:
     """Call ``stop`` as the interpreter ends, before it joins its threads (those registered later are
     called earlier). concurrent.futures joins its worker at thread shutdown, before atexit handlers,

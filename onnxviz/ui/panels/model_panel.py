@@ -10,6 +10,7 @@ from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from onnxviz.model.background.early import early_figures
 from onnxviz.model.background.jobs import figures_job, run_on_model, unpack_figures
 from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
@@ -37,7 +38,7 @@ from onnxviz.ui.panels.common import (
 from onnxviz.ui.panels.cost_table import CostRowsModel, CostTable
 from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, show_all_rows, source_row
 from onnxviz.ui.tasks import Task, waiting_pool
-from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source, early_figures
+from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 
 COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]

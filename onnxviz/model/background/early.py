@@ -1,0 +1,171 @@
+"""The analysis of a model file started as it is being opened, before the opening window has its bytes:
+shape inference in one worker process; the checker's problems, then the figures' part that needs no types,
+then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The window's validation
+and Model panel take its results when the bytes they analyse are the ones analysed here.
+
+Nothing here imports onnx: the command starts the analysis first thing, while it imports the rest.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from onnxviz.model.background.procpool import (
+    JOBS_MODULE,
+    POLL_S,
+    RUNTIME,
+    WorkerProcess,
+    run_named,
+    shared_worker,
+)
+from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.problems import Problem
+from onnxviz.model.progress import CancelToken
+
+if TYPE_CHECKING:
+    from onnxviz.model.background.jobs import PackedFigures
+    from onnxviz.model.graph.validation import PackedValidation
+
+
+# Which files are analysed as they open (see ValidationService.prefetch): smaller ones are analysed in well under
+# a second after the open, and starting the worker processes during it slowed it more than that saved (12k
+# nodes, 5 MB: drawn 0.7 s later on a busy CPU); bigger ones reach analysis in another form (without weights).
+EARLY_MIN_BYTES = 16 << 20
+EARLY_MAX_BYTES = 64 << 20
+
+
+class EarlyAnalysis:
+    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
+    types; the second finds the first problems, then the figures' part that needs no types, then, once the
+    first sends the types, the rest of the figures. Jobs are queued from a thread of its own, which then
+    relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module imports
+    onnx, which this process may not have imported yet."""
+
+    Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
+
+    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
+        self.path = path
+        self.second = second
+        self.workers = (worker, second)
+        self.unclaimed = False  # started before a window asked for it (analyse_early)
+        self.ready = threading.Event()  # set once the jobs are queued (or could not be)
+        self.futures: EarlyAnalysis.Futures | None = None  # (first problems, inference)
+        self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
+        self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
+        self._extra: list[Future[Any]] = []  # the second process's later jobs
+        self._token = CancelToken()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
+                         daemon=True).start()
+
+    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
+        name = str(self.path)
+        try:
+            inference = worker.submit(run_named, JOBS_MODULE, "early_inference_job", name)  # the longer path first
+            first = second.submit(run_named, JOBS_MODULE, "early_first_job", name)
+            structure = second.submit(run_named, JOBS_MODULE, "early_structure_job", name)
+            futures: EarlyAnalysis.Futures | None = (first, inference)
+        except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
+            futures, structure = None, None
+        with self._lock:
+            self.futures = futures
+            self._extra += [structure] if structure is not None else []
+            if self._token.cancelled:
+                self._cancel_locked()
+        self.ready.set()
+        try:
+            if futures is not None:
+                self._relay_types(worker, futures[1])
+        finally:
+            self.figures_queued.set()
+
+    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
+        """Hand the inferred types to the second process, for the figures."""
+        try:
+            digest, packed = worker.wait(inference, self._token)
+            figures = self.second.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
+                                         packed.types)
+        except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
+            return
+        with self._lock:
+            self.figures = (digest, figures)
+            self._extra.append(figures)
+            if self._token.cancelled:
+                self._cancel_locked()
+
+    def wait(self, token: CancelToken) -> EarlyAnalysis.Futures | None:
+        """The queued jobs (in a background thread, once queued), or None."""
+        while not self.ready.wait(POLL_S):
+            token.check()
+        return self.futures
+
+    def figures_of(self, digest: bytes, token: CancelToken) -> PackedFigures | None:
+        """The figures of the state ``digest`` (in a background thread), if this analysis made them, else None."""
+        while not self.figures_queued.wait(POLL_S):
+            token.check()
+        with self._lock:
+            figures, self.figures = self.figures, None  # taken once: the panel keeps them
+        if figures is None or figures[0] != digest:
+            return None
+        try:
+            return self.second.wait(figures[1], token)
+        except Cancelled:
+            token.check()  # the caller's, raised; else this analysis was cancelled
+            return None
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
+            return None
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._token.cancel()
+            self._cancel_locked()
+
+    def _cancel_locked(self) -> None:
+        for future in [*(self.futures or ()), *self._extra]:
+            future.cancel()  # still queued: never runs
+
+
+_latest: EarlyAnalysis | None = None  # the last analysis started with an open, for its figures (see early_figures)
+
+
+def early_figures(path: Path | None, digest: bytes, token: CancelToken) -> PackedFigures | None:
+    """The Model panel's figures of the state ``digest`` of the file at ``path``, when the analysis started as
+    it was opened made them (in a background thread: waits for them), else None."""
+    early = _latest
+    if path is None or early is None or early.path != path.absolute():
+        return None
+    return early.figures_of(digest, token)
+
+
+def analysed_early(path: Path) -> bool:
+    """Whether the file at ``path`` is analysed as it opens (see :data:`EARLY_MIN_BYTES`)."""
+    try:
+        return EARLY_MIN_BYTES <= path.stat().st_size <= EARLY_MAX_BYTES
+    except OSError:  # no such file: the open says so
+        return False
+
+
+def started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis:
+    global _latest
+    early = _latest = EarlyAnalysis(path.absolute(), worker, second)
+    return early
+
+
+def unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis | None:
+    """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
+    early = _latest
+    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
+        return None
+    early.unclaimed = False
+    return early
+
+
+def analyse_early(path: Path) -> None:
+    """As the application starts with the file at ``path`` to open, before its window is built: the file's
+    analysis starts now, alongside the application's imports (the window's open takes it over, see
+    ``ValidationService.prefetch``). The command started the worker processes just before."""
+    if analysed_early(path):
+        started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
