@@ -21,6 +21,7 @@ from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
+from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
 
@@ -146,7 +147,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
                   index: ModelIndex) -> list[Problem]:
     out: list[Problem] = []
     bad: dict[tuple[str, str], str] = {}
-    keys = set(map(_OP_KEY, g.nodes))
+    keys = set(map_in_slices(_OP_KEY, g.nodes))
     g.undecodable_ops = any(isinstance(d, bytes) or isinstance(op, bytes) for d, op in keys)
     for domain, op_type in keys:
         message = _op_problem(domain, op_type, imports, local_domains, index)

@@ -32,6 +32,7 @@ from onnxviz.model.graph.checks import (
     node_local_problems,
     replace_invalid_utf8,
 )
+from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name, quoted_name
 
@@ -116,7 +117,7 @@ class GraphIndex:
         """The nodes' names by position, read once (the text check and the editing API's name table both
         want them) and kept through renames (:meth:`ModelIndex.refresh_nodes`). Not to be changed."""
         if self.read_names is None:
-            self.read_names = list(map(_NAME, self.nodes))
+            self.read_names = map_in_slices(_NAME, self.nodes)
         return self.read_names
 
     def defines(self, name: str) -> bool:

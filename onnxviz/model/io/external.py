@@ -21,6 +21,7 @@ import onnx
 from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io.slices import filter_in_slices
 from onnxviz.model.problems import Problem, Severity
 
 
@@ -118,7 +119,7 @@ _ATTRIBUTES = attrgetter("attribute")
 
 def _holders(graph: onnx.GraphProto | onnx.FunctionProto) -> list[NodeProto]:
     """The nodes of ``graph`` that have attributes."""
-    return list(filter(_ATTRIBUTES, graph.node))
+    return filter_in_slices(_ATTRIBUTES, graph.node)
 
 
 def _bodies(attribute: AttributeProto) -> Iterator[onnx.GraphProto]:

@@ -22,6 +22,7 @@ import onnx.numpy_helper
 from onnxviz.model.graph.index import GRAPH_INPUT, INITIALIZER, GraphIndex, ModelIndex
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.graph.smallvalues import SMALL_ELEMENTS, SmallValues
+from onnxviz.model.io.slices import PASS_ITEMS, map_in_slices
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
 from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
@@ -121,7 +122,7 @@ class ScopeGraph:
 
 def node_fields(g: GraphIndex) -> tuple[list[str], list[str]]:
     """(op types, names) of a scope's nodes, read in one pass over them (123k nodes: ~60 ms; two passes ~80)."""
-    pairs = list(map(attrgetter("op_type", "name"), g.nodes))
+    pairs = map_in_slices(attrgetter("op_type", "name"), g.nodes)
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
@@ -190,7 +191,11 @@ def _producers(g: GraphIndex, names: list[str], const: set[str]) -> np.ndarray:
     for a constant and _UNDEFINED for a value nothing produces; one look-up each (there are 100k+)."""
     lookup = dict(g.producer)
     lookup.update(dict.fromkeys(const, _CONST))
-    return np.fromiter(map(lookup.get, names, repeat(_UNDEFINED, len(names))), np.int64, len(names))
+    found = np.full(len(names), _UNDEFINED, np.int64)
+    for start in range(0, len(names), PASS_ITEMS):  # a slice at a time: the GUI thread gets its turns between
+        part = names[start:start + PASS_ITEMS]
+        found[start:start + len(part)] = np.fromiter(map(lookup.get, part, repeat(_UNDEFINED)), np.int64, len(part))
+    return found
 
 
 def _initializers(g: GraphIndex) -> set[str]:
