@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, compress
+from itertools import accumulate, chain, compress
 from operator import or_
 
 import onnx
@@ -314,9 +314,12 @@ def has_error(problems: list[Problem]) -> bool:
 class PackedScopeTypes:
     """One scope's inferred types as a few flat objects: the value names, each distinct type once (serialized,
     joined, with where each ends) and which of them each name has. A model of repeated layers has 100k+
-    values but a few hundred distinct types: packing, pickling and reading them back costs that much."""
+    values but a few hundred distinct types: packing, pickling and reading them back costs that much. The
+    names are joined too: a list of 123k strings (un)pickles in one call holding the GIL for tens of
+    milliseconds (the window's thread waits), one string in a copy."""
 
-    names: list[str]
+    names: str  # joined; name_ends says where each ends
+    name_ends: array[int]
     blob: bytes
     ends: array[int]
     picks: array[int]  # per name, its type's position among the distinct ones
@@ -357,7 +360,9 @@ def _packed(table: dict[str, bytes]) -> PackedScopeTypes:
     """Serialized types by value name, packed: each distinct one once, in the order they first occur."""
     distinct = {key: k for k, key in enumerate(dict.fromkeys(table.values()))}
     picks = array("q", map(distinct.__getitem__, table.values()))
-    return PackedScopeTypes(list(table), b"".join(distinct), array("q", accumulate(map(len, distinct))), picks)
+    names = list(table)
+    return PackedScopeTypes("".join(names), array("q", accumulate(map(len, names))), b"".join(distinct),
+                            array("q", accumulate(map(len, distinct))), picks)
 
 
 class PackedTypes(Mapping[str, TypeProto]):
@@ -376,7 +381,9 @@ class PackedTypes(Mapping[str, TypeProto]):
 
     @cached_property
     def _at(self) -> dict[str, int]:
-        return dict(zip(self.packed.names, self.packed.picks, strict=True))
+        text, ends = self.packed.names, self.packed.name_ends
+        names = [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # a bytecode a name
+        return dict(zip(names, self.packed.picks, strict=True))
 
     def __getitem__(self, name: str) -> TypeProto:
         return self._type(self._at[name])
@@ -399,7 +406,7 @@ class PackedTypes(Mapping[str, TypeProto]):
         return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self.packed.name_ends)  # the table of names is not made for it
 
 
 def unpack(packed: PackedValidation) -> ValidationResult:
