@@ -318,7 +318,7 @@ class PackedScopeTypes:
     names are joined too: a list of 123k strings (un)pickles in one call holding the GIL for tens of
     milliseconds (the window's thread waits), one string in a copy."""
 
-    names: str  # joined; name_ends says where each ends
+    names: str | list[str]  # joined (name_ends says where each ends); a list when one is bytes (invalid UTF-8)
     name_ends: array[int]
     blob: bytes
     ends: array[int]
@@ -361,7 +361,8 @@ def _packed(table: dict[str, bytes]) -> PackedScopeTypes:
     distinct = {key: k for k, key in enumerate(dict.fromkeys(table.values()))}
     picks = array("q", map(distinct.__getitem__, table.values()))
     names = list(table)
-    return PackedScopeTypes("".join(names), array("q", accumulate(map(len, names))), b"".join(distinct),
+    joined = "".join(names) if all(isinstance(name, str) for name in names) else names  # bytes: invalid UTF-8
+    return PackedScopeTypes(joined, array("q", accumulate(map(len, names))), b"".join(distinct),
                             array("q", accumulate(map(len, distinct))), picks)
 
 
@@ -382,7 +383,8 @@ class PackedTypes(Mapping[str, TypeProto]):
     @cached_property
     def _at(self) -> dict[str, int]:
         text, ends = self.packed.names, self.packed.name_ends
-        names = [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # a bytecode a name
+        names = text if isinstance(text, list) else \
+            [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # a bytecode a name
         return dict(zip(names, self.packed.picks, strict=True))
 
     def __getitem__(self, name: str) -> TypeProto:
