@@ -55,10 +55,8 @@ def run(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from onnxviz.model.background.early import analyse_early
-        from onnxviz.model.background.procpool import CHECKS, JOBS_MODULE, RUNTIME, start_workers
 
-        start_workers((CHECKS, RUNTIME), JOBS_MODULE)  # first: they start while this process imports the rest
-        analyse_early(Path(args.file))  # in the worker processes, while the window is built
+        analyse_early(Path(args.file))  # first: in the worker processes, while this one imports the rest
     with building():  # the modules and the window live as long as the process: no collection walks them
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
         from onnxviz.ui.main_window import MainWindow

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onnxviz.model.background.procpool import (
+    CHECKS,
     JOBS_MODULE,
     POLL_S,
     RUNTIME,
     WorkerProcess,
     run_named,
     shared_worker,
+    start_workers,
 )
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.problems import Problem
@@ -164,8 +166,9 @@ def unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) ->
 
 
 def analyse_early(path: Path) -> None:
-    """As the application starts with the file at ``path`` to open, before its window is built: the file's
-    analysis starts now, alongside the application's imports (the window's open takes it over, see
-    ``ValidationService.prefetch``). The command started the worker processes just before."""
+    """As the application starts with the file at ``path`` to open, before its window is built: the worker
+    processes start, and the file's analysis with them, alongside the application's imports (the window's
+    open takes it over, see ``ValidationService.prefetch``)."""
+    start_workers((CHECKS, RUNTIME), JOBS_MODULE)
     if analysed_early(path):
         started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
