@@ -85,7 +85,6 @@ class ModelPanel(Page):
         self._task: Task | None = None
         self._task_state: tuple[Document, int] | None = None  # the document and generation it computes
         self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
-        self._soon: Document | None = None  # show_document_soon asked for its page
         self._figures_page = -1  # the page whose figures (or their failure) are shown
         # the last figures and the model state they describe: the page is rebuilt when validation
         # arrives, and the worker computed them with that state's own types, so they still hold
@@ -100,21 +99,9 @@ class ModelPanel(Page):
     @property
     def settled(self) -> bool:
         """Nothing left to compute: no model, or its figures (or why they failed) are shown."""
-        return self._soon is None and (self.doc is None or self._figures_page == self._shown_page)
-
-    def show_document_soon(self, doc: Document) -> None:
-        """:meth:`show_document` in a turn of the event loop of its own: a validation result's other updates
-        take the current one (together they paused a 123k-node model's window over 100 ms)."""
-        if self._soon is None:
-            QTimer.singleShot(0, self, self._show_soon)
-        self._soon = doc
-
-    def _show_soon(self) -> None:
-        if self._soon is not None:
-            self.show_document(self._soon)
+        return self.doc is None or self._figures_page == self._shown_page
 
     def show_document(self, doc: Document | None) -> None:
-        self._soon = None
         if self._last_figures is not None and self._last_figures[0] is not doc:
             self._last_figures = None  # nor keep a closed document alive
         self.doc = doc
