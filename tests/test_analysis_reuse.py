@@ -131,7 +131,7 @@ def test_one_worker_validating_then_counting_matches_the_early_split(path: Path)
 def test_packed_types_hold_each_distinct_type_once_and_read_back_per_name(tmp_path: Path) -> None:
     result = validate(_broken(tmp_path).read_bytes(), None, 0, runtime=False)
     packed = pack(result).types[""]
-    assert len(packed.name_ends) == len(result.inference.types[""]) > 30
+    assert len(packed.names) == len(result.inference.types[""]) > 30
     assert len(packed.ends) < 10  # 30 layers of the same shapes
     back = unpack(_as_received(pack(result))).inference.types  # type: ignore[arg-type]
     assert _types(ValidationResult(0, type(result.inference)(back), [])) == _types(result)

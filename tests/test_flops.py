@@ -236,7 +236,7 @@ def test_the_columns_hold_the_cost_of_each_node_found_alone(packed: bool) -> Non
 def test_cost_columns_are_a_sequence_of_node_costs(tmp_path: Path) -> None:
     import pickle
 
-    from onnxviz.model.background.columns import pack_column
+    from onnxviz.model.columns import pack_column
 
     model = _mixed_model()
     index = ModelIndex(model)

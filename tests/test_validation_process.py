@@ -251,7 +251,7 @@ def test_packed_columns_unpickle_as_the_values_they_hold(values: list[Any]) -> N
     GUI process); whatever does not fit one travels as it is."""
     import pickle
 
-    from onnxviz.model.background.columns import Texts, pack_column, unpack_column
+    from onnxviz.model.columns import Texts, pack_column, unpack_column
 
     packed = pickle.loads(pickle.dumps(pack_column(values)))
     assert unpack_column(packed) == values

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 import onnx
 from onnx import TypeProto
 
-from onnxviz.model.background.columns import pack_column
 from onnxviz.model.background.procpool import WorkerProcess
+from onnxviz.model.columns import pack_column
 from onnxviz.model.graph.flops import CostColumns
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems

@@ -14,13 +14,14 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate, chain, compress
+from itertools import accumulate, compress
 from operator import or_
 
 import onnx
 from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
+from onnxviz.model.columns import Texts, pack_column, unpack_column
 from onnxviz.model.graph.contrib_shapes import complete_contrib_types
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
@@ -318,8 +319,7 @@ class PackedScopeTypes:
     names are joined too: a list of 123k strings (un)pickles in one call holding the GIL for tens of
     milliseconds (the window's thread waits), one string in a copy."""
 
-    names: str | list[str]  # joined (name_ends says where each ends); a list when one is bytes (invalid UTF-8)
-    name_ends: array[int]
+    names: Texts | list[str]  # packed (pack_column): a list when one is bytes (invalid UTF-8)
     blob: bytes
     ends: array[int]
     picks: array[int]  # per name, its type's position among the distinct ones
@@ -360,10 +360,8 @@ def _packed(table: dict[str, bytes]) -> PackedScopeTypes:
     """Serialized types by value name, packed: each distinct one once, in the order they first occur."""
     distinct = {key: k for k, key in enumerate(dict.fromkeys(table.values()))}
     picks = array("q", map(distinct.__getitem__, table.values()))
-    names = list(table)
-    joined = "".join(names) if all(isinstance(name, str) for name in names) else names  # bytes: invalid UTF-8
-    return PackedScopeTypes(joined, array("q", accumulate(map(len, names))), b"".join(distinct),
-                            array("q", accumulate(map(len, distinct))), picks)
+    return PackedScopeTypes(pack_column(list(table)), b"".join(distinct), array("q", accumulate(map(len, distinct))),
+                            picks)
 
 
 class PackedTypes(Mapping[str, TypeProto]):
@@ -382,10 +380,7 @@ class PackedTypes(Mapping[str, TypeProto]):
 
     @cached_property
     def _at(self) -> dict[str, int]:
-        text, ends = self.packed.names, self.packed.name_ends
-        names = text if isinstance(text, list) else \
-            [text[start:end] for start, end in zip(chain((0,), ends), ends, strict=False)]  # a bytecode a name
-        return dict(zip(names, self.packed.picks, strict=True))
+        return dict(zip(unpack_column(self.packed.names), self.packed.picks, strict=True))
 
     def __getitem__(self, name: str) -> TypeProto:
         return self._type(self._at[name])
@@ -408,7 +403,7 @@ class PackedTypes(Mapping[str, TypeProto]):
         return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self.packed.name_ends)  # the table of names is not made for it
+        return len(self.packed.names)  # the table of names is not made for it
 
 
 def unpack(packed: PackedValidation) -> ValidationResult:
