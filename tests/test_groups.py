@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from onnxviz.model.layout.categories import category_of
-from onnxviz.model.layout.groups import MAX_DEPTH, build_groups, scope_levels
+from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree, build_groups, scope_levels
 from onnxviz.model.layout.scene import Category
 
 
@@ -87,12 +87,16 @@ def test_categories(op: str, domain: str, local: bool, expected: Category) -> No
     assert category_of(op, domain, local) == expected
 
 
-def test_tree_matches_per_name_parsing() -> None:
-    names = ["a/b/", "//a//b/", "/Conv", "layers.3", "block.0.1", "block.0.1.x", "a/b/c", "x.y/z.w/Op",
-             "plain", "", "a/b/d", "layers.3.q", "layers.3.k"]
-    tree = build_groups(names)
+def assert_grouped_as_parsed_alone(tree: GroupTree, names: list[str]) -> None:
+    """Each name sits in the group of its own parsed path, or in the deepest one kept of it."""
     for i, name in enumerate(names):
         g = int(tree.item_group[i])
         path = tree.paths[g] if g >= 0 else ""
         full = "/".join(scope_levels(name))
         assert full == path or (full.startswith(path) and full not in tree.id_of), name
+
+
+def test_tree_matches_per_name_parsing() -> None:
+    names = ["a/b/", "//a//b/", "/Conv", "layers.3", "block.0.1", "block.0.1.x", "a/b/c", "x.y/z.w/Op",
+             "plain", "", "a/b/d", "layers.3.q", "layers.3.k"]
+    assert_grouped_as_parsed_alone(build_groups(names), names)

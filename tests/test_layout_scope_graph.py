@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 from onnx import TensorProto, helper
+from test_groups import assert_grouped_as_parsed_alone
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
-from onnxviz.model.layout.groups import MAX_DEPTH, WALK_CHARS, build_groups, scope_levels
+from onnxviz.model.layout.groups import MAX_DEPTH, WALK_CHARS, build_groups
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.layout.scope import build_scope_graph
 
@@ -44,12 +45,8 @@ def test_deep_names_group_as_each_name_parsed_alone(depth: int, stem_chars: int)
         base = _parts(depth, stem)
         names += [f"{base}/Op{i}" for i in range(3)] + [f"{base}//x/Op", f"/{base}/y.1/Op", f"{base}/", "//" * depth]
     tree = build_groups(names)
-    for i, name in enumerate(names):
-        g = int(tree.item_group[i])
-        path = tree.paths[g] if g >= 0 else ""
-        full = "/".join(scope_levels(name))
-        assert full == path or (full.startswith(path) and full not in tree.id_of), name
-        assert tree.depth[g] < MAX_DEPTH if g >= 0 else True
+    assert_grouped_as_parsed_alone(tree, names)
+    assert all(tree.depth[g] < MAX_DEPTH for g in map(int, tree.item_group) if g >= 0)
     for g in range(tree.n_groups):   # pre-order: a group's subtree is the id range [g, end)
         inside = [h for h in range(tree.n_groups) if g in tree.chain(h)]
         assert inside == list(range(g, int(tree.end[g])))
