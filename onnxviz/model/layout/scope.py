@@ -116,7 +116,7 @@ class ScopeGraph:
 
     def item_names(self, node_names: list[str] | None = None) -> list[str]:
         """Per item: its node's name ("" for terminals); ``node_names``: the nodes' names, if read already."""
-        names = list(map(attrgetter("name"), self.graph.nodes)) if node_names is None else node_names
+        names = map_in_slices(attrgetter("name"), self.graph.nodes) if node_names is None else node_names
         return [names[n] if n >= 0 else "" for n in self.item_node]
 
 
@@ -133,7 +133,7 @@ def build_scope_graph(index: ModelIndex, scope: str, ops: list[str] | None = Non
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
     sg.const_values = _initializers(g)
     reads = _reads(g, sg.const_values)   # the constants so far: absorbed nodes' outputs are made by hidden nodes
-    ops = list(map(attrgetter("op_type"), g.nodes)) if ops is None else ops
+    ops = map_in_slices(attrgetter("op_type"), g.nodes) if ops is None else ops
     hidden = _absorbed_constants(g, sg.const_values, ops, reads.nonconst_inputs(len(ops)))
     names, prod = reads.names, reads.prod
     terminal_of: dict[str, int] = {}
