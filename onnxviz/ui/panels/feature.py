@@ -100,7 +100,10 @@ class Panels(QObject):
         if self.doc is None:
             return
         doc = self.doc
-        self._when_seen("Model", lambda: self.model_panel.show_document(doc))  # a Save As renames the file
+        if change.kind == ChangeKind.VALIDATED:
+            self._when_seen("Model", lambda: self.model_panel.show_validation(doc))
+        else:
+            self._when_seen("Model", lambda: self.model_panel.show_document(doc))  # a Save As renames the file
         if change.kind == ChangeKind.SAVED:
             return
         self.problems_panel.show_problems(doc)
