@@ -106,6 +106,23 @@ def test_a_closed_worker_process_is_reaped_and_none_starts_again(worker: WorkerP
     assert worker.pids == []
 
 
+def test_workers_closed_together_are_killed_before_any_is_reaped() -> None:
+    """As the application quits its workers are all killed first, then reaped: a task that asks for a
+    worker between the two gets Cancelled, never a new process, and none is left behind."""
+    workers = [WorkerProcess(), WorkerProcess()]
+    for w in workers:
+        w.run(time.sleep, 0)
+    pids = [w.pids[0] for w in workers]
+    for w in workers:
+        w.begin_close()
+    with pytest.raises(Cancelled):
+        workers[0].submit(time.sleep, 0)
+    for w in workers:
+        w.close()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+    assert [w.pids for w in workers] == [[], []]
+
+
 def test_settle_cancels_tasks_waiting_on_the_worker_and_empties_the_pools(qtbot: QtBot,
                                                                          worker: WorkerProcess) -> None:
     """What runs as the interpreter ends: no Qt thread may still run Python while it is torn down."""
