@@ -21,6 +21,7 @@ from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
+from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name
@@ -387,7 +388,7 @@ def has_undecodable_model_strings(model: onnx.ModelProto) -> bool:
 
 def _scalar_strings_undecodable(message: Message) -> bool:
     return any(isinstance(getattr(message, fd.name), bytes)
-               for fd in message.DESCRIPTOR.fields if fd.type == fd.TYPE_STRING and not _is_repeated(fd))
+               for fd in message.DESCRIPTOR.fields if fd.type == fd.TYPE_STRING and not is_repeated(fd))
 
 
 def replace_invalid_utf8(message: Message, dry_run: bool = False) -> list[tuple[bytes, str]]:
@@ -399,7 +400,7 @@ def replace_invalid_utf8(message: Message, dry_run: bool = False) -> list[tuple[
         if fd.type == fd.TYPE_STRING:
             _fix_strings(message, fd, renamed, dry_run)
         elif fd.type == fd.TYPE_MESSAGE:
-            if _is_repeated(fd):
+            if is_repeated(fd):
                 for child in getattr(message, fd.name):
                     renamed += replace_invalid_utf8(child, dry_run)
             elif message.HasField(fd.name):
@@ -407,15 +408,9 @@ def replace_invalid_utf8(message: Message, dry_run: bool = False) -> list[tuple[
     return renamed
 
 
-def _is_repeated(fd: FieldDescriptor) -> bool:
-    if hasattr(fd, "is_repeated"):
-        return bool(fd.is_repeated)
-    return bool(fd.label == fd.LABEL_REPEATED)  # protobuf before 5.x
-
-
 def _fix_strings(message: Message, fd: FieldDescriptor, renamed: list[tuple[bytes, str]], dry_run: bool) -> None:
     value = getattr(message, fd.name)
-    if _is_repeated(fd):
+    if is_repeated(fd):
         if any(isinstance(v, bytes) for v in value):
             fixed = [_escaped(v, renamed) for v in value]
             if not dry_run:

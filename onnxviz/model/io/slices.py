@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import onnx
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, unknown_fields
+from google.protobuf import unknown_fields
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from onnxviz.model.io.partial import BYTES, is_repeated, partial_messages
 from onnxviz.model.io.wire import LENGTH_DELIMITED, fields, length_prefix
 
 SLICE_ITEMS = 2_000  # repeated elements serialized per slice: a few milliseconds of GIL each
@@ -86,13 +87,6 @@ def field_bytes(message: Message, field: FieldDescriptor, value: Any) -> bytes:
     return holder.SerializeToString()
 
 
-def is_repeated(field: FieldDescriptor) -> bool:
-    flag = getattr(field, "is_repeated", None)  # protobuf >= 5.28; `label` is gone in 7
-    if flag is not None:
-        return bool(flag)
-    return bool(field.label == FieldDescriptor.LABEL_REPEATED)  # type: ignore[attr-defined]
-
-
 
 def parse_in_slices(data: bytes, pause: Callable[[], None], items: int = SLICE_ITEMS) -> onnx.ModelProto:
     """The model ``onnx.ModelProto.FromString(data)`` gives, parsed a few thousand of the graph's repeated
@@ -129,24 +123,9 @@ def _merge_in_slices(message: Message, raw: bytes | memoryview, pause: Callable[
     message.MergeFromString(parts.SerializeToString())  # the rest: names, doc strings, unknown fields
 
 
-_mirrors: dict[tuple[str, frozenset[int]], Any] = {}
-
-
 def _mirror(described: Descriptor, numbers: set[int]) -> Any:
     """A message type with ``described``'s fields ``numbers`` as repeated bytes (every other field unknown to it):
     parsing with it splits the bytes into the elements' own, leaving the elements unparsed."""
-    key = (described.full_name, frozenset(numbers))
-    found = _mirrors.get(key)
-    if found is None:
-        name = described.name + "Slices"
-        file = descriptor_pb2.FileDescriptorProto(name=f"onnxviz_slices_{name}.proto", package="onnxviz_slices",
-                                                  syntax="proto2")
-        shape = file.message_type.add(name=name)
-        for field in described.fields:
-            if field.number in numbers:
-                shape.field.add(name=field.name, number=field.number, type=FieldDescriptor.TYPE_BYTES,
-                                label=FieldDescriptor.LABEL_REPEATED)
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(file)
-        found = _mirrors[key] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"onnxviz_slices.{name}"))
-    return found
+    name = described.name + "Slices"
+    kept = {f.name: BYTES for f in described.fields if f.number in numbers}
+    return partial_messages("slices", {name: (described, kept)})[name]

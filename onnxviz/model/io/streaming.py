@@ -20,7 +20,8 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from onnxviz.model.errors import SaveError
 from onnxviz.model.io.disk import Write, Written, write_chunks
-from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields, is_repeated
+from onnxviz.model.io.partial import is_repeated
+from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields
 from onnxviz.model.io.wire import length_prefix
 
 STREAM_ELEMENTS = 1 << 18  # initializers of at least this many elements (1 MiB of float32) are streamed
