@@ -11,6 +11,7 @@ which onnxviz does not depend on, and raises on operators it does not know.)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto, TypeProto
@@ -20,6 +21,12 @@ from onnxviz.model.graph.opschema import normalize_domain, opset_version, schema
 
 MAX_NODES = 50_000  # the extra pass is skipped above: at worst ~20 µs a node (0.6 s for 30k)
 Types = Sequence[TypeProto | None]
+
+
+class _Domained(Protocol):
+    domain: str
+
+
 Rule = Callable[[NodeProto, Types], list[TypeProto | None]]
 
 
@@ -28,9 +35,7 @@ def complete_contrib_types(inferred: ModelProto, data_prop: bool = True) -> Mode
     graph inferred again from there; ``inferred`` itself when it has no contrib node lacking an output
     type, is too big, or nothing could be found. Never raises."""
     graph = inferred.graph
-    if len(graph.node) > MAX_NODES:
-        return inferred
-    if all(n.domain in ONNX_DOMAINS for n in graph.node):  # (without loading onnxruntime's schemas)
+    if not may_complete(graph.node):
         return inferred
     domains = contrib_domains()
     if not any(n.domain in domains for n in graph.node):
@@ -44,6 +49,12 @@ def complete_contrib_types(inferred: ModelProto, data_prop: bool = True) -> Mode
                                                  data_prop=data_prop)
     except Exception:  # noqa: BLE001 - the first pass's types are kept
         return inferred
+
+
+def may_complete(nodes: Sequence[_Domained]) -> bool:
+    """Whether :func:`complete_contrib_types` may type something in a graph of these ``nodes`` (any message
+    with a ``domain``): not too many, and one of another domain than onnx's (onnxruntime's schemas not loaded)."""
+    return len(nodes) <= MAX_NODES and not all(n.domain in ONNX_DOMAINS for n in nodes)
 
 
 def _known_types(graph: GraphProto) -> dict[str, TypeProto]:

@@ -15,18 +15,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, compress
-from operator import or_
+from operator import attrgetter, or_
+from typing import Any
 
 import onnx
+import onnx.onnx_cpp2py_export.shape_inference as onnx_shape_inference  # bytes in, bytes out
 from google.protobuf.message import Message
 from onnx import GraphProto, NodeProto, TypeProto
 
 from onnxviz.model.columns import Texts, pack_column, unpack_column
-from onnxviz.model.graph.contrib_shapes import complete_contrib_types
+from onnxviz.model.graph.contrib_shapes import complete_contrib_types, may_complete
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
 from onnxviz.model.graph.tensors import declared_sizes
 from onnxviz.model.io.external import external_flags, is_external, iter_all_tensors
+from onnxviz.model.io.partial import BYTES, SAME, partial_messages
 from onnxviz.model.problems import Problem, Severity
 
 ModelLike = onnx.ModelProto | bytes
@@ -44,36 +47,63 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, 
     """Run shape inference; never raises. On failure the result carries the reason (and no types).
 
     onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: unless not
-    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`)."""
+    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`).
+    The inferred model's bytes are read with :func:`_inferred_model` (names and serialized types only): onnx's
+    ``infer_shapes`` would parse them all into a ModelProto whose 123k types are then serialized again."""
     result = InferenceResult()
+    data = model if isinstance(model, bytes) else model.SerializeToString()
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict,
-                                                     data_prop=data_prop)
+        inferred = onnx_shape_inference.infer_shapes(data, strict, strict, data_prop)
     except Exception as exc:  # noqa: BLE001 - inference fails on countless broken models
         severity = Severity.ERROR if strict else Severity.WARNING
         result.problem = Problem(severity, _one_line(exc), source="shape_inference")
         return result
-    if contrib:
-        inferred = complete_contrib_types(inferred, data_prop)
-    _collect_types("", inferred.graph, result.types)
-    for fn in inferred.functions:
+    read = _inferred_model().FromString(inferred)
+    if contrib and may_complete(read.graph.node):
+        completed = complete_contrib_types(onnx.ModelProto.FromString(inferred), data_prop)
+        read = _inferred_model().FromString(completed.SerializeToString())
+    _collect_types("", read.graph, result.types)
+    for fn in read.functions:
         scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
-        result.types[scope] = {v.name: v.type for v in getattr(fn, "value_info", []) if v.HasField("type")}
+        result.types[scope] = _scope_types((), getattr(fn, "value_info", ()))  # type: ignore[assignment]  # a Mapping
     return result
 
 
-def _collect_types(scope: str, graph: GraphProto, out: dict[str, dict[str, TypeProto]]) -> None:
-    """The inferred types of ``graph`` and of the bodies it holds, each scope's packed as it is read
-    (:class:`PackedTypes`: serialized at once, no TypeProto kept per value; a worker sends them as they are)."""
-    types = {v.name: v.type.SerializeToString() for v in graph.value_info}  # inference writes only typed entries
-    for v in graph.output:
+def _inferred_model() -> Any:
+    """The type that reads of an inferred model only where its types are: each graph's (and each body's)
+    value infos and outputs, each function's value infos, as names and serialized types (:mod:`.partial`)."""
+    return partial_messages("inferred", {
+        "Model": (onnx.ModelProto.DESCRIPTOR, {"graph": "Graph", "functions": "Function"}),
+        "Graph": (GraphProto.DESCRIPTOR, {"node": "Node", "output": "Value", "value_info": "Value"}),
+        "Node": (NodeProto.DESCRIPTOR, {"attribute": "Attribute", "domain": SAME}),
+        "Attribute": (onnx.AttributeProto.DESCRIPTOR, {"name": SAME, "type": SAME, "g": "Graph", "graphs": "Graph"}),
+        "Value": (onnx.ValueInfoProto.DESCRIPTOR, {"name": SAME, "type": BYTES}),
+        "Function": (onnx.FunctionProto.DESCRIPTOR, {"name": SAME, "domain": SAME, "overload": SAME,
+                                                     "value_info": "Value"}),
+    })["Model"]
+
+
+def _collect_types(scope: str, graph: Any, out: dict[str, dict[str, TypeProto]]) -> None:
+    """The inferred types of ``graph`` (read by :func:`_inferred_model`) and of the bodies it holds, each
+    scope's packed (:class:`PackedTypes`: no TypeProto made per value; a worker sends them as they are)."""
+    out[scope] = _scope_types(graph.value_info, graph.output)  # type: ignore[assignment]  # a Mapping, read only
+    nodes = graph.node
+    for i in compress(range(len(nodes)), map(_ATTRIBUTES, nodes)):
+        for attr, k, body in subgraphs_of(nodes[i]):
+            _collect_types(child_scope(scope, i, attr, k), body, out)
+
+
+def _scope_types(written: Sequence[Any], declared: Sequence[Any]) -> PackedTypes:
+    """One scope's types: of the value infos inference ``written`` (each typed), then of the ``declared``
+    ones (a graph's outputs, a function's value infos) that have one."""
+    types = dict(zip(map(_NAME, written), map(_TYPE, written), strict=True))
+    for v in declared:
         if v.HasField("type"):
-            types.setdefault(v.name, v.type.SerializeToString())
-    out[scope] = PackedTypes(_packed(types))  # type: ignore[assignment]  # a Mapping, read only
-    for i, node in enumerate(graph.node):
-        if node.attribute:
-            for attr, k, body in subgraphs_of(node):
-                _collect_types(child_scope(scope, i, attr, k), body, out)
+            types.setdefault(v.name, v.type)
+    return PackedTypes(_packed(types))
+
+
+_NAME, _TYPE, _ATTRIBUTES = attrgetter("name"), attrgetter("type"), attrgetter("attribute")
 
 
 def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Problem]:
