@@ -21,13 +21,13 @@ from onnxviz.model.graph.opschema import normalize_domain, opset_version, schema
 
 MAX_NODES = 50_000  # the extra pass is skipped above: at worst ~20 µs a node (0.6 s for 30k)
 Types = Sequence[TypeProto | None]
+Rule = Callable[[NodeProto, Types], list[TypeProto | None]]
 
 
 class _Domained(Protocol):
+    """A node as any message type reading it has it (:func:`may_complete`)."""
+
     domain: str
-
-
-Rule = Callable[[NodeProto, Types], list[TypeProto | None]]
 
 
 def complete_contrib_types(inferred: ModelProto, data_prop: bool = True) -> ModelProto:
