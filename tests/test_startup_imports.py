@@ -106,3 +106,17 @@ def test_the_values_view_makes_its_pictures_once_shown(qtbot: QtBot) -> None:
     assert len(early.maps) == 3 and all(m.values is not None for m in early.maps)
     qtbot.waitUntil(lambda: waiting.histogram is not None, timeout=10000)
     assert len(waiting.maps) == 3 and [c.text() for c in waiting.captions] == ["A", "B", "B \u2212 A"]
+
+
+def test_a_worker_preloads_its_jobs_module_with_the_collector_off_then_on_again() -> None:
+    """A worker imports the jobs' module as it starts, with no cycle collection (its modules live as long as
+    it does): in a fresh process, the module is there, nothing is left for collections to walk, and the
+    collector is on again."""
+    code = ("import gc\n"
+            "from onnxviz.model.background.procpool import JOBS_MODULE, preloaded\n"
+            "preloaded(JOBS_MODULE)\n"
+            "import sys\n"
+            "print(JOBS_MODULE in sys.modules, gc.isenabled(), gc.get_freeze_count() > 10_000)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "True"]
