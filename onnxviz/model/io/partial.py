@@ -2,9 +2,8 @@
 fields (kept as unknown, never made into Python objects), and a field it reads as bytes stays serialized.
 
 Shape inference's result is read this way (the names and serialized types of 123k values, without a
-TypeProto made and serialized again per value), and :mod:`onnxviz.model.io.slices` splits a graph's bytes
-into its nodes' own without parsing them. Each field keeps the number and the label (repeated or not) it
-has in onnx's message, read from onnx's own descriptors.
+TypeProto made and serialized again per value). Each field keeps the number and the label (repeated or not)
+it has in onnx's message, read from onnx's own descriptors.
 """
 
 from __future__ import annotations
