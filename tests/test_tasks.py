@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 import weakref
@@ -137,3 +138,35 @@ def test_settle_cancels_tasks_waiting_on_the_worker_and_empties_the_pools(qtbot:
     with qtbot.waitSignal(task.cancelled, timeout=TIMEOUT):
         settle()
         assert waiting_pool().activeThreadCount() == 0
+
+
+def test_a_pause_between_slices_lets_another_thread_run_and_stops_a_cancelled_task() -> None:
+    """``CancelToken.pause`` (between slices of long work) yields the GIL: a thread waiting for it gets its turn
+    at once, not only when the interpreter's switch interval (here made 5 s) runs out; once cancelled it raises."""
+    token = CancelToken()
+    turns: list[str] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    try:
+        gate = threading.Lock()
+        gate.acquire()
+
+        def other() -> None:
+            with gate:
+                turns.append("other")
+
+        thread = threading.Thread(target=other)
+        thread.start()  # it waits for the gate
+        gate.release()  # now for the GIL this thread holds
+        for _ in range(100):
+            if turns:
+                break
+            token.pause()
+        seen = list(turns)
+    finally:
+        sys.setswitchinterval(interval)
+    thread.join()
+    assert seen == ["other"]
+    token.cancel()
+    with pytest.raises(Cancelled):
+        token.pause()

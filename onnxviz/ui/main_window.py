@@ -582,14 +582,10 @@ class MainWindow(QMainWindow):
 def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
     """Open ``path`` (in a background thread)."""
     def work(_progress: ProgressFn, token: CancelToken) -> Document:
-        def pause() -> None:  # between slices of a big file's parse: the GUI thread takes the GIL
-            token.check()
-            time.sleep(0)
-
         # no collection meanwhile (one walking the half-built index held the GIL ~0.2 s at 123k nodes),
         # and the document, which lives on, settled: later collections need not walk it
         with building():
-            doc = Document.open(path, pause=pause)
+            doc = Document.open(path, pause=token.pause)  # between slices of a big file's parse
             doc.prepare()  # off the GUI thread
         if token.cancelled:
             raise Cancelled()

@@ -59,7 +59,7 @@ def _save_in_background(window: MainWindow, doc: Document, target: Path, options
     window.setEnabled(False)
 
     def work(progress: ProgressFn, token: CancelToken) -> SavePlan:
-        plan = doc.plan_save(target, options, token.check)
+        plan = doc.plan_save(target, options, token.pause)
         plan.write(progress)  # checks the token too
         return plan
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -84,10 +83,9 @@ def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken)
     own pass. Raises OnnxvizError over 2 GiB."""
 
     def pause() -> None:
-        token.check()
         if doc.generation != generation:
             raise Cancelled()
-        time.sleep(0)  # lets the GUI thread take the GIL
+        token.pause()
 
     with _serializing:
         pause()

@@ -86,6 +86,7 @@ def _graph_pieces(graph: onnx.GraphProto, pause: Callable[[], None]) -> list[byt
                 pause()
             if big:
                 pieces += _tensor_pieces(tensor, field.number)
+                pause()  # measuring a 256 MiB raw_data copies it (~0.1 s of held GIL): the GUI thread's turn
             else:
                 small.append(tensor)
         if small:
