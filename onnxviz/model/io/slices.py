@@ -6,8 +6,8 @@ bytes, serializing a few thousand repeated elements (nodes, initializers, value 
 calling ``pause`` between slices, where the caller lets other threads run and can give up.
 :func:`parse_in_slices` does the same for ``ParseFromString`` (50 MB: ~60 ms of held GIL, several
 times that when the thread holding it is descheduled on a busy CPU), parsing the graph's records where they
-lie, a run at a time. :func:`map_in_slices` and
-:func:`filter_in_slices` do the same for a pass over a graph's 100k+ nodes in C (``map(attrgetter(...))``).
+lie, a run at a time. :func:`map_in_slices` and :func:`filter_in_slices` do the same for a pass over a
+graph's 100k+ nodes in C (``map(attrgetter(...))``).
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ def field_bytes(message: Message, field: FieldDescriptor, value: Any) -> bytes:
     else:  # a scalar: singular messages are serialized by parts in serialize_in_slices
         setattr(holder, field.name, value)
     return holder.SerializeToString()
-
 
 
 def parse_in_slices(data: bytes, pause: Callable[[], None], items: int = SLICE_ITEMS) -> onnx.ModelProto:

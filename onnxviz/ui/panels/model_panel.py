@@ -92,8 +92,8 @@ class ModelPanel(Page):
         self._task_state: tuple[Document, int] | None = None  # the document and generation it computes
         self._shown_page = 0  # show_document calls so far; figures arrive for the latest one
         self._figures_page = -1  # the page whose figures (or their failure) are shown
-        # the last figures and the model state they describe: the page is rebuilt when validation
-        # arrives, and the worker computed them with that state's own types, so they still hold
+        # the last figures and the model state they describe: a page rebuilt for the same state (a Save As
+        # renames the file) shows them again; the worker computed them with that state's own types
         self._last_figures: tuple[Document, int, PreparedFigures] | None = None
         self.cost_model = CostRowsModel(COST_HEADERS, self)
         self.cost_form: Form | None = None
@@ -271,7 +271,7 @@ class ModelPanel(Page):
     def _start_figures(self, doc: Document) -> None:
         if self._task is not None:
             if self._task_state is not None and self._task_state[0] is doc and self._task_state[1] == doc.generation:
-                return  # the page was rebuilt for the same state (its validation arrived): the figures will fill it
+                return  # the page was rebuilt for the same state (e.g. saved as): the figures will fill it
             self._task.cancel()
             self._task, self._task_state = None, None
         # after this page's first frame: taking the bytes of an edited model is a serialization
