@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -50,6 +50,7 @@ from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
 
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
+LAYOUT_LEVELS = 12  # nested layouts settle_layouts lays out (a panel page: ~6)
 SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap: a few attributes)
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
@@ -552,6 +553,7 @@ class MainWindow(QMainWindow):
 
         def grab() -> None:
             app.processEvents()
+            settle_layouts()
             if not self.grab().save(out):
                 result["code"] = 2
             app.quit()
@@ -577,6 +579,13 @@ class MainWindow(QMainWindow):
 
     def central_placeholder(self) -> QWidget:
         return self.placeholder
+
+
+def settle_layouts() -> None:
+    """Lay out now what waits for the event loop: a widget that changed size asks its parent's layout in a posted
+    event, a level per pass (the Model panel's page grown by the figures: ~6 levels). For a grab at once."""
+    for _level in range(LAYOUT_LEVELS):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
