@@ -40,7 +40,7 @@ from onnxviz.model.io.external import (
 )
 from onnxviz.model.io.loading import MAX_PROTO_BYTES
 from onnxviz.model.io.slices import serialize_in_slices
-from onnxviz.model.io.streaming import StreamedModel, stream_model
+from onnxviz.model.io.streaming import SizeGuessWrong, StreamedModel, stream_model
 from onnxviz.model.progress import ProgressFn
 
 External = Literal["keep", "embed", "file"]
@@ -211,12 +211,24 @@ class SavePlan:
             if isinstance(self.data, bytes):
                 atomic_write(self.target, self.data, written)
             else:
-                streamed = self.data
-                atomic_write_with(self.target, lambda write: streamed.write(write, written))
+                self._write_streamed(self.data, written)
         except BaseException:
             for path in created:
                 path.unlink(missing_ok=True)
             raise
+
+    def _write_streamed(self, streamed: StreamedModel, written: _Meter | None) -> None:
+        """The model file from its pieces; again with every big tensor measured when one is not the size its
+        dims say (a malformed tensor: the first try wrote nothing)."""
+        done = written.done if written is not None else 0
+        try:
+            atomic_write_with(self.target, lambda write: streamed.write(write, written))
+        except SizeGuessWrong:
+            measured = streamed.measured()
+            if written is not None:
+                written.done = done  # the bytes of the first try do not count
+                written.total += measured.size - streamed.size
+            atomic_write_with(self.target, lambda write: measured.write(write, written))
 
     def files(self) -> list[Path]:
         """Every file this plan writes."""

@@ -5,8 +5,10 @@ object): a 2 GiB model then needs 4 GiB more than its parsed self. :func:`stream
 bytes as a list of pieces: every field serialized as usual (a slice at a time, see
 :mod:`onnxviz.model.io.slices`) except the main graph's big initializers, each written as the tensor's
 fields around its ``raw_data``, which is read from the model (a copy: protobuf hands it out no other
-way) only when written, one tensor at a time. Lengths come first in protobuf, so each big tensor's
-bytes are read once beforehand to measure them.
+way) only when written, one tensor at a time. Lengths come first in protobuf: a big tensor's is taken from
+its dims and type (copying 256 MiB out to measure it held the GIL ~0.1 s), and checked as it is written; a
+tensor whose raw_data is not that size (a malformed one) makes :class:`SizeGuessWrong`, and the save measures
+each tensor and writes again (:meth:`StreamedModel.measured`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from math import prod
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
+from onnx import TensorProto
 
 from onnxviz.model.errors import SaveError
 from onnxviz.model.io.disk import Write, Written, write_chunks
@@ -30,12 +33,26 @@ _GRAPH = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"]
 _INITIALIZER = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"]
 
 
+# bytes per element of the types whose raw_data is exactly dims x this (sub-byte and string types are measured)
+_ITEM_BYTES = {getattr(TensorProto, name): size for name, size in (
+    ("FLOAT", 4), ("UINT8", 1), ("INT8", 1), ("UINT16", 2), ("INT16", 2), ("INT32", 4), ("INT64", 8), ("BOOL", 1),
+    ("FLOAT16", 2), ("DOUBLE", 8), ("UINT32", 4), ("UINT64", 8), ("COMPLEX64", 8), ("COMPLEX128", 16),
+    ("BFLOAT16", 2), ("FLOAT8E4M3FN", 1), ("FLOAT8E4M3FNUZ", 1), ("FLOAT8E5M2", 1), ("FLOAT8E5M2FNUZ", 1))
+    if hasattr(TensorProto, name)}
+
+
+class SizeGuessWrong(SaveError):
+    """A big tensor's raw_data is not the size its dims and type say (or it changed since the save was planned):
+    nothing was written; the save measures every big tensor and writes again."""
+
+
 @dataclass(frozen=True)
 class _Raw:
-    """The ``raw_data`` of ``tensor``, ``size`` bytes, read when written."""
+    """The ``raw_data`` of ``tensor``, ``size`` bytes (measured, or ``guessed`` from its dims), read when written."""
 
     tensor: onnx.TensorProto
     size: int
+    guessed: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,14 @@ class StreamedModel:
 
     pieces: list[bytes | _Raw]
     size: int
+    model: onnx.ModelProto | None = None  # what it was made of, for measured()
+    pause: Callable[[], None] | None = None
+
+    def measured(self) -> StreamedModel:
+        """The same model's pieces, each big tensor's size measured (a copy of its raw_data each)."""
+        if self.model is None:
+            return self
+        return stream_model(self.model, self.pause, measure=True)
 
     def write(self, write: Write, written: Written | None = None) -> None:
         """Hand every byte to ``write`` in order, a chunk at a time; ``written`` hears of each chunk's
@@ -54,9 +79,11 @@ class StreamedModel:
             del data  # a tensor's copy is freed before the next one is read
 
 
-def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -> StreamedModel:
+def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None,
+                 measure: bool = False) -> StreamedModel:
     """``model``'s bytes as ``SerializeToString`` writes them, in pieces; ``pause`` runs between
-    pieces (see :func:`~onnxviz.model.io.slices.serialize_in_slices`)."""
+    pieces (see :func:`~onnxviz.model.io.slices.serialize_in_slices`). A big tensor's size is taken from its dims
+    and type unless ``measure`` (see the module's text)."""
     wait = pause or (lambda: None)
     if has_unknown_fields(model) or has_unknown_fields(model.graph):
         data = model.SerializeToString()
@@ -64,14 +91,14 @@ def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None
     pieces: list[bytes | _Raw] = []
     for field, value in model.ListFields():
         if field is _GRAPH:
-            inner = _graph_pieces(value, wait)
+            inner = _graph_pieces(value, wait, measure)
             pieces += [length_prefix(field.number, _size(inner)), *inner]
         else:
             pieces += field_pieces(model, field, value, wait)
-    return StreamedModel(pieces, _size(pieces))
+    return StreamedModel(pieces, _size(pieces), model, pause)
 
 
-def _graph_pieces(graph: onnx.GraphProto, pause: Callable[[], None]) -> list[bytes | _Raw]:
+def _graph_pieces(graph: onnx.GraphProto, pause: Callable[[], None], measure: bool) -> list[bytes | _Raw]:
     pieces: list[bytes | _Raw] = []
     for field, value in graph.ListFields():
         if field is not _INITIALIZER:
@@ -85,8 +112,8 @@ def _graph_pieces(graph: onnx.GraphProto, pause: Callable[[], None]) -> list[byt
                 small = []
                 pause()
             if big:
-                pieces += _tensor_pieces(tensor, field.number)
-                pause()  # measuring a 256 MiB raw_data copies it (~0.1 s of held GIL): the GUI thread's turn
+                pieces += _tensor_pieces(tensor, field.number, measure)
+                pause()
             else:
                 small.append(tensor)
         if small:
@@ -99,12 +126,15 @@ def _streamed(tensor: onnx.TensorProto) -> bool:
             and not has_unknown_fields(tensor))
 
 
-def _tensor_pieces(tensor: onnx.TensorProto, number: int) -> list[bytes | _Raw]:
+def _tensor_pieces(tensor: onnx.TensorProto, number: int, measure: bool) -> list[bytes | _Raw]:
     """Field ``number`` holding ``tensor``: its fields before ``raw_data`` (in number order, as
-    protobuf writes them), ``raw_data`` (measured now, read again when written), the fields after it."""
+    protobuf writes them), ``raw_data`` (its size from its dims and type, or measured; read when written), the
+    fields after it."""
     before, after = _without_raw(tensor, below=True), _without_raw(tensor, below=False)
-    size = len(tensor.raw_data)
-    inner: list[bytes | _Raw] = [before, length_prefix(_RAW_DATA.number, size), _Raw(tensor, size), after]
+    item = _ITEM_BYTES.get(tensor.data_type, 0)
+    guessed = not measure and item > 0
+    size = prod(tensor.dims) * item if guessed else len(tensor.raw_data)
+    inner: list[bytes | _Raw] = [before, length_prefix(_RAW_DATA.number, size), _Raw(tensor, size, guessed), after]
     return [length_prefix(number, _size(inner)), *inner]
 
 
@@ -131,6 +161,9 @@ def _copy_field(source: onnx.TensorProto, target: onnx.TensorProto, field: Field
 def _raw_bytes(raw: _Raw) -> bytes:
     data = raw.tensor.raw_data
     if len(data) != raw.size:
+        if raw.guessed:
+            raise SizeGuessWrong(f"tensor '{raw.tensor.name}' is not the size its dims say, or changed while the "
+                                 "model was being saved; nothing was written.")
         raise SaveError(f"tensor '{raw.tensor.name}' changed while the model was being saved; nothing was written.")
     return data
 
