@@ -17,6 +17,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import AttributeProto, NodeProto, TensorProto
 
+from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
@@ -272,7 +273,7 @@ def _looks_sound(t: TensorProto, raw_lengths: Mapping[str, int] | None) -> bool:
     """The fast path for the common case: dense raw_data of exactly the right size and nothing else. Each field
     is read once (dims copied by a slice), and whether raw_data is set only for an empty tensor (a length that
     fits another says so): protobuf's field reads are most of what a check costs."""
-    itemsize = _ITEMSIZE.get(t.data_type)
+    itemsize = WHOLE_ITEM_BYTES.get(t.data_type)  # sub-byte and string types take the slow path
     if not itemsize:
         return False
     dims = t.dims[:]
@@ -341,9 +342,6 @@ def _itemsize(data_type: int) -> float | None:
         return 0
     return packed_nbytes(data_type, 1 << 20, one) / (1 << 20)
 
-
-# whole-byte element sizes for the fast path (sub-byte and string types take the slow one)
-_ITEMSIZE = {t: int(n) for t in TensorProto.DataType.values() if (n := _itemsize(t)) and n == int(n)}
 
 
 def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_lengths: Mapping[str, int] | None) -> str:

@@ -19,8 +19,8 @@ from math import prod
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
-from onnx import TensorProto
 
+from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.errors import SaveError
 from onnxviz.model.io.disk import Write, Written, write_chunks
 from onnxviz.model.io.partial import is_repeated
@@ -31,14 +31,6 @@ STREAM_ELEMENTS = 1 << 18  # initializers of at least this many elements (1 MiB 
 _RAW_DATA = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"]
 _GRAPH = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"]
 _INITIALIZER = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"]
-
-
-# bytes per element of the types whose raw_data is exactly dims x this (sub-byte and string types are measured)
-_ITEM_BYTES = {getattr(TensorProto, name): size for name, size in (
-    ("FLOAT", 4), ("UINT8", 1), ("INT8", 1), ("UINT16", 2), ("INT16", 2), ("INT32", 4), ("INT64", 8), ("BOOL", 1),
-    ("FLOAT16", 2), ("DOUBLE", 8), ("UINT32", 4), ("UINT64", 8), ("COMPLEX64", 8), ("COMPLEX128", 16),
-    ("BFLOAT16", 2), ("FLOAT8E4M3FN", 1), ("FLOAT8E4M3FNUZ", 1), ("FLOAT8E5M2", 1), ("FLOAT8E5M2FNUZ", 1))
-    if hasattr(TensorProto, name)}
 
 
 class SizeGuessWrong(SaveError):
@@ -131,7 +123,7 @@ def _tensor_pieces(tensor: onnx.TensorProto, number: int, measure: bool) -> list
     protobuf writes them), ``raw_data`` (its size from its dims and type, or measured; read when written), the
     fields after it."""
     before, after = _without_raw(tensor, below=True), _without_raw(tensor, below=False)
-    item = _ITEM_BYTES.get(tensor.data_type, 0)
+    item = WHOLE_ITEM_BYTES.get(tensor.data_type, 0)  # a sub-byte or string tensor: measured
     guessed = not measure and item > 0
     size = prod(tensor.dims) * item if guessed else len(tensor.raw_data)
     inner: list[bytes | _Raw] = [before, length_prefix(_RAW_DATA.number, size), _Raw(tensor, size, guessed), after]
