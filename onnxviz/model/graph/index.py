@@ -110,7 +110,7 @@ class GraphIndex:
     cyclic_nodes: list[int] = field(default_factory=list)
     attribute_holders: list[int] = field(default_factory=list)  # nodes with at least one attribute
     undecodable_ops: bool = False  # an op_type or domain is not valid UTF-8 (see model_checks)
-    undecodable_nodes: bool | None = None  # a node's name or output is not (structure_only: read with the rest)
+    undecodable_nodes: bool = False  # a node's name or output is not (structure_only: read with the rest)
     read_names: list[str] | None = None  # see node_names
 
     def node_names(self) -> list[str]:
@@ -499,19 +499,9 @@ def topological_order_of_inputs(inputs: Sequence[Sequence[str]],
 def _undecodable_structure(g: GraphIndex) -> bool:
     """:func:`has_undecodable_names` for a ``structure_only`` index, for what the figures read: the names of
     the graph's inputs, initializers, node outputs, nodes and value infos. (A node input is one of these, or
-    names nothing: its text never reaches the figures.)"""
-    if g.undecodable_nodes:
-        return True
-    try:
-        "".join(g.producer)  # the graph's inputs and initializers (and a body's node outputs)
-        if g.undecodable_nodes is None:  # not read along with the structure
-            "".join([name for n in g.nodes for name in n.output])
-            "".join([n.name for n in g.nodes])
-        if g.graph is not None:
-            "".join([v.name for v in g.graph.value_info])
-    except TypeError:
-        return True
-    return False
+    names nothing: its text never reaches the figures.) The nodes' were read with the structure."""
+    value_infos = [v.name for v in g.graph.value_info] if g.graph is not None else []
+    return g.undecodable_nodes or not (_is_text(list(g.producer)) and _is_text(value_infos))
 
 
 def _is_text(strings: list[str]) -> bool:

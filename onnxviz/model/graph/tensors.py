@@ -147,12 +147,6 @@ def packed_nbytes(data_type: int, numel: int, itemsize: int) -> int:
     return numel * itemsize
 
 
-def declared_nbytes(tensor: TensorProto) -> int:
-    """The bytes the tensor's dims and data type call for, from these alone: its data is neither read nor
-    copied (0 for strings, unknown types and negative dims)."""
-    return declared_sizes([tensor])[0]
-
-
 def element_counts(dims: Sequence[list[int]]) -> list[int]:
     """The element count of each of ``dims`` (tensors' dims); -1 where one of its dims is negative."""
     counts = list(map(math.prod, dims))
@@ -162,7 +156,8 @@ def element_counts(dims: Sequence[list[int]]) -> list[int]:
 
 
 def declared_sizes(tensors: Iterable[TensorProto]) -> list[int]:
-    """:func:`declared_nbytes` of each tensor, read in one pass over them."""
+    """The bytes each tensor's dims and data type call for, from these alone: its data is neither read nor
+    copied (0 for strings, unknown types and negative dims); the tensors read in one pass."""
     types: list[int] = []
     dims: list[list[int]] = []
     for tensor in tensors:  # each tensor's message made once (a pass per field made it once per field)
