@@ -44,15 +44,7 @@ from onnxviz.model.layout.layers import (
 )
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
-from onnxviz.model.layout.scope import (
-    TITLE_CHAR_W,
-    BoxText,
-    ScopeGraph,
-    build_scope_graph,
-    clip,
-    item_text,
-    node_fields,
-)
+from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
 from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import shape_text
@@ -87,12 +79,11 @@ class GraphLayout:
         self.index = index
         self.scope = scope
         self.options = options or LayoutOptions()   # set before build; edge_names may change before relabel
-        ops, names = node_fields(index.graphs[scope])
-        self.graph: ScopeGraph = build_scope_graph(index, scope, ops)
+        self.graph: ScopeGraph = build_scope_graph(index, scope)
         self._plain_tree: GroupTree | None = None   # the tree of the names alone, when runs replaced it
         self._run_of = np.zeros(0, np.int64)        # then: per item, its run of nodes (-1: none)
         self._run_labels: list[str] = []
-        self.tree: GroupTree = self._group_tree(names)
+        self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
         self._csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None   # made on first need
         self._scratch = np.full(n, -1, np.int64)
@@ -117,9 +108,9 @@ class GraphLayout:
         self._done_items = 0
         self._said = 0.0
 
-    def _group_tree(self, node_names: list[str]) -> GroupTree:
+    def _group_tree(self) -> GroupTree:
         """Name-scope groups; a big graph whose names form none is split into runs of nodes instead."""
-        names = self.graph.item_names(node_names)
+        names = self.graph.item_names()
         tree = build_groups(names)
         node_items = self.graph.node_item[self.graph.node_item >= 0]   # ascending, as the items are
         grouped = int(np.count_nonzero(tree.item_group[node_items] >= 0))

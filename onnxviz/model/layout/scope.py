@@ -114,26 +114,20 @@ class ScopeGraph:
                         stack.append(c)
         return found
 
-    def item_names(self, node_names: list[str] | None = None) -> list[str]:
-        """Per item: its node's name ("" for terminals); ``node_names``: the nodes' names, if read already."""
-        names = map_in_slices(attrgetter("name"), self.graph.nodes) if node_names is None else node_names
+    def item_names(self) -> list[str]:
+        """Per item: its node's name ("" for terminals), from the index's reading of the names (the open made it)."""
+        names = self.graph.node_names()
         return [names[n] if n >= 0 else "" for n in self.item_node]
 
 
-def node_fields(g: GraphIndex) -> tuple[list[str], list[str]]:
-    """(op types, names) of a scope's nodes, read in one pass over them (123k nodes: ~60 ms; two passes ~80)."""
-    pairs = map_in_slices(attrgetter("op_type", "name"), g.nodes)
-    return [p[0] for p in pairs], [p[1] for p in pairs]
-
-
-def build_scope_graph(index: ModelIndex, scope: str, ops: list[str] | None = None) -> ScopeGraph:
-    """The items and edges of a scope; ``ops``: its nodes' op types, if read already."""
+def build_scope_graph(index: ModelIndex, scope: str) -> ScopeGraph:
+    """The items and edges of a scope."""
     g = index.graphs[scope]
     sg = ScopeGraph(index=index, graph=g)
     # initializers that are also graph inputs (IR < 4 style) are weights, not terminals
     sg.const_values = _initializers(g)
     reads = _reads(g, sg.const_values)   # the constants so far: absorbed nodes' outputs are made by hidden nodes
-    ops = map_in_slices(attrgetter("op_type"), g.nodes) if ops is None else ops
+    ops = map_in_slices(attrgetter("op_type"), g.nodes)
     hidden = _absorbed_constants(g, sg.const_values, ops, reads.nonconst_inputs(len(ops)))
     names, prod = reads.names, reads.prod
     terminal_of: dict[str, int] = {}
