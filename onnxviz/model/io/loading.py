@@ -143,8 +143,9 @@ def _read_bytes(p: Path, limit: int, limit_reason: str) -> bytes:
         raise LoadError(f"{_shown(p)} is {st.st_size / 2**30:.1f} GiB, larger than the "
                         f"{limit / 2**30:.2g} GiB {limit_reason}.")
     try:
-        with open(p, "rb") as f:
-            return f.read(limit + 1)
+        with open(p, "rb") as f:  # asked for the file's size: asking for ``limit`` allocates that much first
+            data = f.read(st.st_size + 1)
+            return data + f.read(limit + 1 - len(data)) if len(data) > st.st_size else data  # it grew meanwhile
     except OSError as exc:
         raise LoadError(f"{_shown(p)} cannot be read: {exc.strerror or exc}.", str(exc)) from None
     except MemoryError:
