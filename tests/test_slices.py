@@ -3,6 +3,7 @@ parsed in slices equals the one parsed whole."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import onnx
@@ -10,6 +11,7 @@ import pytest
 from onnx_data import model_id, node_cases
 
 import onnxviz
+from onnxviz.model import heap
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.io import loading
 from onnxviz.model.io.slices import parse_in_slices, serialize_in_slices
@@ -122,3 +124,41 @@ def test_a_model_of_big_weights_is_parsed_in_slices_without_copies_of_its_bytes(
     tracemalloc.stop()
     assert peak < len(data) // 4  # Python objects only: nothing the size of a weight
     assert parsed == model and len(pauses) >= 4  # a slice per weight
+
+
+def test_a_big_record_is_merged_into_a_block_made_ready_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before protobuf copies a big record (a weight) with the GIL held, a block of its size is made ready
+    (onnxviz.model.heap.big_blocks: in the window, its pages are touched first with the GIL released)."""
+    if not heap.reuse_big_blocks():
+        pytest.skip("the heap is tuned with glibc only")
+    monkeypatch.setattr(heap, "BIG_BLOCK", 1 << 20)
+    readied: list[int] = []
+    monkeypatch.setattr(heap, "_touch", lambda lib, size: readied.append(size))
+    model = onnx.ModelProto(ir_version=8)
+    for k in range(3):
+        model.graph.initializer.add(name=f"w{k}", data_type=onnx.TensorProto.FLOAT, dims=[1 << 20],
+                                    raw_data=bytes([k]) * (4 << 20))
+    model.graph.node.add(op_type="Relu", input=["w0"], output=["y"])
+    parsed = parse_in_slices(model.SerializeToString(), lambda: None)
+    assert parsed == model
+    assert len(readied) == 3 and all(4 << 20 <= size < (4 << 20) + 64 for size in readied)  # one per weight
+
+
+def test_a_file_that_grew_since_it_was_measured_is_read_to_its_end(example_path: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read asks for the file's size (asking for the 2 GiB limit allocated that much first, outside the
+    heap the window reuses); a file that grew after it was measured is still read whole."""
+    data = example_path.read_bytes()
+    path = tmp_path / "grown.onnx"
+    path.write_bytes(data)
+    real_stat = Path.stat
+
+    def measured_before_it_grew(self: Path, **kwargs: bool) -> os.stat_result:
+        found = real_stat(self, **kwargs)
+        if self != path:
+            return found
+        return os.stat_result((*found[:6], found.st_size // 2, *found[7:10]))
+
+    monkeypatch.setattr(Path, "stat", measured_before_it_grew)
+    model, read = loading.read_model_file(path)
+    assert read == data and model == onnx.ModelProto.FromString(data)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxviz
-from onnxviz.model import document
+from onnxviz.model import document, heap
 from onnxviz.model.errors import Cancelled, SaveError
 from onnxviz.model.io import saving, streaming
 from onnxviz.model.io.saving import EscapedTextError, FileChangedError, SaveOptions, TooLargeError
@@ -29,6 +29,8 @@ def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streaming, "STREAM_ELEMENTS", SMALL_STREAM)
     monkeypatch.setattr(saving, "STREAM_ABOVE", 1024)
     monkeypatch.setattr(document, "STREAM_ABOVE", 1024)
+    heap.reuse_big_blocks()  # as in the window: a big tensor's copy goes to a block made ready for it
+    monkeypatch.setattr(heap, "BIG_BLOCK", SMALL_STREAM)
 
 
 def _written(streamed: StreamedModel) -> bytes:
@@ -87,6 +89,19 @@ def test_streamed_bytes_are_the_serialization(small_thresholds: None, model: onn
         data = _written(streamed)
     assert data == model.SerializeToString() and streamed.size == len(data)
     assert onnx.ModelProto.FromString(data) == model
+
+
+def test_each_big_tensor_is_copied_into_a_block_made_ready_for_it(small_thresholds: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    if heap._glibc is None:
+        pytest.skip("the heap is tuned with glibc only")
+    readied: list[int] = []
+    monkeypatch.setattr(heap, "_touch", lambda lib, size: readied.append(size))
+    model = helper.make_model(helper.make_graph([], "g", [], [], [
+        numpy_helper.from_array(np.ones(40, np.float32), "big"), numpy_helper.from_array(np.ones(2, np.float32), "s"),
+        numpy_helper.from_array(np.ones(20, np.int64), "big2")]))
+    assert _written(stream_model(model)) == model.SerializeToString()
+    assert readied == [40 * 4, 20 * 8]  # before each copy of a big tensor's raw_data, none for the small one
 
 
 def test_big_tensors_are_read_only_when_written(small_thresholds: None) -> None:

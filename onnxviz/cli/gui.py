@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.heap import building
+from onnxviz.model.heap import building, reuse_big_blocks
 
 # The model's modules the window uses, imported before Qt: PySide6 reads the source of every module imported
 # after it (its __feature__ import hook), ~0.05 s for these with onnx and numpy, at the start of every window.
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.file and not os.path.exists(args.file):
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
+    reuse_big_blocks()  # before any thread starts: each thread must allocate from the one heap it tunes
     if args.file:
         from pathlib import Path
 

@@ -20,6 +20,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from onnxviz.model.heap import big_blocks
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.wire import LENGTH_DELIMITED, fields, length_prefix
 
@@ -94,30 +95,38 @@ def parse_in_slices(data: bytes, pause: Callable[[], None], items: int = SLICE_I
     megabytes) at a time, with ``pause()`` after each slice. Protobuf merges a message's fields as they come, so
     merging the graph's bytes a run of whole records at a time builds the same message; each run is parsed where
     it lies in ``data`` (no copy of the bytes: a 1 GiB model needs the file's bytes and the model, as a whole
-    parse does). Raises WireError or protobuf's DecodeError for bytes that are not a model."""
+    parse does). A big record (a 256 MiB tensor) is merged into memory made ready for it
+    (:func:`~onnxviz.model.heap.big_blocks`). Raises WireError or protobuf's DecodeError for bytes that are not a
+    model."""
     model = onnx.ModelProto()
     view = memoryview(data)
     kept = record = 0  # where the bytes not merged yet start; where the current field's record starts
-    for number, wire, start, end in fields(data, 0, len(data)):  # the model's own fields: a handful
-        if number == GRAPH_FIELD and wire == LENGTH_DELIMITED:
-            model.MergeFromString(view[kept:record])  # the fields before it, in order
-            _merge_in_slices(model.graph, view, start, end, pause, items)
-            kept = end
-        record = end
-    model.MergeFromString(view[kept:])
+    with big_blocks() as ready:
+        for number, wire, start, end in fields(data, 0, len(data)):  # the model's own fields: a handful
+            if number == GRAPH_FIELD and wire == LENGTH_DELIMITED:
+                model.MergeFromString(view[kept:record])  # the fields before it, in order
+                _merge_in_slices(model.graph, view, (start, end), pause, ready, items)
+                kept = end
+            record = end
+        ready(len(view) - kept)
+        model.MergeFromString(view[kept:])
     return model
 
 
-def _merge_in_slices(message: Message, view: memoryview, start: int, end: int, pause: Callable[[], None],
-                     items: int) -> None:
-    """Merge the message bytes ``view[start:end]`` into ``message``, ``items`` records or :data:`SLICE_BYTES` at a
-    time (the records found by :func:`~onnxviz.model.io.wire.fields`: 171k of a 123k-node graph in ~60 ms)."""
+def _merge_in_slices(message: Message, view: memoryview, span: tuple[int, int], pause: Callable[[], None],
+                     ready: Callable[[int], None], items: int) -> None:
+    """Merge the message bytes ``view[start:end]`` (``span``) into ``message``, ``items`` records or
+    :data:`SLICE_BYTES` at a time (the records found by :func:`~onnxviz.model.io.wire.fields`: 171k of a 123k-node
+    graph in ~60 ms); ``ready(size)`` before merging ``size`` bytes."""
+    start, end = span
     cut, count = start, 0
     for _number, _wire, _payload, after in fields(view, start, end):
         count += 1
         if count >= items or after - cut >= SLICE_BYTES:
+            ready(after - cut)
             message.MergeFromString(view[cut:after])
             pause()
             cut, count = after, 0
+    ready(end - cut)
     message.MergeFromString(view[cut:end])
     pause()

@@ -22,6 +22,7 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.errors import SaveError
+from onnxviz.model.heap import big_blocks
 from onnxviz.model.io.disk import Write, Written, write_chunks
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields
@@ -65,10 +66,15 @@ class StreamedModel:
     def write(self, write: Write, written: Written | None = None) -> None:
         """Hand every byte to ``write`` in order, a chunk at a time; ``written`` hears of each chunk's
         size and may raise to give up."""
-        for piece in self.pieces:
-            data = piece if isinstance(piece, bytes) else _raw_bytes(piece)
-            write_chunks(data, write, written)
-            del data  # a tensor's copy is freed before the next one is read
+        with big_blocks() as ready:  # a tensor's copy goes to memory made ready for it
+            for piece in self.pieces:
+                if isinstance(piece, bytes):
+                    data = piece
+                else:
+                    ready(piece.size)
+                    data = _raw_bytes(piece)
+                write_chunks(data, write, written)
+                del data  # a tensor's copy is freed before the next one is read
 
 
 def stream_model(model: onnx.ModelProto, pause: Callable[[], None] | None = None,

@@ -1,0 +1,76 @@
+"""The window's heap (onnxviz.model.heap): a big fill finds its pages ready, and what is freed goes back.
+
+Each check runs in a fresh process: the allocator's settings are the process's, and its figures (resident
+memory, the heap's free bytes) must not depend on what other tests left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onnxviz.model import heap
+
+pytestmark = pytest.mark.skipif(heap._load_glibc() is None, reason="the heap is tuned with glibc only")
+
+MEASURE = r"""
+import json, threading, time
+from onnxviz.model import heap
+
+MIB = 1 << 20
+def resident():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * heap._PAGE // MIB
+
+found = {"configured": heap.reuse_big_blocks()}
+def fill():  # in a thread of its own, as the window's loading and saving are
+    with heap.big_blocks() as ready:
+        start = resident()
+        ready(96 * MIB)
+        found["ready"] = resident() - start  # the touched block stays in the heap, for the fill
+        heap.give_back_if_free()  # does nothing while a fill is under way
+        found["kept"] = resident() - start
+        data = b"x" * (96 * MIB)  # the fill: a block of the same size, in the pages made ready
+        found["fill"] = resident() - start
+        del data
+    found["freed"] = resident() - start
+    deadline = time.monotonic() + 20
+    while resident() - start > 16 and time.monotonic() < deadline:  # the heap's own thread gives it back
+        time.sleep(0.05)
+    found["given back"] = resident() - start
+thread = threading.Thread(target=fill)
+thread.start()
+thread.join()
+print(json.dumps(found))
+"""
+
+
+def _measured() -> dict[str, int]:
+    run = subprocess.run([sys.executable, "-c", MEASURE], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 0, run.stderr
+    return dict(json.loads(run.stdout))
+
+
+def test_a_big_fill_takes_pages_made_ready_and_the_freed_block_goes_back_later() -> None:
+    found = _measured()
+    assert found["configured"]
+    assert found["ready"] >= 90 and found["kept"] >= 90  # touched with the GIL released, and kept
+    assert found["fill"] - found["ready"] < 16  # the fill faulted no new pages (without the settings: +96 MiB)
+    assert found["freed"] >= 90  # freeing returns nothing on the spot (it would unmap with the GIL held)
+    assert found["given back"] <= 16  # the heap's thread gave it back
+
+
+def test_elsewhere_than_glibc_nothing_is_tuned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(heap, "_glibc", None)
+    assert not heap.reuse_big_blocks()
+    touched: list[int] = []
+    monkeypatch.setattr(heap, "_touch", lambda lib, size: touched.append(size))
+    with heap.big_blocks() as ready:
+        ready(1 << 30)
+    assert touched == []
