@@ -6,6 +6,7 @@ import gc
 import weakref
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
 from pytestqt.qtbot import QtBot
 
@@ -65,6 +66,32 @@ def test_replaced_document_is_freed_without_the_cycle_collector(qtbot: QtBot, ex
         qtbot.waitUntil(freed, timeout=5000)
     finally:
         gc.enable()
+
+
+def test_a_document_saved_in_the_background_is_freed_once_replaced(qtbot: QtBot, example_path: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The save's task held the document in its slots and, with no parent, was never deleted: a 1 GiB model
+    closed after a save stayed in memory."""
+    from onnxviz.ui import saving
+
+    monkeypatch.setattr(saving, "_is_big", lambda doc: True)  # saved as a big model is: in the background
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    _open_and_settle(qtbot, window, example_path)
+    assert window.doc is not None
+    window.doc.edit.set_model_info(doc_string="saved")
+    saved = weakref.ref(window.doc)
+    saving.save_document(window, window.doc, tmp_path / "saved.onnx")
+    qtbot.waitUntil(lambda: window.doc is not None and not window.doc.is_dirty, timeout=10000)
+    _open_and_settle(qtbot, window, example_path)
+
+    def freed() -> bool:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
+        return saved() is None
+
+    qtbot.waitUntil(freed, timeout=5000)
 
 
 def test_background_settles_once_validation_and_figures_are_in(qtbot: QtBot, example_path: Path) -> None:

@@ -75,7 +75,7 @@ def _save_in_background(window: MainWindow, doc: Document, target: Path, options
         window.setEnabled(True)
         window.statusBar().showMessage(f"Saving {target.name} was cancelled; nothing was written.", 10000)
 
-    task = Task(work, f"Saving {target.name}")
+    task = Task(work, f"Saving {target.name}", parent=window)  # retired once it ends: its slots hold the document
     task.finished.connect(finished)
     task.failed.connect(failed)
     task.cancelled.connect(cancelled)
