@@ -634,3 +634,32 @@ def test_node_tooltip_shows_its_run_time_and_overlay_value(qtbot: QtBot, tmp_pat
     combo.setCurrentIndex(combo.findData("mean"))
     assert canvas.legend.scheme.kind == "signed"
     window.grab().save("/tmp/overlay/test_run_ui_mean.png")
+
+
+def test_a_document_that_was_run_and_compared_is_freed_once_replaced(qtbot: QtBot, example_path: Path) -> None:
+    """The run's and the comparison's tasks hold the document in their slots (they are retired once they end),
+    and the last run's start too (dropped with the document): otherwise a closed model stayed in memory."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    window, c = _window(qtbot, example_path)
+    c.plans[str(window.doc.path)] = InputPlan({}, {"batch": 1})
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        _menu_action(window, "Compare Engines").trigger()
+    c.dock.rtol.setText("0")
+    c.dock.diff_button.click()  # compared again: the comparison's own task
+    assert c.task is not None
+    qtbot.waitUntil(lambda: c.task is None, timeout=TIMEOUT)
+    assert c.tolerance.rtol == 0
+    ran = weakref.ref(window.doc)
+    with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
+        window.open_path(example_path)
+
+    def freed() -> bool:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gc.collect()
+        return ran() is None
+
+    qtbot.waitUntil(freed, timeout=5000)

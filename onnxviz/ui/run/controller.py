@@ -148,6 +148,7 @@ class RunController(QObject):
             self._doc.selection.changed.disconnect(self._on_selection)
         self.cancel()
         self._doc = doc
+        self._last_start = None  # of the document left: it would keep it, and its weights, in memory
         if doc is not None:
             doc.selection.changed.connect(self._on_selection)
         self._drop_results()
@@ -288,7 +289,7 @@ class RunController(QObject):
                 raise
             return Outcome(results, diffs, pairs)
 
-        task = Task(work, label)
+        task = Task(work, label, parent=self)  # retired once it ends: its slots hold the document
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
         task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc, jobs))
         task.cancelled.connect(self._on_cancelled)
@@ -606,7 +607,7 @@ class RunController(QObject):
                 self._on_selection(doc.selection.state)
             self._show_first_difference()
 
-        task = Task(work, f"Comparing with {tolerance.text()}")
+        task = Task(work, f"Comparing with {tolerance.text()}", parent=self)
         task.finished.connect(finished)
         task.failed.connect(lambda exc, tb: self._on_failed(exc, tb))
         task.cancelled.connect(self._on_cancelled)
