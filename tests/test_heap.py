@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from onnx import numpy_helper
 
 from onnxviz.model import heap
+from onnxviz.model.graph.tensors import load_tensor
 
 pytestmark = pytest.mark.skipif(heap._load_glibc() is None, reason="the heap is tuned with glibc only")
 
@@ -74,3 +77,18 @@ def test_elsewhere_than_glibc_nothing_is_tuned(monkeypatch: pytest.MonkeyPatch) 
     with heap.big_blocks() as ready:
         ready(1 << 30)
     assert touched == []
+
+
+def test_a_weight_shown_from_the_model_is_copied_into_a_block_made_ready(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A weight read for the Weights panel from the model (an edited one: no file bytes to point into) is copied
+    out of protobuf with the GIL held, into a block made ready for it."""
+    assert heap.reuse_big_blocks()
+    monkeypatch.setattr(heap, "BIG_BLOCK", 1024)
+    readied: list[int] = []
+    monkeypatch.setattr(heap, "_touch", lambda lib, size: readied.append(size))
+    tensor = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    array, stats = load_tensor(tensor)
+    assert readied == [4096 * 4] and array is not None and float(array[63, 63]) == 4095.0
+    readied.clear()
+    load_tensor(tensor, raw=memoryview(tensor.raw_data))  # the file's bytes at hand: nothing is copied
+    assert readied == []

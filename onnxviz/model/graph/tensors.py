@@ -22,6 +22,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.heap import big_blocks
 from onnxviz.model.io import wire
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
@@ -215,9 +216,14 @@ def _check_single_storage(tensor: TensorProto) -> None:
         raise OnnxvizError(f"tensor '{tensor.name}' is split into segments, which onnxviz cannot read.")
 
 
-def _raw_buffer(tensor: TensorProto, base_dir: Path | None, raw: memoryview | None) -> memoryview | bytes:
+def _raw_buffer(tensor: TensorProto, base_dir: Path | None, raw: memoryview | None, size: int) -> memoryview | bytes:
+    """The tensor's data bytes (``size`` of them, if it is well formed)."""
+    if raw is not None and not is_external(tensor):
+        return raw
     if not is_external(tensor):
-        return raw if raw is not None else tensor.raw_data
+        with big_blocks() as ready:  # protobuf copies raw_data out with the GIL held: into pages made ready
+            ready(size)
+            return tensor.raw_data
     if base_dir is None:
         raise OnnxvizError(f"tensor '{tensor.name}' is stored externally, but the model has no folder.")
     return read_external_bytes(tensor, base_dir)
@@ -236,7 +242,7 @@ def element_source(tensor: TensorProto, base_dir: Path | None = None,
         need = packed_nbytes(tensor.data_type, numel, dtype.itemsize)
         if raw is not None and len(raw) != need:
             raw = None  # the located bytes do not fit this tensor: read the field itself
-        buf = _raw_buffer(tensor, base_dir, raw)
+        buf = _raw_buffer(tensor, base_dir, raw, need)
         if tensor.data_type == TensorProto.STRING:
             raise OnnxvizError(f"string tensor '{tensor.name}' stores raw bytes; strings must be in string_data.")
         if len(buf) < need:
