@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxviz
-from onnxviz.model import document, heap
+from onnxviz.model import allocator, document
 from onnxviz.model.errors import Cancelled, SaveError
 from onnxviz.model.io import saving, streaming
 from onnxviz.model.io.saving import EscapedTextError, FileChangedError, SaveOptions, TooLargeError
@@ -29,8 +29,8 @@ def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streaming, "STREAM_ELEMENTS", SMALL_STREAM)
     monkeypatch.setattr(saving, "STREAM_ABOVE", 1024)
     monkeypatch.setattr(document, "STREAM_ABOVE", 1024)
-    heap.reuse_big_blocks()  # as in the window: a big tensor's copy goes to a block made ready for it
-    monkeypatch.setattr(heap, "BIG_BLOCK", SMALL_STREAM)
+    allocator.reuse_big_blocks()  # as in the window: a big tensor's copy goes to a block made ready for it
+    monkeypatch.setattr(allocator, "BIG_BLOCK", SMALL_STREAM)
 
 
 def _written(streamed: StreamedModel) -> bytes:
@@ -93,10 +93,10 @@ def test_streamed_bytes_are_the_serialization(small_thresholds: None, model: onn
 
 def test_each_big_tensor_is_copied_into_a_block_made_ready_for_it(small_thresholds: None,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    if heap._glibc is None:
+    if allocator._glibc is None:
         pytest.skip("the heap is tuned with glibc only")
     readied: list[int] = []
-    monkeypatch.setattr(heap, "_touch", lambda lib, size: readied.append(size))
+    monkeypatch.setattr(allocator, "_touch", lambda lib, size: readied.append(size))
     model = helper.make_model(helper.make_graph([], "g", [], [], [
         numpy_helper.from_array(np.ones(40, np.float32), "big"), numpy_helper.from_array(np.ones(2, np.float32), "s"),
         numpy_helper.from_array(np.ones(20, np.int64), "big2")]))

@@ -8,8 +8,9 @@ import os
 import sys
 from collections.abc import Callable
 
+from onnxviz.model.allocator import reuse_big_blocks
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.heap import building, reuse_big_blocks
+from onnxviz.model.heap import building
 
 # The model's modules the window uses, imported before Qt: PySide6 reads the source of every module imported
 # after it (its __feature__ import hook), ~0.05 s for these with onnx and numpy, at the start of every window.

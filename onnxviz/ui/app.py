@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from onnxviz.model.heap import reuse_big_blocks
+from onnxviz.model.allocator import reuse_big_blocks
 from onnxviz.ui.applog import append_log, log, log_path
 from onnxviz.ui.settings import APPLICATION, ORGANIZATION
 

@@ -20,9 +20,9 @@ from math import prod
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 
+from onnxviz.model.allocator import big_blocks
 from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.errors import SaveError
-from onnxviz.model.heap import big_blocks
 from onnxviz.model.io.disk import Write, Written, write_chunks
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields

@@ -1,0 +1,163 @@
+"""The C allocator of the window's process: big fills find their pages ready, and freed memory goes back.
+
+Protobuf fills a new block of memory with the GIL held (parsing a 256 MiB tensor, or handing out its
+``raw_data``), and a block that size is fresh from the kernel, so each of its 65k pages faults on first
+touch: ~100 ms in which the GUI thread waits for the GIL. Freeing such a block unmaps it, with the GIL held
+too (1 GiB: ~70 ms). In the window's process (:func:`reuse_big_blocks`, glibc only) freed blocks stay in
+the heap, so :func:`big_blocks` can touch a block first with the GIL released (a C call through ctypes) and
+free it for the fill that follows, which then copies into pages already there (~15 ms); and freeing costs
+nothing. What is freed is given back to the system by a thread of its own, a piece at a time (a closed
+model's memory, within a second).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import mmap
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+BIG_BLOCK = 32 << 20  # fills of at least this many bytes are prepared (smaller ones fault for < 15 ms)
+_SLACK = 1 << 20  # a prepared block is this much larger than the fill, for the allocator's own headers
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt options
+_LARGEST = 2**31 - 1  # mallopt takes an int
+_MADV_DONTNEED = 4
+_PAGE = mmap.PAGESIZE
+_STEP = 32 << 20  # pages dropped per call by give_back (~3 ms each)
+_glibc: ctypes.CDLL | None = None  # set by reuse_big_blocks()
+_give_back_lock = threading.Lock()
+_filling = 0  # big_blocks() under way: their ready blocks must stay until filled
+GIVE_BACK_EVERY_S = 1.0
+GIVE_BACK_ABOVE = 64 << 20
+
+
+_NEEDED = ("gnu_get_libc_version", "mallopt", "malloc_trim", "madvise", "mallinfo2")
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (2.33 and later): ``arena`` is the bytes the heap holds from the system."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+
+
+def reuse_big_blocks() -> bool:
+    """For the window's process, before its threads start: every thread allocates from one heap (a
+    thread's own arena can hold no block over 64 MiB), blocks of any size come from it, and what is freed stays
+    in it until a thread of its own gives it back (:func:`give_back`, when a second finds 64 MiB free). True
+    when the C library is glibc and took the settings; elsewhere nothing changes."""
+    global _glibc
+    lib = _load_glibc() if _glibc is None else None
+    settings = ((_M_ARENA_MAX, 1), (_M_MMAP_THRESHOLD, _LARGEST), (_M_TRIM_THRESHOLD, _LARGEST))
+    if lib is not None and all(lib.mallopt(option, value) == 1 for option, value in settings):
+        _glibc = lib
+        threading.Thread(target=_give_back_when_free, name="onnxviz-heap", daemon=True).start()
+    return _glibc is not None
+
+
+@contextlib.contextmanager
+def big_blocks() -> Iterator[Callable[[int], None]]:
+    """Around GIL-held C calls that fill new blocks of many megabytes: yields ``ready(size)``, to call just
+    before each; it touches a block of that size with the GIL released and frees it, so the fill takes
+    pages already there (see the module's text); meanwhile nothing is given back. Without
+    :func:`reuse_big_blocks` (or with fills under :data:`BIG_BLOCK`), ``ready`` does nothing."""
+    global _filling
+    lib = _glibc
+    if lib is None:
+        yield _not_needed
+        return
+    with _give_back_lock:
+        _filling += 1
+    try:
+        yield lambda size: _touch(lib, size) if size >= BIG_BLOCK else None
+    finally:
+        with _give_back_lock:
+            _filling -= 1
+
+
+def give_back() -> None:
+    """Return the heap's free memory to the system (after :func:`reuse_big_blocks`, freeing does not) with the GIL
+    released and the allocator held only briefly: its free blocks are taken :data:`_STEP` bytes at a time, their
+    pages dropped with no lock held, and freed again (``malloc_trim`` alone holds the allocator ~90 ms per GiB,
+    and every thread's allocations wait meanwhile); ``malloc_trim`` then returns what is left."""
+    lib = _glibc
+    if lib is not None:
+        with _give_back_lock:
+            _drop_free_pages(lib)
+            lib.malloc_trim(0)
+
+
+def give_back_if_free() -> bool:
+    """:func:`give_back` when the heap holds :data:`GIVE_BACK_ABOVE` bytes free and no :func:`big_blocks` is
+    filling (its ready blocks must stay); whether it did."""
+    lib = _glibc
+    if lib is None or _filling or lib.mallinfo2().fordblks < GIVE_BACK_ABOVE:
+        return False
+    give_back()
+    return True
+
+
+def _give_back_when_free() -> None:
+    """The heap's own thread: :func:`give_back_if_free` every :data:`GIVE_BACK_EVERY_S` seconds (a closed
+    model's memory returns to the system within a second or so, whichever thread freed it)."""
+    while True:
+        time.sleep(GIVE_BACK_EVERY_S)
+        give_back_if_free()
+
+
+def _drop_free_pages(lib: ctypes.CDLL) -> None:
+    """Take the heap's free blocks in pieces of :data:`_STEP` bytes until a piece is new memory (none is left),
+    drop each piece's pages, and free them all: that memory costs nothing until it is used again."""
+    pieces = []
+    arena = lib.mallinfo2().arena
+    try:
+        while piece := lib.malloc(_STEP):
+            pieces.append(piece)
+            if lib.mallinfo2().arena > arena:
+                break  # the heap grew for it (or for another thread meanwhile): stop here
+            first = -(-piece // _PAGE) * _PAGE
+            lib.madvise(first, (piece + _STEP - first) // _PAGE * _PAGE, _MADV_DONTNEED)
+    finally:
+        for piece in pieces:
+            lib.free(piece)
+
+
+def _touch(lib: ctypes.CDLL, size: int) -> None:
+    """Touch a heap block of ``size`` bytes and free it; none when the block is mapped on its own (a thread that
+    started before :func:`reuse_big_blocks` allocates from an arena of its own, which maps every big block): its
+    pages would go with it, and touching them would only add to the fill's time."""
+    mapped = lib.mallinfo2().hblks
+    block = lib.malloc(size + _SLACK)
+    if block and lib.mallinfo2().hblks == mapped:
+        lib.memset(block, 0, size + _SLACK)
+    lib.free(block)
+
+
+def _not_needed(size: int) -> None:
+    """``ready`` where blocks are not reused: a fill takes fresh pages whatever is done before it."""
+
+
+def _load_glibc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+    if not all(hasattr(lib, name) for name in _NEEDED):
+        return None  # musl, or glibc before 2.33: no such tuning
+    lib.malloc.restype = ctypes.c_void_p
+    lib.malloc.argtypes = [ctypes.c_size_t]
+    lib.free.argtypes = [ctypes.c_void_p]
+    lib.memset.restype = ctypes.c_void_p
+    lib.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    lib.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    lib.malloc_trim.argtypes = [ctypes.c_size_t]
+    lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.mallinfo2.restype = _MallInfo2
+    return lib
