@@ -22,20 +22,18 @@ import time
 from collections.abc import Callable, Iterator
 
 BIG_BLOCK = 32 << 20  # fills of at least this many bytes are prepared (smaller ones fault for < 15 ms)
+GIVE_BACK_EVERY_S = 1.0  # how often the heap's thread looks for free memory to give back
+GIVE_BACK_ABOVE = 64 << 20  # and gives it back when there is this much
 _SLACK = 1 << 20  # a prepared block is this much larger than the fill, for the allocator's own headers
+_STEP = 32 << 20  # pages dropped per call by give_back (~3 ms each)
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt options
 _LARGEST = 2**31 - 1  # mallopt takes an int
 _MADV_DONTNEED = 4
 _PAGE = mmap.PAGESIZE
-_STEP = 32 << 20  # pages dropped per call by give_back (~3 ms each)
+_NEEDED = ("gnu_get_libc_version", "mallopt", "malloc_trim", "madvise", "mallinfo2")  # glibc 2.33 and later
 _glibc: ctypes.CDLL | None = None  # set by reuse_big_blocks()
 _give_back_lock = threading.Lock()
 _filling = 0  # big_blocks() under way: their ready blocks must stay until filled
-GIVE_BACK_EVERY_S = 1.0
-GIVE_BACK_ABOVE = 64 << 20
-
-
-_NEEDED = ("gnu_get_libc_version", "mallopt", "malloc_trim", "madvise", "mallinfo2")
 
 
 class _MallInfo2(ctypes.Structure):
