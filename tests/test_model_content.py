@@ -94,6 +94,18 @@ def test_info_lists_parameters_per_graph_and_graph_metadata(capsys: pytest.Captu
     assert "  If branch (then_branch): 110 (440 B)" in out and "graph metadata:" in out
 
 
+def test_parameter_bytes_of_packed_types_are_their_packed_size() -> None:
+    """4-bit types take half a byte, 2-bit types a quarter and 6-bit ones three quarters (the 2- and 6-bit types
+    were counted a byte each, numpy's size of them unpacked)."""
+    kinds = {"INT4": 0.5, "UINT4": 0.5, "INT2": 0.25, "UINT2": 0.25, "FLOAT6E2M3": 0.75, "INT8": 1}
+    kinds = {name: size for name, size in kinds.items() if hasattr(TensorProto, name)}
+    inits = [helper.make_tensor(f"w_{name}", getattr(TensorProto, name), [16], vals=bytes(int(16 * size)), raw=True)
+             for name, size in kinds.items()]
+    model = helper.make_model(helper.make_graph([], "g", [], [], inits))
+    figures = model_figures(model, indexed(model))
+    assert figures.parameters == 16 * len(kinds) and figures.parameter_bytes == sum(16 * s for s in kinds.values())
+
+
 def _costs(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], inits: list[onnx.TensorProto],
            outputs: list[onnx.ValueInfoProto]) -> dict[str, int | None]:
     graph = helper.make_graph(nodes, "g", inputs, outputs, inits)

@@ -1,14 +1,16 @@
-"""Bytes an element of an ONNX data type takes in a tensor's raw_data, for the types where that is a whole number:
-what a tensor's dims and type say its raw_data holds (the checks' fast path, a streamed save's sizes)."""
+"""Bytes an element of an ONNX data type takes in a tensor's raw_data: what a tensor's dims and type say its raw_data
+holds (the checks' fast path, a streamed save's sizes, parameter bytes), and which types are packed below a byte."""
 
 from __future__ import annotations
 
 import onnx
 from onnx import TensorProto
 
-# packed several to a byte (or to three): their size is no whole number of bytes per element
-SUB_BYTE_TYPES = frozenset(getattr(TensorProto, name) for name in (
-    "INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2") if hasattr(TensorProto, name))
+# bits per element of the types packed several to a byte (or to three): no whole number of bytes per element
+SUB_BYTE_BITS = {getattr(TensorProto, name): bits for name, bits in (
+    ("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4), ("INT2", 2), ("UINT2", 2), ("FLOAT6E2M3", 6), ("FLOAT6E3M2", 6))
+    if hasattr(TensorProto, name)}
+SUB_BYTE_TYPES = frozenset(SUB_BYTE_BITS)
 
 
 def _whole_item_bytes(data_type: int) -> int:
@@ -22,3 +24,10 @@ def _whole_item_bytes(data_type: int) -> int:
 
 
 WHOLE_ITEM_BYTES = {t: n for t in TensorProto.DataType.values() if (n := _whole_item_bytes(t))}
+
+
+def item_bytes(data_type: int) -> float:
+    """Bytes an element takes in raw_data, packed sub-byte types as a fraction (INT4: 0.5); 0 for strings and
+    unknown types."""
+    bits = SUB_BYTE_BITS.get(data_type)
+    return bits / 8 if bits is not None else WHOLE_ITEM_BYTES.get(data_type, 0)

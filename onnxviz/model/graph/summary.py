@@ -11,10 +11,10 @@ from itertools import chain, compress, repeat
 from operator import add, mul
 from typing import Any
 
-import numpy as np
 import onnx
 from onnx import NodeProto, TensorProto, ValueInfoProto
 
+from onnxviz.model.dtypes import item_bytes
 from onnxviz.model.graph.flops import CostColumns, CostPlan, body_costs, cost_plan, plan_costs
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
@@ -26,18 +26,6 @@ def tensor_numel(t: TensorProto) -> int:
     for d in t.dims:
         n *= int(d)
     return max(n, 0)
-
-
-def tensor_itemsize(elem_type: int) -> float:
-    """Bytes per element; 4-bit types count 0.5; unknown types 0."""
-    if elem_type in (TensorProto.INT4, TensorProto.UINT4) or elem_type == getattr(TensorProto, "FLOAT4E2M1", -1):
-        return 0.5
-    if elem_type == TensorProto.STRING:
-        return 0
-    try:
-        return float(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).itemsize)
-    except Exception:  # noqa: BLE001 - unknown or future type numbers
-        return 0
 
 
 def value_signature(v: ValueInfoProto) -> dict[str, Any]:
@@ -67,7 +55,7 @@ class _ParameterTally:
 
     def _of(self, data_type: int) -> tuple[float, str]:
         if data_type not in self._per_type:
-            self._per_type[data_type] = (tensor_itemsize(data_type), tensor_dtype_name(data_type))
+            self._per_type[data_type] = (item_bytes(data_type), tensor_dtype_name(data_type))
         return self._per_type[data_type]
 
     def scope(self, g: GraphIndex) -> ScopeParameters:

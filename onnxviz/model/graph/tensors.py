@@ -22,6 +22,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.allocator import big_blocks
+from onnxviz.model.dtypes import SUB_BYTE_BITS
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io import wire
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
@@ -36,16 +37,11 @@ DEFAULT_LIMIT_BYTES = 512 << 20
 
 # Sub-byte types: (bits per element, elements per group, bytes per group, unpack function)
 _Unpack = Callable[[np.ndarray, list[int]], np.ndarray]
+# per bit width: elements per group, bytes per group, numpy_helper's unpacking function
+_GROUPS = {4: (2, 1, "_unpack_4bit"), 2: (4, 1, "_unpack_2bit"), 6: (4, 3, "_unpack_6bit")}
 _PACKED: dict[int, tuple[int, int, int, _Unpack]] = {
-    TensorProto.INT4: (4, 2, 1, numpy_helper._unpack_4bit),
-    TensorProto.UINT4: (4, 2, 1, numpy_helper._unpack_4bit),
-}
-for _name, _bits, _per, _nbytes, _fn in (
-        ("FLOAT4E2M1", 4, 2, 1, "_unpack_4bit"), ("INT2", 2, 4, 1, "_unpack_2bit"),
-        ("UINT2", 2, 4, 1, "_unpack_2bit"), ("FLOAT6E2M3", 6, 4, 3, "_unpack_6bit"),
-        ("FLOAT6E3M2", 6, 4, 3, "_unpack_6bit")):
-    if hasattr(TensorProto, _name) and hasattr(numpy_helper, _fn):
-        _PACKED[getattr(TensorProto, _name)] = (_bits, _per, _nbytes, getattr(numpy_helper, _fn))
+    data_type: (bits, _GROUPS[bits][0], _GROUPS[bits][1], getattr(numpy_helper, _GROUPS[bits][2]))
+    for data_type, bits in SUB_BYTE_BITS.items() if hasattr(numpy_helper, _GROUPS[bits][2])}
 # Elements per entry of the typed field where it is not one (packed bytes in int32_data, complex pairs)
 _TYPED_ELEMENTS_PER_ENTRY = {TensorProto.COMPLEX64: 0.5, TensorProto.COMPLEX128: 0.5,
                              **{t: float(v[1]) for t, v in _PACKED.items() if v[0] in (2, 4)}}
