@@ -4,7 +4,7 @@ names and doc strings are untrusted), types and shapes written the same way ever
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,15 @@ def shape_list(t: TypeProto | None) -> list[int | str | None] | None:
     if not tt.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else (_text(d.dim_param) or None) for d in tt.shape.dim]
+
+
+def all_text(strings: Iterable[str | bytes]) -> bool:
+    """False if protobuf handed back one of ``strings`` as bytes (it is not valid UTF-8); one pass in C."""
+    try:
+        "".join(strings)  # type: ignore[arg-type]  # bytes among them is what this finds
+    except TypeError:
+        return False
+    return True
 
 
 def _text(value: str | bytes) -> str:

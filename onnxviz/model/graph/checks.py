@@ -25,7 +25,7 @@ from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.text import display_name
+from onnxviz.model.text import all_text, display_name
 
 if TYPE_CHECKING:
     from onnxviz.model.graph.index import GraphIndex, ModelIndex
@@ -363,16 +363,9 @@ def _raw_problem(t: TensorProto, numel: int, itemsize: float, raw_lengths: Mappi
 
 def has_undecodable_names(g: GraphIndex) -> bool:
     """True if protobuf handed back a value, node or value_info name as bytes (it is not valid UTF-8)."""
-    try:
-        "".join(g.producer)
-        "".join(g.consumers)
-        "".join(g.node_names())
-        if g.graph is not None:
-            "".join([v.name for v in g.graph.value_info])
-        return g.undecodable_ops
-
-    except TypeError:
-        return True
+    value_infos = [v.name for v in g.graph.value_info] if g.graph is not None else []
+    texts = all_text(g.producer) and all_text(g.consumers) and all_text(g.node_names()) and all_text(value_infos)
+    return not texts or g.undecodable_ops
 
 
 def has_undecodable_model_strings(model: onnx.ModelProto) -> bool:

@@ -34,7 +34,7 @@ from onnxviz.model.graph.checks import (
 )
 from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import Problem, Severity
-from onnxviz.model.text import display_name, quoted_name
+from onnxviz.model.text import all_text, display_name, quoted_name
 
 GRAPH_INPUT = -1
 INITIALIZER = -2
@@ -361,7 +361,7 @@ class ModelIndex:
                         producer[value] = i
             outputs += node_outputs
             names.append(name)
-        g.undecodable_nodes = not (_is_text(outputs) and _is_text(names))
+        g.undecodable_nodes = not (all_text(outputs) and all_text(names))
         for i in holders:
             for attr, k, body in subgraphs_of(g.nodes[i]):
                 scope = child_scope(g.scope, i, attr, k)
@@ -501,16 +501,7 @@ def _undecodable_structure(g: GraphIndex) -> bool:
     the graph's inputs, initializers, node outputs, nodes and value infos. (A node input is one of these, or
     names nothing: its text never reaches the figures.) The nodes' were read with the structure."""
     value_infos = [v.name for v in g.graph.value_info] if g.graph is not None else []
-    return g.undecodable_nodes or not (_is_text(list(g.producer)) and _is_text(value_infos))
-
-
-def _is_text(strings: list[str]) -> bool:
-    """False if protobuf handed back one of ``strings`` as bytes (it is not valid UTF-8)."""
-    try:
-        "".join(strings)
-    except TypeError:
-        return False
-    return True
+    return g.undecodable_nodes or not (all_text(g.producer) and all_text(value_infos))
 
 
 def index_escaping_text(model: onnx.ModelProto, raw_lengths: Mapping[str, int] | None = None,
