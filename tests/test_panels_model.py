@@ -7,9 +7,18 @@ import onnx
 from google.protobuf import text_format
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxviz.model import allocator
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.opdocs import attribute_text, op_doc
-from onnxviz.model.graph.rawtext import model_text, node_text, value_text
+from onnxviz.model.graph.rawtext import (
+    READ_RAW_BYTES,
+    capped_copy,
+    excerpt_text,
+    model_excerpt,
+    model_text,
+    node_text,
+    value_text,
+)
 from onnxviz.model.graph.tensors import load_tensor, raw_data_spans
 
 
@@ -54,7 +63,10 @@ def test_model_text_is_protobuf_text_with_caps() -> None:
     body = "".join(line + "\n" for line in raw.text.splitlines() if not line.startswith("#"))
     parsed = text_format.Parse(body, onnx.ModelProto())           # what protoc --decode would accept
     assert len(parsed.graph.node) == 10 and parsed.graph.initializer[0].dims == [2, 1000]
-    assert len(parsed.graph.initializer[0].raw_data) == 0           # 8 KB of data are not read at all
+    assert parsed.graph.initializer[0].raw_data == bytes(np.ones(4, np.float32))  # 8 KB read, its first 16 bytes shown
+    huge = _model(weight=np.ones((2, READ_RAW_BYTES // 4), np.float32))
+    excerpt = model_excerpt(huge, max_tensor_bytes=16)
+    assert excerpt.cut and not excerpt.shell.graph.initializer[0].HasField("raw_data")  # over 1 MiB: never read
     small = model_text(_model())
     assert not small.truncated and text_format.Parse(small.text, onnx.ModelProto()) == _model()
 
@@ -82,3 +94,37 @@ def test_raw_data_spans_point_into_the_serialized_bytes() -> None:
     assert stats.maximum == 11                                       # a wrong span is ignored
     assert raw_data_spans(b"\xff\xff\xff garbage") == {}
     assert raw_data_spans(b"") == {}
+
+
+def test_the_model_text_never_copies_a_big_tensor_out_wherever_it_sits() -> None:
+    """What the Raw panel copies on the GUI thread (model_excerpt) reads no big tensor's data: neither an
+    initializer's nor one inside a Constant node, a subgraph or a function (a whole copy of a 1 GiB model held
+    the GUI thread 2.4 s), and its text says the data was cut."""
+    import tracemalloc
+
+    big = numpy_helper.from_array(np.ones(1 << 21, np.float32), "w")  # 8 MiB
+    body = helper.make_graph([helper.make_node("Constant", [], ["k"], value=big)], "body", [],
+                             [helper.make_tensor_value_info("k", TensorProto.FLOAT, None)], [big])
+    nodes = [helper.make_node("Constant", [], ["c"], value=big),
+             helper.make_node("If", ["cond"], ["k"], then_branch=body, else_branch=body),
+             helper.make_node("Fn", ["c"], ["y"], domain="local")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [big])
+    function = helper.make_function("local", "Fn", ["a"], ["b"], [helper.make_node("Constant", [], ["b"], value=big)],
+                                    [helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+                              functions=[function])
+    lib = allocator._load_glibc()  # protobuf's own copies (CopyFrom) are C allocations: glibc counts them
+    held = (lambda: lib.mallinfo2().uordblks + lib.mallinfo2().hblkhd) if lib is not None else (lambda: 0)
+    before = held()
+    tracemalloc.start()
+    excerpt = model_excerpt(model)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1 << 20  # nothing the size of a tensor was read (7 of them: 1 + Constant + 2 bodies x 2 + function)
+    assert held() - before < 1 << 20  # nor copied inside protobuf, while the excerpt holds its copies
+    text = excerpt_text(excerpt).text
+    assert text.count('name: "w"') == 7 and "raw_data" not in text and "# tensor data is cut to 64 bytes" in text
+    node_excerpt, cut = capped_copy(model.graph.node[1], 64)
+    assert cut and not node_excerpt.attribute[0].g.initializer[0].HasField("raw_data")
+    assert node_excerpt.attribute[0].g.initializer[0].dims == [1 << 21]

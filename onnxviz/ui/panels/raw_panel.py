@@ -6,7 +6,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from onnxviz.model.document import Document
-from onnxviz.model.graph.rawtext import RawText, model_text, node_text, value_text
+from onnxviz.model.graph.rawtext import (
+    MAX_TENSOR_BYTES,
+    RawText,
+    capped_copy,
+    excerpt_text,
+    model_excerpt,
+    node_text,
+    value_text,
+)
 from onnxviz.model.selection import SelectionState
 from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
@@ -50,9 +58,9 @@ class RawPanel(QWidget):
             if g is None or state.node >= len(g.nodes):
                 self._display(RawText("", False), "The selected node no longer exists.")
                 return
-            # workers never read the live model: edits change it on this thread meanwhile
-            node = type(g.nodes[state.node])()
-            node.CopyFrom(g.nodes[state.node])
+            # workers never read the live model: edits change it on this thread meanwhile (a copy with its tensors
+            # capped: a Constant's 256 MiB value is not copied)
+            node, _ = capped_copy(g.nodes[state.node], MAX_TENSOR_BYTES)
             what = f"NodeProto of {display_name(g.node_label(state.node), NAME_CHARS)}"
             work = lambda progress, token: node_text(node)  # noqa: E731
         elif state.value:
@@ -61,8 +69,8 @@ class RawPanel(QWidget):
             work = lambda progress, token: raw  # noqa: E731
         else:
             what = "ModelProto"
-            snapshot = doc.snapshot()
-            work = lambda progress, token: model_text(snapshot, cancel=token)  # noqa: E731
+            excerpt = model_excerpt(doc.model)  # what the text shows, copied: bounded, whatever the model's size
+            work = lambda progress, token: excerpt_text(excerpt, cancel=token)  # noqa: E731
         self.note.setText(wrappable(f"Building the text of the {what}...", 1000))
         self.text.setPlainText("")
         task = Task(work, "Raw text", parent=self)  # dies with the panel: no late delivery to deleted widgets
