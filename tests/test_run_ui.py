@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,13 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 from onnx_data import LIGHT_MODELS
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QAction, QColor, QImage
 from pytestqt.qtbot import QtBot
 
-from onnxviz.model.errors import sentence
+from onnxviz.model.errors import Cancelled, sentence
 from onnxviz.model.runner import WorkerRun, worker
 from onnxviz.model.runner.protocol import PLANNING
 from onnxviz.model.runner.store import duration_text
@@ -479,20 +481,20 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     """Run hands the worker the bytes validation already took of this state (no serialization on
     the GUI thread); a model protobuf cannot serialize (over 2 GiB) is one sentence, nothing lost."""
     from onnxviz.model.errors import SaveError
-    from onnxviz.ui.validation import document_bytes
 
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "m.onnx"))
     doc = window.doc
     assert doc is not None
     doc.edit.set_doc_string(0, "edited")
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
-    assert [j.model for j in c._jobs(doc, "", None)] == [document_bytes(doc)]
+    assert [j.model for j in c._jobs(doc, "", None)] == [doc.serialize()]
 
     def too_large(*_pause: object) -> bytes:
         raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", "ValueError: 2 GiB")
 
     doc.edit.set_doc_string(0, "edited again")
-    monkeypatch.setattr(doc, "serialize", too_large)
+    assert [j.model for j in c._jobs(doc, "", None)] == [None]  # not at hand: made in the run's thread
+    monkeypatch.setattr(doc, "model_output", too_large)
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c._start(doc, {}, "", None)
     assert "over 2 GiB" in failed.args[0] and c.task is None and window.doc is doc and doc.is_dirty
@@ -663,3 +665,43 @@ def test_a_document_that_was_run_and_compared_is_freed_once_replaced(qtbot: QtBo
         return ran() is None
 
     qtbot.waitUntil(freed, timeout=5000)
+
+
+def _weighted_model() -> onnx.ModelProto:
+    """x @ w + b: a model with weights, small enough for a test, made "big" by lowering STREAM_ABOVE."""
+    w = numpy_helper.from_array(np.arange(64 * 64, dtype=np.float32).reshape(64, 64) / 4096, "w")
+    b = numpy_helper.from_array(np.ones(64, np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"), helper.make_node("Add", ["h", "b"], ["y"], name="add")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])], [w, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_an_edited_big_model_is_written_for_the_run_in_its_thread(qtbot: QtBot, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited big model is not serialized on the GUI thread for a run (1 GiB: 1.7 s): the run's thread writes
+    it a weight at a time into a folder of its own, which goes once the run ends; the worker runs that state."""
+    from onnxviz.model import document
+    from onnxviz.model.io import saving, streaming
+    from onnxviz.model.progress import CancelToken
+    from onnxviz.ui.validation import document_model_in_thread
+
+    monkeypatch.setattr(saving, "STREAM_ABOVE", 1024)
+    monkeypatch.setattr(document, "STREAM_ABOVE", 1024)
+    monkeypatch.setattr(streaming, "STREAM_ELEMENTS", 16)
+    window, c = _window(qtbot, _save(_weighted_model(), tmp_path / "m.onnx"))
+    doc = window.doc
+    assert doc is not None
+    doc.edit.rename_node(1, "plus")
+    made = document_model_in_thread(doc, doc.generation, CancelToken(), tmp_path)
+    assert made == tmp_path / "model.onnx" and made.read_bytes() == doc.model.SerializeToString()
+    with pytest.raises(Cancelled):
+        document_model_in_thread(doc, doc.generation - 1, CancelToken(), tmp_path)  # a state it has left
+    folders = set(Path(tempfile.gettempdir()).glob("onnxviz-model-*"))
+    x = np.ones((1, 64), np.float32)
+    with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
+        c._start(doc, {"x": x}, "", None)
+    expected = x @ numpy_helper.to_array(doc.model.graph.initializer[0]) + 1
+    assert c.result is not None and np.allclose(c.result.array("y"), expected)
+    assert c.result.values["y"].node_name == "plus"  # the edited state ran
+    assert set(Path(tempfile.gettempdir()).glob("onnxviz-model-*")) == folders  # its folder is gone

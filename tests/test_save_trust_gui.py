@@ -18,7 +18,6 @@ from window_fixtures import open_and_wait, settle
 from onnxviz.model.document import Document
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.saving import save_document
-from onnxviz.ui.validation import document_bytes
 
 SHOTS = Path(os.environ.get("ONNXVIZ_SHOTS", "")) if os.environ.get("ONNXVIZ_SHOTS") else None
 
@@ -67,7 +66,7 @@ def test_undo_after_save_then_save_writes_what_the_window_shows(
     assert onnx.load(str(path)).graph.node[0].name == "renamed"
     w.editing.actions["undo"].trigger()  # type: ignore[attr-defined]
     assert doc.is_dirty and "*" in w.windowTitle()
-    assert document_bytes(doc) == doc.model.SerializeToString()  # validation reads the model shown
+    assert doc.serialize() == doc.model.SerializeToString()  # validation reads the model shown
     w.save_action.trigger()
     assert path.read_bytes() == loaded and not doc.is_dirty
 

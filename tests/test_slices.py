@@ -93,7 +93,7 @@ def test_a_pause_that_raises_stops_the_serialization(example_path: Path) -> None
 
 
 def test_background_bytes_of_a_state_the_document_left_are_refused(example_copy: Path) -> None:
-    from onnxviz.ui.validation import document_bytes, document_bytes_in_thread
+    from onnxviz.ui.validation import document_bytes_in_thread
 
     unedited = onnxviz.open(example_copy)
     assert document_bytes_in_thread(unedited, unedited.generation, CancelToken()) == example_copy.read_bytes()
@@ -103,7 +103,7 @@ def test_background_bytes_of_a_state_the_document_left_are_refused(example_copy:
     with pytest.raises(Cancelled):
         document_bytes_in_thread(doc, state, CancelToken())
     edited = document_bytes_in_thread(doc, doc.generation, CancelToken())
-    assert edited == doc.model.SerializeToString() and document_bytes(doc) is edited  # one serialization per state
+    assert edited == doc.model.SerializeToString() and doc.serialize() is edited  # one serialization per state
 
 
 def test_a_model_of_big_weights_is_parsed_in_slices_without_copies_of_its_bytes() -> None:

@@ -32,6 +32,7 @@ from onnxviz.model.io.saving import (
     STREAM_ABOVE,
     DiskCopy,
     External,
+    ModelBytes,
     SaveOptions,
     SavePlan,
     SaveSource,
@@ -185,7 +186,7 @@ class Document:
     @property
     def index(self) -> ModelIndex:
         if self._index is None:
-            known = self._known_bytes()
+            known = self.known_bytes()
             lengths = RawLengths(known) if known is not None else None
             self._index = ModelIndex(self.model, lengths) if self._text_checked else self._first_index(lengths)
             self._index.set_inferred(self._inferred)
@@ -196,7 +197,7 @@ class Document:
         """The index if it is built and current (edits that move the graph's structure drop it)."""
         return self._index
 
-    def _known_bytes(self) -> bytes | None:
+    def known_bytes(self) -> bytes | None:
         """The model's bytes in this state when at hand (its file's, or serialized for this state), else None."""
         if self._serialized is not None and self._serialized[0] == self.generation:
             return self._serialized[1]
@@ -376,6 +377,13 @@ class Document:
         if self.generation == generation:
             self._serialized = (generation, data)
         return data
+
+    def model_output(self, pause: Callable[[], None]) -> ModelBytes:
+        """The model as a save would write it, for a background thread (a run's worker process reads it from a
+        file): :meth:`known_bytes`, the bytes serialized in slices, or for an edited big model its pieces, written
+        a weight at a time (see :mod:`onnxviz.model.io.streaming`). ``pause`` runs between slices: the caller
+        checks there that the model is still in the state it asked for."""
+        return self.save_source().model_output(pause)
 
     def analysis_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
         """What background analysis (validation, the model's figures, onnxruntime's check) reads, made once

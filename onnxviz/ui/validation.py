@@ -71,11 +71,6 @@ class _Outcome:
 _serializing = threading.Lock()  # validation and the model summary ask for the same state: one serialization
 
 
-def document_bytes(doc: Document) -> bytes:
-    """The document's bytes, on the GUI thread (see ``Document.serialize``). Raises OnnxvizError over 2 GiB."""
-    return doc.serialize()
-
-
 def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken) -> bytes:
     """The bytes of ``doc`` in model state ``generation`` for background readers (validation, the model summary;
     a big model's without its weights' data, see ``Document.analysis_bytes``): serialized a slice at a time,
@@ -92,6 +87,28 @@ def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken)
         data = doc.analysis_bytes(pause)
         pause()
         return data
+
+
+def document_model_in_thread(doc: Document, generation: int, token: CancelToken, folder: Path) -> bytes | Path:
+    """The model of ``doc`` in state ``generation`` for a run's worker process, made in a background thread: its
+    bytes at hand (the file's), or serialized in slices, or for an edited big model written a weight at a time
+    into ``folder``/model.onnx (its path returned: a 1 GiB model was serialized on the GUI thread, 1.7 s, and
+    handed over as one 1 GiB bytes object). Raises Cancelled if the document leaves that state meanwhile."""
+
+    def pause() -> None:
+        if doc.generation != generation:
+            raise Cancelled()
+        token.pause()
+
+    pause()
+    output = doc.model_output(pause)
+    if isinstance(output, bytes):
+        return output
+    path = folder / "model.onnx"
+    with open(path, "wb") as f:
+        output.write(f.write, lambda _size: pause())
+    pause()  # no edit while it was written: the file is that state's
+    return path
 
 
 def document_source(doc: Document) -> Path | None:

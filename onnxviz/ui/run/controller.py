@@ -9,6 +9,7 @@ ends only the worker process; the document is never touched.
 from __future__ import annotations
 
 import html
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 
 from onnxviz.model.document import Change, Document
-from onnxviz.model.errors import OnnxvizError, sentence
+from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex, scope_label
 from onnxviz.model.matching import align_models, feeds_for_b, pair_values
 from onnxviz.model.progress import CancelToken, ProgressFn
@@ -69,7 +70,7 @@ from onnxviz.ui.run.input_sources import (
 )
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
-from onnxviz.ui.validation import document_bytes
+from onnxviz.ui.validation import document_model_in_thread
 from onnxviz.ui.widgets.names import message_text, wrappable
 
 if TYPE_CHECKING:
@@ -83,9 +84,10 @@ DOCK_SHARE = (20, 80)  # of the right column's height when the dock first shows:
 
 @dataclass(frozen=True)
 class Job:
-    """One run of a comparison: what model, with which options, and what to call it."""
+    """One run of a comparison: what model (None: the document's current state, made in the run's thread), with
+    which options, and what to call it."""
 
-    model: bytes | Path
+    model: bytes | Path | None
     options: RunOptions
     base_dir: Path | None
     label: str
@@ -227,8 +229,9 @@ class RunController(QObject):
         options = replace(self.options(), memory_limit=self.memory_limit)
         if part is not None:
             options = replace(options, keep=part.keep, check_memory=part.check)
-        # the bytes validation took of this state, in its thread, when it has (a 123k-node model: ~110 ms)
-        jobs = [Job(document_bytes(doc), options, doc.base_dir, doc.name)]
+        # the file's bytes, or those validation took of this state; else made in the run's thread (a 1 GiB model
+        # serialized here held the GUI thread 1.7 s)
+        jobs = [Job(doc.known_bytes(), options, doc.base_dir, doc.name)]
         if compare == "engines":
             other_engine = ENGINE_ORT if options.engine == ENGINE_REFERENCE else ENGINE_REFERENCE
             jobs.append(Job(jobs[0].model, replace(options, engine=other_engine, profile=False), doc.base_dir,
@@ -251,8 +254,15 @@ class RunController(QObject):
         index = doc.index
         tolerance = self.tolerance
         label = f"Running {doc.name}" + (f" and {jobs[1].label}" if len(jobs) > 1 else "")
+        generation = doc.generation
 
         def work(progress: ProgressFn, token: CancelToken) -> Outcome:
+            with tempfile.TemporaryDirectory(prefix="onnxviz-model-") as scratch:
+                made = _document_model(doc, generation, token, Path(scratch)) if jobs[0].model is None else None
+                return run_jobs([replace(job, model=made) if job.model is None else job for job in jobs],
+                                progress, token)
+
+        def run_jobs(jobs: list[Job], progress: ProgressFn, token: CancelToken) -> Outcome:
             results: list[RunResult] = []
             arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
             matched = _matched_model(index, other_path, arrays, token) if compare == "file" and other_path else None
@@ -260,6 +270,7 @@ class RunController(QObject):
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
                     job_feeds = matched[1] if k > 0 and matched is not None else arrays
+                    assert job.model is not None
                     try:
                         results.append(run_model(job.model, job_feeds, job.options, index=index if k == 0 else None,
                                                  base_dir=job.base_dir, progress=part, token=token,
@@ -683,6 +694,16 @@ def _not_captured(scope: str) -> str:
         return "This function was not called in this run, or the run's notes say why its values were not captured."
     return ("This body did not run (its If branch was not chosen, or its Loop/Scan ran no iteration), "
             "or the run's notes say why its values were not captured.")
+
+
+def _document_model(doc: Document, generation: int, token: CancelToken, folder: Path) -> bytes | Path:
+    """(the run's thread) The document's model in state ``generation`` (see :func:`document_model_in_thread`)."""
+    try:
+        return document_model_in_thread(doc, generation, token, folder)
+    except Cancelled:
+        if token.cancelled:
+            raise
+        raise RunError("the model was edited while it was being handed to the runtime; run it again.") from None
 
 
 def _scaled(progress: ProgressFn, k: int, n: int) -> ProgressFn:
