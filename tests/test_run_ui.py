@@ -485,6 +485,7 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "m.onnx"))
     doc = window.doc
     assert doc is not None
+    assert [j.model for j in c._jobs(doc, "", None)] == [doc.path]  # unedited: the worker reads the file itself
     doc.edit.set_doc_string(0, "edited")
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
     assert [j.model for j in c._jobs(doc, "", None)] == [doc.serialize()]

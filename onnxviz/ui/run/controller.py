@@ -72,6 +72,7 @@ from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_model_in_thread
 from onnxviz.ui.widgets.names import message_text, wrappable
+from onnxviz.ui.widgets.plotlib import with_plots
 
 if TYPE_CHECKING:
     import numpy as np
@@ -229,9 +230,11 @@ class RunController(QObject):
         options = replace(self.options(), memory_limit=self.memory_limit)
         if part is not None:
             options = replace(options, keep=part.keep, check_memory=part.check)
-        # the file's bytes, or those validation took of this state; else made in the run's thread (a 1 GiB model
-        # serialized here held the GUI thread 1.7 s)
-        jobs = [Job(doc.known_bytes(), options, doc.base_dir, doc.name)]
+        # the file itself while the model equals it (read by the worker: no copy of 1 GiB to hand over), or the
+        # bytes validation took of this state; else made in the run's thread (a 1 GiB model serialized here held
+        # the GUI thread 1.7 s)
+        unchanged = doc.path if doc.path is not None and doc.file_matches() else None
+        jobs = [Job(unchanged or doc.known_bytes(), options, doc.base_dir, doc.name)]
         if compare == "engines":
             other_engine = ENGINE_ORT if options.engine == ENGINE_REFERENCE else ENGINE_REFERENCE
             jobs.append(Job(jobs[0].model, replace(options, engine=other_engine, profile=False), doc.base_dir,
@@ -300,7 +303,9 @@ class RunController(QObject):
                 raise
             return Outcome(results, diffs, pairs)
 
-        task = Task(work, label, parent=self)  # retired once it ends: its slots hold the document
+        # pyqtgraph imported in this thread too: the result colours the canvas with its colour maps, and the import
+        # on the GUI thread held it ~170 ms
+        task = Task(with_plots(work), label, parent=self)  # retired once it ends: its slots hold the document
         task.finished.connect(lambda outcome: self._on_finished(doc, jobs, outcome))
         task.failed.connect(lambda exc, tb: self._on_failed(exc, tb, doc, jobs))
         task.cancelled.connect(self._on_cancelled)
