@@ -77,11 +77,7 @@ def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken)
     so the GUI thread keeps running (123k nodes: ~110 ms of held GIL otherwise). Raises Cancelled if the document leaves that state meanwhile: its next state gets its
     own pass. Raises OnnxvizError over 2 GiB."""
 
-    def pause() -> None:
-        if doc.generation != generation:
-            raise Cancelled()
-        token.pause()
-
+    pause = _in_state(doc, generation, token)
     with _serializing:
         pause()
         data = doc.analysis_bytes(pause)
@@ -95,11 +91,7 @@ def document_model_in_thread(doc: Document, generation: int, token: CancelToken,
     into ``folder``/model.onnx (its path returned: a 1 GiB model was serialized on the GUI thread, 1.7 s, and
     handed over as one 1 GiB bytes object). Raises Cancelled if the document leaves that state meanwhile."""
 
-    def pause() -> None:
-        if doc.generation != generation:
-            raise Cancelled()
-        token.pause()
-
+    pause = _in_state(doc, generation, token)
     pause()
     output = doc.model_output(pause)
     if isinstance(output, bytes):
@@ -109,6 +101,18 @@ def document_model_in_thread(doc: Document, generation: int, token: CancelToken,
         output.write(f.write, lambda _size: pause())
     pause()  # no edit while it was written: the file is that state's
     return path
+
+
+def _in_state(doc: Document, generation: int, token: CancelToken) -> Callable[[], None]:
+    """A background serialization's ``pause``: raises Cancelled once ``doc`` leaves state ``generation`` (or
+    ``token`` is cancelled), and lets the other threads run."""
+
+    def pause() -> None:
+        if doc.generation != generation:
+            raise Cancelled()
+        token.pause()
+
+    return pause
 
 
 def document_source(doc: Document) -> Path | None:

@@ -183,9 +183,9 @@ def model_excerpt(model: onnx.ModelProto, max_nodes: int = MAX_NODES,
     notes = [f"showing the first {max_nodes:,} of {len(field):,} {label}"
              for label, field in (("initializers", graph.initializer), ("value_info entries", graph.value_info))
              if len(field) > max_nodes]
-    nodes, nodes_cut = zip(*(capped_copy(node, max_tensor_bytes) for node in graph.node[:max_nodes]), strict=True) \
-        if len(graph.node) else ((), ())
-    return ModelExcerpt(shell, list(nodes), len(graph.node), notes, cut, list(nodes_cut), max_tensor_bytes)
+    copies = [capped_copy(node, max_tensor_bytes) for node in graph.node[:max_nodes]]
+    return ModelExcerpt(shell, [node for node, _ in copies], len(graph.node), notes, cut,
+                        [node_cut for _, node_cut in copies], max_tensor_bytes)
 
 
 def excerpt_text(excerpt: ModelExcerpt, max_chars: int = MAX_CHARS, cancel: CancelToken | None = None) -> RawText:

@@ -214,15 +214,15 @@ def _check_single_storage(tensor: TensorProto) -> None:
 
 def _raw_buffer(tensor: TensorProto, base_dir: Path | None, raw: memoryview | None, size: int) -> memoryview | bytes:
     """The tensor's data bytes (``size`` of them, if it is well formed)."""
-    if raw is not None and not is_external(tensor):
+    if is_external(tensor):
+        if base_dir is None:
+            raise OnnxvizError(f"tensor '{tensor.name}' is stored externally, but the model has no folder.")
+        return read_external_bytes(tensor, base_dir)
+    if raw is not None:
         return raw
-    if not is_external(tensor):
-        with big_blocks() as ready:  # protobuf copies raw_data out with the GIL held: into pages made ready
-            ready(size)
-            return tensor.raw_data
-    if base_dir is None:
-        raise OnnxvizError(f"tensor '{tensor.name}' is stored externally, but the model has no folder.")
-    return read_external_bytes(tensor, base_dir)
+    with big_blocks() as ready:  # protobuf copies raw_data out with the GIL held: into pages made ready
+        ready(size)
+        return tensor.raw_data
 
 
 def element_source(tensor: TensorProto, base_dir: Path | None = None,
