@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gui_probe import GuiStallProbe, files_bench_args, fresh_app, run_child
+from gui_probe import GuiStallProbe, files_bench_args, fresh_app, run_child, scratch_folder
 from synth import synth_file
 
 DEFAULT_LAYERS = (300, 1500, 3000)
@@ -40,14 +40,13 @@ PHASES = ("loaded", "drawn", "first", "validated", "figures", "settled")
 
 def whole_process(path: Path) -> tuple[float, float]:
     """(wall s, CPU s) of ``onnxviz FILE --screenshot OUT.png``, with its workers."""
-    out = Path(tempfile.mkdtemp()) / "shot.png"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "onnxviz", str(path), "--screenshot", str(out)], check=True,
-                   capture_output=True)
-    wall = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="onnxviz-bench-shot-") as folder:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "onnxviz", str(path), "--screenshot", str(Path(folder) / "shot.png")],
+                       check=True, capture_output=True)
+        wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out.unlink(missing_ok=True)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -80,7 +79,7 @@ def phases(path: Path) -> dict[str, Any]:
 
     panel._show_figures = show_figures  # type: ignore[method-assign]
     probe = GuiStallProbe(interval_ms=5)
-    window.screenshot_and_quit(str(path), str(Path(tempfile.mkdtemp()) / "shot.png"))
+    window.screenshot_and_quit(str(path), str(scratch_folder() / "shot.png"))
     mark("settled")
     return {**{k: marks.get(k, float("nan")) for k in PHASES}, "pause": probe.worst,
             "nodes": window.doc.index.node_count() if window.doc is not None else 0}

@@ -15,12 +15,11 @@ import argparse
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from gui_probe import GuiStallProbe, print_and_exit, run_child, wait_until
+from gui_probe import GuiStallProbe, print_and_exit, run_child, scratch_folder, wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -47,7 +46,7 @@ def measure(case: str) -> dict[str, Any]:
     from onnxviz.ui.settings import use_settings_dir
 
     kind, _, name = case.partition(":")
-    folder = Path(tempfile.mkdtemp())
+    folder = scratch_folder()
     settings_dir = folder / "settings"
     settings_dir.mkdir()
     use_settings_dir(settings_dir)

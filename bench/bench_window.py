@@ -58,13 +58,13 @@ def measure(path: Path) -> dict[str, Any]:
     wait_until(lambda: False, timeout_s=4)  # the user edits, validation settles, then they save
     edit_stall = stalls.worst
     views = _views_of_the_edited_model(window, stalls)
-    out = Path(tempfile.mkdtemp()) / "saved.onnx"
-    stalls.reset()
-    t0 = time.perf_counter()
-    save_document(window, window.doc, out)
-    wait_until(lambda: not window.doc.is_dirty)
-    saved = time.perf_counter() - t0
-    stalls.tick()  # a synchronous save never let the timer tick: the whole save counts as a stall
+    with tempfile.TemporaryDirectory(prefix="onnxviz-bench-window-") as folder:  # the saved copy goes with it
+        stalls.reset()
+        t0 = time.perf_counter()
+        save_document(window, window.doc, Path(folder) / "saved.onnx")
+        wait_until(lambda: not window.doc.is_dirty)
+        saved = time.perf_counter() - t0
+        stalls.tick()  # a synchronous save never let the timer tick: the whole save counts as a stall
     found = dict(nodes=window.doc.index.node_count(), construct=construct, loaded=loaded, drawn=drawn,
                  open_stall=open_stall, edit_stall=edit_stall, saved=saved, save_stall=stalls.worst, **views)
     from onnxviz.ui.app import example_model_path

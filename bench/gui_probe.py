@@ -8,8 +8,10 @@ thread is busy (or cannot get the GIL) the timer cannot tick, and the window can
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,11 +75,28 @@ def wait_for(signal: SignalInstance, timeout_s: float = 300.0) -> None:
     loop.exec()
 
 
+_SCRATCH: list[Path] = []
+
+
+def scratch_folder(prefix: str = "onnxviz-bench-") -> Path:
+    """A new temporary folder, removed with everything in it when this process exits (also through
+    :func:`print_and_exit`, which skips the exit handlers)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    _SCRATCH.append(folder)
+    return folder
+
+
+@atexit.register
+def _remove_scratch() -> None:
+    while _SCRATCH:
+        shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
+
+
 def fresh_app() -> None:
     """The application, with settings of its own: nobody's saved layout or theme leaks in."""
     from onnxviz.ui.settings import use_settings_dir
 
-    use_settings_dir(tempfile.mkdtemp())
+    use_settings_dir(scratch_folder("onnxviz-bench-settings-"))
     from onnxviz.ui.app import ensure_app
 
     ensure_app()
@@ -114,6 +133,7 @@ def print_and_exit(result: dict[str, Any]) -> None:
     """Hand the child's result to :func:`run_child` and leave without tearing Qt down."""
     print(json.dumps(result))
     sys.stdout.flush()
+    _remove_scratch()
     os._exit(0)
 
 

@@ -42,8 +42,8 @@ def main() -> None:
     app = QApplication([])
     from onnxviz.ui.main_window import MainWindow
 
-    folder = tempfile.mkdtemp(prefix="onnxviz-screens-")  # the user's settings are neither read nor written
-    w = MainWindow(QSettings(f"{folder}/onnxviz.ini", QSettings.Format.IniFormat))
+    folder = tempfile.TemporaryDirectory(prefix="onnxviz-screens-")  # the user's settings: neither read nor written
+    w = MainWindow(QSettings(f"{folder.name}/onnxviz.ini", QSettings.Format.IniFormat))
     w.remember_window_state = False
     w.resize(1600, 1000)
     w.show()

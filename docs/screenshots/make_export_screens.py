@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -35,6 +34,7 @@ EXPORTS = REPO / "tests" / "data" / "exports"
 W, H = 1400, 900
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
+from gui_probe import scratch_folder  # noqa: E402
 from PySide6.QtCore import QEventLoop, QPointF, Qt, QTimer  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--netron-python", default=sys.executable, help="the Python that has netron and playwright")
     a = parser.parse_args()
     OUT.mkdir(exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="onnxviz-export-screens-"))
+    folder = scratch_folder("onnxviz-export-screens-")
     chosen = {k: v for k, v in models(folder).items() if not a.stems or k in a.stems}
     if not a.netron_only:
         from gui_probe import fresh_app

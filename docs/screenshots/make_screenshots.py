@@ -25,6 +25,8 @@ from onnxviz.ui.main_window import MainWindow  # noqa: E402
 from onnxviz.ui.settings import use_settings_dir  # noqa: E402
 from onnxviz.ui.theme import Theme  # noqa: E402
 
+_SETTINGS = tempfile.TemporaryDirectory(prefix="onnxviz-shots-")  # removed when the script exits
+
 OUT = Path(__file__).resolve().parent
 
 
@@ -44,7 +46,7 @@ def wait_for(condition: Callable[[], bool], timeout_ms: int = 60000) -> None:
 
 
 def fresh_window() -> MainWindow:
-    use_settings_dir(tempfile.mkdtemp(prefix="onnxviz-shots-"))
+    use_settings_dir(_SETTINGS.name)
     window = MainWindow()
     window.theme.set_choice(Theme.LIGHT)
     window.resize(1400, 860)
