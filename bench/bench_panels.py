@@ -1,4 +1,5 @@
-"""Figures for the inspector panels and tensor statistics (prints medians; no assertions).
+"""Figures for the inspector panels and tensor statistics (prints medians; no assertions), and the
+GUI thread's longest pause while the Weights panel reads a 50M-element weight (goal: under 100 ms).
 
     .venv/bin/python bench/bench_panels.py [MODEL.onnx]     (default: the 123k-node model of bench/synth.py)
 """
@@ -45,6 +46,42 @@ def bench_stats() -> None:
         external.external_data.add(key="location", value="w.bin")
         t = median_seconds(lambda: tensor_stats(external, Path(folder)), 3)
         print(f"tensor_stats 50M float32 external: {t:6.2f} s  ({values.nbytes / t / 1e6:6.0f} MB/s, memory-mapped)")
+
+
+def _select_big_weight(path: Path) -> tuple[float, float]:
+    """(seconds until shown, longest GUI pause) for selecting the weight ``big`` of ``path`` in a new window."""
+    from gui_probe import GuiStallProbe, fresh_window, wait_for, wait_until
+
+    window = fresh_window()
+    window.open_path(path)
+    wait_for(window.loading_finished)
+    wait_until(lambda: not window.validation.busy and window.panels.raw_panel._task is None)
+    view, probe = window.panels.weights_panel.view, GuiStallProbe(interval_ms=5)
+    start = time.perf_counter()
+    window.doc.selection.select_value("", "big")
+    wait_until(lambda: view.prepared is not None and not view.is_busy)
+    found = time.perf_counter() - start, probe.worst
+    window.close()
+    return found
+
+
+def bench_big_weight(runs: int = 3) -> None:
+    """Select a 50M-element (200 MB) inline weight in the window: the longest GUI pause until it is shown."""
+    import onnx
+    from gui_probe import fresh_app
+    from onnx import helper
+
+    fresh_app()
+    with tempfile.TemporaryDirectory(prefix="onnxviz-bench-weight-") as folder:
+        path = Path(folder) / "big.onnx"
+        big = numpy_helper.from_array(np.arange(50_000_000, dtype=np.float32), "big")
+        graph = helper.make_graph([helper.make_node("Identity", ["big"], ["y"])], "g", [],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [50_000_000])], [big])
+        onnx.save(helper.make_model(graph), path)
+        shown, pauses = zip(*[_select_big_weight(path) for _ in range(runs)], strict=True)
+    print(f"select a 50M-element weight (window): shown in {statistics.median(shown):5.2f} s, "
+          f"longest GUI pause {statistics.median(pauses) * 1000:5.0f} ms median of {runs} "
+          f"(worst {max(pauses) * 1000:.0f} ms)")
 
 
 def bench_window(model: Path) -> None:
@@ -104,4 +141,5 @@ def bench_window(model: Path) -> None:
 
 if __name__ == "__main__":
     bench_stats()
+    bench_big_weight()
     bench_window(Path(sys.argv[1]) if len(sys.argv) > 1 else synth_file(3000))
