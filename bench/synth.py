@@ -134,8 +134,11 @@ def synth_file(layers: int) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
         os.close(fd)
-        subprocess.run([sys.executable, __file__, str(layers), partial], check=True, stdout=subprocess.DEVNULL)
-        os.replace(partial, path)  # whole or absent, whichever process finishes first
+        try:
+            subprocess.run([sys.executable, __file__, str(layers), partial], check=True, stdout=subprocess.DEVNULL)
+            os.replace(partial, path)  # whole or absent, whichever process finishes first
+        finally:
+            Path(partial).unlink(missing_ok=True)  # a failed or interrupted run leaves no part-written file
     return path
 
 
