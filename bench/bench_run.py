@@ -15,8 +15,10 @@ warm time when every value is its own graph output (no packing), for comparison.
 
     .venv/bin/python bench/bench_run.py [--repeat 7] [--optimized] [MODEL.onnx ...]
 
-The script runs itself with the allocator setting the run worker uses (glibc huge pages, see
-onnxviz.model.runner.worker), so plain and captured runs see the same allocator.
+The in-process rows ("one run", "first run", "warm") fault in every captured value's fresh pages (4 KiB each; resnet50
+holds 253 MB of values: about 2.8x a plain run). The run worker used to start with glibc's huge pages for that
+(1.3x); it no longer does: in a fresh worker the kernel compacted memory for them, which made the window path slower
+(resnet50's run 0.22-0.31 s against 0.11 s), doubled the run of a 1 GiB model and paused the window 150-180 ms.
 
 What limits the ratio: onnxruntime spends a few microseconds per graph output it returns
 (12k tiny values on synth300: 4.5-6x a plain run); packing brings that to one Concat input per
@@ -28,9 +30,7 @@ cache-warm buffers, a captured one writes every value to memory of its own.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +44,6 @@ from onnxviz.model.runner import RunOptions, run_model, warm_up
 from onnxviz.model.runner.capture import Prepared, packing_shapes, prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.packing import unpack
-from onnxviz.model.runner.worker import HUGE_PAGES
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -176,9 +175,6 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--optimized", action="store_true", help="ORT_ENABLE_ALL for both runs")
     args = parser.parse_args()
-    if HUGE_PAGES not in os.environ.get("GLIBC_TUNABLES", ""):  # glibc reads it at start: run again with it
-        os.environ["GLIBC_TUNABLES"] = HUGE_PAGES
-        os.execv(sys.executable, [sys.executable, *sys.argv])
     models = args.models or [synth_file(300), *sorted(LIGHT.glob("light_*.onnx"))]
     print(f"optimization: {'ORT_ENABLE_ALL' if args.optimized else 'ORT_DISABLE_ALL'}; medians of {args.repeat}")
     for path in models:

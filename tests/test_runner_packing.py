@@ -3,8 +3,6 @@ the inferred shapes are wrong."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import onnx
 import pytest
@@ -15,7 +13,6 @@ from onnxviz.model.runner import capture as capture_module
 from onnxviz.model.runner.capture import Captured, capture, prepare_model
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.packing import MEMBER_LIMIT, static_shapes
-from onnxviz.model.runner.worker import HUGE_PAGES, _huge_pages_in_children
 
 
 def _chain_model(layers: int = 30, batch: str | int = "N") -> onnx.ModelProto:
@@ -150,17 +147,6 @@ def test_a_real_node_failure_is_still_reported_as_such() -> None:
     with pytest.raises(capture_module.RunError) as failure:
         capture(model, {"x": np.zeros((3, 5), np.float32)}, capture_module.RunOptions(engine="onnxruntime"))
     assert "pack" not in failure.value.message.lower()
-
-
-def test_the_worker_starts_with_huge_pages_and_the_environment_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    with _huge_pages_in_children():
-        assert os.environ["GLIBC_TUNABLES"] == HUGE_PAGES
-    assert "GLIBC_TUNABLES" not in os.environ
-    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.check=0")
-    with _huge_pages_in_children():
-        assert os.environ["GLIBC_TUNABLES"] == f"glibc.malloc.check=0:{HUGE_PAGES}"
-    assert os.environ["GLIBC_TUNABLES"] == "glibc.malloc.check=0"
 
 
 class _FakeResult:

@@ -9,7 +9,6 @@ run, has its imports done when the request comes.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import os
 import shutil
@@ -17,7 +16,7 @@ import signal
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -35,7 +34,6 @@ from onnxviz.model.runner.store import RunResult
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
 POLL_S = 0.05
-HUGE_PAGES = "glibc.malloc.hugetlb=1"  # glibc >= 2.35 puts big allocations in transparent huge pages
 RUN_FOLDER_PREFIX = "onnxviz-run-"  # then the owner's process id: onnxviz-run-<pid>-<random>
 
 
@@ -266,8 +264,7 @@ def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
     process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
-    with _huge_pages_in_children():
-        process.start()
+    process.start()
     child.close()
     return process, parent
 
@@ -300,31 +297,12 @@ class _SpareProcess:
 
 
 _spare = _SpareProcess()
-_environment_lock = threading.Lock()  # os.environ is changed while a worker starts, from any thread
 
 
 def warm_up() -> None:
     """Have a worker process ready for the next run (~0.2 s sooner). The window calls this when
     the user starts to run a model and after every run; it costs one idle process (~60 MB)."""
     _spare.refill()
-
-
-@contextlib.contextmanager
-def _huge_pages_in_children() -> Iterator[None]:
-    """Every captured value lives in memory of its own, touched once: with 4 KiB pages the
-    runtime spends longer in page faults than computing (light_resnet50 holds 253 MB of values;
-    its captured first run took 2.6x a plain run, 1.3x with huge pages). glibc reads this
-    setting when a process starts, so it is put in the environment the worker inherits."""
-    with _environment_lock:
-        before = os.environ.get("GLIBC_TUNABLES")
-        os.environ["GLIBC_TUNABLES"] = f"{before}:{HUGE_PAGES}" if before else HUGE_PAGES
-        try:
-            yield
-        finally:
-            if before is None:
-                os.environ.pop("GLIBC_TUNABLES", None)
-            else:
-                os.environ["GLIBC_TUNABLES"] = before
 
 
 def _sweep_orphans() -> None:
