@@ -3,8 +3,10 @@ than the model shown, or replaced a file the user did not name (issue: saves you
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import hostile
@@ -300,3 +302,56 @@ def test_saving_with_an_unknown_external_choice_is_one_sentence(tmp_path: Path) 
     doc = onnxviz.open(save_models.plain(tmp_path))
     with pytest.raises(SaveError, match="external must be one of 'keep', 'embed', 'file'"):
         doc.save(external="elsewhere")  # type: ignore[arg-type]
+
+
+# copying a data file -----------------------------------------------------------------------------------------
+def _copy_refused(*args: object) -> int:
+    raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+
+def _copy_says_empty(*args: object) -> int:
+    return 0  # what some kernels answered for files of special file systems that have bytes
+
+
+@pytest.mark.parametrize("kernel", [None, _copy_refused, _copy_says_empty],
+                         ids=["copy_file_range", "refused: through memory", "says empty: through memory"])
+def test_a_copied_data_file_is_the_same_bytes_and_told_chunk_by_chunk(tmp_path: Path, kernel: Callable[..., int] | None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    if kernel is not None:  # another file system, an old kernel, or not Linux: the copy goes through memory
+        monkeypatch.setattr(os, "copy_file_range", kernel, raising=False)
+    source, target = tmp_path / "w.bin", tmp_path / "out" / "w.bin"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    data = os.urandom(3 * 2**20) * 7  # 21 MiB: three chunks
+    source.write_bytes(data)
+    chunks: list[int] = []
+    disk.atomic_copy(source, target, chunks.append)
+    assert target.read_bytes() == data and sum(chunks) == len(data) and len(chunks) >= 3
+    assert _temps(tmp_path) == []
+
+
+def test_a_data_file_gone_before_its_copy_is_one_sentence_and_nothing_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "w.bin"
+    target.write_bytes(b"old")
+    with pytest.raises(SaveError, match=r"^gone\.bin could not be read: it is gone\.$"):
+        disk.atomic_copy(tmp_path / "gone.bin", target)
+    assert target.read_bytes() == b"old" and _temps(tmp_path) == []
+
+
+def test_a_disk_that_fills_during_a_copy_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source, target = tmp_path / "w.bin", tmp_path / "out.bin"
+    source.write_bytes(b"\1" * (20 * 2**20))
+    target.write_bytes(b"old")
+    real = getattr(os, "copy_file_range", None)
+    calls: list[int] = []
+
+    def fills_up(src: int, dst: int, count: int) -> int:
+        calls.append(count)
+        if len(calls) > 1 or real is None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst, count)
+
+    monkeypatch.setattr(os, "copy_file_range", fills_up, raising=False)
+    with pytest.raises(SaveError, match=r"^could not save out\.bin: No space left on device\.$"):
+        disk.atomic_copy(source, target)
+    assert target.read_bytes() == b"old" and _temps(tmp_path) == []

@@ -10,6 +10,7 @@ created with mode 0666 less the umask, as any program's; a replaced file keeps i
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -24,6 +25,8 @@ from onnxviz.model.errors import SaveError
 _TEMP_MARK = ".onnxviz-saving-"
 _TEMP_NAME = re.compile(r"^\..+\.onnxviz-saving-(\d+)\.tmp$")
 _CHUNK = 8 * 1024 * 1024
+# copy_file_range's answers that mean "not here" (old kernel, two file systems, a file system without it)
+_NO_KERNEL_COPY = {errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.EPERM}
 Write = Callable[[bytes | memoryview], object]
 
 
@@ -71,29 +74,59 @@ def atomic_write(target: Path, data: bytes | memoryview, written: Written | None
 
 
 def atomic_copy(source: Path, target: Path, written: Written | None = None) -> None:
-    """Copy ``source`` to ``target`` in one step, a chunk at a time."""
-    def produce(write: Write) -> None:
-        with open(source, "rb") as f:
-            while chunk := f.read(_CHUNK):
-                write(chunk)
+    """Copy ``source`` to ``target`` in one step, a chunk at a time (in the kernel where it can: no byte passes
+    through this process, and the GIL is free throughout)."""
+    try:
+        src = open(source, "rb")  # closed by the with below
+    except FileNotFoundError as exc:
+        raise SaveError(f"{source.name} could not be read: it is gone.", str(exc)) from exc
+    with src, _replacing(target) as dst:
+        if not _copy_in_kernel(src, dst, written):
+            while chunk := src.read(_CHUNK):
+                dst.write(chunk)
                 if written is not None:
                     written(len(chunk))
 
+
+def _copy_in_kernel(src: BinaryIO, dst: BinaryIO, written: Written | None) -> bool:
+    """Copy ``src`` to ``dst`` with ``copy_file_range`` (Linux), ``written`` told of each chunk; False, with nothing
+    copied, when this system or these file systems cannot (then the caller copies through memory). Some file
+    systems answer "nothing to copy" for a file that has bytes: that is taken as "cannot" too."""
+    copy = getattr(os, "copy_file_range", None)
+    if copy is None:
+        return False
     try:
-        atomic_write_with(target, produce)
-    except FileNotFoundError as exc:
-        raise SaveError(f"{source.name} could not be read: it is gone.", str(exc)) from exc
+        count = copy(src.fileno(), dst.fileno(), _CHUNK)
+    except OSError as exc:
+        if exc.errno in _NO_KERNEL_COPY:
+            return False
+        raise
+    if count == 0 and os.fstat(src.fileno()).st_size > 0:
+        return False
+    while count:
+        if written is not None:
+            written(count)
+        count = copy(src.fileno(), dst.fileno(), _CHUNK)
+    return True
 
 
 def atomic_write_with(target: Path, produce: Callable[[Write], object]) -> None:
     """Write what ``produce`` hands to its ``write`` argument into ``target`` in one step."""
+    with _replacing(target) as f:
+        produce(f.write)
+
+
+@contextlib.contextmanager
+def _replacing(target: Path) -> Iterator[BinaryIO]:
+    """A new temporary file beside ``target`` to write; when the block ends, it is synced and renamed over
+    ``target``. On any failure the temporary file is removed and ``target`` stays as it was."""
     if target.is_dir():
         raise SaveError(f"{target} is a folder; choose a file name.")
     remove_stale_temps(target.parent)
     tmp = temp_path(target)
     try:
         with _new_file(tmp) as f:
-            produce(f.write)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         _keep_mode(target, tmp)
