@@ -381,8 +381,8 @@ class Document:
     def model_output(self, pause: Callable[[], None]) -> ModelBytes:
         """The model as a save would write it, for a background thread (a run's worker process reads it from a
         file): the file's bytes while the model equals them, else the bytes serialized in slices, or for an edited
-        big model its pieces, written a weight at a time (see :mod:`onnxviz.model.io.streaming`). ``pause`` runs between slices: the caller
-        checks there that the model is still in the state it asked for."""
+        big model its pieces, written a weight at a time (see :mod:`onnxviz.model.io.streaming`). ``pause`` runs
+        between slices: the caller checks there that the model is still in the state it asked for."""
         return self.save_source().model_output(pause)
 
     def analysis_bytes(self, pause: Callable[[], None] | None = None) -> bytes:

@@ -74,8 +74,8 @@ _serializing = threading.Lock()  # validation and the model summary ask for the 
 def document_bytes_in_thread(doc: Document, generation: int, token: CancelToken) -> bytes:
     """The bytes of ``doc`` in model state ``generation`` for background readers (validation, the model summary;
     a big model's without its weights' data, see ``Document.analysis_bytes``): serialized a slice at a time,
-    so the GUI thread keeps running (123k nodes: ~110 ms of held GIL otherwise). Raises Cancelled if the document leaves that state meanwhile: its next state gets its
-    own pass. Raises OnnxvizError over 2 GiB."""
+    so the GUI thread keeps running (123k nodes: ~110 ms of held GIL otherwise). Raises Cancelled if the document
+    leaves that state meanwhile: its next state gets its own pass. Raises OnnxvizError over 2 GiB."""
 
     pause = _in_state(doc, generation, token)
     with _serializing:

@@ -53,13 +53,13 @@ def _copy_capped(src: Message, dst: Message, max_bytes: int, skip: frozenset[str
     for fd, value in src.ListFields():
         if fd.name in skip:
             continue
-        if fd.message_type is None:
-            if is_repeated(fd):
-                getattr(dst, fd.name).extend(value)
-            else:
-                setattr(dst, fd.name, value)
-        elif not _may_hold_tensors(fd.message_type):
-            getattr(dst, fd.name).extend(value) if is_repeated(fd) else getattr(dst, fd.name).CopyFrom(value)
+        holds_tensors = fd.message_type is not None and _may_hold_tensors(fd.message_type)
+        if is_repeated(fd) and not holds_tensors:
+            getattr(dst, fd.name).extend(value)
+        elif fd.message_type is None:
+            setattr(dst, fd.name, value)
+        elif not holds_tensors:
+            getattr(dst, fd.name).CopyFrom(value)
         elif is_repeated(fd):
             for item in value:
                 copy, was_cut = capped_copy(item, max_bytes)
