@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,9 +24,11 @@ from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
+from onnxviz.model.io.commit import recover
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
+from onnxviz.model.io.held import DataFiles
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.saving import (
     EXTERNAL_CHOICES,
@@ -33,6 +36,7 @@ from onnxviz.model.io.saving import (
     DiskCopy,
     External,
     ModelBytes,
+    SaveNotice,
     SaveOptions,
     SavePlan,
     SaveSource,
@@ -104,10 +108,14 @@ class Document:
         self.changed: Signal[Change] = Signal()
         self.has_external_data = False  # set with the load problems
         self.load_problems: list[Problem] = self._load_problems()
+        self.data_files = self._hold_data_files()
         self.validation_problems: list[Problem] = []
+        self._validated = -1  # the generation validation_problems belong to
         self._index: ModelIndex | None = None
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
+        self._file_valid = False  # whether the file's state (the undo stack's clean one) had no errors
+        self.save_notes: list[str] = []  # what the last save told (other names of a hard-linked file)
 
     if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
         def __getattr__(self, name: str) -> Any:
@@ -155,6 +163,7 @@ class Document:
         p = Path(path)
         if text_format:
             return cls(read_text_model_file(p))
+        recover(p.absolute().parent)  # what killed saves left in its folder: temporary files, unfinished data files
         stamp = FileStamp.of(p)
         model, data = read_model_file(p, pause)
         return cls(model, p.absolute(), data, stamp)
@@ -172,6 +181,11 @@ class Document:
         external = [t for t in iter_all_tensors(self.model) if is_external(t)]
         self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
         return external_data_problems(external, self.base_dir) + invalid_utf8_problems(self.escaped_text)
+
+    def _hold_data_files(self) -> DataFiles | None:
+        """The data files the model reads, as they are now (see :mod:`onnxviz.model.io.held`): a save never
+        writes a model that reads data files changed since."""
+        return DataFiles.of(self.model, self.base_dir) if self.has_external_data else None
 
     @property
     def base_dir(self) -> Path | None:
@@ -211,6 +225,7 @@ class Document:
         self._text_checked = True
         if self.escaped_text:
             self.load_problems = self._load_problems()
+        self._file_valid = not self.undo_stack.commands and not _errors(self.load_problems + index.problems)
         return index
 
     def prepare(self) -> None:
@@ -244,6 +259,12 @@ class Document:
             if n:
                 parts.append(f"{n} {word}{'s' if n > 1 else ''}")
         return ", ".join(parts)
+
+    def errors(self) -> list[str]:
+        """The errors of the model as it is now, as sentences: load problems, structural ones, and validation's
+        when it ran on this state (an older state's are not this model's)."""
+        current = self.validation_problems if self._validated == self.generation else []
+        return _errors(self.load_problems + self.index.problems + current)
 
     def check(self) -> list[Problem]:
         """Validate now (checker, shape inference, schema checks) and return all problems."""
@@ -348,6 +369,9 @@ class Document:
         if self._index is not None:
             self._index.set_inferred(self._inferred)
         self.validation_problems = result.problems
+        self._validated = result.generation
+        if self.undo_stack.is_clean and self._disk is not None:
+            self._file_valid = not self.errors()
         self.changed.emit(Change("Validation", ChangeKind.VALIDATED))
         return True
 
@@ -360,8 +384,9 @@ class Document:
     def save_source(self) -> SaveSource:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
-        return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
-                          len(self.escaped_text), self.size_hint())
+        clean = self.undo_stack.is_clean
+        return SaveSource(self.model, self.base_dir, self._disk, clean, self._written, len(self.escaped_text),
+                          self.size_hint(), self.data_files, [] if clean else self.errors(), self._file_valid)
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was
@@ -431,7 +456,8 @@ class Document:
         return self._disk is not None and self.undo_stack.is_clean and not self._disk.changed_on_disk()
 
     def save(self, path: str | os.PathLike[str] | None = None, external: External = "keep", *,
-             overwrite: bool = False, replace_data: bool = False, escaped_text: bool = False) -> Path:
+             overwrite: bool = False, replace_data: bool = False, escaped_text: bool = False,
+             allow_errors: bool = False) -> Path:
         """Write the model to ``path`` (default: where it came from); returns the path written.
 
         ``external="keep"`` keeps external data files (copied next to the new file when saving to
@@ -440,12 +466,19 @@ class Document:
         (``model.onnx.data``). A save that would replace what the user did not name raises a
         :class:`~onnxviz.model.io.saving.SaveQuestion` saying which argument answers it: ``overwrite``
         (the file changed on disk since it was read or saved), ``replace_data`` (a same-named data
-        file of another model in the target folder), ``escaped_text`` (text that was not valid UTF-8).
-        Saving a model that has problems is allowed. On any failure the files on disk are unchanged."""
-        options = SaveOptions(_external_choice(external), overwrite, replace_data, escaped_text)
+        file of another model in the target folder), ``escaped_text`` (text that was not valid UTF-8),
+        ``allow_errors`` (the model has errors and its file had none), ``external="file"`` (a data file the
+        model reads was replaced by another program: the weights read go to a new data file). On any
+        failure the files on disk are unchanged. What the user should know of a save that succeeded (a
+        hard-linked file's other names keep the old model) is a :class:`SaveNotice` warning."""
+        options = SaveOptions(_external_choice(external), overwrite=overwrite, replace_data=replace_data,
+                              escaped_text=escaped_text, allow_errors=allow_errors)
         plan = self.plan_save(path, options)
         plan.write()
-        return self.saved(plan)
+        saved = self.saved(plan)
+        for note in plan.notes:
+            warnings.warn(note, SaveNotice, stacklevel=2)
+        return saved
 
     def plan_save(self, path: str | os.PathLike[str] | None, options: SaveOptions,
                   pause: Callable[[], None] | None = None) -> SavePlan:
@@ -468,6 +501,9 @@ class Document:
         self._disk = DiskCopy.of(plan.target, plan.data)
         if plan.written_model is not None or (moved and self.has_external_data):
             self.load_problems = self._load_problems()  # data files elsewhere, or now none
+        self.data_files = self._hold_data_files()  # what the saved model reads, as it is now
+        self._file_valid = not self.errors()
+        self.save_notes = plan.notes
         self.undo_stack.set_clean()
         self._never_saved = False
         self.changed.emit(Change("Save", ChangeKind.SAVED))
@@ -481,6 +517,10 @@ class Document:
             mine.CopyFrom(theirs)
         self.undo_stack.clear()
         self.generation += 1  # what background work read of the tensors is stale
+
+
+def _errors(problems: list[Problem]) -> list[str]:
+    return [p.message for p in problems if p.severity is Severity.ERROR]
 
 
 def _external_choice(external: str) -> External:
