@@ -112,7 +112,8 @@ class SaveMachine(RuleBasedStateMachine):
         self.written: set[Path] = set()   # files this document wrote
         self.stale: set[Path] = set()     # temporary files of killed saves, not yet cleaned
         self.outside_changed = False      # the model file, by another program
-        self.data_changed: str | None = None  # "replaced" or "lost": a data file, by another program
+        self.held: dict[Path, bytes] = {}  # the bytes of each data file the document holds, now
+        self.at_place: set[Path] = set()  # data files whose file held is still the one at its place
         self.full_at: tuple[int, str] | None = None  # the next save's disk fills at this chunk
 
     def teardown(self) -> None:
@@ -149,8 +150,7 @@ class SaveMachine(RuleBasedStateMachine):
         self.read = _data_files(self.doc.model, path.parent)  # the data files as this document read them
         self.file_valid = not self.doc.errors()
         self.outside_changed = False
-        self.data_changed = None
-        self.held_at_path = True  # each data file read is held, and is the one at its place
+        self._held_as_read()
 
     def _reload(self) -> None:
         """The user chose Reload; a data file another program deleted is first put back from a backup."""
@@ -226,28 +226,37 @@ class SaveMachine(RuleBasedStateMachine):
             os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
             return
         other = path.with_name(".other-program")
-        held = self.held_at_path
-        if how in ("same bytes", "replace", "delete"):
-            self.held_at_path = False  # the file the document holds is no longer at that place
         if how == "same bytes":
             other.write_bytes(data)
             os.replace(other, path)
-            return
-        if how == "delete":
+        elif how == "delete":
             path.unlink()
-            self.data_changed = self.data_changed or "replaced"
-            return
-        changed = (np.frombuffer(data[: len(data) // 4 * 4], np.float32) * scale).tobytes() + data[len(data) // 4 * 4:]
-        if changed == data:
-            changed = bytes(b ^ 0x55 for b in data)
-        if how == "replace":
-            other.write_bytes(changed)
-            os.replace(other, path)
-            self.data_changed = self.data_changed or "replaced"
-        else:  # the bytes read are gone if the file held is the one rewritten
-            with open(path, "r+b") as f:
-                f.write(changed)
-            self.data_changed = "lost" if held else self.data_changed or "replaced"
+        else:
+            changed = (np.frombuffer(data[: len(data) // 4 * 4], np.float32) * scale).tobytes() + data[len(data) // 4 * 4:]
+            if how == "replace":
+                other.write_bytes(changed)
+                os.replace(other, path)
+            else:
+                with open(path, "r+b") as f:
+                    f.write(changed)
+                if path in self.at_place:  # the file the document holds: the bytes it read may be gone
+                    self.held[path] = changed
+        if how != "rewrite in place":
+            self.at_place.discard(path)  # another file is at its place now (or none)
+
+    @property
+    def data_changed(self) -> str | None:
+        """What became of the data files read: "lost" (the file held no longer holds what was read), "replaced"
+        (another file, with other bytes, or none, is at its place), or None."""
+        if any(self.held[p] != data for p, data in self.read.items()):
+            return "lost"
+        if any(not p.exists() or p.read_bytes() != data for p, data in self.read.items()):
+            return "replaced"
+        return None
+
+    def _held_as_read(self) -> None:
+        self.held = dict(self.read)
+        self.at_place = set(self.read)
 
     def _own_data(self) -> list[Path]:
         return sorted(p for p in self.read if p.exists())
@@ -401,8 +410,7 @@ class SaveMachine(RuleBasedStateMachine):
         self._check_file(target, expected)
         self.outside_changed = False if target == self.doc.path else self.outside_changed
         self.read = _data_files(self.doc.model, target.parent)
-        self.data_changed = None
-        self.held_at_path = True
+        self._held_as_read()
         self.file_valid = not self.doc.errors()
 
     def _check_links(self, target: Path) -> None:

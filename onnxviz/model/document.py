@@ -384,9 +384,8 @@ class Document:
     def save_source(self) -> SaveSource:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
-        clean = self.undo_stack.is_clean
-        return SaveSource(self.model, self.base_dir, self._disk, clean, self._written, len(self.escaped_text),
-                          self.size_hint(), self.data_files, [] if clean else self.errors(), self._file_valid)
+        return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
+                          len(self.escaped_text), self.size_hint(), self.data_files)
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was
@@ -487,7 +486,10 @@ class Document:
         target = Path(path).absolute() if path is not None else self.path
         if target is None:
             raise SaveError("this model has no file name yet; use Save As.")
-        return plan_save(self.save_source(), target, options, pause)
+        source = self.save_source()
+        if not source.clean:  # whether a model with errors would replace a file without any
+            source = replace(source, errors=self.errors(), file_valid=self._file_valid)
+        return plan_save(source, target, options, pause)
 
     def saved(self, plan: SavePlan) -> Path:
         """Take a written ``plan`` as the document's file; notifies once."""
