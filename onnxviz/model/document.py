@@ -107,8 +107,9 @@ class Document:
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
         self.has_external_data = False  # set with the load problems
-        self.load_problems: list[Problem] = self._load_problems()
-        self.data_files = self._hold_data_files()
+        external = _external_tensors(self.model)
+        self.load_problems: list[Problem] = self._load_problems(external)
+        self.data_files = self._hold_data_files(external)
         self.validation_problems: list[Problem] = []
         self._validated = -1  # the generation validation_problems belong to
         self._index: ModelIndex | None = None
@@ -177,15 +178,17 @@ class Document:
         part._never_saved = True
         return part
 
-    def _load_problems(self) -> list[Problem]:
-        external = [t for t in iter_all_tensors(self.model) if is_external(t)]
+    def _load_problems(self, external: list[onnx.TensorProto] | None = None) -> list[Problem]:
+        external = _external_tensors(self.model) if external is None else external
         self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
         return external_data_problems(external, self.base_dir) + invalid_utf8_problems(self.escaped_text)
 
-    def _hold_data_files(self) -> DataFiles | None:
+    def _hold_data_files(self, external: list[onnx.TensorProto] | None = None) -> DataFiles | None:
         """The data files the model reads, as they are now (see :mod:`onnxviz.model.io.held`): a save never
         writes a model that reads data files changed since."""
-        return DataFiles.of(self.model, self.base_dir) if self.has_external_data else None
+        if not self.has_external_data:
+            return None
+        return DataFiles.of(_external_tensors(self.model) if external is None else external, self.base_dir)
 
     @property
     def base_dir(self) -> Path | None:
@@ -503,7 +506,9 @@ class Document:
         self._disk = DiskCopy.of(plan.target, plan.data)
         if plan.written_model is not None or (moved and self.has_external_data):
             self.load_problems = self._load_problems()  # data files elsewhere, or now none
-        self.data_files = self._hold_data_files()  # what the saved model reads, as it is now
+            self.data_files = self._hold_data_files()  # the ones written are the ones read now
+        elif self.data_files is not None:
+            self.data_files = self.data_files.refreshed()  # checked unchanged by the save: as they are now
         self._file_valid = not self.errors()
         self.save_notes = plan.notes
         self.undo_stack.set_clean()
@@ -519,6 +524,10 @@ class Document:
             mine.CopyFrom(theirs)
         self.undo_stack.clear()
         self.generation += 1  # what background work read of the tensors is stale
+
+
+def _external_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    return [t for t in iter_all_tensors(model) if is_external(t)]
 
 
 def _errors(problems: list[Problem]) -> list[str]:

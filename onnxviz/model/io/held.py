@@ -15,6 +15,7 @@ import hashlib
 import mmap
 import os
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -23,7 +24,7 @@ import onnx
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io.disk import FileStamp
-from onnxviz.model.io.external import external_ref, is_external, iter_all_tensors, resolve_location
+from onnxviz.model.io.external import external_ref, resolve_location
 
 _SAMPLES = 64  # blocks read for the digest of each data file
 _BLOCK = 4096
@@ -51,15 +52,19 @@ def sample_digest(fd: int, size: int) -> bytes:
 
 @dataclass
 class HeldFile:
-    """One data file: where the model reads it (``path``: its folder and the location, links unresolved, so a
-    link pointed elsewhere is a change), its identity when read, and the file itself held open (``fd``, None
-    beyond :data:`HOLD_AT_MOST` files)."""
+    """One data file: where the model reads it (``path``: the model's folder and the location, links unresolved,
+    so a link pointed elsewhere is a change), its identity when read, and the file itself held open (``fd``,
+    None beyond :data:`HOLD_AT_MOST` files; closed with the last reference to it)."""
 
     location: str
-    path: Path
+    base_dir: Path
     stamp: FileStamp
     digest: bytes
     fd: int | None
+
+    @property
+    def path(self) -> Path:
+        return self.base_dir / self.location
 
     def state(self) -> DataState:
         """What became of the bytes read since (see the module's text). A file whose size and sampled
@@ -122,25 +127,17 @@ class DataFiles:
 
     def __init__(self, files: dict[str, HeldFile]) -> None:
         self.files = files
-        for held in files.values():
-            if held.fd is not None:
-                weakref.finalize(self, os.close, held.fd)
 
     @classmethod
-    def of(cls, model: onnx.ModelProto, base_dir: Path | None) -> DataFiles:
-        """The data files ``model`` reads from ``base_dir`` now (those that cannot be read are left out: they are
-        load problems already)."""
+    def of(cls, tensors: Iterable[onnx.TensorProto], base_dir: Path | None) -> DataFiles:
+        """The data files ``tensors`` (a model's, stored externally) are read from in ``base_dir``, as they are now
+        (those that cannot be read are left out: they are load problems already)."""
         files: dict[str, HeldFile] = {}
         if base_dir is None:
             return cls(files)
         seen: set[str] = set()
-        for tensor in iter_all_tensors(model):
-            if not is_external(tensor):
-                continue
-            try:
-                location = external_ref(tensor).location
-            except OnnxvizError:
-                continue
+        for tensor in tensors:
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
             if location in seen:
                 continue
             seen.add(location)
@@ -148,6 +145,19 @@ class DataFiles:
             if held is not None:
                 files[location] = held
         return cls(files)
+
+    def refreshed(self) -> DataFiles:
+        """The same files, each one whose stamp moved (touched, or replaced by the same bytes: a save checked it
+        is unchanged) held anew, as it is now."""
+        files = {}
+        for location, held in self.files.items():
+            if FileStamp.of(held.path) == held.stamp:
+                files[location] = held
+            else:
+                again = _hold(held.base_dir, location, keep_open=held.fd is not None)
+                if again is not None:
+                    files[location] = again
+        return DataFiles(files)
 
     def changed(self) -> dict[str, DataState]:
         """The data files whose bytes are no longer the ones read, with what became of them."""
@@ -187,4 +197,7 @@ def _hold(base_dir: Path, location: str, keep_open: bool) -> HeldFile | None:
         return None
     if not keep_open:
         os.close(fd)
-    return HeldFile(location, base_dir / location, stamp, digest, fd if keep_open else None)
+    held = HeldFile(location, base_dir, stamp, digest, fd if keep_open else None)
+    if keep_open:
+        weakref.finalize(held, os.close, fd)  # the file is let go with the last reference to it
+    return held

@@ -469,12 +469,13 @@ def plan_copies(source: SaveSource, target: Path,
         data = base_dir / location if fd is not None else _resolved(base_dir, location, tensor_name)
         destination = target.parent / location
         exists = destination.exists() or destination.is_symlink()
-        if exists and _same_as_held(data, fd, destination):
-            continue
         ours = source.written.wrote(destination) or options.replace_data
+        read_there = mentions(target, location)
+        if exists and (read_there or not ours) and _same_as_held(data, fd, destination):
+            continue  # the same bytes: kept as they are
         if exists and not ours:
             conflicts.append(destination)
-        elif mentions(target, location):  # the model being replaced reads it: a name of its own until the commit
+        elif read_there:  # the model being replaced reads it: a name of its own until the commit
             fresh = fresh_location(target, location)
             renamed[location] = fresh
             copies.append(Copy(data, target.parent / fresh, fd))
