@@ -64,10 +64,9 @@ def model_proto(x: ModelLike) -> onnx.ModelProto:
                        "model or an object with a model_proto (such as torch's ONNXProgram).")
 
 
-def display_name(x: ModelLike, proto: onnx.ModelProto | None = None) -> str:
+def display_name(graph_name: str) -> str:
     """The name a model held in memory goes by: its graph's name as a file name (``main_graph.onnx``)."""
-    name = proto.graph.name if proto is not None else ""
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip("._")[:80]
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in graph_name).strip("._")[:80]
     return f"{stem or DEFAULT_STEM}.onnx"
 
 
@@ -80,7 +79,7 @@ def open_document(x: ModelLike) -> Document:
     proto = model_proto(x)
     _refuse_unread_external_data(proto)
     doc = Document(proto)
-    doc.untitled_name = display_name(x, proto)
+    doc.untitled_name = display_name(proto.graph.name)
     return doc
 
 
