@@ -46,7 +46,7 @@ def decode(line: bytes) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
+def read_message(stream: IO[bytes] | FdLines) -> dict[str, Any] | None:
     """The next message on ``stream``, skipping lines that are none; None at its end."""
     while True:
         line = stream.readline(MAX_LINE)
@@ -55,6 +55,25 @@ def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
         message = decode(line)
         if message is not None:
             return message
+
+
+class FdLines:
+    """Lines read straight from a file descriptor, without Python's buffered file: a thread blocked reading
+    stdin through ``sys.stdin`` holds that file's lock, and the interpreter then aborts as it ends."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._pending = b""
+
+    def readline(self, limit: int = MAX_LINE) -> bytes:
+        while b"\n" not in self._pending and len(self._pending) < limit:
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                break
+            self._pending += chunk
+        cut = self._pending.find(b"\n") + 1 or min(len(self._pending), limit)
+        line, self._pending = self._pending[:cut], self._pending[cut:]
+        return line
 
 
 def send(stream: IO[bytes], message: dict[str, Any]) -> bool:
@@ -73,7 +92,7 @@ class Link:
     original stdout); ``first`` is the first request (None when the handle went away before sending one)."""
 
     folder: Path
-    requests: IO[bytes]
+    requests: FdLines
     events: IO[bytes]
     first: dict[str, Any] | None
 
@@ -83,7 +102,7 @@ class Link:
         libraries') go to stderr from now on, never among the events; then read the first request."""
         events = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
-        requests = sys.stdin.buffer
+        requests = FdLines(sys.stdin.fileno())
         return cls(Path(folder), requests, events, read_message(requests))
 
     def send(self, message: dict[str, Any]) -> bool:
