@@ -58,7 +58,8 @@ def _x_display_reachable(display: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    link = Link.take(args.remote) if args.remote else None  # onnxviz.show's window: stdin and stdout its link
+    remote = getattr(args, "remote", None)
+    link = Link.take(remote) if remote else None  # onnxviz.show's window: stdin and stdout are its link
     if link is not None and link.first is None:
         return 0  # the handle went away before asking for anything
     first = str(link.first.get("path", "")) if link is not None and link.first is not None else args.file
