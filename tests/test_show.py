@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -150,8 +151,10 @@ def test_without_a_display_show_says_so_at_once(monkeypatch: pytest.MonkeyPatch)
         pytest.skip("the display check is Linux's (X11 or Wayland)")
     for name in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY", "DISPLAY"):
         monkeypatch.delenv(name, raising=False)
+    before = set(Path(tempfile.gettempdir()).glob("onnxviz-show-*"))
     with pytest.raises(onnxviz.OnnxvizError, match="no display available"):
         onnxviz.show(chain(2))
+    assert set(Path(tempfile.gettempdir()).glob("onnxviz-show-*")) <= before  # no hand-over folder left
 
 
 def test_block_waits_until_the_window_is_closed(windows: list[ModelWindow]) -> None:
@@ -221,3 +224,16 @@ def _env(tmp_path: Path) -> dict[str, str]:
             "XDG_DATA_HOME": str(tmp_path / "data"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
             "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"), "IPYTHONDIR": str(tmp_path / "ipython"),
             "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+
+
+def test_a_killed_windows_files_go_with_the_next_show(windows: list[ModelWindow]) -> None:
+    first = onnxviz.show(chain(2))
+    first.wait_shown(TIMEOUT)
+    folder = first._folder
+    assert (folder / "window.pid").read_text() == str(first.pid)
+    os.kill(first.pid, 9)  # no chance to clean up
+    first._process.wait(TIMEOUT)  # (not first.wait(), which removes the folder of a window it saw end)
+    assert folder.exists()
+    second = onnxviz.show(chain(3))
+    assert not folder.exists() and second._folder.exists()
+    assert second.wait_shown(TIMEOUT).nodes == 3

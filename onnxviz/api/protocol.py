@@ -23,12 +23,15 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 REMOTE_OPTION = "--remote"
 FOLDER_PREFIX = "onnxviz-show-"  # the hand-over folders (tempfile.mkdtemp's prefix)
+PID_FILE = "window.pid"  # in a hand-over folder: the process of the window it belongs to
+UNCLAIMED_S = 3600.0  # a hand-over folder no window has claimed for this long was left by a failed start
 MAX_LINE = 1 << 20  # bytes: no message comes near it (paths and names); a longer line is not read whole
 
 
@@ -103,7 +106,18 @@ class Link:
         events = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
         requests = FdLines(sys.stdin.fileno())
-        return cls(Path(folder), requests, events, read_message(requests))
+        link = cls(Path(folder), requests, events, read_message(requests))
+        link.claim()
+        return link
+
+    def claim(self) -> None:
+        """Say which process the folder belongs to, so that it is removed if this one is killed (see
+        :func:`remove_stale_folders`)."""
+        if self.folder.name.startswith(FOLDER_PREFIX) and self.folder.is_dir():
+            try:
+                (self.folder / PID_FILE).write_text(str(os.getpid()), encoding="ascii")
+            except OSError:
+                pass  # the folder is then removed only when this window ends
 
     def send(self, message: dict[str, Any]) -> bool:
         return send(self.events, message)
@@ -122,3 +136,38 @@ class Link:
         for sub in self.folder.iterdir():
             if sub.name.isdigit() and int(sub.name) < ident:
                 shutil.rmtree(sub, ignore_errors=True)
+
+
+def remove_stale_folders(temp: Path | None = None) -> list[Path]:
+    """Remove the hand-over folders of windows that were killed (their process is gone) or never started
+    (unclaimed for an hour); returns them. A window removes its own folder when it ends normally."""
+    temp = temp or Path(tempfile.gettempdir())
+    removed = []
+    for folder in temp.glob(f"{FOLDER_PREFIX}*"):
+        if folder.is_dir() and not folder.is_symlink() and _abandoned(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _abandoned(folder: Path) -> bool:
+    try:
+        pid = int((folder / PID_FILE).read_text(encoding="ascii").strip())
+    except FileNotFoundError:
+        try:
+            return time.time() - folder.stat().st_mtime > UNCLAIMED_S
+        except OSError:
+            return False
+    except (OSError, ValueError):
+        return False
+    return not _running(pid)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,7 @@ class ModelWindow:
     could not be opened, the window was closed), and when ``timeout`` seconds pass first."""
 
     def __init__(self) -> None:
+        protocol.remove_stale_folders()  # of windows killed before they could remove theirs
         self._folder = Path(tempfile.mkdtemp(prefix=protocol.FOLDER_PREFIX))
         self._lock = threading.Condition()
         self._events: dict[int, dict[str, Any]] = {}  # request id -> its answer (ran: under -id)
@@ -59,7 +61,11 @@ class ModelWindow:
         self._next_id = 0
         self._last_show = -1
         self._last_inputs = False
-        self._process = _start_window(self._folder)
+        try:
+            self._process = _start_window(self._folder)
+        except BaseException:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            raise
         assert self._process.stdin is not None and self._process.stdout is not None
         self._stdin: IO[bytes] = self._process.stdin
         for stream, read in ((self._process.stdout, self._read_events), (self._process.stderr, self._read_stderr)):
@@ -240,14 +246,15 @@ def _start_window(folder: Path) -> subprocess.Popen[bytes]:
 
     env = dict(os.environ)
     choose_platform(False, env)
-    package_root = str(Path(__file__).resolve().parents[2])  # onnxviz importable however this one was
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    package_root = str(Path(__file__).resolve().parents[2])
+    if package_root not in {*site.getsitepackages(), site.getusersitepackages()}:
+        # onnxviz imported from a checkout (sys.path set by hand): the window imports the same one
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     try:
         return subprocess.Popen([sys.executable, "-m", "onnxviz", protocol.REMOTE_OPTION, str(folder)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 start_new_session=True, close_fds=True)
     except OSError as exc:
-        shutil.rmtree(folder, ignore_errors=True)
         raise OnnxvizError(f"the window's process could not be started ({exc.strerror or exc}).", str(exc)) from exc
 
 
