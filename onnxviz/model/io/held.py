@@ -79,7 +79,7 @@ class HeldFile:
             return DataState.UNCHANGED if (stamp.size, digest) == (self.stamp.size, self.digest) else DataState.LOST
         if self.fd is None:
             return DataState.LOST
-        return DataState.UNCHANGED if _same_bytes(self.fd, self.path) else DataState.REPLACED
+        return DataState.UNCHANGED if same_bytes(self.fd, self.path) else DataState.REPLACED
 
     def _holds_what_was_read(self) -> bool:
         assert self.fd is not None
@@ -104,7 +104,7 @@ def _stamp_and_digest(path: Path) -> tuple[FileStamp, bytes] | None:
         os.close(fd)
 
 
-def _same_bytes(fd: int, path: Path) -> bool:
+def same_bytes(fd: int, path: Path) -> bool:
     """Whether the file open as ``fd`` and the one at ``path`` hold the same bytes."""
     try:
         with open(path, "rb") as f:

@@ -47,7 +47,7 @@ from onnxviz.model.io.external import (
     read_external_bytes,
     resolve_location,
 )
-from onnxviz.model.io.held import DataFiles, DataState
+from onnxviz.model.io.held import DataFiles, DataState, same_bytes
 from onnxviz.model.io.loading import MAX_PROTO_BYTES
 from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.io.streaming import SizeGuessWrong, StreamedModel, stream_model
@@ -498,21 +498,7 @@ def plan_copies(source: SaveSource, target: Path,
 
 
 def _same_as_held(data: Path, fd: int | None, destination: Path) -> bool:
-    if fd is None:
-        return same_files(data, destination)
-    try:
-        with open(destination, "rb") as f:
-            size = os.fstat(fd).st_size
-            if os.fstat(f.fileno()).st_size != size:
-                return False
-            at = 0
-            while chunk := f.read(8 << 20):
-                if chunk != os.pread(fd, len(chunk), at):
-                    return False
-                at += len(chunk)
-            return at == size
-    except OSError:
-        return False
+    return same_files(data, destination) if fd is None else same_bytes(fd, destination)
 
 
 def fresh_location(target: Path, location: str) -> str:
