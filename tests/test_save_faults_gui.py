@@ -272,3 +272,13 @@ def test_an_exported_tensor_on_a_full_disk_is_one_sentence_and_no_file(
     with qtbot.waitSignal(task.finished, timeout=10000):
         pass
     np.testing.assert_array_equal(np.load(tmp_path / "w.npy"), np.arange(50_000, dtype=np.float32))
+
+
+def test_opening_a_model_removes_what_killed_saves_left_beside_it(
+        qtbot: QtBot, make_window: Callable[[], MainWindow], tmp_path: Path) -> None:
+    path = save_models.with_external_data(tmp_path)
+    stale = tmp_path / f".model.onnx.onnxviz-saving-{2**22 + 7}.tmp"  # a process that is no more
+    stale.write_bytes(b"half a model")
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx", save_models.DATA_NAME]
