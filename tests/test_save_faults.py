@@ -84,6 +84,7 @@ CASES = {
     "copies, through memory": Case(_external_to_b, lambda doc, root: doc.save(root / "b" / "m.onnx")),
     "data file in place": Case(_external, lambda doc, root: doc.save(external="file")),
     "embed": Case(_external, lambda doc, root: doc.save(root / "a" / "e.onnx", external="embed")),
+    "embed in place": Case(_external, lambda doc, root: doc.save(external="embed")),
     "over another model, replace": Case(_over_another_model,
                                         lambda doc, root: doc.save(root / "b" / "model.onnx", replace_data=True)),
     "data file again": Case(_saved_separately, lambda doc, root: doc.save(external="file")),
@@ -196,7 +197,7 @@ def test_a_fault_at_any_chunk_fsync_or_rename_loses_nothing(name: str, tmp_path:
 
 # -- kills: a two-file save is one step (issue 38, point 3) ----------------------------------------------------
 TWO_FILE_CASES = ["data file in place", "data file again", "over another model, replace", "copies, kernel",
-                  "copies, through memory"]
+                  "copies, through memory", "embed in place"]
 
 
 def _weights(model_file: Path) -> dict[str, np.ndarray]:

@@ -197,3 +197,12 @@ def test_a_copied_data_file_keeps_its_mode(external: Path, tmp_path: Path) -> No
     (tmp_path / "b").mkdir()
     onnxviz.open(external).save(tmp_path / "b" / "model.onnx")
     assert stat.S_IMODE((tmp_path / "b" / save_models.DATA_NAME).stat().st_mode) == 0o640
+
+
+def test_embedding_the_weights_in_place_leaves_no_unused_data_file(external: Path) -> None:
+    read = _weights(external)
+    doc = onnxviz.open(external)
+    doc.save(external="embed")
+    assert sorted(os.listdir(external.parent)) == ["model.onnx"]
+    for name, array in _weights(external).items():
+        np.testing.assert_array_equal(array, read[name])

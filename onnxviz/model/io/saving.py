@@ -371,7 +371,8 @@ def plan_save(source: SaveSource, target: Path, options: SaveOptions,
                             journal=journal, notes=notes)
         if options.external == "embed" and has_external(source.model):
             model = embedded(source)
-            return SavePlan(target, serialize(model, pause), written_model=model, notes=notes)
+            journal = Journal(target, old=retired(source, target, options))
+            return SavePlan(target, serialize(model, pause), written_model=model, journal=journal, notes=notes)
         copies, journal, renamed = plan_copies(source, target, options)
         if renamed:
             model = relocated(source.model, renamed)
@@ -547,10 +548,17 @@ def _data_path(source: SaveSource, target: Path, options: SaveOptions) -> tuple[
                                 [("Replace", replace(options, replace_data=True))])
     if not (path.exists() or path.is_symlink()):
         journal.new.append(path.name)
-    journal.old += [name for name in _family_files(target) if name != path.name and mentions(target, name)
-                    and (source.written.wrote(target.parent / name) or options.replace_data
-                         or source.reads_unchanged(target.parent / name))]
+    journal.old += retired(source, target, options, keep=path.name)
     return path, journal
+
+
+def retired(source: SaveSource, target: Path, options: SaveOptions, keep: str = "") -> list[str]:
+    """The data files a save to ``target`` that writes the weights anew leaves unused: those named after the model
+    that the file being replaced reads, when this document read them unchanged or wrote them, or the user
+    said Replace (removed once the new model is in place; see :mod:`onnxviz.model.io.commit`)."""
+    return [name for name in _family_files(target) if name != keep and mentions(target, name)
+            and (source.written.wrote(target.parent / name) or options.replace_data
+                 or source.reads_unchanged(target.parent / name))]
 
 
 def _family_files(target: Path) -> list[str]:
