@@ -1,12 +1,16 @@
 """Long fuzzing run: mutate the seed models and feed them to load, index, info, layout and check.
 
-    python scripts/fuzz_long.py [--minutes 10] [--seed 1] [--out /tmp/onnxviz-fuzz] [--settings | --inputs]
+    python scripts/fuzz_long.py [--minutes 10] [--seed 1] [--out /tmp/onnxviz-fuzz] [--settings | --inputs | --saves]
 
 With --settings, mutated settings files (tests/hostile_side.py) are read the way the window starts
 instead (offscreen; the settings folder is a temporary one, never the user's); any exception is a bug.
 With --inputs, mutated run-input files (.npy, .npz, TensorProto .pb: bit flips, cuts, headers that
 lie; tests/hostile_inputs.py) are read as a fixed-shape, a free-shape and a string input: anything but
 a one-sentence RunError, a read taking over READ_LIMIT_S or the process growing by over RSS_LIMIT_MB is a bug.
+
+With --saves, the save state machine of tests/test_save_state_machine.py runs instead (edits, saves, Save As,
+other programs changing the model and its data files, disks that fill, killed saves, links); it prints how
+many sequences and operations ran clean, and stops at the first failing sequence (shrunk, printed).
 
 Any exception other than OnnxvizError is a bug: the mutant is kept in --out and the run stops
 with exit code 1. Before each attempt the mutant is written to ``<out>/current.onnx``, so if
@@ -57,7 +61,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/onnxviz-fuzz"))
     parser.add_argument("--settings", action="store_true", help="fuzz the settings file instead of models")
     parser.add_argument("--inputs", action="store_true", help="fuzz run-input files instead of models")
+    parser.add_argument("--saves", action="store_true", help="run the save state machine instead")
     args = parser.parse_args()
+    if args.saves:
+        return fuzz_saves(args.minutes)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.settings:
         return fuzz_settings(args.minutes, args.seed, args.out)
@@ -85,6 +92,14 @@ def main() -> int:
         if n % 1000 == 0:
             print(f"{n} mutants, {dict(sorted(outcomes.items()))}", flush=True)
     print(f"done: {n} mutants in {args.minutes} min, no bug; {dict(sorted(outcomes.items()))}")
+    return 0
+
+
+def fuzz_saves(minutes: float) -> int:
+    """The save state machine for ``minutes`` (its own folders, removed as it goes)."""
+    import test_save_state_machine as machine  # tests/ is on the path
+
+    machine.run_for(minutes)
     return 0
 
 

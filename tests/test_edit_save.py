@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxviz
 from onnxviz.model import document as document_module
 from onnxviz.model.errors import SaveError
+from onnxviz.model.io.saving import InvalidModelError
 
 
 def _external_model(folder: Path) -> Path:
@@ -50,20 +51,26 @@ def test_failing_write_leaves_old_file_intact(example_copy: Path, monkeypatch: p
     monkeypatch.setattr(document_module.os, "fsync", broken_fsync)
     with pytest.raises(SaveError) as info:
         doc.save()
-    assert "No space left" in info.value.message
+    assert info.value.message == "could not save example.onnx: the disk is full."
     assert example_copy.read_bytes() == original
     assert [p.name for p in example_copy.parent.iterdir()] == [example_copy.name]  # no temp file left
     assert doc.is_dirty
 
 
-def test_save_with_problems_is_allowed_and_summarised(example_copy: Path) -> None:
+def test_save_with_problems_asks_first_then_is_allowed_and_summarised(example_copy: Path) -> None:
+    original = example_copy.read_bytes()
     doc = onnxviz.open(example_copy)
     doc.edit.set_op_type(0, "Relu")
     doc.check()
     summary = doc.problem_summary()
     assert "error" in summary
-    doc.save()
+    with pytest.raises(InvalidModelError, match="would replace example.onnx, which had none") as info:
+        doc.save()
+    assert example_copy.read_bytes() == original and "allow_errors=True" in info.value.details
+    doc.save(allow_errors=True)
     assert onnxviz.open(example_copy).model.graph.node[0].op_type == "Relu"
+    doc.edit.rename_node(0, "still_broken")
+    doc.save()  # the file has errors now: nothing valid is replaced
 
 
 def test_edited_model_keeps_external_data_on_save_as(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import faulty_disk
 import hostile
 import pytest
 
@@ -32,32 +33,11 @@ def _assert_nothing_lost(doc: Document, path: Path, original: bytes, error: Save
     assert "\n" not in error.message and error.message.endswith(".")
 
 
-_REAL_FDOPEN = os.fdopen
-
-
-class _FullDisk:
-    """A file object whose writes fail like a full disk after part of the data went out."""
-
-    def __init__(self, fd: int, *args: object, **kwargs: object) -> None:
-        self._file = _REAL_FDOPEN(fd, "wb")
-
-    def __enter__(self) -> _FullDisk:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._file.close()
-
-    def write(self, data: bytes) -> int:
-        self._file.write(data[:len(data) // 2])
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-
 def test_disk_full_keeps_the_original(edited: tuple[Document, Path, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
     doc, path, original = edited
-    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: _FullDisk(fd))
-    with pytest.raises(SaveError, match="No space left on device") as info:
+    with faulty_disk.faulty(monkeypatch, at=0, fault="short", then_full=True), pytest.raises(SaveError) as info:
         doc.save()
-    monkeypatch.undo()
+    assert info.value.message == "could not save model.onnx: the disk is full."
     _assert_nothing_lost(doc, path, original, info.value)
     doc.save()  # once there is space again, the same document saves
     assert Document.open(path).model.graph.node[0].name == "renamed"
@@ -69,7 +49,7 @@ def test_permission_denied_keeps_the_original(edited: tuple[Document, Path, byte
     if os.geteuid() != 0:  # a real read-only folder (root ignores permissions, so it is simulated below)
         path.parent.chmod(0o555)
         try:
-            with pytest.raises(SaveError, match="Permission denied") as info:
+            with pytest.raises(SaveError, match="^could not save model.onnx: permission denied.$") as info:
                 doc.save()
         finally:
             path.parent.chmod(0o755)
@@ -83,7 +63,7 @@ def test_permission_denied_keeps_the_original(edited: tuple[Document, Path, byte
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", denied)
-    with pytest.raises(SaveError, match="Permission denied") as info:
+    with pytest.raises(SaveError, match="^could not save model.onnx: permission denied.$") as info:
         doc.save()
     _assert_nothing_lost(doc, path, original, info.value)
 
@@ -107,6 +87,6 @@ def test_saving_onto_a_folder_or_into_a_missing_folder_is_refused(edited: tuple[
     with pytest.raises(SaveError, match="folder"):
         doc.save(folder)
     folder.rmdir()
-    with pytest.raises(SaveError, match="No such file or directory"):
+    with pytest.raises(SaveError, match="^could not save out.onnx: its folder does not exist.$"):
         doc.save(path.parent / "missing" / "out.onnx")
     assert path.read_bytes() == original and doc.is_dirty

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io.disk import atomic_write
+
 REMOTE_OPTION = "--remote"
 FOLDER_PREFIX = "onnxviz-show-"  # the hand-over folders (tempfile.mkdtemp's prefix)
 PID_FILE = "window.pid"  # in a hand-over folder: the process of the window it belongs to
@@ -115,8 +118,8 @@ class Link:
         :func:`remove_stale_folders`)."""
         if self.folder.name.startswith(FOLDER_PREFIX) and self.folder.is_dir():
             try:
-                (self.folder / PID_FILE).write_text(str(os.getpid()), encoding="ascii")
-            except OSError:
+                atomic_write(self.folder / PID_FILE, str(os.getpid()).encode("ascii"), durable=False)
+            except OnnxvizError:
                 pass  # the folder is then removed only when this window ends
 
     def send(self, message: dict[str, Any]) -> bool:

@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +31,7 @@ import numpy as np
 from onnxviz.api import protocol
 from onnxviz.api.models import ModelLike, as_path, display_name, is_ir_model, model_proto, write_model
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io.disk import atomic_write_with, write_npy
 
 STDERR_LINES = 40  # of the window's stderr kept, to say why it ended
 DEFAULT_TIMEOUT_S = 120.0
@@ -265,7 +267,7 @@ def _write_inputs(inputs: Mapping[str, Any], folder: Path) -> dict[str, str]:
     files = {}
     for k, (input_name, array) in enumerate(inputs.items()):
         path = folder / f"input_{k}.npy"
-        np.save(path, savable(np.asarray(array)), allow_pickle=False)
+        atomic_write_with(path, partial(write_npy, array=savable(np.asarray(array))), durable=False, verb="write")
         files[str(input_name)] = str(path)
     return files
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -23,9 +24,11 @@ from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
+from onnxviz.model.io.commit import recover
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
+from onnxviz.model.io.held import DataFiles
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.saving import (
     EXTERNAL_CHOICES,
@@ -33,6 +36,7 @@ from onnxviz.model.io.saving import (
     DiskCopy,
     External,
     ModelBytes,
+    SaveNotice,
     SaveOptions,
     SavePlan,
     SaveSource,
@@ -104,11 +108,16 @@ class Document:
         self.selection = Selection()
         self.changed: Signal[Change] = Signal()
         self.has_external_data = False  # set with the load problems
-        self.load_problems: list[Problem] = self._load_problems()
+        external = _external_tensors(self.model)
+        self.load_problems: list[Problem] = self._load_problems(external)
+        self.data_files = self._hold_data_files(external)
         self.validation_problems: list[Problem] = []
+        self._validated = -1  # the generation validation_problems belong to
         self._index: ModelIndex | None = None
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
+        self._file_valid = False  # whether the file's state (the undo stack's clean one) had no errors
+        self.save_notes: list[str] = []  # what the last save told (other names of a hard-linked file)
 
     if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
         def __getattr__(self, name: str) -> Any:
@@ -156,6 +165,7 @@ class Document:
         p = Path(path)
         if text_format:
             return cls(read_text_model_file(p))
+        recover(p.absolute().parent)  # what killed saves left in its folder: temporary files, unfinished data files
         stamp = FileStamp.of(p)
         model, data = read_model_file(p, pause)
         return cls(model, p.absolute(), data, stamp)
@@ -180,10 +190,17 @@ class Document:
         part._never_saved = True
         return part
 
-    def _load_problems(self) -> list[Problem]:
-        external = [t for t in iter_all_tensors(self.model) if is_external(t)]
+    def _load_problems(self, external: list[onnx.TensorProto] | None = None) -> list[Problem]:
+        external = _external_tensors(self.model) if external is None else external
         self.has_external_data = bool(external)  # weights in data files: a save may copy or read them
         return external_data_problems(external, self.base_dir) + invalid_utf8_problems(self.escaped_text)
+
+    def _hold_data_files(self, external: list[onnx.TensorProto] | None = None) -> DataFiles | None:
+        """The data files the model reads, as they are now (see :mod:`onnxviz.model.io.held`): a save never
+        writes a model that reads data files changed since."""
+        if not self.has_external_data:
+            return None
+        return DataFiles.of(_external_tensors(self.model) if external is None else external, self.base_dir)
 
     @property
     def base_dir(self) -> Path | None:
@@ -223,6 +240,7 @@ class Document:
         self._text_checked = True
         if self.escaped_text:
             self.load_problems = self._load_problems()
+        self._file_valid = not self.undo_stack.commands and not _errors(self.load_problems + index.problems)
         return index
 
     def prepare(self) -> None:
@@ -256,6 +274,12 @@ class Document:
             if n:
                 parts.append(f"{n} {word}{'s' if n > 1 else ''}")
         return ", ".join(parts)
+
+    def errors(self) -> list[str]:
+        """The errors of the model as it is now, as sentences: load problems, structural ones, and validation's
+        when it ran on this state (an older state's are not this model's)."""
+        current = self.validation_problems if self._validated == self.generation else []
+        return _errors(self.load_problems + self.index.problems + current)
 
     def check(self) -> list[Problem]:
         """Validate now (checker, shape inference, schema checks) and return all problems."""
@@ -360,6 +384,9 @@ class Document:
         if self._index is not None:
             self._index.set_inferred(self._inferred)
         self.validation_problems = result.problems
+        self._validated = result.generation
+        if self.undo_stack.is_clean and self._disk is not None:
+            self._file_valid = not self.errors()
         self.changed.emit(Change("Validation", ChangeKind.VALIDATED))
         return True
 
@@ -373,7 +400,7 @@ class Document:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
-                          len(self.escaped_text), self.size_hint())
+                          len(self.escaped_text), self.size_hint(), self.data_files)
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was
@@ -443,7 +470,8 @@ class Document:
         return self._disk is not None and self.undo_stack.is_clean and not self._disk.changed_on_disk()
 
     def save(self, path: str | os.PathLike[str] | None = None, external: External = "keep", *,
-             overwrite: bool = False, replace_data: bool = False, escaped_text: bool = False) -> Path:
+             overwrite: bool = False, replace_data: bool = False, escaped_text: bool = False,
+             allow_errors: bool = False) -> Path:
         """Write the model to ``path`` (default: where it came from); returns the path written.
 
         ``external="keep"`` keeps external data files (copied next to the new file when saving to
@@ -452,12 +480,19 @@ class Document:
         (``model.onnx.data``). A save that would replace what the user did not name raises a
         :class:`~onnxviz.model.io.saving.SaveQuestion` saying which argument answers it: ``overwrite``
         (the file changed on disk since it was read or saved), ``replace_data`` (a same-named data
-        file of another model in the target folder), ``escaped_text`` (text that was not valid UTF-8).
-        Saving a model that has problems is allowed. On any failure the files on disk are unchanged."""
-        options = SaveOptions(_external_choice(external), overwrite, replace_data, escaped_text)
+        file of another model in the target folder), ``escaped_text`` (text that was not valid UTF-8),
+        ``allow_errors`` (the model has errors and its file had none), ``external="file"`` (a data file the
+        model reads was replaced by another program: the weights read go to a new data file). On any
+        failure the files on disk are unchanged. What the user should know of a save that succeeded (a
+        hard-linked file's other names keep the old model) is a :class:`SaveNotice` warning."""
+        options = SaveOptions(_external_choice(external), overwrite=overwrite, replace_data=replace_data,
+                              escaped_text=escaped_text, allow_errors=allow_errors)
         plan = self.plan_save(path, options)
         plan.write()
-        return self.saved(plan)
+        saved = self.saved(plan)
+        for note in plan.notes:
+            warnings.warn(note, SaveNotice, stacklevel=2)
+        return saved
 
     def plan_save(self, path: str | os.PathLike[str] | None, options: SaveOptions,
                   pause: Callable[[], None] | None = None) -> SavePlan:
@@ -466,7 +501,10 @@ class Document:
         target = Path(path).absolute() if path is not None else self.path
         if target is None:
             raise SaveError("this model has no file name yet; use Save As.")
-        return plan_save(self.save_source(), target, options, pause)
+        source = self.save_source()
+        if not source.clean:  # whether a model with errors would replace a file without any
+            source = replace(source, errors=self.errors(), file_valid=self._file_valid)
+        return plan_save(source, target, options, pause)
 
     def saved(self, plan: SavePlan) -> Path:
         """Take a written ``plan`` as the document's file; notifies once."""
@@ -480,6 +518,11 @@ class Document:
         self._disk = DiskCopy.of(plan.target, plan.data)
         if plan.written_model is not None or (moved and self.has_external_data):
             self.load_problems = self._load_problems()  # data files elsewhere, or now none
+            self.data_files = self._hold_data_files()  # the ones written are the ones read now
+        elif self.data_files is not None:
+            self.data_files = self.data_files.refreshed()  # checked unchanged by the save: as they are now
+        self._file_valid = not self.errors()
+        self.save_notes = plan.notes
         self.undo_stack.set_clean()
         self._never_saved = False
         self.changed.emit(Change("Save", ChangeKind.SAVED))
@@ -493,6 +536,14 @@ class Document:
             mine.CopyFrom(theirs)
         self.undo_stack.clear()
         self.generation += 1  # what background work read of the tensors is stale
+
+
+def _external_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    return [t for t in iter_all_tensors(model) if is_external(t)]
+
+
+def _errors(problems: list[Problem]) -> list[str]:
+    return [p.message for p in problems if p.severity is Severity.ERROR]
 
 
 def _external_choice(external: str) -> External:

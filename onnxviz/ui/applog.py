@@ -12,6 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
+from onnxviz.model.io.disk import append_text
+
 log = logging.getLogger("onnxviz")
 _log_file: Path | None = None  # set by use_log_file (tests)
 
@@ -34,8 +36,7 @@ def append_log(text: str, path: Path | None = None) -> None:
     try:
         target = path if path is not None else log_path()
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text + "\n")
+        append_text(target, text + "\n")  # every byte checked: a full disk is an OSError, not a cut line
     except OSError:
         pass
 

@@ -8,6 +8,7 @@ themes and what is remembered between runs.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
 from onnxviz.ui.canvas import feature as canvas_feature
+from onnxviz.ui.canvas.export import write_image
 from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
@@ -41,6 +43,7 @@ from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes
+from onnxviz.ui.settings import sync as sync_settings
 from onnxviz.ui.shortcuts import show_shortcuts
 from onnxviz.ui.statusbar import install_status_bar, selected_name
 from onnxviz.ui.tasks import Task
@@ -128,7 +131,7 @@ class MainWindow(QMainWindow):
         self.recent.changed.connect(self.placeholder.set_recent)
         self.placeholder.set_recent(self.recent.paths())
         menu.addAction(self._action("Open &Example", self.open_example))
-        self.reload_action = self._action("Re&load from Disk", self.reload, "F5")
+        self.reload_action = self._action("Re&load from Disk", lambda: self.reload(), "F5")
         menu.addAction(self.reload_action)
         self.watch_action = self._action("&Watch File for Changes", self._set_watching)
         self.watch_action.setCheckable(True)
@@ -227,12 +230,13 @@ class MainWindow(QMainWindow):
         """File > Close Model: back to the start page; asks first when there are unsaved edits."""
         self.resolve_unsaved_changes(lambda: self.set_document(None))
 
-    def reload(self) -> None:
-        """Read the current file again (F5); asks first when there are unsaved edits."""
+    def reload(self, *, ask: bool = True) -> None:
+        """Read the current file again (F5); asks first when there are unsaved edits (unless ``ask`` is False:
+        the user chose Reload in another question)."""
         if self.doc is None or self.doc.path is None:
             return
         path = self.doc.path
-        if not self.doc.is_dirty:
+        if not self.doc.is_dirty or not ask:
             self._start_load(path, reloading=True)
             return
         self.confirm_reload_over_edits(
@@ -374,7 +378,7 @@ class MainWindow(QMainWindow):
     # -- watching the file ---------------------------------------------------------
     def _set_watching(self, on: bool) -> None:
         self.settings.setValue(WATCH_KEY, on)
-        self.settings.sync()
+        sync_settings(self.settings)
         self.watcher.watch(self.doc.path if on and self.doc is not None and self.doc.path else None)
         self.statusBar().showMessage("Watching the file for changes." if on else "No longer watching the file.",
                                      4000)
@@ -527,7 +531,7 @@ class MainWindow(QMainWindow):
             return
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(docks.STATE_VERSION))
-        self.settings.sync()
+        sync_settings(self.settings)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         if not self.isEnabled():  # a background save is writing the file
@@ -567,7 +571,10 @@ class MainWindow(QMainWindow):
         def grab() -> None:
             app.processEvents()
             settle_layouts()
-            if not self.grab().save(out):
+            try:
+                write_image(self.grab().toImage(), Path(out))  # every byte checked, written in one step
+            except OnnxvizError as exc:
+                sys.stderr.write(f"onnxviz: error: {exc.message}\n")
                 result["code"] = 2
             app.quit()
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.events import Signal
-from onnxviz.ui.settings import read_list
+from onnxviz.ui.settings import read_list, sync
 
 KEY = "recent/files"
 MAX_FILES = 12
@@ -43,7 +43,7 @@ class RecentFiles:
 
     def _store(self, paths: list[str]) -> None:
         self.settings.setValue(KEY, paths)
-        self.settings.sync()
+        sync(self.settings)
         self.rebuild_menu()
         self.changed.emit(paths)
 

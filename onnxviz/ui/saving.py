@@ -2,9 +2,12 @@
 
 A failed or cancelled save changes nothing: the document stays dirty, the old files stay intact
 (:mod:`onnxviz.model.io.saving` decides what is written, :mod:`onnxviz.model.io.disk` writes it
-atomically) and the user sees one sentence with the details folded away. A save that would replace
+atomically) and the user sees one sentence with the details folded away; a save that could not write
+offers Save As. "Saved" is said only once every file is complete on disk. A save that would replace
 what the user did not name (the file changed on disk by another program, another model's data file,
-text that was not valid UTF-8) asks first, offering the answers the model layer gives.
+text that was not valid UTF-8), write a model reading data files another program changed, or put a
+model with errors in the place of a file without any asks first, offering the answers the model layer
+gives (and Save As..., or Reload, where they help).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError, sentence
-from onnxviz.model.io.saving import SaveOptions, SavePlan, SaveQuestion
+from onnxviz.model.io.disk import DiskError
+from onnxviz.model.io.saving import DataChangedError, InvalidModelError, SaveOptions, SavePlan, SaveQuestion
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text
@@ -87,7 +91,8 @@ def _save_in_background(window: MainWindow, doc: Document, target: Path, options
 def _succeeded(window: MainWindow, doc: Document, plan: SavePlan, then: Callable[[], None] | None) -> None:
     saved = doc.saved(plan)
     window.after_save(doc, saved)
-    window.statusBar().showMessage(f"Saved {saved.name}.{problems_note(doc)}", 10000)
+    notes = "".join(f" {note}" for note in plan.notes)
+    window.statusBar().showMessage(f"Saved {saved.name}.{notes}{problems_note(doc)}", 15000 if notes else 10000)
     if then is not None:
         then()
 
@@ -103,7 +108,8 @@ def problems_note(doc: Document) -> str:
 def _failed(window: MainWindow, doc: Document, target: Path, then: Callable[[], None] | None,
             exc: object, tb: str) -> None:
     if isinstance(exc, SaveQuestion):
-        ask_save_question(window, exc, lambda options: save_document(window, doc, target, then, options))
+        ask_save_question(window, exc, lambda options: save_document(window, doc, target, then, options),
+                          _window_answers(window, doc, exc, then))
         return
     if isinstance(exc, OnnxvizError):
         message, details = exc.message, exc.details or tb
@@ -111,29 +117,68 @@ def _failed(window: MainWindow, doc: Document, target: Path, then: Callable[[], 
         message, details = f"Could not save {target.name}: {exc}.", tb
     message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
     window.statusBar().showMessage(f"{message} Your edits are still here.", 10000)
-    window.show_error("Cannot Save Model", message, details)
+    if isinstance(exc, DiskError):  # the file could not be written there: another place may do
+        _cannot_write(window, message, details, lambda: window.save_as(then))
+    else:
+        window.show_error("Cannot Save Model", message, details)
 
 
-def ask_save_question(window: MainWindow, question: SaveQuestion, answer: Callable[[SaveOptions], None]) -> QMessageBox:
-    """Ask ``question`` with a button per answer the model layer offers, and Cancel; does not block.
-    ``answer`` gets the chosen options; Cancel saves nothing and says so."""
+WindowAnswer = tuple[str, Callable[[], None]]
+
+
+def _window_answers(window: MainWindow, doc: Document, question: SaveQuestion,
+                    then: Callable[[], None] | None) -> tuple[list[WindowAnswer], str]:
+    """The answers only the window can give, and what they do: Save As... for a model with errors (the valid
+    file stays), Reload for data files another program changed (the model as it is on disk now; the edits
+    are dropped)."""
+    if isinstance(question, InvalidModelError) and doc.path is not None:
+        return [("Save As...", lambda: window.save_as(then))], f"Save As... leaves {doc.path.name} as it is."
+    if isinstance(question, DataChangedError) and doc.path is not None:
+        reload = "Reload shows the weights now on disk and drops your edits."
+        keep = "" if question.lost else f"{question.choices[0][0]} keeps the weights shown, in a new file. "
+        return [("Reload", lambda: window.reload(ask=False))], keep + reload
+    return [], ""
+
+
+def ask_save_question(window: MainWindow, question: SaveQuestion, answer: Callable[[SaveOptions], None],
+                      actions: tuple[list[WindowAnswer], str] = ([], "")) -> QMessageBox:
+    """Ask ``question`` with a button per answer the model layer offers, one per window ``actions`` (with the
+    sentence that says what they do), and Cancel; does not block. ``answer`` gets the chosen options; Cancel
+    saves nothing and says so."""
     box = QMessageBox(QMessageBox.Icon.Warning, "Save", message_text(sentence(question.message)),
                       QMessageBox.StandardButton.Cancel, window)
     box.setTextFormat(Qt.TextFormat.PlainText)
-    box.setInformativeText("Nothing has been written yet.")
+    box.setInformativeText(" ".join(filter(None, [actions[1], "Nothing has been written yet."])))
     buttons = [(box.addButton(label, QMessageBox.ButtonRole.AcceptRole), options)
                for label, options in question.choices]
+    others = [(box.addButton(label, QMessageBox.ButtonRole.ActionRole), act) for label, act in actions[0]]
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.setWindowModality(Qt.WindowModality.WindowModal)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
     def finished(_result: int) -> None:
-        chosen = next((options for button, options in buttons if button is box.clickedButton()), None)
-        if chosen is None:
-            window.statusBar().showMessage("Not saved; your edits are still here.", 10000)
-        else:
+        clicked = box.clickedButton()
+        chosen = next((options for button, options in buttons if button is clicked), None)
+        act = next((act for button, act in others if button is clicked), None)
+        if chosen is not None:
             answer(chosen)
+        elif act is not None:
+            act()
+        else:
+            window.statusBar().showMessage("Not saved; your edits are still here.", 10000)
 
     box.finished.connect(finished)
     box.open()
     return box
+
+
+def _cannot_write(window: MainWindow, message: str, details: str, save_as: Callable[[], None]) -> None:
+    """The error of a save that could not write (one sentence, the details folded away), with Save As... to
+    write elsewhere; does not block."""
+    box = window.show_error("Cannot Save Model", message, details)
+    if not isinstance(box, QMessageBox):  # a test listens in place of the dialog
+        return
+    box.setInformativeText("Your edits are still here; you can save them somewhere else.")
+    other = box.addButton("Save As...", QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(other)
+    box.finished.connect(lambda _result: save_as() if box.clickedButton() is other else None)

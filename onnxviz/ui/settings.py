@@ -80,6 +80,24 @@ def _set_aside_if_unsafe(path: Path) -> bool:
     return True
 
 
+def sync(settings: QSettings) -> bool:
+    """Write ``settings`` to their file now; False, with a line in the log (once per file), when it could not be
+    written (a full disk, a folder that cannot be written). Qt writes the file anew and renames it into place
+    only once it is complete (QSaveFile), so the file then keeps what it held."""
+    settings.sync()
+    if settings.status() == QSettings.Status.NoError:
+        return True
+    name = settings.fileName()
+    if name not in _unwritable:
+        _unwritable.add(name)
+        warn(f"Settings could not be saved to {name} (the disk may be full, or the folder read-only); "
+             "it keeps what it held.")
+    return False
+
+
+_unwritable: set[str] = set()  # settings files whose failure the log has told
+
+
 def drop(settings: QSettings, key: str, value: object, why: str) -> None:
     """Remove ``key`` from the file, saying so in the log."""
     warn(f"Settings: dropped {key} = {_brief(value)}: {why}.")

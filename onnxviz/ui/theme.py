@@ -8,7 +8,7 @@ from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from onnxviz.ui.settings import read_text
+from onnxviz.ui.settings import read_text, sync
 
 KEY = "appearance/theme"
 
@@ -83,7 +83,7 @@ class ThemeManager(QObject):
     def set_choice(self, choice: Theme) -> None:
         self.choice = choice
         self.settings.setValue(KEY, choice.value)
-        self.settings.sync()
+        sync(self.settings)
         self.apply()
 
     def apply(self) -> None:

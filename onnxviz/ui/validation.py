@@ -52,6 +52,7 @@ from onnxviz.model.graph.validation import (
     has_error,
     unpack,
 )
+from onnxviz.model.io.disk import atomic_write_with
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.tasks import Task, waiting_pool
@@ -97,8 +98,8 @@ def document_model_in_thread(doc: Document, generation: int, token: CancelToken,
     if isinstance(output, bytes):
         return output
     path = folder / "model.onnx"
-    with open(path, "wb") as f:
-        output.write(f.write, lambda _size: pause())
+    atomic_write_with(path, lambda f: output.write(f.write, lambda _size: pause()), output.size, durable=False,
+                      verb="write", shown="the model for the run")
     pause()  # no edit while it was written: the file is that state's
     return path
 

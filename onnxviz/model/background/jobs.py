@@ -22,6 +22,7 @@ from onnx import TypeProto
 
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.columns import pack_column
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostColumns
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.session_check import runtime_problems
@@ -44,6 +45,7 @@ from onnxviz.model.graph.validation import (
 )
 from onnxviz.model.heap import building
 from onnxviz.model.io.digest import digest_of
+from onnxviz.model.io.disk import reason, write_whole
 from onnxviz.model.problems import Problem
 from onnxviz.model.progress import CancelToken
 
@@ -73,8 +75,14 @@ def hand_over(data: bytes, digest: bytes, source: Path | None = None) -> ModelDa
     if source is not None:
         return ModelFile(str(source), digest, temporary=False)
     fd, path = tempfile.mkstemp(prefix="onnxviz-", suffix=".onnx")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
+    try:
+        write_whole(fd, data)  # a full disk is an error here, never a truncated model for the worker
+    except OSError as exc:
+        Path(path).unlink(missing_ok=True)
+        raise OnnxvizError(f"the model could not be handed to the background worker ({reason(exc)} in the "
+                           "temporary folder).", str(exc)) from exc
+    finally:
+        os.close(fd)
     return ModelFile(path, digest, temporary=True)
 
 

@@ -14,6 +14,7 @@ import onnx
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import human_bytes
+from onnxviz.model.io.disk import atomic_write_with, write_npz
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.ranges import integer_limits
 from onnxviz.model.text import dims_text, display_name
@@ -243,8 +244,8 @@ def save_inputs_file(path: str | Path, feeds: Mapping[str, np.ndarray]) -> None:
     if too_long is not None:  # an .npz entry is named after its input, and zip names stop at 64 KiB
         raise RunError(f"the input name '{display_name(too_long, 40)}' is too long to be saved in an .npz file "
                        f"(at most {_NPZ_NAME_LIMIT:,} bytes).")
-    arrays = {name: savable(np.asarray(a)) for name, a in feeds.items()}
-    np.savez(Path(path), **arrays)  # type: ignore[arg-type]  # numpy's stub: kwargs as ArrayLike
+    arrays: dict[str, object] = {name: savable(np.asarray(a)) for name, a in feeds.items()}
+    atomic_write_with(Path(path), lambda f: write_npz(f, arrays))  # checked; a DiskError is one sentence
 
 
 _NPZ_NAME_LIMIT = 65535 - len(".npy")

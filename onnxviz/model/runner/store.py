@@ -26,9 +26,11 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import topological_order
 from onnxviz.model.graph.tensors import TensorStats
 from onnxviz.model.heap import building
+from onnxviz.model.io.disk import Batch, DiskError, write_npy
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.inputs import savable
@@ -148,14 +150,15 @@ def _file_name(k: int, name: str) -> str:
 
 class _Writer:
     """Values into one packed file (far faster than 100k small files) in ``pack_dir``, or one .npy
-    each in ``out_dir`` (``--dump``, or strings)."""
+    each in ``out_dir`` (``--dump``, or strings); every file part of ``batch``."""
 
     FLUSH_BYTES = 8 << 20  # small values are gathered and written in big pieces
 
-    def __init__(self, out_dir: Path, pack_dir: Path | None) -> None:
+    def __init__(self, out_dir: Path, pack_dir: Path | None, batch: Batch) -> None:
         self.out_dir = out_dir
+        self.batch = batch
         self.pack_path = pack_dir / PACK_FILE if pack_dir is not None else None
-        self.pack = open(self.pack_path, "wb") if self.pack_path else None  # noqa: SIM115 - closed in close()
+        self.pack = batch.open(self.pack_path) if self.pack_path else None
         self._end = 0  # bytes placed in the pack so far, written or waiting in _pending
         self._pending: list[bytes | memoryview] = []
         self._pending_bytes = 0
@@ -170,7 +173,8 @@ class _Writer:
             self._end = offset + data.nbytes
             return {"file": PACK_FILE, "offset": offset}
         file = _file_name(k, name)
-        np.save(self.out_dir / file, savable(array), allow_pickle=False)
+        value = savable(array)
+        self.batch.write_with(self.out_dir / file, lambda f: write_npy(f, value))
         return {"file": file}
 
     def _append(self, data: bytes | memoryview) -> None:
@@ -187,20 +191,26 @@ class _Writer:
         self._pending, self._pending_bytes = [], 0
 
     def write_all(self, values: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-        try:
-            placed = [self.write(k, name, array) for k, (name, array) in enumerate(values.items())]
-            self._flush()
-            return placed
-        finally:
-            if self.pack is not None:
-                self.pack.close()
+        placed = [self.write(k, name, array) for k, (name, array) in enumerate(values.items())]
+        self._flush()
+        return placed
 
 
 def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None = None,
                  progress: ProgressFn = no_progress) -> None:
     """Save every value (packed into ``pack_dir`` when given, else one .npy each, with
-    ``index.json`` describing them) and its facts and statistics as a table."""
+    ``index.json`` describing them) and its facts and statistics as a table: all of them or, when one
+    cannot be written (a full disk), none (one sentence; ``out_dir`` is named when it is a --dump folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with Batch(f"the values to {out_dir}" if pack_dir is None else "the run's values") as batch:
+            _write_result(captured, model, out_dir, pack_dir, progress, batch)
+    except DiskError as exc:
+        raise OnnxvizError(f"{exc.message[:-1]}; none of them were kept.", exc.details) from exc
+
+
+def _write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None,
+                  progress: ProgressFn, batch: Batch) -> None:
     entries = [_Entry(name, "", array, captured.producers.get(name, -1), captured.engines.get(name, captured.engine))
                for name, array in captured.values.items()]
     graphs = {"": model.graph}
@@ -210,7 +220,7 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
                     for name, array in body.values.items()]
     arrays = {value_key(e.scope, e.name): e.array for e in entries}
     progress(0.6, f"Saving {len(arrays)} values and their statistics")
-    writer = _Writer(out_dir, pack_dir)
+    writer = _Writer(out_dir, pack_dir, batch)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(1) as pool:  # disk writes and numpy both release the GIL: overlap them
         placed = pool.submit(writer.write_all, arrays)
@@ -220,7 +230,7 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     ranks = {scope: _ranks(graph) for scope, graph in graphs.items()}
     rows = [_row(e, graphs[e.scope].node, ranks[e.scope], location, stats[key])
             for (key, array), location, e in zip(arrays.items(), locations, entries, strict=True)]
-    structured = _write_structured(captured, model.graph.node, out_dir, len(arrays))
+    structured = _write_structured(captured, model.graph.node, out_dir, len(arrays), batch)
     timings = {**captured.timings, "stats_s": t1 - t0, "save_s": 0.0}
     head: dict[str, Any] = {
         "format": FORMAT, "engine": captured.engine, "notes": captured.notes,
@@ -232,18 +242,19 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
         "structured": structured,
     }
     if writer.pack_path is None:  # a folder of .npy files (--dump): described for people and scripts
-        (out_dir / INDEX_FILE).write_text(_index_text({**head, "values": {**_described(rows), **structured}}),
-                                          encoding="utf-8")
+        batch.write(out_dir / INDEX_FILE,
+                    _index_text({**head, "values": {**_described(rows), **structured}}).encode("utf-8"))
     timings["save_s"] = time.perf_counter() - t0
-    write_table(out_dir, head, build_table(rows))
+    write_table(out_dir, head, build_table(rows), batch)
 
 
-def _write_structured(captured: Captured, nodes: Any, out_dir: Path, first: int) -> dict[str, dict[str, Any]]:
+def _write_structured(captured: Captured, nodes: Any, out_dir: Path, first: int,
+                      batch: Batch) -> dict[str, dict[str, Any]]:
     """Each sequence or map as a .json file; its index entry by key (numbered after the ``first`` arrays)."""
     entries = {}
     for k, (name, value) in enumerate(captured.structured.items(), start=first):
         file = _file_name(k, name)[: -len(".npy")] + ".json"
-        (out_dir / file).write_text(json.dumps(value, ensure_ascii=False), encoding="utf-8")
+        batch.write(out_dir / file, json.dumps(value, ensure_ascii=False).encode("utf-8"))
         node = captured.producers.get(name, -1)
         entries[value_key("", name)] = {
             "name": name, "scope": "", "file": file, "kind": describe(value), "node": node,

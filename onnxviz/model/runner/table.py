@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from onnxviz.model.graph.tensors import TensorStats
+from onnxviz.model.io.disk import Batch, write_npz
 
 RUN_FILE = "run.json"
 COLUMNS_FILE = "columns.npz"
@@ -117,14 +118,15 @@ def _histograms(rows: Sequence[Row]) -> dict[str, np.ndarray]:
     return {"hist_bins": bins, "hist_counts": counts, "hist_range": ranges}
 
 
-def write_table(folder: Path, head: dict[str, Any], table: ValueTable) -> None:
+def write_table(folder: Path, head: dict[str, Any], table: ValueTable, batch: Batch) -> None:
+    """The table's files in ``folder``, part of ``batch`` (written with the values, or not at all)."""
     arrays: dict[str, Any] = {**{f"code_{c}": a for c, a in table.codes.items()}, **table.numbers}
-    np.savez(folder / COLUMNS_FILE, **arrays)
+    batch.write_with(folder / COLUMNS_FILE, lambda f: write_npz(f, arrays))
     lines = [json.dumps(head, separators=(",", ":"))]
     for column, strings in table.strings.items():
         lines += [json.dumps([column, strings[k:k + _LINE_ITEMS]], separators=(",", ":"))
                   for k in range(0, len(strings), _LINE_ITEMS)]
-    (folder / RUN_FILE).write_text("\n".join(lines), encoding="utf-8")
+    batch.write(folder / RUN_FILE, "\n".join(lines).encode("utf-8"))
 
 
 def read_table(folder: Path) -> tuple[dict[str, Any], ValueTable]:

@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, write_npz
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.budget import CaptureTooBig
 from onnxviz.model.runner.inputs import as_strings, restored, savable
@@ -173,14 +174,27 @@ class WorkerRun:
             model_path, base_dir = model, base_dir or model.parent
         else:
             model_path = self.work_dir / "model.onnx"
-            model_path.write_bytes(model if isinstance(model, bytes) else model.SerializeToString())
         feeds_path = self.work_dir / "inputs.npz"
-        np.savez(feeds_path, *[savable(np.asarray(v)) for v in feeds.values()])
+        try:
+            self._write_inputs(model if model_path.parent == self.work_dir else None, model_path, feeds, feeds_path)
+        except DiskError as exc:
+            shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise RunError(f"the run could not start: the model and its inputs could not be written to the temporary "
+                           f"folder ({exc.reason}).", exc.details) from exc
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
                                   pack_values=self._owns_out, feed_names=tuple(feeds))
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
         self._keep_partial = False
+
+    @staticmethod
+    def _write_inputs(model: onnx.ModelProto | bytes | Path | None, model_path: Path,
+                      feeds: Mapping[str, np.ndarray], feeds_path: Path) -> None:
+        """The model (when not a file already) and the inputs, into the run's folder, every byte checked."""
+        if isinstance(model, (bytes, onnx.ModelProto)):
+            atomic_write(model_path, model if isinstance(model, bytes) else model.SerializeToString(), durable=False)
+        arrays = {f"arr_{k}": savable(np.asarray(v)) for k, v in enumerate(feeds.values())}
+        atomic_write_with(feeds_path, lambda f: write_npz(f, arrays), durable=False)
 
     @property
     def pid(self) -> int | None:

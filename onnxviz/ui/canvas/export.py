@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QLineF, QRectF, QSize
+from PySide6.QtCore import QBuffer, QIODevice, QLineF, QRectF, QSize
 from PySide6.QtGui import QImage, QImageWriter, QPainter, QPen
 from PySide6.QtSvg import QSvgGenerator
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io.disk import atomic_write
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
@@ -138,25 +139,39 @@ def _export_raster(d: Drawable, out: Path, page: Page, options: PaintOptions) ->
         paint_page(p, d, page, options)
     finally:
         p.end()
-    if not image.save(str(out)):
-        raise OnnxvizError(f"could not write {out}.")
+    write_image(image, out)
+
+
+def write_image(image: QImage, out: Path) -> None:
+    """``image`` in the format ``out``'s suffix names, written to ``out`` in one step with every byte checked (a
+    full disk is one sentence and leaves no part of a picture)."""
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    kind = out.suffix.lstrip(".").upper() or "PNG"
+    if not image.save(buffer, kind):  # type: ignore[call-overload]  # PySide6 takes the format as str here
+        raise OnnxvizError(f"could not write {out.name}: the picture could not be encoded.")
+    atomic_write(out, bytes(buffer.data().data()), verb="write")
 
 
 def _export_svg(d: Drawable, out: Path, page: Page, options: PaintOptions) -> None:
     page.scale = 1.0
     pw, ph = page.size
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     generator = QSvgGenerator()
-    generator.setFileName(str(out))
+    generator.setOutputDevice(buffer)
     generator.setSize(QSize(round(pw), round(ph)))
     generator.setViewBox(QRectF(0, 0, pw, ph))
     generator.setTitle(d.scene.scope or "graph")
     generator.setDescription("Drawn by onnxviz")
     p = QPainter()
     if not p.begin(generator):
-        raise OnnxvizError(f"could not write {out}.")
+        raise OnnxvizError(f"could not write {out.name}: the drawing could not be started.")
     try:
         paint_page(p, d, page, options)
     finally:
         p.end()
-    if not out.is_file() or out.stat().st_size == 0:
-        raise OnnxvizError(f"could not write {out}.")
+    drawing = bytes(buffer.data().data())
+    if not drawing:
+        raise OnnxvizError(f"could not write {out.name}: the drawing could not be made.")
+    atomic_write(out, drawing, verb="write")

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.errors import sentence
+from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.runner import RunError
 from onnxviz.model.runner.input_files import inputs_file_names
 from onnxviz.model.runner.inputs import (
@@ -246,8 +246,8 @@ class InputsDialog(QDialog):
             return
         try:
             save_inputs_file(path, self.plan().feeds(self.specs))
-        except (RunError, OSError) as exc:
-            self._show_error(exc.message if isinstance(exc, RunError) else f"could not save: {exc}.")
+        except OnnxvizError as exc:  # a refused input, or a file that could not be written (in one sentence)
+            self._show_error(exc.message)
 
     def accept(self) -> None:
         try:

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.graph.tensors import TensorStats, describe_tensor, load_tensor, stats_of_array
+from onnxviz.model.io.disk import atomic_write_with, write_npy
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
@@ -411,9 +412,11 @@ class TensorView(QWidget):
         array = self.prepared.array
         # .npy has no bfloat16/float8/int4: those are written as float32 so numpy can read them back
         widened = array.dtype.kind == "V"
-        task = Task(lambda progress, token: np.save(path, array.astype(np.float32) if widened else array),
-                    f"Saving {path.name}", parent=self)
-        task.failed.connect(lambda exc, tb: self._show_message(f"Could not save {path.name}: {exc}."))
+        task = Task(lambda progress, token: atomic_write_with(
+            path, lambda file: write_npy(file, array.astype(np.float32) if widened else array)),
+            f"Saving {path.name}", parent=self)
+        task.failed.connect(lambda exc, tb: self._show_message(
+            sentence(exc.message) if isinstance(exc, OnnxvizError) else f"Could not save {path.name}: {exc}."))
         task.finished.connect(lambda _r: self._show_message(
             f"Saved {path.name}" + (f" (as float32; numpy has no {array.dtype})." if widened else ".")))
         self._save_task = task
