@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
+from onnxviz.model.background.contained import validated
 from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
 from onnxviz.model.editing.editor import EDITOR_METHODS, EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
@@ -22,7 +23,7 @@ from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
-from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
+from onnxviz.model.graph.validation import InferenceResult, ValidationResult, has_error, without_weight_data
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
@@ -246,8 +247,11 @@ class Document:
         return ", ".join(parts)
 
     def check(self) -> list[Problem]:
-        """Validate now (checker, shape inference, schema checks) and return all problems."""
-        self.apply_validation(validate(self.model, self.index, self.generation))
+        """Validate now (checker, shape inference, schema checks, then onnxruntime's load) and return all problems.
+        The checks run in a worker process (:mod:`~onnxviz.model.background.contained`): a crash of onnx or
+        onnxruntime on the model is one problem naming the node, never this process's end."""
+        runtime = not has_error(self.index.problems)
+        self.apply_validation(validated(self.analysis_bytes(), self.generation, runtime))
         return self.problems
 
     def invalidate(self) -> None:

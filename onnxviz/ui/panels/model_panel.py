@@ -10,6 +10,7 @@ from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from onnxviz.model.background.contained import crash_named
 from onnxviz.model.background.early import early_figures
 from onnxviz.model.background.jobs import figures_job, run_on_model, unpack_figures
 from onnxviz.model.background.procpool import shared_worker
@@ -292,8 +293,9 @@ class ModelPanel(Page):
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
             digest = doc.analysis_digest(data)  # hashed once: validation asks for it too
             packed = early_figures(doc.path, digest, token) if source is not None else None
-            if packed is None:
-                packed = run_on_model(worker, figures_job, data, digest, source, key, token=token)
+            if packed is None:  # the figures need shape inference's types: a crash of it is named
+                packed = crash_named(lambda: run_on_model(worker, figures_job, data, digest, source, key, token=token),
+                                     data, token=token)
             with building():  # 100k+ rows that live as long as the page: no collection walks the window's heap
                 return prepare_figures(unpack_figures(packed))
 
