@@ -20,7 +20,7 @@ from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
-from onnxviz.model.graph.checks import invalid_utf8_problems
+from onnxviz.model.graph.checks import invalid_utf8_problems, renamed_escapes
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.graph.validation import InferenceResult, ValidationResult, has_error, without_weight_data
@@ -365,7 +365,7 @@ class Document:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
-                          len(self.escaped_text), self.size_hint())
+                          len(self.escaped_text), self.size_hint(), len(renamed_escapes(self.escaped_text)))
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was

@@ -269,6 +269,7 @@ class SaveSource:
     written: WrittenFiles
     escaped_text: int = 0
     size_hint: int = 0
+    renamed_text: int = 0  # of the escaped text, what was given another name (its escape was a name already)
 
     def original(self) -> bytes | None:
         """The file's own bytes while the model equals it and they are at hand, else None."""
@@ -326,7 +327,16 @@ def _check_target(source: SaveSource, target: Path, options: SaveOptions) -> Non
         raise EscapedTextError(
             f"{source.escaped_text} name{'s' if source.escaped_text > 1 else ''} in this model "
             f"{'are' if source.escaped_text > 1 else 'is'} not valid UTF-8 and would be saved as the escaped "
-            "text onnxviz shows (e.g. '\\xff').", [("Save Escaped", replace(options, escaped_text=True))])
+            "text onnxviz shows (e.g. '\\xff')" + _renamed_note(source.renamed_text) + ".",
+            [("Save Escaped", replace(options, escaped_text=True))])
+
+
+def _renamed_note(renamed: int) -> str:
+    if not renamed:
+        return ""
+    names = "name's escape was" if renamed == 1 else "names' escapes were"
+    return (f"; {renamed} {names} already another name of the model, so {'it is' if renamed == 1 else 'they are'}"
+            " saved with a suffix ('a\\xff~1'), as shown")
 
 
 def plan_copies(source: SaveSource, target: Path, options: SaveOptions) -> list[tuple[Path, Path]]:
