@@ -68,6 +68,18 @@ def test_info_leaves_out_and_names_tensors_whose_data_is_not_there(tmp_path: Pat
     assert [t["name"] for t in info["tensors_without_data"]] == ["w"] and why in info["tensors_without_data"][0]["problem"]
 
 
+def test_the_model_panel_states_no_size_for_missing_data(tmp_path: Path, qtbot: QtBot,
+                                                         make_window: Callable[[], MainWindow]) -> None:
+    w = make_window()
+    open_and_wait(qtbot, w, hostile.build_all(tmp_path)["dims_2_40"][1])
+    panel = w.panels.model_panel
+    qtbot.waitUntil(lambda: panel.cost_form is not None and "not counting" in
+                    panel.cost_form.values["Parameters"].text(), timeout=30000)
+    shown = panel.cost_form.values["Parameters"].text()
+    assert shown.startswith("0 (0 B)") and "not counting 1 tensor whose data is missing or refused" in shown
+    assert "TB" not in shown + panel.cost_form.values["By dtype"].text()  # was "1,099,511,627,776 (4.0 TB)"
+
+
 def _overflowing(path: Path) -> Path:
     """Dims whose product (2^1240) passes a float's range, on an input and on a weight without data."""
     dims = [2**62] * 20

@@ -18,8 +18,9 @@ from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count
 from onnxviz.model.graph.index import function_scope, scope_label
-from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
+from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets, parameters
 from onnxviz.model.heap import building
+from onnxviz.model.problems import DATA
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.panels.common import (
     Form,
@@ -326,11 +327,21 @@ class ModelPanel(Page):
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
-        where = [(s.scope, f"{s.count:,}") for s in figures.by_scope]
-        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})"
+        scopes, count, nbytes, by_dtype = figures.by_scope, figures.parameters, figures.parameter_bytes, \
+            figures.bytes_by_dtype
+        doc = self.doc
+        without = {p.value for p in doc.problems if p.source == DATA and p.value} if doc is not None else set()
+        if without and doc is not None:  # no size for bytes not there: counted again without them (rare, ~40 ms)
+            scopes, by_dtype = parameters(doc.index, without)
+            count, nbytes = sum(s.count for s in scopes), sum(s.nbytes for s in scopes)
+        where = [(s.scope, f"{s.count:,}") for s in scopes]
+        missing = sum(s.missing for s in scopes)
+        left_out = (f' <span style="color:#b5730a">not counting {missing:,} tensor{"s" if missing != 1 else ""} '
+                    "whose data is missing or refused (see Problems)</span>") if missing else ""
+        form.values["Parameters"].setText(f"{count:,} ({human_bytes(nbytes)}){left_out}"
                                           + (self._by_graph(where) if len(where) > 1 else ""))
         form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
-                                                  for k, v in sorted(figures.bytes_by_dtype.items())))
+                                                  for k, v in sorted(by_dtype.items())))
         unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
         bodies = [(scope, human_count(macs)) for scope, macs, _ in figures.bodies if macs]
         form.values["MACs"].setText(f"{human_count(total.macs)} in the main graph{unknown}"
