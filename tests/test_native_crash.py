@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
 import onnxviz
-from onnxviz.model.background.contained import INFERENCE, crash_cause
+from onnxviz.model.background.contained import INFERENCE, crash_cause, forked
 from onnxviz.model.background.procpool import WorkerDied, WorkerProcess
 from onnxviz.model.errors import OnnxvizError
 
@@ -131,6 +131,24 @@ def test_a_dead_worker_says_how_it_ended(how: int, crashed: bool, words: str) ->
         assert worker.run(abs, -3) == 3  # replaced for the next job
     finally:
         worker.shutdown()
+
+
+def _refuse() -> None:
+    raise OnnxvizError("refused in the child")
+
+
+def test_a_forked_child_hands_back_its_answer_its_error_or_its_crash() -> None:
+    """The command line's way (no worker process to start): a child forked for the job."""
+    assert forked(abs, -3) == 3
+    with pytest.raises(OnnxvizError, match="refused in the child"):
+        forked(_refuse)
+    with pytest.raises(WorkerDied) as died:
+        forked(_die, signal.SIGSEGV)
+    assert died.value.crashed and died.value.signal == signal.SIGSEGV
+    script = ("import threading, time; from onnxviz.model.background.contained import may_fork; a = may_fork(); "
+              "threading.Thread(target=time.sleep, args=(1,)).start(); print(a, may_fork())")
+    assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60).stdout.split() \
+        == ["True", "False"]  # never with threads (or a Qt application) about
 
 
 def test_the_window_names_the_crash_on_its_node(qtbot: QtBot, make_window: object, models: dict[str, Path]) -> None:

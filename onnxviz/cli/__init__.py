@@ -34,7 +34,6 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
 
 
 SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare")
-CHECKING = ("check", "render")  # they run onnx's checks in a worker process (a crash of theirs is contained there)
 
 # What each command's exit status means: the epilog of its --help, and the README's table. Every command
 # also exits 2 on an error (one line on stderr: the file cannot be read, a bad argument) and 130 when
@@ -63,14 +62,6 @@ def _configure(name: str) -> Callable[[argparse.ArgumentParser], Callable[[argpa
     module = importlib.import_module(f"onnxviz.cli.{name}")
     configure: Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]] = module.configure
     return configure
-
-
-def _start_checks_worker() -> None:
-    """Start the worker process that runs onnx's checks now, before this process imports onnx: its start
-    (~0.3 s of imports) overlaps the command's own."""
-    from onnxviz.model.background.procpool import CHECKS, start_workers
-
-    start_workers((CHECKS,), "onnxviz.model.background.contained")
 
 
 class _Version(argparse.Action):
@@ -112,8 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     _json_errors = bool(args) and args[0] in SUBCOMMANDS and "--json" in args
     try:
         if args and args[0] in SUBCOMMANDS:
-            if args[0] in CHECKING and not {"-h", "--help"} & set(args):
-                _start_checks_worker()
             parser = _Parser(prog=f"onnxviz {args[0]}", epilog=exit_status_text(args[0]))
             handler = _configure(args[0])(parser)
             return handler(parser.parse_args(args[1:]))

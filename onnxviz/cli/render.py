@@ -40,7 +40,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg", ".bmp", ".webp"):
         raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
-    ensure_gui_app()
     from onnxviz.model.document import Document
     from onnxviz.ui.canvas.describe import enterable_boxes
     from onnxviz.ui.canvas.drawable import Drawable
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
             index.set_inferred(inferred_types(doc.analysis_bytes()).types)
         except NativeCrash as crash:
             note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
+    ensure_gui_app()  # after shape inference: a child forked for it must not inherit Qt's threads
     options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
                             direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
     scene = lay_out(index, args.scope, args.expand_all, options)

@@ -2,8 +2,9 @@
 
 They are C++, and some files make them crash: a 36-byte model whose RegexFullMatch reads an undefined input
 makes onnx's shape inference dereference a null type (SIGSEGV), as does a LabelEncoder with keys reading one.
-So they never run in the caller's process (the command line, a script's, the window's): a worker process
-(:mod:`.procpool`) runs them, and a crash costs only that process, replaced for the next job. The caller then
+So they never run in the caller's process (the command line, a script's, the window's): a child forked for
+the job where the caller may fork (no threads, no Qt: the command line, most scripts; ~20-50 ms, no interpreter
+to start), else the shared worker process (:mod:`.procpool`); a crash costs only that process. The caller then
 gets one sentence naming what crashed and on which node ("onnx's shape inference crashed on node 0
 (RegexFullMatch)"), found by :func:`crash_cause`: in a process of its own, each step of the checks (the checker,
 shape inference, onnxruntime's session) is tried on the model, then the crashing one on prefixes of its main
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import sys
 import threading
 import warnings
 from collections import OrderedDict
@@ -136,9 +139,55 @@ def types_job(data: bytes) -> InferenceResult:
 
 def run_checks(job: Callable[..., T], data: bytes, *args: object, steps: Sequence[Step] = STEPS,
                token: CancelToken | None = None) -> T:
-    """``job(data, *args)`` in the shared worker process; raises :class:`NativeCrash` naming the step of
-    ``steps`` that crashed it, and where."""
+    """``job(data, *args)`` in a child forked for it when this process may fork (:func:`may_fork`: the command
+    line, a script: ~10 ms, no interpreter to start), else in the shared worker process; raises
+    :class:`NativeCrash` naming the step of ``steps`` that crashed it, and where."""
+    if may_fork():
+        return crash_named(lambda: forked(job, data, *args), data, steps, token)
     return crash_named(lambda: shared_worker().run(job, data, *args, token=token), data, steps, token)
+
+
+def may_fork() -> bool:
+    """Whether a child forked from this process can run onnx's C++ safely: a POSIX system, and no thread of
+    Python's and no Qt application here (the window's threads hold locks a child would wait on for ever; the
+    threads a numeric library keeps idle are made safe by its own fork handlers)."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return False
+    qt = sys.modules.get("PySide6.QtCore")  # looked up, not imported: this layer has no Qt
+    return qt is None or qt.QCoreApplication.instance() is None
+
+
+def forked(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` in a forked child, its result (or exception) sent back pickled; raises WorkerDied with the
+    signal that ended the child if it crashed."""
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_end)
+        try:
+            answer: tuple[bool, object] = (True, fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+            answer = (False, exc)
+        try:
+            payload = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+            payload = pickle.dumps((False, OnnxvizError(f"the check failed: {exc}")))
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as answers:
+        payload = answers.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) or not payload:
+        ended_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        raise WorkerDied("the checks' process stopped unexpectedly.", signal=ended_by)
+    ok, value = pickle.loads(payload)  # noqa: S301 - this process's own child wrote it
+    if not ok:
+        raise value  # type: ignore[misc]  # an exception, as sent
+    return value  # type: ignore[no-any-return]  # fn's result
 
 
 def crash_named(call: Callable[[], T], data: bytes, steps: Sequence[Step] = STEPS[:2],
@@ -203,13 +252,16 @@ def crash_cause(data: bytes, steps: Sequence[Step], signal: int = 0, token: Canc
         known = _causes.get(key)
     if known is not None:
         return known
-    triage = WorkerProcess()
-    try:
-        cause: CrashCause = triage.run(triage_job, data, tuple(steps), token=token)
-    except (WorkerDied, OSError):  # the triage's own process crashed or could not fork
-        cause = CrashCause(None)
-    finally:
-        triage.shutdown()
+    if may_fork():  # each try is a forked child already: no process of its own needed
+        cause = triage_job(data, tuple(steps))
+    else:
+        triage = WorkerProcess()
+        try:
+            cause = triage.run(triage_job, data, tuple(steps), token=token)
+        except (WorkerDied, OSError):  # the triage's own process crashed or could not fork
+            cause = CrashCause(None)
+        finally:
+            triage.shutdown()
     cause = replace(cause, signal=cause.signal or signal)
     with _causes_lock:
         _causes[key] = cause
