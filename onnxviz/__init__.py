@@ -13,7 +13,14 @@ The Python API (:mod:`onnxviz.api`) is exported here: ``onnxviz.open`` (a docume
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+# onnxruntime 1.29+ sends usage events to Microsoft from Linux too (1DS telemetry: DNS lookups of
+# mobile.events.data.microsoft.com during runs, model file and graph names among the data). Its one switch is this
+# variable, read as onnxruntime is imported: set before any of onnxviz's processes imports it (the worker processes
+# inherit it). A user who set it otherwise keeps their choice.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 if TYPE_CHECKING:
     from onnxviz.api.results import (

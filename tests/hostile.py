@@ -166,8 +166,8 @@ NOT_A_MODEL = [
     Case("no_graph", _write_model(_no_graph, "nograph.onnx"), refused="without a graph"),
     Case("if_nested_200", lambda d: _write(nested_if_bytes(200), "deep.onnx")(d), refused="100 levels"),
     Case("if_nested_32", lambda d: _write(nested_if_bytes(32), "deep32.onnx")(d), refused="100 levels"),
-    Case("huge_sparse", _huge_sparse, refused="larger than the 2 gib"),
-    Case("fifo", _fifo, refused="not a regular file"),
+    Case("huge_sparse", _huge_sparse, refused="is 2,147,483,658 bytes, more than the 2,147,483,647 bytes a single protobuf can hold"),
+    Case("fifo", _fifo, refused="is a named pipe (fifo), not a model file"),
     Case("folder", _folder, refused="is a folder"),
     Case("missing", lambda d: d / "does_not_exist.onnx", refused="no such file"),
 ]

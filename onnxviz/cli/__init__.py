@@ -18,11 +18,18 @@ class _Parser(argparse.ArgumentParser):
         fail(message)
 
 
-def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
-    """Print the one-line error and exit; the only way the CLI reports failure."""
-    from onnxviz.cli.output import error
+_json_errors = False  # the command was asked for JSON: its errors are JSON too
 
-    error(message)
+
+def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
+    """Print the one-line error (with ``--json``, as a JSON object on stdout, where its reader reads) and exit;
+    the only way the CLI reports failure."""
+    from onnxviz.cli.output import error, json_error
+
+    if _json_errors:
+        json_error(message, code)
+    else:
+        error(message)
     raise SystemExit(code)
 
 
@@ -91,7 +98,9 @@ def version_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _json_errors
     args = list(sys.argv[1:] if argv is None else argv)
+    _json_errors = bool(args) and args[0] in SUBCOMMANDS and "--json" in args
     try:
         if args and args[0] in SUBCOMMANDS:
             parser = _Parser(prog=f"onnxviz {args[0]}", epilog=exit_status_text(args[0]))

@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
+from onnxviz.model.background.contained import checked
 from onnxviz.model.document import Document
-from onnxviz.model.graph.session_check import runtime_problems
-from onnxviz.model.graph.validation import check_model, has_error
+from onnxviz.model.graph.validation import has_error
 from onnxviz.model.problems import Problem, Severity
 
 
@@ -26,11 +26,11 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 
 def collect_problems(doc: Document) -> list[Problem]:
+    """The model's problems: its own and its index's, then onnx's checker and shape inference and, when none
+    of these is an error, onnxruntime's; those in a worker process, where a crash of theirs is one problem."""
     index = doc.index  # first: building it may escape text, a load problem
-    problems = doc.load_problems + index.problems + check_model(doc.model, index)
-    if has_error(problems):
-        return problems  # onnxruntime would repeat one of them
-    return problems + runtime_problems(doc.model, doc.serialize())
+    problems = doc.load_problems + index.problems
+    return problems + checked(doc.analysis_bytes(), runtime=not has_error(problems))  # else onnxruntime would repeat one
 
 
 def run(args: argparse.Namespace) -> int:

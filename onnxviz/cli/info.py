@@ -9,6 +9,7 @@ from typing import Any
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
 from onnxviz.model.graph.summary import human_bytes, model_info
+from onnxviz.model.problems import DATA
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -19,7 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
-    info = model_info(doc.model, doc.index)
+    index = doc.index  # first: building it may escape text
+    without_data = {p.value: p.message for p in doc.load_problems + index.problems if p.source == DATA and p.value}
+    info = model_info(doc.model, index, without_data)
     if args.json:
         print_json(info)
     else:
@@ -43,8 +46,9 @@ def format_lines(name: str, info: dict[str, Any]) -> list[str]:
         "opsets:      " + (", ".join(f"{d} {v}" for d, v in info["opsets"].items()) or "(none)"),
         f"producer:    {producer}",
         f"nodes:       {info['nodes']} ({info['nodes_total']} including subgraphs and functions)",
-        f"parameters:  {info['parameters']:,} ({human_bytes(info['parameter_bytes'])})",
+        f"parameters:  {info['parameters']:,} ({human_bytes(info['parameter_bytes'])}){_left_out(info)}",
         *_by_graph(info["parameters_by_graph"]),
+        *_without_data(info["tensors_without_data"]),
         "inputs:", *[_sig(v) for v in info["inputs"]],
         "outputs:", *[_sig(v) for v in info["outputs"]],
         "operators:",
@@ -52,6 +56,24 @@ def format_lines(name: str, info: dict[str, Any]) -> list[str]:
     ]
     for title, key in (("metadata", "metadata"), ("graph metadata", "graph_metadata")):
         lines += _metadata_lines(title, list(info[key].items()))
+    return lines
+
+
+def _left_out(info: dict[str, Any]) -> str:
+    missing = info["tensors_without_data"]
+    if not missing:
+        return ""
+    tensors = "1 tensor" if len(missing) == 1 else f"{len(missing):,} tensors"
+    declared = info["elements_declared_without_data"]
+    shown = f"{declared:,}" if declared < 10**21 else f"over 10^{len(str(declared)) - 1}"  # dims a file may declare
+    return f", not counting {tensors} whose data is missing or refused ({shown} elements declared)"
+
+
+def _without_data(missing: list[dict[str, str]]) -> list[str]:
+    """A line per tensor whose data is not there (the first :data:`TEXT_METADATA_ROWS`), saying why."""
+    lines = [f"  no data: {m['problem']}" for m in missing[:TEXT_METADATA_ROWS]]
+    if len(missing) > TEXT_METADATA_ROWS:
+        lines.append(f"  ... and {len(missing) - TEXT_METADATA_ROWS:,} more (all of them with --json)")
     return lines
 
 

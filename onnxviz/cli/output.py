@@ -73,6 +73,13 @@ def error(message: str) -> None:
     say(f"onnxviz: error: {message.strip().rstrip('.')}", stream=sys.stderr)
 
 
+def json_error(message: str, code: int) -> None:
+    """A failed ``--json`` command's answer: ``{"error": MESSAGE, "exit_code": CODE}`` on stdout (its message
+    escaped as every JSON string is), and the usual line on stderr for whoever reads that."""
+    print_json({"error": message.strip().rstrip("."), "exit_code": code})
+    error(message)
+
+
 def json_text(value: Any) -> str:
     """``value`` as indented JSON: bytes decoded (:func:`jsonable`), and besides the control characters
     json escapes itself, every invisible, bidi or unpaired-surrogate character as a ``\\uXXXX`` escape."""

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onnxviz.cli.output import say
+from onnxviz.cli.output import note, say
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 
@@ -40,7 +40,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg", ".bmp", ".webp"):
         raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
-    ensure_gui_app()
     from onnxviz.model.document import Document
     from onnxviz.ui.canvas.describe import enterable_boxes
     from onnxviz.ui.canvas.drawable import Drawable
@@ -53,9 +52,13 @@ def run(args: argparse.Namespace) -> int:
         known = ", ".join(repr(s) for s in list(index.graphs)[:6])
         raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
     if not args.no_shapes:
-        from onnxviz.model.graph.validation import infer_types
+        from onnxviz.model.background.contained import NativeCrash, inferred_types
 
-        index.set_inferred(infer_types(doc.model).types)
+        try:
+            index.set_inferred(inferred_types(doc.analysis_bytes()).types)
+        except NativeCrash as crash:
+            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
+    ensure_gui_app()  # after shape inference: a child forked for it must not inherit Qt's threads
     options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
                             direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
     scene = lay_out(index, args.scope, args.expand_all, options)
@@ -63,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
     export_image(drawable, out, scale=args.scale, options=paint)
     scale = image_scale(drawable, args.scale)
-    note = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
-    say(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{note})")
+    scaled = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
+    say(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{scaled})")
     return 0
 
 

@@ -13,7 +13,15 @@ import onnx
 
 from onnxviz.cli import output
 from onnxviz.model.document import Document
-from onnxviz.model.runner import ENGINE_ORT, ENGINE_REFERENCE, RunError, RunOptions, RunResult, run_model
+from onnxviz.model.runner import (
+    ENGINE_ORT,
+    ENGINE_REFERENCE,
+    RunError,
+    RunOptions,
+    RunResult,
+    run_model,
+    too_new,
+)
 from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
 from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import (
@@ -69,6 +77,9 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
                         help="enable onnxruntime graph optimizations (values may not match nodes one to one)")
     parser.add_argument("--engine", choices=sorted(ENGINE_NAMES), default="ort",
                         help="the engine tried first (onnxruntime falls back to the reference evaluator)")
+    parser.add_argument("--allow-newer", action="store_true",
+                        help="run a model that declares an IR or opset version newer than onnx and onnxruntime know "
+                             "(refused without it: neither engine knows what its operators mean there)")
     parser.add_argument("--profile", action="store_true",
                         help=f"record per-node run times (onnxruntime's profiler) and print the {SLOWEST} slowest "
                              "nodes after the outputs' statistics")
@@ -77,16 +88,21 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = Document.open(args.file)
+    newer = too_new(doc.model)
+    if newer and not args.allow_newer:
+        raise RunError(f"{newer.rstrip('.')}; --allow-newer runs it anyway.")
+    if newer:
+        output.note(newer)
     keep, check = _capture_choice(args.capture, doc)
     specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args, specs)
     dims = parse_dims(args.dim)
     _note_default_dims(specs, given, dims)
+    feeds = build_feeds(specs, given, dims, "random", args.seed)  # first: a refused input says so, alone
     for spec in specs:
         note = conversion_note(spec, given[spec.name]) if spec.name in given else ""
         if note:
             output.note(note)
-    feeds = build_feeds(specs, given, dims, "random", args.seed)
     options = RunOptions(engine=ENGINE_NAMES[args.engine], optimized=args.optimized, profile=args.profile,
                          capture=bool(args.dump) or args.profile, keep=keep, check_memory=check)
     dump = _dump_folder(args.dump) if args.dump else None

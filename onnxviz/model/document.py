@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
+from onnxviz.model.background.contained import validated
 from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
 from onnxviz.model.editing.editor import EDITOR_METHODS, EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
-from onnxviz.model.graph.checks import invalid_utf8_problems
+from onnxviz.model.graph.checks import invalid_utf8_problems, renamed_escapes
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.graph.tensors import RawLengths
-from onnxviz.model.graph.validation import InferenceResult, ValidationResult, validate, without_weight_data
+from onnxviz.model.graph.validation import InferenceResult, ValidationResult, has_error, without_weight_data
 from onnxviz.model.io.commit import recover
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
@@ -282,8 +283,11 @@ class Document:
         return _errors(self.load_problems + self.index.problems + current)
 
     def check(self) -> list[Problem]:
-        """Validate now (checker, shape inference, schema checks) and return all problems."""
-        self.apply_validation(validate(self.model, self.index, self.generation))
+        """Validate now (checker, shape inference, schema checks, then onnxruntime's load) and return all problems.
+        The checks run in a worker process (:mod:`~onnxviz.model.background.contained`): a crash of onnx or
+        onnxruntime on the model is one problem naming the node, never this process's end."""
+        runtime = not has_error(self.index.problems)
+        self.apply_validation(validated(self.analysis_bytes(), self.generation, runtime))
         return self.problems
 
     def invalidate(self) -> None:
@@ -400,7 +404,8 @@ class Document:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
         _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
-                          len(self.escaped_text), self.size_hint(), self.data_files)
+                          len(self.escaped_text), self.size_hint(), self.data_files,
+                          renamed_text=len(renamed_escapes(self.escaped_text)))
 
     def serialize(self, pause: Callable[[], None] | None = None) -> bytes:
         """The model's bytes as it is now: the file's own bytes while the model equals the file it was

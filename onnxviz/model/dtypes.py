@@ -31,3 +31,9 @@ def item_bytes(data_type: int) -> float:
     unknown types."""
     bits = SUB_BYTE_BITS.get(data_type)
     return bits / 8 if bits is not None else WHOLE_ITEM_BYTES.get(data_type, 0)
+
+
+def item_bits(data_type: int) -> int:
+    """Bits an element takes in raw_data (INT4: 4); 0 for strings and unknown types. Whole numbers: a size
+    in bytes is ``count * bits // 8``, exact for any count (a float overflows past 1e308 elements)."""
+    return SUB_BYTE_BITS.get(data_type) or 8 * WHOLE_ITEM_BYTES.get(data_type, 0)

@@ -21,6 +21,9 @@ class Severity(str, Enum):
         return f"{n} {self.word}{'s' if n != 1 else ''}"
 
 
+DATA = "data"  # the source of a tensor's problem whose data is missing, short, unusable or refused
+
+
 @dataclass(frozen=True)
 class Problem:
     """One finding. ``scope`` names the graph ("" for the main graph, see
@@ -29,7 +32,7 @@ class Problem:
 
     severity: Severity
     message: str
-    source: str = "index"          # "index", "checker", "shape_inference", "load", "validation"
+    source: str = "index"          # "index", "checker", "shape_inference", "load", "validation", DATA
     scope: str = ""
     node: int = -1
     node_name: str = ""

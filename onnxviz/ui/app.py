@@ -93,6 +93,7 @@ class _ExceptionHook:
         self.box = QMessageBox(QMessageBox.Icon.Critical, "onnxviz",
                                f"Something went wrong: {exc}. onnxviz keeps running; the details were "
                                f"written to {log_path()}.")
+        self.box.setTextFormat(Qt.TextFormat.PlainText)  # the error may quote a name or a path: never markup
         self.box.setDetailedText(text)
         self.box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.box.destroyed.connect(self._forget_box)

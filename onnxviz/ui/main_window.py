@@ -472,7 +472,8 @@ class MainWindow(QMainWindow):
 
     def _question(self, text: str, info: str, buttons: QMessageBox.StandardButton,
                   default: QMessageBox.StandardButton) -> QMessageBox:
-        box = QMessageBox(QMessageBox.Icon.Question, "onnxviz", text, buttons, self)
+        box = QMessageBox(QMessageBox.Icon.Question, "onnxviz", message_text(text), buttons, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the question names the file: never markup
         box.setInformativeText(info)
         box.setDefaultButton(default)
         box.setWindowModality(Qt.WindowModality.WindowModal)

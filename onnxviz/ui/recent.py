@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.events import Signal
 from onnxviz.ui.settings import read_list, sync
+from onnxviz.ui.widgets.names import plain_tooltip
 
 KEY = "recent/files"
 MAX_FILES = 12
@@ -65,7 +66,7 @@ class RecentFiles:
         label = f"{path.name}    {short_folder(path.parent)}".replace("&", "&&")  # '&' is a mnemonic marker
         action = QAction(prefix + label, self.menu)
         action.setData(str(path))
-        action.setToolTip(str(path))
+        action.setToolTip(plain_tooltip(str(path)))
         action.setStatusTip(str(path))
         if not is_file(path):
             action.setEnabled(False)

@@ -11,7 +11,9 @@ and size; a bad one is dropped from the file with a line in the app log (:func:`
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -26,6 +28,8 @@ ORGANIZATION = "onnxviz"
 APPLICATION = "onnxviz"
 MAX_FILE_BYTES = 4_000_000  # what onnxviz writes is a few KB; QSettings reads the whole file as it starts (~20 ms a MB)
 MAX_BYTES_VALUE = 64_000     # a window geometry or state (a few hundred bytes to a few KB when written by Qt)
+MAX_JSON_CHARS = 64_000      # of a value onnxviz writes as JSON (remembered dimension sizes: a few hundred)
+MAX_JSON_DEPTH = 8           # its nesting: onnxviz writes one level (a 100,000-deep array made json recurse out)
 BRIEF_CHARS = 120            # of a dropped value quoted in the log
 LOGGED_ITEMS = 3             # bad items of one list named in the log; the rest are counted
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
@@ -157,6 +161,57 @@ def read_list(settings: QSettings, key: str, limit: int, problem: Callable[[str]
              + (f"; {extra:,} past the first {limit}" if extra else "") + ".")
         settings.setValue(key, kept)
     return kept
+
+
+def read_json_object(settings: QSettings, key: str) -> dict[str, object]:
+    """A JSON object onnxviz wrote as text (``{}`` when missing): a value that is no such text, is over
+    :data:`MAX_JSON_CHARS`, nests deeper than :data:`MAX_JSON_DEPTH` (looked at before parsing) or is no
+    object is dropped from the file with a line in the log."""
+    value = settings.value(key, "")
+    if value is None or value == "":
+        return {}
+    why = "not text" if not isinstance(value, str) else \
+        f"over {MAX_JSON_CHARS:,} characters" if len(value) > MAX_JSON_CHARS else \
+        f"nested over {MAX_JSON_DEPTH} levels deep" if json_depth(value) > MAX_JSON_DEPTH else ""
+    if not why and isinstance(value, str):
+        try:
+            data = json.loads(value)
+        except ValueError:
+            data, why = None, "not JSON"
+        if not why and not isinstance(data, dict):
+            why = "not a JSON object"
+        if not why:
+            return data  # type: ignore[no-any-return]  # a dict, checked
+    drop(settings, key, value, why)
+    return {}
+
+
+def json_depth(text: str) -> int:
+    """How deep ``text``'s arrays and objects nest (brackets inside strings not counted); one pass in C for
+    text without strings or escapes, else a scan."""
+    if '"' not in text:
+        opened = [m.start() for m in _BRACKETS.finditer(text)]
+        depth = deepest = 0
+        for k in opened:
+            depth += 1 if text[k] in "[{" else -1
+            deepest = max(deepest, depth)
+        return deepest
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (c == "\\", c != '"')
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def read_bytes(settings: QSettings, key: str) -> QByteArray | None:

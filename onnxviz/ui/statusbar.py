@@ -14,7 +14,7 @@ from onnxviz.model.problems import Severity
 from onnxviz.model.selection import SelectionState
 from onnxviz.model.text import display_name
 from onnxviz.ui.tasks import Task
-from onnxviz.ui.widgets.names import ElidedLabel
+from onnxviz.ui.widgets.names import ElidedLabel, plain_tooltip
 
 NAME_CHARS = 80  # of a node, value or file name in the status bar
 SHOW_AFTER_S = 0.25  # short tasks finish without the progress bar flickering in
@@ -139,7 +139,7 @@ class StatusFields(QWidget):
             self.selection.set_name("", "")
             return
         self.model_name.setText(display_name(doc.name, NAME_CHARS) + (" •" if doc.is_dirty else ""))
-        self.model_name.setToolTip(str(doc.path) if doc.path else "Not saved yet")
+        self.model_name.setToolTip(plain_tooltip(str(doc.path)) if doc.path else "Not saved yet")
         count = doc.index.node_count()
         self.nodes.setText(f"{count:,} node{'s' if count != 1 else ''}")
         self._show_problems(doc)

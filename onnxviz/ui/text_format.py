@@ -67,6 +67,7 @@ def _failed(window: MainWindow, path: Path, exc: object, tb: str) -> None:
     details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
     window.statusBar().showMessage(message)
     window.loading_finished.emit()
-    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Open Model", message, Button.Ok, window)
+    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Open Model", message_text(message), Button.Ok, window)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # the message names the file: never markup
     box.setDetailedText(details)
     box.open()

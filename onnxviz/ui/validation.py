@@ -29,6 +29,8 @@ from typing import TypeVar
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from onnxviz.model.background.contained import RUNTIME as RUNTIME_STEP
+from onnxviz.model.background.contained import NativeCrash, crash_named
 from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early, unclaimed_early
 from onnxviz.model.background.jobs import (
     first_problems_job,
@@ -235,9 +237,12 @@ class ValidationService(QObject):
             packed = _early_result(worker, self.runtime_worker, early, digest, found_first, token) \
                 if early is not None else None
             if packed is None:
-                found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key,
-                                         token=token))
-                packed = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
+                try:
+                    packed = crash_named(lambda: _validation(worker, data, digest, source, generation, key,
+                                                             found_first, token), data, token=token)
+                except NativeCrash as crash:  # a problem on its node, as any other; no types then
+                    return _Outcome(digest, ValidationResult(generation, InferenceResult(), [crash.cause.problem()]),
+                                    True)
             token.check()
             return _Outcome(digest, unpack(dataclasses.replace(packed, generation=generation)), True)
 
@@ -288,7 +293,12 @@ class ValidationService(QObject):
 
         def work(_progress: ProgressFn, token: CancelToken) -> list[Problem]:
             data = document_bytes_in_thread(doc, generation, token)  # the bytes the first pass had
-            problems: list[Problem] = run_on_model(worker, runtime_job, data, digest, source, token=token)
+            try:
+                problems: list[Problem] = crash_named(
+                    lambda: run_on_model(worker, runtime_job, data, digest, source, token=token), data, (RUNTIME_STEP,),
+                    token)
+            except NativeCrash as crash:
+                return [crash.cause.problem()]
             return problems
 
         task = Task(work, "Checking with onnxruntime", parent=self)
@@ -339,6 +349,14 @@ class ValidationService(QObject):
     def busy(self) -> bool:
         """A pass, onnxruntime's included, is running or about to start."""
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
+
+
+def _validation(worker: WorkerProcess, data: bytes, digest: bytes, source: Path | None, generation: int, key: str,
+                found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation:
+    """A pass in the worker: its first problems (passed on as they come), then the rest."""
+    found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key, token=token))
+    packed: PackedValidation = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
+    return packed
 
 
 def _early_result(worker: WorkerProcess, second: WorkerProcess, early: EarlyAnalysis, digest: bytes,

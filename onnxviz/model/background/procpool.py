@@ -14,10 +14,12 @@ import contextlib
 import importlib
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -38,7 +40,22 @@ WORKER_NICENESS = 4
 
 
 class WorkerDied(OnnxvizError):
-    """The worker process ended (crash or out of memory) before it answered."""
+    """The worker process ended (crash or out of memory) before it answered. ``signal``: the signal that
+    ended it, when one did (SIGSEGV, SIGABRT: a native crash; SIGKILL: most often the kernel's
+    out-of-memory killer)."""
+
+    def __init__(self, message: str, details: str = "", signal: int | None = None) -> None:
+        super().__init__(message, details)
+        self.signal = signal
+
+    @property
+    def crashed(self) -> bool:
+        """Ended by a native crash (a fault or an abort in C or C++ code), not killed."""
+        return self.signal in CRASH_SIGNALS
+
+
+CRASH_SIGNALS = frozenset(getattr(signal, name) for name in ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
+                          if hasattr(signal, name))
 
 
 class WorkerProcess:
@@ -48,6 +65,8 @@ class WorkerProcess:
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._submitted: list[Future[Any]] = []
+        self._ran_in: weakref.WeakKeyDictionary[Future[Any], ProcessPoolExecutor] = weakref.WeakKeyDictionary()
+        self._ended: weakref.WeakKeyDictionary[ProcessPoolExecutor, int | None] = weakref.WeakKeyDictionary()
         self._closed = False
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
@@ -64,6 +83,7 @@ class WorkerProcess:
                     with _main_module_hidden():  # the first submit spawns the process
                         future = self._executor.submit(fn, *args)
                     self._submitted = [f for f in self._submitted if not f.done()] + [future]
+                    self._ran_in[future] = self._executor
                     return future
                 except BrokenProcessPool:
                     self._discard_locked()
@@ -84,9 +104,20 @@ class WorkerProcess:
                     future.cancel()  # still queued: never runs; already running: its result is dropped
                     raise Cancelled() from None
             except BrokenProcessPool as exc:
+                ended_by = self._ended_by(future)
                 self._discard(future)
-                raise WorkerDied("the background worker process stopped unexpectedly (out of memory?); "
-                                 "it will be restarted for the next check.", str(exc)) from None
+                raise WorkerDied(_died_text(ended_by), str(exc), ended_by) from None
+
+    def _ended_by(self, future: Future[Any]) -> int | None:
+        """The signal that ended the process that was to run ``future``, if one did (several jobs may wait on a
+        process that died: the first to notice discards it, the others learn the signal from :attr:`_ended`)."""
+        with self._lock:
+            executor = self._ran_in.get(future)
+            if executor is None:
+                return None
+            if executor in self._ended:
+                return self._ended[executor]
+            return _signal_of(executor)
 
     @property
     def unfinished(self) -> int:
@@ -134,6 +165,8 @@ class WorkerProcess:
         executor, self._executor = self._executor, None
         if executor is None:
             return
+        if getattr(executor, "_broken", False):
+            self._ended[executor] = _signal_of(executor)
         # taken first: shutdown() forgets the processes, the results pipe and the executor's thread
         processes = list((getattr(executor, "_processes", None) or {}).values())
         results = getattr(executor, "_result_queue", None)
@@ -145,6 +178,28 @@ class WorkerProcess:
         _close_writer(results)
         if thread is not None:  # the process is gone: its thread only reaps it and closes the queues
             thread.join(JOIN_S)
+
+
+def _signal_of(executor: ProcessPoolExecutor) -> int | None:
+    """The signal that ended the process of a broken ``executor``. The executor's thread reaps it: waited for
+    first, as a second reaper racing it could find the process gone with no exit code."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    thread = getattr(executor, "_executor_manager_thread", None)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(JOIN_S)
+    for process in processes:
+        process.join(JOIN_S)
+        if process.exitcode is not None and process.exitcode < 0:
+            return -process.exitcode
+    return None
+
+
+def _died_text(ended_by: int | None) -> str:
+    if ended_by is not None and ended_by in CRASH_SIGNALS:
+        return (f"the background worker process crashed ({signal.Signals(ended_by).name}); it will be restarted "
+                "for the next check.")
+    return ("the background worker process stopped unexpectedly (out of memory?); it will be restarted for the "
+            "next check.")
 
 
 def _close_writer(results: object) -> None:

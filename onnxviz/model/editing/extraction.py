@@ -10,8 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import onnx
-from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto
+from onnx import GraphProto, ModelProto, TypeProto
 
+from onnxviz.model.background.contained import INFERENCE, NativeCrash, inferred_types, run_checks
 from onnxviz.model.editing.cleanup import node_reads
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, topological_order
@@ -30,17 +31,26 @@ class Boundary:
 
 
 def extract_model(model: ModelProto, inputs: Sequence[str], outputs: Sequence[str]) -> ModelProto:
-    """A new model holding what lies between ``inputs`` and ``outputs`` of the main graph."""
+    """A new model holding what lies between ``inputs`` and ``outputs`` of the main graph (found by onnx's
+    Extractor, which runs shape inference: in the worker process, where a crash of it is contained)."""
     if not outputs:
         raise EditError("choose at least one output to extract.")
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
-        extractor = onnx.utils.Extractor(inferred)
-        part = extractor.extract_model(list(inputs), list(outputs))
+        found = run_checks(_extracted, model.SerializeToString(), list(inputs), list(outputs), steps=(INFERENCE,))
+    except NativeCrash as crash:
+        raise EditError(f"the subgraph could not be extracted: {crash.message}") from None
+    if isinstance(found, str):
+        raise EditError(f"the subgraph could not be extracted: {found.strip().splitlines()[0]}.", found)
+    return with_header_of(model, ModelProto.FromString(found))
+
+
+def _extracted(data: bytes, inputs: list[str], outputs: list[str]) -> bytes | str:
+    """In the worker: the part's bytes, or why onnx could not extract it."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(ModelProto.FromString(data), check_type=False, strict_mode=False)
+        return onnx.utils.Extractor(inferred).extract_model(inputs, outputs).SerializeToString()
     except Exception as exc:  # noqa: BLE001 - unknown names, missing types
-        raise EditError(f"the subgraph could not be extracted: {str(exc).strip().splitlines()[0]}.",
-                        str(exc)) from exc
-    return with_header_of(model, part)
+        return str(exc) or type(exc).__name__
 
 
 def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
@@ -127,10 +137,10 @@ def _boundary_types(model: ModelProto, index: ModelIndex, names: Sequence[str]) 
 
 
 def _inferred_types(model: ModelProto, names: Sequence[str]) -> dict[str, TypeProto]:
+    """The types shape inference finds for ``names`` (in the worker process: a crash of it finds none)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
-    except Exception:  # noqa: BLE001 - inference refuses some models; the caller names the value
+        inferred = inferred_types(model.SerializeToString()).types.get("", {})
+    except NativeCrash:  # the caller names the value whose type is not known
         return {}
-    wanted = set(names)
-    values: list[ValueInfoProto] = [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]
-    return {v.name: v.type for v in values if v.name in wanted and v.type.WhichOneof("value") is not None}
+    found = {name: inferred.get(name) for name in names}
+    return {name: t for name, t in found.items() if t is not None and t.WhichOneof("value") is not None}

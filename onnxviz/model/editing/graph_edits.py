@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper, numpy_helper
 
+from onnxviz.model.background.contained import NativeCrash, inferred_types
 from onnxviz.model.editing.finder import Body, Finder, NodeRef, graph_bodies
 from onnxviz.model.editing.ops import Command, Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
 from onnxviz.model.editing.values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
-from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.io.external import is_external
 from onnxviz.model.text import quoted_name
 
@@ -137,7 +137,10 @@ def set_value_type(find: Finder, name: str, dtype: Any = KEEP, shape: list[Dim] 
 def _known_type(find: Finder, scope: str, name: str) -> Any:
     t, _ = find.index.type_of(scope, name)
     if t is None and not find.index.inferred:
-        find.index.set_inferred(infer_types(find.model).types)
+        try:  # in the worker process, where a crash of onnx's inference is contained
+            find.index.set_inferred(inferred_types(find.model.SerializeToString()).types)
+        except NativeCrash:
+            return None
         t, _ = find.index.type_of(scope, name)
     return t
 

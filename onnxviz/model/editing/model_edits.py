@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import onnx
 from onnx import StringStringEntryProto
 
+from onnxviz.model.background import contained
 from onnxviz.model.editing import cleanup, extraction
 from onnxviz.model.editing.finder import Finder, NodeRef
 from onnxviz.model.editing.ops import Command, Insert, Op, Remove, ReplaceMessage, SetField
@@ -71,9 +72,9 @@ def convert_opset(find: Finder, version: int) -> Command:
     if not 1 <= version <= onnx.defs.onnx_opset_version():
         raise EditError(f"opset {version} does not exist (1..{onnx.defs.onnx_opset_version()}).")
     try:
-        converted = onnx.version_converter.convert_version(find.model, version)
+        converted = contained.converted(find.model, version)  # in the worker process: a crash is an EditError
     except Exception as exc:  # noqa: BLE001 - the converter raises plain RuntimeErrors
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else type(exc).__name__
         raise EditError(f"the model could not be converted to opset {version}: {first}.", str(exc)) from exc
     return Command(f"Convert to opset {version}", [ReplaceMessage((), converted)])
 

@@ -694,6 +694,8 @@ def human_count(n: float | None) -> str:
     """``1.2 G``-style text for large counts; '?' for unknown."""
     if n is None:
         return "?"
+    if abs(n) >= 10**21:  # from dims no model holds (their product may pass a float's range): the digits
+        return f"over 10^{len(str(abs(int(n)))) - 1}"
     for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"

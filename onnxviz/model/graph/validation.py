@@ -114,7 +114,7 @@ def check_model(model: ModelLike, index: ModelIndex | None = None) -> list[Probl
     without its big weights (:func:`slimmed`).
     """
     proto, _, light = slimmed(model)
-    problems = _as_problems(_checker_problem(light), infer_types(light, strict=True, contrib=False).problem)
+    problems = _as_problems(checker_problem(light), infer_types(light, strict=True, contrib=False).problem)
     return [attach(p, node_table(proto, index)) for p in problems]
 
 
@@ -145,7 +145,7 @@ def split_inference_errors(problem: Problem) -> list[Problem]:
     return out
 
 
-def _checker_problem(model: ModelLike) -> Problem | None:
+def checker_problem(model: ModelLike) -> Problem | None:
     try:
         onnx.checker.check_model(_without_external_data(model), full_check=False)
     except Exception as exc:  # noqa: BLE001 - ValidationError and protobuf errors alike
@@ -302,7 +302,7 @@ def first_problems(proto: onnx.ModelProto, light: bytes, index: ModelIndex | Non
     """The checker's and the schema checks' problems, attached to their nodes: found in a fraction of
     shape inference's time, so they can be shown first (see :func:`validate`). ``light``: the model's
     bytes for the checker, without its big weights (:func:`slimmed`)."""
-    problems = _as_problems(_checker_problem(light))
+    problems = _as_problems(checker_problem(light))
     if problems:
         table = node_table(proto, index)
         problems = [attach(p, table) for p in problems]

@@ -22,7 +22,7 @@ from onnx import AttributeProto, NodeProto, TensorProto
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io.slices import filter_in_slices
-from onnxviz.model.problems import Problem, Severity
+from onnxviz.model.problems import DATA, Problem, Severity
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def external_data_problems(tensors: list[TensorProto], base_dir: Path | None) ->
                     f"tensor '{t.name}' needs bytes {ref.offset}..{end} of '{ref.location}', "
                     f"which has only {size} bytes.")
         except OnnxvizError as exc:
-            problems.append(Problem(Severity.ERROR, exc.message, source="load", value=t.name))
+            problems.append(Problem(Severity.ERROR, exc.message, DATA, value=t.name))
     return problems
 
 

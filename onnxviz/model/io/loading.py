@@ -54,7 +54,7 @@ def read_model_file(path: str | os.PathLike[str],
     (:func:`~onnxviz.model.io.slices.parse_in_slices`: a background thread lets the others run).
     """
     p = Path(path)
-    data = _read_bytes(p, MAX_PROTO_BYTES, "a single protobuf can hold; save large weights as external data")
+    data = _read_bytes(p, MAX_PROTO_BYTES, "a single protobuf can hold (large weights go in external data files)")
     model = _sliced(data, pause) if pause is not None and len(data) >= SLICED_PARSE_BYTES else None
     if model is None:
         model = onnx.ModelProto()
@@ -135,13 +135,13 @@ def _read_bytes(p: Path, limit: int, limit_reason: str) -> bytes:
         raise LoadError(f"{_shown(p)} cannot be read: {exc.strerror or exc}.", str(exc)) from None
     if stat.S_ISDIR(st.st_mode):
         raise LoadError(f"{_shown(p, full=True)} is a folder, not a model file.")
-    if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block or never end
-        raise LoadError(f"{_shown(p)} is not a regular file (a pipe, socket or device); refused.")
+    special = special_file(p, st)
+    if special:  # a FIFO or a device would block or never end; the kernel's files are made as they are read
+        raise LoadError(f"{_shown(p, full=True)} is {special}, not a model file; refused.")
     if st.st_size == 0:
         raise LoadError(f"{_shown(p)} is an empty file.")
     if st.st_size > limit:
-        raise LoadError(f"{_shown(p)} is {st.st_size / 2**30:.1f} GiB, larger than the "
-                        f"{limit / 2**30:.2g} GiB {limit_reason}.")
+        raise LoadError(f"{_shown(p)} is {st.st_size:,} bytes, more than the {limit:,} bytes {limit_reason}.")
     try:
         with open(p, "rb") as f:  # asked for the file's size: asking for ``limit`` allocates that much first
             data = f.read(st.st_size + 1)
@@ -150,6 +150,42 @@ def _read_bytes(p: Path, limit: int, limit_reason: str) -> bytes:
         raise LoadError(f"{_shown(p)} cannot be read: {exc.strerror or exc}.", str(exc)) from None
     except MemoryError:
         raise LoadError(f"{_shown(p)} is too large to read into memory.") from None
+
+
+_DEVICE_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+# File systems whose files the kernel makes as they are read: their sizes say nothing (/proc/self/mem is "0 bytes")
+KERNEL_FILE_SYSTEMS = frozenset({"proc", "sysfs", "debugfs", "tracefs", "securityfs", "configfs", "cgroup", "cgroup2",
+                                 "pstore", "bpf", "efivarfs", "fusectl", "devpts", "binfmt_misc", "autofs"})
+
+
+def special_file(p: Path, st: os.stat_result) -> str:
+    """What ``p`` is when it is no regular file of a disk ("a named pipe (FIFO)", "a file of the kernel's proc
+    file system"...), '' for a regular one. A file of the kernel's that claims a size (/sys's 4096) is read
+    as any file is, and found to be no model."""
+    for test, kind in _DEVICE_KINDS:
+        if test(st.st_mode):
+            return kind
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_size:  # the kernel's files say 0 bytes (or a page): only then is the mount table read
+        return ""
+    fs = _file_system(st.st_dev)
+    return f"a file of the kernel's {fs} file system" if fs in KERNEL_FILE_SYSTEMS else ""
+
+
+def _file_system(device: int) -> str:
+    """The type of the file system mounted as ``device`` (Linux: /proc/self/mountinfo), '' if unknown."""
+    wanted = f"{os.major(device)}:{os.minor(device)}"
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 2 and fields[2] == wanted and "-" in fields:
+                    return fields[fields.index("-") + 1]
+    except OSError:  # not Linux
+        pass
+    return ""
 
 
 def _is_other_message(model: onnx.ModelProto, data: bytes) -> bool:

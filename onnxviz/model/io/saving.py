@@ -318,6 +318,7 @@ class SaveSource:
     data_files: DataFiles | None = None
     errors: list[str] = field(default_factory=list)
     file_valid: bool = False
+    renamed_text: int = 0  # of the escaped text, what was given another name (its escape was a name already)
 
     def original(self) -> bytes | None:
         """The file's own bytes while the model equals it and they are at hand, else None."""
@@ -414,7 +415,8 @@ def _check_target(source: SaveSource, target: Path, options: SaveOptions) -> Non
         raise EscapedTextError(
             f"{source.escaped_text} name{'s' if source.escaped_text > 1 else ''} in this model "
             f"{'are' if source.escaped_text > 1 else 'is'} not valid UTF-8 and would be saved as the escaped "
-            "text onnxviz shows (e.g. '\\xff').", [("Save Escaped", replace(options, escaped_text=True))])
+            "text onnxviz shows (e.g. '\\xff')" + _renamed_note(source.renamed_text) + ".",
+            [("Save Escaped", replace(options, escaped_text=True))])
     if (not options.allow_errors and source.errors and source.file_valid and not source.clean
             and disk is not None and disk.path == target and target.exists()):
         count = len(source.errors)
@@ -423,6 +425,14 @@ def _check_target(source: SaveSource, target: Path, options: SaveOptions) -> Non
         raise InvalidModelError(
             f"the model now has {count} error{'s' if count > 1 else ''} (first: {first}) and would replace "
             f"{target.name}, which had none.", [("Save Anyway", replace(options, allow_errors=True))])
+
+
+def _renamed_note(renamed: int) -> str:
+    if not renamed:
+        return ""
+    names = "name's escape was" if renamed == 1 else "names' escapes were"
+    return (f"; {renamed} {names} already another name of the model, so {'it is' if renamed == 1 else 'they are'}"
+            " saved with a suffix ('a\\xff~1'), as shown")
 
 
 def _check_data(source: SaveSource, target: Path, options: SaveOptions) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from onnxviz.model.graph.checks import unknown_versions
 from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.io.external import check_external_data
 from onnxviz.model.problems import Severity
@@ -59,6 +60,20 @@ def refusal(index: ModelIndex) -> str:
     if not index.main.output_names:
         return "the model cannot run: its graph has no outputs."
     return ""
+
+
+def too_new(model: onnx.ModelProto) -> str:
+    """Why running the model would not be what its file means, when it declares versions newer than onnx and
+    onnxruntime know ('' otherwise): neither engine knows what its operators do there. A question in the
+    window, a flag on the command line."""
+    unknown = unknown_versions(model)
+    if not unknown:
+        return ""
+    from importlib.metadata import version  # not onnxruntime itself: the window imports it only where it runs
+
+    return (f"the model declares {' and '.join(unknown)}, newer than onnx {onnx.__version__} (IR {onnx.IR_VERSION}, "
+            f"opset {onnx.defs.onnx_opset_version()}) and onnxruntime {version('onnxruntime')} know, so a run may not "
+            "compute what the file means.")
 
 
 def _folder_of(model: onnx.ModelProto | Path | bytes) -> Path | None:

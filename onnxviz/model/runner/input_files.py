@@ -27,6 +27,7 @@ from numpy.lib import format as npy_format
 from onnx import numpy_helper
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.graph.checks import tensor_problem
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
 from onnxviz.model.runner.inputs import InputSpec, check_file_size, check_given, np_dtype, unknown_input
@@ -247,10 +248,15 @@ def _read_tensor(p: Path, f: BinaryIO, size: int, spec: InputSpec) -> np.ndarray
     check_given(spec, tuple(tensor.dims), dtype)
     if is_external(tensor):
         _inline_external(p, tensor, spec)
+    unsound = tensor_problem(tensor)  # a sound TensorProto whose data does not match its dims is said so
+    if unsound:
+        raise RunError(f"{p.name} holds a TensorProto that cannot be read: {unsound.removeprefix('tensor ')}.")
+    check_file_size(p.name, math.prod(tensor.dims) * dtype.itemsize, spec)  # what unpacking it would take
     try:
         return numpy_helper.to_array(tensor)
-    except Exception as exc:  # noqa: BLE001 - to_array's TypeError/ValueError/KeyError
-        raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
+    except Exception as exc:  # noqa: BLE001 - to_array's TypeError/ValueError/KeyError: it parsed, so it is one
+        why = display_name(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, 200)
+        raise RunError(f"{p.name} holds a TensorProto that cannot be read: {why.rstrip('.')}.", str(exc)) from exc
 
 
 def _inline_external(p: Path, tensor: onnx.TensorProto, spec: InputSpec) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -268,7 +269,8 @@ def savable(array: np.ndarray) -> np.ndarray:
 def restored(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Raw bytes written by :func:`savable` (a bfloat16/float8 array) viewed back as ``dtype``;
     any other array as it is."""
-    if array.dtype.kind == "V" and array.dtype != dtype and array.dtype.itemsize == dtype.itemsize:
+    if array.dtype.kind == "V" and array.dtype.fields is None and is_ml_dtype(dtype) and array.dtype != dtype \
+            and array.dtype.itemsize == dtype.itemsize:  # only into an ml_dtypes type: other raw bytes are refused
         return array.view(dtype)
     return array
 
@@ -279,7 +281,34 @@ def conform(spec: InputSpec, array: np.ndarray) -> np.ndarray:
     check_given(spec, a.shape, a.dtype)
     if spec.dtype == object and a.dtype.kind in "OUS":
         return as_strings(a)
-    return a if a.dtype == spec.dtype else a.astype(spec.dtype)
+    if a.dtype == spec.dtype:
+        return a
+    _check_values_fit(spec, a)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # what is lost was checked: no raw warnings
+        warnings.simplefilter("ignore")
+        return a.astype(spec.dtype)
+
+
+def _check_values_fit(spec: InputSpec, a: np.ndarray) -> None:
+    """RunError when a value of ``a`` has no value of the input's type near it: an integer out of its range,
+    a finite float that becomes infinite, NaN or infinity for an integer type."""
+    want = spec.dtype
+    if a.size == 0 or want.kind not in "iufb" or a.dtype.kind not in "iufb":
+        return
+    where = f"input '{display_name(spec.name, 60)}' expects {spec.type_text}"
+    if want.kind in "iu":
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise RunError(f"{where} but the array holds NaN or infinity, which no integer stands for.")
+        low, high = np.iinfo(want).min, np.iinfo(want).max
+        smallest, largest = a.min(), a.max()
+        if smallest < low or largest > high:
+            bad = smallest if smallest < low else largest
+            raise RunError(f"{where} but the array holds {bad}, outside its range {low}..{high}.")
+    elif want.kind == "f" and a.dtype.kind == "f" and np.finfo(want).max < np.finfo(a.dtype).max:
+        limit = float(np.finfo(want).max)
+        big = np.abs(a[np.isfinite(a)])
+        if big.size and float(big.max()) > limit:
+            raise RunError(f"{where} but the array holds {float(big.max()):g}, beyond its largest value {limit:g}.")
 
 
 def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> None:
@@ -296,6 +325,31 @@ def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> Non
     strings = spec.dtype == object and dtype.kind in "OUS"  # text of any kind feeds a string input
     if dtype != spec.dtype and not strings and (dtype.kind in "OSU" or spec.dtype.kind in "OSU"):
         raise RunError(f"input '{spec.name}' expects {spec.type_text} but the array holds {dtype}.")
+    lost = _what_is_lost(spec.dtype, dtype)
+    if lost:
+        raise RunError(f"input '{display_name(spec.name, 60)}' expects {spec.type_text} but the array {lost}.")
+
+
+def is_ml_dtype(dtype: np.dtype) -> bool:
+    """One of ml_dtypes' types (bfloat16, the float8s, int4...): numpy's own have no name for them."""
+    return dtype.type.__module__.partition(".")[0] == "ml_dtypes"
+
+
+def _what_is_lost(want: np.dtype, have: np.dtype) -> str:
+    """What the array of ``have`` holds that cannot become ``want`` without losing what it is ('' when it can,
+    the conversion then named by :func:`conversion_note`)."""
+    if have == want:
+        return ""
+    if have.fields is not None:
+        return f"is of a structured type (fields {', '.join(have.fields)}), which has no place in one tensor"
+    if have.kind == "V":  # raw bytes: only the bytes of an ml_dtypes type (bfloat16, float8) read back
+        return "" if is_ml_dtype(want) and have.itemsize == want.itemsize else \
+            f"holds raw bytes ({have.itemsize} a value) of no number type"
+    if have.kind in "mM":
+        return f"holds {have} values (dates or durations), not numbers"
+    if have.kind == "c" and want.kind != "c":
+        return f"holds {have} values, whose imaginary part would be lost"
+    return ""
 
 
 MAX_ITEM_BYTES = 16  # complex128, the widest type a given array may be cast from (an int64 varint: 10)

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QSizePolicy, QToolButt
 
 from onnxviz.model.graph.index import ModelIndex, scope_label
 from onnxviz.ui.widgets.layouts import clear_layout
-from onnxviz.ui.widgets.names import name_tooltip
+from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip
 
 SHOWN_LEVELS = 5  # deeper trails show the main graph, a "..." menu of the middle, and the last levels
 
@@ -63,7 +63,7 @@ class Breadcrumb(QWidget):
                 button.setToolTip(name_tooltip(scope) if scope else "The model's main graph")
             else:
                 button.setStyleSheet("QToolButton { color: palette(link); }")  # the theme's link colour
-                button.setToolTip(f"Back to {scope_label(index, scope)}")
+                button.setToolTip(plain_tooltip(f"Back to {scope_label(index, scope)}"))
                 button.clicked.connect(lambda _=False, s=scope: self.scope_clicked.emit(s))
             self.buttons.append(button)
             self._layout.addWidget(button)

@@ -191,6 +191,6 @@ def export_dialog(window: MainWindow, canvas: GraphCanvas) -> None:
     try:
         canvas.export_image(path)
     except OnnxvizError as exc:
-        QMessageBox.warning(window, "Export Image", exc.message)
+        window.show_error("Export Image", exc.message, exc.details)
         return
     window.statusBar().showMessage(f"Exported {path}", 5000)

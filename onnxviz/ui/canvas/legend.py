@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolButton, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.marks import BEYOND_RGBA, Legend
+from onnxviz.ui.widgets.names import plain_tooltip
 
 BAR_WIDTH = 220.0   # of a colour bar
 ROW = 18.0          # the title's row
@@ -169,7 +170,7 @@ class LegendStrip(QWidget):
         self.toggle.setVisible(legend is not None)
         self.setVisible(legend is not None and not self.folded)
         if legend is not None:
-            self.key.setToolTip(legend_title(legend))
+            self.key.setToolTip(plain_tooltip(legend_title(legend)))
             self._fit()
         self.key.update()
 

@@ -26,6 +26,7 @@ from onnxviz.model.matching import Difference, ModelDiff, WeightPair
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
 from onnxviz.ui.diff.sides import SidesTable
+from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip
 from onnxviz.ui.widgets.pair_view import ValuesView
 
 COLOURS = {  # the kinds' colours on the canvas, the legend and the list (Okabe-Ito: told apart by most eyes)
@@ -65,7 +66,7 @@ class _Rows(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return display_name(d.text(), LINE_CHARS)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return display_name(d.text(), 2000)
+            return plain_tooltip(d.text())
         if role == Qt.ItemDataRole.ForegroundRole:
             return QBrush(kind_colour(d.kind).darker(130))
         if role == Qt.ItemDataRole.DecorationRole:
@@ -214,7 +215,7 @@ class DiffDock(QDockWidget):
             cells += [w.note or f"{w.max_abs:.4g}", f"{w.max_rel:.4g}", f"{w.cosine:.6f}", f"{w.sqnr_db:.2f}"]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(name_tooltip(text))
                 if c >= 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 table.setItem(r, c, item)

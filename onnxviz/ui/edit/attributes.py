@@ -46,7 +46,14 @@ from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain
 from onnxviz.model.text import array_values_text, display_name
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
-from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field
+from onnxviz.ui.widgets.names import (
+    RichLabel,
+    breakable,
+    hidden_tooltip,
+    plain_tooltip,
+    short_name,
+    whole_field,
+)
 
 A = AttributeProto
 _NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?inf|nan"
@@ -95,6 +102,7 @@ class AttributeEditor(QWidget):
         self.table.itemSelectionChanged.connect(self._update_remove)
         layout.addWidget(self.table, 1)
         self.empty = QLabel()  # instead of an empty table: why there is nothing to show
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)  # it names the operator, the file's text
         self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.empty.setStyleSheet("color: gray; padding: 6px 2px;")
         self.empty.hide()
@@ -200,7 +208,7 @@ class AttributeEditor(QWidget):
         self.table.insertRow(r)
         name_item = QTableWidgetItem(display_name(attr.name, 60))  # a key: escaped, cut like the panels' keys
         name_item.setData(Qt.ItemDataRole.UserRole, attr.name)
-        name_item.setToolTip(description)
+        name_item.setToolTip(plain_tooltip(description))
         self.table.setItem(r, 0, name_item)
         self.table.setItem(r, 1, QTableWidgetItem(attribute_type_name(attr.type)))
         if attr.type == A.STRING and choices:
@@ -210,7 +218,7 @@ class AttributeEditor(QWidget):
             edit.setFrame(False)
             if attr.type in _PATTERNS:
                 edit.setValidator(QRegularExpressionValidator(QRegularExpression(_PATTERNS[attr.type]), edit))
-            edit.setToolTip(description)
+            edit.setToolTip(plain_tooltip(description))
             edit.editingFinished.connect(lambda n=attr.name, t=attr.type, e=edit: self._commit(n, t, e))
             self.table.setCellWidget(r, 2, edit)
             self.value_edits[attr.name] = edit
@@ -228,7 +236,7 @@ class AttributeEditor(QWidget):
         combo.setFrame(False)
         combo.addItems(list(choices))
         combo.setCurrentText(attribute_text(attr))
-        combo.setToolTip(description)
+        combo.setToolTip(plain_tooltip(description))
         line = combo.lineEdit()
         assert line is not None  # an editable combo box has one
         edit = whole_field(line)
@@ -247,7 +255,7 @@ class AttributeEditor(QWidget):
         if array is not None:
             edit = whole_field(QLineEdit(array_values_text(array)))
             edit.setFrame(False)
-            edit.setToolTip(f"{attribute_text(attr)}: type numbers, e.g. [1, 2, 3]")
+            edit.setToolTip(plain_tooltip(f"{attribute_text(attr)}: type numbers, e.g. [1, 2, 3]"))
             edit.editingFinished.connect(lambda n=attr.name, d=array.dtype, e=edit: self._commit_tensor(n, d, e))
             self.value_edits[attr.name] = edit
             row.addWidget(edit, 1)

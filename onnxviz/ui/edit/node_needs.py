@@ -13,7 +13,7 @@ from onnxviz.model.editing.values import parse_attribute_text, parse_dtype, pars
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import quoted_name
 from onnxviz.ui.edit.forms import complete
-from onnxviz.ui.widgets.names import short_name, whole_field
+from onnxviz.ui.widgets.names import plain_tooltip, short_name, whole_field
 
 A = AttributeProto
 DEFAULT_CHOICE = "float"
@@ -41,7 +41,7 @@ class NodeNeeds(QGroupBox):
         for attr in entry.attributes:
             if attr.required:
                 widget = self._attribute_widget(attr)
-                widget.setToolTip(attr.description)
+                widget.setToolTip(plain_tooltip(attr.description))
                 kind = "element type" if attr.choices and attr.type_code == A.INT else attr.type_name
                 self.form.addRow(f"{short_name(attr.name, 30)} ({kind}):", widget)
                 self.attribute_fields[attr.name] = (attr, widget)
@@ -70,7 +70,7 @@ class NodeNeeds(QGroupBox):
         edit = whole_field(QLineEdit())
         edit.setPlaceholderText("values, separated by commas" if param.variadic
                                 else "optional: empty leaves it out" if param.optional else "a value (required)")
-        edit.setToolTip(param.description)
+        edit.setToolTip(plain_tooltip(param.description))
         complete(edit, self.values)
         self.form.addRow(label, edit)
         self.input_fields.append((param, edit))

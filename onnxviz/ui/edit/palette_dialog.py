@@ -29,7 +29,8 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.edit.node_needs import NodeNeeds
-from onnxviz.ui.widgets.names import name_tooltip, short_name
+from onnxviz.ui.widgets.markdown import InertDocument
+from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip, short_name
 
 LIST_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
 
@@ -139,6 +140,7 @@ class PaletteDialog(QDialog):
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())
         self.schema_view = QTextBrowser()
         self.schema_view.setOpenExternalLinks(False)
+        self.schema_view.setDocument(InertDocument(self.schema_view))  # it never loads what its text names
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.list)
         splitter.addWidget(self.schema_view)
@@ -194,7 +196,7 @@ class PaletteDialog(QDialog):
                 self.list.addItem(_header(GROUPS[group]))
             item = QListWidgetItem(e.name if not e.domain else f"{e.name}   ({e.domain})")
             item.setData(Qt.ItemDataRole.UserRole, e)
-            item.setToolTip(f"{item.text()}\n{e.summary}" if e.summary else item.text())
+            item.setToolTip(plain_tooltip(f"{item.text()}\n{e.summary}" if e.summary else item.text()))
             self.list.addItem(item)
         if found:
             self.list.setCurrentRow(1 if titled else 0)

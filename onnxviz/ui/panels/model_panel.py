@@ -10,6 +10,7 @@ from onnx import StringStringEntryProto
 from PySide6.QtCore import QModelIndex, QSize, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from onnxviz.model.background.contained import crash_named
 from onnxviz.model.background.early import early_figures
 from onnxviz.model.background.jobs import figures_job, run_on_model, unpack_figures
 from onnxviz.model.background.procpool import shared_worker
@@ -17,8 +18,9 @@ from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count
 from onnxviz.model.graph.index import function_scope, scope_label
-from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets
+from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets, parameters
 from onnxviz.model.heap import building
+from onnxviz.model.problems import DATA
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.panels.common import (
     Form,
@@ -292,8 +294,9 @@ class ModelPanel(Page):
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
             digest = doc.analysis_digest(data)  # hashed once: validation asks for it too
             packed = early_figures(doc.path, digest, token) if source is not None else None
-            if packed is None:
-                packed = run_on_model(worker, figures_job, data, digest, source, key, token=token)
+            if packed is None:  # the figures need shape inference's types: a crash of it is named
+                packed = crash_named(lambda: run_on_model(worker, figures_job, data, digest, source, key, token=token),
+                                     data, token=token)
             with building():  # 100k+ rows that live as long as the page: no collection walks the window's heap
                 return prepare_figures(unpack_figures(packed))
 
@@ -324,11 +327,21 @@ class ModelPanel(Page):
         form = self.cost_form
         assert form is not None
         figures, total = prepared.figures, prepared.total
-        where = [(s.scope, f"{s.count:,}") for s in figures.by_scope]
-        form.values["Parameters"].setText(f"{figures.parameters:,} ({human_bytes(figures.parameter_bytes)})"
+        scopes, count, nbytes, by_dtype = figures.by_scope, figures.parameters, figures.parameter_bytes, \
+            figures.bytes_by_dtype
+        doc = self.doc
+        without = {p.value for p in doc.problems if p.source == DATA and p.value} if doc is not None else set()
+        if without and doc is not None:  # no size for bytes not there: counted again without them (rare, ~40 ms)
+            scopes, by_dtype = parameters(doc.index, without)
+            count, nbytes = sum(s.count for s in scopes), sum(s.nbytes for s in scopes)
+        where = [(s.scope, f"{s.count:,}") for s in scopes]
+        missing = sum(s.missing for s in scopes)
+        left_out = (f' <span style="color:#b5730a">not counting {missing:,} tensor{"s" if missing != 1 else ""} '
+                    "whose data is missing or refused (see Problems)</span>") if missing else ""
+        form.values["Parameters"].setText(f"{count:,} ({human_bytes(nbytes)}){left_out}"
                                           + (self._by_graph(where) if len(where) > 1 else ""))
         form.values["By dtype"].setText(", ".join(f"{html.escape(k)} {human_bytes(v)}"
-                                                  for k, v in sorted(figures.bytes_by_dtype.items())))
+                                                  for k, v in sorted(by_dtype.items())))
         unknown = f" ({total.unknown_nodes:,} nodes without known shapes not counted)" if total.unknown_nodes else ""
         bodies = [(scope, human_count(macs)) for scope, macs, _ in figures.bodies if macs]
         form.values["MACs"].setText(f"{human_count(total.macs)} in the main graph{unknown}"

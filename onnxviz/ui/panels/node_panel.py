@@ -32,7 +32,7 @@ from onnxviz.ui.panels.common import (
 from onnxviz.ui.panels.navigation import attribute_tensor_href
 from onnxviz.ui.panels.problems_panel import severity_html
 from onnxviz.ui.widgets.markdown import markdown_view
-from onnxviz.ui.widgets.names import name_tooltip
+from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip
 
 GREY = "color:gray"
 MAX_VALUES = 200  # inputs/outputs listed; a Sum over 100k values must not build 100k rows
@@ -133,7 +133,7 @@ class NodePanel(Page):
                 form.keys[key_html(a.name)].setToolTip(name_tooltip(a.name))
             doc = info.attribute(a.name) if info else None
             if doc is not None:
-                label.setToolTip(doc.description)
+                label.setToolTip(plain_tooltip(doc.description))
         if info is not None:
             for d in info.attributes:
                 if d.name in present:
@@ -141,7 +141,7 @@ class NodePanel(Page):
                 text = f"default {html.escape(d.default)}" if d.default else (
                     "<b>required, missing</b>" if d.required else "not set")
                 label = form.add(d.name, f'<span style="{GREY}">{text} · {d.type_name.lower()}</span>')
-                label.setToolTip(d.description)
+                label.setToolTip(plain_tooltip(d.description))
                 form.keys[d.name].setStyleSheet(GREY)
         if not n.attribute and not (info and info.attributes):
             form.add("", f'<span style="{GREY}">none</span>')
@@ -164,7 +164,7 @@ class NodePanel(Page):
             shown = f" = <code>{text_html(value, VALUE_CHARS)}</code>" if value is not None else ""
             label = form.add(key, f"{link}{shown}{role}<br>{type_html(t, source if source != 'initializer' else '')}")
             if formal is not None:
-                label.setToolTip(f"{formal.name}: {formal.type_str}\n{formal.description}")
+                label.setToolTip(plain_tooltip(f"{formal.name}: {formal.type_str}\n{formal.description}"))
         if not names:
             form.add("", f'<span style="{GREY}">none</span>')
         if len(names) > MAX_VALUES:

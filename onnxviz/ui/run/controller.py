@@ -33,6 +33,7 @@ from onnxviz.model.runner import (
     WorkerRun,
     refusal,
     run_model,
+    too_new,
     warm_up,
 )
 from onnxviz.model.runner.budget import CaptureTooBig, node_values, upstream_values
@@ -126,6 +127,8 @@ class RunController(QObject):
         self.active_run: WorkerRun | None = None
         self.inputs_dialog: InputsDialog | None = None
         self.failure_box: QMessageBox | None = None
+        self.newer_box: QMessageBox | None = None  # the question before running a model newer than the engines
+        self._newer_allowed: tuple[Document, int] | None = None  # the state the user chose to run anyway
         self.offer_dialog: CaptureOfferDialog | None = None
         self.memory_limit: int | None = None  # bytes a capture may take (None: the memory available then)
         self._last_start: tuple[Document, Mapping[str, np.ndarray] | PendingFeeds, str, Path | None] | None = None
@@ -186,6 +189,10 @@ class RunController(QObject):
         doc = self.window.doc
         if doc is None or self._busy():
             return
+        newer = too_new(doc.model)
+        if newer and (doc, doc.generation) != self._newer_allowed:
+            self._ask_newer(doc, newer, lambda: self.run(ask, compare, other_path))
+            return
         try:
             reason = refusal(doc.index)
             if reason:
@@ -205,6 +212,26 @@ class RunController(QObject):
             self._report_failure(exc.message, exc.details)
             return
         self._start(doc, feeds, compare, other_path)
+
+    def _ask_newer(self, doc: Document, why: str, then: Callable[[], None]) -> QMessageBox:
+        """Ask before running a model that declares versions newer than the engines know; Run Anyway runs it
+        (and the same state of the model again without asking)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Run a Model Newer Than onnxviz Knows?",
+                          message_text(sentence(why)), QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText("Its values may differ from what the program that wrote it computes.")
+        run = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+
+        def answered(_result: int) -> None:
+            if box.clickedButton() is run and self.window.doc is doc:
+                self._newer_allowed = (doc, doc.generation)
+                then()
+
+        box.finished.connect(answered)
+        box.open()
+        self.newer_box = box
+        return box
 
     def run_with_files(self, files: Mapping[str, str]) -> None:
         """Run the document with these inputs read from array files (the others as its plan says), kept in its

@@ -27,6 +27,7 @@ from onnxviz.model.runner.inputs import (
     strings_from_text,
 )
 from onnxviz.model.text import display_name
+from onnxviz.ui.settings import read_json_object
 
 SOURCE_LABELS = {
     "random": "Random N(0, 1)",
@@ -181,12 +182,11 @@ def _normalize(hwc: np.ndarray, normalization: str) -> np.ndarray:
 
 
 def remembered_dims(settings: QSettings) -> dict[str, int]:
-    """Sizes of symbolic dimensions the user gave before (any model)."""
-    try:
-        data = json.loads(str(settings.value(DIMS_KEY, "{}") or "{}"))
-        return {str(k): int(v) for k, v in data.items() if 0 < int(v) < 2**31}
-    except (ValueError, TypeError, AttributeError, OverflowError):  # a damaged file: 1e400 is inf
-        return {}
+    """Sizes of symbolic dimensions the user gave before (any model): read with bounded size and depth, a damaged
+    value dropped from the file with a line in the log (:func:`~onnxviz.ui.settings.read_json_object`); entries
+    that are no size (1e400, "x", -1) are left out."""
+    data = read_json_object(settings, DIMS_KEY)
+    return {k: v for k, v in data.items() if type(v) is int and 0 < v < 2**31}
 
 
 def remember_dims(settings: QSettings, dims: Mapping[str, int]) -> None:

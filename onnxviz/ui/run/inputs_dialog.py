@@ -74,7 +74,8 @@ class _InputRow:
     def __init__(self, spec: InputSpec, choice: InputChoice, grid: QGridLayout, row: int) -> None:
         self.spec = spec
         dims = "?" if spec.shape is None else ", ".join(spec.dim_texts()) or "scalar"
-        self.name = name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{spec.type_text} [{dims}]</span>")
+        kind = _shown(f"{spec.type_text} [{dims}]")  # dims are the file's dim_params: text, never markup
+        self.name = name = QLabel(f"<b>{_shown(spec.name)}</b><br><span style='color:gray'>{kind}</span>")
         self.source = _combo(source_labels(spec), choice.source)
         self.path = QLineEdit(choice.path)
         self.path.setPlaceholderText("file...")

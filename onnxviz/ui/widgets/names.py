@@ -7,6 +7,14 @@ a menu or a list item). The tooltip shows the name wrapped into lines (:func:`na
 Name" in the context menu copies it as written in the file. Dialogs use the same: a sentence quoting a name
 quotes it cut (:func:`~onnxviz.model.graph.index.quoted_name`), :func:`message_text` makes a message box's text
 safe, and :class:`NameDelegate` shows the names an item view holds while its editors get them exactly.
+
+Text from a file is never markup. Qt reads a label's, a tooltip's or a message box's text as rich text when its
+first line holds a tag, and rich text loads the images it names (``<img src="/dev/zero">`` filled memory, a FIFO
+blocked the window for good). So such text reaches a widget one way: into a tooltip through :func:`name_tooltip`
+or :func:`plain_tooltip` (escaped rich text), into a label or message box set to plain text (:func:`message_text`,
+:class:`ElidedLabel`), or escaped into the app's own markup (``html.escape``, :func:`~onnxviz.ui.panels.common.code`).
+The documents the app makes itself (Markdown blocks, the operator palette's schema view) are
+:class:`~onnxviz.ui.widgets.markdown.InertDocument`: they never load a resource, whatever their text holds.
 """
 
 from __future__ import annotations
@@ -97,9 +105,23 @@ def name_tooltip(name: str, limit: int = TOOLTIP_CHARS) -> str:
     """A tooltip showing ``name`` escaped, cut at ``limit`` and wrapped into lines (a tooltip with one
     100,000-character line would be wider than the screen); always rich text, so a name '<b>x</b>' is
     shown as written."""
-    lines = textwrap.wrap(display_name(name, limit), TOOLTIP_WIDTH, break_on_hyphens=False,
-                          replace_whitespace=False, drop_whitespace=False) or [""]
-    return '<p style="white-space:pre">' + "<br>".join(html.escape(line) for line in lines) + "</p>"
+    return _tooltip([display_name(name, limit)])
+
+
+def plain_tooltip(text: str, limit: int = TOOLTIP_CHARS) -> str:
+    """A tooltip showing ``text`` as written, whatever it holds: the one way text that comes from a file or
+    names something of it (a path, a sentence quoting a name, a function's or schema's description) becomes
+    a tooltip, a widget's or an item's. Qt reads a tooltip whose first line holds a tag (``<img src=...>``) as
+    rich text, and loads what an image names: this one is rich text with every character escaped. Its line
+    breaks are kept (each line wrapped like :func:`name_tooltip`'s), it is cut at ``limit`` characters."""
+    cut = display_name(text, limit) if "\n" not in text else text[:limit]
+    return _tooltip([display_name(line, None) for line in cut.split("\n")]) if text else ""
+
+
+def _tooltip(lines: list[str]) -> str:
+    wrapped = [part for line in lines for part in textwrap.wrap(
+        line, TOOLTIP_WIDTH, break_on_hyphens=False, replace_whitespace=False, drop_whitespace=False) or [""]]
+    return '<p style="white-space:pre">' + "<br>".join(html.escape(line) for line in wrapped) + "</p>"
 
 
 def hidden_tooltip(name: str, shown_chars: int = 60) -> str:

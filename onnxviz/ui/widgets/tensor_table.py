@@ -10,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtWidgets import QHeaderView, QTableView
 
 from onnxviz.ui.widgets import mono_font
+from onnxviz.ui.widgets.names import name_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
 MAX_COLUMNS = 1024      # a wider last axis is wrapped into rows of WRAP_COLUMNS
@@ -60,8 +61,8 @@ class TensorTableModel(QAbstractTableModel):
         if k >= self.flat.size:
             return None
         value = self.flat[k]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{self.element_index(k)} = {value!r}"
+        if role == Qt.ItemDataRole.ToolTipRole:  # a string element is the file's text: shown as written, never markup
+            return name_tooltip(f"{self.element_index(k)} = {value!r}")
         return format_element(value)
 
     def element_index(self, k: int) -> str:
