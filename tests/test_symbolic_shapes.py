@@ -5,6 +5,7 @@ run of the repository's exports and of a 4-bit BERT that onnxruntime's own quant
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -14,6 +15,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from conftest import run_cli
 from onnx import TensorProto, helper
 from onnx_data import corpus_models, model_id
 
@@ -240,3 +242,34 @@ def test_no_file_is_left_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.chdir(tmp_path)
     unshaped(onnx.load(EXPORTS / "sklearn_text_zipmap.onnx"))
     assert os.listdir(tmp_path) == []
+
+
+def info_json(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    code, out, _ = run_cli(capsys, "info", "--json", str(path))
+    assert code == 0
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def test_info_counts_the_macs_of_a_quantized_export_as_its_float_sources(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    onnx.save(int4_bert(), tmp_path / "int4.onnx")
+    int4, bert = info_json(tmp_path / "int4.onnx", capsys), info_json(EXPORTS / "bert_legacy.onnx", capsys)
+    assert int4["macs"] == bert["macs"] > 0
+    assert int4["nodes_not_counted"] == bert["nodes_not_counted"] == 0
+    assert int4["named_dimensions_as_1"] is True                       # batch and sequence at 1, and said so
+    qdq, float_ = info_json(EXPORTS / "resnet_int8_qdq.onnx", capsys), info_json(EXPORTS / "resnet_float.onnx", capsys)
+    assert qdq["macs"] == float_["macs"] > 0
+    code, out, _ = run_cli(capsys, "info", str(tmp_path / "int4.onnx"))
+    assert code == 0 and "MACs:        20.35 K (named dimensions counted as 1)" in out
+
+
+def test_info_says_how_many_nodes_it_could_not_count(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Mystery", ["x"], ["m"], domain="custom"), helper.make_node("Relu", ["m"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)],
+                                ir_version=8), tmp_path / "m.onnx")
+    found = info_json(tmp_path / "m.onnx", capsys)
+    assert found["nodes_not_counted"] == 1 and found["flops"] == 0   # the Relu after the unknown operator
+    code, out, _ = run_cli(capsys, "info", str(tmp_path / "m.onnx"))
+    assert "MACs:        0 (1 node not counted: no shape known)" in out

@@ -8,7 +8,9 @@ from typing import Any
 
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
+from onnxviz.model.graph.flops import human_count
 from onnxviz.model.graph.summary import human_bytes, model_info
+from onnxviz.model.graph.validation import infer_types, without_big_weights
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -19,6 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
+    doc.index.set_inferred(infer_types(without_big_weights(doc.model)).types)  # the figures' shapes, as the window's
     info = model_info(doc.model, doc.index)
     if args.json:
         print_json(info)
@@ -47,12 +50,22 @@ def format_lines(name: str, info: dict[str, Any]) -> list[str]:
         *_by_graph(info["parameters_by_graph"]),
         "inputs:", *[_sig(v) for v in info["inputs"]],
         "outputs:", *[_sig(v) for v in info["outputs"]],
+        *_cost_lines(info),
         "operators:",
         *[f"  {op:<24} {n}" for op, n in info["op_types"].items()],
     ]
     for title, key in (("metadata", "metadata"), ("graph metadata", "graph_metadata")):
         lines += _metadata_lines(title, list(info[key].items()))
     return lines
+
+
+def _cost_lines(info: dict[str, Any]) -> list[str]:
+    """The main graph's MACs and FLOPs, saying what they leave out and what they assume."""
+    missed = info["nodes_not_counted"]
+    notes = [f"{missed:,} node{'s' if missed != 1 else ''} not counted: no shape known"] if missed else []
+    notes += ["named dimensions counted as 1"] if info["named_dimensions_as_1"] else []
+    note = f" ({'; '.join(notes)})" if notes else ""
+    return [f"MACs:        {human_count(info['macs'])}{note}", f"FLOPs:       {human_count(info['flops'])}"]
 
 
 def _by_graph(graphs: list[dict[str, Any]]) -> list[str]:
