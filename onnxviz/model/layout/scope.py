@@ -25,7 +25,7 @@ from onnxviz.model.graph.smallvalues import SMALL_ELEMENTS, SmallValues
 from onnxviz.model.io.slices import PASS_ITEMS, map_in_slices
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
-from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
+from onnxviz.model.text import DIM_SEP, display_name, dtype_text, join_dims, shape_text, tensor_dtype_name
 
 CHAR_W = 7.0
 HEADER_H = 20.0
@@ -395,17 +395,47 @@ def _const_text(sg: ScopeGraph, name: str) -> str:
         return f"<{_plain_const_shape(sg, name)}>"
     ops: list[str] = []
     source = name
+    dequantize: onnx.NodeProto | None = None
     while len(ops) < CHAIN_DEPTH:
         p = sg.graph.producer.get(source, -1)
         node = sg.graph.nodes[p] if p >= 0 else None
         if node is None or node.op_type not in WEIGHT_OPS or not node.input:
+            if node is not None and node.op_type != "Constant":  # the operator that made it: ConstantOfShape...
+                ops.append(node.op_type)
             break
         ops.append(node.op_type)
+        dequantize = node if node.op_type == "DequantizeLinear" else dequantize
         source = node.input[0]
     shape = _plain_const_shape(sg, name)
     if shape == "?" and ops and all(op in SAME_SHAPE_OPS for op in ops):
         shape = _plain_const_shape(sg, source)
-    return " · ".join([f"<{shape}>", *reversed(ops)])
+    if dequantize is None:
+        return " · ".join([f"<{shape}>", *reversed(ops)])
+    ops.remove("DequantizeLinear")
+    stored = _stored_type(sg, dequantize.input[0])
+    return " · ".join([f"{stored} <{shape}>".lstrip(), _scale_text(sg, dequantize), *reversed(ops)])
+
+
+def _stored_type(sg: ScopeGraph, name: str) -> str:
+    """The element type a quantized weight is stored as (``int8``), '' when unknown."""
+    t, _ = sg.index.type_of(sg.graph.scope, name)
+    if t is None and sg.graph.graph is not None:
+        tensor = next((x for x in sg.graph.graph.initializer if x.name == name), None)
+        return tensor_dtype_name(tensor.data_type) if tensor is not None else ""
+    return dtype_text(t)
+
+
+def _scale_text(sg: ScopeGraph, dequantize: onnx.NodeProto) -> str:
+    """What a DequantizeLinear's scale says of its weight: ``per-tensor scale``, ``per-channel scale <16>``,
+    ``blocked scale <16×2>``."""
+    if len(dequantize.input) < 2 or not dequantize.input[1]:
+        return "DequantizeLinear"
+    shape = _plain_const_shape(sg, dequantize.input[1])
+    if shape in ("scalar", "1"):
+        return "per-tensor scale"
+    if shape == "?":
+        return "DequantizeLinear"
+    return f"{'per-channel' if DIM_SEP not in shape else 'blocked'} scale <{shape}>"
 
 
 def _plain_const_shape(sg: ScopeGraph, name: str) -> str:
