@@ -96,6 +96,7 @@ class ScopeGraph:
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
     small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
     holders: frozenset[int] | None = None  # nodes holding subgraphs (If/Loop/Scan), found on first need
+    call: dict[str, str] = field(default_factory=dict)  # a function body opened from a call: its attributes' texts
 
     @property
     def n_items(self) -> int:
@@ -334,6 +335,10 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
     t, _ = sg.index.type_of(sg.graph.scope, name)
     desc = " ".join(s for s in (dtype_text(t), shape_text(t)) if s)
     note = sg.item_note[item]
+    if note and sg.graph.parent is not None:  # a value from outside the body: its value, when a small constant
+        sg.small = sg.small or SmallValues(sg.graph)
+        value = sg.small.text(name)
+        desc = f"{desc} = {value}".lstrip() if value is not None else desc
     lines = [clip(x) for x in (desc, note) if x]
     return BoxText(clip(name), "", lines, Category.TERMINAL, OUTER_CAPTION_CHARS * CHAR_W + 24 if note else 0.0)
 
@@ -375,7 +380,17 @@ def _const_line(sg: ScopeGraph, role: str, name: str) -> str:
     if dims is None or math.prod(dims) <= SMALL_ELEMENTS:  # a weight's dims are known: most lines stop here
         sg.small = sg.small or SmallValues(sg.graph)
         value = sg.small.text(name)
+    if value is not None and value.endswith(" (ref)") and sg.call:  # the caller's value of the attribute
+        given = sg.call.get(_reference_of(sg, name))
+        value = f"{value} = {given}" if given is not None else value
     return f"{role} = {value}" if value is not None else f"{role} {_const_text(sg, name)}"
+
+
+def _reference_of(sg: ScopeGraph, name: str) -> str:
+    """The function attribute the Constant making ``name`` refers to ('' if none)."""
+    p = sg.graph.producer.get(name, -1)
+    node = sg.graph.nodes[p] if p >= 0 else None
+    return next((a.ref_attr_name for a in node.attribute if a.ref_attr_name), "") if node is not None else ""
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:

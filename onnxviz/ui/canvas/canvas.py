@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
+from onnxviz.model.graph.opdocs import attribute_text
 from onnxviz.model.heap import building
 from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
 from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder, InlineLayout
@@ -127,6 +128,7 @@ class GraphCanvas(QWidget):
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
         self._inline: frozenset[Holder] = frozenset()   # nodes drawn with their bodies inside (shown scope or bodies)
+        self._call: dict[str, str] = {}   # the attributes of the call a shown function body was entered from
         self._ghosts: Mapping[str, Sequence[Ghost]] = {}   # scope -> boxes of nodes only another model has
         self._describe_ghost: Callable[[int], str] = str   # a ghost's key -> its tooltip (html)
         self._badges: dict[tuple[str, int], str] = {}
@@ -265,7 +267,23 @@ class GraphCanvas(QWidget):
             trail = self._trail[: self._trail.index(scope) + 1]
         else:
             trail = self._trail + [scope] if scope.startswith("fn:") else scope_trail(scope)
+        if scope.startswith("fn:"):
+            self._call = self._selected_call(scope)
         self._load_scope(scope, trail, expanded=None, keep_view=False)
+
+    def _selected_call(self, scope: str) -> dict[str, str]:
+        """The attributes (as texts) of the selected node when it calls the function ``scope``: the body then shows
+        the caller's value beside each reference to one (``alpha (ref) = 0.5``)."""
+        assert self.doc is not None
+        state = self.doc.selection.state
+        g = self.doc.index.graphs.get(state.scope)
+        if g is None or not 0 <= state.node < len(g.nodes):
+            return {}
+        node = g.nodes[state.node]
+        fn = self.doc.index.function_for(node)
+        if fn is None or function_scope(fn.domain, fn.name, getattr(fn, "overload", "")) != scope:
+            return {}
+        return {a.name: attribute_text(a) for a in node.attribute}
 
     def leave_scope(self) -> None:
         """Back to the enclosing graph."""
@@ -436,9 +454,13 @@ class GraphCanvas(QWidget):
         self._inline = inline
         options = self.layout_options
 
+        call = self._call if scope.startswith("fn:") else {}
+
         def make() -> Any:
             layout = factory(index, scope, expanded, inline) if inline else factory(index, scope, expanded)
             layout.options = options
+            if call and hasattr(layout, "graph"):
+                layout.graph.call = call
             return layout
 
         def finish() -> None:
