@@ -118,7 +118,8 @@ class _Shapes:
         if found is None:
             dims = shape_list(t)
             sizes = None if dims is None else [d if isinstance(d, int) or d is None else dim_size(d) for d in dims]
-            concrete = None if sizes is None or any(d is None or d < 0 for d in sizes) else sizes
+            concrete = None if sizes is None or any(d is None or d < 0 for d in sizes) \
+                else [int(d or 0) for d in sizes]
             symbolic = concrete is not None and any(isinstance(d, str) for d in dims or [])
             found = self._reads[key] = (dims, shape_text(t), concrete, symbolic)
         return found

@@ -93,7 +93,7 @@ class SmallValues:
             node = g.nodes[kind]
             single = node.attribute[0] if len(node.attribute) == 1 else None
             plain = single is not None and single.name == "value" and not single.ref_attr_name
-            return single.t if plain and node.op_type == "Constant" else node
+            return single.t if plain and single is not None and node.op_type == "Constant" else node
         if kind != INITIALIZER or g.graph is None:
             return None
         if self._positions is None:

@@ -112,9 +112,9 @@ def _engine_class(module: Any) -> type[Any]:
             """``fallback``: the main graph's types found otherwise; ``foreign``: the op types of other domains."""
             self.model, self.fallback = model, fallback
             self.lost: set[str] = set()
-            for op in foreign - set(self.dispatcher_):
-                self.dispatcher_[op] = self._fill
-            self.dispatcher_ = {op: self._guarded(handler) for op, handler in self.dispatcher_.items()}
+            handlers: dict[str, Callable[[Any], None]] = getattr(self, "dispatcher_")  # noqa: B009 - typed here
+            handlers.update(dict.fromkeys(foreign - set(handlers), self._fill))
+            self.dispatcher_ = {op: self._guarded(handler) for op, handler in handlers.items()}
 
         def _guarded(self, handler: Callable[[Any], None]) -> Callable[[Any], None]:
             def run(node: Any) -> None:

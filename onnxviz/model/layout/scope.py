@@ -406,8 +406,9 @@ def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[
 
 def _const_text(sg: ScopeGraph, name: str) -> str:
     """``<64x3x7x7>``, and after it the weight operators that made the value (``· DequantizeLinear``)."""
-    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside)
-        return f"<{_plain_const_shape(sg, name)}>"
+    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside); its type unless float32
+        stored = _stored_type(sg, name)
+        return f"{stored if stored not in ('', 'float32') else ''} <{_plain_const_shape(sg, name)}>".lstrip()
     ops: list[str] = []
     source = name
     dequantize: onnx.NodeProto | None = None

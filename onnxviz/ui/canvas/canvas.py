@@ -51,6 +51,7 @@ from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
 from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
+from onnxviz.model.layout.scope import CHAIN_DEPTH, WEIGHT_OPS
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
@@ -107,6 +108,7 @@ class GraphCanvas(QWidget):
     scope_changed = Signal(str)
     ghost_selected = Signal(int)   # the key of the ghost box clicked or selected
     ghost_activated = Signal(int)  # the key of the ghost box double-clicked (or Enter on it)
+    weight_row_clicked = Signal(str, str)  # (scope, value) of the weight row of a box that was clicked
     layout_failed = Signal(str)
 
     layout_factory: Callable[..., Any] = staticmethod(default_layout_factory)   # (index, scope, expanded[, inline])
@@ -270,6 +272,29 @@ class GraphCanvas(QWidget):
         if scope.startswith("fn:"):
             self._call = self._selected_call(scope)
         self._load_scope(scope, trail, expanded=None, keep_view=False)
+
+    def _weight_row_at(self, box: int) -> str:
+        """The constant input whose row of ``box`` (a node's) was clicked last, '' if the click was elsewhere: the
+        rows list the node's constant inputs in order (see ``scope._node_text``)."""
+        d, where = self.drawable, getattr(self.view, "last_click", None)
+        if self.doc is None or d is None or where is None or not d.scene.box_lines[box]:
+            return ""
+        row = int((where.y() - float(d.y0[box]) - style.HEADER_H - 2) // style.LINE_H)
+        g = self.doc.index.graphs.get(self._scope)
+        node = d.scene.box_ref[box].node
+        if g is None or row < 0 or not 0 <= node < len(g.nodes) or self.layout_obj is None:
+            return ""
+        graph = getattr(self.layout_obj, "graph", None)
+        consts = [x for x in g.nodes[node].input if x and graph is not None and x in graph.const_values]
+        if row >= min(len(consts), len(d.scene.box_lines[box])):
+            return ""
+        name = consts[row]
+        for _ in range(CHAIN_DEPTH):  # through the weight operators folded into the row, to the stored weight
+            maker = g.producer.get(name, -1)
+            if maker < 0 or g.nodes[maker].op_type not in WEIGHT_OPS or not g.nodes[maker].input:
+                break
+            name = g.nodes[maker].input[0]
+        return name
 
     def _selected_call(self, scope: str) -> dict[str, str]:
         """The attributes (as texts) of the selected node when it calls the function ``scope``: the body then shows
@@ -725,6 +750,9 @@ class GraphCanvas(QWidget):
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.OP:
             self.doc.selection.select_node(self._scope, ref.node)
+            weight = self._weight_row_at(box)
+            if weight:
+                self.weight_row_clicked.emit(self._scope, weight)
         elif ref.kind == BoxKind.GHOST and ref.group:   # the ghosts inside a collapsed group: open it
             self.expand_group(ref.group)
         elif ref.kind == BoxKind.GHOST:
