@@ -78,6 +78,7 @@ def symbolic_types(model: ModelProto, fallback: Mapping[str, TypeProto], budget_
     """Per scope (the main graph, its If/Loop/Scan bodies), the types onnxruntime's symbolic shape inference
     gives the values, as far as it got within ``budget_s`` (raises ImportError without sympy). At an operator
     it does not know it takes the type ``fallback`` has (the main graph's types found otherwise)."""
+    import sympy  # noqa: F401 - the engine's own dependency, which onnxruntime does not declare: onnxviz does
     from onnxruntime.tools import symbolic_shape_infer as engine_module
 
     engine = _engine_class(engine_module)(2**31 - 1, True, False, 0)
