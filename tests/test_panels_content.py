@@ -90,7 +90,7 @@ def test_contrib_node_panel_has_names_schema_and_docs(qtbot: QtBot, window: Main
     assert any(t == "MatMulNBits documentation" for t in panels.node_panel.sections)
     assert [p.message for p in doc.problems] == []                    # checked, and nothing wrong
     scene = window.canvas.layout_obj.build()  # type: ignore[union-attr]
-    assert scene.box_lines[scene.box_of_node(first)] == ["B <256×4×16>", "scales <256×4>"]
+    assert scene.box_lines[scene.box_of_node(first)] == ["B uint8 <256×4×16>", "scales <256×4>"]
 
 
 def test_contrib_attributes_are_edited_with_their_schema_types(qtbot: QtBot, tmp_path: Path) -> None:

@@ -43,10 +43,27 @@ from onnxviz.ui.canvas.view import GraphView  # noqa: E402
 
 
 def models(folder: Path) -> dict[str, Path]:
-    """The exports, plus onnx's own Loop conformance model (test_loop11) written into ``folder``."""
+    """The exports, plus onnx's own Loop conformance model (test_loop11) and a 4-bit BERT (bert_legacy quantized
+    by onnxruntime's MatMulNBitsQuantizer: MatMulNBits, GatherBlockQuantized) written into ``folder``."""
     found = {p.stem: p for p in sorted(EXPORTS.glob("*.onnx"))}
     found["loop11"] = conformance_model("Loop", "test_loop11", folder)
+    found["bert_int4"] = int4_model(folder)
     return found
+
+
+def int4_model(folder: Path) -> Path:
+    """tests/data/exports/bert_legacy.onnx quantized to 4 bits as tests/test_symbolic_shapes.py quantizes it."""
+    import logging
+
+    import onnx
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_symbolic_shapes import int4_bert
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.WARNING)  # a line per node otherwise
+    path = folder / "bert_int4.onnx"
+    onnx.save(int4_bert(), str(path))
+    return path
 
 
 def conformance_model(op: str, name: str, folder: Path) -> Path:

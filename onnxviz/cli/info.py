@@ -8,7 +8,9 @@ from typing import Any
 
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
+from onnxviz.model.graph.flops import human_count
 from onnxviz.model.graph.summary import human_bytes, model_info
+from onnxviz.model.graph.validation import infer_types, without_big_weights
 from onnxviz.model.problems import DATA
 
 
@@ -21,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
     index = doc.index  # first: building it may escape text
+    index.set_inferred(infer_types(without_big_weights(doc.model)).types)  # the figures' shapes, as the window's
     without_data = {p.value: p.message for p in doc.load_problems + index.problems if p.source == DATA and p.value}
     info = model_info(doc.model, index, without_data)
     if args.json:
@@ -51,6 +54,7 @@ def format_lines(name: str, info: dict[str, Any]) -> list[str]:
         *_without_data(info["tensors_without_data"]),
         "inputs:", *[_sig(v) for v in info["inputs"]],
         "outputs:", *[_sig(v) for v in info["outputs"]],
+        *_cost_lines(info),
         "operators:",
         *[f"  {op:<24} {n}" for op, n in info["op_types"].items()],
     ]
@@ -75,6 +79,15 @@ def _without_data(missing: list[dict[str, str]]) -> list[str]:
     if len(missing) > TEXT_METADATA_ROWS:
         lines.append(f"  ... and {len(missing) - TEXT_METADATA_ROWS:,} more (all of them with --json)")
     return lines
+
+
+def _cost_lines(info: dict[str, Any]) -> list[str]:
+    """The main graph's MACs and FLOPs, saying what they leave out and what they assume."""
+    missed = info["nodes_not_counted"]
+    notes = [f"{missed:,} node{'s' if missed != 1 else ''} not counted: no shape known"] if missed else []
+    notes += ["named dimensions counted as 1"] if info["named_dimensions_as_1"] else []
+    note = f" ({'; '.join(notes)})" if notes else ""
+    return [f"MACs:        {human_count(info['macs'])}{note}", f"FLOPs:       {human_count(info['flops'])}"]
 
 
 def _by_graph(graphs: list[dict[str, Any]]) -> list[str]:

@@ -19,11 +19,35 @@ DIM_SEP = "\u00d7"  # the multiplication sign: "x" could be part of a dimension'
 PLACEHOLDER = re.compile(r"unk__\d+")  # the names shape inference makes up for dimensions it cannot tell
 
 
+SHORT_DIM = 28  # characters of an expression dimension in a short text (a label); the tooltip has it whole
+_EXPRESSION = re.compile(r"[\s+*/%()-]")
+
+
 def join_dims(dims: Sequence[str]) -> str:
     """Dimensions joined with \u00d7: ``1\u00d73\u00d7224``, or spaced when a name is among them
-    (``batch \u00d7 sequence \u00d7 64``), so the separator never reads as part of a name."""
+    (``batch \u00d7 sequence \u00d7 64``), so the separator never reads as part of a name; an expression
+    among several is bracketed (``batch \u00d7 16 \u00d7 (floor(height/2 - 1/2) + 1)``)."""
     named = any(not (d.lstrip("-").isdigit() or d in ("?", "...")) for d in dims)
+    if named and len(dims) > 1:
+        dims = [f"({d})" if _EXPRESSION.search(d.lstrip("-")) and not _bracketed(d) else d for d in dims]
     return (f" {DIM_SEP} " if named else DIM_SEP).join(dims)
+
+
+def _bracketed(d: str) -> bool:
+    """Whether ``d`` is one bracketed whole: ``(a + 1)``, not ``(a) + (b)``."""
+    if not (d.startswith("(") and d.endswith(")")):
+        return False
+    depth = 0
+    for k, c in enumerate(d):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and k < len(d) - 1:
+            return False
+    return True
+
+
+def short_dim(d: str) -> str:
+    """A long expression dimension cut to :data:`SHORT_DIM` characters with an ellipsis."""
+    return d if len(d) <= SHORT_DIM else d[:SHORT_DIM - 1].rstrip() + "\u2026"
 
 
 def dims_text(dims: list[str]) -> str:
@@ -37,7 +61,8 @@ def dims_text(dims: list[str]) -> str:
 
 def dim_texts(t: TypeProto, names: bool = False) -> list[str] | None:
     """A tensor type's dimensions as texts (None when the rank is unknown): numbers, names, ``?`` for an
-    unknown one and for a shape-inference placeholder (``unk__54``; kept when ``names``)."""
+    unknown one and for a shape-inference placeholder (``unk__54``; kept when ``names``); a long expression
+    shortened (:func:`short_dim`) unless ``names``."""
     tt: Any = getattr(t, t.WhichOneof("value") or "tensor_type")
     if not tt.HasField("shape"):
         return None
@@ -47,14 +72,17 @@ def dim_texts(t: TypeProto, names: bool = False) -> list[str] | None:
             out.append(str(d.dim_value))
             continue
         name = _text(d.dim_param)
-        out.append(name if name and (names or not PLACEHOLDER.fullmatch(name)) else "?")
+        if not name or not names and PLACEHOLDER.fullmatch(name):
+            out.append("?")
+        else:
+            out.append(name if names else short_dim(name))
     return out
 
 
 def shape_text(t: TypeProto | None, names: bool = False) -> str:
     """Short text of a type's shape: ``1\u00d73\u00d7224\u00d7224``, ``batch \u00d7 ? \u00d7 768``,
-    ``unknown rank``, ``scalar``. Shape-inference placeholders (``unk__54``) read ``?`` unless ``names``
-    (tooltips give them)."""
+    ``unknown rank``, ``scalar``. Shape-inference placeholders (``unk__54``) read ``?`` and long expressions
+    are shortened unless ``names`` (tooltips give them whole)."""
     if t is None:
         return ""
     which = t.WhichOneof("value")

@@ -212,11 +212,6 @@ def _same_as_input(node: NodeProto, ins: Types) -> list[TypeProto | None]:
     return [_input(ins, 0)]
 
 
-def _skip_layer_norm(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    x = _input(ins, 0)
-    return [x, None, None, x]
-
-
 def _matmul_nbits(node: NodeProto, ins: Types) -> list[TypeProto | None]:
     a, n = _input(ins, 0), _int(node, "N", 0)
     dims = _dims(a)
@@ -238,52 +233,6 @@ def _attention(node: NodeProto, ins: Types, elem_from: int = 0) -> list[TypeProt
     if x is None or len(x) != 3 or v_hidden <= 0:
         return [_with(_input(ins, 0), None, elem)]
     return [_with(_input(ins, 0), [x[0], x[1], v_hidden], elem)]
-
-
-def _multi_head_attention(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    q, v = _dims(_input(ins, 0)), _dims(_input(ins, 2))
-    if q is None or len(q) not in (3, 5):
-        return [_with(_input(ins, 0), None)]
-    hidden: DimLike = None
-    if v is not None and len(v) == 3:
-        hidden = v[2]
-    elif v is not None and len(v) == 4 and _value(v[1]) and _value(v[3]):
-        hidden = (_value(v[1]) or 0) * (_value(v[3]) or 0)
-    elif len(q) == 3 and _input(ins, 1) is None:
-        hidden = q[2]
-    elif len(q) == 5 and _value(q[2]) and _value(q[4]):  # packed [batch, sequence, heads, 3, head size]
-        hidden = (_value(q[2]) or 0) * (_value(q[4]) or 0)
-    return [_with(_input(ins, 0), [q[0], q[1], hidden] if hidden is not None else None)]
-
-
-def _group_query_attention(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    q = _dims(_input(ins, 0))
-    if q is None or len(q) != 3:
-        return [_with(_input(ins, 0), None)]
-    if _input(ins, 1) is not None or len(node.input) > 1 and node.input[1]:
-        return [_input(ins, 0)]
-    heads, kv_heads, width = _int(node, "num_heads", 0), _int(node, "kv_num_heads", 0), _value(q[2])
-    if heads <= 0 or width is None:
-        return [_with(_input(ins, 0), None)]
-    return [_with(_input(ins, 0), [q[0], q[1], width * heads // (heads + 2 * kv_heads)])]
-
-
-def _embed_layer_norm(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    ids, words = _dims(_input(ins, 0)), _dims(_input(ins, 2))
-    out = _with(_input(ins, 2), [*ids, words[1]] if ids and len(ids) == 2 and words and len(words) == 2 else None)
-    return [out, _tensor(TensorProto.INT32, [ids[0]] if ids else None)]
-
-
-def _quantized_binary(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    return _delegate("Add", node, [_input(ins, 0), _input(ins, 3)])
-
-
-def _dequantize(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    return [_with(_input(ins, 0), _dims(_input(ins, 0)), _elem(_input(ins, 1)))]
-
-
-def _quantize(node: NodeProto, ins: Types) -> list[TypeProto | None]:
-    return [_with(_input(ins, 0), _dims(_input(ins, 0)), _elem(_input(ins, 2)) or TensorProto.UINT8)]
 
 
 def _channels_first(t: TypeProto | None, last: bool) -> TypeProto | None:
@@ -318,21 +267,17 @@ def _quantized_gemm(node: NodeProto, ins: Types) -> list[TypeProto | None]:
 
 
 CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+# Only the contrib operators that neither onnx nor onnxruntime's symbolic shape inference types (see
+# :mod:`.symbolic_shapes`, which knows MatMulNBits, GatherBlockQuantized, SkipLayerNormalization, Attention,
+# MultiHeadAttention, GroupQueryAttention, EmbedLayerNormalization, the Gelus, QLinearAdd/Mul, Q/DQ...).
 RULES: dict[str, Rule] = {
-    **dict.fromkeys(("Gelu", "FastGelu", "QuickGelu", "BiasGelu", "BiasAdd", "RotaryEmbedding", "BiasSoftmax",
-                     "SimplifiedLayerNormalization", "LayerNormalization", "QLinearSigmoid", "QLinearLeakyRelu",
-                     "QLinearSoftmax", "BiasDropout", "Inverse"), _same_as_input),
-    "SkipLayerNormalization": _skip_layer_norm, "SkipSimplifiedLayerNormalization": _skip_layer_norm,
-    "MatMulNBits": _matmul_nbits, "MatMulBnb4": _matmul_nbits, "FusedMatMul": _fused_matmul,
+    **dict.fromkeys(("BiasSoftmax", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "BiasDropout",
+                     "Inverse"), _same_as_input),
+    "MatMulBnb4": _matmul_nbits, "FusedMatMul": _fused_matmul,
     "MatMulIntegerToFloat": lambda n, i: [_with(_input(i, 2), _dims(_delegate("MatMul", n, i[:2])[0]))],
     "DynamicQuantizeMatMul": lambda n, i: _delegate("MatMul", n, i[:2]),
-    "GemmFastGelu": lambda n, i: _delegate("MatMul", n, i[:2]),
     "FusedGemm": lambda n, i: _delegate("Gemm", n, i[:3], ("transA", "transB", "alpha", "beta")),
     "FusedConv": lambda n, i: _delegate("Conv", n, i[:3], CONV_ATTRS),
-    "Attention": _attention, "QAttention": lambda n, i: _attention(n, i, elem_from=3),
-    "MultiHeadAttention": _multi_head_attention, "GroupQueryAttention": _group_query_attention,
-    "EmbedLayerNormalization": _embed_layer_norm,
-    "QLinearAdd": _quantized_binary, "QLinearMul": _quantized_binary, "QLinearConv": _quantized_conv,
-    "QLinearGlobalAveragePool": _quantized_global_pool, "QGemm": _quantized_gemm,
-    "DequantizeLinear": _dequantize, "QuantizeLinear": _quantize,
+    "QAttention": lambda n, i: _attention(n, i, elem_from=3),
+    "QLinearConv": _quantized_conv, "QLinearGlobalAveragePool": _quantized_global_pool, "QGemm": _quantized_gemm,
 }

@@ -1,7 +1,8 @@
 """Estimated multiply-accumulates (MACs) and floating-point operations per node.
 
 Estimates use declared or inferred shapes (and initializer dims); symbolic
-dimensions (batch, sequence) count as 1. A node whose shapes are unknown gets
+dimensions (batch, sequence) count as 1, and an expression of them (``2*sequence``,
+``floor(height/2 - 1/2) + 1``) as its value with each at 1. A node whose shapes are unknown gets
 ``None``: the total then counts only the
 nodes that could be estimated and says how many could not. Conventions: one
 MAC is two FLOPs; elementwise, normalisation and activation ops cost one FLOP
@@ -22,6 +23,7 @@ import onnx
 from onnx import NodeProto, TensorProto, TypeProto
 
 from onnxviz.model.graph.index import GraphIndex, ModelIndex
+from onnxviz.model.graph.symbolic_shapes import dim_size
 from onnxviz.model.graph.validation import PackedTypes
 from onnxviz.model.text import shape_list, shape_text
 
@@ -115,8 +117,9 @@ class _Shapes:
         found = self._reads.get(key)
         if found is None:
             dims = shape_list(t)
-            concrete = None if dims is None or any(d is None or (isinstance(d, int) and d < 0) for d in dims) \
-                else [d if isinstance(d, int) else 1 for d in dims]
+            sizes = None if dims is None else [d if isinstance(d, int) or d is None else dim_size(d) for d in dims]
+            concrete = None if sizes is None or any(d is None or d < 0 for d in sizes) \
+                else [int(d or 0) for d in sizes]
             symbolic = concrete is not None and any(isinstance(d, str) for d in dims or [])
             found = self._reads[key] = (dims, shape_text(t), concrete, symbolic)
         return found

@@ -214,11 +214,17 @@ class ModelIndex:
         return sum(len(g.nodes) for g in self.graphs.values())
 
     def type_of(self, scope: str, name: str) -> tuple[TypeProto | None, bool]:
-        """(type, inferred?) of a value: the declared type if the file has one, else the inferred."""
+        """(type, inferred?) of a value: the declared type if the file has one, else the inferred (also when the
+        file declares a tensor without a shape and inference found one)."""
         g: GraphIndex | None = self.graphs.get(scope)
         while g is not None:
-            if name in g.declared:
-                return g.declared[name], False
+            t = g.declared.get(name)
+            if t is not None:
+                if t.HasField("tensor_type") and not t.tensor_type.HasField("shape"):
+                    found = self.inferred.get(g.scope, {}).get(name)
+                    if found is not None and found.HasField("tensor_type") and found.tensor_type.HasField("shape"):
+                        return found, True
+                return t, False
             t = self.inferred.get(g.scope, {}).get(name)
             if t is not None:
                 return t, True

@@ -14,7 +14,7 @@ from onnx import NodeProto, TensorProto
 
 from onnxviz.model.graph.index import INITIALIZER, GraphIndex
 from onnxviz.model.graph.tensors import tensor_array
-from onnxviz.model.text import array_values_text
+from onnxviz.model.text import array_values_text, display_name
 
 SMALL_ELEMENTS = 6
 
@@ -55,6 +55,8 @@ def constant_node_array(node: NodeProto) -> np.ndarray | None:
     if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or len(node.attribute) != 1:
         return None
     attr = node.attribute[0]
+    if attr.ref_attr_name:  # a function's attribute: the value is the caller's (see SmallValues.text)
+        return None
     if attr.name == "value":
         return small_tensor_array(attr.t)
     if attr.name in _SCALAR_FIELDS:
@@ -90,7 +92,8 @@ class SmallValues:
         if kind >= 0:
             node = g.nodes[kind]
             single = node.attribute[0] if len(node.attribute) == 1 else None
-            return single.t if single is not None and single.name == "value" and node.op_type == "Constant" else node
+            plain = single is not None and single.name == "value" and not single.ref_attr_name
+            return single.t if plain and single is not None and node.op_type == "Constant" else node
         if kind != INITIALIZER or g.graph is None:
             return None
         if self._positions is None:
@@ -111,6 +114,9 @@ class SmallValues:
         if source is None:
             return None
         if not isinstance(source, TensorProto):
+            reference = source.attribute[0].ref_attr_name if len(source.attribute) == 1 else ""
+            if reference and source.op_type == "Constant":
+                return f"{display_name(reference, 40)} (ref)"
             array = constant_node_array(source)
             return None if array is None else array_values_text(array, short)
         raw = source.raw_data

@@ -14,7 +14,7 @@ import onnx
 from onnx import NodeProto, TensorProto, ValueInfoProto
 
 from onnxviz.model.dtypes import item_bits
-from onnxviz.model.graph.flops import CostColumns, CostPlan, body_costs, cost_plan, plan_costs
+from onnxviz.model.graph.flops import CostColumns, CostPlan, body_costs, cost_plan, model_costs, plan_costs
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, scope_label
 from onnxviz.model.text import dtype_text, shape_list, tensor_dtype_name
 
@@ -214,7 +214,16 @@ def model_info(model: onnx.ModelProto, index: ModelIndex, without_data: Mapping[
         "functions": [f"{f.domain}:{f.name}" for f in model.functions],
         "metadata": {p.key: p.value for p in model.metadata_props},
         "graph_metadata": {p.key: p.value for p in model.graph.metadata_props},
+        **cost_info(index),
     }
+
+
+def cost_info(index: ModelIndex) -> dict[str, Any]:
+    """The main graph's estimated MACs and FLOPs from the types ``index`` holds (set them first), how many of
+    its nodes could not be counted (no shape known), and whether named dimensions were counted as 1."""
+    total = model_costs(index.model, index).summary()
+    return {"macs": total.macs, "flops": total.flops, "nodes_not_counted": total.unknown_nodes,
+            "named_dimensions_as_1": total.symbolic}
 
 
 def human_bytes(n: float) -> str:

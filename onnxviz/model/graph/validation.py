@@ -27,6 +27,7 @@ from onnxviz.model.columns import Texts, pack_column, unpack_column
 from onnxviz.model.graph.contrib_shapes import complete_contrib_types, may_complete
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.symbolic_shapes import refine
 from onnxviz.model.graph.tensors import declared_sizes
 from onnxviz.model.io.external import external_flags, is_external, iter_all_tensors
 from onnxviz.model.io.partial import BYTES, SAME, partial_messages
@@ -43,11 +44,14 @@ class InferenceResult:
     problem: Problem | None = None
 
 
-def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, contrib: bool = True) -> InferenceResult:
+def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, contrib: bool = True,
+                symbolic: bool = True) -> InferenceResult:
     """Run shape inference; never raises. On failure the result carries the reason (and no types).
 
     onnx leaves the outputs of onnxruntime's contrib operators (and all after them) untyped: unless not
-    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`).
+    ``contrib``, a second pass types them (:func:`~onnxviz.model.graph.contrib_shapes.complete_contrib_types`);
+    then, unless every value has a size already, onnxruntime's symbolic shape inference adds the dimensions onnx
+    leaves unknown (:mod:`~onnxviz.model.graph.symbolic_shapes`), unless not ``symbolic``.
     The inferred model's bytes are read with :func:`_inferred_model` (names and serialized types only): onnx's
     ``infer_shapes`` would parse them all into a ModelProto whose 123k types are then serialized again."""
     result = InferenceResult()
@@ -59,14 +63,42 @@ def infer_types(model: ModelLike, data_prop: bool = True, strict: bool = False, 
         result.problem = Problem(severity, _one_line(exc), source="shape_inference")
         return result
     read = _inferred_model().FromString(inferred)
-    if contrib and may_complete(read.graph.node):
+    foreign = contrib and may_complete(read.graph.node)
+    if foreign:
         completed = complete_contrib_types(onnx.ModelProto.FromString(inferred), data_prop)
         read = _inferred_model().FromString(completed.SerializeToString())
     _collect_types("", read.graph, result.types)
     for fn in read.functions:
         scope = function_scope(fn.domain, fn.name, getattr(fn, "overload", ""))
         result.types[scope] = _scope_types((), getattr(fn, "value_info", ()))  # type: ignore[assignment]  # a Mapping
+    if contrib and symbolic and (foreign or not all_static(result.types)):
+        _add_symbolic(data, result.types)
     return result
+
+
+def all_static(types: Mapping[str, Mapping[str, TypeProto]]) -> bool:
+    """Whether every type of ``types`` is a tensor type of known size (each distinct packed type read once)."""
+    for table in types.values():
+        distinct = table.grouped()[1] if isinstance(table, PackedTypes) else table.values()
+        for t in distinct:
+            if t.WhichOneof("value") != "tensor_type" or not t.tensor_type.HasField("shape") or \
+                    not all(d.HasField("dim_value") for d in t.tensor_type.shape.dim):
+                return False
+    return True
+
+
+def _add_symbolic(data: bytes, types: dict[str, dict[str, TypeProto]]) -> None:
+    """``types`` (onnx's, per scope) with what onnxruntime's symbolic shape inference adds
+    (:func:`~onnxviz.model.graph.symbolic_shapes.refine`): each scope it changed packed again."""
+    try:
+        model = onnx.ModelProto.FromString(data)
+    except Exception:  # noqa: BLE001 - onnx's types stand
+        return
+    for scope, changed in refine(model, types).items():
+        table = types.get(scope, {})
+        serialized = {name: t.SerializeToString() for name, t in table.items()}
+        serialized.update((name, t.SerializeToString()) for name, t in changed.items())
+        types[scope] = PackedTypes(_packed(serialized))  # type: ignore[assignment]  # a Mapping, read only
 
 
 def _inferred_model() -> Any:

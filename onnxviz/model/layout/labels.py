@@ -3,7 +3,8 @@
 Each value leaving a box gets one label, placed at the first free spot going down its edge (going
 right when the graph flows left to right): on the side facing away from its box's other edges, else
 on the other.
-A spot is free when its text, with a little air, overlaps no other label and no box. A label with no
+A spot is free when its text, with a little air, overlaps no other label and no box, and no edge of another
+box runs through its text (a box's own edges fan out from one point: its labels stack beside them). A label with no
 free spot anywhere along its edge is left out (the edge's tooltip still gives the shape), so labels
 never run together or cover each other (a Loop's "1" and "5x1", neighbouring columns of shapes).
 """
@@ -134,22 +135,98 @@ class _Boxes:
         return True
 
 
+class _Segments:
+    """The edges' segments, bucketed by the grid cells their bounding boxes cover (made with numpy): does a
+    label's text cross an edge? Edges are drawn as curves through these points, near enough to them."""
+
+    def __init__(self, scene: Scene) -> None:
+        pts, off = scene.edge_points.astype(np.float64), scene.edge_offsets
+        starts = np.arange(len(pts) - 1) if len(pts) > 1 else np.zeros(0, np.int64)
+        last = np.zeros(len(pts), bool)
+        last[np.maximum(off[1:] - 1, 0)] = True   # no segment from an edge's last point to the next edge's first
+        starts = starts[~last[:-1]] if len(starts) else starts
+        a, b = pts[starts], pts[starts + 1]
+        self.segments = np.concatenate([a, b], axis=1).tolist() if len(starts) else []
+        edge = np.searchsorted(off, starts, side="right") - 1
+        self.source = scene.edge_src[edge].tolist() if len(starts) else []  # the box each segment's edge leaves
+        lo, hi = np.floor(np.minimum(a, b) / LABEL_CELL).astype(np.int64), np.floor(np.maximum(a, b) / LABEL_CELL
+                                                                                     ).astype(np.int64)
+        span = hi - lo + 1
+        count = span[:, 0] * span[:, 1] if len(starts) else np.zeros(0, np.int64)
+        which = np.repeat(np.arange(len(count)), count)
+        k = np.arange(len(which)) - np.repeat(np.cumsum(count) - count, count)
+        cx = lo[which, 0] + k // np.maximum(span[which, 1], 1)
+        cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
+        order = np.lexsort((cy, cx))
+        keys = np.stack([cx[order], cy[order]], 1)
+        self.which = which[order].tolist()
+        firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
+            np.zeros(0, np.int64)
+        ends = np.r_[firsts[1:], len(keys)]
+        self.slices = {(int(i), int(j)): (int(f), int(e)) for (i, j), f, e in
+                       zip(keys[firsts].tolist(), firsts.tolist(), ends.tolist(), strict=True)}
+
+    def free(self, r: Rect, source: int) -> bool:
+        """No segment crosses the rectangle ``r``, but those of the edges leaving box ``source``: a node's
+        edges fan out from one point, and its labels stack beside them there."""
+        x0, y0, x1, y1 = r
+        get, which, segments, sources = self.slices.get, self.which, self.segments, self.source
+        seen: set[int] = set()
+        for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
+            for j in range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1):
+                found = get((i, j))
+                for k in range(*found) if found is not None else ():
+                    s = which[k]
+                    if s not in seen:
+                        seen.add(s)
+                        if sources[s] != source and _crosses(segments[s], r):
+                            return False
+        return True
+
+
+def _crosses(seg: list[float], r: Rect) -> bool:
+    """Whether the segment (x0, y0, x1, y1) meets the rectangle (Liang-Barsky clipping)."""
+    ax, ay, bx, by = seg
+    x0, y0, x1, y1 = r
+    dx, dy = bx - ax, by - ay
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
+def text_band(r: Rect) -> Rect:
+    """The part of a label's rectangle its letters cover, which no edge may cross."""
+    return r[0], r[1] + 2.0, r[2], r[3] - 2.0
+
+
 def label_spots(scene: Scene) -> LabelSpots:
     """A free spot for the label of each value leaving a box (one per value, even with several edges)."""
     labelled = _labelled_edges(scene)
     if not labelled:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-    grid, boxes = _Grid(), _Boxes(scene)
+    grid, boxes, edges = _Grid(), _Boxes(scene), _Segments(scene)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = scene.edge_points.tolist(), scene.edge_offsets.tolist()
+    sources = scene.edge_src.tolist()
     for e, outer in labelled:
         pts = points[offsets[e]:offsets[e + 1]]
         text = scene.edge_label[e]
         for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
-            if grid.free(padded) and boxes.free(padded):
+            if grid.free(padded) and boxes.free(padded) and edges.free(text_band((x0, y0, x1, y1)), sources[e]):
                 grid.add(padded)
                 rows.append((e, *spot))
                 break

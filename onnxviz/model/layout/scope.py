@@ -25,7 +25,7 @@ from onnxviz.model.graph.smallvalues import SMALL_ELEMENTS, SmallValues
 from onnxviz.model.io.slices import PASS_ITEMS, map_in_slices
 from onnxviz.model.layout.categories import category_of
 from onnxviz.model.layout.scene import BoxKind, Category
-from onnxviz.model.text import display_name, dtype_text, join_dims, shape_text
+from onnxviz.model.text import DIM_SEP, display_name, dtype_text, join_dims, shape_text, tensor_dtype_name
 
 CHAR_W = 7.0
 HEADER_H = 20.0
@@ -96,6 +96,7 @@ class ScopeGraph:
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
     small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
     holders: frozenset[int] | None = None  # nodes holding subgraphs (If/Loop/Scan), found on first need
+    call: dict[str, str] = field(default_factory=dict)  # a function body opened from a call: its attributes' texts
 
     @property
     def n_items(self) -> int:
@@ -334,6 +335,10 @@ def item_text(sg: ScopeGraph, item: int) -> BoxText:
     t, _ = sg.index.type_of(sg.graph.scope, name)
     desc = " ".join(s for s in (dtype_text(t), shape_text(t)) if s)
     note = sg.item_note[item]
+    if note and sg.graph.parent is not None:  # a value from outside the body: its value, when a small constant
+        sg.small = sg.small or SmallValues(sg.graph)
+        value = sg.small.text(name)
+        desc = f"{desc} = {value}".lstrip() if value is not None else desc
     lines = [clip(x) for x in (desc, note) if x]
     return BoxText(clip(name), "", lines, Category.TERMINAL, OUTER_CAPTION_CHARS * CHAR_W + 24 if note else 0.0)
 
@@ -375,7 +380,17 @@ def _const_line(sg: ScopeGraph, role: str, name: str) -> str:
     if dims is None or math.prod(dims) <= SMALL_ELEMENTS:  # a weight's dims are known: most lines stop here
         sg.small = sg.small or SmallValues(sg.graph)
         value = sg.small.text(name)
+    if value is not None and value.endswith(" (ref)") and sg.call:  # the caller's value of the attribute
+        given = sg.call.get(_reference_of(sg, name))
+        value = f"{value} = {given}" if given is not None else value
     return f"{role} = {value}" if value is not None else f"{role} {_const_text(sg, name)}"
+
+
+def _reference_of(sg: ScopeGraph, name: str) -> str:
+    """The function attribute the Constant making ``name`` refers to ('' if none)."""
+    p = sg.graph.producer.get(name, -1)
+    node = sg.graph.nodes[p] if p >= 0 else None
+    return next((a.ref_attr_name for a in node.attribute if a.ref_attr_name), "") if node is not None else ""
 
 
 def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[str]]:
@@ -391,21 +406,52 @@ def _op_info(sg: ScopeGraph, node: onnx.NodeProto) -> tuple[str, Category, list[
 
 def _const_text(sg: ScopeGraph, name: str) -> str:
     """``<64x3x7x7>``, and after it the weight operators that made the value (``· DequantizeLinear``)."""
-    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside)
-        return f"<{_plain_const_shape(sg, name)}>"
+    if sg.graph.producer.get(name, -1) < 0:  # an initializer (or a value from outside); its type unless float32
+        stored = _stored_type(sg, name)
+        return f"{stored if stored not in ('', 'float32') else ''} <{_plain_const_shape(sg, name)}>".lstrip()
     ops: list[str] = []
     source = name
+    dequantize: onnx.NodeProto | None = None
     while len(ops) < CHAIN_DEPTH:
         p = sg.graph.producer.get(source, -1)
         node = sg.graph.nodes[p] if p >= 0 else None
         if node is None or node.op_type not in WEIGHT_OPS or not node.input:
+            if node is not None and node.op_type != "Constant":  # the operator that made it: ConstantOfShape...
+                ops.append(node.op_type)
             break
         ops.append(node.op_type)
+        dequantize = node if node.op_type == "DequantizeLinear" else dequantize
         source = node.input[0]
     shape = _plain_const_shape(sg, name)
     if shape == "?" and ops and all(op in SAME_SHAPE_OPS for op in ops):
         shape = _plain_const_shape(sg, source)
-    return " · ".join([f"<{shape}>", *reversed(ops)])
+    if dequantize is None:
+        return " · ".join([f"<{shape}>", *reversed(ops)])
+    ops.remove("DequantizeLinear")
+    stored = _stored_type(sg, dequantize.input[0])
+    return " · ".join([f"{stored} <{shape}>".lstrip(), _scale_text(sg, dequantize), *reversed(ops)])
+
+
+def _stored_type(sg: ScopeGraph, name: str) -> str:
+    """The element type a quantized weight is stored as (``int8``), '' when unknown."""
+    t, _ = sg.index.type_of(sg.graph.scope, name)
+    if t is None and sg.graph.graph is not None:
+        tensor = next((x for x in sg.graph.graph.initializer if x.name == name), None)
+        return tensor_dtype_name(tensor.data_type) if tensor is not None else ""
+    return dtype_text(t)
+
+
+def _scale_text(sg: ScopeGraph, dequantize: onnx.NodeProto) -> str:
+    """What a DequantizeLinear's scale says of its weight: ``per-tensor scale``, ``per-channel scale <16>``,
+    ``blocked scale <16×2>``."""
+    if len(dequantize.input) < 2 or not dequantize.input[1]:
+        return "DequantizeLinear"
+    shape = _plain_const_shape(sg, dequantize.input[1])
+    if shape in ("scalar", "1"):
+        return "per-tensor scale"
+    if shape == "?":
+        return "DequantizeLinear"
+    return f"{'per-channel' if DIM_SEP not in shape else 'blocked'} scale <{shape}>"
 
 
 def _plain_const_shape(sg: ScopeGraph, name: str) -> str:

@@ -45,11 +45,13 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
+from onnxviz.model.graph.opdocs import attribute_text
 from onnxviz.model.heap import building
 from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
 from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
+from onnxviz.model.layout.scope import CHAIN_DEPTH, WEIGHT_OPS
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
@@ -121,6 +123,7 @@ class GraphCanvas(QWidget):
     scope_changed = Signal(str)
     ghost_selected = Signal(int)   # the key of the ghost box clicked or selected
     ghost_activated = Signal(int)  # the key of the ghost box double-clicked (or Enter on it)
+    weight_row_clicked = Signal(str, str)  # (scope, value) of the weight row of a box that was clicked
     layout_failed = Signal(str)
 
     layout_factory: Callable[..., Any] = staticmethod(default_layout_factory)   # (index, scope, expanded[, inline])
@@ -142,6 +145,7 @@ class GraphCanvas(QWidget):
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
         self._inline: frozenset[Holder] = frozenset()   # nodes drawn with their bodies inside (shown scope or bodies)
+        self._call: dict[str, str] = {}   # the attributes of the call a shown function body was entered from
         self._ghosts: Mapping[str, Sequence[Ghost]] = {}   # scope -> boxes of nodes only another model has
         self._describe_ghost: Callable[[int], str] = str   # a ghost's key -> its tooltip (html)
         self._badges: dict[tuple[str, int], str] = {}
@@ -303,7 +307,46 @@ class GraphCanvas(QWidget):
             trail = self._trail[: self._trail.index(scope) + 1]
         else:
             trail = self._trail + [scope] if scope.startswith("fn:") else scope_trail(scope)
+        if scope.startswith("fn:"):
+            self._call = self._selected_call(scope)
         self._load_scope(scope, trail, expanded=None, keep_view=False)
+
+    def _weight_row_at(self, box: int) -> str:
+        """The constant input whose row of ``box`` (a node's) was clicked last, '' if the click was elsewhere: the
+        rows list the node's constant inputs in order (see ``scope._node_text``)."""
+        d, where = self.drawable, getattr(self.view, "last_click", None)
+        if self.doc is None or d is None or where is None or not d.scene.box_lines[box]:
+            return ""
+        row = int((where.y() - float(d.y0[box]) - style.HEADER_H - 2) // style.LINE_H)
+        g = self.doc.index.graphs.get(self._scope)
+        node = d.scene.box_ref[box].node
+        if g is None or row < 0 or not 0 <= node < len(g.nodes) or self.layout_obj is None:
+            return ""
+        graph = getattr(self.layout_obj, "graph", None)
+        consts = [x for x in g.nodes[node].input if x and graph is not None and x in graph.const_values]
+        if row >= min(len(consts), len(d.scene.box_lines[box])):
+            return ""
+        name = consts[row]
+        for _ in range(CHAIN_DEPTH):  # through the weight operators folded into the row, to the stored weight
+            maker = g.producer.get(name, -1)
+            if maker < 0 or g.nodes[maker].op_type not in WEIGHT_OPS or not g.nodes[maker].input:
+                break
+            name = g.nodes[maker].input[0]
+        return name
+
+    def _selected_call(self, scope: str) -> dict[str, str]:
+        """The attributes (as texts) of the selected node when it calls the function ``scope``: the body then shows
+        the caller's value beside each reference to one (``alpha (ref) = 0.5``)."""
+        assert self.doc is not None
+        state = self.doc.selection.state
+        g = self.doc.index.graphs.get(state.scope)
+        if g is None or not 0 <= state.node < len(g.nodes):
+            return {}
+        node = g.nodes[state.node]
+        fn = self.doc.index.function_for(node)
+        if fn is None or function_scope(fn.domain, fn.name, getattr(fn, "overload", "")) != scope:
+            return {}
+        return {a.name: attribute_text(a) for a in node.attribute}
 
     def leave_scope(self) -> None:
         """Back to the enclosing graph."""
@@ -474,9 +517,13 @@ class GraphCanvas(QWidget):
         self._inline = inline
         options = self.layout_options
 
+        call = self._call if scope.startswith("fn:") else {}
+
         def make() -> Any:
             layout = factory(index, scope, expanded, inline) if inline else factory(index, scope, expanded)
             layout.options = options
+            if call and hasattr(layout, "graph"):
+                layout.graph.call = call
             return layout
 
         def finish() -> None:
@@ -741,6 +788,9 @@ class GraphCanvas(QWidget):
         ref = self.drawable.scene.box_ref[box]
         if ref.kind == BoxKind.OP:
             self.doc.selection.select_node(self._scope, ref.node)
+            weight = self._weight_row_at(box)
+            if weight:
+                self.weight_row_clicked.emit(self._scope, weight)
         elif ref.kind == BoxKind.GHOST and ref.group:   # the ghosts inside a collapsed group: open it
             self.expand_group(ref.group)
         elif ref.kind == BoxKind.GHOST:

@@ -47,11 +47,32 @@ class SearchHit:
     detail: str = ""   # the node an "op" hit stands for
 
     def display(self) -> str:
-        """One line: the name escaped and cut (invisible characters shown, like everywhere else)."""
+        """One line: the name escaped and cut (invisible characters shown, like everywhere else); a long
+        node path keeps its numbered parts (``/model/encoder/layer.3/…/query/MatMul_Q4``: what tells one
+        layer's node from another's), the tooltip has it whole."""
         where = f", in {display_name(self.scope, NAME_CHARS)}" if self.scope else ""
         if self.what == "op":
-            return f"{display_name(self.text, NAME_CHARS)}    ({display_name(self.detail, NAME_CHARS)}{where})"
-        return f"{display_name(self.text, NAME_CHARS)}    ({self.what}{where})"
+            return f"{display_name(self.text, NAME_CHARS)}    ({short_path(display_name(self.detail, None))}{where})"
+        return f"{short_path(display_name(self.text, None))}    ({self.what}{where})"
+
+
+SHORT_PATH = 48  # characters of a name path beyond which its unnumbered middle parts give way
+
+
+def short_path(name: str, limit: int = SHORT_PATH) -> str:
+    """``name`` if short; else, for a ``/``-separated path, its first and last two parts and every numbered
+    one (a layer's index), each run of the others as ``…``; cut at :data:`NAME_CHARS` in any case."""
+    parts = name.split("/")
+    if len(name) <= limit or len(parts) < 5:
+        return name[:NAME_CHARS]
+    keep = [k < 2 or k >= len(parts) - 2 or any(c.isdigit() for c in part) for k, part in enumerate(parts)]
+    out: list[str] = []
+    for part, kept in zip(parts, keep, strict=True):
+        if kept:
+            out.append(part)
+        elif not out or out[-1] != "\u2026":
+            out.append("\u2026")
+    return "/".join(out)[:NAME_CHARS]
 
 
 class SearchIndex:

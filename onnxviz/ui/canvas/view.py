@@ -53,6 +53,7 @@ class GraphView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.last_click: QPointF | None = None  # scene position of the last click (which row of a box it hit)
         self.drawable: Drawable | None = None
         self.options = PaintOptions()
         self.message = ""   # shown in the middle when there is nothing (or nothing good) to draw
@@ -266,6 +267,7 @@ class GraphView(QWidget):
         if d is None:
             return
         box = d.box_at(pos.x(), pos.y())
+        self.last_click = pos
         if box >= 0:
             if toggle_rect(d, box=box).adjusted(-3, -3, 3, 3).contains(pos) \
                     and (self._is_group(box) or box in self.options.body_toggles):

@@ -46,6 +46,7 @@ class Panels(QObject):
         self._add_docks()
         window.document_changed.connect(self.set_document)
         window.model_changed.connect(self._on_model_changed)
+        window.canvas.weight_row_clicked.connect(self._show_weight)
         self.set_document(window.doc)
 
     # -- docks -----------------------------------------------------------------------------------
@@ -164,6 +165,11 @@ class Panels(QObject):
     def _select_value(self, scope: str, name: str) -> None:
         if self.doc is not None:
             self.doc.selection.select_value(scope, name)
+
+    def _show_weight(self, scope: str, name: str) -> None:
+        """A weight row of a box was clicked: that weight in the Weights panel (the node stays selected)."""
+        if self.doc is not None and self.weights_panel.show_value(self.doc, scope, name):
+            self.docks["Weights"].raise_()
 
     def _show_attribute_tensor(self, scope: str, node: int, attr: str) -> None:
         if self.doc is not None and self.weights_panel.show_attribute(self.doc, scope, node, attr):
