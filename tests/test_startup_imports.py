@@ -45,21 +45,30 @@ def test_importing_the_window_leaves_plots_and_runtimes_out(tmp_path: Path) -> N
     assert _late_modules(tmp_path, "import onnxviz.ui.main_window") == []
 
 
-def test_the_worker_processes_start_before_the_heavy_imports(tmp_path: Path) -> None:
-    """``onnxviz FILE`` starts its worker processes first (each then takes ~0.3 s to start Python and import
-    onnx, in parallel with this process's imports): up to then the command imports none of onnx, numpy or Qt."""
-    code = ("import sys\n"
+def test_the_worker_processes_are_forks_made_after_the_model_imports_before_qt_and_threads(tmp_path: Path) -> None:
+    """``onnxviz FILE`` forks its worker processes once it has imported onnx, numpy and the jobs' module (a
+    spawned worker took ~0.3 s of CPU to import them again), before it imports Qt or starts a thread."""
+    code = ("import os, sys, threading\n"
             "from onnxviz.model.background import procpool\n"
-            "def started(*args):\n"
-            "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('onnx', 'numpy', 'PySide6'))\n"
-            "    print('HEAVY', *heavy)\n"
-            "    raise SystemExit(0)\n"
-            "procpool.start_workers = started\n"
+            "fork = procpool.fork_workers\n"
+            "def checked(roles):\n"
+            "    ready = all(m in sys.modules for m in ('onnx', 'numpy', procpool.JOBS_MODULE))\n"
+            "    print('BEFORE', ready, 'PySide6' in sys.modules, threading.active_count())\n"
+            "    forked = fork(roles)\n"
+            "    own = open('/proc/self/cmdline', 'rb').read()\n"
+            "    pids = [pid for role in roles for pid in procpool.shared_worker(role).pids]\n"
+            "    copies = [open(f'/proc/{pid}/cmdline', 'rb').read() == own for pid in pids]\n"
+            "    print('FORKED', forked, len(pids), all(copies))\n"
+            "    return forked\n"
+            "procpool.fork_workers = checked\n"
             "from onnxviz.cli import main\n"
-            f"main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', 'unused.png'])\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+            f"main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', 'shot.png'])\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["HEAVY"]
+    assert result.stdout.split() == ["BEFORE", "True", "False", "1", "FORKED", "True", "2", "True"]
+    assert (tmp_path / "shot.png").stat().st_size > 0
 
 
 def test_a_model_is_shown_and_analysed_without_them(tmp_path: Path) -> None:

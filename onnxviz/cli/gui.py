@@ -66,16 +66,18 @@ def run(args: argparse.Namespace) -> int:
     if args.file and not os.path.exists(args.file):
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
-    reuse_big_blocks()  # before any thread starts: each thread must allocate from the one heap it tunes
-    if first and os.path.isfile(first):
-        from pathlib import Path
-
-        from onnxviz.model.background.early import analyse_early
-
-        analyse_early(Path(first))  # first: in the worker processes, while this one imports the rest
     with building():  # the modules and the window live as long as the process: no collection walks them
         for module in MODEL_FIRST:
             importlib.import_module(module)
+    from onnxviz.model.background.early import analyse_early, start_analysis_workers
+
+    start_analysis_workers()  # forks of this process, before any thread starts: their imports are done
+    reuse_big_blocks()  # before any other thread starts: each thread must allocate from the one heap it tunes
+    if first and os.path.isfile(first):
+        from pathlib import Path
+
+        analyse_early(Path(first))  # in the worker processes, while this one imports Qt and builds its window
+    with building():
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
         from onnxviz.ui.main_window import MainWindow
 

@@ -19,12 +19,13 @@ from onnxviz.model.background.procpool import (
     POLL_S,
     RUNTIME,
     WorkerProcess,
+    fork_workers,
     run_named,
     shared_worker,
     start_workers,
 )
 from onnxviz.model.errors import Cancelled, OnnxvizError
-from onnxviz.model.problems import Problem
+from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.progress import CancelToken
 
 if TYPE_CHECKING:
@@ -32,9 +33,9 @@ if TYPE_CHECKING:
     from onnxviz.model.graph.validation import PackedValidation
 
 
-# Which files are analysed as they open (see ValidationService.prefetch): smaller ones are analysed in well under
-# a second after the open, and starting the worker processes during it slowed it more than that saved (12k
-# nodes, 5 MB: drawn 0.7 s later on a busy CPU); bigger ones reach analysis in another form (without weights).
+# Which files a window analyses as it opens them (see ValidationService.prefetch): smaller ones are analysed in well
+# under a second after the open; bigger ones reach analysis in another form (without weights). The file the command
+# opens is analysed at its start whatever its size up to the maximum (see analyse_early).
 EARLY_MIN_BYTES = 16 << 20
 EARLY_MAX_BYTES = 64 << 20
 
@@ -42,7 +43,8 @@ EARLY_MAX_BYTES = 64 << 20
 class EarlyAnalysis:
     """The analysis of a file started as it is being opened, in both worker processes: the first infers the
     types; the second finds the first problems, then the figures' part that needs no types, then, once the
-    first sends the types, the rest of the figures. Jobs are queued from a thread of its own, which then
+    first sends the types, the rest of the figures, then, when none of that found an error, what onnxruntime
+    refuses (the window's second pass). Jobs are queued from a thread of its own, which then
     relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module imports
     onnx, which this process may not have imported yet."""
 
@@ -56,7 +58,9 @@ class EarlyAnalysis:
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: EarlyAnalysis.Futures | None = None  # (first problems, inference)
         self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
+        self.runtime_queued = threading.Event()  # the same for onnxruntime's check
         self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
+        self.runtime: tuple[bytes, Future[list[Problem]]] | None = None  # (digest, onnxruntime's problems)
         self._extra: list[Future[Any]] = []  # the second process's later jobs
         self._token = CancelToken()
         self._lock = threading.Lock()
@@ -83,6 +87,7 @@ class EarlyAnalysis:
                 self._relay_types(worker, futures[1])
         finally:
             self.figures_queued.set()
+            self.runtime_queued.set()
 
     def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
         """Hand the inferred types to the second process, for the figures."""
@@ -95,6 +100,22 @@ class EarlyAnalysis:
         with self._lock:
             self.figures = (digest, figures)
             self._extra.append(figures)
+            if self._token.cancelled:
+                self._cancel_locked()
+        self._queue_runtime(digest, packed.problems)
+
+    def _queue_runtime(self, digest: bytes, inferred: list[Problem]) -> None:
+        """After the figures, onnxruntime's check of the state ``digest``, when no check found an error."""
+        try:
+            first_digest, first = self.second.wait(self.futures[0], self._token) if self.futures else (b"", [])
+            if first_digest != digest or any(p.severity is Severity.ERROR for p in first + inferred):
+                return
+            runtime = self.second.submit(run_named, JOBS_MODULE, "early_runtime_job", str(self.path), digest)
+        except Exception:  # noqa: BLE001 - cancelled, or the first checks failed: the window's pass checks it
+            return
+        with self._lock:
+            self.runtime = (digest, runtime)
+            self._extra.append(runtime)
             if self._token.cancelled:
                 self._cancel_locked()
 
@@ -118,6 +139,24 @@ class EarlyAnalysis:
             token.check()  # the caller's, raised; else this analysis was cancelled
             return None
         except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
+            return None
+
+    def runtime_of(self, digest: bytes, token: CancelToken) -> list[Problem] | None:
+        """What onnxruntime refuses in the state ``digest`` (in a background thread: waits for it), if this
+        analysis checked it, else None."""
+        while not self.runtime_queued.wait(POLL_S):
+            token.check()
+        with self._lock:
+            runtime, self.runtime = self.runtime, None  # taken once
+        if runtime is None or runtime[0] != digest:
+            return None
+        try:
+            problems: list[Problem] = self.second.wait(runtime[1], token)
+            return problems
+        except Cancelled:
+            token.check()
+            return None
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: checked afresh
             return None
 
     def cancel(self) -> None:
@@ -165,10 +204,21 @@ def unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) ->
     return early
 
 
-def analyse_early(path: Path) -> None:
-    """As the application starts with the file at ``path`` to open, before its window is built: the worker
-    processes start, and the file's analysis with them, alongside the application's imports (the window's
-    open takes it over, see ``ValidationService.prefetch``)."""
+def start_analysis_workers() -> None:
+    """As the application starts, before any thread: its worker processes, as forks of it where they can be
+    (see :func:`~onnxviz.model.background.procpool.fork_workers`), else spawned, importing the jobs' module."""
+    fork_workers((CHECKS, RUNTIME))
     start_workers((CHECKS, RUNTIME), JOBS_MODULE)
-    if analysed_early(path):
+
+
+def analyse_early(path: Path) -> None:
+    """As the application starts with the file at ``path`` to open, before its window is built: the file's
+    analysis starts in the worker processes, alongside the application's imports (the window's open takes it
+    over, see ``ValidationService.prefetch``): any file up to :data:`EARLY_MAX_BYTES`, the workers being forks of
+    this process, ready at once (when spawned as it started, they slowed a 12k-node open by 0.7 s on a busy CPU)."""
+    try:
+        size = path.stat().st_size
+    except OSError:  # no such file: the open says so
+        return
+    if size <= EARLY_MAX_BYTES:
         started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
