@@ -153,3 +153,36 @@ def test_the_window_imports_the_model_layer_before_qt(tmp_path: Path) -> None:
                                 timeout=120, env=env)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == expected
+
+
+def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path) -> None:
+    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed and reaped
+    first); the scripted grab leaves the user's recent files as they were."""
+    shot, settings = tmp_path / "shot.png", tmp_path / "settings"
+    code = ("import sys\n"
+            "from onnxviz.model.background import procpool\n"
+            "fork = procpool.fork_workers\n"
+            "def forked(roles):\n"
+            "    done = fork(roles)\n"
+            "    print('WORKERS', *[pid for role in roles for pid in procpool.shared_worker(role).pids], flush=True)\n"
+            "    return done\n"
+            "procpool.fork_workers = forked\n"
+            "import atexit\n"
+            "atexit.register(lambda: print('INTERPRETER ENDED'))\n"
+            "from onnxviz.cli import main\n"
+            f"sys.argv = ['onnxviz', {str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', "
+            f"{str(shot)!r}]\n"
+            "main()\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(settings)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    [line] = result.stdout.splitlines()  # the interpreter's end never came
+    label, *pids = line.split()
+    assert label == "WORKERS" and len(pids) == 2
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)  # reaped: not even zombies
+    assert shot.stat().st_size > 0
+    from PySide6.QtCore import QSettings
+
+    written = QSettings(str(settings / "onnxviz" / "onnxviz.ini"), QSettings.Format.IniFormat)
+    assert written.value("recent/files") is None

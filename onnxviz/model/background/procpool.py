@@ -229,14 +229,14 @@ def shared_worker(role: str = CHECKS) -> WorkerProcess:
         worker = _shared.get(role)
         if worker is None:
             if not _shared:
-                before_threads_join(_close_shared)
+                before_threads_join(close_shared_workers)
             worker = _shared[role] = WorkerProcess()
         return worker
 
 
-def _close_shared() -> None:
-    """Close the shared workers as the interpreter ends: all killed first, then each reaped (~20 ms each
-    when done one after the other)."""
+def close_shared_workers() -> None:
+    """Close the shared workers (as the interpreter or the command ends): all killed first, then each reaped
+    (~20 ms each when done one after the other)."""
     with _shared_lock:
         workers = list(_shared.values())
     for worker in workers:
