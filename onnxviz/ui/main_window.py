@@ -21,6 +21,7 @@ from PySide6.QtGui import (
     QDragMoveEvent,
     QDropEvent,
     QGuiApplication,
+    QImage,
     QKeySequence,
 )
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
@@ -37,6 +38,7 @@ from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
 from onnxviz.ui.panels import feature as panels_feature
+from onnxviz.ui.png import png_bytes
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.saving import save_document
@@ -51,9 +53,6 @@ from onnxviz.ui.widgets.names import message_text, short_name
 
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
 LAYOUT_LEVELS = 12  # nested layouts settle_layouts lays out (a panel page: ~6)
-# Qt's PNG writer takes (100 - quality) * 9 // 91 as zlib's level: 80 is level 1 (a 1400x900 window: 27 ms of CPU
-# instead of 40 at the default level, the file 4% bigger); a JPEG's quality
-PICTURE_QUALITY = 80
 SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap: a few attributes)
 WATCH_KEY = "file/watch"
 Button = QMessageBox.StandardButton
@@ -571,7 +570,7 @@ class MainWindow(QMainWindow):
         def grab() -> None:
             app.processEvents()
             settle_layouts()
-            if not self.grab().save(out, None, PICTURE_QUALITY):
+            if not save_picture(self.grab().toImage(), out):
                 result["code"] = 2
             app.quit()
 
@@ -596,6 +595,17 @@ class MainWindow(QMainWindow):
 
     def central_placeholder(self) -> QWidget:
         return self.placeholder
+
+
+def save_picture(image: QImage, out: str) -> bool:
+    """Write ``image`` to ``out`` in the format its suffix names (PNG through :func:`~onnxviz.ui.png.png_bytes`)."""
+    if not out.lower().endswith(".png"):
+        return image.save(out)
+    try:
+        Path(out).write_bytes(png_bytes(image))
+    except OSError:
+        return False
+    return True
 
 
 def settle_layouts() -> None:
