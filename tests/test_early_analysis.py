@@ -81,7 +81,7 @@ def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, 
 def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, window: MainWindow, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """No pass runs again for the opened document: the results of the analysis started as the file was being
-    read are taken (the same bytes), and the Model panel's figures are the second worker's, computed then with
+    read are taken (the same bytes), and the Model panel's figures are the checks worker's, computed then with
     the types the first inferred (no figures job asked for)."""
     asked: list[str] = []
     real = service_module.run_on_model
@@ -102,7 +102,7 @@ def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, windo
 
 
 def test_the_early_figures_count_the_inferred_shapes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    """The figures made in the second worker read the shapes the first inferred: a MatMul whose output has no
+    """The figures made in the checks worker read the shapes the runtime worker inferred: a MatMul whose output has no
     declared shape gets its MACs (2x3 @ 3x4: 24)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     w = helper.make_tensor("w", TensorProto.FLOAT, [3, 4], [0.5] * 12)

@@ -232,8 +232,7 @@ class ValidationService(QObject):
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = _early_result(worker, self.runtime_worker, early, digest, found_first, token) \
-                if early is not None else None
+            packed = _early_result(early, digest, found_first, token) if early is not None else None
             if packed is None:
                 found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key,
                                          token=token))
@@ -344,20 +343,20 @@ class ValidationService(QObject):
         return any(t is not None and not t.done for t in (self._task, self._runtime_task)) or self._timer.isActive()
 
 
-def _early_result(worker: WorkerProcess, second: WorkerProcess, early: EarlyAnalysis, digest: bytes,
-                  found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation | None:
+def _early_result(early: EarlyAnalysis, digest: bytes, found_first: Callable[[list[Problem]], None],
+                  token: CancelToken) -> PackedValidation | None:
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
     try:
         futures = early.wait(token)
         if futures is None:
             return None
-        first_digest, first = second.wait(futures[0], token)
+        first_digest, first = early.checking.wait(futures[0], token)
         if first_digest != digest:
             early.cancel()
             return None
         found_first(first)
-        inference_digest, packed = worker.wait(futures[1], token)
+        inference_digest, packed = early.inferring.wait(futures[1], token)
         if inference_digest != digest:  # the file changed between the two workers' reads
             early.cancel()
             return None

@@ -1,9 +1,10 @@
 """The analysis of a model file started as it is being opened, before the opening window has its bytes:
-shape inference in one worker process; the checker's problems, then the figures' part that needs no types,
-then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The window's validation
-and Model panel take its results when the bytes they analyse are the ones analysed here.
+shape inference then onnxruntime's check in one worker process; the checker's problems, then the figures' part
+that needs no types, then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The
+window's validation, its onnxruntime check and its Model panel take these results when the bytes they analyse are
+the ones analysed here.
 
-Nothing here imports onnx: the command starts the analysis first thing, while it imports the rest.
+Nothing here imports onnx: the command starts the analysis as soon as its workers are forked, while it imports Qt.
 """
 
 from __future__ import annotations
@@ -41,19 +42,19 @@ EARLY_MAX_BYTES = 64 << 20
 
 
 class EarlyAnalysis:
-    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
-    types; the second finds the first problems, then the figures' part that needs no types, then, once the
-    first sends the types, the rest of the figures, then, when none of that found an error, what onnxruntime
-    refuses (the window's second pass). Jobs are queued from a thread of its own, which then
-    relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module imports
-    onnx, which this process may not have imported yet."""
+    """The analysis of a file started as it is being opened, in both worker processes: the runtime worker infers
+    the types, then, when no check found an error, finds what onnxruntime refuses (the window's second pass, the
+    longest job: 12k nodes, ~0.5 s); meanwhile the checks worker finds the first problems, then the figures' part
+    that needs no types, then, once the types come, the rest of the figures. Jobs are queued from a thread of its
+    own, which then relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module
+    imports onnx, which this process may not have imported yet."""
 
     Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
 
-    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
+    def __init__(self, path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> None:
         self.path = path
-        self.second = second
-        self.workers = (worker, second)
+        self.checking, self.inferring = checks, runtime
+        self.workers = (checks, runtime)
         self.unclaimed = False  # started before a window asked for it (analyse_early)
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: EarlyAnalysis.Futures | None = None  # (first problems, inference)
@@ -61,18 +62,17 @@ class EarlyAnalysis:
         self.runtime_queued = threading.Event()  # the same for onnxruntime's check
         self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
         self.runtime: tuple[bytes, Future[list[Problem]]] | None = None  # (digest, onnxruntime's problems)
-        self._extra: list[Future[Any]] = []  # the second process's later jobs
+        self._extra: list[Future[Any]] = []  # the later jobs
         self._token = CancelToken()
         self._lock = threading.Lock()
-        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
-                         daemon=True).start()
+        threading.Thread(target=self._submit, name="onnxviz-early-analysis", daemon=True).start()
 
-    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
+    def _submit(self) -> None:
         name = str(self.path)
         try:
-            inference = worker.submit(run_named, JOBS_MODULE, "early_inference_job", name)  # the longer path first
-            first = second.submit(run_named, JOBS_MODULE, "early_first_job", name)
-            structure = second.submit(run_named, JOBS_MODULE, "early_structure_job", name)
+            inference = self.inferring.submit(run_named, JOBS_MODULE, "early_inference_job", name)  # the longer path
+            first = self.checking.submit(run_named, JOBS_MODULE, "early_first_job", name)
+            structure = self.checking.submit(run_named, JOBS_MODULE, "early_structure_job", name)
             futures: EarlyAnalysis.Futures | None = (first, inference)
         except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
             futures, structure = None, None
@@ -84,16 +84,16 @@ class EarlyAnalysis:
         self.ready.set()
         try:
             if futures is not None:
-                self._relay_types(worker, futures[1])
+                self._relay_types(futures[1])
         finally:
             self.figures_queued.set()
             self.runtime_queued.set()
 
-    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
-        """Hand the inferred types to the second process, for the figures."""
+    def _relay_types(self, inference: Future[tuple[bytes, PackedValidation]]) -> None:
+        """Hand the inferred types to the checks worker, for the figures."""
         try:
-            digest, packed = worker.wait(inference, self._token)
-            figures = self.second.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
+            digest, packed = self.inferring.wait(inference, self._token)
+            figures = self.checking.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
                                          packed.types)
         except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
             return
@@ -105,12 +105,13 @@ class EarlyAnalysis:
         self._queue_runtime(digest, packed.problems)
 
     def _queue_runtime(self, digest: bytes, inferred: list[Problem]) -> None:
-        """After the figures, onnxruntime's check of the state ``digest``, when no check found an error."""
+        """After inference, in its process, onnxruntime's check of the state ``digest`` when no check found an
+        error."""
         try:
-            first_digest, first = self.second.wait(self.futures[0], self._token) if self.futures else (b"", [])
+            first_digest, first = self.checking.wait(self.futures[0], self._token) if self.futures else (b"", [])
             if first_digest != digest or any(p.severity is Severity.ERROR for p in first + inferred):
                 return
-            runtime = self.second.submit(run_named, JOBS_MODULE, "early_runtime_job", str(self.path), digest)
+            runtime = self.inferring.submit(run_named, JOBS_MODULE, "early_runtime_job", str(self.path), digest)
         except Exception:  # noqa: BLE001 - cancelled, or the first checks failed: the window's pass checks it
             return
         with self._lock:
@@ -134,11 +135,11 @@ class EarlyAnalysis:
         if figures is None or figures[0] != digest:
             return None
         try:
-            return self.second.wait(figures[1], token)
+            return self.checking.wait(figures[1], token)
         except Cancelled:
             token.check()  # the caller's, raised; else this analysis was cancelled
             return None
-        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the checks worker: computed afresh
             return None
 
     def runtime_of(self, digest: bytes, token: CancelToken) -> list[Problem] | None:
@@ -151,12 +152,12 @@ class EarlyAnalysis:
         if runtime is None or runtime[0] != digest:
             return None
         try:
-            problems: list[Problem] = self.second.wait(runtime[1], token)
+            problems: list[Problem] = self.inferring.wait(runtime[1], token)
             return problems
         except Cancelled:
             token.check()
             return None
-        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: checked afresh
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the runtime worker: checked afresh
             return None
 
     def cancel(self) -> None:
@@ -189,16 +190,16 @@ def analysed_early(path: Path) -> bool:
         return False
 
 
-def started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis:
+def started_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis:
     global _latest
-    early = _latest = EarlyAnalysis(path.absolute(), worker, second)
+    early = _latest = EarlyAnalysis(path.absolute(), checks, runtime)
     return early
 
 
-def unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis | None:
+def unclaimed_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis | None:
     """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
     early = _latest
-    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
+    if early is None or early.path != path.absolute() or early.workers != (checks, runtime) or not early.unclaimed:
         return None
     early.unclaimed = False
     return early
