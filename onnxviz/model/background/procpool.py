@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.forking import start_method
 from onnxviz.model.heap import building
 from onnxviz.model.progress import CancelToken
 
@@ -250,7 +251,7 @@ def fork_workers(roles: tuple[str, ...]) -> bool:
     has not imported Qt; else nothing is done and False returned): they have the modules this process imported
     (onnx, numpy, the jobs' module) without importing them again, ~0.3 s of CPU each when spawned. Call it before
     any thread starts (no thread runs until :func:`start_workers`); workers replaced later are spawned."""
-    if not sys.platform.startswith("linux") or threading.active_count() > 1 or "PySide6.QtCore" in sys.modules:
+    if start_method() != "fork":
         return False
     for role in roles:
         shared_worker(role).fork()
