@@ -186,3 +186,42 @@ def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path)
 
     written = QSettings(str(settings / "onnxviz" / "onnxviz.ini"), QSettings.Format.IniFormat)
     assert written.value("recent/files") is None
+
+
+STARTUP_MODULES = REPO / "tests" / "data" / "startup_modules.txt"
+_IMPORTED = """
+import sys
+from onnxviz.cli import main
+assert main([sys.argv[1], '--screenshot', sys.argv[2]]) == 0
+print('MODULES', *sorted(sys.modules))
+"""
+
+
+def startup_modules(folder: Path) -> set[str]:
+    """Every module the window's process holds once ``onnxviz FILE --screenshot`` has drawn, checked and summed
+    up the example model (settings of its own in ``folder``)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(folder)}
+    example = REPO / "resources" / "examples" / "example.onnx"
+    result = subprocess.run([sys.executable, "-c", _IMPORTED, str(example), str(folder / "shot.png")],
+                            capture_output=True, text=True, cwd=folder, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def test_the_first_frame_imports_no_more_than_it_did(tmp_path: Path) -> None:
+    """The window's start imports only the modules listed in tests/data/startup_modules.txt (its own, Python's and
+    the libraries'): each module more is start-up time every user pays (PySide6 also reads the source of each one
+    imported after it). Import it where it is used; if the first frame needs it, add it to the list
+    (``python tests/test_startup_imports.py`` writes the list anew)."""
+    listed = set(STARTUP_MODULES.read_text().split())
+    grown = sorted(m for m in startup_modules(tmp_path) - listed if not m.startswith("encodings."))  # the locale's
+    assert grown == [], f"the window's start now imports {len(grown)} more modules: {', '.join(grown[:40])}"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        STARTUP_MODULES.write_text("\n".join(sorted(startup_modules(Path(scratch)))) + "\n")
+    print(f"wrote {STARTUP_MODULES}")
