@@ -225,3 +225,23 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         STARTUP_MODULES.write_text("\n".join(sorted(startup_modules(Path(scratch)))) + "\n")
     print(f"wrote {STARTUP_MODULES}")
+
+
+def test_a_forked_worker_holds_none_of_the_other_workers_pipes(tmp_path: Path) -> None:
+    """The second worker is forked once the first one's pipes exist: it closes its copies of them (a copy of the
+    first one's results pipe would keep it open should the first die mid-result, and the window would wait)."""
+    code = ("import os\n"
+            "from onnxviz.model.background import procpool\n"
+            "assert procpool.fork_workers(('a', 'b'))\n"
+            "a, b = procpool.shared_worker('a'), procpool.shared_worker('b')\n"
+            "for worker in (a, b):\n"
+            "    worker.run(os.getpid)  # its start (closing what it inherited) is done before a job\n"
+            "results = os.fstat(a._executor._result_queue._writer.fileno()).st_ino\n"
+            "def pipes(pid):\n"
+            "    links = (os.readlink(f'/proc/{pid}/fd/{fd}') for fd in os.listdir(f'/proc/{pid}/fd'))\n"
+            "    return {link for link in links if link.startswith('pipe:')}\n"
+            "mine = f'pipe:[{results}]'\n"
+            "print('FIRST', mine in pipes(a.pids[0]), 'SECOND', mine in pipes(b.pids[0]))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["FIRST", "True", "SECOND", "False"]
