@@ -1,7 +1,8 @@
 """A picture as PNG bytes, quickly: the window's screenshot and rendered graphs are flat colours, which zlib packs
-well with no row filter. Qt's writer (libpng) tries its five filters on every row to choose one: 1400x900 took
-~450 M instructions, 13% of a whole ``onnxviz FILE --screenshot``; this takes about a quarter of that, and the
-file comes out smaller (148 KB instead of 170 KB for light_resnet50's window)."""
+well once each row is stored as its difference from the row above (PNG's "Up" filter). Qt's writer (libpng) tries
+its five filters on every row to choose one: 1400x900 took ~450 M instructions, 13% of a whole
+``onnxviz FILE --screenshot``; this takes about a fifth of that, for a file as big (170 KB for light_resnet50's
+window); a 7127x16837 render of 61k nodes: 0.9 s instead of 4.8 s, 4.4 MB instead of 2.8 MB."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from PySide6.QtGui import QImage
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LEVEL = 3  # zlib's: 6 packs 8% smaller in 1.6x the time
 _RGB, _RGBA = 2, 6  # PNG colour types
+_NONE, _UP = 0, 2  # PNG row filters
 
 
 def png_bytes(image: QImage, level: int = LEVEL) -> bytes:
@@ -23,8 +25,11 @@ def png_bytes(image: QImage, level: int = LEVEL) -> bytes:
     width, height, channels = image.width(), image.height(), 4 if alpha else 3
     data = np.frombuffer(image.constBits(), np.uint8, count=image.sizeInBytes())
     pixels = data.reshape(height, image.bytesPerLine())[:, :width * channels]
-    rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row starts with its filter: 0, none
+    rows = np.empty((height, 1 + width * channels), np.uint8)  # each row starts with its filter:
+    rows[:, 0] = _UP  # the difference from the row above (modulo 256)
+    rows[0, 0] = _NONE
     rows[:, 1:] = pixels
+    rows[1:, 1:] -= pixels[:-1]
     header = struct.pack(">IIBBBBB", width, height, 8, _RGBA if alpha else _RGB, 0, 0, 0)
     return b"".join((SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", zlib.compress(rows.data, level)),
                      _chunk(b"IEND", b"")))
