@@ -2,12 +2,16 @@
 (drawn, the checker, shape inference, onnxruntime's check and the Model panel's figures in), against Netron's draw
 time in the same rounds, and where the process's time goes.
 
-    python bench/bench_startup.py [--runs 5] [--netron 'COMMAND'] [--phases] [FILE ...]
+    python bench/bench_startup.py [--runs 5] [--netron 'COMMAND'] [--against CHECKOUT] [--phases] [FILE ...]
 
 Defaults to light_resnet50 of onnx's test data and the exports of tests/data/exports/. Each round runs onnxviz and
 then, with ``--netron``, the command given (its arguments then MODEL OUT.png; it prints "drawn by Netron in X s",
 as the team's netron_shot.py does), one after the other. Prints the medians of the rounds, Netron's, their ratio,
 and the load average before and after (the machine has 2 cores: the wall times follow the load).
+
+``--against CHECKOUT``: the same command run from another checkout of onnxviz (its folder put first on PYTHONPATH;
+compile its bytecode first), alternately with this one's: the medians of both, wall and CPU time with the worker
+processes.
 
 ``--phases``: each process's steps in milliseconds from its start (the median of the rounds) with the window process's
 CPU time then: Python's start, onnx imported, the worker processes forked, Qt imported, the window built, the file
@@ -23,6 +27,7 @@ import argparse
 import compileall
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -47,26 +52,35 @@ def default_files() -> list[Path]:
     return [light, *sorted(EXPORTS.glob("*.onnx"))]
 
 
-def onnxviz_run(path: Path, folder: Path, phases: bool) -> tuple[float, dict[str, tuple[float, float]]]:
-    """(seconds, {step: (ms since the start, the window process's CPU ms)}) of one whole process."""
+def onnxviz_run(path: Path, folder: Path, phases: bool,
+                checkout: Path | None = None) -> tuple[float, float, dict[str, tuple[float, float]]]:
+    """(seconds, CPU seconds with its workers, {step: (ms since the start, the window process's CPU ms)}) of one
+    whole process, of this checkout's onnxviz or of ``checkout``'s."""
     trace = folder / "trace.txt"
     trace.unlink(missing_ok=True)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    paths = [str(TRACE)] if phases else []
+    paths += [str(checkout)] if checkout is not None else []
     if phases:
-        env.update(ONNXVIZ_TRACE=str(trace), PYTHONPATH=os.pathsep.join([str(TRACE), env.get("PYTHONPATH", "")]))
+        env["ONNXVIZ_TRACE"] = str(trace)
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.time()
     subprocess.run([sys.executable, "-m", "onnxviz", str(path), "--screenshot", str(folder / "shot.png")],
-                   check=True, capture_output=True, env=env)
+                   check=True, capture_output=True, env=env, cwd=folder)
     end = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     steps: dict[str, tuple[float, float]] = {}
     main_pid = None
     for line in trace.read_text().splitlines() if trace.exists() else []:
-        pid, _role, *name, cpu, at = line.split()
+        pid, _role, *name, used, at = line.split()
         main_pid = main_pid or pid
         if pid == main_pid:
-            steps.setdefault(" ".join(name), (1000 * (float(at) - start), float(cpu.removeprefix("cpu="))))
+            steps.setdefault(" ".join(name), (1000 * (float(at) - start), float(used.removeprefix("cpu="))))
     steps["end"] = (1000 * (end - start), float("nan"))
-    return end - start, steps
+    return end - start, cpu, steps
 
 
 def netron_run(command: list[str], path: Path, folder: Path) -> float:
@@ -83,6 +97,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--netron", help="the command that draws a model with Netron (then MODEL OUT.png)")
     parser.add_argument("--phases", action="store_true", help="where the window process's time goes")
+    parser.add_argument("--against", type=Path, help="another checkout of onnxviz, run alternately with this one")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "onnxviz", quiet=1)
     netron = shlex.split(args.netron) if args.netron else None
@@ -94,17 +109,26 @@ def main() -> None:
             ours: list[float] = []
             theirs: list[float] = []
             traces: list[dict[str, tuple[float, float]]] = []
+            cpu: list[float] = []
+            other: list[tuple[float, float]] = []
             for _round in range(args.runs):
-                seconds, steps = onnxviz_run(path, folder, args.phases)
+                seconds, used, steps = onnxviz_run(path, folder, args.phases)
                 ours.append(seconds)
+                cpu.append(used)
                 traces.append(steps)
                 if netron is not None:
                     theirs.append(netron_run(netron, path, folder))
+                if args.against is not None:
+                    other.append(onnxviz_run(path, folder, False, args.against.resolve())[:2])
             med = statistics.median(ours)
             anchor = f"{statistics.median(theirs):>8.2f} {min(theirs):>5.2f}-{max(theirs):<5.2f} " \
                      f"{med / statistics.median(theirs):>5.2f}" if theirs else f"{'':>8} {'':>11} {'':>5}"
             print(f"{path.name:<28} {med:>9.2f} {min(ours):>5.2f}-{max(ours):<5.2f} {anchor}  "
                   f"{load:.1f}-{os.getloadavg()[0]:.1f}")
+            if other:
+                print(f"    {args.against}: {statistics.median(w for w, _c in other):.2f} s "
+                      f"({min(w for w, _c in other):.2f}-{max(w for w, _c in other):.2f}), CPU "
+                      f"{statistics.median(c for _w, c in other):.2f} s; this checkout's CPU {statistics.median(cpu):.2f} s")
             if args.phases:
                 for key, label in (*STEPS, ("end", "process ended")):
                     at = [t[key] for t in traces if key in t]
