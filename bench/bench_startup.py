@@ -104,7 +104,7 @@ def main() -> None:
     print(f"{'file':<28} {'onnxviz s':>9} {'min-max':>11} {'Netron s':>8} {'min-max':>11} {'ratio':>5}  load")
     with tempfile.TemporaryDirectory(prefix="onnxviz-bench-startup-") as scratch:
         folder = Path(scratch)
-        for path in args.files or default_files():
+        for path in [p.resolve() for p in args.files] or default_files():
             load = os.getloadavg()[0]
             ours: list[float] = []
             theirs: list[float] = []
