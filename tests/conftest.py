@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import onnx
 import outside_reads
@@ -71,3 +72,17 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
         code = int(exc.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def dumped(dump: Path, key: str) -> Any:
+    """The value ``key`` of a ``run --dump`` folder, read as the README says: from its index.json entry, the bytes
+    at ``offset`` of ``values.bin``, or its own .npy file (strings)."""
+    import json
+
+    import numpy as np
+
+    entry = json.loads((dump / "index.json").read_text())["values"][key]
+    if "offset" not in entry:
+        return np.load(dump / entry["file"])
+    return np.memmap(dump / entry["file"], entry["numpy_dtype"], "r", entry["offset"], tuple(entry["shape"]))
+

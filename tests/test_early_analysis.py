@@ -81,7 +81,7 @@ def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, 
 def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, window: MainWindow, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """No pass runs again for the opened document: the results of the analysis started as the file was being
-    read are taken (the same bytes), and the Model panel's figures are the second worker's, computed then with
+    read are taken (the same bytes), and the Model panel's figures are the checks worker's, computed then with
     the types the first inferred (no figures job asked for)."""
     asked: list[str] = []
     real = service_module.run_on_model
@@ -102,7 +102,7 @@ def test_the_analysis_started_with_the_open_is_the_documents(qtbot: QtBot, windo
 
 
 def test_the_early_figures_count_the_inferred_shapes(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
-    """The figures made in the second worker read the shapes the first inferred: a MatMul whose output has no
+    """The figures made in the checks worker read the shapes the runtime worker inferred: a MatMul whose output has no
     declared shape gets its MACs (2x3 @ 3x4: 24)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     w = helper.make_tensor("w", TensorProto.FLOAT, [3, 4], [0.5] * 12)
@@ -151,3 +151,32 @@ def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
     assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
     window.validation.prefetch(path)  # e.g. a reload: a new analysis
     assert early_module._latest is not started
+
+
+def test_onnxruntime_checks_the_file_in_the_analysis_started_with_the_open(
+        qtbot: QtBot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime's check (the second pass) belongs to the analysis started as the file opens, once the others
+    found no error: the window asks for no job of its own, and what onnxruntime refuses is shown on its node."""
+    asked: list[str] = []
+    real = service_module.run_on_model
+    monkeypatch.setattr(service_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="twice"), helper.make_node("Neg", ["a"], ["y"], name="twice")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    path = tmp_path / "twice.onnx"  # valid for the checker and inference; onnxruntime refuses two nodes of one name
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    with qtbot.waitSignal(window.validation.runtime_checked, timeout=30000) as checked:
+        window.open_path(path)
+    assert [(p.source, p.node_name) for p in checked.args[0]] == [("onnxruntime", "twice")] and asked == []
+    qtbot.waitUntil(lambda: not window.validation.busy, timeout=30000)
+    assert window.doc is not None and [p.source for p in window.doc.problems] == ["onnxruntime"]
+
+
+def test_an_erroneous_file_gets_no_onnxruntime_check(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    """The checker's error stops the analysis before onnxruntime, as in the window's own passes."""
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(None), path)
+    _open_and_record(qtbot, window, path)
+    early = early_module._latest
+    assert early is not None and early.runtime_queued.is_set() and early.runtime is None
+    assert window.doc is not None and "onnxruntime" not in {p.source for p in window.doc.problems}

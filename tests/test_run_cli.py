@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import dumped, run_cli
 from onnx import TensorProto, numpy_helper
 from onnx_data import node_model
+
+from onnxviz.model.runner.store import RunResult
 
 
 def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:
@@ -20,8 +22,8 @@ def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], exampl
     assert "dimension 'batch' set to 1 (use --dim batch=N)" in err
 
 
-def test_run_dump_writes_index_and_npy(capsys: pytest.CaptureFixture[str], example_path: Path,
-                                       tmp_path: Path) -> None:
+def test_run_dump_writes_index_and_one_file_of_values(capsys: pytest.CaptureFixture[str], example_path: Path,
+                                                      tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     code, out, _ = run_cli(capsys, "run", str(example_path), "--dim", "batch=3", "--seed", "7",
                         "--dump", str(dump), "--json")
@@ -32,11 +34,17 @@ def test_run_dump_writes_index_and_npy(capsys: pytest.CaptureFixture[str], examp
     conv = index["values"]["stem.conv"]
     assert conv["op_type"] == "Conv" and conv["node"] == 0 and conv["engine"] == "onnxruntime"
     assert conv["shape"] == [3, 16, 16, 16] and conv["stats"]["dtype"] == "float32"
-    array = np.load(dump / conv["file"])
+    assert {v["file"] for v in index["values"].values()} == {"values.bin"}
+    assert not list(dump.glob("*.npy"))
+    array = dumped(dump, "stem.conv")
     assert array.shape == (3, 16, 16, 16)
     assert conv["stats"]["maximum"] == pytest.approx(float(array.max()))
-    probs = np.load(dump / index["values"]["probabilities"]["file"])
+    probs = dumped(dump, "probabilities")
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+    moved = tmp_path / "moved"
+    dump.rename(moved)  # the folder holds its values itself: read from where it is now
+    result = RunResult.load(moved)
+    np.testing.assert_array_equal(result.array("stem.conv"), array)
 
 
 def test_run_uses_given_inputs_same_as_npz(capsys: pytest.CaptureFixture[str], example_path: Path,
@@ -122,8 +130,7 @@ def test_run_reads_external_data(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, _, err = run_cli(capsys, "run", str(tmp_path / "m.onnx"), "--inputs", str(tmp_path / "in.npz"),
                         "--dump", str(dump))
     assert code == 0, err
-    index = json.loads((dump / "index.json").read_text())
-    y = np.load(dump / index["values"]["y"]["file"])
+    y = dumped(dump, "y")
     np.testing.assert_array_equal(y, np.arange(64 * 8, dtype=np.float32).reshape(64, 8).sum(axis=0, keepdims=True))
 
 
@@ -136,7 +143,7 @@ def test_run_dump_has_values_inside_scan_body(capsys: pytest.CaptureFixture[str]
     index = json.loads((dump / "index.json").read_text())
     inner = index["values"]["0.body::sum_out"]
     assert inner["scope"] == "0.body" and inner["name"] == "sum_out" and inner["engine"] == "reference"
-    np.testing.assert_array_equal(np.load(dump / inner["file"]), np.load(dump / index["values"]["y"]["file"]))
+    np.testing.assert_array_equal(dumped(dump, "0.body::sum_out"), dumped(dump, "y"))
     assert index["values"]["y"]["scope"] == ""
 
 

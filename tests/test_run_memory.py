@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import run_cli
+from conftest import dumped, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.runner import RunError, RunOptions, run_model
@@ -205,8 +205,8 @@ def test_cli_dump_of_a_failing_run_keeps_what_was_computed(capsys: pytest.Captur
     assert "node 'bad_reshape' (Reshape)" in err and f"the 3 values computed before it were written to {tmp_path / 'd'}" in err
     index = json.loads((tmp_path / "d" / "index.json").read_text())
     assert set(index["values"]) == {"x", "a", "side"}
-    x = np.load(tmp_path / "d" / index["values"]["x"]["file"])
-    np.testing.assert_allclose(np.load(tmp_path / "d" / index["values"]["side"]["file"]), np.exp(x), rtol=1e-6)
+    x = dumped(tmp_path / "d", "x")
+    np.testing.assert_allclose(dumped(tmp_path / "d", "side"), np.exp(x), rtol=1e-6)
 
 
 def test_weights_are_read_into_memory_when_onnxruntime_cannot_map_them(tmp_path: Path,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import run_cli
+from conftest import dumped, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxviz.model.graph.index import ModelIndex
@@ -69,8 +69,7 @@ def test_check_cli_warns_and_run_cli_dumps_a_minus_one_model(capsys: pytest.Capt
     code, out, err = run_cli(capsys, "run", str(path), "--dim", "x[0]=4", "--dump", str(dump), "--json")
     assert code == 0, err
     assert json.loads(out)["outputs"][0]["shape"] == [4, 3]
-    index = json.loads((dump / "index.json").read_text())
-    assert np.load(dump / index["values"]["r"]["file"]).shape == (4, 3)
+    assert dumped(dump, "r").shape == (4, 3)
     code, _, err = run_cli(capsys, "run", str(path))
     assert code == 0 and "dimension 'x[0]' set to 1 (use --dim x[0]=N)" in err
 
@@ -150,8 +149,7 @@ def test_run_cli_dumps_bert_with_generated_inputs(capsys: pytest.CaptureFixture[
     dump = tmp_path / "dump"
     code, out, err = run_cli(capsys, "run", str(path), "--dim", "seq=40", "--dump", str(dump), "--json")
     assert code == 0, err
-    index = json.loads((dump / "index.json").read_text())
-    assert np.load(dump / index["values"]["typed"]["file"]).shape == (1, 40, 4)
+    assert dumped(dump, "typed").shape == (1, 40, 4)
     assert json.loads(out)["outputs"][0]["shape"] == [1, 40, 40]
 
 
@@ -209,9 +207,8 @@ def test_run_cli_dumps_a_string_model_fed_from_npy(capsys: pytest.CaptureFixture
     code, out, err = run_cli(capsys, "run", str(path), "--input", f"text={tmp_path / 'text.npy'}", "--dump",
                              str(dump), "--json")
     assert code == 0, err
-    index = json.loads((dump / "index.json").read_text())
-    assert np.load(dump / index["values"]["label"]["file"]).ravel().tolist() == [1, 0]
-    assert np.load(dump / index["values"]["same"]["file"]).ravel().tolist() == ["dog", "cat"]
+    assert dumped(dump, "label").ravel().tolist() == [1, 0]
+    assert dumped(dump, "same").ravel().tolist() == ["dog", "cat"]
 
 
 # -- 4. sparse constants and initializers -------------------------------------------------------------
@@ -253,8 +250,7 @@ def test_run_cli_dumps_a_model_with_sparse_values(capsys: pytest.CaptureFixture[
     dump = tmp_path / "dump"
     code, out, err = run_cli(capsys, "run", str(path), "--dump", str(dump))
     assert code == 0 and "IsTensor" not in err + out, err
-    index = json.loads((dump / "index.json").read_text())
-    assert np.load(dump / index["values"]["w"]["file"]).tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
+    assert dumped(dump, "w").tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
 
 
 # -- 5. errors name the failing node ---------------------------------------------------------------------

@@ -45,21 +45,30 @@ def test_importing_the_window_leaves_plots_and_runtimes_out(tmp_path: Path) -> N
     assert _late_modules(tmp_path, "import onnxviz.ui.main_window") == []
 
 
-def test_the_worker_processes_start_before_the_heavy_imports(tmp_path: Path) -> None:
-    """``onnxviz FILE`` starts its worker processes first (each then takes ~0.3 s to start Python and import
-    onnx, in parallel with this process's imports): up to then the command imports none of onnx, numpy or Qt."""
-    code = ("import sys\n"
+def test_the_worker_processes_are_forks_made_after_the_model_imports_before_qt_and_threads(tmp_path: Path) -> None:
+    """``onnxviz FILE`` forks its worker processes once it has imported onnx, numpy and the jobs' module (a
+    spawned worker took ~0.3 s of CPU to import them again), before it imports Qt or starts a thread."""
+    code = ("import os, sys, threading\n"
             "from onnxviz.model.background import procpool\n"
-            "def started(*args):\n"
-            "    heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('onnx', 'numpy', 'PySide6'))\n"
-            "    print('HEAVY', *heavy)\n"
-            "    raise SystemExit(0)\n"
-            "procpool.start_workers = started\n"
+            "fork = procpool.fork_workers\n"
+            "def checked(roles):\n"
+            "    ready = all(m in sys.modules for m in ('onnx', 'numpy', procpool.JOBS_MODULE))\n"
+            "    print('BEFORE', ready, 'PySide6' in sys.modules, threading.active_count())\n"
+            "    forked = fork(roles)\n"
+            "    own = open('/proc/self/cmdline', 'rb').read()\n"
+            "    pids = [pid for role in roles for pid in procpool.shared_worker(role).pids]\n"
+            "    copies = [open(f'/proc/{pid}/cmdline', 'rb').read() == own for pid in pids]\n"
+            "    print('FORKED', forked, len(pids), all(copies))\n"
+            "    return forked\n"
+            "procpool.fork_workers = checked\n"
             "from onnxviz.cli import main\n"
-            f"main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', 'unused.png'])\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+            f"main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', 'shot.png'])\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["HEAVY"]
+    assert result.stdout.split() == ["BEFORE", "True", "False", "1", "FORKED", "True", "2", "True"]
+    assert (tmp_path / "shot.png").stat().st_size > 0
 
 
 def test_a_model_is_shown_and_analysed_without_them(tmp_path: Path) -> None:
@@ -144,3 +153,95 @@ def test_the_window_imports_the_model_layer_before_qt(tmp_path: Path) -> None:
                                 timeout=120, env=env)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == expected
+
+
+def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path) -> None:
+    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed and reaped
+    first); the scripted grab leaves the user's recent files as they were."""
+    shot, settings = tmp_path / "shot.png", tmp_path / "settings"
+    code = ("import sys\n"
+            "from onnxviz.model.background import procpool\n"
+            "fork = procpool.fork_workers\n"
+            "def forked(roles):\n"
+            "    done = fork(roles)\n"
+            "    print('WORKERS', *[pid for role in roles for pid in procpool.shared_worker(role).pids], flush=True)\n"
+            "    return done\n"
+            "procpool.fork_workers = forked\n"
+            "import atexit\n"
+            "atexit.register(lambda: print('INTERPRETER ENDED'))\n"
+            "from onnxviz.cli import main\n"
+            f"sys.argv = ['onnxviz', {str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', "
+            f"{str(shot)!r}]\n"
+            "main()\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(settings)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    [line] = result.stdout.splitlines()  # the interpreter's end never came
+    label, *pids = line.split()
+    assert label == "WORKERS" and len(pids) == 2
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)  # reaped: not even zombies
+    assert shot.stat().st_size > 0
+    from PySide6.QtCore import QSettings
+
+    written = QSettings(str(settings / "onnxviz" / "onnxviz.ini"), QSettings.Format.IniFormat)
+    assert written.value("recent/files") is None
+
+
+STARTUP_MODULES = REPO / "tests" / "data" / "startup_modules.txt"
+_IMPORTED = """
+import sys
+from onnxviz.cli import main
+assert main([sys.argv[1], '--screenshot', sys.argv[2]]) == 0
+print('MODULES', *sorted(sys.modules))
+"""
+
+
+def startup_modules(folder: Path) -> set[str]:
+    """Every module the window's process holds once ``onnxviz FILE --screenshot`` has drawn, checked and summed
+    up the example model (settings of its own in ``folder``)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(folder)}
+    example = REPO / "resources" / "examples" / "example.onnx"
+    result = subprocess.run([sys.executable, "-c", _IMPORTED, str(example), str(folder / "shot.png")],
+                            capture_output=True, text=True, cwd=folder, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def test_the_first_frame_imports_no_more_than_it_did(tmp_path: Path) -> None:
+    """The window's start imports only the modules listed in tests/data/startup_modules.txt (its own, Python's and
+    the libraries'): each module more is start-up time every user pays (PySide6 also reads the source of each one
+    imported after it). Import it where it is used; if the first frame needs it, add it to the list
+    (``python tests/test_startup_imports.py`` writes the list anew)."""
+    listed = set(STARTUP_MODULES.read_text().split())
+    grown = sorted(m for m in startup_modules(tmp_path) - listed if not m.startswith("encodings."))  # the locale's
+    assert grown == [], f"the window's start now imports {len(grown)} more modules: {', '.join(grown[:40])}"
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        STARTUP_MODULES.write_text("\n".join(sorted(startup_modules(Path(scratch)))) + "\n")
+    print(f"wrote {STARTUP_MODULES}")
+
+
+def test_a_forked_worker_holds_none_of_the_other_workers_pipes(tmp_path: Path) -> None:
+    """The second worker is forked once the first one's pipes exist: it closes its copies of them (a copy of the
+    first one's results pipe would keep it open should the first die mid-result, and the window would wait)."""
+    code = ("import os\n"
+            "from onnxviz.model.background import procpool\n"
+            "assert procpool.fork_workers(('a', 'b'))\n"
+            "a, b = procpool.shared_worker('a'), procpool.shared_worker('b')\n"
+            "for worker in (a, b):\n"
+            "    worker.run(os.getpid)  # its start (closing what it inherited) is done before a job\n"
+            "results = os.fstat(a._executor._result_queue._writer.fileno()).st_ino\n"
+            "def pipes(pid):\n"
+            "    links = (os.readlink(f'/proc/{pid}/fd/{fd}') for fd in os.listdir(f'/proc/{pid}/fd'))\n"
+            "    return {link for link in links if link.startswith('pipe:')}\n"
+            "mine = f'pipe:[{results}]'\n"
+            "print('FIRST', mine in pipes(a.pids[0]), 'SECOND', mine in pipes(b.pids[0]))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["FIRST", "True", "SECOND", "False"]

@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             epilog=exit_status_text("gui"))
         parser.add_argument("--version", action=_Version, help="print the versions of onnxviz and of the libraries it runs on, and exit")
         handler = _configure("gui")(parser)
-        return handler(parser.parse_args(args))
+        # the command itself (not a call from Python): a finished --screenshot may end the process at once
+        return handler(parser.parse_args(args, argparse.Namespace(ends_process=argv is None)))
     except OnnxvizError as exc:
         fail(exc.message)
     except KeyboardInterrupt:

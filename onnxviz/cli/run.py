@@ -67,7 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                         help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
     parser.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("--dump", metavar="DIR", help="write every captured value as .npy plus DIR/index.json")
+    parser.add_argument("--dump", metavar="DIR", help="write every captured value into DIR/values.bin, each one's offset, "
+                        "dtype and shape in DIR/index.json (strings as .npy files)")
     parser.add_argument("--capture", metavar="PART",
                         help="what --dump keeps: 'all' (every value, even when it may not fit in memory), 'outputs' "
                              "(the graph outputs only) or 'upstream-of:NODE' (NODE's outputs and every value above "

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import mmap
 import sys
 import threading
@@ -144,7 +143,7 @@ def _load_glibc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        lib = ctypes.CDLL("libc.so.6")  # glibc's name (ctypes.util.find_library runs ldconfig: ~15 ms)
     except OSError:
         return None
     if not all(hasattr(lib, name) for name in _NEEDED):

@@ -62,8 +62,8 @@ def _retire_stale_tab_bars(window: QMainWindow, groups: list[list[QDockWidget]])
     are exactly a current group. Qt shows a bar again itself if it ever reuses it.
     """
     current = [[d.windowTitle() for d in group] for group in groups if len(group) > 1]
-    for bar in window.findChildren(QTabBar):
-        if bar.parent() is window and [bar.tabText(i) for i in range(bar.count())] not in current:
+    for bar in window.findChildren(QTabBar, "", Qt.FindChildOption.FindDirectChildrenOnly):  # not the panels' own
+        if [bar.tabText(i) for i in range(bar.count())] not in current:
             bar.hide()
 
 

@@ -34,11 +34,11 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
 from onnxviz.ui.canvas import feature as canvas_feature
-from onnxviz.ui.canvas.export import write_image
 from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
 from onnxviz.ui.panels import feature as panels_feature
+from onnxviz.ui.png import write_image
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.saving import save_document
@@ -79,7 +79,8 @@ class MainWindow(QMainWindow):
         self._load_task: Task | None = None
         self._close_confirmed = False
         self._asking_about_disk_change = False
-        self.remember_window_state = True  # off for --screenshot: a scripted grab is not the user's layout
+        # off for --screenshot: a scripted grab is not the user's layout, nor a file for their recent files
+        self.remember_window_state = True
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -279,7 +280,7 @@ class MainWindow(QMainWindow):
             self.canvas.restore_view_state(view)
         if previous is not None:
             _restore_selection(doc, previous)
-        if doc.path is not None:
+        if doc.path is not None and self.remember_window_state:
             self.recent.add(doc.path)
         verb = "Reloaded" if reloading else "Opened"
         took = f" in {seconds:.1f} s" if seconds >= 0.1 else ""

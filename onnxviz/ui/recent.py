@@ -45,8 +45,7 @@ class RecentFiles:
     def _store(self, paths: list[str]) -> None:
         self.settings.setValue(KEY, paths)
         sync(self.settings)
-        self.rebuild_menu()
-        self.changed.emit(paths)
+        self.changed.emit(paths)  # the menu is made again as it opens (aboutToShow)
 
     def rebuild_menu(self) -> None:
         self.menu.clear()

@@ -155,6 +155,7 @@ class ValidationService(QObject):
         self._timer = QTimer(self, singleShot=True, interval=debounce_ms)
         self._timer.timeout.connect(self._start)
         self._early: EarlyAnalysis | None = None
+        self._checked_early: EarlyAnalysis | None = None  # the one the last pass took: its onnxruntime check too
         self._early_lock = threading.Lock()  # prefetch is called from the loading thread
         self.first_found.connect(self._on_first_found)
 
@@ -163,9 +164,9 @@ class ValidationService(QObject):
         it (any thread may call this): the pass for the opened document takes these results when its bytes
         are the file's (the same digest), so the checks, shape inference and the model's figures run
         alongside the open. An analysis :func:`analyse_early` started for the file is taken over."""
-        if not analysed_early(path):
-            return
         early = unclaimed_early(path, self.worker, self.runtime_worker)
+        if early is None and not analysed_early(path):
+            return
         self._swap_early(early if early is not None else started_early(path, self.worker, self.runtime_worker))
 
     def _drop_early(self) -> None:
@@ -220,7 +221,7 @@ class ValidationService(QObject):
         generation = doc.generation
         known = dict(self._known)
         worker, source, key = self.worker, document_source(doc), document_key(doc)
-        early = self._take_early(doc)
+        early = self._checked_early = self._take_early(doc)
 
         def found_first(problems: list[Problem]) -> None:
             self.first_found.emit(generation, problems)  # shown on the GUI thread, before the result
@@ -234,8 +235,7 @@ class ValidationService(QObject):
             if digest in known:
                 return _Outcome(digest, dataclasses.replace(known[digest], generation=generation), False)
             progress(0.0, PASS_STARTED)
-            packed = _early_result(worker, self.runtime_worker, early, digest, found_first, token) \
-                if early is not None else None
+            packed = _early_result(early, digest, found_first, token) if early is not None else None
             if packed is None:
                 try:
                     packed = crash_named(lambda: _validation(worker, data, digest, source, generation, key,
@@ -289,9 +289,12 @@ class ValidationService(QObject):
         if doc is None or doc.generation != outcome.result.generation or has_error(doc.problems):
             return  # an edit came meanwhile, or onnxruntime would only repeat an error shown already
         generation, result, digest = doc.generation, outcome.result, outcome.digest
-        worker, source = self.runtime_worker, document_source(doc)
+        worker, source, early = self.runtime_worker, document_source(doc), self._checked_early
 
         def work(_progress: ProgressFn, token: CancelToken) -> list[Problem]:
+            checked = early.runtime_of(digest, token) if early is not None else None
+            if checked is not None:  # the analysis started as the file opened checked these bytes
+                return checked
             data = document_bytes_in_thread(doc, generation, token)  # the bytes the first pass had
             try:
                 problems: list[Problem] = crash_named(
@@ -359,20 +362,20 @@ def _validation(worker: WorkerProcess, data: bytes, digest: bytes, source: Path 
     return packed
 
 
-def _early_result(worker: WorkerProcess, second: WorkerProcess, early: EarlyAnalysis, digest: bytes,
-                  found_first: Callable[[list[Problem]], None], token: CancelToken) -> PackedValidation | None:
+def _early_result(early: EarlyAnalysis, digest: bytes, found_first: Callable[[list[Problem]], None],
+                  token: CancelToken) -> PackedValidation | None:
     """The early analysis's validation (its first problems passed on as they come) if it was of the bytes
     ``digest`` names, else None (the file changed on disk meanwhile, or it could not be analysed)."""
     try:
         futures = early.wait(token)
         if futures is None:
             return None
-        first_digest, first = second.wait(futures[0], token)
+        first_digest, first = early.checking.wait(futures[0], token)
         if first_digest != digest:
             early.cancel()
             return None
         found_first(first)
-        inference_digest, packed = worker.wait(futures[1], token)
+        inference_digest, packed = early.inferring.wait(futures[1], token)
         if inference_digest != digest:  # the file changed between the two workers' reads
             early.cancel()
             return None

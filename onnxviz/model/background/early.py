@@ -1,9 +1,10 @@
 """The analysis of a model file started as it is being opened, before the opening window has its bytes:
-shape inference in one worker process; the checker's problems, then the figures' part that needs no types,
-then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The window's validation
-and Model panel take its results when the bytes they analyse are the ones analysed here.
+shape inference then onnxruntime's check in one worker process; the checker's problems, then the figures' part
+that needs no types, then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The
+window's validation, its onnxruntime check and its Model panel take these results when the bytes they analyse are
+the ones analysed here.
 
-Nothing here imports onnx: the command starts the analysis first thing, while it imports the rest.
+Nothing here imports onnx: the command starts the analysis as soon as its workers are forked, while it imports Qt.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from onnxviz.model.background.procpool import (
     POLL_S,
     RUNTIME,
     WorkerProcess,
+    fork_workers,
     run_named,
     shared_worker,
     start_workers,
 )
 from onnxviz.model.errors import Cancelled, OnnxvizError
-from onnxviz.model.problems import Problem
+from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.progress import CancelToken
 
 if TYPE_CHECKING:
@@ -32,43 +34,45 @@ if TYPE_CHECKING:
     from onnxviz.model.graph.validation import PackedValidation
 
 
-# Which files are analysed as they open (see ValidationService.prefetch): smaller ones are analysed in well under
-# a second after the open, and starting the worker processes during it slowed it more than that saved (12k
-# nodes, 5 MB: drawn 0.7 s later on a busy CPU); bigger ones reach analysis in another form (without weights).
+# Which files a window analyses as it opens them (see ValidationService.prefetch): smaller ones are analysed in well
+# under a second after the open; bigger ones reach analysis in another form (without weights). The file the command
+# opens is analysed at its start whatever its size up to the maximum (see analyse_early).
 EARLY_MIN_BYTES = 16 << 20
 EARLY_MAX_BYTES = 64 << 20
 
 
 class EarlyAnalysis:
-    """The analysis of a file started as it is being opened, in both worker processes: the first infers the
-    types; the second finds the first problems, then the figures' part that needs no types, then, once the
-    first sends the types, the rest of the figures. Jobs are queued from a thread of its own, which then
-    relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module imports
-    onnx, which this process may not have imported yet."""
+    """The analysis of a file started as it is being opened, in both worker processes: the runtime worker infers
+    the types, then, when no check found an error, finds what onnxruntime refuses (the window's second pass, the
+    longest job: 12k nodes, ~0.5 s); meanwhile the checks worker finds the first problems, then the figures' part
+    that needs no types, then, once the types come, the rest of the figures. Jobs are queued from a thread of its
+    own, which then relays the types; by name (:func:`~onnxviz.model.background.procpool.run_named`): their module
+    imports onnx, which this process may not have imported yet."""
 
     Futures = tuple["Future[tuple[bytes, list[Problem]]]", "Future[tuple[bytes, PackedValidation]]"]
 
-    def __init__(self, path: Path, worker: WorkerProcess, second: WorkerProcess) -> None:
+    def __init__(self, path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> None:
         self.path = path
-        self.second = second
-        self.workers = (worker, second)
+        self.checking, self.inferring = checks, runtime
+        self.workers = (checks, runtime)
         self.unclaimed = False  # started before a window asked for it (analyse_early)
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: EarlyAnalysis.Futures | None = None  # (first problems, inference)
         self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
+        self.runtime_queued = threading.Event()  # the same for onnxruntime's check
         self.figures: tuple[bytes, Future[PackedFigures]] | None = None  # (digest, its figures)
-        self._extra: list[Future[Any]] = []  # the second process's later jobs
+        self.runtime: tuple[bytes, Future[list[Problem]]] | None = None  # (digest, onnxruntime's problems)
+        self._extra: list[Future[Any]] = []  # the later jobs
         self._token = CancelToken()
         self._lock = threading.Lock()
-        threading.Thread(target=self._submit, args=(worker, second), name="onnxviz-early-analysis",
-                         daemon=True).start()
+        threading.Thread(target=self._submit, name="onnxviz-early-analysis", daemon=True).start()
 
-    def _submit(self, worker: WorkerProcess, second: WorkerProcess) -> None:
+    def _submit(self) -> None:
         name = str(self.path)
         try:
-            inference = worker.submit(run_named, JOBS_MODULE, "early_inference_job", name)  # the longer path first
-            first = second.submit(run_named, JOBS_MODULE, "early_first_job", name)
-            structure = second.submit(run_named, JOBS_MODULE, "early_structure_job", name)
+            inference = self.inferring.submit(run_named, JOBS_MODULE, "early_inference_job", name)  # the longer path
+            first = self.checking.submit(run_named, JOBS_MODULE, "early_first_job", name)
+            structure = self.checking.submit(run_named, JOBS_MODULE, "early_structure_job", name)
             futures: EarlyAnalysis.Futures | None = (first, inference)
         except (OnnxvizError, Cancelled):  # no worker, or the application is closing: no early analysis
             futures, structure = None, None
@@ -80,21 +84,39 @@ class EarlyAnalysis:
         self.ready.set()
         try:
             if futures is not None:
-                self._relay_types(worker, futures[1])
+                self._relay_types(futures[1])
         finally:
             self.figures_queued.set()
+            self.runtime_queued.set()
 
-    def _relay_types(self, worker: WorkerProcess, inference: Future[tuple[bytes, PackedValidation]]) -> None:
-        """Hand the inferred types to the second process, for the figures."""
+    def _relay_types(self, inference: Future[tuple[bytes, PackedValidation]]) -> None:
+        """Hand the inferred types to the checks worker, for the figures."""
         try:
-            digest, packed = worker.wait(inference, self._token)
-            figures = self.second.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
+            digest, packed = self.inferring.wait(inference, self._token)
+            figures = self.checking.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
                                          packed.types)
         except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
             return
         with self._lock:
             self.figures = (digest, figures)
             self._extra.append(figures)
+            if self._token.cancelled:
+                self._cancel_locked()
+        self._queue_runtime(digest, packed.problems)
+
+    def _queue_runtime(self, digest: bytes, inferred: list[Problem]) -> None:
+        """After inference, in its process, onnxruntime's check of the state ``digest`` when no check found an
+        error."""
+        try:
+            first_digest, first = self.checking.wait(self.futures[0], self._token) if self.futures else (b"", [])
+            if first_digest != digest or any(p.severity is Severity.ERROR for p in first + inferred):
+                return
+            runtime = self.inferring.submit(run_named, JOBS_MODULE, "early_runtime_job", str(self.path), digest)
+        except Exception:  # noqa: BLE001 - cancelled, or the first checks failed: the window's pass checks it
+            return
+        with self._lock:
+            self.runtime = (digest, runtime)
+            self._extra.append(runtime)
             if self._token.cancelled:
                 self._cancel_locked()
 
@@ -113,11 +135,29 @@ class EarlyAnalysis:
         if figures is None or figures[0] != digest:
             return None
         try:
-            return self.second.wait(figures[1], token)
+            return self.checking.wait(figures[1], token)
         except Cancelled:
             token.check()  # the caller's, raised; else this analysis was cancelled
             return None
-        except Exception:  # noqa: BLE001 - e.g. the file changed under the second process: computed afresh
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the checks worker: computed afresh
+            return None
+
+    def runtime_of(self, digest: bytes, token: CancelToken) -> list[Problem] | None:
+        """What onnxruntime refuses in the state ``digest`` (in a background thread: waits for it), if this
+        analysis checked it, else None."""
+        while not self.runtime_queued.wait(POLL_S):
+            token.check()
+        with self._lock:
+            runtime, self.runtime = self.runtime, None  # taken once
+        if runtime is None or runtime[0] != digest:
+            return None
+        try:
+            problems: list[Problem] = self.inferring.wait(runtime[1], token)
+            return problems
+        except Cancelled:
+            token.check()
+            return None
+        except Exception:  # noqa: BLE001 - e.g. the file changed under the runtime worker: checked afresh
             return None
 
     def cancel(self) -> None:
@@ -150,25 +190,36 @@ def analysed_early(path: Path) -> bool:
         return False
 
 
-def started_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis:
+def started_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis:
     global _latest
-    early = _latest = EarlyAnalysis(path.absolute(), worker, second)
+    early = _latest = EarlyAnalysis(path.absolute(), checks, runtime)
     return early
 
 
-def unclaimed_early(path: Path, worker: WorkerProcess, second: WorkerProcess) -> EarlyAnalysis | None:
+def unclaimed_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis | None:
     """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
     early = _latest
-    if early is None or early.path != path.absolute() or early.workers != (worker, second) or not early.unclaimed:
+    if early is None or early.path != path.absolute() or early.workers != (checks, runtime) or not early.unclaimed:
         return None
     early.unclaimed = False
     return early
 
 
-def analyse_early(path: Path) -> None:
-    """As the application starts with the file at ``path`` to open, before its window is built: the worker
-    processes start, and the file's analysis with them, alongside the application's imports (the window's
-    open takes it over, see ``ValidationService.prefetch``)."""
+def start_analysis_workers() -> None:
+    """As the application starts, before any thread: its worker processes, as forks of it where they can be
+    (see :func:`~onnxviz.model.background.procpool.fork_workers`), else spawned, importing the jobs' module."""
+    fork_workers((CHECKS, RUNTIME))
     start_workers((CHECKS, RUNTIME), JOBS_MODULE)
-    if analysed_early(path):
+
+
+def analyse_early(path: Path) -> None:
+    """As the application starts with the file at ``path`` to open, before its window is built: the file's
+    analysis starts in the worker processes, alongside the application's imports (the window's open takes it
+    over, see ``ValidationService.prefetch``): any file up to :data:`EARLY_MAX_BYTES`, the workers being forks of
+    this process, ready at once (when spawned as it started, they slowed a 12k-node open by 0.7 s on a busy CPU)."""
+    try:
+        size = path.stat().st_size
+    except OSError:  # no such file: the open says so
+        return
+    if size <= EARLY_MAX_BYTES:
         started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True

@@ -307,6 +307,13 @@ def early_inference_job(path: str) -> tuple[bytes, PackedValidation]:
     return digest, pack(result)
 
 
+def early_runtime_job(path: str, digest: bytes) -> list[Problem]:
+    """:func:`runtime_job` of the file opened (after :func:`early_figures_job`), when this process read the state
+    ``digest`` of it (else raises SourceChanged)."""
+    data, model = _model(digest, ModelFile(path, digest, temporary=False))
+    return runtime_problems(model, data)
+
+
 def runtime_job(handed: ModelData) -> list[Problem]:
     """What onnxruntime refuses in the model (see :mod:`onnxviz.model.graph.session_check`)."""
     data = received(handed)

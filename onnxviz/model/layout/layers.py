@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from onnxviz.model.layout.util import unique_pairs
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
 BOX_GAP = 24.0      # horizontal space between two boxes
@@ -206,7 +207,7 @@ def place_units(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,
     reversed_ = order_pos[src] > order_pos[dst]
     up = np.where(reversed_, dst, src)
     down = np.where(reversed_, src, dst)
-    pairs = np.unique(np.stack([up, down], 1), axis=0) if len(up) else np.zeros((0, 2), np.int64)
+    pairs = unique_pairs(up, down)
     layer = _layers(n, pairs, order_pos, top, bottom)
     check = cancel.check if cancel is not None else _never
     check()

@@ -5,16 +5,38 @@ from __future__ import annotations
 import numpy as np
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct values of a 1-D integer array, as ``np.unique(values)``, which imports numpy.ma on its
+    first call (~40 ms of the window's start)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def unique_rows(rows: np.ndarray) -> np.ndarray:
     """Distinct rows of a small-int (k, 3) array, sorted."""
     if len(rows) == 0:
         return rows.reshape(0, 3)
     hi = rows.max(axis=0) + 1
     keys = (rows[:, 0] * hi[1] + rows[:, 1]) * hi[2] + rows[:, 2]
-    keys = np.unique(keys)
+    keys = distinct(keys)
     c = keys % hi[2]
     ab = keys // hi[2]
     return np.stack([ab // hi[1], ab % hi[1], c], 1)
+
+
+def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The distinct pairs of two equally long non-negative integer arrays, as sorted (k, 2) rows: what
+    ``np.unique(np.stack([first, second], 1), axis=0)`` gives."""
+    if len(first) == 0:
+        return np.zeros((0, 2), np.int64)
+    span = int(second.max()) + 1
+    keys = distinct(first.astype(np.int64) * span + second)
+    return np.stack([keys // span, keys % span], 1)
 
 
 def csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -39,5 +61,5 @@ def gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
 def unique_small(values: np.ndarray) -> np.ndarray:
     """``np.unique`` without its fixed overhead for the short arrays of one level."""
     if len(values) > 256:
-        return np.unique(values)
+        return distinct(values)
     return np.array(sorted(set(values.tolist())), values.dtype)

@@ -54,7 +54,7 @@ class RunRequest:
     out_dir: Path              # where values and index.json are written
     base_dir: Path | None      # the model's folder, for external data
     options: RunOptions = field(default_factory=RunOptions)
-    pack_values: bool = True   # one packed file (fast) instead of one .npy per value (--dump)
+    pack_values: bool = True   # packed where fastest (shared memory); False: in out_dir, the user's (--dump)
     feed_names: tuple[str, ...] = ()  # not the .npz's keys: a zip entry's name stops at 64 KiB
 
 

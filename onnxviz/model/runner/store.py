@@ -1,10 +1,10 @@
 """Captured values on disk, read back memory-mapped.
 
-The worker writes the values (packed into one file in shared memory, or one .npy each for
-``--dump``) as they are summarized, and their facts and statistics as a table
-(:mod:`onnxviz.model.runner.table`); the window only ever holds the statistics and maps an
-array from disk when a view asks for it. A dump folder also gets ``index.json``, the same
-facts for people and scripts.
+The worker writes the values (packed into one file: in shared memory, or in the folder of a ``--dump``) as
+they are summarized, and their facts and statistics as a table (:mod:`onnxviz.model.runner.table`); the
+window only ever holds the statistics and maps an array from disk when a view asks for it. A dump folder
+also gets ``index.json``, the same facts for people and scripts: each value's place in ``values.bin``
+(offset, numpy dtype, shape). Strings, and values numpy cannot pack, are a .npy file each.
 """
 
 from __future__ import annotations
@@ -197,20 +197,21 @@ class _Writer:
 
 
 def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None = None,
-                 progress: ProgressFn = no_progress) -> None:
-    """Save every value (packed into ``pack_dir`` when given, else one .npy each, with
-    ``index.json`` describing them) and its facts and statistics as a table: all of them or, when one
-    cannot be written (a full disk), none (one sentence; ``out_dir`` is named when it is a --dump folder)."""
+                 progress: ProgressFn = no_progress, index: bool = False) -> None:
+    """Save every value (packed into ``pack_dir`` when given, else one .npy each) and its facts and statistics
+    as a table; with ``index`` (a --dump folder), also ``index.json`` describing them. A pack in ``out_dir``
+    itself is named relative to it (the folder can be moved). All of them are written or, when one cannot be
+    (a full disk), none (one sentence; ``out_dir`` is named when it is a --dump folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         with Batch(f"the values to {out_dir}" if pack_dir is None else "the run's values") as batch:
-            _write_result(captured, model, out_dir, pack_dir, progress, batch)
+            _write_result(captured, model, out_dir, pack_dir, progress, batch, index)
     except DiskError as exc:
         raise OnnxvizError(f"{exc.message[:-1]}; none of them were kept.", exc.details) from exc
 
 
 def _write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack_dir: Path | None,
-                  progress: ProgressFn, batch: Batch) -> None:
+                  progress: ProgressFn, batch: Batch, index: bool) -> None:
     entries = [_Entry(name, "", array, captured.producers.get(name, -1), captured.engines.get(name, captured.engine))
                for name, array in captured.values.items()]
     graphs = {"": model.graph}
@@ -238,14 +239,20 @@ def _write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pac
         "outputs": captured.outputs, "inputs": [n for n, e in captured.engines.items() if e == "input"],
         "timings": timings,
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
-        "pack": str(writer.pack_path) if writer.pack_path is not None else None,
+        "pack": _pack_name(writer.pack_path, out_dir),
         "structured": structured,
     }
-    if writer.pack_path is None:  # a folder of .npy files (--dump): described for people and scripts
+    if index or writer.pack_path is None:  # a --dump folder: described for people and scripts
         batch.write(out_dir / INDEX_FILE,
                     _index_text({**head, "values": {**_described(rows), **structured}}).encode("utf-8"))
     timings["save_s"] = time.perf_counter() - t0
     write_table(out_dir, head, build_table(rows), batch)
+
+
+def _pack_name(pack: Path | None, out_dir: Path) -> str | None:
+    if pack is None:
+        return None
+    return pack.name if pack.parent == out_dir else str(pack)
 
 
 def _write_structured(captured: Captured, nodes: Any, out_dir: Path, first: int,
@@ -380,7 +387,7 @@ class RunResult:
             pack = head.get("pack")
             return cls(d, head["engine"], head["notes"], head["outputs"], head["inputs"], head["timings"],
                        {int(k): float(v) for k, v in head["node_times_us"].items()}, values, owns_directory,
-                       Path(pack) if pack else None, dict(head.get("scopes", {})), dict(head.get("structured", {})))
+                       d / pack if pack else None, dict(head.get("scopes", {})), dict(head.get("structured", {})))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             raise RunError(f"{d} does not hold a readable run ({RUN_FILE} or {COLUMNS_FILE} is missing or damaged).",
                            str(exc)) from exc

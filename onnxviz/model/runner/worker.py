@@ -25,6 +25,7 @@ import numpy as np
 import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.forking import start_method
 from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, write_npz
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.budget import CaptureTooBig
@@ -62,7 +63,8 @@ def worker_main(conn: Connection) -> None:
         with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
             captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
                                data_dir=_data_dir(request, model), shapes=shapes)
-        write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress)
+        write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress,
+                     index=not request.pack_values)
         conn.send(("done",))
     except CaptureTooBig as exc:
         conn.send(("too_big", exc.size, exc.need, exc.available, exc.part))
@@ -86,16 +88,18 @@ def _write_partial(error: RunError, request: RunRequest, model: onnx.ModelProto 
     if error.partial is None or model is None:
         return False
     try:
-        write_result(error.partial, model, request.out_dir, _pack_dir(request, error.partial.values), progress)
+        write_result(error.partial, model, request.out_dir, _pack_dir(request, error.partial.values), progress,
+                     index=not request.pack_values)
     except Exception:  # noqa: BLE001 - the run's own error is what the user must see
         return False
     return True
 
 
-def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path | None:
-    """Where the packed values go: shared memory while they fit the budget, else the (disk) run folder."""
+def _pack_dir(request: RunRequest, values: dict[str, np.ndarray]) -> Path:
+    """Where the packed values go: a --dump's own folder (the user's), else shared memory while they fit the
+    budget, else the (disk) run folder."""
     if not request.pack_values:
-        return None
+        return request.out_dir
     total = sum(a.nbytes for a in values.values())
     if total <= request.options.memory_budget and SHARED_MEMORY.is_dir():
         try:
@@ -274,8 +278,9 @@ class WorkerRun:
 
 
 def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
-    """A worker process on its way to waiting for its request (see :func:`worker_main`)."""
-    ctx = mp.get_context("spawn")
+    """A worker process on its way to waiting for its request (see :func:`worker_main`): a fork of a command's
+    process (its imports done, no resource tracker left running after the command), spawned from a window's."""
+    ctx = mp.get_context("fork") if start_method() == "fork" else mp.get_context("spawn")
     parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
     process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
     process.start()

@@ -11,6 +11,7 @@ import numpy as np
 
 from onnxviz.model.layout.labels import LabelSpots, label_spots
 from onnxviz.model.layout.scene import BoxKind, Scene
+from onnxviz.model.layout.util import distinct
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Drawable:
     def neighbours(self, box: int) -> tuple[np.ndarray, np.ndarray]:
         """(producers, consumers) box rows of a box."""
         s = self.scene
-        return np.unique(s.edge_src[s.edge_dst == box]), np.unique(s.edge_dst[s.edge_src == box])
+        return distinct(s.edge_src[s.edge_dst == box]), distinct(s.edge_dst[s.edge_src == box])
 
 
 def _segments(s: Scene) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from onnxviz.model.io.disk import atomic_write
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
+from onnxviz.ui.png import write_image
 
 MARGIN = 20.0
 COLUMN_GAP = 60.0
@@ -140,17 +141,6 @@ def _export_raster(d: Drawable, out: Path, page: Page, options: PaintOptions) ->
     finally:
         p.end()
     write_image(image, out)
-
-
-def write_image(image: QImage, out: Path) -> None:
-    """``image`` in the format ``out``'s suffix names, written to ``out`` in one step with every byte checked (a
-    full disk is one sentence and leaves no part of a picture)."""
-    buffer = QBuffer()
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    kind = out.suffix.lstrip(".").upper() or "PNG"
-    if not image.save(buffer, kind):  # type: ignore[call-overload]  # PySide6 takes the format as str here
-        raise OnnxvizError(f"could not write {out.name}: the picture could not be encoded.")
-    atomic_write(out, bytes(buffer.data().data()), verb="write")
 
 
 def _export_svg(d: Drawable, out: Path, page: Page, options: PaintOptions) -> None:

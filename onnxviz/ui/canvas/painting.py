@@ -17,6 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath,
 
 from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.model.layout.scene import BoxKind
+from onnxviz.model.layout.util import distinct
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.batch import draw_lines, draw_rects
 from onnxviz.ui.canvas.drawable import Drawable
@@ -91,7 +92,7 @@ class ScenePainter:
             keys = _colour_keys(opts.overlay[boxes])
         else:
             keys = d.scene.box_category[boxes].astype(np.int64)
-        for key in np.unique(keys):
+        for key in distinct(keys):
             chosen = boxes[keys == key]
             colour = _key_colour(int(key), opts.overlay is not None)
             p.setBrush(colour)
@@ -116,7 +117,7 @@ class ScenePainter:
                               opts: PaintOptions, holes: QPainterPath | None = None) -> None:
         """Every visible edge; ``holes`` (the edge labels' rectangles, in a scene with ghosts) is where a
         ghost's edges are not drawn: laid out after the scene, they would run through its labels."""
-        edges = np.unique(d.seg_edge[segs])
+        edges = distinct(d.seg_edge[segs])
         selected = np.isin(edges, opts.selected_edges)
         # a value captured from the enclosing graph: dashed, like its input box
         outer = np.isin(d.scene.edge_src[edges], np.fromiter(opts.outer, np.int64)) \
@@ -379,7 +380,7 @@ def toggle_rect(d: Drawable, box: int = -1, frame: int = -1) -> QRectF:
 def _label_rects(d: Drawable, segs: np.ndarray) -> list[QRectF]:
     """The rectangles the visible edge labels' texts take."""
     s, spots = d.scene, d.labels
-    rows = d.label_row[np.unique(d.seg_edge[segs])]
+    rows = d.label_row[distinct(d.seg_edge[segs])]
     metrics = {False: QFontMetricsF(style.font(style.LABEL_PT)), True: QFontMetricsF(style.font(style.LABEL_PT, italic=True))}
     out = []
     for row in rows[rows >= 0]:
@@ -406,7 +407,7 @@ def _label_holes(d: Drawable, segs: np.ndarray, view: QRectF) -> QPainterPath | 
 def _paint_edge_labels(p: QPainter, d: Drawable, segs: np.ndarray) -> None:
     """The labels at the spots the layout gave them (one per value leaving a box, never overlapping)."""
     s, spots = d.scene, d.labels
-    rows = d.label_row[np.unique(d.seg_edge[segs])]
+    rows = d.label_row[distinct(d.seg_edge[segs])]
     declared, inferred = style.font(style.LABEL_PT), style.font(style.LABEL_PT, italic=True)
     height = LABEL_LINE
     for row in rows[rows >= 0]:
