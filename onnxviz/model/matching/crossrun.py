@@ -15,17 +15,29 @@ from pathlib import Path
 
 import numpy as np
 
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.matching.align import Alignment, align_models
+from onnxviz.model.graph.tensors import tensor_array
+from onnxviz.model.matching.align import Alignment, GraphSide, align_models
+from onnxviz.model.matching.formats import Scale
 from onnxviz.model.matching.values import ValuePairing, pair_values
-from onnxviz.model.matching.weights import WeightPair, match_weights
+from onnxviz.model.matching.weights import WeightPair, dequantize, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunOptions, RunResult, run_model
-from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff, compare_pairs
+from onnxviz.model.runner.compare import (
+    DEFAULT_TOLERANCE,
+    PairSpec,
+    Tolerance,
+    ValueDiff,
+    View,
+    compare_pairs,
+)
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.store import value_key
 
 CAPTURE = RunOptions(capture=True)
+SCALE_LIMIT_BYTES = 1 << 28  # a scale or zero point read from the model (they are small)
 
 
 @dataclass(frozen=True)
@@ -141,14 +153,83 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
                                   base_dir_b=base_dir_b, progress=progress, token=token)
     try:
         pairing = pair_values(alignment)
-        diffs = compare_pairs(result_a, result_b, pairing.names(), tolerance,
-                              lambda f, t: progress(0.9 + 0.1 * f, t), token)
+        diffs = compare_paired(result_a, result_b, alignment, pairing, tolerance, base_dir_a=base_dir_a,
+                               base_dir_b=base_dir_b, progress=lambda f, t: progress(0.9 + 0.1 * f, t), token=token)
         weights = match_weights(alignment, base_dir_a, base_dir_b, token)
     except BaseException:
         result_a.cleanup()
         result_b.cleanup()
         raise
     return CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
+
+
+def compare_paired(result_a: RunResult, result_b: RunResult, alignment: Alignment, pairing: ValuePairing,
+                   tolerance: Tolerance = DEFAULT_TOLERANCE, *, base_dir_a: Path | None = None,
+                   base_dir_b: Path | None = None, progress: ProgressFn = no_progress,
+                   token: CancelToken | None = None) -> list[ValueDiff]:
+    """Every pair of ``pairing`` both runs captured, measured. A pair whose values cannot be the same
+    tensor (their shapes differ, or an integer value meets a float one and nothing says how it reads as
+    floats) is taken out of ``pairing``, its values listed unmatched with the reason: it never reaches a
+    list of results. An integer value with a scale and zero point is compared as the floats it stands for."""
+    specs = []
+    for p in list(pairing.pairs):
+        ra, rb = result_a.values.get(p.a), result_b.values.get(p.b)
+        if ra is None or rb is None:
+            continue
+        view_a = _view(result_a, alignment, p.scope_a, p.scale_a, base_dir_a, ra.numpy_dtype, True)
+        view_b = _view(result_b, alignment, p.scope_b, p.scale_b, base_dir_b, rb.numpy_dtype, False)
+        why = _cannot_pair(ra.shape, rb.shape, _kind(ra.numpy_dtype, view_a), _kind(rb.numpy_dtype, view_b))
+        if why:
+            pairing.unpair(p, why)
+        else:
+            specs.append(PairSpec(p.a, p.b, view_a, view_b))
+    return compare_pairs(result_a, result_b, specs, tolerance, progress, token)
+
+
+def _kind(numpy_dtype: str, view: View | None) -> str:
+    """"f" for floats (an integer value with a view reads as floats), "i" for integers, "b" for booleans."""
+    if view is not None or "float" in numpy_dtype:
+        return "f"
+    if "int" in numpy_dtype:
+        return "i"
+    return "b" if numpy_dtype == "bool" else numpy_dtype
+
+
+def _cannot_pair(shape_a: tuple[int, ...], shape_b: tuple[int, ...], kind_a: str, kind_b: str) -> str:
+    if shape_a != shape_b:
+        return f"the shapes differ ({list(shape_a)} in A, {list(shape_b)} in B): not the same tensor"
+    if kind_a != kind_b:
+        names = {"f": "floats", "i": "integers", "b": "booleans"}
+        return (f"{names.get(kind_a, kind_a)} in A, {names.get(kind_b, kind_b)} in B, and nothing says how the "
+                "integers read as floats")
+    return ""
+
+
+def _view(result: RunResult, alignment: Alignment, scope: str, scale: Scale | None, base_dir: Path | None,
+          numpy_dtype: str, side_a: bool) -> View | None:
+    """An integer value's floats: ``(q - zero) * scale`` with the scale and zero point the run computed (a
+    dynamic quantization's) or the graph holds; None for a float value, or when they cannot be read."""
+    if scale is None or "int" not in numpy_dtype:
+        return None
+    ga = (alignment.graphs if side_a else alignment.graphs_b).get(scope)
+    side = None if ga is None or ga.sides is None else ga.sides[0 if side_a else 1]
+    try:
+        s = _array_of(result, side, scope, scale.scale, base_dir)
+        z = _array_of(result, side, scope, scale.zero, base_dir) if scale.zero else None
+    except (KeyError, OnnxvizError, ValueError):
+        return None
+    if s.dtype.kind != "f" or s.size == 0:
+        return None
+    return lambda q: dequantize(np.asarray(q), s, z, scale.axis, scale.block)
+
+
+def _array_of(result: RunResult, side: GraphSide | None, scope: str, name: str, base_dir: Path | None) -> np.ndarray:
+    key = value_key(scope, name)
+    if key in result.values:
+        return np.asarray(result.array(key))
+    if side is not None and name in side.initializers:
+        return tensor_array(side.initializers[name], base_dir, SCALE_LIMIT_BYTES)
+    raise KeyError(name)
 
 
 __all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_models", "feeds_for_b", "run_pair"]
