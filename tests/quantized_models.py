@@ -232,7 +232,7 @@ if __name__ == "__main__":
 SUFFIXES = ("_DequantizeLinear_Output", "_QuantizeLinear_Output", "_output_quantized", "_quantized",
             "_DequantizeLinear", "_QuantizeLinear", "_dequantized")
 SEE_THROUGH = frozenset({"Cast", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
-FUSABLE = frozenset({"Relu", "Clip"})  # activations a quantizer folds into the op before them
+FUSABLE = frozenset({"Relu", "Clip", "Cast"})  # ops a quantizer or optimizer folds into the op before them
 
 
 def _strip(name: str) -> str:

@@ -278,7 +278,7 @@ class GraphSide:
             for out in fo.outputs:
                 if out:
                     self.made_by[out] = i
-        known = float_values(self.nodes, g.declared, self.initializers)
+        known = float_values(self.nodes, self.order, g.declared, self.initializers)
         for made, source in aliases(self.nodes, g.consumers, known, self.float_ops).items():
             if made not in self.constant:
                 self.alias.setdefault(made, source)
@@ -288,6 +288,25 @@ class GraphSide:
                 for x in inputs:
                     if x:
                         self.users.setdefault(x, []).append(i)
+
+    def integer_constant(self, name: str) -> bool:
+        """An initializer or Constant output of an integer type (an axis, a shape, indices)."""
+        t = self.initializers.get(name)
+        if t is None:
+            p = self.g.producer.get(name, -4)
+            node = self.nodes[p] if p >= 0 else None
+            if node is None or node.op_type != "Constant":
+                return False
+            t = next((a.t for a in node.attribute if a.name == "value" and a.type == AttributeProto.TENSOR), None)
+        return t is not None and t.data_type not in FLOAT_TYPES and t.data_type != TensorProto.STRING
+
+    @functools.cached_property
+    def copies(self) -> dict[str, list[str]]:
+        """The values that stand for each value (its quantized or re-typed copies: :attr:`alias` reversed)."""
+        out: dict[str, list[str]] = {}
+        for made in self.alias:
+            out.setdefault(self.canonical(made), []).append(made)
+        return out
 
     @functools.cached_property
     def scales(self) -> dict[str, Scale]:
@@ -575,7 +594,8 @@ class _Matcher:
     def _partner_of(self, side: GraphSide, x: str, is_a: bool) -> str | None:
         """The A value (as A's keys name it: canonical) standing for value ``x`` of ``side`` when ``x``, or
         what it stands for, is matched; None otherwise."""
-        for v in (x, side.canonical(x)):
+        stands = side.canonical(x)
+        for v in (x, stands, *side.copies.get(stands, ())):
             other = self.ga.value_b(v) if is_a else self.ga.value_a(v)
             if other is not None:
                 return self.a.canonical(v if is_a else other)
@@ -615,6 +635,8 @@ class _Matcher:
         tokens = tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i])
         if blur:
             tokens = tuple(CONSTANT if t == UNKNOWN else t for t in tokens)
+        elif UNKNOWN in tokens:
+            return None  # an input not matched yet says nothing: two such nodes are not alike for it
         tokens = _ordered(side.sig[i], tokens)
         if not any(isinstance(t, tuple) for t in tokens):
             return None  # nothing anchors it: left to the backward sweep
@@ -639,6 +661,8 @@ class _Matcher:
                     continue  # j sits on the edge into A node i's partner: an inserted node, left unmatched
             if i is None:
                 i = self._local_match(j)
+                if i is not None and self._inserted_before(i, j):
+                    continue
             if i is not None:
                 self._pair(i, j, HOW_STRUCTURE)
 

@@ -318,16 +318,25 @@ def _cast_to(node: NodeProto) -> int:
     return next((int(a.i) for a in node.attribute if a.name == "to"), 0)
 
 
-def float_values(nodes: Sequence[NodeProto], declared: Mapping[str, onnx.TypeProto],
+NOT_FLOAT = frozenset({"Shape", "Size", "NonZero", "ArgMax", "ArgMin", "Equal", "Less", "LessOrEqual", "Greater",
+                       "GreaterOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "QuantizeLinear",
+                       "DynamicQuantizeLinear", "ConvInteger", "MatMulInteger", "Cast", "Range",
+                       "ConstantOfShape", "Constant", "TopK", "Unique", "StringNormalizer"} | set(QLINEAR))
+
+
+def float_values(nodes: Sequence[NodeProto], order: Sequence[int], declared: Mapping[str, onnx.TypeProto],
                  initializers: Mapping[str, TensorProto]) -> set[str]:
     """Values known to hold floats: declared so (graph inputs, outputs, value_info), float initializers,
-    and the outputs of Casts to a float type and of DequantizeLinear."""
+    the outputs of Casts to a float type and of DequantizeLinear, and (in topological order) those of ops
+    whose first input holds floats, unless the op makes integers or booleans."""
     out = {n for n, t in declared.items() if t.HasField("tensor_type") and t.tensor_type.elem_type in FLOAT_TYPES}
     out |= {n for n, t in initializers.items() if t.data_type in FLOAT_TYPES}
-    for node in nodes:
-        if node.output and ((node.op_type == "Cast" and _cast_to(node) in FLOAT_TYPES)
-                            or node.op_type == "DequantizeLinear"):
-            out.add(node.output[0])
+    for i in order:
+        node = nodes[i]
+        op = node.op_type
+        if (op == "Cast" and _cast_to(node) in FLOAT_TYPES) or op == "DequantizeLinear" \
+                or (op not in NOT_FLOAT and node.input and node.input[0] in out):
+            out.update(o for o in node.output[:1] if o)
     return out
 
 

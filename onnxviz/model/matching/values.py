@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from onnxviz.model.matching.align import DEQUANTIZE, QUANTIZE, Alignment, GraphAlignment, GraphSide
+from onnxviz.model.matching.align import DEQUANTIZE, QUANTIZE, Alignment, GraphAlignment, GraphSide, input_pairs
 from onnxviz.model.matching.formats import Scale
 from onnxviz.model.runner.store import value_key
 
@@ -128,7 +128,7 @@ def _follow(side: GraphSide, matched: dict[int, int], x: str) -> _Chain:
             passed += [x, node.output[0]]
             x, quantized = dq, True
             continue
-        if node.op_type in DEQUANTIZE:  # an integer value (QOperator's) read as floats: the same value
+        if node.op_type in DEQUANTIZE or users[0] in side.alias_maker:  # the same value, read as floats
             passed.append(x)
             x, quantized = node.output[0], True
             continue
@@ -161,7 +161,12 @@ class _GraphPairing:
 
     def run(self) -> ValuePairing:
         inputs_a = set(self.a.g.input_names)
-        for x, y in _matched_outputs(self.ga, self.a, self.b):
+        for x, y, i, j in _matched_outputs(self.ga, self.a, self.b):
+            if i >= 0 and not self._same_integer_constants(i, j):
+                said = "its node reads other integer constants (a shape, axes or indices) on the other side"
+                self.reasons_a.setdefault(x, said)
+                self.reasons_b.setdefault(y, said)
+                continue
             ca, cb = _follow(self.a, self.ga.nodes, x), _follow(self.b, self.ga.nodes_b, y)
             found = self._pairs_of(x, y, ca, cb)
             if x in inputs_a:  # graph inputs are fed, not computed: only what follows them compares
@@ -185,9 +190,16 @@ class _GraphPairing:
 
     def _add(self, found: list[ValuePair]) -> None:
         for p in found:
-            self.pairs.append(ValuePair(p.a, p.b, p.how, self.a.scales.get(p.a), self.b.scales.get(p.b)))
+            b = self._output_copy(p.a, p.b)
+            self.pairs.append(ValuePair(p.a, b, p.how, self.a.scales.get(p.a), self.b.scales.get(b)))
             self.covered_a.add(p.a)
-            self.covered_b.add(p.b)
+            self.covered_b.update((p.b, b))
+
+    def _output_copy(self, x: str, y: str) -> str:
+        """A's graph output compares with B's graph output of that place when B's is only a re-typed or
+        dequantized copy of ``y`` (a float16 model's float32 outputs); else with ``y``."""
+        z = self.ga.values.get(x) if x in self.a.graph_outputs else None
+        return z if z is not None and z in self.b.graph_outputs and self.b.canonical(z) == self.b.canonical(y) else y
 
     def _pairs_of(self, x: str, y: str, ca: _Chain, cb: _Chain) -> list[ValuePair]:
         ends = ValuePair(ca.end, cb.end, HOW_FOLLOWED if ca.steps or cb.steps else
@@ -205,6 +217,16 @@ class _GraphPairing:
             self._fused(self.b, self.a, self.reasons_b, (y, *cb.passed[1:]), cb, x)
             return [ends]
         return [ValuePair(x, y, HOW_SAME), ends]
+
+    def _same_integer_constants(self, i: int, j: int) -> bool:
+        """Matched nodes ``i`` and ``j`` compute the same thing as far as their integer constants say: at no
+        input position do both read an integer constant (a Reshape's target, a Concat's -1) of other content."""
+        for x, y in input_pairs(self.a, i, self.b, j):
+            if x and y and self.a.integer_constant(x) and self.b.integer_constant(y):
+                ka, kb = self.a.content.get(x), self.b.content.get(y)
+                if ka is not None and kb is not None and ka != kb:
+                    return False
+        return True
 
     def _fused(self, side: GraphSide, other: GraphSide, reasons: dict[str, str], values: tuple[str, ...],
                chain: _Chain, partner: str) -> None:
@@ -301,15 +323,15 @@ def _why(side: GraphSide, matched: dict[int, int], x: str, other: str) -> str:
     return f"its node ({label}) has a partner in {other}, but no value there is computed the same way"
 
 
-def _matched_outputs(ga: GraphAlignment, a: GraphSide, b: GraphSide) -> list[tuple[str, str]]:
+def _matched_outputs(ga: GraphAlignment, a: GraphSide, b: GraphSide) -> list[tuple[str, str, int, int]]:
     """Matched graph inputs (a quantized input pairs through its DequantizeLinear), then the outputs of
-    matched nodes position by position, in A's topological order."""
+    matched nodes position by position, in A's topological order, each with the nodes (-1: an input)."""
     inputs_a, inputs_b = set(a.g.input_names), set(b.g.input_names)
-    out = [(x, y) for x, y in ga.values.items() if x in inputs_a and y in inputs_b]
+    out = [(x, y, -1, -1) for x, y in ga.values.items() if x in inputs_a and y in inputs_b]
     for i in a.order:
         j = ga.nodes.get(i)
         if j is not None:
-            out += [(x, y) for x, y in zip(a.outputs[i], b.outputs[j], strict=False) if x and y]
+            out += [(x, y, i, j) for x, y in zip(a.outputs[i], b.outputs[j], strict=False) if x and y]
     return out
 
 
