@@ -30,7 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from onnxviz.model.matching.align import DEQUANTIZE, QUANTIZE, Alignment, GraphAlignment, GraphSide, input_pairs
+from onnxviz.model.matching.align import (
+    DEQUANTIZE,
+    QUANTIZE,
+    Alignment,
+    GraphAlignment,
+    GraphSide,
+    input_pairs,
+)
 from onnxviz.model.matching.formats import Scale
 from onnxviz.model.runner.store import value_key
 
