@@ -45,6 +45,7 @@ from onnxviz.model.matching.formats import (
     FLOAT_TYPES,
     QUANTIZER_SUFFIXES,
     FloatOp,
+    QuantizedWeight,
     Scale,
     aliases,
     float_ops,
@@ -312,6 +313,11 @@ class GraphSide:
     def scales(self) -> dict[str, Scale]:
         """How each integer value of the graph reads as floats (:func:`.formats.scales`)."""
         return scales(self.nodes, self.order)
+
+    @functools.cached_property
+    def quantized_weights(self) -> dict[str, QuantizedWeight]:
+        """The integer weights quantized ops read, with how each reads as floats."""
+        return {w.name: w for fo in self.float_ops.values() for w in fo.weights}
 
     @functools.cached_property
     def weight_shapes(self) -> dict[str, tuple[int, ...]]:

@@ -20,17 +20,20 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import tensor_array
 from onnxviz.model.matching.align import Alignment, GraphSide, align_models
 from onnxviz.model.matching.formats import Scale
+from onnxviz.model.matching.isolation import isolated_model
 from onnxviz.model.matching.values import ValuePairing, pair_values
 from onnxviz.model.matching.weights import WeightPair, dequantize, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunOptions, RunResult, run_model
 from onnxviz.model.runner.compare import (
     DEFAULT_TOLERANCE,
+    ArrayDiff,
     PairSpec,
     Tolerance,
     ValueDiff,
     View,
     compare_pairs,
+    measure_arrays,
 )
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
@@ -76,13 +79,17 @@ class CrossRun:
     result_b: RunResult
     diffs: list[ValueDiff] = field(default_factory=list)
     weights: list[WeightPair] = field(default_factory=list)  # quantized weights against their partners
+    added: dict[tuple[str, str], ArrayDiff] = field(default_factory=dict)  # (a, b) -> the error B's layer adds
+    not_isolated: dict[tuple[str, str], str] = field(default_factory=dict)  # (a, b) -> why it has no added error
 
-    def worst_first(self) -> list[ValueDiff]:
-        """The pairs' errors, largest relative error first (NaN and differing shapes before everything)."""
-        def key(d: ValueDiff) -> tuple[float, float]:
-            rel = math.inf if math.isnan(d.rel_error) else d.rel_error
-            return (-rel, d.order)
-        return sorted(self.diffs, key=key)
+    def worst_first(self, measure: str = "sqnr") -> list[ValueDiff]:
+        """The pairs' errors, the worst by ``measure`` (a :data:`SORT_MEASURES` key) first; NaN before
+        everything, ties in A's topological order."""
+        return sorted(self.diffs, key=lambda d: (badness(d, measure), d.order))
+
+    def added_of(self, d: ValueDiff) -> ArrayDiff | None:
+        """The error B's layer of pair ``d`` adds on its own (None: not isolated, see :attr:`not_isolated`)."""
+        return self.added.get((d.name, d.other))
 
     def node_errors_a(self, key: str) -> dict[tuple[str, int], float]:
         """The worst ``key`` error (a COMPARE_MEASURES key) of each A node's outputs, keyed (scope, node)
@@ -97,6 +104,20 @@ class CrossRun:
         """Remove both runs' captured values from disk."""
         self.result_a.cleanup()
         self.result_b.cleanup()
+
+
+SORT_MEASURES = {"sqnr": "sqnr_db", "cosine": "cosine", "max_abs": "max_abs_error", "max_rel": "rel_error"}
+"""``--sort`` names -> ValueDiff fields: SQNR and cosine are worst when lowest, the errors when highest."""
+
+
+def badness(d: ValueDiff, measure: str) -> float:
+    """A sort key, lowest for the worst pair by ``measure`` (NaN the worst of all)."""
+    value = float(getattr(d, SORT_MEASURES[measure]))
+    if math.isnan(value):
+        return -math.inf
+    if d.max_abs_error == 0 and not d.note:
+        return math.inf  # equal values (an all-zero pair has an SQNR of 0 dB by qdq_loss_debug's convention)
+    return value if measure in ("sqnr", "cosine") else -value
 
 
 def _node_errors(diffs: list[ValueDiff], result: RunResult, key: str,
@@ -141,9 +162,12 @@ def run_pair(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[str, np.
 def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[str, np.ndarray] | None = None,
                    *, base_dir_a: Path | None = None, base_dir_b: Path | None = None,
                    alignment: Alignment | None = None, tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0,
-                   progress: ProgressFn = no_progress, token: CancelToken | None = None) -> CrossRun:
+                   isolate: bool = True, progress: ProgressFn = no_progress,
+                   token: CancelToken | None = None) -> CrossRun:
     """Align (unless ``alignment`` is given), run both on the same inputs (``feeds_a``, or generated for
-    A with ``seed``), pair the values and measure every pair, and every quantized weight against its partner. Raises RunError when a run fails."""
+    A with ``seed``), pair the values and measure every pair, and every quantized weight against its partner;
+    ``isolate``: also the error each layer of B adds on its own (:func:`add_isolated_errors`). Raises
+    RunError when a run fails."""
     if alignment is None:
         alignment = align_models(index_a, index_b, token=token)
     if feeds_a is None:
@@ -156,11 +180,56 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
         diffs = compare_paired(result_a, result_b, alignment, pairing, tolerance, base_dir_a=base_dir_a,
                                base_dir_b=base_dir_b, progress=lambda f, t: progress(0.9 + 0.1 * f, t), token=token)
         weights = match_weights(alignment, base_dir_a, base_dir_b, token)
+        cross = CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
+        if isolate:
+            add_isolated_errors(cross, index_b, base_dir_a=base_dir_a, base_dir_b=base_dir_b, token=token)
     except BaseException:
         result_a.cleanup()
         result_b.cleanup()
         raise
-    return CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
+    return cross
+
+
+def add_isolated_errors(cross: CrossRun, index_b: ModelIndex, *, base_dir_a: Path | None = None,
+                        base_dir_b: Path | None = None, token: CancelToken | None = None) -> None:
+    """Fill ``cross.added``: each main-graph pair's B layer run on A's values of its inputs (one run of a
+    model holding every layer, :mod:`.isolation`), measured against A's value. A run that fails leaves
+    every pair without an added error, saying why."""
+    alignment, side_b = cross.alignment, cross.alignment.main.sides[1] if cross.alignment.main.sides else None
+    measured = {(d.name, d.other) for d in cross.diffs}
+    pairs = [p for p in cross.pairing.pairs if (p.a, p.b) in measured]
+    if side_b is None or not pairs:
+        return
+    iso = isolated_model(index_b.model, side_b, pairs, cross.result_a, cross.result_b,
+                         lambda name: _array_of(cross.result_b, side_b, "", name, base_dir_b),
+                         alignment.main.value_a)
+    cross.not_isolated.update(iso.skipped)
+    if iso.model is None:
+        return
+    try:
+        run = run_model(iso.model, iso.feeds, RunOptions(capture=False), base_dir=base_dir_b, token=token)
+    except RunError as exc:
+        cross.not_isolated.update({key: f"its layer could not run alone: {exc.message}" for key in iso.outputs})
+        return
+    try:
+        by_key = {(p.a, p.b): p for p in pairs}
+        for key, name in iso.outputs.items():
+            if name not in run.values:
+                cross.not_isolated[key] = "its layer's output was not computed"
+                continue
+            p = by_key[key]
+            view = _view(run, alignment, "", p.scale_b, base_dir_b, run.values[name].numpy_dtype, False,
+                         lambda n: _array_of(cross.result_b, side_b, "", n, base_dir_b))
+            xa = cross.result_a.array(p.a)
+            view_a = _view(cross.result_a, alignment, p.scope_a, p.scale_a, base_dir_a,
+                           cross.result_a.values[p.a].numpy_dtype, True)
+            xb = run.array(name)
+            if xb.shape != xa.shape:
+                cross.not_isolated[key] = "its layer alone made another shape"
+                continue
+            cross.added[key] = measure_arrays(view_a(xa) if view_a else xa, view(xb) if view else xb)
+    finally:
+        run.cleanup()
 
 
 def compare_paired(result_a: RunResult, result_b: RunResult, alignment: Alignment, pairing: ValuePairing,
@@ -206,16 +275,18 @@ def _cannot_pair(shape_a: tuple[int, ...], shape_b: tuple[int, ...], kind_a: str
 
 
 def _view(result: RunResult, alignment: Alignment, scope: str, scale: Scale | None, base_dir: Path | None,
-          numpy_dtype: str, side_a: bool) -> View | None:
+          numpy_dtype: str, side_a: bool, array_of: Callable[[str], np.ndarray] | None = None) -> View | None:
     """An integer value's floats: ``(q - zero) * scale`` with the scale and zero point the run computed (a
-    dynamic quantization's) or the graph holds; None for a float value, or when they cannot be read."""
+    dynamic quantization's) or the graph holds (``array_of``: where to read them instead); None for a
+    float value, or when they cannot be read."""
     if scale is None or "int" not in numpy_dtype:
         return None
     ga = (alignment.graphs if side_a else alignment.graphs_b).get(scope)
     side = None if ga is None or ga.sides is None else ga.sides[0 if side_a else 1]
+    read = array_of or (lambda name: _array_of(result, side, scope, name, base_dir))
     try:
-        s = _array_of(result, side, scope, scale.scale, base_dir)
-        z = _array_of(result, side, scope, scale.zero, base_dir) if scale.zero else None
+        s = read(scale.scale)
+        z = read(scale.zero) if scale.zero else None
     except (KeyError, OnnxvizError, ValueError):
         return None
     if s.dtype.kind != "f" or s.size == 0:

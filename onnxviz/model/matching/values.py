@@ -169,6 +169,8 @@ class _GraphPairing:
     def run(self) -> ValuePairing:
         inputs_a = set(self.a.g.input_names)
         for x, y, i, j in _matched_outputs(self.ga, self.a, self.b):
+            if x in self.a.constant and y in self.b.constant:
+                continue  # weights (Identity copies, Constant nodes): the diff's and the weights' business
             if i >= 0 and not self._same_integer_constants(i, j):
                 said = "its node reads other integer constants (a shape, axes or indices) on the other side"
                 self.reasons_a.setdefault(x, said)
@@ -218,10 +220,10 @@ class _GraphPairing:
         lacking_b = ca.steps and not cb.steps and not cb.quantized  # B computes A's whole chain in one node
         lacking_a = cb.steps and not ca.steps and not ca.quantized
         if lacking_b:
-            self._fused(self.a, self.b, self.reasons_a, (x, *ca.passed[1:]), ca, y)
+            self._fused(self.b, "B", self.reasons_a, (x, *ca.passed[1:]), ca, y)
             return [ends]
         if lacking_a:
-            self._fused(self.b, self.a, self.reasons_b, (y, *cb.passed[1:]), cb, x)
+            self._fused(self.a, "A", self.reasons_b, (y, *cb.passed[1:]), cb, x)
             return [ends]
         return [ValuePair(x, y, HOW_SAME), ends]
 
@@ -235,13 +237,14 @@ class _GraphPairing:
                     return False
         return True
 
-    def _fused(self, side: GraphSide, other: GraphSide, reasons: dict[str, str], values: tuple[str, ...],
-               chain: _Chain, partner: str) -> None:
-        """Values of ``side`` the other side computes in one node with what follows them: why they have no
+    @staticmethod
+    def _fused(other: GraphSide, label: str, reasons: dict[str, str], values: tuple[str, ...], chain: _Chain,
+               partner: str) -> None:
+        """Values the ``other`` side (``label``) computes in one node with what follows them: why they have no
         partner."""
         maker = other.producer(other.canonical(partner))
-        op = other.ops[maker] if maker >= 0 else "the value it reads"
-        said = f"computed together with the {', '.join(chain.ops)} after it by {op} on the other side (fused)"
+        node = f"{other.nodes[maker].op_type} {other.names[maker]}".rstrip() if maker >= 0 else "one node"
+        said = f"{label} computes it and the {', '.join(chain.ops)} after it in one node ({node}): fused"
         for v in values:
             reasons.setdefault(v, said)
 
