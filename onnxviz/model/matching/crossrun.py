@@ -81,6 +81,13 @@ class CrossRun:
     weights: list[WeightPair] = field(default_factory=list)  # quantized weights against their partners
     added: dict[tuple[str, str], ArrayDiff] = field(default_factory=dict)  # (a, b) -> the error B's layer adds
     not_isolated: dict[tuple[str, str], str] = field(default_factory=dict)  # (a, b) -> why it has no added error
+    views: dict[tuple[str, str], tuple[View | None, View | None]] = field(default_factory=dict)  # dequantized
+
+    def arrays(self, d: ValueDiff) -> tuple[np.ndarray, np.ndarray]:
+        """Both values of pair ``d`` as compared: an integer value read as the floats it stands for."""
+        view_a, view_b = self.views.get((d.name, d.other), (None, None))
+        a, b = self.result_a.array(d.name), self.result_b.array(d.other)
+        return (view_a(a) if view_a else a), (view_b(b) if view_b else b)
 
     def worst_first(self, measure: str = "sqnr") -> list[ValueDiff]:
         """The pairs' errors, the worst by ``measure`` (a :data:`SORT_MEASURES` key) first; NaN before
@@ -127,7 +134,7 @@ def _node_errors(diffs: list[ValueDiff], result: RunResult, key: str,
         record = result.values.get(name_of(d))
         if record is not None and record.node >= 0:
             at = (record.scope, record.node)
-            out[at] = max(out.get(at, 0.0), d.measure(key))
+            out[at] = max(out.get(at, -math.inf), d.measure(key))
     return out
 
 
@@ -177,10 +184,11 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
                                   base_dir_b=base_dir_b, progress=progress, token=token)
     try:
         pairing = pair_values(alignment)
-        diffs = compare_paired(result_a, result_b, alignment, pairing, tolerance, base_dir_a=base_dir_a,
-                               base_dir_b=base_dir_b, progress=lambda f, t: progress(0.9 + 0.1 * f, t), token=token)
+        specs = paired_specs(result_a, result_b, alignment, pairing, base_dir_a=base_dir_a, base_dir_b=base_dir_b)
+        diffs = compare_pairs(result_a, result_b, specs, tolerance, lambda f, t: progress(0.9 + 0.1 * f, t), token)
         weights = match_weights(alignment, base_dir_a, base_dir_b, token)
-        cross = CrossRun(alignment, pairing, result_a, result_b, diffs, weights)
+        cross = CrossRun(alignment, pairing, result_a, result_b, diffs, weights,
+                         views={(p.a, p.b): (p.view_a, p.view_b) for p in specs})
         if isolate:
             add_isolated_errors(cross, index_b, base_dir_a=base_dir_a, base_dir_b=base_dir_b, token=token)
     except BaseException:
@@ -240,6 +248,13 @@ def compare_paired(result_a: RunResult, result_b: RunResult, alignment: Alignmen
     tensor (their shapes differ, or an integer value meets a float one and nothing says how it reads as
     floats) is taken out of ``pairing``, its values listed unmatched with the reason: it never reaches a
     list of results. An integer value with a scale and zero point is compared as the floats it stands for."""
+    specs = paired_specs(result_a, result_b, alignment, pairing, base_dir_a=base_dir_a, base_dir_b=base_dir_b)
+    return compare_pairs(result_a, result_b, specs, tolerance, progress, token)
+
+
+def paired_specs(result_a: RunResult, result_b: RunResult, alignment: Alignment, pairing: ValuePairing, *,
+                 base_dir_a: Path | None = None, base_dir_b: Path | None = None) -> list[PairSpec]:
+    """The pairs of :func:`compare_paired` as the comparison reads them (see there), the others taken out."""
     specs = []
     for p in list(pairing.pairs):
         ra, rb = result_a.values.get(p.a), result_b.values.get(p.b)
@@ -252,7 +267,7 @@ def compare_paired(result_a: RunResult, result_b: RunResult, alignment: Alignmen
             pairing.unpair(p, why)
         else:
             specs.append(PairSpec(p.a, p.b, view_a, view_b))
-    return compare_pairs(result_a, result_b, specs, tolerance, progress, token)
+    return specs
 
 
 def _kind(numpy_dtype: str, view: View | None) -> str:

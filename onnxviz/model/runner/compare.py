@@ -15,7 +15,7 @@ from onnxviz.model.runner.store import RunResult
 
 CHUNK = 1 << 20
 COMPARE_MEASURES = {"rel_error": "relative error", "max_abs_error": "max abs error",
-                    "cosine_distance": "1 - cosine similarity"}
+                    "cosine_distance": "1 - cosine similarity", "sqnr_loss": "\u2212SQNR (dB): the lower the SQNR, the hotter"}
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,12 @@ class ValueDiff:
         return self.b_name or self.name
 
     def measure(self, key: str) -> float:
-        return 1.0 - self.cosine if key == "cosine_distance" else float(getattr(self, key))
+        """A COMPARE_MEASURES value: the larger, the worse."""
+        if key == "cosine_distance":
+            return 1.0 - self.cosine
+        if key == "sqnr_loss":
+            return -self.sqnr_db
+        return float(getattr(self, key))
 
 
 @dataclass
@@ -204,5 +209,5 @@ def per_node(diffs: list[ValueDiff], key: str) -> dict[int, float]:
     """The worst error of each node's outputs, for the canvas overlay."""
     out: dict[int, float] = {}
     for d in diffs:
-        out[d.node] = max(out.get(d.node, 0.0), d.measure(key))
+        out[d.node] = max(out.get(d.node, -math.inf), d.measure(key))
     return out
