@@ -41,8 +41,10 @@ def row(name: str) -> tuple[str, list[str]]:
         right = {d.name for d in cross.diffs if f"{d.name} ~ {d.other}" not in wrong}
         layers = [o for n in a.graph.node if n.op_type in LAYERS for o in n.output[:1]]
         found = sum(1 for x in layers if x in right)
-        return (f"| {name} | {100 * aligned:.0f}% | {len(cross.diffs)} | {len(wrong)} | "
-                f"{len(pairing.unmatched_a)} / {len(pairing.unmatched_b)} | {found} / {len(layers)} |"), wrong
+        fused = sum(1 for x in layers if "fused" in pairing.reasons_a.get(x, ""))
+        return (f"| {name} | {100 * pairing.fraction():.0f}% ({100 * aligned:.0f}%) | {len(cross.diffs)} | "
+                f"{len(wrong)} | {len(pairing.unmatched_a)} / {len(pairing.unmatched_b)} | "
+                f"{found} / {len(layers)}{f' (+{fused} fused)' if fused else ''} |"), wrong
     finally:
         cross.cleanup()
 
@@ -62,14 +64,15 @@ def export_row(name_a: str, name_b: str) -> tuple[str, list[str]]:
             if not same:
                 wrong.append(f"{d.name} ~ {d.other} ({d.sqnr_db:.2f} dB{', ' + d.note if d.note else ''})")
         p = cross.pairing
-        return (f"| {name_a} / {name_b} | {100 * cross.alignment.fraction():.0f}% | {len(cross.diffs)} | "
+        return (f"| {name_a} / {name_b} | {100 * p.fraction():.0f}% ({100 * cross.alignment.fraction():.0f}%) | "
+                f"{len(cross.diffs)} | "
                 f"{len(wrong)} | {len(p.unmatched_a)} / {len(p.unmatched_b)} | |"), wrong
     finally:
         cross.cleanup()
 
 
 def main() -> None:
-    print("| B | aligned | pairs | wrong pairs | unmatched A / B | Conv/MatMul/Gemm outputs paired right |")
+    print("| B | aligned: values (nodes) | pairs | wrong pairs | unmatched A / B | Conv/MatMul/Gemm outputs paired right |")
     print("|---|---|---|---|---|---|")
     details = []
     for name in sys.argv[1:] or list(FORMATS):

@@ -10,7 +10,7 @@ from typing import Any
 
 from onnxviz.cli import output
 from onnxviz.model.document import Document
-from onnxviz.model.matching import CrossRun, Limits, compare_models
+from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_models
 from onnxviz.model.matching.crossrun import SORT_MEASURES
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
 from onnxviz.model.runner.input_files import read_inputs_file
@@ -40,6 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("--tolerance", action="append", default=[], metavar="MEASURE=VALUE",
                         help="a limit: max_abs, max_rel (upper), cosine, sqnr_db (lower), or rtol/atol of the "
                              "elementwise test (repeatable)")
+    parser.add_argument("--optimized", action="store_true",
+                        help="compare the two models as onnxruntime's sessions deploy them: the graphs their "
+                             "sessions run with every graph optimization on (the outputs the sessions give; the "
+                             "intermediates that still exist, named as in the optimized graphs)")
     parser.add_argument("--sort", choices=list(SORT_MEASURES), default="sqnr",
                         help="the order of the pairs, worst first: lowest SQNR (default), lowest cosine, "
                              "largest max_abs or max_rel error")
@@ -72,8 +76,12 @@ def run(args: argparse.Namespace) -> int:
     specs = input_specs(doc_a.model, doc_a.index)
     given = read_inputs_file(args.inputs, specs) if args.inputs else {}
     feeds = build_feeds(specs, given, parse_dims(args.dim), "random", args.seed)
-    cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
-                           tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)
+    tolerance = limits.elementwise or DEFAULT_TOLERANCE
+    if args.optimized and doc_a.path is not None and doc_b.path is not None:
+        cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed)
+    else:
+        cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir,
+                               base_dir_b=doc_b.base_dir, tolerance=tolerance, seed=args.seed)
     try:
         if not cross.diffs:
             raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
@@ -81,9 +89,11 @@ def run(args: argparse.Namespace) -> int:
         worst = cross.worst_first(args.sort)
         beyond = any(limits.exceeded(d) for d in worst)
         if args.json:
-            output.print_json(_json(doc_a.name, doc_b.name, cross, worst, limits))
+            output.print_json({**_json(doc_a.name, doc_b.name, cross, worst, limits), "optimized": args.optimized})
         else:
-            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits))
+            said = ["graph optimizations on: the sessions as deployed (values of the optimized graphs)"] \
+                if args.optimized else []
+            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits), *said)
     finally:
         cross.cleanup()
     return 1 if beyond else 0

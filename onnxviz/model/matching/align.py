@@ -442,7 +442,63 @@ class _Matcher:
                 break
         self._match_leftover_names()
         self._match_in_place()
+        if self._match_by_value_names():
+            self._forward(strict)
+            self._backward(self.recent)
         self._pair_constants()
+
+    def _match_by_value_names(self) -> bool:
+        """Unmatched nodes making a value of the same name, at the same output position, from values whose
+        nearest matched ancestors are partners, whatever their op types (an optimizer's fused node keeps
+        the name of the value it ends with: SkipLayerNormalization, a LayerNormalization's output). True
+        when any paired."""
+        self.recent = []
+        for j in self.b.order:
+            if j in self.ga.nodes_b or j in self.b.absorbed:
+                continue
+            for k, y in enumerate(self.b.outputs[j]):
+                i = self.a.producer(y) if y else -1
+                if i < 0 or i in self.ga.nodes or i in self.a.absorbed or k >= len(self.a.outputs[i]) \
+                        or self.a.outputs[i][k] != y:
+                    continue
+                anchors = self._anchors(self.a, i, True)
+                if anchors and anchors == self._anchors(self.b, j, False):
+                    self._pair(self._same_op_above(i, j), j, HOW_NAME)
+                    break
+        return bool(self.recent)
+
+    def _same_op_above(self, i: int, j: int) -> int:
+        """A node ``i`` names B node ``j``'s value; when ``j`` fuses ops (a MatMul with its bias Add), the
+        unmatched A node above ``i`` (through single-input nodes) with ``j``'s op type is its partner."""
+        k = i
+        for _ in range(FOLLOW_DEPTH):
+            if self.a.sig[k][:2] == self.b.sig[j][:2]:
+                return k
+            data = self.a.data_inputs(k)
+            p = self.a.producer(data[0]) if len(data) == 1 else -1
+            if p < 0 or p in self.ga.nodes or p in self.a.absorbed:
+                break
+            k = p
+        return i
+
+    def _anchors(self, side: GraphSide, i: int, is_a: bool) -> frozenset[str]:
+        """The matched values nearest above node ``i`` (through unmatched nodes' data inputs), as A names them."""
+        found: set[str] = set()
+        work, seen = [i], {i}
+        for _ in range(FOLLOW_DEPTH):
+            nxt = []
+            for n in work:
+                for x in side.data_inputs(n):
+                    partner = self._partner_of(side, x, is_a)
+                    if partner is not None:
+                        found.add(partner)
+                        continue
+                    p = side.producer(x)
+                    if p >= 0 and p not in seen and p not in (self.ga.nodes if is_a else self.ga.nodes_b):
+                        seen.add(p)
+                        nxt.append(p)
+            work = nxt
+        return frozenset(found)
 
     def _check(self) -> None:
         if self.token is not None:

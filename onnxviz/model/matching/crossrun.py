@@ -9,11 +9,13 @@ the array of the A input it is aligned with (inputs of B no A input matches are 
 from __future__ import annotations
 
 import math
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import ModelIndex
@@ -35,6 +37,7 @@ from onnxviz.model.runner.compare import (
     compare_pairs,
     measure_arrays,
 )
+from onnxviz.model.runner.deployed import optimized_copy
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.store import value_key
@@ -198,6 +201,26 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
     return cross
 
 
+def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarray] | None = None, *,
+                     tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0, isolate: bool = True,
+                     progress: ProgressFn = no_progress, token: CancelToken | None = None) -> CrossRun:
+    """:func:`compare_models` of the two models as onnxruntime's sessions deploy them: each replaced by
+    the graph its session runs with every graph optimization on (:mod:`onnxviz.model.runner.deployed`),
+    so the outputs compared are the optimized sessions' and the intermediates those that still exist.
+    The returned alignment and pairs name the optimized graphs' values."""
+    with tempfile.TemporaryDirectory(prefix="onnxviz-deployed-") as folder:
+        made: list[ModelIndex] = []
+        for side, path in (("a", path_a), ("b", path_b)):
+            progress(0.05 * len(made), f"Optimizing {path.name} as onnxruntime deploys it")
+            where = Path(folder) / side
+            where.mkdir()
+            out = optimized_copy(path, where / path.name, "all", path.parent)
+            made.append(ModelIndex(onnx.load(str(out), load_external_data=False)))
+        return compare_models(made[0], made[1], feeds_a, base_dir_a=Path(folder) / "a",
+                              base_dir_b=Path(folder) / "b", tolerance=tolerance, seed=seed, isolate=isolate,
+                              progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
+
+
 def add_isolated_errors(cross: CrossRun, index_b: ModelIndex, *, base_dir_a: Path | None = None,
                         base_dir_b: Path | None = None, token: CancelToken | None = None) -> None:
     """Fill ``cross.added``: each main-graph pair's B layer run on A's values of its inputs (one run of a
@@ -318,4 +341,5 @@ def _array_of(result: RunResult, side: GraphSide | None, scope: str, name: str, 
     raise KeyError(name)
 
 
-__all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_models", "feeds_for_b", "run_pair"]
+__all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_deployed", "compare_models", "feeds_for_b",
+           "run_pair"]

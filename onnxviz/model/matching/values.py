@@ -253,8 +253,9 @@ class _GraphPairing:
         at the same place."""
         if xa in self.a.graph_outputs and yb in self.b.graph_outputs:
             return self.ga.value_b(xa) in (None, yb)
-        readers_b = set(self.b.readers(yb))
-        return any(self.ga.nodes.get(r) in readers_b for r in self.a.readers(xa))
+        readers_a = _first_matched(self.a, self.ga.nodes, xa)
+        readers_b = _first_matched(self.b, self.ga.nodes_b, yb)
+        return any(self.ga.nodes[r] in readers_b for r in readers_a)
 
     def _inputs_agree(self, x: str, y: str) -> bool:
         """Not a graph input against a computed value (a quantized or re-typed copy of an input counts as
@@ -285,6 +286,26 @@ class _GraphPairing:
         if found is not None:
             return found
         return next((p.b for p in self.pairs if p.a == x), None)
+
+
+def _first_matched(side: GraphSide, matched: dict[int, int], x: str, depth: int = 4) -> set[int]:
+    """The matched nodes reading ``x``, directly or past unmatched nodes (an optimizer's fused node reads
+    what the other side's unmatched Add read)."""
+    found: set[int] = set()
+    work, seen = [x], {x}
+    for _ in range(depth):
+        nxt = []
+        for v in work:
+            for r in side.readers(v):
+                if r in matched:
+                    found.add(r)
+                    continue
+                for o in side.outputs[r]:
+                    if o and o not in seen:
+                        seen.add(o)
+                        nxt.append(o)
+        work = nxt
+    return found
 
 
 def _anchors(side: GraphSide, covered: set[str], x: str) -> set[str]:
