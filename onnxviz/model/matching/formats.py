@@ -12,7 +12,8 @@ onnxruntime's quantizer and optimizer write the same float network in several fo
   optimized, com.microsoft ``DynamicQuantizeMatMul`` and ``MatMulIntegerToFloat``; ``DynamicQuantizeLSTM``;
 * weight-only: com.microsoft ``MatMulNBits`` and ``GatherBlockQuantized`` (blocked ``DequantizeLinear`` of
   a weight is QDQ's business, in :mod:`.align`);
-* float16/bfloat16: a ``Cast`` between float types where the precision changes.
+* float16/bfloat16: a ``Cast`` between float types where the precision changes;
+* onnxruntime's optimizer: com.microsoft ``FusedMatMul`` (a MatMul with its transposes and scaling).
 
 :func:`float_ops` finds each such pattern in a graph as a :class:`FloatOp`: the node that computes it
 (its head), the float operator, the values it reads in that operator's input order, the value holding
@@ -147,6 +148,8 @@ def float_ops(nodes: Sequence[NodeProto], producer: Mapping[str, int], consumers
             found = _integer(g, i)
         elif op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):
             found = _fused_matmul(g, i)
+        elif op == "FusedMatMul" and node.domain == "com.microsoft":
+            found = FloatOp(i, "MatMul", tuple(node.input[:2]), tuple(node.output[:1]), fused="Mul")
         elif op == "MatMulNBits":
             found = _nbits(g, i)
         elif op == "GatherBlockQuantized":
