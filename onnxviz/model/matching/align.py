@@ -271,7 +271,7 @@ class GraphSide:
 
     def _float_ops(self) -> None:
         g = self.g
-        self.float_ops = float_ops(self.nodes, g.producer, g.consumers, self.initializers, self.constant)
+        self.float_ops = float_ops(self.nodes, self.ops, g.producer, g.consumers, self.initializers, self.constant)
         for i, fo in self.float_ops.items():
             self.absorbed.update(fo.members)
             self.inputs[i], self.outputs[i], self.ops[i] = fo.inputs, fo.outputs, fo.op_type
@@ -279,8 +279,10 @@ class GraphSide:
             for out in fo.outputs:
                 if out:
                     self.made_by[out] = i
-        known = float_values(self.nodes, self.order, g.declared, self.initializers)
-        for made, source in aliases(self.nodes, g.consumers, known, self.float_ops).items():
+        known = float_values(self.nodes, self.ops, self.inputs, self.outputs, self.order, g.declared,
+                             self.initializers)
+        for made, source in aliases(self.nodes, self.ops, self.inputs, self.outputs, g.consumers, known,
+                                    self.float_ops).items():
             if made not in self.constant:
                 self.alias.setdefault(made, source)
                 self.alias_maker[self.producer(made)] = made

@@ -132,13 +132,22 @@ class _Graph:
         return tuple(t.dims) if t is not None else None
 
 
-def float_ops(nodes: Sequence[NodeProto], producer: Mapping[str, int], consumers: Mapping[str, list[int]],
-              initializers: Mapping[str, TensorProto], constant: set[str]) -> dict[int, FloatOp]:
-    """Every quantized pattern of a graph by its head node (see the module's description)."""
+HEADS = frozenset(QLINEAR) | {"QLinearConcat", "ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul",
+                              "MatMulIntegerToFloat", "FusedMatMul", "MatMulNBits", "GatherBlockQuantized",
+                              "DynamicQuantizeLSTM"}
+
+
+def float_ops(nodes: Sequence[NodeProto], ops: Sequence[str], producer: Mapping[str, int],
+              consumers: Mapping[str, list[int]], initializers: Mapping[str, TensorProto],
+              constant: set[str]) -> dict[int, FloatOp]:
+    """Every quantized pattern of a graph by its head node (see the module's description); ``ops``: the
+    nodes' op types, read once."""
     g = _Graph(nodes, producer, consumers, initializers, constant)
     out: dict[int, FloatOp] = {}
-    for i, node in enumerate(nodes):
-        op = node.op_type
+    for i, op in enumerate(ops):
+        if op not in HEADS:
+            continue
+        node = nodes[i]
         found: FloatOp | None = None
         if op in QLINEAR:
             found = _qlinear(g, i, QLINEAR[op])
@@ -295,17 +304,18 @@ def _lstm(g: _Graph, i: int) -> FloatOp:
 
 
 # -- values that only re-encode another -------------------------------------------------------------
-def aliases(nodes: Sequence[NodeProto], consumers: Mapping[str, list[int]], float_values: set[str],
+def aliases(nodes: Sequence[NodeProto], ops: Sequence[str], inputs: Sequence[Sequence[str]],
+            outputs: Sequence[Sequence[str]], consumers: Mapping[str, list[int]], float_values: set[str],
             readers: Mapping[int, FloatOp]) -> dict[str, str]:
     """Quantized or re-typed copies of a value -> the value: ``DynamicQuantizeLinear``'s quantized output,
     a ``QuantizeLinear`` output that quantized ops read (QOperator), a ``DequantizeLinear`` of an
     activation, a ``Cast`` from one float type to another (``float_values``: the values known to be floats)."""
     heads = set(readers)
     out: dict[str, str] = {}
-    for node in nodes:
-        if not node.input or not node.output or not node.output[0]:
+    for i, op in enumerate(ops):
+        if op not in ALIAS_OPS or not inputs[i] or not outputs[i] or not outputs[i][0]:
             continue
-        op, source, made = node.op_type, node.input[0], node.output[0]
+        node, source, made = nodes[i], inputs[i][0], outputs[i][0]
         if op == "DynamicQuantizeLinear":
             out[made] = source
         elif op == "QuantizeLinear" and any(u in heads for u in consumers.get(made, [])):
@@ -327,7 +337,11 @@ NOT_FLOAT = frozenset({"Shape", "Size", "NonZero", "ArgMax", "ArgMin", "Equal", 
                        "ConstantOfShape", "Constant", "TopK", "Unique", "StringNormalizer"} | set(QLINEAR))
 
 
-def float_values(nodes: Sequence[NodeProto], order: Sequence[int], declared: Mapping[str, onnx.TypeProto],
+ALIAS_OPS = frozenset({"DynamicQuantizeLinear", "QuantizeLinear", "Cast", "DequantizeLinear"})
+
+
+def float_values(nodes: Sequence[NodeProto], ops: Sequence[str], inputs: Sequence[Sequence[str]],
+                 outputs: Sequence[Sequence[str]], order: Sequence[int], declared: Mapping[str, onnx.TypeProto],
                  initializers: Mapping[str, TensorProto]) -> set[str]:
     """Values known to hold floats: declared so (graph inputs, outputs, value_info), float initializers,
     the outputs of Casts to a float type and of DequantizeLinear, and (in topological order) those of ops
@@ -335,11 +349,10 @@ def float_values(nodes: Sequence[NodeProto], order: Sequence[int], declared: Map
     out = {n for n, t in declared.items() if t.HasField("tensor_type") and t.tensor_type.elem_type in FLOAT_TYPES}
     out |= {n for n, t in initializers.items() if t.data_type in FLOAT_TYPES}
     for i in order:
-        node = nodes[i]
-        op = node.op_type
-        if (op == "Cast" and _cast_to(node) in FLOAT_TYPES) or op == "DequantizeLinear" \
-                or (op not in NOT_FLOAT and node.input and node.input[0] in out):
-            out.update(o for o in node.output[:1] if o)
+        op, ins = ops[i], inputs[i]
+        if (op not in NOT_FLOAT and ins and ins[0] in out) or op == "DequantizeLinear" \
+                or (op == "Cast" and _cast_to(nodes[i]) in FLOAT_TYPES):
+            out.update(o for o in outputs[i][:1] if o)
     return out
 
 
