@@ -9,11 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from onnxviz.cli import output
-from onnxviz.model.document import Document
+from onnxviz.cli.common import given_inputs, open_model
 from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_models
 from onnxviz.model.matching.crossrun import SORT_MEASURES
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
-from onnxviz.model.runner.input_files import read_inputs_file
 from onnxviz.model.runner.inputs import build_feeds, input_specs, parse_dims
 from onnxviz.model.runner.protocol import RunError
 
@@ -72,12 +71,15 @@ def parse_limits(items: list[str]) -> Limits:
 
 def run(args: argparse.Namespace) -> int:
     limits = parse_limits(args.tolerance)
-    doc_a, doc_b = Document.open(args.a), Document.open(args.b)
+    doc_a, doc_b = open_model(args.a), open_model(args.b)
     specs = input_specs(doc_a.model, doc_a.index)
-    given = read_inputs_file(args.inputs, specs) if args.inputs else {}
+    given = given_inputs(args.inputs, specs)
     feeds = build_feeds(specs, given, parse_dims(args.dim), "random", args.seed)
     tolerance = limits.elementwise or DEFAULT_TOLERANCE
-    if args.optimized and doc_a.path is not None and doc_b.path is not None:
+    if args.optimized:
+        if doc_a.path is None or doc_b.path is None:
+            raise RunError("--optimized compares two model files: onnxruntime writes the graphs its sessions run "
+                           "from files.")
         cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed)
     else:
         cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir,
