@@ -128,7 +128,7 @@ def _found(a: onnx.ModelProto, b: onnx.ModelProto) -> set[tuple[str, str | None,
 def test_random_insertions_deletions_and_renames_are_reported_exactly(name: str) -> None:
     model = _load(name)
 
-    @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(edits(name))
     def check(chosen: list[Edit]) -> None:
         edited, expected = _apply(model, chosen)

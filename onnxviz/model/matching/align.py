@@ -67,6 +67,9 @@ COMMUTATIVE = frozenset({"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or",
 LEVELS = ((True, False, False), (True, True, False), (False, False, False), (False, True, False), (False, True, True))
 """Looser keys, strictest first: (attributes compared, chains one side lacks followed, an input not matched
 taken as a constant: a shape one side computes and the other has folded)."""
+LAYER_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM", "GRU", "RNN"})
+"""Ops no quantizer or optimizer removes (they become other ops, matched as themselves): never followed past
+as a node one side lacks."""
 CONSTANT = "c"        # a looser key's token for any constant input
 UNKNOWN = "?"         # a looser key's token for an input not matched yet
 
@@ -689,7 +692,7 @@ class _Matcher:
             if p < 0 or (p in (self.ga.nodes if is_a else self.ga.nodes_b)):
                 return UNKNOWN
             data = side.data_inputs(p)
-            if len(data) != 1:
+            if len(data) != 1 or side.ops[p] in LAYER_OPS:
                 return UNKNOWN
             x = data[0]
         return UNKNOWN
@@ -876,7 +879,7 @@ def _readers(side: GraphSide, x: str, matched: dict[int, int]) -> set[int]:
                 outputs = side.outputs[c]
                 if c in side.alias_maker:
                     nxt.append(side.alias_maker[c])
-                elif c not in matched and len(outputs) == 1 and (
+                elif c not in matched and len(outputs) == 1 and side.ops[c] not in LAYER_OPS and (
                         side.ops[c] in QUANTIZE or side.ops[c] in DEQUANTIZE or len(side.data_inputs(c)) == 1):
                     nxt.append(outputs[0])
         frontier = nxt
