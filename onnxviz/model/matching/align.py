@@ -381,8 +381,11 @@ class GraphSide:
 
     def producer(self, name: str) -> int:
         """The node computing ``name``: a quantized op's head for its float result."""
-        made = self.made_by.get(name)
-        return made if made is not None else self.g.producer.get(name, -4)
+        if self.made_by:
+            made = self.made_by.get(name)
+            if made is not None:
+                return made
+        return self.g.producer.get(name, -4)
 
     def canonical(self, name: str) -> str:
         """The value ``name`` stands for: a Q->DQ pair's output is its Q's input, a quantized or re-typed
@@ -661,12 +664,18 @@ class _Matcher:
     def _partner_of(self, side: GraphSide, x: str, is_a: bool) -> str | None:
         """The A value (as A's keys name it: canonical) standing for value ``x`` of ``side`` when ``x``, or
         what it stands for, is matched; None otherwise."""
-        stands = side.canonical(x)
-        for v in (x, stands, *side.copies.get(stands, ())):
-            other = self.ga.value_b(v) if is_a else self.ga.value_a(v)
-            if other is not None:
-                return self.a.canonical(v if is_a else other)
-        return None
+        look = self.ga.value_b if is_a else self.ga.value_a
+        other = look(x)
+        if other is None and (x in side.alias or x in side.copies):  # what it stands for, or a copy of that
+            stands = side.canonical(x)
+            for v in (stands, *side.copies.get(stands, ())):
+                other = look(v)
+                if other is not None:
+                    x = v
+                    break
+        if other is None:
+            return None
+        return self.a.canonical(x if is_a else other)
 
     def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
         keys: dict[Hashable, list[int]] = {}
