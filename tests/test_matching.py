@@ -311,8 +311,11 @@ def test_compare_models_measures_every_pair_and_colours_both_sides() -> None:
         assert relu.max_abs_error == pytest.approx(np.abs(a - b).max())
         assert relu.sqnr_db == pytest.approx(20 * math.log10(np.linalg.norm(a) / np.linalg.norm(a - b)))
         assert relu.cosine == pytest.approx(float(a.ravel() @ b.ravel() / np.linalg.norm(a) / np.linalg.norm(b)))
-        worst = cross.worst_first()
+        worst = cross.worst_first("max_rel")
         assert [d.rel_error for d in worst] == sorted((d.rel_error for d in worst), reverse=True)
+        by_sqnr = cross.worst_first()  # SQNR by default, the lowest first
+        assert [d.sqnr_db for d in by_sqnr] == sorted(d.sqnr_db for d in by_sqnr)
+        assert [d.cosine for d in cross.worst_first("cosine")] == sorted(d.cosine for d in cross.diffs)
         errors_b = cross.node_errors_b("rel_error")
         dq = cross.result_b.values[relu.other].node
         assert qdq_index.main.nodes[dq].op_type == "DequantizeLinear" and errors_b["", dq] >= relu.rel_error

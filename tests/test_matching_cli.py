@@ -83,7 +83,7 @@ def test_compare_float_and_qdq_pairs_layers_worst_first() -> None:
     printed = json.loads(proc.stdout)
     pairs = printed["pairs"]
     assert {"a", "b", "max_abs", "max_rel", "cosine", "sqnr_db"} <= set(pairs[0])
-    assert [p["max_rel"] for p in pairs] == sorted((p["max_rel"] for p in pairs), reverse=True)
+    assert [p["sqnr_db"] for p in pairs] == sorted(p["sqnr_db"] for p in pairs)  # worst SQNR first
     relu = next(p for p in pairs if p["a"] == "/stem/stem.2/Relu_output_0")
     assert relu["b"] == "/stem/stem.2/Relu_output_0_DequantizeLinear_Output"
     assert relu["cosine"] > 0.99 and 20 < relu["sqnr_db"] < 60 and relu["max_rel"] < 0.1
@@ -97,7 +97,7 @@ def test_compare_float_and_qdq_pairs_layers_worst_first() -> None:
     assert within.returncode == 0, within.stdout + within.stderr
     lines = within.stdout.splitlines()
     assert "value pairs, 0 beyond tolerance" in lines[0]
-    assert lines[1].split() == ["A", "B", "max_abs", "max_rel", "cosine", "sqnr_db"]
+    assert lines[1].split() == ["A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr"]
     assert "14 quantized weight pairs (through their DequantizeLinear):" in lines
 
 
@@ -146,6 +146,7 @@ def test_compare_feeds_renamed_inputs_and_pairs_renamed_values(tmp_path: Path) -
     assert len(printed["pairs"]) == 16 and all(p["max_abs"] == 0 for p in printed["pairs"])
     assert all(p["b"] == renamed[p["a"]] for p in printed["pairs"])
     assert printed["unmatched_a"] == printed["unmatched_b"] == [] and printed["aligned_fraction"] == 1.0
+    assert printed["aligned_nodes_fraction"] == 1.0 and printed["values_a"] == 16
 
 
 def test_diff_reads_external_weights_from_each_models_folder(tmp_path: Path) -> None:

@@ -402,11 +402,15 @@ def test_run_folders_of_a_dead_owner_are_swept_and_live_ones_kept(tmp_path: Path
     for name in names.values():
         (temp / name).mkdir()
         (shm / name).mkdir()
+    elsewhere = f"onnxviz-run-{os.getppid()}-ghi"  # a live process whose TMPDIR is another folder: kept
+    leaked = f"onnxviz-run-{os.getpid()}-jkl"      # this process's, its run folder cleaned up: swept
+    (shm / elsewhere).mkdir()
+    (shm / leaked).mkdir()
     run = WorkerRun(_slow_model(), _slow_feeds(), RunOptions())
     try:
         left = {p.name for p in temp.iterdir()} - {run.work_dir.name}
         assert left == {names["live"], names["old"]}
-        assert {p.name for p in shm.iterdir()} == {names["live"], names["old"]}
+        assert {p.name for p in shm.iterdir()} == {names["live"], names["old"], elsewhere}
         assert run.work_dir.name.startswith(f"onnxviz-run-{os.getpid()}-")
     finally:
         run._tidy(keep_output=False)

@@ -6,6 +6,7 @@ diff-view.png: resnet_float.onnx compared with its int8 QDQ version (File > Comp
 Conv selected; diff-added.png: the same merged view of A with the QDQ model's added nodes as dashed green
 ghost boxes between their neighbours, an added QuantizeLinear selected (B's fields in the Node panel); diff-weights.png: the Quantized weights tab (float weights against the dequantized int8 ones);
 diff-values.png: after Run Both, the value of a Relu the quantizer removed in A, B and B - A;
+diff-layers.png: the float ResNet against onnxruntime's QOperator copy after Run Both, the Layers tab, worst SQNR first;
 diff-exports.png: torch's legacy and dynamo exports of one BERT (every node renamed), a rewired Range selected;
 compare-activations.png: Run > Compare with Model... (float vs int8), the Activations panel's "Both runs" tab.
 """
@@ -14,9 +15,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEventLoop, QSettings, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    from onnxviz.ui.main_window import MainWindow
 
 HERE = Path(__file__).parent
 EXPORTS = HERE.parent.parent / "tests" / "data" / "exports"
@@ -72,10 +77,11 @@ def main() -> None:
     relu = next(i for i, n in enumerate(w.doc.index.main.nodes) if n.name == "/layer2/Relu_1")  # type: ignore[union-attr]
     w.canvas.reveal_node("", relu)
     settle()
-    w.diff.dock.tabs.setCurrentIndex(1)
+    w.diff.dock.tabs.setCurrentWidget(w.diff.dock.values)
     settle(10)
     w.grab().save(str(HERE / "diff-values.png"))
     w.diff.close_diff()
+    layers_picture(w)
     w.open_path(EXPORTS / "bert_legacy.onnx")
     wait(w.loading_finished)
     settle()
@@ -101,6 +107,23 @@ def main() -> None:
     w.set_document(None)
     settle(3)
     app.quit()
+
+
+def layers_picture(w: MainWindow) -> None:
+    """diff-layers.png: the float ResNet against its QOperator copy after Run Both, the Layers tab with the
+    worst SQNR selected."""
+    from tests.quantized_models import quantized, reference, sample
+
+    w.diff.compare_with(quantized("resnet_qoperator"))
+    wait(w.diff.diff_shown)
+    w.diff.run_both(sample(reference("resnet_qoperator").stem))
+    wait(w.diff.runs_compared)
+    dock = w.diff.dock
+    dock.layers.select_worst()
+    dock.tabs.setCurrentWidget(dock.layers)
+    settle(10)
+    w.grab().save(str(HERE / "diff-layers.png"))
+    w.diff.close_diff()
 
 
 if __name__ == "__main__":  # the runner's worker processes import this module again

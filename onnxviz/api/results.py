@@ -58,6 +58,16 @@ class PairMeasure(_Record):
     how: str = ""
     beyond: list[str] = field(default_factory=list)
     note: str = ""
+    added: dict[str, float | None] | None = None  # the error B's layer adds on its own (max_abs, ..., sqnr_db)
+    added_note: str = ""                           # why there is none
+
+
+@dataclass(frozen=True)
+class Unmatched(_Record):
+    """A value of one model left without a partner in the other, and why."""
+
+    name: str = ""
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,11 +145,11 @@ class CompareResult(_Result):
     b: str
     engine_a: str
     engine_b: str
-    aligned_fraction: float
+    aligned_fraction: float  # of A's values, paired
     pairs: list[PairMeasure]
     beyond_tolerance: int
-    unmatched_a: list[str]
-    unmatched_b: list[str]
+    unmatched_a: list[Unmatched]
+    unmatched_b: list[Unmatched]
     weights: list[WeightMeasure]
     notes: list[str] = field(default_factory=list)
     _json: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -157,9 +167,9 @@ class CompareResult(_Result):
     def from_json(cls, data: dict[str, Any], notes: list[str]) -> CompareResult:
         return cls(data.get("a", ""), data.get("b", ""), data.get("engine_a", ""), data.get("engine_b", ""),
                    data.get("aligned_fraction", 0.0), [PairMeasure.from_json(p) for p in data.get("pairs", [])],
-                   data.get("beyond_tolerance", 0), list(data.get("unmatched_a", [])),
-                   list(data.get("unmatched_b", [])), [WeightMeasure.from_json(w) for w in data.get("weights", [])],
-                   notes, data)
+                   data.get("beyond_tolerance", 0), [Unmatched.from_json(u) for u in data.get("unmatched_a", [])],
+                   [Unmatched.from_json(u) for u in data.get("unmatched_b", [])],
+                   [WeightMeasure.from_json(w) for w in data.get("weights", [])], notes, data)
 
 
 @dataclass(frozen=True)
@@ -197,16 +207,18 @@ def _model_argument(x: ModelLike) -> str | Document:
 
 
 def compare(a: ModelLike, b: ModelLike, inputs: Inputs = None, *, tolerance: Mapping[str, float] | None = None,
-            dims: Mapping[str, int] | None = None, seed: int = 0) -> CompareResult:
+            dims: Mapping[str, int] | None = None, seed: int = 0, sort: str = "sqnr",
+            optimized: bool = False) -> CompareResult:
     """Run ``a`` and ``b`` on the same inputs (each in a worker process) and measure every value pair the
     matcher finds, as ``onnxviz compare A B --json`` does.
 
     ``inputs``: arrays by A's input name (B reads each through the input aligned with it), or an .npz's path;
     inputs not given are generated with ``seed`` (``dims`` sizes their symbolic dimensions). ``tolerance``:
     limits such as ``{"sqnr_db": 20, "cosine": 0.99}`` or ``{"rtol": 1e-2, "atol": 1e-4}`` (default: an element
-    outside rtol 1e-3, atol 1e-5). Raises :class:`~onnxviz.OnnxvizError` in one sentence when a model cannot be
-    read or run, or nothing pairs."""
-    options = [f"--seed={int(seed)}"]
+    outside rtol 1e-3, atol 1e-5). ``sort``: the pairs' order, worst first (``sqnr``, ``cosine``, ``max_abs``,
+    ``max_rel``); ``optimized``: compare the graphs onnxruntime's optimized sessions run (models as files).
+    Raises :class:`~onnxviz.OnnxvizError` in one sentence when a model cannot be read or run, or nothing pairs."""
+    options = [f"--seed={int(seed)}", f"--sort={sort}"] + (["--optimized"] if optimized else [])
     options += [f"--tolerance={k}={float(v)!r}" for k, v in (tolerance or {}).items()]
     options += [f"--dim={k}={int(v)}" for k, v in (dims or {}).items()]
     objects: dict[str, Any] = {"a": _model_argument(a), "b": _model_argument(b)}

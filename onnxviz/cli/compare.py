@@ -10,7 +10,8 @@ from typing import Any
 
 from onnxviz.cli import output
 from onnxviz.cli.common import given_inputs, open_model
-from onnxviz.model.matching import CrossRun, Limits, compare_models
+from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_models
+from onnxviz.model.matching.crossrun import SORT_MEASURES
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
 from onnxviz.model.runner.inputs import build_feeds, input_specs, parse_dims
 from onnxviz.model.runner.protocol import RunError
@@ -23,7 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.description = (
         "Run two models (say float and quantized, or two exports) on the same inputs in a separate process, "
         "pair their values by structure (a QDQ value through its DequantizeLinear output, past nodes one "
-        "side fused or removed) and print each pair's errors, worst first. Exit 1 when a pair is beyond "
+        "side fused or removed; a quantized op as the float op it computes, its integer values through their "
+        "scale and zero point) and print each pair's errors, worst first, with the error B's layer adds on "
+        "its own (run on A's values of its inputs). Exit 1 when a pair is beyond "
         "tolerance. By default a pair is beyond it when an element is outside "
         f"{DEFAULT_TOLERANCE.text()}; --tolerance limits replace that test.")
     parser.add_argument("a", help="the reference .onnx model (A)")
@@ -36,6 +39,13 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("--tolerance", action="append", default=[], metavar="MEASURE=VALUE",
                         help="a limit: max_abs, max_rel (upper), cosine, sqnr_db (lower), or rtol/atol of the "
                              "elementwise test (repeatable)")
+    parser.add_argument("--optimized", action="store_true",
+                        help="compare the two models as onnxruntime's sessions deploy them: the graphs their "
+                             "sessions run with every graph optimization on (the outputs the sessions give; the "
+                             "intermediates that still exist, named as in the optimized graphs)")
+    parser.add_argument("--sort", choices=list(SORT_MEASURES), default="sqnr",
+                        help="the order of the pairs, worst first: lowest SQNR (default), lowest cosine, "
+                             "largest max_abs or max_rel error")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     return run
 
@@ -65,18 +75,27 @@ def run(args: argparse.Namespace) -> int:
     specs = input_specs(doc_a.model, doc_a.index)
     given = given_inputs(args.inputs, specs)
     feeds = build_feeds(specs, given, parse_dims(args.dim), "random", args.seed)
-    cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
-                           tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)
+    tolerance = limits.elementwise or DEFAULT_TOLERANCE
+    if args.optimized:
+        if doc_a.path is None or doc_b.path is None:
+            raise RunError("--optimized compares two model files: onnxruntime writes the graphs its sessions run "
+                           "from files.")
+        cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed)
+    else:
+        cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir,
+                               base_dir_b=doc_b.base_dir, tolerance=tolerance, seed=args.seed)
     try:
         if not cross.diffs:
             raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
                            "the two graphs have nothing in common to compare.")
-        worst = cross.worst_first()
+        worst = cross.worst_first(args.sort)
         beyond = any(limits.exceeded(d) for d in worst)
         if args.json:
-            output.print_json(_json(doc_a.name, doc_b.name, cross, worst, limits))
+            output.print_json({**_json(doc_a.name, doc_b.name, cross, worst, limits), "optimized": args.optimized})
         else:
-            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits))
+            said = ["graph optimizations on: the sessions as deployed (values of the optimized graphs)"] \
+                if args.optimized else []
+            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits), *said)
     finally:
         cross.cleanup()
     return 1 if beyond else 0
@@ -90,13 +109,26 @@ def _json(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
     how = {(p.a, p.b): p.how for p in cross.pairing.pairs}
     pairs = [{"a": d.name, "b": d.other, "max_abs": _number(d.max_abs_error), "max_rel": _number(d.rel_error),
               "cosine": _number(d.cosine), "sqnr_db": _number(d.sqnr_db), "outside": d.outside,
-              "how": how.get((d.name, d.other), ""), "beyond": limits.exceeded(d), "note": d.note}
+              "how": how.get((d.name, d.other), ""), "beyond": limits.exceeded(d), "note": d.note,
+              **_added_json(cross, d)}
              for d in worst]
+    pairing = cross.pairing
     return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,
-            "aligned_fraction": cross.alignment.fraction(), "pairs": pairs,
+            "aligned_fraction": pairing.fraction(), "aligned_nodes_fraction": cross.alignment.fraction(),
+            "values_a": pairing.values_a, "pairs": pairs,
             "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
-            "unmatched_a": cross.pairing.unmatched_a, "unmatched_b": cross.pairing.unmatched_b,
+            "unmatched_a": [{"name": x, "reason": pairing.reasons_a.get(x, "")} for x in pairing.unmatched_a],
+            "unmatched_b": [{"name": y, "reason": pairing.reasons_b.get(y, "")} for y in pairing.unmatched_b],
             "weights": [w.to_json() for w in cross.weights]}
+
+
+def _added_json(cross: CrossRun, d: ValueDiff) -> dict[str, Any]:
+    """The error B's layer adds on its own (B's layer run on A's values of its inputs), or why it has none."""
+    added = cross.added_of(d)
+    if added is None:
+        return {"added": None, "added_note": cross.not_isolated.get((d.name, d.other), "")}
+    return {"added": {"max_abs": _number(added.max_abs), "max_rel": _number(added.max_rel),
+                      "cosine": _number(added.cosine), "sqnr_db": _number(added.sqnr_db)}}
 
 
 def _cell(name: str) -> str:
@@ -105,18 +137,25 @@ def _cell(name: str) -> str:
 
 def _text(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], limits: Limits) -> list[str]:
     bad = {id(d) for d in worst if limits.exceeded(d)}
+    pairing = cross.pairing
     lines = [f"{name_a} vs {name_b}: {len(worst)} value pairs, {len(bad)} beyond tolerance; "
+             f"{100 * pairing.fraction():.1f}% of A's {pairing.values_a} values paired, "
              f"{100 * cross.alignment.fraction():.1f}% of nodes aligned"]
-    rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db")]
-    rows += [("!" if id(d) in bad else "", _cell(d.name), _cell(d.other), f"{d.max_abs_error:.4g}", f"{d.rel_error:.4g}",
-              f"{d.cosine:.6f}", f"{d.sqnr_db:.2f}") for d in worst]
-    widths = [max(len(r[c]) for r in rows) for c in range(7)]
+    rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr")]
+    for d in worst:
+        added = cross.added_of(d)
+        rows.append(("!" if id(d) in bad else "", _cell(d.name), _cell(d.other), f"{d.max_abs_error:.4g}",
+                     f"{d.rel_error:.4g}", f"{d.cosine:.6f}", f"{d.sqnr_db:.2f}",
+                     f"{added.sqnr_db:.2f}" if added is not None else "-"))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(w) if c < 3 else cell.rjust(w) for c, (cell, w) in enumerate(zip(r, widths,
               strict=True))).rstrip() for r in rows]
     lines += [f"  {d.name}: {d.note}" for d in worst if d.note]
     lines += _weight_lines(cross)
-    for side, names in (("A", cross.pairing.unmatched_a), ("B", cross.pairing.unmatched_b)):
-        lines.append(f"unmatched in {side} ({len(names)}): " + (", ".join(names) if names else "none"))
+    for side, names, reasons in (("A", pairing.unmatched_a, pairing.reasons_a),
+                                 ("B", pairing.unmatched_b, pairing.reasons_b)):
+        lines.append(f"unmatched in {side} ({len(names)})" + (":" if names else ": none"))
+        lines += [f"  {name}: {reasons.get(name, 'no partner')}" for name in names]
     return lines
 
 

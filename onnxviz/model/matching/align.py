@@ -41,6 +41,17 @@ from onnxviz.model.graph.index import (
 )
 from onnxviz.model.heap import building
 from onnxviz.model.io.external import is_external
+from onnxviz.model.matching.formats import (
+    FLOAT_TYPES,
+    QUANTIZER_SUFFIXES,
+    FloatOp,
+    QuantizedWeight,
+    Scale,
+    aliases,
+    float_ops,
+    float_values,
+    scales,
+)
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
 HOW_NAME = "name"            # the nodes' names agree
@@ -53,8 +64,12 @@ MAX_READERS = 256     # A nodes looked at as the partners of one B node, at most
 NEAREST_SCAN = 64     # candidates looked at around the nearest position, when several share a key
 COMMUTATIVE = frozenset({"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal", "BitwiseAnd",
                          "BitwiseOr", "BitwiseXor"})
-LEVELS = ((True, False), (True, True), (False, False), (False, True))
-"""Looser keys, strictest first: (attributes compared, chains one side lacks followed)."""
+LEVELS = ((True, False, False), (True, True, False), (False, False, False), (False, True, False), (False, True, True))
+"""Looser keys, strictest first: (attributes compared, chains one side lacks followed, an input not matched
+taken as a constant: a shape one side computes and the other has folded)."""
+LAYER_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "LSTM", "GRU", "RNN"})
+"""Ops no quantizer or optimizer removes (they become other ops, matched as themselves): never followed past
+as a node one side lacks."""
 CONSTANT = "c"        # a looser key's token for any constant input
 UNKNOWN = "?"         # a looser key's token for an input not matched yet
 
@@ -188,18 +203,23 @@ Signature = tuple[str, str, tuple[tuple[str, bytes], ...]]
 
 def node_signature(node: NodeProto) -> Signature:
     """(domain, op type, attributes): bodies count by their attribute name only (they align on their own)."""
-    if not node.attribute:
-        return node.domain or "ai.onnx", node.op_type, ()
+    return signature(node.domain, node.op_type, node.attribute)
+
+
+def signature(domain: str, op_type: str, attributes: Sequence[AttributeProto]) -> Signature:
+    """:func:`node_signature` of an op with these attributes (a quantized op as the float op it computes)."""
+    if not attributes:
+        return domain or "ai.onnx", op_type, ()
     attrs: list[tuple[str, bytes]] = []
-    defaults = _defaults(node.domain, node.op_type)
-    for attr in sorted(node.attribute, key=lambda a: a.name):
+    defaults = _defaults(domain, op_type)
+    for attr in sorted(attributes, key=lambda a: a.name):
         if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
             attrs.append((attr.name, b""))
             continue
         data = attr.SerializeToString()
         if defaults.get(attr.name) != data:  # an attribute written out with its default value counts as absent
             attrs.append((attr.name, data))
-    return node.domain or "ai.onnx", node.op_type, tuple(attrs)
+    return domain or "ai.onnx", op_type, tuple(attrs)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -221,7 +241,9 @@ def _defaults(domain: str, op_type: str) -> dict[str, bytes]:
 
 
 class GraphSide:
-    """What the matcher needs of one graph: order, signatures, constants and QDQ aliases."""
+    """What the matcher needs of one graph: order, signatures, constants and QDQ aliases; a quantized op
+    (:mod:`.formats`) stands as the float op it computes: its signature, its inputs in the float op's order
+    and the value holding its float result, the other nodes of its pattern (``absorbed``) left out."""
 
     def __init__(self, g: GraphIndex) -> None:
         self.g = g
@@ -242,7 +264,95 @@ class GraphSide:
         self.constant: set[str] = set()                  # initializers, Constant outputs and what only they feed
         self.alias: dict[str, str] = {}                  # DequantizeLinear(QuantizeLinear(x)) output -> x
         self.initializers: dict[str, TensorProto] = {}
+        self.float_ops: dict[int, FloatOp] = {}          # quantized ops by head node
+        self.absorbed: set[int] = set()                  # the other nodes of their patterns
+        self.made_by: dict[str, int] = {}                # a float op's result -> its head
         self._constants()
+        self.alias_maker: dict[int, str] = {}            # a node whose output re-encodes its input -> that output
+        self.users: dict[str, list[int]] = {}            # readers of each value, as the float ops read it
+        self._float_ops()
+
+    def _float_ops(self) -> None:
+        g = self.g
+        self.float_ops = float_ops(self.nodes, self.ops, g.producer, g.consumers, self.initializers, self.constant)
+        for i, fo in self.float_ops.items():
+            self.absorbed.update(fo.members)
+            self.inputs[i], self.outputs[i], self.ops[i] = fo.inputs, fo.outputs, fo.op_type
+            self.sig[i] = signature("", fo.op_type, fo.attributes)
+            for out in fo.outputs:
+                if out:
+                    self.made_by[out] = i
+        known = float_values(self.nodes, self.ops, self.inputs, self.outputs, self.order, g.declared,
+                             self.initializers)
+        for made, source in aliases(self.nodes, self.ops, self.inputs, self.outputs, g.consumers, known,
+                                    self.float_ops).items():
+            if made not in self.constant:
+                self.alias.setdefault(made, source)
+                self.alias_maker[self.producer(made)] = made
+        for i, inputs in enumerate(self.inputs):
+            if i not in self.absorbed:
+                for x in inputs:
+                    if x:
+                        self.users.setdefault(x, []).append(i)
+
+    def integer_constant(self, name: str) -> bool:
+        """An initializer or Constant output of an integer type (an axis, a shape, indices)."""
+        t = self.initializers.get(name)
+        if t is None:
+            p = self.g.producer.get(name, -4)
+            node = self.nodes[p] if p >= 0 else None
+            if node is None or node.op_type != "Constant":
+                return False
+            t = next((a.t for a in node.attribute if a.name == "value" and a.type == AttributeProto.TENSOR), None)
+        return t is not None and t.data_type not in FLOAT_TYPES and t.data_type != TensorProto.STRING
+
+    @functools.cached_property
+    def copies(self) -> dict[str, list[str]]:
+        """The values that stand for each value (its quantized or re-typed copies: :attr:`alias` reversed)."""
+        out: dict[str, list[str]] = {}
+        for made in self.alias:
+            out.setdefault(self.canonical(made), []).append(made)
+        return out
+
+    @functools.cached_property
+    def scales(self) -> dict[str, Scale]:
+        """How each integer value of the graph reads as floats (:func:`.formats.scales`)."""
+        return scales(self.nodes, self.order)
+
+    @functools.cached_property
+    def quantized_weights(self) -> dict[str, QuantizedWeight]:
+        """The integer weights quantized ops read, with how each reads as floats."""
+        return {w.name: w for fo in self.float_ops.values() for w in fo.weights}
+
+    @functools.cached_property
+    def weight_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The float shape of each weight a quantized op reads as integers (packed 4-bit blocks unpacked)."""
+        return {w.name: w.shape for fo in self.float_ops.values() for w in fo.weights if w.shape is not None}
+
+    def weight_shape(self, name: str) -> tuple[int, ...] | None:
+        """The float shape of weight ``name`` (a constant of a float type, or a quantized weight) when the file
+        says it: an initializer's (a quantized one's as its op reads it), a Constant node's, through a
+        DequantizeLinear, Cast or Identity; None for other constants (axes, shapes) and unknown shapes."""
+        for _ in range(8):
+            if name in self.weight_shapes:
+                return self.weight_shapes[name]
+            if name in self.initializers:
+                t = self.initializers[name]
+                return tuple(t.dims) if t.data_type in FLOAT_TYPES else None
+            p = self.g.producer.get(name, -4)
+            if p < 0 or name not in self.constant:
+                return None
+            node = self.nodes[p]
+            if node.op_type == "Constant":
+                value = next((a.t for a in node.attribute if a.name == "value" and a.type == AttributeProto.TENSOR),
+                             None)
+                return tuple(value.dims) if value is not None and value.data_type in FLOAT_TYPES else None
+            if node.op_type == "DequantizeLinear" and node.input and node.input[0] in self.initializers:
+                return tuple(self.initializers[node.input[0]].dims)
+            if node.op_type not in ("DequantizeLinear", "Cast", "Identity") or not node.input:
+                return None
+            name = node.input[0]
+        return None
 
     def _constants(self) -> None:
         graph = self.g.graph
@@ -270,11 +380,39 @@ class GraphSide:
                     self.alias[outputs[0]] = self.canonical(self.inputs[source][0])
 
     def producer(self, name: str) -> int:
+        """The node computing ``name``: a quantized op's head for its float result."""
+        if self.made_by:
+            made = self.made_by.get(name)
+            if made is not None:
+                return made
         return self.g.producer.get(name, -4)
 
     def canonical(self, name: str) -> str:
-        """The value ``name`` stands for: a Q->DQ pair's output is its Q's input."""
-        return self.alias.get(name, name)
+        """The value ``name`` stands for: a Q->DQ pair's output is its Q's input, a quantized or re-typed
+        copy (:func:`.formats.aliases`) the value it copies."""
+        for _ in range(8):
+            if name not in self.alias:
+                break
+            name = self.alias[name]
+        return name
+
+    def readers(self, name: str) -> list[int]:
+        """The nodes reading ``name`` as their float ops read it, past the nodes that only re-encode it
+        (a dynamic quantization, a QOperator QuantizeLinear, a float16 Cast)."""
+        out: list[int] = []
+        work = [name]
+        for _ in range(8):
+            if not work:
+                break
+            nxt = []
+            for v in work:
+                for c in self.users.get(v, ()):
+                    if c in self.alias_maker:
+                        nxt.append(self.alias_maker[c])
+                    else:
+                        out.append(c)
+            work = nxt
+        return out
 
     def data_inputs(self, i: int) -> list[str]:
         """The inputs of node ``i`` that are not constants (canonical names)."""
@@ -312,7 +450,63 @@ class _Matcher:
                 break
         self._match_leftover_names()
         self._match_in_place()
+        if self._match_by_value_names():
+            self._forward(strict)
+            self._backward(self.recent)
         self._pair_constants()
+
+    def _match_by_value_names(self) -> bool:
+        """Unmatched nodes making a value of the same name, at the same output position, from values whose
+        nearest matched ancestors are partners, whatever their op types (an optimizer's fused node keeps
+        the name of the value it ends with: SkipLayerNormalization, a LayerNormalization's output). True
+        when any paired."""
+        self.recent = []
+        for j in self.b.order:
+            if j in self.ga.nodes_b or j in self.b.absorbed:
+                continue
+            for k, y in enumerate(self.b.outputs[j]):
+                i = self.a.producer(y) if y else -1
+                if i < 0 or i in self.ga.nodes or i in self.a.absorbed or k >= len(self.a.outputs[i]) \
+                        or self.a.outputs[i][k] != y:
+                    continue
+                anchors = self._anchors(self.a, i, True)
+                if anchors and anchors == self._anchors(self.b, j, False):
+                    self._pair(self._same_op_above(i, j), j, HOW_NAME)
+                    break
+        return bool(self.recent)
+
+    def _same_op_above(self, i: int, j: int) -> int:
+        """A node ``i`` names B node ``j``'s value; when ``j`` fuses ops (a MatMul with its bias Add), the
+        unmatched A node above ``i`` (through single-input nodes) with ``j``'s op type is its partner."""
+        k = i
+        for _ in range(FOLLOW_DEPTH):
+            if self.a.sig[k][:2] == self.b.sig[j][:2]:
+                return k
+            data = self.a.data_inputs(k)
+            p = self.a.producer(data[0]) if len(data) == 1 else -1
+            if p < 0 or p in self.ga.nodes or p in self.a.absorbed:
+                break
+            k = p
+        return i
+
+    def _anchors(self, side: GraphSide, i: int, is_a: bool) -> frozenset[str]:
+        """The matched values nearest above node ``i`` (through unmatched nodes' data inputs), as A names them."""
+        found: set[str] = set()
+        work, seen = [i], {i}
+        for _ in range(FOLLOW_DEPTH):
+            nxt = []
+            for n in work:
+                for x in side.data_inputs(n):
+                    partner = self._partner_of(side, x, is_a)
+                    if partner is not None:
+                        found.add(partner)
+                        continue
+                    p = side.producer(x)
+                    if p >= 0 and p not in seen and p not in (self.ga.nodes if is_a else self.ga.nodes_b):
+                        seen.add(p)
+                        nxt.append(p)
+            work = nxt
+        return frozenset(found)
 
     def _check(self) -> None:
         if self.token is not None:
@@ -328,6 +522,7 @@ class _Matcher:
         inits_b = [n for n in b.initializer_names if n not in inputs_b]
         self._seed_by_content(inits_a, inits_b)
         self._seed_list(inits_a, inits_b, by_order=False)
+        self._seed_list(_undefined(a), _undefined(b), by_order=False)
 
     def _seed_list(self, names_a: list[str], names_b: list[str], by_order: bool) -> None:
         in_b = set(names_b)
@@ -359,12 +554,32 @@ class _Matcher:
                 self.ga.pair_values(n, ub[key])
 
     def _same_name(self, j: int) -> int | None:
-        """The unmatched A node with B node ``j``'s name (names unique on both sides), or None."""
+        """The unmatched A node with B node ``j``'s name (names unique on both sides), else the one making
+        a value of the name of B node ``j``'s result (quantizers rename nodes but keep value names), or None."""
         name = self.b.names[j]
-        if not name or self.b.unique_names.get(name) != j:
-            return None
-        i = self.a.unique_names.get(name)
-        return i if i is not None and i not in self.ga.nodes else None
+        if name and self.b.unique_names.get(name) == j:
+            i = self.a.unique_names.get(name)
+            if i is not None and i not in self.ga.nodes:
+                return i
+        for y in self.b.outputs[j]:
+            for x in (y, *(y[:-len(s)] for s in QUANTIZER_SUFFIXES if y.endswith(s))):
+                i = self.a.producer(x) if x else -1
+                if i >= 0 and i not in self.ga.nodes and i not in self.a.absorbed:
+                    return i
+        return None
+
+    def _named_among(self, j: int, hits: Sequence[int]) -> int | None:
+        """The one of ``hits`` (A nodes) that :meth:`_same_name` names for B node ``j``, or that computes the
+        value the named node reads through single-input nodes (a fused op takes the name of the value at
+        the end of what it computes: a MatMul with its bias Add named after the Add's output)."""
+        named = self._same_name(j)
+        for _ in range(FOLLOW_DEPTH):
+            if named is None or named in hits:
+                return named
+            data = self.a.data_inputs(named)
+            named = self.a.producer(data[0]) if len(data) == 1 else None
+            named = named if named is not None and named >= 0 else None
+        return None
 
     def _match_leftover_names(self) -> None:
         """Nodes whose names agree but op types differ (an op type changed in place), when one of their
@@ -372,7 +587,8 @@ class _Matcher:
         by_name_b = self.b.unique_names
         for name, i in self.a.unique_names.items():
             j = by_name_b.get(name)
-            if j is None or i in self.ga.nodes or j in self.ga.nodes_b:
+            if j is None or i in self.ga.nodes or j in self.ga.nodes_b or i in self.a.absorbed \
+                    or j in self.b.absorbed or not self._same_weight_shapes(i, j):
                 continue
             names_a = self.a.inputs[i] + self.a.outputs[i]
             names_b = self.b.inputs[j] + self.b.outputs[j]
@@ -385,12 +601,13 @@ class _Matcher:
         """Unmatched nodes in the same place - reading the same matched values, their outputs read by the
         same matched nodes - whatever their op types (an op type changed in place), when only one fits."""
         for j in self.b.order:
-            if j in self.ga.nodes_b:
+            if j in self.ga.nodes_b or j in self.b.absorbed:
                 continue
             place = self._place(self.b, j, False)
             if place is None:
                 continue
-            hits = [i for i in self._readers_of_inputs(self.b, j, False) if self._place(self.a, i, True) == place]
+            hits = [i for i in self._readers_of_inputs(self.b, j, False) if self._place(self.a, i, True) == place
+                    and self._same_weight_shapes(i, j)]
             if len(hits) == 1:
                 self._pair(hits[0], j, HOW_STRUCTURE)
 
@@ -403,7 +620,7 @@ class _Matcher:
         matched = self.ga.nodes if is_a else self.ga.nodes_b
         readers = []
         for out in side.outputs[i]:
-            users = side.g.consumers.get(out, [])
+            users = side.readers(out)
             if any(u not in matched for u in users):
                 return None
             readers.append(tuple(sorted(users if is_a else (matched[u] for u in users))))
@@ -441,12 +658,30 @@ class _Matcher:
             return ""
         if y in self.b.content and self.b.content[y] is not None:
             return self.b.content[y]
-        x = self.ga.value_a(self.b.canonical(y))
+        x = self._partner_of(self.b, y, False)
         return None if x is None else ("v", x)
+
+    def _partner_of(self, side: GraphSide, x: str, is_a: bool) -> str | None:
+        """The A value (as A's keys name it: canonical) standing for value ``x`` of ``side`` when ``x``, or
+        what it stands for, is matched; None otherwise."""
+        look = self.ga.value_b if is_a else self.ga.value_a
+        other = look(x)
+        if other is None and (x in side.alias or x in side.copies):  # what it stands for, or a copy of that
+            stands = side.canonical(x)
+            for v in (stands, *side.copies.get(stands, ())):
+                other = look(v)
+                if other is not None:
+                    x = v
+                    break
+        if other is None:
+            return None
+        return self.a.canonical(x if is_a else other)
 
     def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
         keys: dict[Hashable, list[int]] = {}
         for i in self.a.order:
+            if i in self.a.absorbed:
+                continue
             tokens = _ordered(self.a.sig[i], tuple(self._strict_token_a(x) for x in self.a.inputs[i]))
             keys.setdefault((self.a.sig[i], tokens), []).append(i)
         rank = self.a.rank
@@ -458,21 +693,27 @@ class _Matcher:
         if x in side.constant:
             return CONSTANT
         for _ in range(FOLLOW_DEPTH if follow else 1):
-            x = side.canonical(x)
-            matched = self.ga.value_b(x) if is_a else self.ga.value_a(x)
+            matched = self._partner_of(side, x, is_a)
             if matched is not None:
-                return ("v", x if is_a else matched)
+                return ("v", matched)
+            x = side.canonical(x)
             p = side.producer(x)
             if p < 0 or (p in (self.ga.nodes if is_a else self.ga.nodes_b)):
                 return UNKNOWN
             data = side.data_inputs(p)
-            if len(data) != 1:
+            if len(data) != 1 or side.ops[p] in LAYER_OPS:
                 return UNKNOWN
             x = data[0]
         return UNKNOWN
 
-    def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool) -> Hashable | None:
-        tokens = _ordered(side.sig[i], tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i]))
+    def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool,
+                   blur: bool = False) -> Hashable | None:
+        tokens = tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i])
+        if blur:
+            tokens = tuple(CONSTANT if t == UNKNOWN else t for t in tokens)
+        elif UNKNOWN in tokens:
+            return None  # an input not matched yet says nothing: two such nodes are not alike for it
+        tokens = _ordered(side.sig[i], tokens)
         if not any(isinstance(t, tuple) for t in tokens):
             return None  # nothing anchors it: left to the backward sweep
         sig = side.sig[i] if with_attrs else side.sig[i][:2]
@@ -483,7 +724,7 @@ class _Matcher:
         """B's nodes in topological order: the A node with the same strict key, else a looser match among
         the A nodes reading what this one reads."""
         for k, j in enumerate(self.b.order):
-            if j in self.ga.nodes_b:
+            if j in self.ga.nodes_b or j in self.b.absorbed:
                 continue
             if k % 4096 == 0:
                 self._check()
@@ -492,10 +733,30 @@ class _Matcher:
             if all(t is not None for t in tokens):
                 bucket = strict.get((self.b.sig[j], _ordered(self.b.sig[j], tokens)))
                 i = None if bucket is None else self._nearest(bucket, j)
+                if i is not None and self._inserted_before(i, j):
+                    continue  # j sits on the edge into A node i's partner: an inserted node, left unmatched
             if i is None:
                 i = self._local_match(j)
+                if i is not None and self._inserted_before(i, j):
+                    continue
             if i is not None:
                 self._pair(i, j, HOW_STRUCTURE)
+
+    def _inserted_before(self, i: int, j: int) -> bool:
+        """B node ``j`` matches A node ``i`` by what it reads, but under another name, and a B node of
+        ``i``'s name and signature reads ``j``'s output (directly or past unmatched single-input nodes):
+        ``j`` was inserted on the edge into ``i``'s partner (A node ``i``'s deletion is the mirror case:
+        ``i`` reads into an A node with ``j``'s name). Names settle this, as they settle ties."""
+        name_a, name_b = self.a.names[i], self.b.names[j]
+        if not name_a or name_a == name_b:
+            return False
+        later = self.b.unique_names.get(name_a)
+        if later is not None and later not in self.ga.nodes_b and self.b.sig[later] == self.a.sig[i] \
+                and later in _readers(self.b, self.b.outputs[j][0] if self.b.outputs[j] else "", self.ga.nodes_b):
+            return True
+        earlier = self.a.unique_names.get(name_b)
+        return earlier is not None and earlier not in self.ga.nodes and self.a.sig[earlier] == self.b.sig[j] \
+            and earlier in _readers(self.a, self.a.outputs[i][0] if self.a.outputs[i] else "", self.ga.nodes)
 
     def _local_match(self, j: int) -> int | None:
         """Looser and looser keys (:data:`LEVELS`), compared with the unmatched A nodes that read (directly,
@@ -505,14 +766,15 @@ class _Matcher:
         if not candidates:
             return None
         target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
-        for level, (with_attrs, follow) in enumerate(LEVELS):
-            key = self._loose_key(self.b, j, False, with_attrs, follow)
+        for level, (with_attrs, follow, blur) in enumerate(LEVELS):
+            key = self._loose_key(self.b, j, False, with_attrs, follow, blur)
             if key is None:
                 continue
-            hits = [i for i in candidates if self._loose_key(self.a, i, True, with_attrs, follow) == key]
+            hits = [i for i in candidates if self._loose_key(self.a, i, True, with_attrs, follow, blur) == key
+                    and self._same_weight_shapes(i, j)]
             if hits:
-                named = self._same_name(j)
-                i = named if named in hits else min(hits, key=lambda i: (abs(self.a.rank[i] - target), i))
+                named = self._named_among(j, hits)
+                i = named if named is not None else min(hits, key=lambda i: (abs(self.a.rank[i] - target), i))
                 return None if self._better_partner(i, j, level) else i
         return None
 
@@ -521,11 +783,22 @@ class _Matcher:
         if level == 0:
             return False
         others = [k for k in self._readers_of_inputs(self.a, i, True) if k != j]
-        for with_attrs, follow in LEVELS[:level]:
-            key = self._loose_key(self.a, i, True, with_attrs, follow)
-            if key is not None and any(self._loose_key(self.b, k, False, with_attrs, follow) == key for k in others):
+        for with_attrs, follow, blur in LEVELS[:level]:
+            key = self._loose_key(self.a, i, True, with_attrs, follow, blur)
+            if key is not None and any(self._loose_key(self.b, k, False, with_attrs, follow, blur) == key
+                                       for k in others):
                 return True
         return False
+
+    def _same_weight_shapes(self, i: int, j: int) -> bool:
+        """No input position where both nodes read a constant of known float shape and the shapes differ
+        (a structural position never outweighs different weights)."""
+        for x, y in input_pairs(self.a, i, self.b, j):
+            if x in self.a.constant and y in self.b.constant:
+                sa, sb = self.a.weight_shape(x), self.b.weight_shape(y)
+                if sa is not None and sb is not None and sa != sb:
+                    return False
+        return True
 
     def _readers_of_inputs(self, side: GraphSide, j: int, is_a: bool) -> list[int]:
         """The other side's unmatched nodes reading the partners of what node ``j`` of ``side`` reads."""
@@ -538,7 +811,7 @@ class _Matcher:
                     partner = self.ga.value_b(token[1]) if is_a else token[1]
                     if partner is not None:
                         found |= _readers(other, partner, matched)
-        return sorted(i for i in found if i not in matched)
+        return sorted(i for i in found if i not in matched and i not in other.absorbed)
 
     def _nearest(self, bucket: _Bucket, j: int) -> int | None:
         """The unmatched candidate (A positions in topological order) nearest to B node ``j``'s relative
@@ -546,11 +819,9 @@ class _Matcher:
         candidates, ranks = bucket
         if len(candidates) == 1:
             return candidates[0] if candidates[0] not in self.ga.nodes else None
-        named = self._same_name(j)
-        if named is not None:
-            at = bisect.bisect_left(ranks, self.a.rank[named])
-            if at < len(ranks) and candidates[at] == named:
-                return named
+        named = self._named_among(j, candidates)
+        if named is not None and named not in self.ga.nodes:
+            return named
         target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
         hi = bisect.bisect_left(ranks, target)
         lo = hi - 1
@@ -592,9 +863,10 @@ class _Matcher:
         if known is None and y in self.ga.values_b:
             return
         p, q = self.a.producer(x), self.b.producer(y)
-        if p < 0 or q < 0 or p in self.ga.nodes or q in self.ga.nodes_b:
+        if p < 0 or q < 0 or p in self.ga.nodes or q in self.ga.nodes_b or p in self.a.absorbed \
+                or q in self.b.absorbed:
             return
-        if self.a.sig[p][:2] != self.b.sig[q][:2]:
+        if self.a.sig[p][:2] != self.b.sig[q][:2] or not self._same_weight_shapes(p, q):
             return
         if self.a.outputs[p].index(x) != self.b.outputs[q].index(y):
             return
@@ -609,12 +881,14 @@ def _readers(side: GraphSide, x: str, matched: dict[int, int]) -> set[int]:
     for _ in range(FOLLOW_DEPTH):
         nxt = []
         for v in frontier:
-            for c in side.g.consumers.get(v, ()):
+            for c in side.users.get(v, ()):
                 if c in found or len(found) >= MAX_READERS:
                     continue
                 found.add(c)
                 outputs = side.outputs[c]
-                if c not in matched and len(outputs) == 1 and (
+                if c in side.alias_maker:
+                    nxt.append(side.alias_maker[c])
+                elif c not in matched and len(outputs) == 1 and side.ops[c] not in LAYER_OPS and (
                         side.ops[c] in QUANTIZE or side.ops[c] in DEQUANTIZE or len(side.data_inputs(c)) == 1):
                     nxt.append(outputs[0])
         frontier = nxt
@@ -653,6 +927,11 @@ def _unique_names(names: Sequence[str]) -> dict[str, int]:
             dup.add(name)
         seen[name] = i
     return {k: v for k, v in seen.items() if k not in dup}
+
+
+def _undefined(g: GraphIndex) -> list[str]:
+    """Values nodes read that nothing defines (a dangling input): each stands for itself, by name."""
+    return sorted(x for x in g.consumers if x not in g.producer and not (g.parent is not None and g.parent.defines(x)))
 
 
 def _type_key(g: GraphIndex, name: str) -> bytes:

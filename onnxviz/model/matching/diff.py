@@ -396,8 +396,8 @@ def _upstream(side: GraphSide, matched: dict[int, int], x: str) -> str:
         data = side.data_inputs(p)
         if len(data) == 1:
             x = data[0]
-        elif not data and len(side.inputs[p]) == 1 and side.ops[p] == "Identity":
-            x = side.inputs[p][0]  # an Identity of a weight (exporters write them for equal weights)
+        elif not data and len([y for y in side.inputs[p] if y]) == 1:
+            x = next(y for y in side.inputs[p] if y)  # a node of one weight (exporters' Identity of equal weights)
         else:
             return x
     return x

@@ -5,7 +5,7 @@ different graphs (the value pairs :mod:`onnxviz.model.matching` makes). Every pe
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +15,7 @@ from onnxviz.model.runner.store import RunResult
 
 CHUNK = 1 << 20
 COMPARE_MEASURES = {"rel_error": "relative error", "max_abs_error": "max abs error",
-                    "cosine_distance": "1 - cosine similarity"}
+                    "cosine_distance": "1 - cosine similarity", "sqnr_loss": "\u2212SQNR (dB): the lower the SQNR, the hotter"}
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,12 @@ class ValueDiff:
         return self.b_name or self.name
 
     def measure(self, key: str) -> float:
-        return 1.0 - self.cosine if key == "cosine_distance" else float(getattr(self, key))
+        """A COMPARE_MEASURES value: the larger, the worse."""
+        if key == "cosine_distance":
+            return 1.0 - self.cosine
+        if key == "sqnr_loss":
+            return -self.sqnr_db
+        return float(getattr(self, key))
 
 
 @dataclass
@@ -137,19 +142,34 @@ def compare_results(a: RunResult, b: RunResult, tolerance: Tolerance = DEFAULT_T
     return compare_pairs(a, b, [(n, n) for n in names], tolerance, progress, token)
 
 
-def compare_pairs(a: RunResult, b: RunResult, pairs: Sequence[tuple[str, str]],
+View = Callable[[np.ndarray], np.ndarray]
+"""What a captured array is compared as (an integer value dequantized to the floats it stands for)."""
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    """Value ``a`` of run A compared with value ``b`` of run B, each through its view when it has one."""
+
+    a: str
+    b: str
+    view_a: View | None = None
+    view_b: View | None = None
+
+
+def compare_pairs(a: RunResult, b: RunResult, pairs: Sequence[tuple[str, str] | PairSpec],
                   tolerance: Tolerance = DEFAULT_TOLERANCE, progress: ProgressFn = no_progress,
                   token: CancelToken | None = None) -> list[ValueDiff]:
     """One ValueDiff per (value of A, value of B) pair captured in both runs, in A's topological order;
     pairs of non-numeric values are left out. Two models' values pair as
     :func:`onnxviz.model.matching.pair_values` says."""
-    present = [(x, y) for x, y in pairs if x in a.values and y in b.values]
-    present.sort(key=lambda p: a.values[p[0]].order)
+    specs = [p if isinstance(p, PairSpec) else PairSpec(*p) for p in pairs]
+    present = [p for p in specs if p.a in a.values and p.b in b.values]
+    present.sort(key=lambda p: a.values[p.a].order)
     diffs = []
-    for k, (name, other) in enumerate(present):
+    for k, spec in enumerate(present):
         if token is not None:
             token.check()
-        diff = _pair_diff(a, b, name, other, tolerance)
+        diff = _pair_diff(a, b, spec, tolerance)
         if diff is not None:
             diffs.append(diff)
         if k % 32 == 0:
@@ -157,7 +177,8 @@ def compare_pairs(a: RunResult, b: RunResult, pairs: Sequence[tuple[str, str]],
     return diffs
 
 
-def _pair_diff(a: RunResult, b: RunResult, name: str, other: str, tolerance: Tolerance) -> ValueDiff | None:
+def _pair_diff(a: RunResult, b: RunResult, spec: PairSpec, tolerance: Tolerance) -> ValueDiff | None:
+    name, other = spec.a, spec.b
     ra, rb = a.values[name], b.values[other]
     b_name = "" if other == name else other
     if ra.shape != rb.shape:
@@ -166,7 +187,10 @@ def _pair_diff(a: RunResult, b: RunResult, name: str, other: str, tolerance: Tol
                          max(math.prod(ra.shape), math.prod(rb.shape), 1), -math.inf, b_name)
     if not (ra.stats.numeric and rb.stats.numeric):
         return None
-    d = measure_arrays(a.array(name), b.array(other), tolerance)
+    xa, xb = a.array(name), b.array(other)
+    xa = spec.view_a(xa) if spec.view_a is not None else xa
+    xb = spec.view_b(xb) if spec.view_b is not None else xb
+    d = measure_arrays(xa, xb, tolerance)
     return ValueDiff(name, ra.node, ra.order, d.max_abs, d.max_rel, d.cosine, outside=d.outside,
                      sqnr_db=d.sqnr_db, b_name=b_name)
 
@@ -185,5 +209,5 @@ def per_node(diffs: list[ValueDiff], key: str) -> dict[int, float]:
     """The worst error of each node's outputs, for the canvas overlay."""
     out: dict[int, float] = {}
     for d in diffs:
-        out[d.node] = max(out.get(d.node, 0.0), d.measure(key))
+        out[d.node] = max(out.get(d.node, -math.inf), d.measure(key))
     return out

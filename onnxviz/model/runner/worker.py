@@ -333,10 +333,15 @@ def _sweep_orphans() -> None:
             continue
         for folder in base.glob(f"{RUN_FOLDER_PREFIX}*"):
             orphan = not _owner_alive(folder.name)
-            if base == SHARED_MEMORY and not (temp / folder.name).exists():
-                orphan = True  # its run folder went with a normal cleanup
+            if base == SHARED_MEMORY and not (temp / folder.name).exists() and _owned_here(folder.name):
+                orphan = True  # its run folder went with a normal cleanup (another process's temporary
+                # folder may be elsewhere: its TMPDIR is its own)
             if orphan:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def _owned_here(folder_name: str) -> bool:
+    return folder_name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0] == str(os.getpid())
 
 
 def _owner_alive(folder_name: str) -> bool:

@@ -103,6 +103,7 @@ class DiffController(QObject):
         self.dock.colouring_chosen.connect(self.set_colouring)
         self.dock.show_b_toggled.connect(self.show_b)
         self.dock.weight_chosen.connect(self.show_weight)
+        self.dock.layers.pair_chosen.connect(self.show_layer)
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
         window.panels.node_panel.extras.append(self.node_section)
         window.canvas.ghost_selected.connect(self._on_ghost)
@@ -240,6 +241,7 @@ class DiffController(QObject):
         if self.cross is not None:
             self.cross.cleanup()
             self.cross = None
+            self.dock.show_layers(None)
 
     # -- stepping and selecting --------------------------------------------------------------------
     def step(self, direction: int) -> None:
@@ -532,9 +534,10 @@ class DiffController(QObject):
         self._drop_runs()
         self.cross = cross
         self.dock.set_measures(True)
-        self.dock.colouring.setCurrentIndex(1)  # the relative error: emits, colours the canvas
+        self.dock.colouring.setCurrentIndex(max(0, self.dock.colouring.findData("sqnr_loss")))  # emits: colours
+        self.dock.show_layers(cross)
         worst = cross.worst_first()
-        said = f"; the largest relative error {worst[0].rel_error:.3g} at {worst[0].name}" if worst else ""
+        said = f"; the lowest SQNR {worst[0].sqnr_db:.2f} dB at {worst[0].name}" if worst else ""
         self.window.statusBar().showMessage(f"Ran A and B: {len(cross.diffs)} values paired{said}.", 10000)
         self._on_selection(self.window.doc.selection.state if self.window.doc is not None else SelectionState())
         self.runs_compared.emit()
@@ -553,12 +556,31 @@ class DiffController(QObject):
             self.dock.values.show_message("This node's outputs have no partner in B's run (or were not captured).")
             return
         try:
-            a = cross.result_a.array(pair.name)
-            b = cross.result_b.array(pair.other)
-        except (OnnxvizError, KeyError, OSError) as exc:
+            a, b = cross.arrays(pair)   # an integer value read as the floats it stands for
+        except (OnnxvizError, KeyError, OSError, ValueError) as exc:
             self.dock.values.show_message(f"The values could not be read: {exc}")
             return
         self.dock.values.show_pair(a, b, pair)
+
+    def show_layer(self, row: int) -> None:
+        """A pair chosen in the Layers table: A's value selected on A's graph (its node shown), the pair in
+        the Values tab, its figures in the status bar."""
+        cross, doc = self.cross, self.window.doc
+        if cross is None or doc is None or not 0 <= row < len(self.dock.layers.rows):
+            return
+        layer = self.dock.layers.rows[row]
+        d = layer.diff
+        record = cross.result_a.values.get(d.name)
+        self.show_b(False)
+        if record is not None and record.node >= 0:
+            self.window.canvas.reveal_node(record.scope, record.node)
+        elif record is None or not self._select_value(doc, record.scope, record.name):
+            doc.selection.clear()
+        self._show_pair(d)
+        added = f", added SQNR {layer.added_sqnr:.2f} dB" if layer.added_sqnr == layer.added_sqnr else ""
+        self.window.statusBar().showMessage(
+            f"{d.name} vs {d.other}: SQNR {d.sqnr_db:.2f} dB, cosine {d.cosine:.6f}, max |B-A| "
+            f"{d.max_abs_error:.4g}{added}.", 10000)
 
     @staticmethod
     def _pair_of(cross: CrossRun, state: SelectionState) -> ValueDiff | None:

@@ -1,5 +1,5 @@
 """The Differences dock: the summary, the list of differences with Previous/Next, Run Both, the colouring
-and, after Run Both, the selected value in A, B and B - A."""
+and, after Run Both, every value pair in the Layers table and the selected value in A, B and B - A."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.matching import Difference, ModelDiff, WeightPair
+from onnxviz.model.matching import CrossRun, Difference, ModelDiff, WeightPair
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
+from onnxviz.ui.diff.layers import LayersView
 from onnxviz.ui.diff.sides import SidesTable
 from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip
 from onnxviz.ui.widgets.pair_view import ValuesView
@@ -153,8 +154,10 @@ class DiffDock(QDockWidget):
         self.weights_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.weights_table.verticalHeader().hide()
         self.weights_table.currentCellChanged.connect(lambda row, *_: self._on_weight(row))
+        self.layers = LayersView()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._list_page(), "Differences")
+        self.tabs.addTab(self.layers, "Layers")
         self.tabs.addTab(self.values, "Values: A, B, B \u2212 A")
         self.tabs.addTab(self.weights_table, "Quantized weights")
         self.setWidget(self.tabs)
@@ -199,6 +202,7 @@ class DiffDock(QDockWidget):
         for w in (self.previous_button, self.next_button):
             w.setEnabled(bool(self.differences))
         self.set_measures(False)
+        self.show_layers(None)
         self.values.show_message("Run Both, then select a node to see its value in A and B.")
         self.show_weights(diff.weights)
         self.tabs.setCurrentIndex(0)
@@ -224,6 +228,12 @@ class DiffDock(QDockWidget):
         table.blockSignals(False)
         self.tabs.setTabVisible(self.tabs.indexOf(table), bool(self.weights))
         self.tabs.setTabText(self.tabs.indexOf(table), f"Quantized weights ({len(self.weights)})")
+
+    def show_layers(self, cross: CrossRun | None) -> None:
+        """Run Both's pairs in the Layers tab (None: none yet)."""
+        self.layers.show_cross(cross)
+        at = self.tabs.indexOf(self.layers)
+        self.tabs.setTabText(at, f"Layers ({len(cross.diffs)})" if cross is not None else "Layers")
 
     def _on_weight(self, row: int) -> None:
         if 0 <= row < len(self.weights):

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex, scope_label
-from onnxviz.model.matching import align_models, feeds_for_b, pair_values
+from onnxviz.model.matching import Alignment, ValuePairing, align_models, feeds_for_b, pair_values
+from onnxviz.model.matching.crossrun import paired_specs
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -40,6 +41,7 @@ from onnxviz.model.runner.budget import CaptureTooBig, node_values, upstream_val
 from onnxviz.model.runner.compare import (
     COMPARE_MEASURES,
     DEFAULT_TOLERANCE,
+    PairSpec,
     Tolerance,
     ValueDiff,
     compare_pairs,
@@ -101,7 +103,7 @@ class Job:
 class Outcome:
     results: list[RunResult]
     diffs: list[ValueDiff] | None
-    pairs: list[tuple[str, str]] | None = None  # another model's values paired by the matcher (None: by name)
+    pairs: list[PairSpec] | None = None  # another model's values paired by the matcher (None: by name)
 
 
 class RunController(QObject):
@@ -119,7 +121,7 @@ class RunController(QObject):
         self.result: RunResult | None = None
         self.other: RunResult | None = None
         self.diffs: list[ValueDiff] | None = None
-        self.pairs: list[tuple[str, str]] | None = None  # of self.diffs, when the other run is another model
+        self.pairs: list[PairSpec] | None = None  # of self.diffs, when the other run is another model
         self.tolerance = DEFAULT_TOLERANCE   # of self.diffs, and of the next comparison
         self.other_label = ""                # what the last comparison compared with
         self.overlay_key = ""
@@ -319,7 +321,7 @@ class RunController(QObject):
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
-                    job_feeds = matched[1] if k > 0 and matched is not None else arrays
+                    job_feeds = matched[2] if k > 0 and matched is not None else arrays
                     assert job.model is not None
                     try:
                         results.append(run_model(job.model, job_feeds, job.options, index=index if k == 0 else None,
@@ -340,7 +342,9 @@ class RunController(QObject):
                 results[0].first_nonfinite()  # worked out here, not on the GUI thread (100k values: ~0.1 s)
                 results[0].measure(self.overlay_key if self.overlay_key in MEASURES else "max_abs")
                 diffs = None
-                pairs = matched[0] if matched is not None else None
+                pairs = None
+                if matched is not None and len(results) > 1:  # integer values read as floats, wrong shapes out
+                    pairs = paired_specs(results[0], results[1], matched[0], matched[1], base_dir_b=jobs[1].base_dir)
                 if len(results) > 1:
                     diffs = _compare(results[0], results[1], pairs, tolerance,
                                      _scaled(progress, len(jobs), len(jobs) + 1), token)
@@ -716,17 +720,17 @@ class RunController(QObject):
 
 
 def _matched_model(index: ModelIndex, other: Path, feeds: Mapping[str, np.ndarray],
-                   token: CancelToken) -> tuple[list[tuple[str, str]], dict[str, np.ndarray]]:
-    """Another model compared with this one: its values paired with ours by the matcher (the one the
-    model diff uses: through DequantizeLinear outputs, past fused or removed nodes; main-graph values, as
-    this panel compares runs of one model), and its feeds (the array of the input each of its inputs is
-    aligned with)."""
+                   token: CancelToken) -> tuple[Alignment, ValuePairing, dict[str, np.ndarray]]:
+    """Another model compared with this one: its alignment and value pairs with ours by the matcher (the one
+    the model diff uses: through DequantizeLinear outputs, past fused or removed nodes, quantized ops as
+    float ones; main-graph values, as this panel compares runs of one model), and its feeds (the array of
+    the input each of its inputs is aligned with)."""
     other_index = Document.open(other).index
     alignment = align_models(index, other_index, token=token)
-    return pair_values(alignment, bodies=False).names(), feeds_for_b(alignment, feeds, other_index)
+    return alignment, pair_values(alignment, bodies=False), feeds_for_b(alignment, feeds, other_index)
 
 
-def _compare(a: RunResult, b: RunResult, pairs: list[tuple[str, str]] | None, tolerance: Tolerance,
+def _compare(a: RunResult, b: RunResult, pairs: list[PairSpec] | None, tolerance: Tolerance,
              progress: ProgressFn, token: CancelToken) -> list[ValueDiff]:
     """The matcher's pairs when there are some, else the values of the same name."""
     if pairs is None:
