@@ -13,8 +13,10 @@ import functools
 import json
 import math
 import os
+import re
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -105,7 +107,8 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
         except RunError as exc:
             if strict_inputs and isinstance(exc, NodeFailed):
                 raise InputsRefused(exc.message, exc.details, exc.node) from exc
-            failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
+            cause = known_cause(model, f"{exc.message} {exc.details}")
+            failure, failed_node = cause or f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
     model = with_external_data(model, data_dir)
     try:
@@ -113,11 +116,45 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
         node = failed_node if failed_node >= 0 else exc.node
-        error = RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node)
+        custom = failure and _CUSTOM_OP in failure
+        error = RunError(f"{failure}." if custom else f"{failure}, and {reason}." if failure else f"{reason}.",
+                         exc.details, node)
         if options.capture and node >= 0:
             error.partial = values_before(model, feeds, options, node, progress)
         raise error from exc
     return _finish(model, result, options, progress)
+
+
+_CUSTOM_OP = "custom operator"
+_UNREGISTERED = re.compile(r"(\S+?):(\S+?)\(-?\d+\) is not a registered function/op|Could not find an implementation "
+                           r"for (\S+?)\(\d+\) node with name '(.*?)'")
+_LOCALE = re.compile(r"locale with name:\s*([^:\s]+)")
+KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training",
+                           "com.microsoft", "com.microsoft.nchwc", "com.microsoft.mlfeaturizers"})
+
+
+def known_cause(model: onnx.ModelProto, text: str) -> str:
+    """One sentence for the onnxruntime failures a machine, not the model, causes ('' for others): a custom
+    operator whose library is not loaded, a locale the system lacks."""
+    found = _LOCALE.search(text)
+    if found:
+        locale = found.group(1)
+        users = [(i, n) for i, n in enumerate(model.graph.node) if n.op_type == "StringNormalizer"]
+        who = node_text(users[0][1].name, "StringNormalizer", users[0][0]) if users else "a StringNormalizer node"
+        return (f"onnxruntime needs the system locale '{display_name(locale, 40)}' for {who}, and this system does "
+                "not have it (install it, e.g. with locale-gen)")
+    found = _UNREGISTERED.search(text)
+    if not found:
+        return ""
+    domain, op = (found.group(1), found.group(2)) if found.group(1) else ("", found.group(3))
+    node = next((n for n in model.graph.node if n.op_type == op and (not domain or n.domain == domain)), None)
+    if node is None or node.domain in KNOWN_DOMAINS or any(f.name == op and f.domain == node.domain
+                                                          for f in model.functions):
+        return ""
+    where = node_text(node.name, node.op_type, list(model.graph.node).index(node))
+    return (f"{where} is the {_CUSTOM_OP} '{display_name(node.domain, 40)}:{display_name(op, 40)}', whose library is "
+            "not registered with onnxruntime here and which the reference evaluator does not know; run the model "
+            "where that library is loaded")
 
 
 def _keep_input(result: Captured, name: str, value: Any) -> None:
@@ -720,7 +757,8 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         evaluator = _tracked_evaluator()(model)
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
-        with np.errstate(all="ignore"):  # NaN and Inf are values the model makes (the NaN finder shows them)
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # NaN and Inf are values the model makes;
+            warnings.simplefilter("ignore")  # an operator's own warnings (a locale it lacks) are not the user's
             if options.capture:
                 produced = cast(dict[str, Any], evaluator.run(None, feeds, intermediate=True))
             else:

@@ -13,10 +13,13 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+import types
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -356,9 +359,30 @@ def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
     process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
-    process.start()
+    with _main_left_out():
+        process.start()
     child.close()
     return process, parent
+
+
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """While a worker process starts: a stand-in ``__main__`` module, so the new process does not run the
+    caller's main script again. multiprocessing's spawn does that to find what the script defines; the worker
+    needs nothing of it (it is this module's function), and a script without an ``if __name__ ==
+    "__main__":`` guard would otherwise run again in the worker (its model exported twice) and try to start
+    a worker from there, which multiprocessing refuses."""
+    with _MAIN_SWAP:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to run
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
 
 class _SpareProcess:
