@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     except RunError as exc:
         raise _with_partial(exc, dump) from exc
     try:
-        chosen = chosen_dims(result, generated.fixed if generated is not None else {})
+        chosen = chosen_dims(result)
         if chosen:
             output.note(f"the generated inputs ran with {chosen}")
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
@@ -111,11 +111,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def chosen_dims(result: RunResult, fixed: dict[str, int]) -> str:
+def chosen_dims(result: RunResult) -> str:
     """``--dim batch=1 --dim sequence=50``: the sizes onnxviz chose for the generated inputs, as the options
-    that give them again ('' when the user set every one)."""
+    that give them again ('' when the user or the given arrays set every one)."""
     return " ".join(f"--dim {_quoted(name)}={size}" for name, size in result.dims.items()
-                    if name not in fixed and expression_names(name) is None)
+                    if expression_names(name) is None)
 
 
 def _quoted(name: str) -> str:

@@ -70,7 +70,7 @@ class Captured:
     bodies: list[BodyRun] = field(default_factory=list)  # values inside If/Loop/Scan bodies
     structured: dict[str, Any] = field(default_factory=dict)  # sequences and maps, as JSON (see structured.py)
     optimized: bool = False  # the values are an optimized onnxruntime session's
-    dims: dict[str, int] = field(default_factory=dict)  # sizes of the generated inputs' dimensions, as run
+    dims: dict[str, int] = field(default_factory=dict)  # sizes onnxviz chose for the generated inputs' dimensions
     generated: list[str] = field(default_factory=list)  # the inputs onnxviz made (the others were given)
 
 

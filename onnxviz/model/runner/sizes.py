@@ -233,8 +233,9 @@ class SizePlan:
 
 
 def plan_sizes(model: onnx.ModelProto, specs: list[InputSpec], fixed: Mapping[str, int],
-               hints: bool = True) -> SizePlan:
-    """The sizes to try for the generated inputs ``specs`` (``fixed``: sizes the user or given arrays set)."""
+               hints: bool = True, preferred: Mapping[str, int] | None = None) -> SizePlan:
+    """The sizes to try for the generated inputs ``specs`` (``fixed``: sizes the user or given arrays set;
+    ``preferred``: sizes to try first for the others, such as those that ran last time)."""
     names = settable(specs)
     fixed = {k: v for k, v in fixed.items() if k in names or k in symbols(specs)}
     related = _relations(specs)
@@ -246,7 +247,7 @@ def plan_sizes(model: onnx.ModelProto, specs: list[InputSpec], fixed: Mapping[st
             continue
         exact = [h.size for h in found if h.dim == name and not h.at_least]
         least = [h.size for h in found if h.dim == name and h.at_least]
-        first[name] = exact[0] if exact else max(least, default=DEFAULT_DIM)
+        first[name] = (preferred or {}).get(name, exact[0] if exact else max(least, default=DEFAULT_DIM))
     plan = SizePlan(_with_related(first, related, specs), dict(fixed), found, [], {k: v[1] for k, v in related.items()})
     plan.candidates = _candidates(plan, names, related, batch, specs)
     return plan
@@ -605,6 +606,7 @@ class GeneratedInputs:
     search: bool = True
     budget_s: float = SEARCH_BUDGET_S
     hints: bool = True  # read the graph for sizes (off when that crashed the worker)
+    preferred: dict[str, int] = field(default_factory=dict)  # sizes tried first (those that ran last time)
 
     @property
     def specs(self) -> list[InputSpec]:

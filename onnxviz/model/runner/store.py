@@ -352,7 +352,7 @@ class RunResult:
     scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
     structured: dict[str, dict[str, Any]] = field(default_factory=dict)  # sequences and maps: key -> entry
     optimized: bool = False  # the values are an optimized onnxruntime session's
-    dims: dict[str, int] = field(default_factory=dict)  # the generated inputs' dimensions, as run
+    dims: dict[str, int] = field(default_factory=dict)  # sizes onnxviz chose for the generated inputs' dimensions
     generated: list[str] = field(default_factory=list)  # the inputs onnxviz made (the others were given)
 
     def __post_init__(self) -> None:

@@ -115,7 +115,7 @@ def _capture_generated(request: RunRequest, model: onnx.ModelProto, given: dict[
     generated = request.generated
     assert generated is not None
     progress(0.02, SIZING)
-    plan = plan_sizes(model, generated.specs, generated.fixed, hints=generated.hints)
+    plan = plan_sizes(model, generated.specs, generated.fixed, hints=generated.hints, preferred=generated.preferred)
     feeds = {**given, **generated.make(plan.first)}
     strict = request.options.engine == ENGINE_ORT
     try:
@@ -126,7 +126,7 @@ def _capture_generated(request: RunRequest, model: onnx.ModelProto, given: dict[
         captured = _capture(request, model, {**given, **generated.make(sizes)}, progress, strict)
         captured.notes.insert(0, f"the generated inputs' first sizes ({plan.chosen_text(plan.first)}) did not run "
                                  f"({refused.message.rstrip('.')}); these ran: {plan.chosen_text(sizes)}.")
-    captured.dims = {name: sizes[name] for name in plan.first}
+    captured.dims = {name: sizes[name] for name in plan.first if name not in plan.fixed}
     captured.generated = [spec.name for spec in generated.specs]
     said = [h.text() for h in plan.hints if plan.first.get(h.dim) == h.size or sizes.get(h.dim) == h.size]
     if said:
