@@ -182,7 +182,7 @@ def _samples_json(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOv
     cross = over.last
     how = {(p.a, p.b): p.how for p in cross.pairing.pairs}
     pairs = [{"a": p.worst.name, "b": p.worst.other, **_figures(p.worst), "how": how.get((p.worst.name, p.worst.other), ""),
-              "beyond": limits.exceeded(p.worst), "note": p.worst.note, "mean": _figures(p.mean),
+              "beyond": limits.exceeded(p.worst), "note": p.worst.note, "mean": {**_figures(p.mean), "outside": p.mean_outside},
               "measured_samples": p.measured,
               "samples": [None if d is None else _figures(d) for d in p.samples]} for p in worst]
     return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,

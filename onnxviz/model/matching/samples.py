@@ -39,6 +39,11 @@ class PairOverSamples:
     def measured(self) -> int:
         return sum(1 for d in self.samples if d is not None)
 
+    @property
+    def mean_outside(self) -> float:
+        """Elements beyond tolerance per sample, on average (``mean.outside`` holds the worst, as a count)."""
+        return _mean([float(d.outside) for d in self.samples if d is not None])
+
 
 @dataclass
 class SamplesRun:

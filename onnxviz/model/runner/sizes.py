@@ -326,7 +326,8 @@ def _candidates(plan: SizePlan, names: list[str], related: Mapping[str, Any], ba
                 specs: list[InputSpec]) -> list[dict[str, int]]:
     """Sizes to try after the first: every chosen dimension but a batch at each size of the ladder (and of the
     graph's suggestions) at least its suggested minimum; then each exact suggestion dropped."""
-    free = [n for n in names if n not in plan.fixed and n not in related and n not in batch]
+    chosen = [n for n in names if n not in plan.fixed and n not in related]
+    free = [n for n in chosen if n not in batch] or chosen  # a batch is tried only when nothing else can be
     if not free:
         return []
     least = {n: max((h.size for h in plan.hints if h.dim == n and h.at_least), default=0) for n in free}

@@ -50,7 +50,7 @@ from onnxviz.model.runner.compare import (
     worst,
 )
 from onnxviz.model.runner.inputs import input_specs
-from onnxviz.model.runner.sizes import settable
+from onnxviz.model.runner.sizes import expression_names, settable
 from onnxviz.model.runner.store import (
     FLAG_STATES,
     MEASURE_KINDS,
@@ -444,7 +444,7 @@ class RunController(QObject):
         if self.diffs is not None:
             text += "<br>" + self._comparison_text()
         text += f"<br>Inputs: {html.escape(wrappable(r.inputs_text(), 1000)) or 'none'}."
-        chosen = ", ".join(f"{d}={size}" for d, size in r.dims.items())
+        chosen = ", ".join(f"{d}={size}" for d, size in r.dims.items() if expression_names(d) is None)
         if chosen:
             text += f" Sizes chosen: {html.escape(wrappable(chosen, 400))} (Run with Inputs... sets others)."
         for note in r.notes:
