@@ -158,14 +158,16 @@ def test_a_reshape_that_baked_a_sequence_length_gets_that_length(capsys: pytest.
 
 def test_a_reflect_pad_and_a_strided_conv_get_samples_tried_in_the_worker(capsys: pytest.CaptureFixture[str],
                                                                          tmp_path: Path) -> None:
-    """The reflect Pad suggests 65 samples; the Conv after it needs 128 more than its pads give: the worker
-    tries sizes until one runs (before: onnxruntime refused 1 sample, the reference evaluator made NaN, exit 0)."""
+    """One sample is refused by the reflect Pad, which suggests 65; the Conv after it needs 128 more than its
+    pads give: the worker tries sizes until one runs (before: onnxruntime refused 1 sample, the reference
+    evaluator made NaN, exit 0)."""
     model = reflect_pad_audio(pad=64, kernel=256, stride=128)
     dump = tmp_path / "dump"
     code, out, err = run_cli(capsys, "run", str(_save(model, tmp_path / "vad.onnx")), "--dump", str(dump))
     assert code == 0, err
     assert "ran on onnxruntime (graph optimizations off)" in out and "NaN" not in out
-    assert "note: the generated inputs' first sizes (batch=1, samples=65) did not run (node '/stft/Conv' (Conv)" in out
+    assert "note: the generated inputs' first sizes (batch=1, samples=1) did not run (node '/stft/Pad' (Pad)" in out
+    assert "note: sizes the graph suggests: samples>=65 (reflect Pad '/stft/Pad' of 64)." in out
     index = json.loads((dump / "index.json").read_text())
     fed = np.load(dump / index["values"]["input"]["file"])
     assert fed.shape[1] >= 128 and index["dims"]["samples"] == fed.shape[1] and index["generated"] == ["input"]
@@ -271,3 +273,56 @@ def test_a_custom_operator_and_a_missing_locale_get_one_sentence(capsys: pytest.
     assert ("note: onnxruntime needs the system locale 'xx_NOWHERE.UTF-8' for node 'norm' (StringNormalizer), and "
             "this system does not have it (install it, e.g. with locale-gen); the reference evaluator produced every "
             "value.") in out
+
+
+def _identity_model(extra: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], consts: list[onnx.TensorProto],
+                    value_info: list[onnx.ValueInfoProto] | None = None) -> onnx.ModelProto:
+    graph = helper.make_graph(extra, "g", inputs, [helper.make_tensor_value_info(extra[-1].output[0],
+                                                                                 TensorProto.FLOAT, None)],
+                              consts, value_info=value_info or [])
+    return helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_value_info_metadata_and_slice_ends_suggest_sizes() -> None:
+    from onnxviz.model.runner.sizes import graph_hints
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "frames", 4])
+    model = _identity_model(
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("Slice", ["r", "starts", "ends", "axes"], ["s"], name="/crop")],
+        [x], [numpy_helper.from_array(np.array([0], np.int64), "starts"),
+              numpy_helper.from_array(np.array([30], np.int64), "ends"),
+              numpy_helper.from_array(np.array([1], np.int64), "axes")],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 24, 4])])
+    hints = {(h.dim, h.size, h.at_least) for h in graph_hints(model, input_specs(model), {})}
+    assert hints == {("batch", 1, False), ("frames", 24, False), ("frames", 30, True)}
+    plan = plan_sizes(model, input_specs(model), {})
+    assert plan.first == {"batch": 1, "frames": 24}  # the exact suggestion first
+    assert [c["frames"] for c in plan.candidates][:4] == [30, 32, 64, 128]  # then the ladder, at least 30
+    assert {h.dim for h in graph_hints(model, input_specs(model), {"frames": 3})} == {"batch"}  # set: not suggested
+    onnx.helper.set_model_props(model, {"frames": "16"})
+    assert ("frames", 16, False) in {(h.dim, h.size, h.at_least) for h in graph_hints(model, input_specs(model), {})}
+
+
+def test_the_search_stops_at_its_time_budget() -> None:
+    from dataclasses import replace
+
+    from onnxviz.model.runner.sizes import try_sizes
+
+    model = reflect_pad_audio()
+    feeds, generated = inputs_to_run(input_specs(model), {}, {})
+    assert generated is not None
+    calls: list[int] = []
+
+    def refuse(fed: dict[str, np.ndarray]) -> None:
+        calls.append(fed["input"].shape[1])
+        raise RuntimeError("no")
+
+    candidates = [{"batch": 1, "samples": n} for n in (2, 4, 8)]
+    found, tried = try_sizes(refuse, generated, feeds, candidates, budget_s=60)
+    assert found is None and calls == [2, 4, 8] and [t.error for t in tried] == ["no"] * 3
+    calls.clear()
+    found, tried = try_sizes(refuse, replace(generated), feeds, candidates, budget_s=-1)
+    assert found is None and calls == [] and tried == []
+    found, _ = try_sizes(lambda fed: None, generated, feeds, candidates, budget_s=60)
+    assert found == candidates[0]

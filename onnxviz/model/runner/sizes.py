@@ -357,6 +357,8 @@ def _add(out: list[dict[str, int]], seen: list[dict[str, int]], sizes: dict[str,
 
 def graph_hints(model: onnx.ModelProto, specs: list[InputSpec], fixed: Mapping[str, int]) -> list[Hint]:
     """Sizes the graph suggests for the free dimensions of ``specs``: see :class:`_Hinter`."""
+    if not any(d not in fixed for d in settable(specs)):
+        return []
     try:
         return _Hinter(model, specs, fixed).hints()
     except Exception:  # noqa: BLE001 - shape inference and odd graphs raise anything; then no suggestion

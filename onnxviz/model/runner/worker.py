@@ -106,37 +106,45 @@ def _capture(request: RunRequest, model: onnx.ModelProto, feeds: dict[str, np.nd
 
 def _capture_generated(request: RunRequest, model: onnx.ModelProto, given: dict[str, np.ndarray],
                        progress: ProgressFn) -> Captured:
-    """A run on inputs made here: the sizes the graph suggests first (see sizes.py); when onnxruntime
-    refuses them, candidates tried in a plain session within the time budget, and the capture run again
+    """A run on inputs made here (see sizes.py): first with the sizes that ran last time, else 1, and the ones
+    that follow from them (expressions, KV caches); when onnxruntime refuses them, the sizes the graph
+    suggests and other candidates tried in a plain session within the time budget, and the capture run again
     with the first that ran. None running is an error (the reference evaluator is not asked: its values on
-    inputs onnxruntime refused would look like a success)."""
+    inputs onnxruntime refused would look like a success). The graph is read for sizes only then: its shape
+    inference costs a third of a run of 12k nodes."""
     from onnxviz.model.runner.sizes import plan_sizes
 
     generated = request.generated
     assert generated is not None
-    progress(0.02, SIZING)
-    plan = plan_sizes(model, generated.specs, generated.fixed, hints=generated.hints, preferred=generated.preferred)
-    feeds = {**given, **generated.make(plan.first)}
+    plan = plan_sizes(model, generated.specs, generated.fixed, hints=False, preferred=generated.preferred)
+    first = plan.first
+    feeds = {**given, **generated.make(first)}
     strict = request.options.engine == ENGINE_ORT
     try:
         captured = _capture(request, model, feeds, progress, strict)
-        sizes = plan.first
+        sizes = first
     except InputsRefused as refused:
-        sizes = _sizes_that_run(request, model, given, plan, refused, feeds, progress)
+        if generated.hints:
+            progress(0.1, SIZING)
+            plan = plan_sizes(model, generated.specs, generated.fixed, preferred=generated.preferred)
+        candidates = [c for c in (plan.first, *plan.candidates) if c != first]
+        sizes = _sizes_that_run(request, model, given, plan, candidates, first, refused, feeds, progress)
         captured = _capture(request, model, {**given, **generated.make(sizes)}, progress, strict)
-        captured.notes.insert(0, f"the generated inputs' first sizes ({plan.chosen_text(plan.first)}) did not run "
+        captured.notes.insert(0, f"the generated inputs' first sizes ({plan.chosen_text(first)}) did not run "
                                  f"({refused.message.rstrip('.')}); these ran: {plan.chosen_text(sizes)}.")
-    captured.dims = {name: sizes[name] for name in plan.first if name not in plan.fixed}
+    captured.dims = {name: sizes[name] for name in first if name not in plan.fixed}
     captured.generated = [spec.name for spec in generated.specs]
-    said = [h.text() for h in plan.hints if plan.first.get(h.dim) == h.size or sizes.get(h.dim) == h.size]
+    said = [h.text() for h in plan.hints if h.dim in sizes and (sizes[h.dim] >= h.size if h.at_least
+                                                                  else sizes[h.dim] == h.size)]
     if said:
         captured.notes.append("sizes the graph suggests: " + "; ".join(dict.fromkeys(said)) + ".")
     return captured
 
 
 def _sizes_that_run(request: RunRequest, model: onnx.ModelProto, given: dict[str, np.ndarray], plan: SizePlan,
-                    refused: InputsRefused, feeds: dict[str, np.ndarray], progress: ProgressFn) -> dict[str, int]:
-    """The first candidate sizes that run (RunError when none does, with the values computed before the
+                    candidates: list[dict[str, int]], first: dict[str, int], refused: InputsRefused,
+                    feeds: dict[str, np.ndarray], progress: ProgressFn) -> dict[str, int]:
+    """The first of ``candidates`` that runs (RunError when none does, with the values computed before the
     failing node in ``partial`` for a capture)."""
     from onnxviz.model.runner.capture import plain_runner, values_before
     from onnxviz.model.runner.sizes import try_sizes
@@ -144,25 +152,25 @@ def _sizes_that_run(request: RunRequest, model: onnx.ModelProto, given: dict[str
     generated = request.generated
     assert generated is not None
     tried: list[Tried] = []
-    if generated.search and plan.candidates:
+    if generated.search and candidates:
         progress(0.15, "Trying other sizes for the generated inputs")
         try:
             runner = plain_runner(model, _data_dir(request, model))
         except Exception:  # noqa: BLE001 - a session that cannot be made again: the first error stands
             runner = None
         if runner is not None:
-            found, tried = try_sizes(runner, generated, given, plan.candidates, generated.budget_s)
+            found, tried = try_sizes(runner, generated, given, candidates, generated.budget_s)
             if found is not None:
                 return found
-    error = RunError(_refused_text(plan, refused, tried), refused.details, refused.node)
+    error = RunError(_refused_text(plan, first, refused, tried), refused.details, refused.node)
     if request.options.capture and refused.node >= 0:
         error.partial = values_before(model, feeds, request.options, refused.node, progress)
     raise error
 
 
-def _refused_text(plan: SizePlan, refused: InputsRefused, tried: list[Tried]) -> str:
-    first = plan.chosen_text(plan.first)
-    head = f"onnxruntime could not run the model on the generated inputs{f' ({first})' if first else ''}: " \
+def _refused_text(plan: SizePlan, first: dict[str, int], refused: InputsRefused, tried: list[Tried]) -> str:
+    chosen = plan.chosen_text(first)
+    head = f"onnxruntime could not run the model on the generated inputs{f' ({chosen})' if chosen else ''}: " \
            f"{refused.message.rstrip('.')}"
     if tried:
         shown = "; ".join(plan.chosen_text(t.sizes) for t in tried[:4]) + ("; ..." if len(tried) > 4 else "")
