@@ -70,6 +70,11 @@ def test_one_sample_folder_compares_as_one_npz(capsys: pytest.CaptureFixture[str
     code, a, _ = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", str(paths[0]), "--json")
     code_b, b, _ = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", str(folder), "--json")
     assert code == code_b and json.loads(a)["pairs"] == json.loads(b)["pairs"] and "samples" not in json.loads(a)
+    ran = json.loads(a)["ran_a"]
+    assert ran == {"engine": "onnxruntime", "optimized": False, "dims": {},
+                   "inputs": [{"name": "image", "shape": [1, 3, 32, 32], "dtype": "float32", "generated": False}]}
+    _, text, _ = run_cli(capsys, "compare", str(FLOAT), str(QDQ))
+    assert "A ran on onnxruntime, graph optimizations off; inputs: image float32 [1, 3, 32, 32] (generated)" in text
 
 
 def _renamed_copy(tmp_path: Path) -> Path:

@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
         worst = cross.worst_first()
         beyond = any(limits.exceeded(d) for d in worst)
         if args.json:
-            output.print_json(_json(doc_a.name, doc_b.name, cross, worst, limits))
+            output.print_json({**_json(doc_a.name, doc_b.name, cross, worst, limits), **what_ran(cross)})
         else:
-            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits))
+            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits), *what_ran_lines(cross))
     finally:
         cross.cleanup()
     return 1 if beyond else 0
@@ -162,9 +162,10 @@ def _run_samples(args: argparse.Namespace, doc_a: Document, doc_b: Document, sam
         worst = over.worst_first()
         beyond = any(limits.exceeded(p.worst) for p in worst)
         if args.json:
-            output.print_json(_samples_json(doc_a.name, doc_b.name, over, worst, limits))
+            output.print_json({**_samples_json(doc_a.name, doc_b.name, over, worst, limits), **what_ran(over.last)})
         else:
-            output.say(*_samples_text(doc_a.name, doc_b.name, over, worst, limits))
+            output.say(*_samples_text(doc_a.name, doc_b.name, over, worst, limits),
+                       *what_ran_lines(over.last, f" (the last of {len(over.labels)} samples)"))
     finally:
         over.cleanup()
     return 1 if beyond else 0
@@ -214,3 +215,20 @@ def _samples_text(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOv
     for side, names in (("A", over.last.pairing.unmatched_a), ("B", over.last.pairing.unmatched_b)):
         lines.append(f"unmatched in {side} ({len(names)}): " + (", ".join(names) if names else "none"))
     return lines
+
+
+def what_ran(cross: CrossRun) -> dict[str, Any]:
+    """What each run ran: its engine, whether graph optimizations were on, its inputs' shapes as run and the
+    sizes onnxviz chose for generated ones."""
+    out: dict[str, Any] = {}
+    for side, result in (("a", cross.result_a), ("b", cross.result_b)):
+        out[f"ran_{side}"] = {"engine": result.engine, "optimized": result.optimized, "dims": result.dims,
+                              "inputs": [{"name": n, "shape": list(result.values[n].shape),
+                                          "dtype": result.values[n].stats.dtype, "generated": n in result.generated}
+                                         for n in result.inputs if n in result.values]}
+    return out
+
+
+def what_ran_lines(cross: CrossRun, which: str = "") -> list[str]:
+    return [f"{side} ran on {result.what_ran()}; inputs{which}: {result.inputs_text() or 'none'}"
+            for side, result in (("A", cross.result_a), ("B", cross.result_b))]
