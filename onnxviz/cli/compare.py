@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from onnxviz.cli import output
+from onnxviz.cli.common import given_inputs, open_model
 from onnxviz.model.document import Document
 from onnxviz.model.matching import CrossRun, Limits, compare_models
 from onnxviz.model.matching.samples import PairOverSamples, SamplesRun, compare_samples
@@ -68,13 +69,14 @@ def parse_limits(items: list[str]) -> Limits:
 
 def run(args: argparse.Namespace) -> int:
     limits = parse_limits(args.tolerance)
-    doc_a, doc_b = Document.open(args.a), Document.open(args.b)
+    doc_a, doc_b = open_model(args.a), open_model(args.b)
     specs = input_specs(doc_a.model, doc_a.index)
-    samples = input_samples(args.inputs, specs) if args.inputs else []
+    in_place = isinstance(args.inputs, Mapping)  # arrays the Python API hands in place of files
+    samples = input_samples(args.inputs, specs) if args.inputs and not in_place else []
     dims = parse_dims(args.dim)
     if len(samples) > 1:
         return _run_samples(args, doc_a, doc_b, samples, limits)
-    given = samples[0].read(specs) if samples else {}
+    given = given_inputs(args.inputs, specs) if in_place else samples[0].read(specs) if samples else {}
     feeds, generated = inputs_to_run(specs, given, dims, "random", args.seed)
     cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                            tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed, generated=generated)

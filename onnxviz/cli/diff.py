@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from onnxviz.cli.common import open_model
 from onnxviz.cli.output import print_json, say
-from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.matching import diff_models
 from onnxviz.model.matching.diff import HIDEABLE, hidden_text, shown
@@ -39,7 +39,7 @@ def parse_hide(items: list[str]) -> frozenset[str]:
 
 def run(args: argparse.Namespace) -> int:
     hide = parse_hide(args.hide)
-    doc_a, doc_b = Document.open(args.a), Document.open(args.b)
+    doc_a, doc_b = open_model(args.a), open_model(args.b)
     result = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir)
     keep, hidden = shown(result.differences, hide)
     listed = [result.differences[k] for k in keep]
