@@ -216,7 +216,7 @@ def test_sizes_that_cannot_run_are_an_error_not_a_reference_run(capsys: pytest.C
                  tmp_path / "never.onnx")
     code, out, err = run_cli(capsys, "run", str(path))
     assert code == 2 and not out
-    assert err.startswith("onnxviz: error: onnxruntime could not run the model on the generated inputs (N=1): "
+    assert err.startswith("onnxviz: error: ONNX Runtime could not run the model on the generated inputs (N=1): "
                           "node '/Reshape' (Reshape) failed")
     assert "nor on 9 other sizes (N=2; N=4; N=8; N=16; ...)" in err and "reference" not in err
     assert err.rstrip().endswith("Give the inputs from files, or sizes that run")

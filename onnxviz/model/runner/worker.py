@@ -170,7 +170,7 @@ def _sizes_that_run(request: RunRequest, model: onnx.ModelProto, given: dict[str
 
 def _refused_text(plan: SizePlan, first: dict[str, int], refused: InputsRefused, tried: list[Tried]) -> str:
     chosen = plan.chosen_text(first)
-    head = f"onnxruntime could not run the model on the generated inputs{f' ({chosen})' if chosen else ''}: " \
+    head = f"ONNX Runtime could not run the model on the generated inputs{f' ({chosen})' if chosen else ''}: " \
            f"{refused.message.rstrip('.')}"
     if tried:
         shown = "; ".join(plan.chosen_text(t.sizes) for t in tried[:4]) + ("; ..." if len(tried) > 4 else "")
