@@ -234,7 +234,7 @@ def fitted_shape(spec: InputSpec, count: int, dims: Mapping[str, int]) -> tuple[
             shape[k] = 1
         shape[free[0]] = count // fixed
         return tuple(shape)
-    need = f"a multiple of {fixed}" if free else f"{fixed}"
+    need = "no" if not fixed else f"a multiple of {fixed}" if free else f"{fixed}"
     raise RunError(f"input '{display_name(spec.name, 60)}' ({spec.shape_text}) takes {need} strings, "
                    f"not {count}.")
 
