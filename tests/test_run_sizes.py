@@ -326,3 +326,17 @@ def test_the_search_stops_at_its_time_budget() -> None:
     assert found is None and calls == [] and tried == []
     found, _ = try_sizes(lambda fed: None, generated, feeds, candidates, budget_s=60)
     assert found == candidates[0]
+
+
+def test_a_generated_scalar_bool_is_an_array_onnxruntime_takes() -> None:
+    """A 0-d comparison is a numpy scalar, which onnxruntime refuses ("Unable to handle object of type
+    numpy.bool"): generated in the worker, it must be an array as one read from a file is."""
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Where", ["c", "x", "n"], ["y"])],
+                              "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                    helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    result = _generated_run(helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17)]))
+    try:
+        assert result.engine == "onnxruntime" and result.values["c"].shape == ()
+    finally:
+        result.cleanup()

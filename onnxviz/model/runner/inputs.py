@@ -195,7 +195,7 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
         return np.ones(shape, dtype)
     rng = np.random.default_rng([seed, _stable_hash(spec.name)])
     if dtype == np.bool_:
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)  # a comparison of a 0-d array gives a numpy scalar
     if dtype.kind in "iu":
         return rng.integers(0, spec.random_high, size=shape, dtype=dtype)
     # drawn in float32 where that is the input's precision (or less): no float64 array twice the size
