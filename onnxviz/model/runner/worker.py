@@ -431,14 +431,18 @@ def warm_up() -> None:
 
 def _sweep_orphans() -> None:
     """Run folders whose owner is gone (the app crashed or was killed): the values of its runs, on
-    disk and in shared memory, which would otherwise hold RAM until reboot and disk until /tmp is cleaned."""
+    disk and in shared memory, which would otherwise hold RAM until reboot and disk until /tmp is cleaned.
+    A shared-memory folder of this process whose run folder is gone is left over too; another live process's
+    is not judged by this process's temporary folder (its TMPDIR may be another one: its values were removed
+    while it read them)."""
     temp = Path(tempfile.gettempdir())
+    mine = f"{RUN_FOLDER_PREFIX}{os.getpid()}-"
     for base in (temp, SHARED_MEMORY):
         if not base.is_dir():
             continue
         for folder in base.glob(f"{RUN_FOLDER_PREFIX}*"):
             orphan = not _owner_alive(folder.name)
-            if base == SHARED_MEMORY and not (temp / folder.name).exists():
+            if base == SHARED_MEMORY and folder.name.startswith(mine) and not (temp / folder.name).exists():
                 orphan = True  # its run folder went with a normal cleanup
             if orphan:
                 shutil.rmtree(folder, ignore_errors=True)
