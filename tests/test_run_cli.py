@@ -18,8 +18,9 @@ def test_run_prints_output_statistics(capsys: pytest.CaptureFixture[str], exampl
     code, out, err = run_cli(capsys, "run", str(example_path))
     assert code == 0
     assert "ran on onnxruntime (graph optimizations off)" in out
+    assert "inputs: image float32 [1, 3, 32, 32] (generated)" in out
     assert "probabilities: float32 [1, 10]  min " in out
-    assert "dimension 'batch' set to 1 (use --dim batch=N)" in err
+    assert "the generated inputs ran with --dim batch=1" in err
 
 
 def test_run_dump_writes_index_and_one_file_of_values(capsys: pytest.CaptureFixture[str], example_path: Path,

@@ -71,7 +71,7 @@ def test_check_cli_warns_and_run_cli_dumps_a_minus_one_model(capsys: pytest.Capt
     assert json.loads(out)["outputs"][0]["shape"] == [4, 3]
     assert dumped(dump, "r").shape == (4, 3)
     code, _, err = run_cli(capsys, "run", str(path))
-    assert code == 0 and "dimension 'x[0]' set to 1 (use --dim x[0]=N)" in err
+    assert code == 0 and "the generated inputs ran with --dim 'x[0]'=1" in err
 
 
 # -- 2. generated inputs valid for what reads them --------------------------------------------------

@@ -416,6 +416,25 @@ def test_run_folders_of_a_dead_owner_are_swept_and_live_ones_kept(tmp_path: Path
         run._tidy(keep_output=False)
 
 
+def test_a_live_processs_shared_memory_values_are_kept_whatever_its_temporary_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another onnxviz (another user's TMPDIR) has its run folder elsewhere: its values in shared memory are
+    its own, not left over; a folder of this process whose run folder is gone is."""
+    from onnxviz.model.runner import worker
+
+    temp, shm = tmp_path / "tmp", tmp_path / "shm"
+    temp.mkdir()
+    shm.mkdir()
+    monkeypatch.setattr(worker.tempfile, "tempdir", str(temp))
+    monkeypatch.setattr(worker, "SHARED_MEMORY", shm)
+    other = f"onnxviz-run-{os.getppid()}-elsewhere"  # a live process, its run folder in another temp folder
+    mine = f"onnxviz-run-{os.getpid()}-gone"
+    for name in (other, mine):
+        (shm / name).mkdir()
+    worker._sweep_orphans()
+    assert {p.name for p in shm.iterdir()} == {other}
+
+
 def test_a_spare_worker_serves_the_next_run_and_a_dead_one_is_replaced() -> None:
     from onnxviz.model.runner import warm_up, worker
 

@@ -163,7 +163,7 @@ def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: p
 
     calls: list[bool] = []
 
-    def run_once(model, feeds, options, base_dir, out_dir, progress, token, on_start):  # noqa: ANN001, ANN202
+    def run_once(model, feeds, options, base_dir, out_dir, progress, token, on_start, generated=None):  # noqa: ANN001, ANN202
         calls.append(options.pack)
         if len(calls) == 1:
             progress(0.05, PLANNING if phase == "planning" else "Running on onnxruntime")
@@ -180,3 +180,24 @@ def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: p
     result = worker.run_in_worker(b"", {}, RunOptions())
     assert calls == [True, False]
     assert "fetched one by one" in result.notes[0]
+
+
+def test_a_crash_while_reading_the_graph_for_input_sizes_runs_again_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shape inference of a malformed model may crash the worker while it looks for sizes of generated inputs:
+    the run is made again without looking (the sizes it then tries are the ladder's)."""
+    from onnxviz.model.runner import worker
+    from onnxviz.model.runner.protocol import SIZING, RunOptions
+    from onnxviz.model.runner.sizes import GeneratedInputs
+
+    hints: list[bool] = []
+
+    def run_once(model, feeds, options, base_dir, out_dir, progress, token, on_start, generated=None):  # noqa: ANN001, ANN202
+        hints.append(generated.hints)
+        if len(hints) == 1:
+            progress(0.1, SIZING)
+            raise worker.WorkerEnded("the runtime process crashed with SIGSEGV; your model is unchanged.", True)
+        return _FakeResult()
+
+    monkeypatch.setattr(worker, "_run_once", run_once)
+    result = worker.run_in_worker(b"", {}, RunOptions(), generated=GeneratedInputs(()))
+    assert hints == [True, False] and "none was suggested" in result.notes[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +13,9 @@ from onnxviz.api.models import ModelLike, open_document
 from onnxviz.model.document import Document
 from onnxviz.model.runner import ENGINES, RunError, RunOptions, RunResult, run_model
 from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
-from onnxviz.model.runner.inputs import build_feeds, input_specs
+from onnxviz.model.runner.input_files import read_inputs
+from onnxviz.model.runner.inputs import input_specs
+from onnxviz.model.runner.sizes import inputs_to_run
 from onnxviz.model.text import display_name
 
 Capture = str | Iterable[str] | None
@@ -30,6 +33,9 @@ class RunOutput:
     values: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)  # the arrays it ran on, generated ones too
+    dims: dict[str, int] = field(default_factory=dict)  # the sizes onnxviz chose for the generated inputs
+    optimized: bool = False  # the values are an optimized onnxruntime session's
 
     def __getitem__(self, name: str) -> Any:
         if name in self.outputs:
@@ -60,13 +66,16 @@ def _capture_plan(capture: Capture, doc: Document) -> tuple[bool, frozenset[str]
     return True, frozenset(capture)
 
 
-def run(model: ModelLike, inputs: Mapping[str, Any] | None = None, *, capture: Capture = None,
+def run(model: ModelLike, inputs: Mapping[str, Any] | str | os.PathLike[str] | None = None, *, capture: Capture = None,
         dims: Mapping[str, int] | None = None, seed: int = 0, engine: str = "onnxruntime",
         optimized: bool = False) -> RunOutput:
     """Run ``model`` on CPU in a worker process (a crash in the runtime cannot take this interpreter down).
 
-    ``inputs``: arrays by input name, each checked against its input and cast to its type; the others are
-    generated with ``seed`` (``dims`` sizes their symbolic dimensions; 1 by default). ``capture``: the graph
+    ``inputs``: arrays by input name, each checked against its input and cast to its type, or the path of an
+    .npz or of a folder of ``input_N.pb`` files; the others are generated with ``seed``, ``dims`` sizing
+    their dimensions (by name or as ``"INPUT[AXIS]"``) and the others chosen so the model runs (as ``onnxviz
+    run`` chooses them; ``RunOutput.dims`` says which). A script needs no ``if __name__ == "__main__":``
+    guard: the worker process does not run it again. ``capture``: the graph
     outputs only (None, the default), ``"all"`` (every value: refused, naming what to capture instead, when
     the estimate says it would not fit in memory), ``"upstream-of:NODE"`` or a list of value names.
     ``engine``: "onnxruntime" (falling back to the ONNX reference evaluator when it cannot run the model) or
@@ -75,12 +84,14 @@ def run(model: ModelLike, inputs: Mapping[str, Any] | None = None, *, capture: C
         raise RunError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}.")
     doc = open_document(model)
     captured, keep = _capture_plan(capture, doc)
-    given = {name: np.asarray(array) for name, array in (inputs or {}).items()}
-    feeds = build_feeds(input_specs(doc.model, doc.index), given, dict(dims or {}), "random", seed)
+    specs = input_specs(doc.model, doc.index)
+    given = read_inputs(os.fspath(inputs), specs) if isinstance(inputs, str | os.PathLike) else \
+        {name: np.asarray(array) for name, array in (inputs or {}).items()}
+    feeds, generated = inputs_to_run(specs, given, dict(dims or {}), "random", seed)
     options = RunOptions(engine=engine, optimized=optimized, capture=captured, keep=keep)
     source = doc.path if doc.path is not None and doc.file_matches() else doc.model  # a file: read by the worker
     try:
-        result = run_model(source, feeds, options, index=doc.index, base_dir=doc.base_dir)
+        result = run_model(source, feeds, options, index=doc.index, base_dir=doc.base_dir, generated=generated)
     except CaptureTooBig as exc:
         raise RunError(f"{exc.message}; capture a part with capture='outputs', capture='upstream-of:NODE' or "
                        "a list of value names.") from exc
@@ -103,4 +114,6 @@ def _arrays(name: str, result: RunResult, captured: bool) -> RunOutput:
         elif out in result.structured:
             outputs[out] = result.structured_value(out)
     values = {key: np.array(result.array(key)) for key in result.values} if captured else {}
-    return RunOutput(name, result.engine, outputs, values, list(result.notes), dict(result.timings))
+    inputs = {key: np.array(array) for key, array in result.input_arrays().items()}
+    return RunOutput(name, result.engine, outputs, values, list(result.notes), dict(result.timings), inputs,
+                     dict(result.dims), result.optimized)

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from onnxviz.cli import output
 from onnxviz.cli.common import given_inputs, open_model
+from onnxviz.model.document import Document
 from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_models
 from onnxviz.model.matching.crossrun import SORT_MEASURES
+from onnxviz.model.matching.samples import PairOverSamples, SamplesRun, compare_samples
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
-from onnxviz.model.runner.inputs import build_feeds, input_specs, parse_dims
+from onnxviz.model.runner.input_files import Sample, input_samples
+from onnxviz.model.runner.inputs import input_specs, parse_dims
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.sizes import inputs_to_run
 
 LIMIT_KEYS = ("max_abs", "max_rel", "cosine", "sqnr_db", "rtol", "atol")
 NAME_WIDTH = 48
@@ -31,10 +35,14 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
         f"{DEFAULT_TOLERANCE.text()}; --tolerance limits replace that test.")
     parser.add_argument("a", help="the reference .onnx model (A)")
     parser.add_argument("b", help="the model compared with it (B)")
-    parser.add_argument("--inputs", metavar="PATH.npz", help="an .npz of arrays named after A's graph inputs "
-                        "(default: generated inputs, seeded)")
+    parser.add_argument("--inputs", metavar="PATH", nargs="+",
+                        help="samples of A's graph inputs: .npz files of arrays named after them, folders of "
+                             "input_N.pb files (the onnx test data layout), or folders of such samples "
+                             "(test_data_set_N folders or .npz files); with several, every measure of a pair "
+                             "is given as its mean and worst over the samples (default: generated inputs, seeded)")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
-                        help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
+                        help="size of a dimension of the generated inputs, by name or as INPUT[AXIS] (repeatable); "
+                             "the others are chosen as 'onnxviz run' chooses them")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--tolerance", action="append", default=[], metavar="MEASURE=VALUE",
                         help="a limit: max_abs, max_rel (upper), cosine, sqnr_db (lower), or rtol/atol of the "
@@ -73,17 +81,25 @@ def run(args: argparse.Namespace) -> int:
     limits = parse_limits(args.tolerance)
     doc_a, doc_b = open_model(args.a), open_model(args.b)
     specs = input_specs(doc_a.model, doc_a.index)
-    given = given_inputs(args.inputs, specs)
-    feeds = build_feeds(specs, given, parse_dims(args.dim), "random", args.seed)
+    in_place = isinstance(args.inputs, Mapping)  # arrays the Python API hands in place of files
+    samples = input_samples(args.inputs, specs) if args.inputs and not in_place else []
+    dims = parse_dims(args.dim)
+    if len(samples) > 1:
+        if args.optimized:
+            raise RunError("--optimized compares one sample at a time; give --inputs one .npz or input_N.pb set.")
+        return _run_samples(args, doc_a, doc_b, samples, limits)
+    given = given_inputs(args.inputs, specs) if in_place else samples[0].read(specs) if samples else {}
+    feeds, generated = inputs_to_run(specs, given, dims, "random", args.seed)
     tolerance = limits.elementwise or DEFAULT_TOLERANCE
     if args.optimized:
         if doc_a.path is None or doc_b.path is None:
             raise RunError("--optimized compares two model files: onnxruntime writes the graphs its sessions run "
                            "from files.")
-        cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed)
+        cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed,
+                                 generated=generated)
     else:
         cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir,
-                               base_dir_b=doc_b.base_dir, tolerance=tolerance, seed=args.seed)
+                               base_dir_b=doc_b.base_dir, tolerance=tolerance, seed=args.seed, generated=generated)
     try:
         if not cross.diffs:
             raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
@@ -91,11 +107,10 @@ def run(args: argparse.Namespace) -> int:
         worst = cross.worst_first(args.sort)
         beyond = any(limits.exceeded(d) for d in worst)
         if args.json:
-            output.print_json({**_json(doc_a.name, doc_b.name, cross, worst, limits), "optimized": args.optimized})
+            output.print_json({**_json(doc_a.name, doc_b.name, cross, worst, limits), **what_ran(cross),
+                               "optimized": args.optimized})
         else:
-            said = ["graph optimizations on: the sessions as deployed (values of the optimized graphs)"] \
-                if args.optimized else []
-            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits), *said)
+            output.say(*_text(doc_a.name, doc_b.name, cross, worst, limits), *what_ran_lines(cross))
     finally:
         cross.cleanup()
     return 1 if beyond else 0
@@ -168,3 +183,95 @@ def _weight_lines(cross: CrossRun) -> list[str]:
     lines += [f"  {_cell(w.a)}  {_cell(w.b)}  max_abs {w.max_abs:.4g}  max_rel {w.max_rel:.4g}  "
               f"cosine {w.cosine:.6f}  sqnr_db {w.sqnr_db:.2f}" + (f"  ({w.note})" if w.note else "") for w in worst]
     return lines
+
+
+# -- several samples ----------------------------------------------------------------------------------
+def _run_samples(args: argparse.Namespace, doc_a: Document, doc_b: Document, samples: list[Sample],
+                 limits: Limits) -> int:
+    """Both models run on every sample; each pair's figures as their mean and worst over the samples."""
+    specs = input_specs(doc_a.model, doc_a.index)
+    dims = parse_dims(args.dim)
+
+    def reader(sample: Sample) -> Callable[[], Any]:
+        return lambda: inputs_to_run(specs, sample.read(specs), dims, "random", args.seed)
+
+    over = compare_samples(doc_a.index, doc_b.index, [reader(s) for s in samples], [s.label for s in samples],
+                           base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
+                           tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)
+    try:
+        if not over.pairs:
+            raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
+                           "the two graphs have nothing in common to compare.")
+        worst = over.worst_first()
+        beyond = any(limits.exceeded(p.worst) for p in worst)
+        if args.json:
+            output.print_json({**_samples_json(doc_a.name, doc_b.name, over, worst, limits), **what_ran(over.last)})
+        else:
+            output.say(*_samples_text(doc_a.name, doc_b.name, over, worst, limits),
+                       *what_ran_lines(over.last, f" (the last of {len(over.labels)} samples)"))
+    finally:
+        over.cleanup()
+    return 1 if beyond else 0
+
+
+def _figures(d: ValueDiff) -> dict[str, Any]:
+    return {"max_abs": _number(d.max_abs_error), "max_rel": _number(d.rel_error), "cosine": _number(d.cosine),
+            "sqnr_db": _number(d.sqnr_db), "outside": d.outside}
+
+
+def _samples_json(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOverSamples],
+                  limits: Limits) -> dict[str, Any]:
+    """As one sample's JSON, each pair's figures its worst over the samples, with ``mean`` and ``samples``
+    (one entry per sample, null where the pair was not measured)."""
+    cross = over.last
+    how = {(p.a, p.b): p.how for p in cross.pairing.pairs}
+    pairs = [{"a": p.worst.name, "b": p.worst.other, **_figures(p.worst), "how": how.get((p.worst.name, p.worst.other), ""),
+              "beyond": limits.exceeded(p.worst), "note": p.worst.note, "mean": {**_figures(p.mean), "outside": p.mean_outside},
+              "measured_samples": p.measured,
+              "samples": [None if d is None else _figures(d) for d in p.samples]} for p in worst]
+    return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,
+            "samples": over.labels, "sample_dims": over.dims, "aggregate": "worst (mean and per sample alongside)",
+            "aligned_fraction": over.alignment.fraction(), "pairs": pairs,
+            "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
+            "unmatched_a": cross.pairing.unmatched_a, "unmatched_b": cross.pairing.unmatched_b,
+            "weights": [w.to_json() for w in cross.weights]}
+
+
+def _samples_text(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOverSamples],
+                  limits: Limits) -> list[str]:
+    bad = {id(p) for p in worst if limits.exceeded(p.worst)}
+    lines = [f"{name_a} vs {name_b} over {len(over.labels)} samples: {len(worst)} value pairs, {len(bad)} beyond "
+             f"tolerance in some sample; {100 * over.alignment.fraction():.1f}% of nodes aligned; each figure "
+             "is mean / worst over the samples"]
+    rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db")]
+    rows += [("!" if id(p) in bad else "", _cell(p.worst.name), _cell(p.worst.other),
+              f"{p.mean.max_abs_error:.4g} / {p.worst.max_abs_error:.4g}",
+              f"{p.mean.rel_error:.4g} / {p.worst.rel_error:.4g}", f"{p.mean.cosine:.6f} / {p.worst.cosine:.6f}",
+              f"{p.mean.sqnr_db:.2f} / {p.worst.sqnr_db:.2f}") for p in worst]
+    widths = [max(len(r[c]) for r in rows) for c in range(7)]
+    lines += ["  ".join(cell.ljust(w) if c < 3 else cell.rjust(w) for c, (cell, w) in enumerate(zip(r, widths,
+              strict=True))).rstrip() for r in rows]
+    lines += [f"  {p.worst.name}: {p.worst.note}" for p in worst if p.worst.note]
+    partial = [p for p in worst if p.measured < len(over.labels)]
+    lines += [f"  {p.worst.name}: measured in {p.measured} of {len(over.labels)} samples" for p in partial]
+    lines += _weight_lines(over.last)
+    for side, names in (("A", over.last.pairing.unmatched_a), ("B", over.last.pairing.unmatched_b)):
+        lines.append(f"unmatched in {side} ({len(names)}): " + (", ".join(names) if names else "none"))
+    return lines
+
+
+def what_ran(cross: CrossRun) -> dict[str, Any]:
+    """What each run ran: its engine, whether graph optimizations were on, its inputs' shapes as run and the
+    sizes onnxviz chose for generated ones."""
+    out: dict[str, Any] = {}
+    for side, result in (("a", cross.result_a), ("b", cross.result_b)):
+        out[f"ran_{side}"] = {"engine": result.engine, "optimized": result.optimized, "dims": result.dims,
+                              "inputs": [{"name": n, "shape": list(result.values[n].shape),
+                                          "dtype": result.values[n].stats.dtype, "generated": n in result.generated}
+                                         for n in result.inputs if n in result.values]}
+    return out
+
+
+def what_ran_lines(cross: CrossRun, which: str = "") -> list[str]:
+    return [f"{side} ran on {result.what_ran()}; inputs{which}: {result.inputs_text() or 'none'}"
+            for side, result in (("A", cross.result_a), ("B", cross.result_b))]

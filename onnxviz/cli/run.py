@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,22 +24,16 @@ from onnxviz.model.runner import (
     too_new,
 )
 from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
-from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
-from onnxviz.model.runner.inputs import (
-    InputSpec,
-    build_feeds,
-    conversion_note,
-    input_specs,
-    parse_dims,
-    symbolic_dims,
-    unknown_input,
-)
+from onnxviz.model.runner.input_files import read_array_file, read_inputs
+from onnxviz.model.runner.inputs import InputSpec, conversion_note, input_specs, parse_dims, unknown_input
+from onnxviz.model.runner.sizes import expression_names, inputs_to_run
 from onnxviz.model.runner.store import ValueRecord
 from onnxviz.model.text import display_name
 
 ENGINE_NAMES = {"ort": ENGINE_ORT, "reference": ENGINE_REFERENCE}
 SLOWEST = 10  # nodes listed by --profile
 NAME_WIDTH = 60  # a longer node name is cut so the columns stay aligned
+VALUES_LIMIT = 1000  # elements of an output --values shows by default
 
 
 @dataclass(frozen=True)
@@ -63,9 +58,12 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     parser.add_argument("file", help="an .onnx model file")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=PATH",
                         help="an input from .npy, .npz or TensorProto .pb (repeatable)")
-    parser.add_argument("--inputs", metavar="PATH.npz", help="an .npz of arrays named after the graph inputs")
+    parser.add_argument("--inputs", metavar="PATH", help="an .npz of arrays named after the graph inputs, or a "
+                        "folder of input_N.pb TensorProto files (the onnx test data layout)")
     parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
-                        help="size of a symbolic dimension for generated inputs (default 1; repeatable)")
+                        help="size of a dimension of the generated inputs, by name or as INPUT[AXIS] (repeatable); "
+                             "the others are chosen: sizes the graph suggests, else 1, and others tried when those "
+                             "do not run")
     parser.add_argument("--seed", type=_seed, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--dump", metavar="DIR", help="write every captured value into DIR/values.bin, each one's offset, "
                         "dtype and shape in DIR/index.json (strings as .npy files)")
@@ -74,8 +72,11 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
                              "(the graph outputs only) or 'upstream-of:NODE' (NODE's outputs and every value above "
                              "it); by default every value, refused when the estimate says it will not fit")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--values", nargs="?", type=_seed, const=VALUES_LIMIT, default=0, metavar="LIMIT",
+                        help=f"also print the values of each output of at most LIMIT elements (default {VALUES_LIMIT})")
     parser.add_argument("--optimized", action="store_true",
-                        help="enable onnxruntime graph optimizations (values may not match nodes one to one)")
+                        help="enable onnxruntime graph optimizations; with --dump, the values that still exist "
+                             "under their names in the optimized graph")
     parser.add_argument("--engine", choices=sorted(ENGINE_NAMES), default="ort",
                         help="the engine tried first (onnxruntime falls back to the reference evaluator)")
     parser.add_argument("--allow-newer", action="store_true",
@@ -97,9 +98,8 @@ def run(args: argparse.Namespace) -> int:
     keep, check = _capture_choice(args.capture, doc)
     specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args, specs)
-    dims = parse_dims(args.dim)
-    _note_default_dims(specs, given, dims)
-    feeds = build_feeds(specs, given, dims, "random", args.seed)  # first: a refused input says so, alone
+    # first: a refused input says so alone, before any note
+    feeds, generated = inputs_to_run(specs, given, parse_dims(args.dim), "random", args.seed)
     for spec in specs:
         note = conversion_note(spec, given[spec.name]) if spec.name in given else ""
         if note:
@@ -108,21 +108,40 @@ def run(args: argparse.Namespace) -> int:
                          capture=bool(args.dump) or args.profile, keep=keep, check_memory=check)
     dump = _dump_folder(args.dump) if args.dump else None
     try:
-        result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump)
+        result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump,
+                           generated=generated)
     except CaptureTooBig as exc:
         raise RunError(f"{exc.message}; capture a part with --capture outputs or --capture upstream-of:NODE "
                        "(or --capture all to try anyway).") from exc
     except RunError as exc:
         raise _with_partial(exc, dump) from exc
     try:
+        chosen = chosen_dims(result)
+        if chosen:
+            output.note(f"the generated inputs ran with {chosen}")
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
-            output.print_json(_json(doc.name, result, options, dump, slowest))
+            output.print_json(_json(doc.name, result, options, dump, slowest, args.values))
         else:
-            output.say(*_text(doc.name, result, options, dump, slowest))
+            output.say(*_text(doc.name, result, options, dump, slowest, args.values))
     finally:
         result.cleanup()
     return 0
+
+
+def chosen_dims(result: RunResult) -> str:
+    """``--dim batch=1 --dim sequence=50``: the sizes onnxviz chose for the generated inputs, as the options
+    that give them again ('' when the user or the given arrays set every one)."""
+    return " ".join(f"--dim {_quoted(name)}={size}" for name, size in result.dims.items()
+                    if expression_names(name) is None)
+
+
+def _quoted(name: str) -> str:
+    """A dimension's name as a shell word: quoted when it holds anything but letters, digits and ``_.-``."""
+    import re
+    import shlex
+
+    return name if re.fullmatch(r"[\w.\-]+", name) else shlex.quote(name)
 
 
 def _with_partial(error: RunError, dump: Path | None) -> RunError:
@@ -179,7 +198,7 @@ def _dump_folder(path: str) -> Path:
 
 def _given_inputs(args: argparse.Namespace, specs: list[InputSpec]) -> dict[str, np.ndarray]:
     """The arrays of --inputs and --input, each checked against its input before it is read."""
-    given = read_inputs_file(args.inputs, specs) if args.inputs else {}
+    given = read_inputs(args.inputs, specs) if args.inputs else {}
     by_name = {s.name: s for s in specs}
     for item in args.input:
         name, sep, path = item.partition("=")
@@ -191,18 +210,11 @@ def _given_inputs(args: argparse.Namespace, specs: list[InputSpec]) -> dict[str,
     return given
 
 
-def _note_default_dims(specs: list[InputSpec], given: dict[str, np.ndarray], dims: dict[str, int]) -> None:
-    generated = [s for s in specs if s.name not in given]
-    unset = [d for d in symbolic_dims(generated) if d not in dims]
-    if unset:
-        names = ", ".join(f"'{d}'" for d in unset)
-        output.note(f"dimension {names} set to 1 (use --dim {unset[0]}=N)")
-
-
-def _how(result: RunResult, options: RunOptions) -> str:
-    level = "on" if options.optimized else "off"
+def _how(result: RunResult) -> str:
     ms = 1000 * result.timings.get("run_s", 0.0)
-    return f"ran on {result.engine} (graph optimizations {level}) in {ms:.1f} ms"
+    if result.engine == ENGINE_REFERENCE:
+        return f"ran on the reference evaluator in {ms:.1f} ms"
+    return f"ran on {result.engine} (graph optimizations {'on' if result.optimized else 'off'}) in {ms:.1f} ms"
 
 
 def slowest_nodes(result: RunResult, graph: onnx.GraphProto, count: int = SLOWEST) -> list[NodeTime]:
@@ -230,8 +242,8 @@ def _profile_text(result: RunResult, slowest: list[NodeTime]) -> list[str]:
 
 
 def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
-          slowest: list[NodeTime] | None = None) -> list[str]:
-    lines = [f"{name}: {_how(result, options)}"]
+          slowest: list[NodeTime] | None = None, values: int = 0) -> list[str]:
+    lines = [f"{name}: {_how(result)}", f"inputs: {result.inputs_text() or 'none'}"]
     lines += [f"note: {n}" for n in result.notes]
     lines += [f"  inside {scope} (reference evaluator): {shown}" for scope, shown in result.scopes.items()]
     for out in result.outputs:
@@ -239,6 +251,8 @@ def _text(name: str, result: RunResult, options: RunOptions, dump: Path | None,
         structured = result.structured.get(out)
         shown = _stats_text(r) if r else structured["kind"] if structured else "not produced"
         lines.append(f"  {out}: {shown}")
+        if values and r is not None:
+            lines.append(f"    values: {_values_text(result, r, values)}")
     bad = result.first_nonfinite()
     if bad is not None and options.capture:
         lines.append(f"first NaN/Inf: {bad.name} (output of {bad.op_type} node '{bad.node_name}')")
@@ -260,8 +274,52 @@ def _stats_text(r: ValueRecord) -> str:
     return f"{head}  min {s.minimum:.6g}  max {s.maximum:.6g}  mean {s.mean:.6g}  std {s.std:.6g}{bad}"
 
 
+def _values_text(result: RunResult, r: ValueRecord, limit: int) -> str:
+    size = math.prod(r.shape)
+    if size > limit:
+        return f"not shown: {size:,} elements, more than {limit:,} (--values LIMIT shows more; --dump DIR writes all)"
+    array = np.asarray(result.array(r.key))
+    return " ".join(np.array2string(array, threshold=limit + 1, max_line_width=1 << 30).split())
+
+
+def _values_json(result: RunResult, r: ValueRecord, limit: int) -> dict[str, Any]:
+    """``values``: the output's elements as nested lists (NaN and infinities as null: JSON has none), or
+    ``values_omitted`` saying why not."""
+    size = math.prod(r.shape)
+    if size > limit:
+        return {"values": None, "values_omitted": f"{size} elements, more than the limit of {limit}"}
+    array = np.asarray(result.array(r.key))
+    if array.dtype.kind == "f" or array.dtype.kind == "c":
+        array = array.astype(object)
+        flat = array.reshape(-1)
+        for k, x in enumerate(flat):
+            flat[k] = _json_number(x)
+    elif array.dtype.kind not in "biuUSO":
+        array = array.astype(np.float64).astype(object)
+    return {"values": array.tolist()}
+
+
+def _json_number(x: Any) -> Any:
+    if isinstance(x, complex | np.complexfloating):
+        return [_json_number(x.real), _json_number(x.imag)]
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _inputs_json(result: RunResult) -> list[dict[str, Any]]:
+    made = set(result.generated)
+    out = []
+    for name in result.inputs:
+        r = result.values.get(name)
+        entry: dict[str, Any] = {"name": name, "generated": name in made}
+        if r is not None:
+            entry.update(dtype=r.stats.dtype, shape=list(r.shape))
+        out.append(entry)
+    return out
+
+
 def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None,
-          slowest: list[NodeTime] | None = None) -> dict[str, Any]:
+          slowest: list[NodeTime] | None = None, values: int = 0) -> dict[str, Any]:
     def entry(out: str) -> dict[str, Any]:
         r = result.values.get(out)
         structured = result.structured.get(out)
@@ -273,11 +331,12 @@ def _json(name: str, result: RunResult, options: RunOptions, dump: Path | None,
         s = r.stats
         return {"name": out, "dtype": s.dtype, "shape": list(r.shape), "engine": r.engine,
                 "min": s.minimum, "max": s.maximum, "mean": s.mean, "std": s.std,
-                "nan": s.nan_count, "inf": s.inf_count}
+                "nan": s.nan_count, "inf": s.inf_count, **(_values_json(result, r, values) if values else {})}
 
     bad = result.first_nonfinite() if options.capture else None  # only outputs are seen otherwise
     first = {"name": bad.name, "node": bad.node_name, "op_type": bad.op_type} if bad is not None else None
-    return {"model": name, "engine": result.engine, "optimized": options.optimized, "notes": result.notes,
+    return {"model": name, "engine": result.engine, "optimized": result.optimized, "notes": result.notes,
+            "inputs": _inputs_json(result), "dims": result.dims,
             "timings": result.timings, "outputs": [entry(o) for o in result.outputs], "first_nonfinite": first,
             "dump": str(dump) if dump else None, "values": len(result.values),
             "slowest_nodes": None if slowest is None else [

@@ -40,6 +40,7 @@ from onnxviz.model.runner.compare import (
 from onnxviz.model.runner.deployed import optimized_copy
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
 from onnxviz.model.runner.store import value_key
 
 CAPTURE = RunOptions(capture=True)
@@ -154,6 +155,35 @@ def feeds_for_b(alignment: Alignment, feeds_a: Mapping[str, np.ndarray], index_b
     return build_feeds(specs, {s.name: given[s.name] for s in specs if s.name in given}, {}, "random", seed)
 
 
+def inputs_for_b(alignment: Alignment, feeds_a: Mapping[str, np.ndarray], index_b: ModelIndex,
+                 seed: int = 0) -> tuple[dict[str, np.ndarray], GeneratedInputs | None]:
+    """B's inputs: the array of the A input each B input is aligned with, and the others for B's worker to make
+    (their sizes fixed where they share a dimension's name with the arrays given)."""
+    main = alignment.main
+    given = {partner: array for name, array in feeds_a.items() if (partner := main.value_b(name)) is not None}
+    specs = input_specs(index_b.model, index_b)
+    return inputs_to_run(specs, {s.name: given[s.name] for s in specs if s.name in given}, {}, "random", seed)
+
+
+def run_a_then_b(index_a: ModelIndex, index_b: ModelIndex, alignment: Alignment, feeds_a: Mapping[str, np.ndarray],
+                 generated: GeneratedInputs | None = None, *, seed: int = 0, base_dir_a: Path | None = None,
+                 base_dir_b: Path | None = None, progress: ProgressFn = no_progress,
+                 token: CancelToken | None = None) -> tuple[RunResult, RunResult]:
+    """A run on ``feeds_a`` and the inputs its worker makes (``generated``: sizes chosen there), then B on the
+    arrays A ran with, through the alignment; both capture every value."""
+    result_a = run_model(index_a.model, feeds_a, CAPTURE, index=index_a, base_dir=base_dir_a, generated=generated,
+                         progress=lambda f, t: progress(0.5 * f, f"A: {t}"), token=token)
+    try:
+        feeds_b, generated_b = inputs_for_b(alignment, result_a.input_arrays(), index_b, seed)
+        result_b = run_model(index_b.model, feeds_b, CAPTURE, index=index_b, base_dir=base_dir_b,
+                             generated=generated_b, progress=lambda f, t: progress(0.5 + 0.4 * f, f"B: {t}"),
+                             token=token)
+    except BaseException:
+        result_a.cleanup()
+        raise
+    return result_a, result_b
+
+
 def run_pair(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[str, np.ndarray],
              feeds_b: Mapping[str, np.ndarray], *, base_dir_a: Path | None = None, base_dir_b: Path | None = None,
              progress: ProgressFn = no_progress, token: CancelToken | None = None) -> tuple[RunResult, RunResult]:
@@ -172,19 +202,18 @@ def run_pair(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[str, np.
 def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[str, np.ndarray] | None = None,
                    *, base_dir_a: Path | None = None, base_dir_b: Path | None = None,
                    alignment: Alignment | None = None, tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0,
-                   isolate: bool = True, progress: ProgressFn = no_progress,
-                   token: CancelToken | None = None) -> CrossRun:
-    """Align (unless ``alignment`` is given), run both on the same inputs (``feeds_a``, or generated for
-    A with ``seed``), pair the values and measure every pair, and every quantized weight against its partner;
-    ``isolate``: also the error each layer of B adds on its own (:func:`add_isolated_errors`). Raises
-    RunError when a run fails."""
+                   isolate: bool = True, progress: ProgressFn = no_progress, token: CancelToken | None = None,
+                   generated: GeneratedInputs | None = None) -> CrossRun:
+    """Align (unless ``alignment`` is given), run both on the same inputs (``feeds_a`` and the ``generated``
+    ones, whose sizes A's worker chooses; all generated with ``seed`` when neither is given), pair the values
+    and measure every pair, and every quantized weight against its partner; ``isolate``: also the error each
+    layer of B adds on its own (:func:`add_isolated_errors`). Raises RunError when a run fails."""
     if alignment is None:
         alignment = align_models(index_a, index_b, token=token)
-    if feeds_a is None:
-        feeds_a = build_feeds(input_specs(index_a.model, index_a), {}, {}, "random", seed)
-    feeds_b = feeds_for_b(alignment, feeds_a, index_b, seed)
-    result_a, result_b = run_pair(index_a, index_b, feeds_a, feeds_b, base_dir_a=base_dir_a,
-                                  base_dir_b=base_dir_b, progress=progress, token=token)
+    if feeds_a is None and generated is None:
+        feeds_a, generated = inputs_to_run(input_specs(index_a.model, index_a), {}, {}, "random", seed)
+    result_a, result_b = run_a_then_b(index_a, index_b, alignment, feeds_a or {}, generated, seed=seed,
+                                      base_dir_a=base_dir_a, base_dir_b=base_dir_b, progress=progress, token=token)
     try:
         pairing = pair_values(alignment)
         specs = paired_specs(result_a, result_b, alignment, pairing, base_dir_a=base_dir_a, base_dir_b=base_dir_b)
@@ -203,7 +232,8 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
 
 def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarray] | None = None, *,
                      tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0, isolate: bool = True,
-                     progress: ProgressFn = no_progress, token: CancelToken | None = None) -> CrossRun:
+                     progress: ProgressFn = no_progress, token: CancelToken | None = None,
+                     generated: GeneratedInputs | None = None) -> CrossRun:
     """:func:`compare_models` of the two models as onnxruntime's sessions deploy them: each replaced by
     the graph its session runs with every graph optimization on (:mod:`onnxviz.model.runner.deployed`),
     so the outputs compared are the optimized sessions' and the intermediates those that still exist.
@@ -216,9 +246,12 @@ def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarra
             where.mkdir()
             out = optimized_copy(path, where / path.name, "all", path.parent)
             made.append(ModelIndex(onnx.load(str(out), load_external_data=False)))
-        return compare_models(made[0], made[1], feeds_a, base_dir_a=Path(folder) / "a",
-                              base_dir_b=Path(folder) / "b", tolerance=tolerance, seed=seed, isolate=isolate,
-                              progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
+        cross = compare_models(made[0], made[1], feeds_a, base_dir_a=Path(folder) / "a",
+                               base_dir_b=Path(folder) / "b", tolerance=tolerance, seed=seed, isolate=isolate,
+                               progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token, generated=generated)
+    for result in (cross.result_a, cross.result_b):  # what ran: the graphs an optimized session runs
+        result.optimized = True
+    return cross
 
 
 def add_isolated_errors(cross: CrossRun, index_b: ModelIndex, *, base_dir_a: Path | None = None,
@@ -342,4 +375,4 @@ def _array_of(result: RunResult, side: GraphSide | None, scope: str, name: str, 
 
 
 __all__ = ["CAPTURE", "CrossRun", "Limits", "RunError", "compare_deployed", "compare_models", "feeds_for_b",
-           "run_pair"]
+           "inputs_for_b", "run_a_then_b", "run_pair"]

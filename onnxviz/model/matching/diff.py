@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import onnx
 from onnx import TypeProto
 
@@ -79,7 +80,18 @@ class Difference:
 
 
 def _details_text(details: dict[str, Any]) -> str:
-    return "; ".join(f"{key} {_value_text(value)}" for key, value in details.items())
+    values = details.get("attribute_values")
+    return "; ".join(f"{key} {_attributes_text(values) if key == 'attributes' and values else _value_text(value)}"
+                     for key, value in details.items() if key != "attribute_values")
+
+
+def _attributes_text(values: list[dict[str, Any]]) -> str:
+    """``alpha 1 -> 0.5, axis (default 1) -> 0``: each changed attribute with its value in A and in B."""
+    def side(v: dict[str, Any], key: str) -> str:
+        if v.get(f"{key}_default"):
+            return f"(default {_value_text(v[key])})"
+        return "(absent)" if v[key] is None else _value_text(v[key])
+    return ", ".join(f"{v['name']} {side(v, 'a')} -> {side(v, 'b')}" for v in values)
 
 
 def _value_text(value: Any) -> str:
@@ -359,6 +371,7 @@ class _GraphDiff:
             details["op_type_b"] = sig_b[1]
         if attributes:
             details["attributes"] = attributes
+            details["attribute_values"] = attribute_values(a.nodes[i], b.nodes[j], attributes)
         if rewired:
             details["inputs"] = rewired
         return details
@@ -423,3 +436,123 @@ def _type_text(t: TypeProto | None) -> str | None:
 def _finite(x: float) -> float | None:
     """JSON has no infinity or NaN: None stands for them."""
     return x if math.isfinite(x) else None
+
+
+# -- attribute values -------------------------------------------------------------------------------------
+TENSOR_VALUES = 16  # a tensor attribute of at most this many elements is given with its values
+
+
+def attribute_values(a: onnx.NodeProto, b: onnx.NodeProto, names: list[str]) -> list[dict[str, Any]]:
+    """Each named attribute's value in A and in B, JSON-ready (``{"name", "a", "b"}``); a side that does not
+    write it has its schema's default there (``a_default``/``b_default`` true), else null."""
+    attrs_a, attrs_b = {x.name: x for x in a.attribute}, {x.name: x for x in b.attribute}
+    out = []
+    for name in names:
+        entry: dict[str, Any] = {"name": name}
+        for key, node, attrs in (("a", a, attrs_a), ("b", b, attrs_b)):
+            attr = attrs.get(name)
+            if attr is None:
+                default = _schema_default(node, name)
+                entry[key] = None if default is None else attribute_json(default)
+                if default is not None:
+                    entry[f"{key}_default"] = True
+            else:
+                entry[key] = attribute_json(attr)
+        out.append(entry)
+    return out
+
+
+def _schema_default(node: onnx.NodeProto, name: str) -> onnx.AttributeProto | None:
+    try:
+        schema = onnx.defs.get_schema(node.op_type, node.domain)
+    except onnx.defs.SchemaError:
+        return None
+    attr = schema.attributes.get(name)
+    return attr.default_value if attr is not None and attr.default_value.type else None
+
+
+def attribute_json(attr: onnx.AttributeProto) -> Any:
+    """An attribute's value as JSON: numbers, text, lists of them; a tensor as its type and shape (and its
+    values when it has at most :data:`TENSOR_VALUES`); a graph as its name and size."""
+    t = onnx.AttributeProto
+    kind = attr.type
+    if kind == t.FLOAT:
+        return _float32(attr.f)
+    if kind == t.INT:
+        return int(attr.i)
+    if kind == t.STRING:
+        return attr.s.decode("utf-8", "backslashreplace")
+    if kind == t.FLOATS:
+        return [_float32(x) for x in attr.floats]
+    if kind == t.INTS:
+        return [int(x) for x in attr.ints]
+    if kind == t.STRINGS:
+        return [x.decode("utf-8", "backslashreplace") for x in attr.strings]
+    if kind == t.TENSOR:
+        return _tensor_json(attr.t)
+    if kind == t.TENSORS:
+        return [_tensor_json(x) for x in attr.tensors]
+    if kind == t.GRAPH:
+        return f"graph '{attr.g.name}' ({len(attr.g.node)} nodes)"
+    if kind == t.GRAPHS:
+        return [f"graph '{g.name}' ({len(g.node)} nodes)" for g in attr.graphs]
+    return onnx.AttributeProto.AttributeType.Name(kind).lower()
+
+
+def _float32(x: float) -> float | None:
+    """A float attribute (stored as float32) as the shortest number that reads back as it: 1e-12, not
+    9.999999960041972e-13 (None for NaN and infinities, which JSON lacks)."""
+    return _finite(float(str(np.float32(x))))
+
+
+def _tensor_json(tensor: onnx.TensorProto) -> Any:
+    described = tensor_type_text(tensor.data_type, tensor.dims)
+    if math.prod(tensor.dims) > TENSOR_VALUES or tensor.data_location == onnx.TensorProto.EXTERNAL:
+        return described
+    try:
+        values = tensor_array(tensor, None, 1 << 16)
+    except Exception:  # noqa: BLE001 - a tensor that cannot be read: its type says enough
+        return described
+    flat = [_finite(float(x)) if isinstance(x, float) else x for x in values.reshape(-1).tolist()]
+    flat = [x.decode("utf-8", "backslashreplace") if isinstance(x, bytes) else x for x in flat]
+    return {"tensor": described, "values": flat}
+
+
+# -- hiding differences -----------------------------------------------------------------------------------
+HIDEABLE = {"renames": "renames", "value_info": "value_info"}  # what --hide and the window's filter can hide
+
+
+def is_rename(d: Difference) -> bool:
+    """A difference that is only a name: a node, weight, input or output renamed and nothing else changed."""
+    return d.kind in ("node_changed", "weight_changed", "input_changed", "output_changed") and \
+        d.details.get("changes") == ["name"]
+
+
+def hidden_as(d: Difference, hide: frozenset[str] | set[str]) -> str:
+    """Which of ``hide`` (see :data:`HIDEABLE`) hides ``d`` ('' when none does)."""
+    if "renames" in hide and is_rename(d):
+        return "renames"
+    if "value_info" in hide and d.kind == "value_info_changed":
+        return "value_info"
+    return ""
+
+
+def shown(differences: list[Difference], hide: frozenset[str] | set[str]) -> tuple[list[int], dict[str, int]]:
+    """The positions of the differences ``hide`` leaves, and how many it hides of each kind it names."""
+    keep: list[int] = []
+    hidden = dict.fromkeys(sorted(hide), 0)
+    for k, d in enumerate(differences):
+        why = hidden_as(d, hide) if hide else ""
+        if why:
+            hidden[why] += 1
+        else:
+            keep.append(k)
+    return keep, hidden
+
+
+def hidden_text(hidden: dict[str, int]) -> str:
+    """``12,309 hidden: 12,300 renames, 9 value_info`` ('' when nothing is hidden)."""
+    total = sum(hidden.values())
+    if not total:
+        return ""
+    return f"{total:,} hidden: " + ", ".join(f"{n:,} {what}" for what, n in hidden.items() if n)

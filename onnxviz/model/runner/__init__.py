@@ -29,6 +29,7 @@ from onnxviz.model.runner.protocol import (
     RunError,
     RunOptions,
 )
+from onnxviz.model.runner.sizes import GeneratedInputs
 from onnxviz.model.runner.store import (
     FLAG_STATES,
     MEASURE_KINDS,
@@ -39,9 +40,9 @@ from onnxviz.model.runner.store import (
 )
 from onnxviz.model.runner.worker import WorkerRun, run_in_worker, warm_up
 
-__all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "FLAG_STATES", "MEASURES", "MEASURE_KINDS", "RunError",
-           "RunOptions", "RunResult", "ValueRecord", "WorkerRun", "check_runnable", "duration_text", "refusal",
-           "run_model", "warm_up"]
+__all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "FLAG_STATES", "MEASURES", "MEASURE_KINDS",
+           "GeneratedInputs", "RunError", "RunOptions", "RunResult", "ValueRecord", "WorkerRun", "check_runnable",
+           "duration_text", "refusal", "run_model", "warm_up"]
 
 
 def check_runnable(model: onnx.ModelProto, index: ModelIndex | None = None) -> None:
@@ -92,9 +93,12 @@ def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndar
               options: RunOptions = DEFAULT_OPTIONS, *, index: ModelIndex | None = None,
               base_dir: Path | None = None, out_dir: Path | None = None,
               progress: ProgressFn = no_progress, token: CancelToken | None = None,
-              on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
+              on_start: Callable[[WorkerRun], None] | None = None,
+              generated: GeneratedInputs | None = None) -> RunResult:
     """Check, then run ``model`` (a ModelProto, its serialized bytes, or the path of a file)
     in a worker process. ``index``, when given, is the model's index (saves building it).
+    ``feeds`` are the inputs given; ``generated`` the inputs the worker makes, choosing their sizes
+    (see :mod:`.sizes`: the result's ``dims`` says which ran).
 
     A capture that would not fit in memory raises :class:`~.budget.CaptureTooBig` before anything
     runs (``options.keep`` captures a part); a RunError of a captured run that failed at a node
@@ -111,4 +115,4 @@ def run_model(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndar
     if reason:
         raise RunError(reason)
     return run_in_worker(model, feeds, options, base_dir=base_dir, out_dir=out_dir, progress=progress,
-                         token=token, on_start=on_start)
+                         token=token, on_start=on_start, generated=generated)

@@ -13,8 +13,11 @@ import functools
 import json
 import math
 import os
+import re
+import tempfile
 import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -40,6 +43,8 @@ from onnxviz.model.runner.protocol import (
     ENGINE_REFERENCE,
     ENGINES,
     PLANNING,
+    InputsRefused,
+    NodeFailed,
     RunError,
     RunOptions,
 )
@@ -64,15 +69,21 @@ class Captured:
     timings: dict[str, float] = field(default_factory=dict)
     bodies: list[BodyRun] = field(default_factory=list)  # values inside If/Loop/Scan bodies
     structured: dict[str, Any] = field(default_factory=dict)  # sequences and maps, as JSON (see structured.py)
+    optimized: bool = False  # the values are an optimized onnxruntime session's
+    dims: dict[str, int] = field(default_factory=dict)  # sizes onnxviz chose for the generated inputs' dimensions
+    generated: list[str] = field(default_factory=list)  # the inputs onnxviz made (the others were given)
 
 
 def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions = DEFAULT_OPTIONS,
             progress: ProgressFn = no_progress, scratch_dir: Path | None = None,
-            data_dir: Path | None = None, shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> Captured:
+            data_dir: Path | None = None, shapes: Mapping[str, tuple[int, tuple[int, ...]]] | None = None,
+            strict_inputs: bool = False) -> Captured:
     """Run ``model`` on ``feeds``; raises RunError when no engine can run it. ``data_dir``: the
     model's folder when its tensors stored externally are still on disk (not loaded): onnxruntime
     maps them from there, the reference evaluator reads them when it has to run. ``shapes``: the
-    values' shapes when the caller inferred them already (see packing.static_shapes)."""
+    values' shapes when the caller inferred them already (see packing.static_shapes). ``strict_inputs``
+    (some inputs were generated): a node that fails in onnxruntime raises InputsRefused instead of handing
+    the run to the reference evaluator, whose values on inputs onnxruntime refused would not be trusted."""
     if options.engine not in ENGINES:
         raise RunError(f"unknown engine '{options.engine}'; use {' or '.join(ENGINES)}.")
     result = Captured(outputs=[o.name for o in model.graph.output])
@@ -94,7 +105,10 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
                 result.notes.append(unfused_note(model, feeds, result, data_dir))
             return _finish(model, result, options, progress, data_dir)
         except RunError as exc:
-            failure, failed_node = f"ONNX Runtime could not run the model ({exc.message})", exc.node
+            if strict_inputs and isinstance(exc, NodeFailed):
+                raise InputsRefused(exc.message, exc.details, exc.node) from exc
+            cause = known_cause(model, f"{exc.message} {exc.details}")
+            failure, failed_node = cause or f"ONNX Runtime could not run the model ({exc.message})", exc.node
             result.notes.append(f"{failure}; the reference evaluator produced every value.")
     model = with_external_data(model, data_dir)
     try:
@@ -102,11 +116,45 @@ def capture(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: Ru
     except RunError as exc:
         reason = f"the reference evaluator failed ({exc.message})"
         node = failed_node if failed_node >= 0 else exc.node
-        error = RunError(f"{failure}, and {reason}." if failure else f"{reason}.", exc.details, node)
+        custom = failure and _CUSTOM_OP in failure
+        error = RunError(f"{failure}." if custom else f"{failure}, and {reason}." if failure else f"{reason}.",
+                         exc.details, node)
         if options.capture and node >= 0:
             error.partial = values_before(model, feeds, options, node, progress)
         raise error from exc
     return _finish(model, result, options, progress)
+
+
+_CUSTOM_OP = "custom operator"
+_UNREGISTERED = re.compile(r"(\S+?):(\S+?)\(-?\d+\) is not a registered function/op|Could not find an implementation "
+                           r"for (\S+?)\(\d+\) node with name '(.*?)'")
+_LOCALE = re.compile(r"locale with name:\s*([^:\s]+)")
+KNOWN_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training",
+                           "com.microsoft", "com.microsoft.nchwc", "com.microsoft.mlfeaturizers"})
+
+
+def known_cause(model: onnx.ModelProto, text: str) -> str:
+    """One sentence for the onnxruntime failures a machine, not the model, causes ('' for others): a custom
+    operator whose library is not loaded, a locale the system lacks."""
+    found = _LOCALE.search(text)
+    if found:
+        locale = found.group(1)
+        users = [(i, n) for i, n in enumerate(model.graph.node) if n.op_type == "StringNormalizer"]
+        who = node_text(users[0][1].name, "StringNormalizer", users[0][0]) if users else "a StringNormalizer node"
+        return (f"onnxruntime needs the system locale '{display_name(locale, 40)}' for {who}, and this system does "
+                "not have it (install it, e.g. with locale-gen)")
+    found = _UNREGISTERED.search(text)
+    if not found:
+        return ""
+    domain, op = (found.group(1), found.group(2)) if found.group(1) else ("", found.group(3))
+    node = next((n for n in model.graph.node if n.op_type == op and (not domain or n.domain == domain)), None)
+    if node is None or node.domain in KNOWN_DOMAINS or any(f.name == op and f.domain == node.domain
+                                                          for f in model.functions):
+        return ""
+    where = node_text(node.name, node.op_type, list(model.graph.node).index(node))
+    return (f"{where} is the {_CUSTOM_OP} '{display_name(node.domain, 40)}:{display_name(op, 40)}', whose library is "
+            "not registered with onnxruntime here and which the reference evaluator does not know; run the model "
+            "where that library is loaded")
 
 
 def _keep_input(result: Captured, name: str, value: Any) -> None:
@@ -234,6 +282,23 @@ def plain_outputs(model: onnx.ModelProto, feeds: Mapping[str, Any], options: Run
     return {out.name: _as_array(value) for out, value in zip(outputs, fetched, strict=True)}
 
 
+def plain_runner(model: onnx.ModelProto, data_dir: Path | None) -> Callable[[Mapping[str, Any]], None]:
+    """A function that runs ``model`` in one onnxruntime session (no capture, no optimization) on feeds it is
+    given, raising what onnxruntime raises: for trying inputs of other sizes (see sizes.py)."""
+    import onnxruntime as ort
+
+    so = _session_options(RunOptions(capture=False), None, False, data_dir)
+    session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    wanted = {i.name for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+
+    def run(feeds: Mapping[str, Any]) -> None:
+        with np.errstate(all="ignore"):
+            session.run(names, {k: _run_feed(v) for k, v in feeds.items() if k in wanted})
+
+    return run
+
+
 def _worst_difference(mine: Mapping[str, np.ndarray], other: Mapping[str, Any]) -> tuple[float, str]:
     """The largest absolute difference between the numeric arrays of ``other`` and ``mine`` (a NaN
     against a number: infinite), and the name of the value where it is."""
@@ -310,19 +375,20 @@ def _failure(prepared: Prepared, session: bool, exc: BaseException) -> RunError:
     """onnxruntime's error as a RunError naming the failing node (by its own name, not the copy's)."""
     name = ort_node_name(str(exc))
     position = prepared.node_positions.get(name, -1) if name is not None else -1
+    kind = RunError if session else NodeFailed
     if position < 0:  # no name, or a node inside an If/Loop/Scan body: named, not selectable
         what = "session creation failed" if session else "a node failed"
         if name:
             what = f"session creation failed at node '{display_name(name, 80)}'" if session \
                 else f"node '{display_name(name, 80)}' failed"
-        return RunError(f"{what}: {engine_message(exc)}", str(exc))
+        return kind(f"{what}: {engine_message(exc)}", str(exc))
     node = prepared.model.graph.node[position]
     label = node_text(prepared.original_names.get(position, node.name), node.op_type, position)
     what = f"session creation failed at {label}" if session else f"{label} failed"
     inner = KERNEL_FAILURE.findall(str(exc))[1:]  # an If/Loop/Scan's message wraps its body's failing node
     if inner:
         what += f" (at node '{display_name(inner[-1], 80)}' inside it)"
-    return RunError(f"{what}: {engine_message(exc)}", str(exc), position)
+    return kind(f"{what}: {engine_message(exc)}", str(exc), position)
 
 
 @dataclass
@@ -443,7 +509,11 @@ def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opt
                     progress: ProgressFn, result: Captured, scratch_dir: Path | None,
                     data_dir: Path | None = None,
                     known: Mapping[str, tuple[int, tuple[int, ...]]] | None = None) -> None:
-    """Run with small values packed; if packing is what failed, run again without it."""
+    """Run with small values packed; if packing is what failed, run again without it. An optimized capture
+    runs onnxruntime's optimized graph (see :func:`_run_ort_optimized`)."""
+    if options.optimized and options.capture:
+        _run_ort_optimized(model, feeds, options, progress, result, scratch_dir, data_dir)
+        return
     t0 = time.perf_counter()
     shapes = packing_shapes(model, feeds, options, progress, known)
     result.timings["shapes_s"] = time.perf_counter() - t0
@@ -455,6 +525,57 @@ def _run_ort_packed(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opt
         result.notes.append(f"small values could not be fetched packed ({exc}); each was fetched on its own.")
         _run_ort(prepare_model(model, options.capture, keep=keep), feeds, options, progress, result, scratch_dir,
                  data_dir)
+
+
+# onnxruntime's optimized graph is saved to a file and read back: beyond this many bytes of weights, which
+# one protobuf file holds with room to spare, an optimized capture is refused
+OPTIMIZED_CAPTURE_BYTES = 1 << 30
+
+
+def _run_ort_optimized(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], options: RunOptions,
+                       progress: ProgressFn, result: Captured, scratch_dir: Path | None,
+                       data_dir: Path | None) -> None:
+    """The values of an optimized session: onnxruntime optimizes the model (every level on) and saves the
+    graph it made; each value of the model that still has its name there becomes an output of that graph,
+    which then runs as saved (nothing optimized again). Values fused into other nodes or removed by the
+    optimizer have no name left and are not captured; the notes say how many."""
+    import onnxruntime as ort
+
+    if _weight_bytes(model) > OPTIMIZED_CAPTURE_BYTES:
+        raise RunError("an optimized session's values can be captured for models of up to 1 GiB of weights; run "
+                       "it optimized without capturing (its outputs only), or capture it without graph optimizations.")
+    progress(0.1, "Optimizing the model with onnxruntime")
+    with tempfile.TemporaryDirectory(prefix="onnxviz-optimized-", dir=scratch_dir) as folder:
+        path = Path(folder) / "optimized.onnx"
+        so = _session_options(replace(options, capture=False, profile=False), None, False, data_dir)
+        so.optimized_model_filepath = str(path)
+        try:
+            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own pybind types
+            raise _failure(prepare_model(model, False), True, exc) from exc
+        try:
+            optimized = onnx.load(str(path))
+        except Exception as exc:  # noqa: BLE001 - a file onnxruntime wrote that onnx cannot read
+            raise RunError("the optimized graph onnxruntime made could not be read back to capture its values; "
+                           "run it optimized without capturing, or capture it without graph optimizations.",
+                           str(exc)) from exc
+    original = _producers(model)
+    made = {name for node in optimized.graph.node for name in node.output if name}
+    wanted = {name for name in original if name in made and (options.keep is None or name in options.keep)}
+    prepared = prepare_model(optimized, True, keep=frozenset(wanted))
+    _run_ort(prepared, feeds, replace(options, optimized=False), progress, result, scratch_dir)
+    positions = {node.name: i for i, node in enumerate(model.graph.node) if node.name}
+    names = {i: name for name, i in prepared.node_positions.items()}
+    result.node_times_us = {positions[names[i]]: us for i, us in result.node_times_us.items()
+                            if names.get(i) in positions}
+    result.producers.update((name, original.get(name, -1)) for name, engine in result.engines.items()
+                            if engine == ENGINE_ORT)
+    result.optimized = True
+    kept = sum(1 for name in original if name in result.values or name in result.structured)
+    result.notes.append(f"graph optimizations on: onnxruntime's optimized graph has {len(optimized.graph.node)} nodes "
+                        f"for the model's {len(model.graph.node)}; the {kept} values that still exist there under "
+                        f"their names were captured from it, the other {len(original) - kept} were fused into other "
+                        "nodes or removed.")
 
 
 def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOptions, progress: ProgressFn,
@@ -493,6 +614,7 @@ def _run_ort(prepared: Prepared, feeds: Mapping[str, np.ndarray], options: RunOp
     _keep_fetched(prepared, outputs, arrays, packed, result)
     result.timings.update(session_s=t1 - t0, run_s=t2 - t1, fetch_s=time.perf_counter() - t2)
     result.engine = ENGINE_ORT
+    result.optimized = options.optimized
     if options.profile:
         result.node_times_us = _node_times(session.end_profiling(), prepared.node_positions)
 
@@ -635,7 +757,8 @@ def _run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], opti
         evaluator = _tracked_evaluator()(model)
         wanted = set(evaluator.input_names)
         feeds = {k: v for k, v in feeds.items() if k in wanted}
-        with np.errstate(all="ignore"):  # NaN and Inf are values the model makes (the NaN finder shows them)
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # NaN and Inf are values the model makes;
+            warnings.simplefilter("ignore")  # an operator's own warnings (a locale it lacks) are not the user's
             if options.capture:
                 produced = cast(dict[str, Any], evaluator.run(None, feeds, intermediate=True))
             else:
@@ -691,14 +814,19 @@ def _producers(model: onnx.ModelProto) -> dict[str, int]:
 def _finish(model: onnx.ModelProto, result: Captured, options: RunOptions, progress: ProgressFn,
             data_dir: Path | None = None) -> Captured:
     bodies = options.capture and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node)
-    if bodies or (options.capture and model.functions):  # run on the reference evaluator: weights in memory
+    functions = options.capture and bool(model.functions)
+    if result.optimized and (bodies or functions):  # not the optimized session's values: not shown with them
+        result.notes.append("values inside If/Loop/Scan bodies and local functions are not captured from an "
+                            "optimized session.")
+        bodies = functions = False
+    if bodies or functions:  # run on the reference evaluator: weights in memory
         model = with_external_data(model, data_dir)
     if bodies:
         progress(0.5, "Running If/Loop/Scan bodies on the reference evaluator")
         t0 = time.perf_counter()
         result.bodies = list(run_bodies(model, "", model.graph, result.values, result.notes))
         result.timings["bodies_s"] = time.perf_counter() - t0
-    if options.capture and model.functions:
+    if functions:
         progress(0.55, "Running local functions on the reference evaluator")
         t0 = time.perf_counter()
         result.bodies += run_functions(model, result.values, result.notes)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import lzma
 import math
 import os
+import re
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -30,7 +32,14 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.checks import tensor_problem
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
-from onnxviz.model.runner.inputs import InputSpec, check_file_size, check_given, np_dtype, unknown_input
+from onnxviz.model.runner.inputs import (
+    InputSpec,
+    check_file_size,
+    check_given,
+    file_limit,
+    np_dtype,
+    unknown_input,
+)
 from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.text import display_name
 
@@ -91,7 +100,8 @@ def read_array_file(path: str | Path, spec: InputSpec) -> np.ndarray:
     p = Path(path)
     with open_regular(p) as (f, size):
         if p.suffix.lower() == ".pb":
-            return _read_tensor(p, f, size, spec)
+            check_file_size(p.name, size, spec)
+            return _to_array(p, _parse_tensor(p, f, size), spec)
         archive = _open_numpy(p, f, size, spec)
         if isinstance(archive, np.ndarray):
             return archive
@@ -231,9 +241,8 @@ def _read_into(f: IO[bytes], view: memoryview) -> int:
     return done
 
 
-def _read_tensor(p: Path, f: BinaryIO, size: int, spec: InputSpec) -> np.ndarray:
-    """A TensorProto .pb: its size checked first, its external data read only from its own folder."""
-    check_file_size(p.name, size, spec)
+def _parse_tensor(p: Path, f: BinaryIO, size: int) -> onnx.TensorProto:
+    """A TensorProto .pb's message (its size checked by the caller first)."""
     tensor = onnx.TensorProto()
     try:
         tensor.ParseFromString(f.read(size))
@@ -241,6 +250,12 @@ def _read_tensor(p: Path, f: BinaryIO, size: int, spec: InputSpec) -> np.ndarray
             raise ValueError("negative dimension")
     except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError
         raise RunError(f"{p.name} is not an ONNX TensorProto file.", str(exc)) from exc
+    return tensor
+
+
+def _to_array(p: Path, tensor: onnx.TensorProto, spec: InputSpec) -> np.ndarray:
+    """The TensorProto of ``p`` as the array for ``spec``: checked against it, its external data read only
+    from the .pb's own folder."""
     try:
         dtype = np_dtype(tensor.data_type)
     except RunError as exc:
@@ -271,3 +286,107 @@ def _inline_external(p: Path, tensor: onnx.TensorProto, spec: InputSpec) -> None
         raise RunError(exc.message, exc.details) from exc
     del tensor.external_data[:]
     tensor.data_location = onnx.TensorProto.DEFAULT
+
+
+# -- inputs from a folder, and samples -------------------------------------------------------------
+_INPUT_PB = re.compile(r"input_(\d+)\.pb", re.IGNORECASE)
+_DATA_SET = re.compile(r"test_data_set_(\d+)", re.IGNORECASE)
+MAX_SAMPLES = 10_000
+
+
+def read_inputs(path: str | Path, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+    """The inputs of one sample: an .npz of arrays named after the inputs, or a folder of ``input_N.pb``
+    TensorProto files (the onnx test data layout; see :func:`read_pb_folder`)."""
+    p = Path(path)
+    if p.is_dir():
+        samples = input_samples([p], specs)
+        if len(samples) != 1:
+            raise RunError(f"{p} holds {len(samples)} samples; give one of them (such as {samples[0].label}).")
+        return samples[0].read(specs)
+    return read_inputs_file(p, specs)
+
+
+def read_pb_folder(folder: str | Path, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+    """The ``input_N.pb`` files of a folder (as onnx's backend test data and the model zoo lay them out): each
+    a TensorProto for the input it names, or else for the N-th input (initializers with defaults not counted);
+    each file's size is checked before it is read, and its array against its input."""
+    d = Path(folder)
+    files = _pb_files(d)
+    if not files:
+        raise RunError(f"{d} holds no input_N.pb files.")
+    by_name = {s.name: s for s in specs}
+    limit = max((file_limit(s) for s in specs), default=0)
+    out: dict[str, np.ndarray] = {}
+    for n, p in files:
+        with open_regular(p) as (f, size):
+            if size > limit:
+                raise RunError(f"{p.name} holds {human_bytes(size)}, more than any input of the model can take; "
+                               "refused before reading it.")
+            tensor = _parse_tensor(p, f, size)
+        spec = by_name.get(tensor.name) or (specs[n] if n < len(specs) else None)
+        if spec is None:
+            raise RunError(f"{p.name} is input number {n}, but the model has {len(specs)} inputs"
+                           + (f" and none named '{display_name(tensor.name, 60)}'." if tensor.name else "."))
+        if spec.name in out:
+            raise RunError(f"{p.name} gives input '{display_name(spec.name, 60)}' a second time.")
+        check_file_size(p.name, size, spec)
+        out[spec.name] = _to_array(p, tensor, spec)
+    return out
+
+
+def _pb_files(folder: Path) -> list[tuple[int, Path]]:
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        raise RunError(f"the folder {folder} could not be read ({exc.strerror or exc}).", str(exc)) from exc
+    found = [(int(m.group(1)), folder / name) for name in names if (m := _INPUT_PB.fullmatch(name))]
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One set of inputs: an .npz file or a folder of ``input_N.pb`` files, read when asked."""
+
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+    def read(self, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+        if self.path.is_dir():
+            return read_pb_folder(self.path, specs)
+        return read_inputs_file(self.path, specs)
+
+
+def input_samples(paths: Sequence[str | Path], specs: list[InputSpec]) -> list[Sample]:
+    """The samples of ``paths``: each an .npz file, a folder of ``input_N.pb`` files (one sample), or a
+    folder of ``test_data_set_N`` folders or of .npz files (one sample each, in order). Nothing is read yet
+    but the folders' listings; RunError for a path that holds no sample."""
+    samples: list[Sample] = []
+    for path in paths:
+        p = Path(path)
+        samples += _samples_of(p) if p.is_dir() else [Sample(p)]
+        if len(samples) > MAX_SAMPLES:
+            raise RunError(f"more than {MAX_SAMPLES:,} samples were given; compare a part of them.")
+    return samples
+
+
+def _samples_of(folder: Path) -> list[Sample]:
+    if _pb_files(folder):
+        return [Sample(folder)]
+    try:
+        entries = sorted(folder.iterdir(), key=lambda e: _sample_order(e.name))
+    except OSError as exc:
+        raise RunError(f"the folder {folder} could not be read ({exc.strerror or exc}).", str(exc)) from exc
+    sets = [Sample(e) for e in entries if _DATA_SET.fullmatch(e.name) and e.is_dir() and _pb_files(e)]
+    arrays = [Sample(e) for e in entries if e.suffix.lower() == ".npz" and e.is_file()]
+    if not sets and not arrays:
+        raise RunError(f"{folder} holds no input_N.pb files, test_data_set_N folders or .npz files.")
+    return sets + arrays
+
+
+def _sample_order(name: str) -> tuple[str, int, str]:
+    """Names in numeric order: sample_2 before sample_10."""
+    m = re.search(r"(\d+)(?=\D*$)", name)
+    return (name[: m.start()] if m else name, int(m.group(1)) if m else -1, name)

@@ -40,6 +40,7 @@ class InputSpec:
     shape: tuple[int | str | None, ...] | None
     dynamic_axes: tuple[int, ...] = ()  # axes declared -1: each is a symbolic dim of its own (see dynamic_dim)
     limit: int = 0  # integers: what reads the values needs them below this (see ranges.py); 0: no limit known
+    unnamed_axes: tuple[int, ...] = ()  # axes with neither a size nor a name: each named as dynamic_dim says
 
     @property
     def random_high(self) -> int:
@@ -60,10 +61,11 @@ class InputSpec:
         return [d for d in self.shape or () if isinstance(d, str)]
 
     def concrete_shape(self, dims: Mapping[str, int]) -> tuple[int, ...]:
-        """The shape with symbolic dims from ``dims`` and unknown ones set to 1."""
+        """The shape with declared sizes as declared (0 included), symbolic dims from ``dims`` and the
+        others set to 1."""
         out = []
         for d in self.shape or ():
-            if isinstance(d, int) and d > 0:
+            if isinstance(d, int) and d >= 0:
                 out.append(d)
             elif isinstance(d, str):
                 out.append(int(dims.get(d, DEFAULT_DIM)))
@@ -72,8 +74,8 @@ class InputSpec:
         return tuple(out)
 
     def dim_texts(self) -> list[str]:
-        """Each dimension as declared: a size, a name, -1, or '?' when unknown."""
-        return ["-1" if k in self.dynamic_axes else "?" if d is None else str(d)
+        """Each dimension as declared: a size, a name, -1, or '?' when it has neither size nor name."""
+        return ["-1" if k in self.dynamic_axes else "?" if d is None or k in self.unnamed_axes else str(d)
                 for k, d in enumerate(self.shape or ())]
 
     @property
@@ -108,10 +110,12 @@ def input_specs(model: onnx.ModelProto, index: ModelIndex | None = None, limits:
         tt = _fed_tensor_type(v)
         shape: tuple[int | str | None, ...] | None = None
         dynamic: tuple[int, ...] = ()
+        unnamed: tuple[int, ...] = ()
         if tt.HasField("shape"):
             shape = tuple(_declared_dim(v.name, k, d) for k, d in enumerate(tt.shape.dim))
-            dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value == -1)
-        specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic))
+            dynamic = tuple(k for k, d in enumerate(tt.shape.dim) if d.HasField("dim_value") and d.dim_value < 0)
+            unnamed = tuple(k for k, d in enumerate(tt.shape.dim) if not d.HasField("dim_value") and not d.dim_param)
+        specs.append(InputSpec(v.name, tt.elem_type, shape, dynamic, unnamed_axes=unnamed))
     integers = [s.name for s in specs if s.elem_type in _INTEGER_TYPES] if limits else []
     found = integer_limits(model, integers, index.main if index is not None else None) if integers else {}
     return [replace(s, limit=found[s.name]) if s.name in found else s for s in specs]
@@ -135,14 +139,15 @@ _INTEGER_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProt
 
 
 def dynamic_dim(input_name: str, axis: int) -> str:
-    """The name a size declared -1 goes by (for --dim and the Run dialog): 'ids[1]' is axis 1 of 'ids'."""
+    """The name a size declared -1, or declared with neither a size nor a name, goes by (for --dim and the
+    Run dialog): 'ids[1]' is axis 1 of 'ids'."""
     return f"{input_name}[{axis}]"
 
 
-def _declared_dim(input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> int | str | None:
+def _declared_dim(input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> int | str:
     if d.HasField("dim_value"):
-        return dynamic_dim(input_name, axis) if d.dim_value == -1 else d.dim_value
-    return d.dim_param or None
+        return dynamic_dim(input_name, axis) if d.dim_value < 0 else d.dim_value
+    return d.dim_param or dynamic_dim(input_name, axis)
 
 
 def symbolic_dims(specs: list[InputSpec]) -> list[str]:
@@ -192,7 +197,7 @@ def generate(spec: InputSpec, source: str, dims: Mapping[str, int], seed: int = 
         return np.ones(shape, dtype)
     rng = np.random.default_rng([seed, _stable_hash(spec.name)])
     if dtype == np.bool_:
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)  # a comparison of a 0-d array gives a numpy scalar
     if dtype.kind in "iu":
         return rng.integers(0, spec.random_high, size=shape, dtype=dtype)
     # drawn in float32 where that is the input's precision (or less): no float64 array twice the size
@@ -222,16 +227,16 @@ def fitted_shape(spec: InputSpec, count: int, dims: Mapping[str, int]) -> tuple[
     if spec.shape is None:
         return (count,)
     shape = list(spec.concrete_shape(dims))
-    free = [k for k, d in enumerate(spec.shape) if not (isinstance(d, int) and d > 0)]
+    free = [k for k, d in enumerate(spec.shape) if not (isinstance(d, int) and d >= 0)]
     fixed = math.prod(shape[k] for k in range(len(shape)) if k not in free)
     if math.prod(shape) == count:
         return tuple(shape)
-    if free and count % fixed == 0:
+    if free and fixed and count % fixed == 0:
         for k in free:
             shape[k] = 1
         shape[free[0]] = count // fixed
         return tuple(shape)
-    need = f"a multiple of {fixed}" if free else f"{fixed}"
+    need = "no" if not fixed else f"a multiple of {fixed}" if free else f"{fixed}"
     raise RunError(f"input '{display_name(spec.name, 60)}' ({spec.shape_text}) takes {need} strings, "
                    f"not {count}.")
 
@@ -319,7 +324,7 @@ def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> Non
             raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimensions "
                            f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
         for axis, (want, got) in enumerate(zip(spec.shape, shape, strict=True)):
-            if isinstance(want, int) and want > 0 and want != got:
+            if isinstance(want, int) and want >= 0 and want != got:
                 raise RunError(f"input '{spec.name}' expects size {want} on axis {axis} "
                                f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
     strings = spec.dtype == object and dtype.kind in "OUS"  # text of any kind feeds a string input
@@ -361,7 +366,7 @@ def file_limit(spec: InputSpec) -> int:
     """Bytes a file (or .npz member) given for ``spec`` may hold: its elements in any numeric type plus
     :data:`FILE_OVERHEAD` when every size is fixed, and never more than :func:`input_budget`."""
     budget = input_budget()
-    fixed = spec.shape is not None and all(isinstance(d, int) and d > 0 for d in spec.shape)
+    fixed = spec.shape is not None and all(isinstance(d, int) and d >= 0 for d in spec.shape)
     if not fixed or spec.dtype.kind in "OSU":  # strings have no fixed size per element
         return budget
     return min(budget, math.prod(spec.concrete_shape({})) * MAX_ITEM_BYTES + FILE_OVERHEAD)
@@ -410,13 +415,14 @@ def _shape(shape: tuple[int, ...]) -> str:
 
 
 def parse_dims(items: list[str]) -> dict[str, int]:
-    """``["batch=4", "seq=128"]`` -> {"batch": 4, "seq": 128}."""
+    """``["batch=4", "seq=128", "ids[1]=8"]`` -> {"batch": 4, "seq": 128, "ids[1]": 8}: a dimension's name, or
+    an input and axis (see :func:`onnxviz.model.runner.sizes.resolve_dims`), and a size of 0 or more."""
     dims = {}
     for item in items:
-        m = re.fullmatch(r"\s*([^=\s]+)\s*=\s*(\d+)\s*", item)
-        if not m or int(m.group(2)) < 1:
-            raise RunError(f"'{item}' is not NAME=SIZE with a positive size.")
-        dims[m.group(1)] = int(m.group(2))
+        name, sep, size = item.rpartition("=")
+        if not sep or not name.strip() or not re.fullmatch(r"\s*\d+\s*", size) or int(size) >= 1 << 31:
+            raise RunError(f"'{item}' is not NAME=SIZE with a size of 0 or more.")
+        dims[name.strip()] = int(size)
     return dims
 
 

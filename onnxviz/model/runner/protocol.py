@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnxviz.model.errors import OnnxvizError
+
+if TYPE_CHECKING:
+    from onnxviz.model.runner.sizes import GeneratedInputs
 
 ENGINE_ORT = "onnxruntime"
 ENGINE_REFERENCE = "reference"
 ENGINES = (ENGINE_ORT, ENGINE_REFERENCE)
 PLANNING = "Inferring shapes to plan the capture"  # progress text while ONNX shape inference runs
+SIZING = "Choosing the sizes of the generated inputs"  # progress text while the graph's suggestions are read
 
 
 class RunError(OnnxvizError):
@@ -23,6 +27,15 @@ class RunError(OnnxvizError):
         self.node = node
         self.partial = partial  # what was computed before the failing node: capture.Captured in the worker,
         # store.RunResult in the parent (its values stay on disk until its cleanup())
+
+
+class NodeFailed(RunError):
+    """onnxruntime created its session but a node failed while it ran (not a model it cannot load)."""
+
+
+class InputsRefused(RunError):
+    """onnxruntime could not run the model on generated inputs (a node failed): the inputs, not the model, may
+    be what is wrong, so the run is not handed to the reference evaluator (see sizes.py)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class RunRequest:
     options: RunOptions = field(default_factory=RunOptions)
     pack_values: bool = True   # packed where fastest (shared memory); False: in out_dir, the user's (--dump)
     feed_names: tuple[str, ...] = ()  # not the .npz's keys: a zip entry's name stops at 64 KiB
+    generated: GeneratedInputs | None = None  # inputs the worker makes (sizes chosen, and tried, there)
 
 
 DEFAULT_OPTIONS = RunOptions()

@@ -241,6 +241,7 @@ def _write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pac
         "node_times_us": {str(k): v for k, v in captured.node_times_us.items()},
         "pack": _pack_name(writer.pack_path, out_dir),
         "structured": structured,
+        "optimized": captured.optimized, "dims": captured.dims, "generated": captured.generated,
     }
     if index or writer.pack_path is None:  # a --dump folder: described for people and scripts
         batch.write(out_dir / INDEX_FILE,
@@ -368,6 +369,9 @@ class RunResult:
     pack_path: Path | None = None
     scopes: dict[str, str] = field(default_factory=dict)  # body scope -> which run of it is shown
     structured: dict[str, dict[str, Any]] = field(default_factory=dict)  # sequences and maps: key -> entry
+    optimized: bool = False  # the values are an optimized onnxruntime session's
+    dims: dict[str, int] = field(default_factory=dict)  # sizes onnxviz chose for the generated inputs' dimensions
+    generated: list[str] = field(default_factory=list)  # the inputs onnxviz made (the others were given)
 
     def __post_init__(self) -> None:
         self._measures: dict[str, dict[tuple[str, int], float]] = {}
@@ -387,7 +391,9 @@ class RunResult:
             pack = head.get("pack")
             return cls(d, head["engine"], head["notes"], head["outputs"], head["inputs"], head["timings"],
                        {int(k): float(v) for k, v in head["node_times_us"].items()}, values, owns_directory,
-                       d / pack if pack else None, dict(head.get("scopes", {})), dict(head.get("structured", {})))
+                       d / pack if pack else None, dict(head.get("scopes", {})), dict(head.get("structured", {})),
+                       bool(head.get("optimized", False)), {str(k): int(v) for k, v in head.get("dims", {}).items()},
+                       [str(n) for n in head.get("generated", [])])
         except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
             raise RunError(f"{d} does not hold a readable run ({RUN_FILE} or {COLUMNS_FILE} is missing or damaged).",
                            str(exc)) from exc
@@ -425,6 +431,28 @@ class RunResult:
 
     def record(self, scope: str, name: str) -> ValueRecord | None:
         return self.values.get(value_key(scope, name))
+
+    def input_arrays(self) -> dict[str, np.ndarray]:
+        """The tensors the run was fed, by input name (memory-mapped)."""
+        return {name: self.array(name) for name in self.inputs if name in self.values}
+
+    def inputs_text(self) -> str:
+        """The inputs as run: ``input_ids int64 [1, 8] (generated), image float32 [1, 3, 32, 32]``."""
+        made = set(self.generated)
+        parts = []
+        for name in self.inputs:
+            record = self.values.get(name)
+            what = f"{record.stats.dtype} [{', '.join(str(d) for d in record.shape)}]" if record is not None else \
+                self.structured.get(name, {}).get("kind", "?")
+            parts.append(f"{name} {what}" + (" (generated)" if name in made else ""))
+        return ", ".join(parts)
+
+    def what_ran(self) -> str:
+        """``onnxruntime, graph optimizations off``: the engine and whether the values are an optimized
+        session's."""
+        if self.engine == ENGINE_REFERENCE:
+            return "the reference evaluator (graph optimizations do not apply)"
+        return f"{self.engine}, graph optimizations {'on' if self.optimized else 'off'}"
 
     def first_nonfinite(self) -> ValueRecord | None:
         """The value with NaN or Inf produced first in topological order."""

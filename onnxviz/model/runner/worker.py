@@ -13,13 +13,17 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+import types
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -30,8 +34,21 @@ from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, wr
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.budget import CaptureTooBig
 from onnxviz.model.runner.inputs import as_strings, restored, savable
-from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, PLANNING, RunError, RunOptions, RunRequest
+from onnxviz.model.runner.protocol import (
+    DEFAULT_OPTIONS,
+    ENGINE_ORT,
+    PLANNING,
+    SIZING,
+    InputsRefused,
+    RunError,
+    RunOptions,
+    RunRequest,
+)
 from onnxviz.model.runner.store import RunResult
+
+if TYPE_CHECKING:
+    from onnxviz.model.runner.capture import Captured
+    from onnxviz.model.runner.sizes import GeneratedInputs, SizePlan, Tried
 
 SHARED_MEMORY = Path("/dev/shm")  # a RAM-backed folder on Linux; elsewhere values stay on disk
 STOP_GRACE_S = 0.4  # terminate, then kill: the process is gone well within a second
@@ -43,7 +60,7 @@ RUN_FOLDER_PREFIX = "onnxviz-run-"  # then the owner's process id: onnxviz-run-<
 def worker_main(conn: Connection) -> None:
     """Entry point of the worker process: import the runtime, wait for the request (a spare
     process waits here until a run needs it), run, write the values, report."""
-    from onnxviz.model.runner.capture import capture
+    from onnxviz.model.runner.capture import capture  # noqa: F401 - imported while the process waits
     from onnxviz.model.runner.store import write_result
 
     try:
@@ -58,11 +75,11 @@ def worker_main(conn: Connection) -> None:
     try:
         request.out_dir.mkdir(parents=True, exist_ok=True)
         model = _load_model(request)
-        feeds = _load_feeds(request, model)
-        shapes = _checked_shapes(model, feeds, request.options, progress)
-        with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
-            captured = capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
-                               data_dir=_data_dir(request, model), shapes=shapes)
+        given = _load_feeds(request, model)
+        if request.generated is None:
+            captured = _capture(request, model, given, progress, strict=False)
+        else:
+            captured = _capture_generated(request, model, given, progress)
         write_result(captured, model, request.out_dir, _pack_dir(request, captured.values), progress,
                      index=not request.pack_values)
         conn.send(("done",))
@@ -78,6 +95,92 @@ def worker_main(conn: Connection) -> None:
         conn.send(("error", f"the run failed ({type(exc).__name__}: {exc}).", traceback.format_exc()))
     finally:
         conn.close()
+
+
+def _capture(request: RunRequest, model: onnx.ModelProto, feeds: dict[str, np.ndarray], progress: ProgressFn,
+             strict: bool) -> Captured:
+    from onnxviz.model.runner.capture import capture
+
+    shapes = _checked_shapes(model, feeds, request.options, progress)
+    with np.errstate(all="ignore"):  # NaN/Inf are what the user looks for, not a warning on stderr
+        return capture(model, feeds, request.options, progress, scratch_dir=request.out_dir,
+                       data_dir=_data_dir(request, model), shapes=shapes, strict_inputs=strict)
+
+
+def _capture_generated(request: RunRequest, model: onnx.ModelProto, given: dict[str, np.ndarray],
+                       progress: ProgressFn) -> Captured:
+    """A run on inputs made here (see sizes.py): first with the sizes that ran last time, else 1, and the ones
+    that follow from them (expressions, KV caches); when onnxruntime refuses them, the sizes the graph
+    suggests and other candidates tried in a plain session within the time budget, and the capture run again
+    with the first that ran. None running is an error (the reference evaluator is not asked: its values on
+    inputs onnxruntime refused would look like a success). The graph is read for sizes only then: its shape
+    inference costs a third of a run of 12k nodes."""
+    from onnxviz.model.runner.sizes import plan_sizes
+
+    generated = request.generated
+    assert generated is not None
+    plan = plan_sizes(model, generated.specs, generated.fixed, hints=False, preferred=generated.preferred)
+    first = plan.first
+    feeds = {**given, **generated.make(first)}
+    strict = request.options.engine == ENGINE_ORT
+    try:
+        captured = _capture(request, model, feeds, progress, strict)
+        sizes = first
+    except InputsRefused as refused:
+        if generated.hints:
+            progress(0.1, SIZING)
+            plan = plan_sizes(model, generated.specs, generated.fixed, preferred=generated.preferred)
+        candidates = [c for c in (plan.first, *plan.candidates) if c != first]
+        sizes = _sizes_that_run(request, model, given, plan, candidates, first, refused, feeds, progress)
+        captured = _capture(request, model, {**given, **generated.make(sizes)}, progress, strict)
+        captured.notes.insert(0, f"the generated inputs' first sizes ({plan.chosen_text(first)}) did not run "
+                                 f"({refused.message.rstrip('.')}); these ran: {plan.chosen_text(sizes)}.")
+    captured.dims = {name: sizes[name] for name in first if name not in plan.fixed}
+    captured.generated = [spec.name for spec in generated.specs]
+    said = [h.text() for h in plan.hints if h.dim in sizes and (sizes[h.dim] >= h.size if h.at_least
+                                                                  else sizes[h.dim] == h.size)]
+    if said:
+        captured.notes.append("sizes the graph suggests: " + "; ".join(dict.fromkeys(said)) + ".")
+    return captured
+
+
+def _sizes_that_run(request: RunRequest, model: onnx.ModelProto, given: dict[str, np.ndarray], plan: SizePlan,
+                    candidates: list[dict[str, int]], first: dict[str, int], refused: InputsRefused,
+                    feeds: dict[str, np.ndarray], progress: ProgressFn) -> dict[str, int]:
+    """The first of ``candidates`` that runs (RunError when none does, with the values computed before the
+    failing node in ``partial`` for a capture)."""
+    from onnxviz.model.runner.capture import plain_runner, values_before
+    from onnxviz.model.runner.sizes import try_sizes
+
+    generated = request.generated
+    assert generated is not None
+    tried: list[Tried] = []
+    if generated.search and candidates:
+        progress(0.15, "Trying other sizes for the generated inputs")
+        try:
+            runner = plain_runner(model, _data_dir(request, model))
+        except Exception:  # noqa: BLE001 - a session that cannot be made again: the first error stands
+            runner = None
+        if runner is not None:
+            found, tried = try_sizes(runner, generated, given, candidates, generated.budget_s)
+            if found is not None:
+                return found
+    error = RunError(_refused_text(plan, first, refused, tried), refused.details, refused.node)
+    if request.options.capture and refused.node >= 0:
+        error.partial = values_before(model, feeds, request.options, refused.node, progress)
+    raise error
+
+
+def _refused_text(plan: SizePlan, first: dict[str, int], refused: InputsRefused, tried: list[Tried]) -> str:
+    chosen = plan.chosen_text(first)
+    head = f"ONNX Runtime could not run the model on the generated inputs{f' ({chosen})' if chosen else ''}: " \
+           f"{refused.message.rstrip('.')}"
+    if tried:
+        shown = "; ".join(plan.chosen_text(t.sizes) for t in tried[:4]) + ("; ..." if len(tried) > 4 else "")
+        head += f"; nor on {len(tried)} other sizes ({shown})"
+    elif not plan.free():
+        head += "; no size of theirs is left to choose"
+    return head + ". Give the inputs from files, or sizes that run."
 
 
 def _write_partial(error: RunError, request: RunRequest, model: onnx.ModelProto | None,
@@ -169,7 +272,7 @@ class WorkerRun:
 
     def __init__(self, model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray],
                  options: RunOptions = DEFAULT_OPTIONS, base_dir: Path | None = None,
-                 out_dir: Path | None = None) -> None:
+                 out_dir: Path | None = None, generated: GeneratedInputs | None = None) -> None:
         _sweep_orphans()
         self.work_dir = Path(tempfile.mkdtemp(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-"))
         self._owns_out = out_dir is None
@@ -186,7 +289,7 @@ class WorkerRun:
             raise RunError(f"the run could not start: the model and its inputs could not be written to the temporary "
                            f"folder ({exc.reason}).", exc.details) from exc
         self.request = RunRequest(model_path, feeds_path, self.out_dir, base_dir, options,
-                                  pack_values=self._owns_out, feed_names=tuple(feeds))
+                                  pack_values=self._owns_out, feed_names=tuple(feeds), generated=generated)
         self._process: mp.process.BaseProcess | None = None
         self._conn: Connection | None = None
         self._keep_partial = False
@@ -283,9 +386,30 @@ def _start_process() -> tuple[mp.process.BaseProcess, Connection]:
     ctx = mp.get_context("fork") if start_method() == "fork" else mp.get_context("spawn")
     parent, child = ctx.Pipe()  # the request goes down, progress and the outcome come back
     process = ctx.Process(target=worker_main, args=(child,), daemon=True, name="onnxviz-run")
-    process.start()
+    with _main_left_out():
+        process.start()
     child.close()
     return process, parent
+
+
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """While a worker process starts: a stand-in ``__main__`` module, so the new process does not run the
+    caller's main script again. multiprocessing's spawn does that to find what the script defines; the worker
+    needs nothing of it (it is this module's function), and a script without an ``if __name__ ==
+    "__main__":`` guard would otherwise run again in the worker (its model exported twice) and try to start
+    a worker from there, which multiprocessing refuses."""
+    with _MAIN_SWAP:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to run
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
 
 class _SpareProcess:
@@ -326,22 +450,21 @@ def warm_up() -> None:
 
 def _sweep_orphans() -> None:
     """Run folders whose owner is gone (the app crashed or was killed): the values of its runs, on
-    disk and in shared memory, which would otherwise hold RAM until reboot and disk until /tmp is cleaned."""
+    disk and in shared memory, which would otherwise hold RAM until reboot and disk until /tmp is cleaned.
+    A shared-memory folder of this process whose run folder is gone is left over too; another live process's
+    is not judged by this process's temporary folder (its TMPDIR may be another one: its values were removed
+    while it read them)."""
     temp = Path(tempfile.gettempdir())
+    mine = f"{RUN_FOLDER_PREFIX}{os.getpid()}-"
     for base in (temp, SHARED_MEMORY):
         if not base.is_dir():
             continue
         for folder in base.glob(f"{RUN_FOLDER_PREFIX}*"):
             orphan = not _owner_alive(folder.name)
-            if base == SHARED_MEMORY and not (temp / folder.name).exists() and _owned_here(folder.name):
-                orphan = True  # its run folder went with a normal cleanup (another process's temporary
-                # folder may be elsewhere: its TMPDIR is its own)
+            if base == SHARED_MEMORY and folder.name.startswith(mine) and not (temp / folder.name).exists():
+                orphan = True  # its run folder went with a normal cleanup
             if orphan:
                 shutil.rmtree(folder, ignore_errors=True)
-
-
-def _owned_here(folder_name: str) -> bool:
-    return folder_name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0] == str(os.getpid())
 
 
 def _owner_alive(folder_name: str) -> bool:
@@ -390,10 +513,12 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
                   options: RunOptions = DEFAULT_OPTIONS, *, base_dir: Path | None = None,
                   out_dir: Path | None = None, progress: ProgressFn = no_progress,
                   token: CancelToken | None = None,
-                  on_start: Callable[[WorkerRun], None] | None = None) -> RunResult:
-    """Run in a new worker process and wait for it (see :class:`WorkerRun`). If the process crashes
-    while ONNX shape inference plans the capture (it can, on a malformed model), the run is made
-    again without that step; a process ended from outside then (killed) is reported, not run again."""
+                  on_start: Callable[[WorkerRun], None] | None = None,
+                  generated: GeneratedInputs | None = None) -> RunResult:
+    """Run in a new worker process and wait for it (see :class:`WorkerRun`); ``feeds`` are the given inputs,
+    ``generated`` the ones the worker makes. If the process crashes while ONNX shape inference plans the
+    capture or reads the graph for input sizes (it can, on a malformed model), the run is made again
+    without that step; a process ended from outside then (killed) is reported, not run again."""
     last = [""]
 
     def tracked(fraction: float, text: str) -> None:
@@ -401,21 +526,30 @@ def run_in_worker(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.
         progress(fraction, text)
 
     try:
-        return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start)
+        return _run_once(model, feeds, options, base_dir, out_dir, tracked, token, on_start, generated)
     except CaptureTooBig:  # planning went well: it found the capture would not fit
         raise
     except RunError as exc:
-        if last[0] != PLANNING or not options.pack or (isinstance(exc, WorkerEnded) and not exc.crashed):
+        step = last[0]
+        again = (step == PLANNING and options.pack) or (step == SIZING and generated is not None)
+        if not again or (isinstance(exc, WorkerEnded) and not exc.crashed):
             raise
-    result = _run_once(model, feeds, replace(options, pack=False), base_dir, out_dir, progress, token, on_start)
+    if last[0] == SIZING:
+        assert generated is not None
+        result = _run_once(model, feeds, options, base_dir, out_dir, progress, token, on_start,
+                           replace(generated, hints=False))
+        result.notes.append("shape inference crashed while reading the graph for input sizes; none was suggested.")
+        return result
+    result = _run_once(model, feeds, replace(options, pack=False), base_dir, out_dir, progress, token, on_start,
+                       generated)
     result.notes.append("shape inference crashed while planning the capture; the values were fetched one by one.")
     return result
 
 
 def _run_once(model: onnx.ModelProto | Path | bytes, feeds: Mapping[str, np.ndarray], options: RunOptions,
               base_dir: Path | None, out_dir: Path | None, progress: ProgressFn, token: CancelToken | None,
-              on_start: Callable[[WorkerRun], None] | None) -> RunResult:
-    run = WorkerRun(model, feeds, options, base_dir, out_dir)
+              on_start: Callable[[WorkerRun], None] | None, generated: GeneratedInputs | None = None) -> RunResult:
+    run = WorkerRun(model, feeds, options, base_dir, out_dir, generated)
     try:
         progress(0.0, "Starting the runtime process")
     except Cancelled:

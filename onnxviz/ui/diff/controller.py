@@ -12,6 +12,8 @@ the diff's alignment, so the values compared are the ones the diff paired.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,9 +33,11 @@ from onnxviz.model.layout.ghosts import Ghost
 from onnxviz.model.matching import CrossRun, Difference, ModelDiff, compare_models, diff_models
 from onnxviz.model.matching.diff import function_label
 from onnxviz.model.matching.ghosts import added_ghosts
+from onnxviz.model.matching.samples import SamplesRun, compare_samples
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.model.runner.compare import COMPARE_MEASURES, ValueDiff
+from onnxviz.model.runner.compare import COMPARE_MEASURES, PairSpec, ValueDiff
 from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.sizes import GeneratedInputs
 from onnxviz.model.runner.store import value_key
 from onnxviz.model.selection import SelectionState
 from onnxviz.model.text import display_name
@@ -91,6 +95,7 @@ class DiffController(QObject):
         self._ghost_of: dict[int, Ghost] = {}   # a difference's row -> its ghost
         self.showing_b = False     # the canvas shows B's graph
         self.cross: CrossRun | None = None
+        self.over: SamplesRun | None = None  # Run Both over several samples (cross: its last sample's runs)
         self.task: Task | None = None
         self.colouring = DIFFERENCES
         self._doc: Document | None = None
@@ -177,7 +182,10 @@ class DiffController(QObject):
         if task is not self.task or doc_a is not self.window.doc:
             return
         self.task = None
-        self._drop_runs()
+        replaced = (f"The comparison with another model was replaced: File > Compare With... opened "
+                    f"{display_name(opened.doc_b.name, 80)} (Run Both compares the two).")
+        self._drop_runs(replaced)
+        self.window.run_controller.comparison_replaced(replaced)
         self.show_b(False)
         self.doc_b, self.diff, self.marks, self.marks_b = opened.doc_b, opened.diff, opened.marks, opened.marks_b
         self.ghosts = opened.ghosts
@@ -226,7 +234,7 @@ class DiffController(QObject):
         self._cancel_task()
         was_active = self.active
         self.show_b(False)
-        self._drop_runs()
+        self._drop_runs("The diff was closed, and with it the runs of its Run Both (Run, F9, runs this model).")
         self.diff, self.doc_b, self.marks, self.marks_b = None, None, {}, {}
         self.ghosts, self._ghost_of = {}, {}
         self._show_ghosts()
@@ -237,11 +245,14 @@ class DiffController(QObject):
             self._refresh_node_panel()
             self.diff_closed.emit()
 
-    def _drop_runs(self) -> None:
+    def _drop_runs(self, reason: str = "") -> None:
+        """Remove the last Run Both's runs; the Activations panel, which shows them, says ``reason``."""
         if self.cross is not None:
+            self.window.run_controller.forget(self.cross, reason or "Run Both was run again.")
             self.cross.cleanup()
             self.cross = None
             self.dock.show_layers(None)
+        self.over = None
 
     # -- stepping and selecting --------------------------------------------------------------------
     def step(self, direction: int) -> None:
@@ -503,10 +514,16 @@ class DiffController(QObject):
             return None
         self._cancel_task()
 
-        def work(progress: ProgressFn, token: CancelToken) -> CrossRun:
-            arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
-            return compare_models(doc_a.index, doc_b.index, arrays, base_dir_a=doc_a.base_dir,
-                                  base_dir_b=doc_b.base_dir, alignment=diff.alignment, progress=progress, token=token)
+        def work(progress: ProgressFn, token: CancelToken) -> CrossRun | SamplesRun:
+            if isinstance(feeds, PendingFeeds) and feeds.samples:
+                readers = [functools.partial(_sample_inputs, feeds, path) for path in feeds.samples]
+                return compare_samples(doc_a.index, doc_b.index, readers, [Path(p).name for p in feeds.samples],
+                                       base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
+                                       alignment=diff.alignment, progress=progress, token=token)
+            given, generated = feeds.to_run() if isinstance(feeds, PendingFeeds) else (feeds, None)
+            return compare_models(doc_a.index, doc_b.index, given, base_dir_a=doc_a.base_dir,
+                                  base_dir_b=doc_b.base_dir, alignment=diff.alignment, progress=progress, token=token,
+                                  generated=generated)
 
         task = Task(work, "Running A and B", parent=self)
         task.finished.connect(lambda cross: self._compared(task, diff, cross))
@@ -526,19 +543,29 @@ class DiffController(QObject):
             self.window.statusBar().showMessage(sentence(exc.message), 10000)
             self.window.show_error("Run Both", sentence(exc.message), exc.details)
 
-    def _compared(self, task: Task, diff: ModelDiff, cross: CrossRun) -> None:
+    def _compared(self, task: Task, diff: ModelDiff, ran: CrossRun | SamplesRun) -> None:
         if task is not self.task or diff is not self.diff:
-            cross.cleanup()
+            ran.cleanup()
             return
         self.task = None
         self._drop_runs()
-        self.cross = cross
+        over = ran if isinstance(ran, SamplesRun) else None
+        cross = ran if isinstance(ran, CrossRun) else dataclasses.replace(ran.last, diffs=ran.worst())
+        self.cross, self.over = cross, over
         self.dock.set_measures(True)
         self.dock.colouring.setCurrentIndex(max(0, self.dock.colouring.findData("sqnr_loss")))  # emits: colours
         self.dock.show_layers(cross)
         worst = cross.worst_first()
         said = f"; the lowest SQNR {worst[0].sqnr_db:.2f} dB at {worst[0].name}" if worst else ""
-        self.window.statusBar().showMessage(f"Ran A and B: {len(cross.diffs)} values paired{said}.", 10000)
+        samples = f" over {len(over.labels)} samples (each pair's worst)" if over is not None else ""
+        self.window.statusBar().showMessage(f"Ran A and B{samples}: {len(cross.diffs)} values paired{said}.", 10000)
+        doc_a, doc_b = self.window.doc, self.doc_b
+        if doc_a is not None and doc_b is not None:  # A's run compared with B's: the Activations panel shows it too
+            main = [d for d in cross.diffs if "::" not in d.name]
+            pairs = [PairSpec(d.name, d.other, *cross.views.get((d.name, d.other), (None, None))) for d in main]
+            self.window.run_controller.show_comparison(
+                cross, doc_a, cross.result_a, cross.result_b, main, pairs, f"{doc_b.name} (B)",
+                over.pairs if over is not None else None, over.labels if over is not None else None)
         self._on_selection(self.window.doc.selection.state if self.window.doc is not None else SelectionState())
         self.runs_compared.emit()
 
@@ -626,3 +653,8 @@ def _added_note(diff: ModelDiff, drawn: int) -> str:
 def _removed_note(diff: ModelDiff) -> str:
     removed = sum(1 for d in diff.differences if d.kind == "node_removed")
     return f"{removed} node{'s' if removed != 1 else ''} only in A: see the list" if removed else "nothing removed"
+
+
+def _sample_inputs(feeds: PendingFeeds, path: str) -> tuple[dict[str, np.ndarray], GeneratedInputs | None]:
+    """(the run's thread) A's inputs for one sample: its arrays, the other inputs as the dialog chose them."""
+    return feeds.with_sample(path).to_run()

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDockWidget,
     QHBoxLayout,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.matching import CrossRun, Difference, ModelDiff, WeightPair
+from onnxviz.model.matching.diff import hidden_text, shown
 from onnxviz.model.runner.compare import COMPARE_MEASURES
 from onnxviz.model.text import display_name
 from onnxviz.ui.diff.layers import LayersView
@@ -46,24 +48,29 @@ def kind_colour(kind: str) -> QColor:
 
 
 class _Rows(QAbstractListModel):
-    """The differences as list rows, each made when it is drawn (a renamed 123k-node copy has 123k)."""
+    """The differences the filter leaves as list rows, each made when it is drawn (a renamed 123k-node copy
+    has 123k). ``shown`` maps a row to its difference's position in ``differences``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.differences: list[Difference] = []
+        self.shown: list[int] = []
+        self.row_of: dict[int, int] = {}
 
-    def set(self, differences: list[Difference]) -> None:
+    def set(self, differences: list[Difference], shown: list[int] | None = None) -> None:
         self.beginResetModel()
         self.differences = differences
+        self.shown = list(range(len(differences))) if shown is None else shown
+        self.row_of = {k: row for row, k in enumerate(self.shown)}
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.differences)
+        return 0 if parent.isValid() else len(self.shown)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.differences):
+        if not index.isValid() or not 0 <= index.row() < len(self.shown):
             return None
-        d = self.differences[index.row()]
+        d = self.differences[self.shown[index.row()]]
         if role == Qt.ItemDataRole.DisplayRole:
             return display_name(d.text(), LINE_CHARS)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -76,8 +83,9 @@ class _Rows(QAbstractListModel):
 
 
 class DiffList(QTreeView):
-    """A list of differences with QListWidget's row API; a flat tree view of uniform rows lays out only
-    the rows it shows (a QListView laid out all 123k, half a second)."""
+    """A list of differences with QListWidget's row API, in positions of the whole list of differences (a
+    difference the filter hides has no row: making it current clears the selection); a flat tree view of
+    uniform rows lays out only the rows it shows (a QListView laid out all 123k, half a second)."""
 
     currentRowChanged = Signal(int)  # noqa: N815 - QListWidget's name
 
@@ -88,16 +96,18 @@ class DiffList(QTreeView):
         self.setUniformRowHeights(True)
         self.setRootIsDecorated(False)
         self.setHeaderHidden(True)
-        self.selectionModel().currentRowChanged.connect(lambda now, _before: self.currentRowChanged.emit(now.row()))
+        self.selectionModel().currentRowChanged.connect(lambda now, _before: self.currentRowChanged.emit(
+            self.rows.shown[now.row()] if 0 <= now.row() < len(self.rows.shown) else -1))
 
     def count(self) -> int:
         return self.rows.rowCount()
 
     def currentRow(self) -> int:  # noqa: N802
-        return self.currentIndex().row()
+        row = self.currentIndex().row()
+        return self.rows.shown[row] if 0 <= row < len(self.rows.shown) else -1
 
     def setCurrentRow(self, row: int) -> None:  # noqa: N802
-        self.setCurrentIndex(self.rows.index(row, 0))
+        self.setCurrentIndex(self.rows.index(self.rows.row_of.get(row, -1), 0))
 
 
 class DiffDock(QDockWidget):
@@ -121,6 +131,15 @@ class DiffDock(QDockWidget):
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.list = DiffList()
         self.list.currentRowChanged.connect(self._on_row)
+        self.hide_boxes = {key: QCheckBox(f"Hide {what}") for key, what in
+                           (("renames", "renames"), ("value_info", "value_info changes"))}
+        self.hide_boxes["renames"].setToolTip("Leave out nodes, weights, inputs and outputs that only changed their "
+                                              "name (another exporter's naming)")
+        self.hide_boxes["value_info"].setToolTip("Leave out differences of value_info types only")
+        for box in self.hide_boxes.values():
+            box.toggled.connect(lambda _on: self._filter())
+        self.hidden_label = QLabel()
+        self.hidden_label.setTextFormat(Qt.TextFormat.PlainText)
         self.detail = QLabel()
         self.detail.setWordWrap(True)
         self.detail.setTextFormat(Qt.TextFormat.PlainText)
@@ -181,13 +200,34 @@ class DiffDock(QDockWidget):
         split.addWidget(side)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        filters = QHBoxLayout()
+        for box in self.hide_boxes.values():
+            filters.addWidget(box)
+        filters.addWidget(self.hidden_label, 1)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addLayout(buttons)
+        layout.addLayout(filters)
         layout.addWidget(split, 1)
         return page
+
+    def hidden_kinds(self) -> frozenset[str]:
+        return frozenset(key for key, box in self.hide_boxes.items() if box.isChecked())
+
+    def _filter(self) -> None:
+        """The list again, without what the Hide boxes leave out; the current difference stays if shown."""
+        current = self.list.currentRow()
+        keep, hidden = shown(self.differences, self.hidden_kinds())
+        self.list.blockSignals(True)
+        self.list.rows.set(self.differences, keep)
+        self.list.setCurrentRow(current)
+        self.list.blockSignals(False)
+        said = hidden_text(hidden)
+        self.hidden_label.setText(f"{len(keep):,} of {len(self.differences):,} shown; {said}" if said else "")
+        for w in (self.previous_button, self.next_button):
+            w.setEnabled(bool(keep))
 
     def show_diff(self, title: str, diff: ModelDiff, summary: str) -> None:
         self.differences = diff.differences
@@ -196,11 +236,10 @@ class DiffDock(QDockWidget):
         self.list.rows.set(self.differences)
         self.list.setCurrentRow(-1)
         self.list.blockSignals(False)
+        self._filter()
         self.show_sides(None)
         self.detail.setText("Select a difference (F8: next, Shift+F8: previous)." if self.differences
                             else "The two models are identical.")
-        for w in (self.previous_button, self.next_button):
-            w.setEnabled(bool(self.differences))
         self.set_measures(False)
         self.show_layers(None)
         self.values.show_message("Run Both, then select a node to see its value in A and B.")
@@ -257,14 +296,16 @@ class DiffDock(QDockWidget):
         self.colouring.blockSignals(False)
 
     def step(self, direction: int) -> int:
-        """Move the current row by ``direction`` (wrapping round); returns the new row (-1: no differences)."""
-        n = len(self.differences)
+        """Move to the next (``direction`` 1) or previous (-1) difference the filter shows, wrapping round;
+        returns its position in :attr:`differences` (-1: none shown)."""
+        shown_rows = self.list.rows.shown
+        n = len(shown_rows)
         if not n:
             return -1
-        row = self.list.currentRow()
+        row = self.list.rows.row_of.get(self.list.currentRow(), -1)
         row = (0 if direction > 0 else n - 1) if row < 0 else (row + direction) % n
-        self.list.setCurrentRow(row)
-        return row
+        self.list.setCurrentRow(shown_rows[row])
+        return shown_rows[row]
 
     def show_sides(self, table: QWidget | None) -> None:
         """Show ``table`` under the difference's text (None: nothing)."""

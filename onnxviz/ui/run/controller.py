@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,8 +22,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolBar
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex, scope_label
-from onnxviz.model.matching import Alignment, ValuePairing, align_models, feeds_for_b, pair_values
-from onnxviz.model.matching.crossrun import paired_specs
+from onnxviz.model.matching import Alignment, ValuePairing, align_models, pair_values
+from onnxviz.model.matching.crossrun import inputs_for_b, paired_specs
+from onnxviz.model.matching.samples import PairOverSamples, aggregate
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -50,7 +51,8 @@ from onnxviz.model.runner.compare import (
     per_node,
     worst,
 )
-from onnxviz.model.runner.inputs import input_specs, symbolic_dims, unknown_input
+from onnxviz.model.runner.inputs import input_specs, unknown_input
+from onnxviz.model.runner.sizes import expression_names, settable
 from onnxviz.model.runner.store import (
     FLAG_STATES,
     MEASURE_KINDS,
@@ -104,6 +106,8 @@ class Outcome:
     results: list[RunResult]
     diffs: list[ValueDiff] | None
     pairs: list[PairSpec] | None = None  # another model's values paired by the matcher (None: by name)
+    over: list[PairOverSamples] | None = None  # a comparison over several samples: each pair's mean and worst
+    samples: list[str] = field(default_factory=list)  # their names (the results are the last one's runs)
 
 
 class RunController(QObject):
@@ -121,6 +125,9 @@ class RunController(QObject):
         self.result: RunResult | None = None
         self.other: RunResult | None = None
         self.diffs: list[ValueDiff] | None = None
+        self.over: list[PairOverSamples] | None = None  # of self.diffs, when they gather several samples
+        self.samples: list[str] = []
+        self.owner: object | None = None  # another feature whose runs are shown (the diff's Run Both): not ours
         self.pairs: list[PairSpec] | None = None  # of self.diffs, when the other run is another model
         self.tolerance = DEFAULT_TOLERANCE   # of self.diffs, and of the next comparison
         self.other_label = ""                # what the last comparison compared with
@@ -205,7 +212,7 @@ class RunController(QObject):
             return
         warm_up()  # a worker process imports the runtime while the user picks inputs
         plan = self._plan(doc)
-        if ask or any(d not in plan.dims for d in symbolic_dims(specs)):
+        if ask or (not plan.asked and any(d not in plan.dims for d in settable(specs))):
             self._ask_inputs(doc, plan, compare, other_path)
             return
         try:
@@ -315,18 +322,48 @@ class RunController(QObject):
                                 progress, token)
 
         def run_jobs(jobs: list[Job], progress: ProgressFn, token: CancelToken) -> Outcome:
+            samples = feeds.samples if isinstance(feeds, PendingFeeds) and len(jobs) > 1 else ()
+            if not samples:
+                return run_sample(jobs, feeds, progress, token)
+            assert isinstance(feeds, PendingFeeds)
+            outcome: Outcome | None = None
+            per_sample: list[list[ValueDiff]] = []
+            try:
+                for k, path in enumerate(samples):
+                    if outcome is not None:
+                        for r in outcome.results:
+                            r.cleanup()
+                    outcome = run_sample(jobs, feeds.with_sample(path), _sample_part(progress, k, len(samples)), token)
+                    per_sample.append(outcome.diffs or [])
+            except BaseException:
+                if outcome is not None:
+                    for r in outcome.results:
+                        r.cleanup()
+                raise
+            assert outcome is not None
+            outcome.over = aggregate(per_sample)
+            outcome.diffs = [p.worst for p in outcome.over]
+            outcome.samples = [Path(path).name for path in samples]
+            return outcome
+
+        def run_sample(jobs: list[Job], feeds: Mapping[str, np.ndarray] | PendingFeeds, progress: ProgressFn,
+                       token: CancelToken) -> Outcome:
             results: list[RunResult] = []
-            arrays = feeds.make(progress, token) if isinstance(feeds, PendingFeeds) else feeds
-            matched = _matched_model(index, other_path, arrays, token) if compare == "file" and other_path else None
+            given, generated = feeds.to_run() if isinstance(feeds, PendingFeeds) else (dict(feeds), None)
+            matched = _matched_model(index, other_path, token) if compare == "file" and other_path else None
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
-                    job_feeds = matched[2] if k > 0 and matched is not None else arrays
+                    job_feeds, job_generated = given, generated
+                    if k > 0:  # the arrays the first run ran on, generated ones included
+                        job_feeds, job_generated = results[0].input_arrays(), None
+                        if matched is not None:
+                            job_feeds, job_generated = inputs_for_b(matched[0], job_feeds, matched[2])
                     assert job.model is not None
                     try:
                         results.append(run_model(job.model, job_feeds, job.options, index=index if k == 0 else None,
                                                  base_dir=job.base_dir, progress=part, token=token,
-                                                 on_start=self._on_worker_started))
+                                                 on_start=self._on_worker_started, generated=job_generated))
                     except RunError as exc:
                         if k == 0:
                             if exc.partial is not None:  # worked out here, like a result's
@@ -395,6 +432,8 @@ class RunController(QObject):
         self.result = outcome.results[0]
         self.other = outcome.results[1] if len(outcome.results) > 1 else None
         self.diffs, self.pairs = outcome.diffs, outcome.pairs
+        self.over, self.samples = outcome.over, outcome.samples
+        self._remember_sizes(doc, self.result)
         self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
@@ -433,11 +472,17 @@ class RunController(QObject):
         if above:
             self.window.resizeDocks([above[0], self.dock], [DOCK_SHARE[0], DOCK_SHARE[1]], Qt.Orientation.Vertical)
 
+    def _remember_sizes(self, doc: Document, result: RunResult) -> None:
+        """The sizes the run chose for the generated inputs' auto dimensions: tried first next time, and shown
+        beside their "auto" in the Run with Inputs dialog."""
+        plan = self._plan(doc)
+        plan.found.update((d, size) for d, size in result.dims.items() if d not in plan.dims)
+
     def _summary(self, label: str) -> str:
         assert self.result is not None
         r = self.result
         ms = 1000 * r.timings.get("run_s", 0.0)
-        text = f"Ran <b>{_name_html(label)}</b> on {r.engine} in {ms:.1f} ms: {len(r.values)} values"
+        text = f"Ran <b>{_name_html(label)}</b> on {html.escape(r.what_ran())} in {ms:.1f} ms: {len(r.values)} values"
         text += f" and {len(r.structured)} sequences or maps." if r.structured else "."
         bad = r.first_nonfinite()
         if bad is not None:
@@ -448,6 +493,10 @@ class RunController(QObject):
                      "first call). Enter a body to see them.")
         if self.diffs is not None:
             text += "<br>" + self._comparison_text()
+        text += f"<br>Inputs: {html.escape(wrappable(r.inputs_text(), 1000)) or 'none'}."
+        chosen = ", ".join(f"{d}={size}" for d, size in r.dims.items() if expression_names(d) is None)
+        if chosen:
+            text += f" Sizes chosen: {html.escape(wrappable(chosen, 400))} (Run with Inputs... sets others)."
         for note in r.notes:
             text += f"<br>Note: {html.escape(wrappable(note, 1000))}"
         return text
@@ -456,6 +505,8 @@ class RunController(QObject):
         """Relative error first: a max abs error of 4e+04 on values of 9e+09 is float32 rounding."""
         diffs = self.diffs or []
         text = f"Compared with {_name_html(self.other_label)}: {len(diffs)} values"
+        if self.over is not None:
+            return text + self._samples_text()
         rel, big = worst(diffs, "rel_error"), worst(diffs, "max_abs_error")
         if rel is not None and big is not None:
             text += (f", worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
@@ -547,10 +598,59 @@ class RunController(QObject):
 
     def _drop_results(self) -> None:
         for r in (self.result, self.other):
-            if r is not None:
+            if r is not None and self.owner is None:  # another feature's runs are its to remove
                 r.cleanup()
         self.result = self.other = None
         self.diffs = None
+        self.over, self.samples = None, []
+        self.owner = None
+
+    # -- comparisons of other features -------------------------------------------------------------
+    def show_comparison(self, owner: object, doc: Document, result_a: RunResult, result_b: RunResult,
+                        diffs: list[ValueDiff], pairs: list[PairSpec], label: str,
+                        over: list[PairOverSamples] | None = None, samples: list[str] | None = None) -> None:
+        """Another feature's comparison of this document with another model (the diff's Run Both) shown in the
+        Activations panel, replacing what it showed; the runs stay ``owner``'s, which calls :meth:`forget`
+        before it removes them. The canvas's colours stay the owner's."""
+        if self.window.doc is not doc:
+            return
+        self.cancel()
+        self._drop_results()
+        self.result, self.other, self.diffs, self.pairs = result_a, result_b, diffs, pairs
+        self.over, self.samples = over, list(samples or [])
+        self.owner, self.other_label = owner, label
+        if self.overlay_key not in COMPARE_MEASURES:
+            self.overlay_key = "rel_error"
+        self.dock.set_result(result_a, diffs, self._summary(doc.name), self.overlay_key, label, result_b)
+        self._on_selection(doc.selection.state)
+        self.update_actions()
+
+    def forget(self, owner: object, reason: str) -> None:
+        """``owner``'s runs are about to be removed: the panel no longer shows them (``reason`` says why)."""
+        if self.owner is None or self.owner is not owner:
+            return
+        self._drop_results()
+        self.dock.set_result(None)
+        self.dock.summary.setText(reason)
+        self.update_actions()
+
+    def comparison_replaced(self, reason: str) -> None:
+        """A new comparison with another model (File > Compare With...) replaces the one the panel shows with
+        a model other than this one: the runs it showed of that model go, this model's run stays."""
+        if self.owner is not None:
+            self.forget(self.owner, reason)
+            return
+        if self.other is None or self.pairs is None or self.result is None:
+            return  # no comparison, or one of this model's own runs (engines, the saved file)
+        self.other.cleanup()
+        self.other, self.diffs, self.pairs, self.over, self.samples = None, None, None, None, []
+        if self.overlay_key in COMPARE_MEASURES:
+            self.overlay_key = "max_abs"
+        doc = self.window.doc
+        summary = self._summary(doc.name if doc is not None else "")
+        self.dock.set_result(self.result, None, f"{summary}<br><i>{html.escape(reason)}</i>", self.overlay_key)
+        if doc is not None:
+            self._on_selection(doc.selection.state)
 
     # -- selection, overlay, finders -------------------------------------------------------------
     def _on_selection(self, state: SelectionState) -> None:
@@ -643,10 +743,33 @@ class RunController(QObject):
         self.reveal(bad.node)
         self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
+    def _samples_text(self) -> str:
+        """A comparison over several samples: the worst pair's relative error (its mean beside it), the
+        pairs beyond tolerance in some sample; the values shown are the last sample's."""
+        over = self.over or []
+        n = len(self.samples)
+        text = f" over {n} samples (each figure its worst over them; the values shown are the last sample's, " \
+               f"{_name_html(self.samples[-1]) if self.samples else ''})"
+        worst = max(over, key=lambda p: p.worst.measure("rel_error"), default=None)
+        if worst is not None:
+            text += (f", worst relative error {worst.worst.rel_error:.3g} ({_name_html(worst.worst.name)}; mean over "
+                     f"the samples {worst.mean.rel_error:.3g}), mean cosine of that value {worst.mean.cosine:.6f}")
+        beyond = [p for p in over if p.worst.outside > 0]
+        if not beyond:
+            return text + f". All within {self.tolerance.text()} in every sample."
+        return (text + f". {len(beyond)} differ beyond {self.tolerance.text()} in some sample, the first "
+                f"<b>{_name_html(beyond[0].worst.name)}</b>.")
+
     def jump_to_first_difference(self, rtol: float, atol: float) -> None:
         """Select the first value outside the tolerance; a new tolerance compares the two runs again."""
         tolerance = Tolerance(rtol, atol)
         if self.diffs is None or self.result is None or self.other is None:
+            return
+        if tolerance != self.tolerance and self.over is not None:
+            self.tolerance = tolerance
+            self.window.statusBar().showMessage(
+                f"A comparison over {len(self.samples)} samples keeps the runs of its last sample only: compare "
+                f"again to use {tolerance.text()}.", 10000)
             return
         if tolerance == self.tolerance:
             self._show_first_difference()
@@ -719,15 +842,15 @@ class RunController(QObject):
         self.actions["next_nan"].setEnabled(self.result is not None)
 
 
-def _matched_model(index: ModelIndex, other: Path, feeds: Mapping[str, np.ndarray],
-                   token: CancelToken) -> tuple[Alignment, ValuePairing, dict[str, np.ndarray]]:
-    """Another model compared with this one: its alignment and value pairs with ours by the matcher (the one
-    the model diff uses: through DequantizeLinear outputs, past fused or removed nodes, quantized ops as
-    float ones; main-graph values, as this panel compares runs of one model), and its feeds (the array of
-    the input each of its inputs is aligned with)."""
+def _matched_model(index: ModelIndex, other: Path,
+                   token: CancelToken) -> tuple[Alignment, ValuePairing, ModelIndex]:
+    """Another model compared with this one: the alignment (which feeds each of its inputs the array of the
+    input it is aligned with), its values paired with ours by the matcher (the one the model diff uses: through
+    DequantizeLinear outputs, past fused or removed nodes, quantized ops as float ones; main-graph values, as
+    this panel compares runs of one model) and its index."""
     other_index = Document.open(other).index
     alignment = align_models(index, other_index, token=token)
-    return alignment, pair_values(alignment, bodies=False), feeds_for_b(alignment, feeds, other_index)
+    return alignment, pair_values(alignment, bodies=False), other_index
 
 
 def _compare(a: RunResult, b: RunResult, pairs: list[PairSpec] | None, tolerance: Tolerance,
@@ -760,6 +883,12 @@ def _document_model(doc: Document, generation: int, token: CancelToken, folder: 
         if token.cancelled:
             raise
         raise RunError("the model was edited while it was being handed to the runtime; run it again.") from None
+
+
+def _sample_part(progress: ProgressFn, k: int, n: int) -> ProgressFn:
+    """Progress of sample ``k`` of ``n``, its text saying which."""
+    part = _scaled(progress, k, n)
+    return lambda fraction, text: part(fraction, f"Sample {k + 1} of {n}: {text}")
 
 
 def _scaled(progress: ProgressFn, k: int, n: int) -> ProgressFn:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ from PySide6.QtGui import QImage, QImageReader
 
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.input_files import read_array_file, read_regular_file
+from onnxviz.model.runner.input_files import Sample, read_array_file, read_regular_file
 from onnxviz.model.runner.inputs import (
     InputSpec,
     check_size,
@@ -26,6 +26,7 @@ from onnxviz.model.runner.inputs import (
     generate,
     strings_from_text,
 )
+from onnxviz.model.runner.sizes import GeneratedInputs, conflicts, given_dims
 from onnxviz.model.text import display_name
 from onnxviz.ui.settings import read_json_object
 
@@ -64,19 +65,25 @@ class InputChoice:
 
 @dataclass
 class InputPlan:
-    """The choices for every input of one model, the symbolic dims and the seed."""
+    """The choices for every input of one model, the sizes set for dimensions (the others are chosen when
+    the model runs: "auto"), the seed, the sizes that ran last for the auto ones (tried first next time),
+    and the samples comparisons run over (.npz files or folders of input_N.pb files)."""
 
     choices: dict[str, InputChoice]
     dims: dict[str, int]
     seed: int = 0
+    found: dict[str, int] = field(default_factory=dict)
+    samples: tuple[str, ...] = ()
+    asked: bool = False  # the Run with Inputs dialog made it: a dimension not in ``dims`` was left on auto
 
     def feeds(self, specs: list[InputSpec]) -> dict[str, np.ndarray]:
-        """Arrays for every input; raises RunError naming the input that cannot be made."""
+        """Arrays for every input (auto sizes: those that ran last, else 1); raises RunError naming the input
+        that cannot be made."""
         return self.prepare(specs).make()
 
     def prepare(self, specs: list[InputSpec]) -> PendingFeeds:
-        """Files and images read, generated inputs checked but not made yet (a big one takes seconds:
-        :meth:`PendingFeeds.make` runs off the GUI thread); raises RunError naming the input."""
+        """Files and images read, generated inputs checked but not made yet (the run's worker makes them, and
+        chooses the auto sizes); raises RunError naming the input, or a size that contradicts a given array."""
         given: dict[str, np.ndarray] = {}
         generated: list[tuple[InputSpec, str]] = []
         notes: list[str] = []
@@ -88,13 +95,17 @@ class InputPlan:
             else:
                 check_size(spec, self.dims)
                 generated.append((spec, choice.source))
+        clash = conflicts(self.dims, given_dims(specs, given))
+        if clash:
+            raise RunError(clash)
         return PendingFeeds(given, generated, dict(self.dims), self.seed, tuple(s.name for s in specs),
-                            tuple(note for note in notes if note))
+                            tuple(note for note in notes if note), dict(self.found), self.samples, tuple(specs))
 
 
 @dataclass(frozen=True)
 class PendingFeeds:
-    """The arrays of a plan: those read from files, and the generated ones still to make."""
+    """The arrays of a plan: those read from files, and the generated ones still to make (by the run's worker,
+    which chooses the sizes not set)."""
 
     given: dict[str, np.ndarray]
     generated: list[tuple[InputSpec, str]]  # (input, source)
@@ -102,16 +113,37 @@ class PendingFeeds:
     seed: int
     order: tuple[str, ...]  # the model's inputs
     notes: tuple[str, ...] = ()  # given arrays whose values were converted to the input's type
+    preferred: dict[str, int] = field(default_factory=dict)  # sizes that ran last for the others: tried first
+    samples: tuple[str, ...] = ()  # for comparisons: each sample's arrays replace the inputs they name
+    specs: tuple[InputSpec, ...] = ()
 
     def make(self, progress: ProgressFn = no_progress, token: CancelToken | None = None) -> dict[str, np.ndarray]:
-        """Every input's array, in the order of the plan's inputs."""
+        """Every input's array, in the order of the plan's inputs (sizes not set: those that ran last, else 1)."""
         made = dict(self.given)
+        sizes = {**self.preferred, **self.dims}
         for k, (spec, source) in enumerate(self.generated):
             if token is not None:
                 token.check()
             progress(k / max(len(self.generated), 1), f"Making input '{display_name(spec.name, 40)}'")
-            made[spec.name] = generate(spec, source, self.dims, self.seed)
+            made[spec.name] = generate(spec, source, sizes, self.seed)
         return {name: made[name] for name in self.order}
+
+    def to_run(self) -> tuple[dict[str, np.ndarray], GeneratedInputs | None]:
+        """The given arrays and the inputs the run's worker makes (its sizes fixed where set here or by a
+        given array, the others chosen there)."""
+        if not self.generated:
+            return dict(self.given), None
+        fixed = {**given_dims(list(self.specs), self.given), **self.dims}
+        return dict(self.given), GeneratedInputs(tuple(self.generated), fixed, self.seed, preferred=dict(self.preferred))
+
+    def with_sample(self, path: str) -> PendingFeeds:
+        """These inputs with those of the sample at ``path`` (an .npz or a folder of input_N.pb files) given."""
+        specs = list(self.specs)
+        arrays = {name: conform(spec, array) for spec in specs
+                  for name, array in Sample(Path(path)).read(specs).items() if name == spec.name}
+        given = {**self.given, **arrays}
+        generated = [(spec, source) for spec, source in self.generated if spec.name not in arrays]
+        return replace(self, given=given, generated=generated, samples=())
 
 
 def sizes_in_file(spec: InputSpec, path: str) -> dict[str, int]:
@@ -184,9 +216,9 @@ def _normalize(hwc: np.ndarray, normalization: str) -> np.ndarray:
 def remembered_dims(settings: QSettings) -> dict[str, int]:
     """Sizes of symbolic dimensions the user gave before (any model): read with bounded size and depth, a damaged
     value dropped from the file with a line in the log (:func:`~onnxviz.ui.settings.read_json_object`); entries
-    that are no size (1e400, "x", -1) are left out."""
+    that are no size (1e400, "x", -1) are left out (0 is a size: a declared empty batch)."""
     data = read_json_object(settings, DIMS_KEY)
-    return {k: v for k, v in data.items() if type(v) is int and 0 < v < 2**31}
+    return {k: v for k, v in data.items() if type(v) is int and 0 <= v < 2**31}
 
 
 def remember_dims(settings: QSettings, dims: Mapping[str, int]) -> None:

@@ -27,19 +27,20 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.runner import RunError
-from onnxviz.model.runner.input_files import inputs_file_names
+from onnxviz.model.runner.input_files import input_samples, inputs_file_names
 from onnxviz.model.runner.inputs import (
     GENERATED_STRING,
     InputSpec,
     dynamic_dim,
     save_inputs_file,
-    symbolic_dims,
 )
+from onnxviz.model.runner.sizes import settable
 from onnxviz.model.text import display_name
 from onnxviz.ui.run.input_sources import NORMALIZATIONS, SOURCE_LABELS, InputChoice, InputPlan, PendingFeeds
 from onnxviz.ui.widgets.names import message_text
 
 ARRAY_FILES = "Arrays (*.npy *.npz *.pb);;All files (*)"
+AUTO = -1  # a dimension's spin box at this value: chosen when the model runs
 IMAGE_FILES = "Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp);;All files (*)"
 
 
@@ -134,16 +135,19 @@ class InputsDialog(QDialog):
         self.specs = specs
         self.feeds: PendingFeeds | None = None  # what Run was accepted with
         self.dim_boxes: dict[str, QSpinBox] = {}
+        self.found = dict(plan.found)
+        self.samples: tuple[str, ...] = plan.samples
         layout = QVBoxLayout(self)
         intro = QLabel(f"Choose the inputs of <b>{_shown(model_name)}</b>. Generated values use the seed below; "
                        "sizes of symbolic dimensions are remembered.")
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        dims = symbolic_dims(specs)
+        dims = settable(specs)
         if dims:
             layout.addWidget(self._dims_box(dims, plan.dims))
         layout.addWidget(self._inputs_box(plan), 1)
         layout.addLayout(self._seed_row(plan.seed))
+        layout.addLayout(self._samples_row())
         self.error = QLabel()
         self.error.setWordWrap(True)
         self.error.setTextFormat(Qt.TextFormat.PlainText)  # messages quote file and input names: never markup
@@ -163,26 +167,74 @@ class InputsDialog(QDialog):
                 row.text.textChanged.connect(self.error.hide)
         for spin in self.dim_boxes.values():
             spin.valueChanged.connect(self.error.hide)
-        self.resize(980, min(640, 250 + 44 * len(specs) + 34 * len(dims)))
+        self.resize(980, min(680, 290 + 44 * len(specs) + 34 * len(dims)))
 
     def _dims_box(self, dims: list[str], known: dict[str, int]) -> QGroupBox:
-        box = QGroupBox("Symbolic dimensions")
+        box = QGroupBox("Dimensions (auto: sizes the graph suggests, else 1, others tried if those do not run)")
         form = QFormLayout(box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
-        declared = {dynamic_dim(s.name, axis): f"axis {axis} of input '{display_name(s.name, 80)}', declared -1"
-                    for s in self.specs for axis in s.dynamic_axes}
         for d in dims:
             spin = QSpinBox()
-            spin.setRange(1, 1 << 20)
-            spin.setValue(known.get(d, 1))
+            spin.setRange(AUTO, 1 << 20)
+            ran = self.found.get(d)
+            spin.setSpecialValueText("auto" if ran is None else f"auto (ran: {ran})")
+            spin.setValue(known.get(d, AUTO))
             spin.setFixedWidth(140)
+            spin.setToolTip("The size of this dimension in every generated input; auto: onnxviz chooses one that "
+                            "runs" + ("" if ran is None else f" (the last run ran with {ran}, tried first)"))
             self.dim_boxes[d] = spin
-            label = QLabel(f"{display_name(d, 80)}:")
+            label = QLabel(f"{display_name(d, 80)} ({_where(d, self.specs)}):")
             label.setTextFormat(Qt.TextFormat.PlainText)  # names from the file: never markup
-            if d in declared:
-                label.setText(f"{display_name(d, 80)} ({declared[d]}):")
             form.addRow(label, spin)
         return box
+
+    def _samples_row(self) -> QHBoxLayout:
+        """The samples comparisons run over (Compare Engines, Compare with Model..., Run Both): each measure is
+        then given as its mean and worst over them."""
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Samples for comparisons:"))
+        self.samples_label = QLabel()
+        self.samples_label.setTextFormat(Qt.TextFormat.PlainText)
+        row.addWidget(self.samples_label, 1)
+        files = QPushButton("Choose Files...")
+        files.setToolTip(".npz files of arrays named after the inputs, one sample each")
+        files.clicked.connect(lambda: self.choose_samples())
+        folder = QPushButton("Choose Folder...")
+        folder.setToolTip("A folder of input_N.pb files (one sample), of test_data_set_N folders or of .npz files")
+        folder.clicked.connect(lambda: self.choose_samples(folder=True))
+        clear = QPushButton("Clear")
+        clear.clicked.connect(lambda: self.set_samples(()))
+        for w in (files, folder, clear):
+            row.addWidget(w)
+        self.set_samples(self.samples)
+        return row
+
+    def choose_samples(self, paths: list[str] | None = None, folder: bool = False) -> None:
+        if paths is None:
+            if folder:
+                chosen = QFileDialog.getExistingDirectory(self, "Samples Folder")
+                paths = [chosen] if chosen else []
+            else:
+                paths, _ = QFileDialog.getOpenFileNames(self, "Samples", "", "NumPy archives (*.npz);;All files (*)")
+        if not paths:
+            return
+        try:
+            found = input_samples(paths, self.specs)
+        except RunError as exc:
+            self._show_error(exc.message)
+            return
+        self.set_samples(tuple(str(sample.path) for sample in found))
+
+    def set_samples(self, samples: tuple[str, ...]) -> None:
+        self.samples = samples
+        if not samples:
+            self.samples_label.setText("none: comparisons run once, on the inputs above")
+        else:
+            first = Path(samples[0])
+            self.samples_label.setText(f"{len(samples)} sample{'s' if len(samples) != 1 else ''} from "
+                                       f"{display_name(str(first.parent), 60)} ({display_name(first.name, 40)}"
+                                       + (", ..." if len(samples) > 1 else "") + "): each measure as its mean and "
+                                       "worst over them")
 
     def _inputs_box(self, plan: InputPlan) -> QGroupBox:
         box = QGroupBox(f"Inputs ({len(self.specs)})")
@@ -222,7 +274,8 @@ class InputsDialog(QDialog):
 
     def plan(self) -> InputPlan:
         return InputPlan({r.spec.name: r.choice() for r in self.rows},
-                         {d: box.value() for d, box in self.dim_boxes.items()}, self.seed.value())
+                         {d: box.value() for d, box in self.dim_boxes.items() if box.value() != AUTO},
+                         self.seed.value(), self.found, self.samples, asked=True)
 
     def load_npz(self, path: str = "") -> None:
         if not path:
@@ -266,3 +319,25 @@ class InputsDialog(QDialog):
 def _shown(name: str) -> str:
     """A model or input name inside rich text: invisible characters escaped, no markup, not too long."""
     return html.escape(display_name(name, 80))
+
+
+def _where(dim: str, specs: list[InputSpec]) -> str:
+    """Where a dimension is: ``axis 0 of input 'x', declared -1`` for one onnxviz named INPUT[AXIS], else the
+    axes that have it (``input_ids[1], attention_mask[1]``), so each can be set by name or by input and axis."""
+    places = []
+    for s in specs:
+        for axis, d in enumerate(s.shape or ()):
+            if d == dim and (axis in s.dynamic_axes or axis in s.unnamed_axes):
+                how = "declared -1" if axis in s.dynamic_axes else "declared with neither a size nor a name"
+                return f"axis {axis} of input '{display_name(s.name, 80)}', {how}"
+            if d == dim or (isinstance(d, str) and dim in _names_in(d)):
+                places.append(display_name(dynamic_dim(s.name, axis), 60) + ("" if d == dim else
+                                                                             f" = {display_name(str(d), 40)}"))
+    shown = ", ".join(places[:3]) + (f" and {len(places) - 3} more" if len(places) > 3 else "")
+    return shown or "in an expression"
+
+
+def _names_in(dim: str) -> list[str]:
+    from onnxviz.model.runner.sizes import expression_names
+
+    return expression_names(dim) or []
