@@ -204,7 +204,7 @@ def write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pack
     (a full disk), none (one sentence; ``out_dir`` is named when it is a --dump folder)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with Batch(f"the values to {out_dir}" if pack_dir is None else "the run's values") as batch:
+        with Batch(f"the values to {out_dir}" if index or pack_dir is None else "the run's values") as batch:
             _write_result(captured, model, out_dir, pack_dir, progress, batch, index)
     except DiskError as exc:
         raise OnnxvizError(f"{exc.message[:-1]}; none of them were kept.", exc.details) from exc
