@@ -227,7 +227,7 @@ def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, window: MainWind
     edit.selectAll()
     qtbot.keyClicks(edit, "[2.5]")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    assert dialog.editor.error.text() == "Some values do not fit in int64 (fractions, NaN or numbers out of its range)."
+    assert dialog.editor.error.text() == "1 value does not fit in int64 (fractions, NaN or numbers out of its range): 2.5 at index 0."
     dialog.close()
     press_undo(qtbot, window)
     assert doc.model.SerializeToString() == before

@@ -27,6 +27,7 @@ from onnxviz.model.editing.ops import Command, Path, resolve
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.text import quoted_name
 
 NodeRef = str | int | tuple[str, int]
@@ -141,6 +142,16 @@ class Finder:
         if n.name:
             return n.name
         return f"{n.op_type} {self.node_ids[i]}" if scope == "" else f"{n.op_type} #{i} in {scope}"
+
+    def known_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared, else as shape inference finds it (run now if it has not
+        run since the last edit); None if neither tells."""
+        index = self.index
+        t, _ = index.type_of(scope, name)
+        if t is None and not index.inferred:
+            index.set_inferred(infer_types(self.model).types)
+            t, _ = index.type_of(scope, name)
+        return t
 
     def schema_of(self, scope: str, i: int) -> OpSchema | None:
         return node_schema(self.model, self.node_proto(scope, i))

@@ -12,7 +12,14 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.editing.values import attribute_text
 from onnxviz.model.graph.contrib import all_contrib_schemas
-from onnxviz.model.graph.opschema import all_schemas, attribute_type_code, opset_version, schema_for
+from onnxviz.model.graph.enum_attributes import allowed_values
+from onnxviz.model.graph.opschema import (
+    all_schemas,
+    attribute_type_code,
+    normalize_domain,
+    opset_version,
+    schema_for,
+)
 
 CONTRIB_DOMAIN = "com.microsoft"  # onnxruntime's public contrib operators (its other domains are internal)
 
@@ -108,12 +115,35 @@ def _attribute(a: OpSchema.Attribute, schema: OpSchema) -> AttributeInfo:
     code = attribute_type_code(a)
     type_name = onnx.AttributeProto.AttributeType.Name(code).lower()
     description = (a.description or "").strip()
-    choices: tuple[str, ...] = ()
+    return AttributeInfo(a.name, type_name, bool(a.required), default, description, code,
+                         attribute_choices(schema, a.name))
+
+
+def attribute_choices(schema: OpSchema, name: str) -> tuple[str, ...]:
+    """The values attribute ``name`` of ``schema``'s operator version may take, as text; () when any value of
+    its type goes. An element type (Cast's ``to``) is one of the names its output's constraint allows
+    (``float``, ``int64``...); a string attribute one of the words the specification lists for that version
+    (:mod:`~onnxviz.model.graph.enum_attributes`), else those its description names in one sentence."""
+    spec = schema.attributes.get(name)
+    if spec is None:
+        return ()
+    code = attribute_type_code(spec)
+    description = (spec.description or "").strip()
     if code == onnx.AttributeProto.INT and _names_a_type(description):
-        choices = element_type_choices(schema)
-    elif code == onnx.AttributeProto.STRING:
-        choices = string_choices(description)
-    return AttributeInfo(a.name, type_name, bool(a.required), default, description, code, choices)
+        unset = spec.default_value.type and spec.default_value.i == onnx.TensorProto.UNDEFINED  # "as its input's"
+        return (("undefined",) if unset else ()) + element_type_choices(schema)
+    if code in (onnx.AttributeProto.STRING, onnx.AttributeProto.STRINGS):
+        listed = allowed_values(normalize_domain(schema.domain), schema.name, name, schema.since_version)
+        return listed or (string_choices(description) if code == onnx.AttributeProto.STRING else ())
+    return ()
+
+
+def element_type_name(elem: int) -> str:
+    """How element types are named where they are chosen: ``float``, ``float16``, ``int64``."""
+    try:
+        return str(onnx.TensorProto.DataType.Name(elem)).lower()
+    except ValueError:
+        return str(elem)
 
 
 def _names_a_type(description: str) -> bool:
