@@ -297,3 +297,23 @@ def test_a_value_entered_again_unchanged_is_no_edit(doc: Document, edit: Callabl
     before, steps = doc.model.SerializeToString(), doc.undo_stack.index
     edit(doc)
     assert doc.model.SerializeToString() == before and doc.undo_stack.index == steps
+
+
+# -- outputs a deletion orphans (issue 32.3) ---------------------------------------------------------------------------
+def test_delete_with_children_removes_or_repoints_the_outputs_it_orphans(doc: Document) -> None:
+    branch = doc.edit.node_branch("/head/fc/Gemm", "outputs")
+    assert branch.outputs == ("probabilities",) and branch.repoint == "head.pool"
+    roundtrip(doc, lambda: doc.edit.remove_node_with_outputs("/head/fc/Gemm", orphans="repoint"))
+    assert [(o.name, dims(o.type)) for o in doc.model.graph.output] == [("head.pool", ["batch", 16])]
+    assert doc.check() == []
+    doc.undo()
+    roundtrip(doc, lambda: doc.edit.remove_node_with_outputs("/head/fc/Gemm", orphans="remove"))
+    assert list(doc.model.graph.output) == []
+    doc.undo()
+    roundtrip(doc, lambda: doc.edit.remove_node_with_outputs("/head/fc/Gemm"))  # kept: the problem shows it
+    assert [o.name for o in doc.model.graph.output] == ["probabilities"]
+    assert any("probabilities" in p.message for p in doc.check())
+    doc.undo()
+    assert doc.edit.node_branch("/head/Softmax", "inputs").repoint == ""  # nothing fed a branch above it
+    refused(doc, lambda: doc.edit.remove_node_with_inputs("/head/Softmax", orphans="repoint"),
+            "no value can take the place of the outputs")
