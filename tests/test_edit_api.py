@@ -480,8 +480,10 @@ def test_palette_knows_the_values_an_attribute_may_take() -> None:
     from onnxviz.model.editing.palette import palette
 
     attrs = {(e.name, a.name): a for e in palette() for a in e.attributes}
-    assert attrs[("Cast", "to")].choices[:2] == ("uint8", "uint16") and "float" in attrs[("Cast", "to")].choices
-    assert attrs[("RandomNormal", "dtype")].choices == ("bfloat16", "float16", "float", "double")
+    assert attrs[("Cast", "to")].choices[:4] == ("float32", "float16", "bfloat16", "float64")  # common ones first,
+    assert "float8e4m3fn" in attrs[("Cast", "to")].choices  # named as the window names types everywhere
+    assert attrs[("RandomNormal", "dtype")].choices == ("float32", "float16", "bfloat16", "float64")
+    assert attrs[("DequantizeLinear", "output_dtype")].choices[:2] == ("undefined", "float32")  # 0: as its scale
     assert attrs[("BitShift", "direction")].choices == ("RIGHT", "LEFT")
     assert attrs[("Einsum", "equation")].choices == () and attrs[("Concat", "axis")].choices == ()
 

@@ -109,7 +109,7 @@ def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, window: MainWindow, 
     assert dialog.chosen().name == "Cast"  # type: ignore[union-attr]
     assert dialog.needs.isVisible() and list(dialog.needs.attribute_fields) == ["to"]
     combo = dialog.needs.attribute_fields["to"][1]
-    assert isinstance(combo, QComboBox) and combo.currentText() == "float"
+    assert isinstance(combo, QComboBox) and combo.currentText() == "float32"
     assert "int64" in [combo.itemText(k) for k in range(combo.count())]
     combo.setCurrentText("float16")
     shot(dialog, "insert_cast")

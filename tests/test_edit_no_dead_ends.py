@@ -274,9 +274,9 @@ def test_enum_and_element_type_attributes_take_only_accepted_values(doc: Documen
     refused(doc, lambda: doc.edit.set_attribute("/stem/conv/Conv", "auto_pad", "BACKWARD"),
             "Conv takes NOTSET, SAME_UPPER, SAME_LOWER or VALID as 'auto_pad', not 'BACKWARD'.")
     refused(doc, lambda: doc.edit.add_attribute("/stem/conv/Conv", "auto_pad", "same_upper"), "not 'same_upper'")
-    refused(doc, lambda: doc.edit.insert_on_value("stem.relu", "Cast", {"to": 999}), "as 'to', not '999'")
+    refused(doc, lambda: doc.edit.insert_on_value("stem.relu", "Cast", {"to": 999}), "as 'to', not 'unknown(999)'")
     refused(doc, lambda: doc.edit.insert_on_value("stem.relu", "RandomNormalLike", {"dtype": TensorProto.INT64}),
-            "RandomNormalLike takes float16, float or double as 'dtype', not 'int64'.")
+            "RandomNormalLike takes float32, float16 or float64 as 'dtype', not 'int64'.")
     roundtrip(doc, lambda: doc.edit.set_attribute("/stem/conv/Conv", "auto_pad", "SAME_UPPER"))
 
 

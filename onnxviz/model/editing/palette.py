@@ -16,10 +16,12 @@ from onnxviz.model.graph.enum_attributes import allowed_values
 from onnxviz.model.graph.opschema import (
     all_schemas,
     attribute_type_code,
+    names_element_type,
     normalize_domain,
     opset_version,
     schema_for,
 )
+from onnxviz.model.text import tensor_dtype_name
 
 CONTRIB_DOMAIN = "com.microsoft"  # onnxruntime's public contrib operators (its other domains are internal)
 
@@ -129,7 +131,7 @@ def attribute_choices(schema: OpSchema, name: str) -> tuple[str, ...]:
         return ()
     code = attribute_type_code(spec)
     description = (spec.description or "").strip()
-    if code == onnx.AttributeProto.INT and _names_a_type(description):
+    if code == onnx.AttributeProto.INT and names_element_type(description):
         unset = spec.default_value.type and spec.default_value.i == onnx.TensorProto.UNDEFINED  # "as its input's"
         return (("undefined",) if unset else ()) + element_type_choices(schema)
     if code in (onnx.AttributeProto.STRING, onnx.AttributeProto.STRINGS):
@@ -139,18 +141,9 @@ def attribute_choices(schema: OpSchema, name: str) -> tuple[str, ...]:
 
 
 def element_type_name(elem: int) -> str:
-    """How element types are named where they are chosen: ``float``, ``float16``, ``int64``."""
-    try:
-        return str(onnx.TensorProto.DataType.Name(elem)).lower()
-    except ValueError:
-        return str(elem)
-
-
-def _names_a_type(description: str) -> bool:
-    """Whether an int attribute holds an element type (Cast's ``to``, RandomNormal's ``dtype``...): its
-    description says so, as every such attribute of the standard operators does."""
-    text = description.lower()
-    return "data type" in text or "datatype" in text
+    """How element types are named where they are chosen, as everywhere in the window: ``float32``,
+    ``float16``, ``int64`` (``undefined`` for 0: "as the input's", where an operator allows it)."""
+    return tensor_dtype_name(elem) if elem else "undefined"
 
 
 _CHOICE_SENTENCE = re.compile(r"\b(either|one of)\b", re.IGNORECASE)
@@ -169,10 +162,16 @@ def string_choices(description: str) -> tuple[str, ...]:
 
 
 def element_type_choices(schema: OpSchema) -> tuple[str, ...]:
-    """The element types (``float``, ``int64``...) an operator's single output may have, as its type
-    constraint allows; every type ONNX knows when the schema does not narrow it."""
+    """The element types an operator's single output may have, as its type constraint allows, named as the
+    window names them everywhere (``float32``, ``float16``, ``int64``: :func:`element_type_name`); every type
+    ONNX knows when the schema does not narrow it."""
     constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
     allowed = constraints.get(schema.outputs[0].type_str, []) if len(schema.outputs) == 1 else []
-    names = [t[len("tensor("):-1] for t in allowed if t.startswith("tensor(") and t.endswith(")")]
-    known = [n.lower() for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED]
-    return tuple(n for n in names if n in known) or tuple(known)
+    names = [t[len("tensor("):-1].upper() for t in allowed if t.startswith("tensor(") and t.endswith(")")]
+    known = [n for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED]
+    chosen = [element_type_name(onnx.TensorProto.DataType.Value(n)) for n in ([n for n in names if n in known] or known)]
+    return tuple(sorted(chosen, key=lambda n: COMMON_TYPES.index(n) if n in COMMON_TYPES else len(COMMON_TYPES)))
+
+
+COMMON_TYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "uint16",
+                "uint32", "uint64", "bool", "string")  # first in a list of element types, in this order

@@ -16,7 +16,7 @@ from onnxviz.ui.edit.forms import complete
 from onnxviz.ui.widgets.names import short_name, whole_field
 
 A = AttributeProto
-DEFAULT_CHOICE = "float"
+DEFAULT_CHOICE = "float32"
 
 
 class NodeNeeds(QGroupBox):
