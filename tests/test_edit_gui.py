@@ -308,6 +308,7 @@ def _form(w: MainWindow, action: str) -> FormDialog:
 
 def _typed(qtbot: QtBot, dialog: FormDialog, key: str, text: str) -> None:
     edit = dialog.fields[key]
+    edit = getattr(edit, "edit", edit)  # a field of a value or numbers: its line
     assert isinstance(edit, QLineEdit)
     edit.clear()
     qtbot.keyClicks(edit, text)

@@ -117,7 +117,7 @@ def parse_attribute_text(text: str, attr_type: int) -> Any:
     raise EditError(f"attributes of type {attribute_type_name(attr_type)} cannot be typed as text.")
 
 
-TENSOR_TEXT_CHARS = 10_000  # longer text is refused before it is parsed (a big tensor is loaded from .npy)
+TENSOR_TEXT_CHARS = 200_000  # longer text is refused before it is parsed (a big tensor is loaded from .npy)
 
 
 def parse_tensor_text(text: str, dtype: Any = None) -> np.ndarray:
@@ -147,19 +147,36 @@ def parse_numbers(text: str) -> np.ndarray:
     return array
 
 
-SMALL_TENSOR = 64  # elements of a tensor edited as text; a bigger one is loaded from .npy
+SMALL_TENSOR = 4096  # elements of a tensor edited as text (of any rank); a bigger one is loaded from .npy
+ONE_LINE = 64  # elements of a one-dimensional tensor edited on one line; more get a box of several lines
 
 
 def small_array(t: TensorProto) -> np.ndarray | None:
     """The values of a tensor small enough to edit as text: numbers (or booleans), stored in the model,
-    at most one dimension and :data:`SMALL_TENSOR` elements; None otherwise."""
-    if len(t.dims) > 1 or t.data_location == TensorProto.EXTERNAL or any(d > SMALL_TENSOR for d in t.dims):
+    at most :data:`SMALL_TENSOR` elements; None otherwise."""
+    if t.data_location == TensorProto.EXTERNAL or math.prod(t.dims) > SMALL_TENSOR:
         return None
     try:
         array = numpy_helper.to_array(t)
     except Exception:  # noqa: BLE001 - malformed or exotic data is not offered as text
         return None
     return array if array.dtype.kind in "biuf" and array.dtype.itemsize <= 8 else None
+
+
+def array_edit_text(array: np.ndarray) -> str:
+    """The values of an array as they are typed back: nested lists for its dimensions (``[[1, 2], [3, 4]]``),
+    floats as the shortest text of their own precision, booleans as True/False."""
+    if array.ndim == 0:
+        return _edit_item(array.item(), array.dtype)
+    if array.ndim == 1:
+        return "[" + ", ".join(_edit_item(v, array.dtype) for v in array.tolist()) + "]"
+    return "[" + ",\n ".join(array_edit_text(sub) for sub in array) + "]"
+
+
+def _edit_item(v: Any, dtype: np.dtype) -> str:
+    if dtype.kind == "f":
+        return str(dtype.type(v))
+    return repr(v)
 
 
 def _numbers_only(value: Any) -> bool:

@@ -35,6 +35,7 @@ from onnxviz.model.document import Change, Document
 from onnxviz.model.editing.editor import NodeRef
 from onnxviz.model.editing.palette import attribute_choices, element_type_name
 from onnxviz.model.editing.values import (
+    array_edit_text,
     attribute_text,
     attribute_type_name,
     parse_attribute_text,
@@ -44,7 +45,7 @@ from onnxviz.model.editing.values import (
 )
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.opschema import attribute_type_code
-from onnxviz.model.text import array_values_text, display_name
+from onnxviz.model.text import display_name
 from onnxviz.ui.edit.forms import ERROR_COLOURS, ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import RichLabel, breakable, hidden_tooltip, short_name, whole_field
@@ -248,7 +249,7 @@ class AttributeEditor(QWidget):
         row.setContentsMargins(4, 0, 2, 0)
         array = small_array(attr.t)
         if array is not None:
-            edit = whole_field(QLineEdit(array_values_text(array)))
+            edit = whole_field(QLineEdit(array_edit_text(array).replace("\n", "")))
             edit.setFrame(False)
             edit.setToolTip(f"{attribute_text(attr)}: type numbers, e.g. [1, 2, 3]")
             edit.editingFinished.connect(lambda n=attr.name, d=array.dtype, e=edit: self._commit_tensor(n, d, e))
