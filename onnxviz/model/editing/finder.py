@@ -62,6 +62,7 @@ class Finder:
 
     def __init__(self, context: EditContext) -> None:
         self.context = context
+        self._inferred: tuple[int, dict[str, dict[str, Any]]] | None = None  # (model state, types by scope)
 
     @property
     def model(self) -> onnx.ModelProto:
@@ -144,14 +145,15 @@ class Finder:
         return f"{n.op_type} {self.node_ids[i]}" if scope == "" else f"{n.op_type} #{i} in {scope}"
 
     def known_type(self, scope: str, name: str) -> Any:
-        """The TypeProto of a value as declared, else as shape inference finds it (run now if it has not
-        run since the last edit); None if neither tells."""
-        index = self.index
-        t, _ = index.type_of(scope, name)
-        if t is None and not index.inferred:
-            index.set_inferred(infer_types(self.model).types)
-            t, _ = index.type_of(scope, name)
-        return t
+        """The TypeProto of a value as declared, else as shape inference finds it: the index's inferred types,
+        else inference run now on the model as it is (once per model state); None if neither tells."""
+        t, _ = self.index.type_of(scope, name)
+        if t is not None:
+            return t
+        generation = self.context.generation()
+        if self._inferred is None or self._inferred[0] != generation:
+            self._inferred = (generation, infer_types(self.model).types)
+        return self._inferred[1].get(scope, {}).get(name)
 
     def schema_of(self, scope: str, i: int) -> OpSchema | None:
         return node_schema(self.model, self.node_proto(scope, i))

@@ -109,8 +109,10 @@ class SetField(Op):
         setattr(msg, self.field, self.value)
 
     def unchanged(self, target: EditTarget) -> bool:
+        """Setting the value it has (an absent field set to its empty default included: that is no change
+        the user meant, only bytes)."""
         msg = resolve(target.model, self.path)
-        return bool(msg.HasField(self.field) and getattr(msg, self.field) == self.value)
+        return bool(getattr(msg, self.field) == self.value and (msg.HasField(self.field) or not self.value))
 
     def undo(self, target: EditTarget) -> None:
         msg = resolve(target.model, self.path)

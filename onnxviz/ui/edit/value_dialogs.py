@@ -204,7 +204,7 @@ def followed(doc: Document) -> str:
     for op in command.ops:
         if isinstance(op, ReplaceMessage | Insert) and len(op.path) >= 3 and op.path[1] in counts:
             counts[str(op.path[1])] += 1
-    parts = [f"{n} {what.replace('_', ' ')}{'s' if n != 1 and what != 'value_info' else ''}"
+    parts = [f"{n} {what}{'s' if n != 1 and what != 'value_info' else ''}"
              for what, n in (("input", counts["input"] - 1), ("output", counts["output"]),
                              ("value_info", counts["value_info"])) if n > 0]
     return f"{command.label}: {' and '.join(parts) if parts else 'nothing else'} followed."
