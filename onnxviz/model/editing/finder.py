@@ -144,16 +144,28 @@ class Finder:
             return n.name
         return f"{n.op_type} {self.node_ids[i]}" if scope == "" else f"{n.op_type} #{i} in {scope}"
 
+    def current_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared, else as shape inference finds it on the model as it is now (the
+        index's inferred types may be those of a state before the last edits, until validation catches up)."""
+        declared = self.index.graphs[scope].declared.get(name) if scope in self.index.graphs else None
+        if declared is not None:
+            return declared
+        return self._inferred_now().get(scope, {}).get(name) or self.index.type_of(scope, name)[0]
+
+    def _inferred_now(self) -> dict[str, dict[str, Any]]:
+        """Shape inference's types for the model as it is (run once per model state)."""
+        generation = self.context.generation()
+        if self._inferred is None or self._inferred[0] != generation:
+            self._inferred = (generation, infer_types(self.model).types)
+        return self._inferred[1]
+
     def known_type(self, scope: str, name: str) -> Any:
         """The TypeProto of a value as declared, else as shape inference finds it: the index's inferred types,
         else inference run now on the model as it is (once per model state); None if neither tells."""
         t, _ = self.index.type_of(scope, name)
         if t is not None:
             return t
-        generation = self.context.generation()
-        if self._inferred is None or self._inferred[0] != generation:
-            self._inferred = (generation, infer_types(self.model).types)
-        return self._inferred[1].get(scope, {}).get(name)
+        return self._inferred_now().get(scope, {}).get(name)
 
     def schema_of(self, scope: str, i: int) -> OpSchema | None:
         return node_schema(self.model, self.node_proto(scope, i))

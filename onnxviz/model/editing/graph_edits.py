@@ -99,7 +99,7 @@ def add_output(find: Finder, value: str, scope: str = "") -> Command:
         raise EditError(f"'{quoted_name(value)}' is already a graph output.")
     if not gi.defines(value):
         raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
-    t = find.known_type(scope, value)
+    t = find.current_type(scope, value)  # as the model is now: the index's inferred types may be older
     vi = ValueInfoProto(name=value)
     if t is not None:
         vi.type.CopyFrom(t)

@@ -418,4 +418,10 @@ class AttributesDialog(QDialog):
         layout.addWidget(buttons)
         for button in self.findChildren(QPushButton):
             button.setAutoDefault(False)  # Enter commits a value; it must not press a button
-        self.editor.table.setFocus()  # not the operator's description above it
+        fields = [*self.editor.value_edits.values(), *self.editor.value_choices.values()]
+        if len(fields) == 1:  # one attribute: its value, selected, so typing replaces it
+            fields[0].setFocus()
+            if isinstance(fields[0], QLineEdit):
+                fields[0].selectAll()
+        else:
+            self.editor.table.setFocus()  # not the operator's description above it

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC, NEEDS_WEIGHT, NEEDS_INPUT = "node", "value", "doc", "weight", "input"
+NEEDS_OUTPUT = "output"
 
 
 class EditController(QObject):
@@ -135,9 +136,11 @@ class EditController(QObject):
                          "Delete the node and every node only it feeds (a whole post-processing branch), "
                          "after showing which"))
         menu.addSeparator()
-        menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
+        menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE, "Shift+F2",
                          tip="Rename the selected value everywhere, subgraphs included"))
         menu.addAction(a("mark_output", "Mark as Graph &Output", self.mark_output, NEEDS_VALUE))
+        menu.addAction(a("remove_output", "Remove from Graph Outputs", self.remove_output, NEEDS_OUTPUT,
+                         tip="The selected value stays; the model no longer gives it"))
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
         menu.addAction(a("dimension", "Make Dimension D&ynamic or Static...", self.make_dimension,
                          tip="A graph input's dimension becomes a name or a size, with every output and "
@@ -179,7 +182,8 @@ class EditController(QObject):
         """The right-click menu for the current selection (Extract Selection when a node or group is selected)."""
         menu = QMenu(self.window)
         for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "insert_constant", "describe", None,
-                    "rename_value", "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant",
+                    "rename_value", "mark_output", "remove_output", "replace_weights", "weights_text", "to_initializer",
+                    "to_constant",
                     None, "delete", "delete_reconnect", "delete_inputs", "delete_outputs", None):
             if key is None:
                 menu.addSeparator()
@@ -245,7 +249,8 @@ class EditController(QObject):
         has_node = doc is not None and self.selected_node() is not None
         has_value = doc is not None and bool(self.selected_value())
         enabled = {NEEDS_DOC: doc is not None, NEEDS_NODE: has_node, NEEDS_VALUE: has_value or has_node,
-                   NEEDS_WEIGHT: self.selected_weight() != "", NEEDS_INPUT: self.selected_input() != ""}
+                   NEEDS_WEIGHT: self.selected_weight() != "", NEEDS_INPUT: self.selected_input() != "",
+                   NEEDS_OUTPUT: self.selected_output() != ""}
         for key, action in self.actions.items():
             action.setEnabled(enabled[self._needs[key]])
         stack = doc.undo_stack if doc is not None else None
@@ -303,6 +308,15 @@ class EditController(QObject):
             return ""
         value = doc.selection.state.value
         return value if value in doc.index.main.input_names else ""
+
+    def selected_output(self) -> str:
+        """The selected value when it is an output of its graph ('' otherwise)."""
+        doc = self.doc
+        value = self.selected_value()
+        if doc is None or not value:
+            return ""
+        g = doc.index.graphs.get(doc.selection.state.scope)
+        return value if g is not None and value in g.output_names else ""
 
     def _node(self) -> tuple[Document, str, int]:
         where = self.selected_node()
@@ -489,6 +503,10 @@ class EditController(QObject):
     def mark_output(self) -> None:
         doc, scope, value = self._value()
         doc.edit.add_output(value, scope)
+
+    def remove_output(self) -> None:
+        doc, scope, value = self._value()
+        doc.edit.remove_output(value, scope)
 
     def graph_io(self) -> None:
         if self.doc is None:

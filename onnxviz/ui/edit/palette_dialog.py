@@ -68,12 +68,15 @@ def placements(doc: Document) -> list[Placement]:
         ref: NodeRef = doc.node_ids[state.node] if state.scope == "" else (state.scope, state.node)
         if node.output and node.output[0]:
             out.append(_place("After {} (on {})", (label, node.output[0]), state.scope, node.output[0]))
+            out.append(_place("Beside what {} feeds (reads {}, feeds nothing yet)", (label, node.output[0]),
+                              state.scope, node.output[0], ()))
         data_inputs = [x for x in node.input if x]
         if data_inputs:
             out.append(_place("Before {} (on its input {})", (label, data_inputs[0]), state.scope,
                               data_inputs[0], (ref,)))
     elif state.value:
         out.append(_place("On the edge {} (before all its consumers)", (state.value,), state.scope, state.value))
+        out.append(_place("Reading {} (feeds nothing yet)", (state.value,), state.scope, state.value, ()))
     else:  # nothing selected: right after one of the graph's inputs
         inits = {t.name for t in doc.model.graph.initializer}
         out += [_place("After graph input {}", (v.name,), "", v.name)
@@ -245,14 +248,23 @@ class PaletteDialog(QDialog):
             return
         place = self.places[self.placement.currentIndex()]
         try:
-            self.doc.edit.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
-                                     scope=place.scope, name=self.name_edit.text().strip() or None,
-                                     consumers=place.consumers, extra_inputs=self.needs.inputs(),
-                                     literals=self.needs.literal_kind())
+            name = self.doc.edit.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
+                                                 scope=place.scope, name=self.name_edit.text().strip() or None,
+                                                 consumers=place.consumers, extra_inputs=self.needs.inputs(),
+                                                 literals=self.needs.literal_kind())
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
             return
         super().accept()
+        self._select(name)
+
+    def _select(self, name: str) -> None:
+        """The new node is selected: its attributes, a rename or a graph output are one key away."""
+        try:
+            scope, i = self.doc.edit.locate(name)
+        except OnnxvizError:
+            return
+        self.doc.selection.select_node(scope, i)
 
     def _insert_alone(self, entry: PaletteEntry) -> None:
         """An operator that takes no input (RandomNormal, a function of none): a node making a new value, first
@@ -260,9 +272,10 @@ class PaletteDialog(QDialog):
         scope = self.places[0].scope if self.places else ""
         out = self.doc.edit.unique_value_name(entry.name.lower())
         try:
-            self.doc.edit.insert_node(entry.name, [], [out], self.needs.attributes(), entry.domain,
-                                      self.name_edit.text().strip() or None, scope, position=0)
+            name = self.doc.edit.insert_node(entry.name, [], [out], self.needs.attributes(), entry.domain,
+                                             self.name_edit.text().strip() or None, scope, position=0)
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
             return
         super().accept()
+        self._select(name)
