@@ -145,7 +145,7 @@ def _retype_ops(find: Finder, name: str, new_type: TypeProto, scope: str) -> lis
     if not ops:
         return []
     return ops + retyped_ops(path, g, find.index.graphs[scope], {name: new_type},
-                             lambda x: find.known_type(scope, x), find.model.opset_import)
+                             lambda x: find.index.type_of(scope, x)[0], find.model.opset_import)
 
 
 def set_dimension(find: Finder, name: str, axis: int, dim: Dim, scope: str = "") -> Command:

@@ -15,7 +15,7 @@ from onnxviz.model.editing.graph_edits import rename_ops
 from onnxviz.model.editing.literals import LiteralKind, Literals, elem_of, port
 from onnxviz.model.editing.ops import Command, Insert, Op, Remove, ReplaceMessage, SetField, SetItem, resolve
 from onnxviz.model.editing.palette import attribute_choices, element_type_name
-from onnxviz.model.editing.restate import node_output_types, restated_entries, restated_output_ops
+from onnxviz.model.editing.restate import Types, node_output_types, restated_entries, restated_output_ops
 from onnxviz.model.editing.values import make_attribute
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.enum_attributes import IGNORING_CASE
@@ -122,7 +122,7 @@ def _restated(find: Finder, scope: str, i: int, ops: list[Op], after: NodeProto)
         return ops
     graph = resolve(find.model, path)
     return ops + restated_output_ops(path, graph, find.index.graphs[scope], i, after,
-                                     lambda x: find.known_type(scope, x), find.model.opset_import)
+                                     lambda x: find.index.type_of(scope, x)[0], find.model.opset_import)
 
 
 def _attribute_spec(find: Finder, scope: str, i: int, name: str) -> Any:
@@ -279,7 +279,7 @@ def _insert_before_output(find: Finder, value: str, op_type: str, attributes: Ma
     new.node.input[0], new.node.output[0] = before, value  # the Insert op holds this very node
     k = list(find.node_proto(scope, producer).output).index(value)
     rename = SetItem(find.node_path(scope, producer) + ("output",), k, before)
-    known = {**new.types, before: find.known_type(scope, value)}
+    known = {**new.types, before: find.index.type_of(scope, value)[0]}
     restated = _restated_new(find, scope, new.node, value, known)
     return Command(f"Insert {op_type} on {value}", [rename, *new.ops, *restated, *new.tail]), new.node.name
 
@@ -292,9 +292,9 @@ def _restated_new(find: Finder, scope: str, node: NodeProto, value: str, known: 
     if path[0] == "functions":
         return []
     graph = resolve(find.model, path)
-    inferred = node_output_types(graph, node, lambda x: known.get(x) or find.known_type(scope, x),
-                                 find.model.opset_import)
-    return restated_entries(path, graph, inferred, {value})
+    types = Types(graph, find.index.graphs[scope], lambda x: known.get(x) or find.index.type_of(scope, x)[0],
+                  find.model.opset_import)
+    return restated_entries(path, graph, node_output_types(types, node), {value})
 
 
 def _new_node(find: Finder, op_type: str, inputs: Sequence[Input], outputs: Sequence[str],

@@ -3,17 +3,22 @@
 An edit that changes what a node makes (``perm`` of a Transpose, Cast's ``to``) or the type of a graph input (a
 batch size made dynamic, float32 made float16) leaves the graph outputs and ``value_info`` entries declaring the
 old types: the saved model then fails onnx's full check, and runtimes warn ("Expected shape {1,1000} does not
-match {2,1000}") or refuse. Here onnx's shape inference runs on the part of the graph the edit reaches, alone
-(its inputs typed as they are known, small initializers given with their values), and every declared entry there
-that disagrees with what inference finds takes the inferred type (:func:`agree`, :func:`merged`). An entry that
-inference cannot type stays as it is; names inference made up (``unk__3``) never replace a declared dimension.
+match {2,1000}") or refuse. Here onnx's shape inference follows the change: node after node in graph order, each
+inferred alone from its inputs' types before and after the edit, going on only where what a node makes changed
+(a wavefront: an epsilon edited costs two one-node inferences, a Cast's new type goes as far as it changes
+types). When the change reaches more than :data:`WAVE_BUDGET` nodes (a batch size: everything), the part of the
+graph it reaches is inferred in one pass instead. Every declared entry that disagrees with what inference finds
+takes the inferred type (:func:`restated_type`); an entry inference cannot type stays as it is, and names
+inference made up (``unk__3``) never replace a declared dimension.
 
-An attribute edit first infers its node alone (a fraction of a millisecond): only when the node's outputs change
-type does the part after it run through inference too.
+Types are read as they are known (declared, else the index's inferred ones); a value known neither way is typed by
+inferring its maker alone, a few makers up (:class:`Types`), never by inferring the whole model.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import onnx
@@ -21,38 +26,112 @@ from onnx import GraphProto, NodeProto, OperatorSetIdProto, TensorProto, TypePro
 
 from onnxviz.model.editing.ops import Op, Path, ReplaceMessage
 from onnxviz.model.graph.index import GraphIndex
+from onnxviz.model.graph.validation import infer_types
 
-SMALL_INITIALIZER = 4096  # elements: initializers read as values (shapes, axes) go into the inference
+SMALL_INITIALIZER = 4096  # elements: integer initializers read as values (shapes, axes) go into the inference
+WAVE_BUDGET = 40  # nodes inferred one by one; a change reaching more is inferred in one pass over its region
+LOOK_UP = 4  # makers inferred alone, upwards, to type a value the index does not know
 TypeOf = Callable[[str], TypeProto | None]
 MADE_UP = "unk__"  # onnx's prefix for the names of dimensions it invents
 
 
-def restated_output_ops(path: Path, graph: GraphProto, g: GraphIndex, i: int, node: NodeProto, type_of: TypeOf,
+class Types:
+    """The types of a graph's values as known before an edit: declared, else inferred by the index, else by
+    inferring the value's maker alone (up to :data:`LOOK_UP` makers up); remembered while the edit is built."""
+
+    def __init__(self, graph: GraphProto, g: GraphIndex, known: TypeOf, opsets: Sequence[OperatorSetIdProto]) -> None:
+        self.graph, self.g, self.known, self.opsets = graph, g, known, opsets
+        self.weight = Weights(graph, g)
+        self._found: dict[str, TypeProto | None] = {}
+
+    def __call__(self, name: str, depth: int = 0) -> TypeProto | None:
+        if name in self._found:
+            return self._found[name]
+        t = self.known(name)
+        w = self.weight(name) if t is None or t.WhichOneof("value") is None else None
+        if w is not None:
+            t = onnx.helper.make_tensor_type_proto(w.data_type, list(w.dims))
+        if (t is None or t.WhichOneof("value") is None) and depth < LOOK_UP:
+            maker = self.g.producer.get(name, -1)
+            if maker >= 0:
+                t = self.infer(self.g.nodes[maker], lambda x: self(x, depth + 1)).get(name)
+        self._found[name] = t
+        return t
+
+    def infer(self, node: NodeProto, type_of: TypeOf) -> dict[str, TypeProto]:
+        """What ``node`` makes, inferred alone from its inputs' types as ``type_of`` gives them."""
+        return infer_alone([node], {}, type_of, self.opsets, self.weight)
+
+
+def restated_output_ops(path: Path, graph: GraphProto, g: GraphIndex, i: int, node: NodeProto, known: TypeOf,
                         opsets: Sequence[OperatorSetIdProto]) -> list[Op]:
     """Ops restating the declared types that node ``i`` made ``node`` (its attributes edited) changes: those
-    of its outputs, and when their types changed, those of the values downstream."""
-    inferred = node_output_types(graph, node, type_of, opsets)
-    moved = [x for x, t in inferred.items() if not _same(type_of(x), t)]
-    if moved and _declares_after(graph, g, [i]):
-        return retyped_ops(path, graph, g, {}, type_of, opsets, {i: node})
-    return restated_entries(path, graph, inferred, set(inferred))
+    of its outputs, and of the values after them whose types change with them."""
+    return retyped_ops(path, graph, g, {}, known, opsets, {i: node})
 
 
-def retyped_ops(path: Path, graph: GraphProto, g: GraphIndex, changed: Mapping[str, TypeProto], type_of: TypeOf,
+def retyped_ops(path: Path, graph: GraphProto, g: GraphIndex, changed: Mapping[str, TypeProto], known: TypeOf,
                 opsets: Sequence[OperatorSetIdProto], replaced: Mapping[int, NodeProto] | None = None) -> list[Op]:
     """Ops making the declared types downstream of an edit agree with shape inference: the edit gives values
     new types (``changed``, e.g. a graph input's) and/or replaces nodes (``replaced``, by position). The entries
     of the ``changed`` values themselves are the caller's."""
     replaced = dict(replaced or {})
-    region = downstream(g, [c for x in changed for c in g.consumers_of(x)] + list(replaced))
-    if not region:
+    types = Types(graph, g, known, opsets)
+    starts = [c for x in changed for c in g.consumers_of(x)] + list(replaced)
+    if not starts:
         return []
+    moved = None if g.unsorted else _wave(types, changed, replaced, starts)
+    if moved is not None:
+        return restated_entries(path, graph, moved, set(moved) - set(changed))
+    region = downstream(g, starts)  # too far for one node at a time: the region it reaches, in one pass
     made = {x for k in region for x in (replaced.get(k) or g.nodes[k]).output if x}
-    if not _declared_names(graph) & made:
+    names = {v.name for v in graph.value_info if v.name in made} | {v.name for v in graph.output if v.name in made}
+    if not names:
         return []
     nodes = [replaced.get(k) or g.nodes[k] for k in sorted(region)]
-    inferred = _infer_alone(graph, nodes, changed, type_of, opsets)
-    return restated_entries(path, graph, inferred, made)
+    return restated_entries(path, graph, _infer_region(nodes, changed, types, opsets), names)
+
+
+def _infer_region(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], types: Types,
+                  opsets: Sequence[OperatorSetIdProto]) -> Mapping[str, TypeProto]:
+    """The types inference finds for what ``nodes`` make, read from its output without parsing it whole (a
+    region of 100k nodes)."""
+    inputs, inits = _boundary(nodes, given, types, types.weight)
+    model = onnx.helper.make_model(onnx.helper.make_graph(list(nodes), "part", inputs, [], inits),
+                                   opset_imports=list(opsets))
+    return infer_types(model.SerializeToString(), contrib=False).types.get("", {})
+
+
+def _wave(types: Types, changed: Mapping[str, TypeProto], replaced: Mapping[int, NodeProto],
+          starts: list[int]) -> dict[str, TypeProto] | None:
+    """The new types of the values whose types the edit changes, found node after node in graph order (each
+    node inferred alone before and after the edit); None past :data:`WAVE_BUDGET` nodes."""
+    g = types.g
+    after: dict[str, TypeProto | None] = dict(changed)
+    heap = sorted(set(starts))
+    seen: set[int] = set()
+    while heap:
+        k = heapq.heappop(heap)
+        if k in seen:
+            continue
+        seen.add(k)
+        if len(seen) > WAVE_BUDGET:
+            return None
+        old_node, new_node = g.nodes[k], replaced.get(k) or g.nodes[k]
+        new = types.infer(new_node, lambda x: after[x] if x in after else types(x))
+        old = types.infer(old_node, types)
+        for x in new_node.output:
+            if x and _differ(old.get(x), new.get(x)):
+                after[x] = new.get(x)
+                for c in g.consumers_of(x):
+                    heapq.heappush(heap, c)
+    return {x: t for x, t in after.items() if t is not None}
+
+
+def _differ(a: TypeProto | None, b: TypeProto | None) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return a.SerializeToString() != b.SerializeToString()
 
 
 def downstream(g: GraphIndex, starts: Iterable[int]) -> set[int]:
@@ -68,30 +147,35 @@ def downstream(g: GraphIndex, starts: Iterable[int]) -> set[int]:
     return seen
 
 
-def node_output_types(graph: GraphProto, node: NodeProto, type_of: TypeOf,
-                      opsets: Sequence[OperatorSetIdProto]) -> dict[str, TypeProto]:
+def node_output_types(types: Types, node: NodeProto) -> dict[str, TypeProto]:
     """The types onnx's shape inference gives ``node``'s outputs from its inputs' types (and the values of
     small initializers it reads); {} when an input's type is unknown or inference refuses."""
-    if any(x and _input_type(graph, x, type_of, {}) is None for x in node.input):
+    if any(x and _input_type(x, types, {}) is None for x in node.input):
         return {}
-    return _infer_alone(graph, [node], {}, type_of, opsets)
+    return types.infer(node, types)
 
 
-def _infer_alone(graph: GraphProto, nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type_of: TypeOf,
-                 opsets: Sequence[OperatorSetIdProto]) -> dict[str, TypeProto]:
+class Weights:
+    """A graph's initializers by name, found through the index's list of their names (read once)."""
+
+    def __init__(self, graph: GraphProto, g: GraphIndex) -> None:
+        self.graph, self.g = graph, g
+        self._at: dict[str, int] | None = None
+
+    def __call__(self, name: str) -> TensorProto | None:
+        if self._at is None:
+            self._at = {n: k for k, n in enumerate(self.g.initializer_names)}
+        k = self._at.get(name, -1)
+        return self.graph.initializer[k] if 0 <= k < len(self.graph.initializer) else None
+
+
+def infer_alone(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type_of: TypeOf,
+                opsets: Sequence[OperatorSetIdProto], weight: Callable[[str], TensorProto | None]
+                ) -> dict[str, TypeProto]:
     """Shape inference over ``nodes`` alone: what they read from elsewhere is typed by ``given``, else as an
     initializer (with its values when small) or as known (``type_of``). The types of what they make."""
     made = {x for n in nodes for x in n.output if x}
-    weights = {t.name: t for t in graph.initializer}
-    inputs, inits = [], []
-    for name in dict.fromkeys(x for n in nodes for x in n.input if x and x not in made):
-        weight = weights.get(name)
-        if weight is not None and name not in given and _small(weight):
-            inits.append(weight)
-            continue
-        t = _input_type(graph, name, type_of, given)
-        if t is not None:
-            inputs.append(onnx.helper.make_value_info(name, t))
+    inputs, inits = _boundary(nodes, given, type_of, weight)
     alone = onnx.helper.make_graph(list(nodes), "part", inputs, [], inits)
     try:
         model = onnx.helper.make_model(alone, opset_imports=list(opsets))
@@ -102,104 +186,110 @@ def _infer_alone(graph: GraphProto, nodes: Sequence[NodeProto], given: Mapping[s
     return {v.name: v.type for v in values if v.name in made and v.type.HasField("tensor_type")}
 
 
-def _input_type(graph: GraphProto, name: str, type_of: TypeOf, given: Mapping[str, TypeProto]) -> TypeProto | None:
+def _boundary(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type_of: TypeOf,
+              weight: Callable[[str], TensorProto | None]) -> tuple[list[onnx.ValueInfoProto], list[TensorProto]]:
+    """What ``nodes`` read from elsewhere: typed inputs (``given``, else as known), and small initializers with
+    their values (inference reads shapes and axes from them)."""
+    made = {x for n in nodes for x in n.output if x}
+    inputs, inits = [], []
+    for name in dict.fromkeys(x for n in nodes for x in n.input if x and x not in made):
+        w = weight(name) if name not in given else None
+        if w is not None and _small(w):
+            inits.append(w)
+            continue
+        t = _input_type(name, type_of, given)
+        if t is not None:
+            inputs.append(onnx.helper.make_value_info(name, t))
+    return inputs, inits
+
+
+def _input_type(name: str, type_of: TypeOf, given: Mapping[str, TypeProto]) -> TypeProto | None:
     if name in given:
         return given[name]
     t = type_of(name)
     if t is not None and t.WhichOneof("value") is not None:
         return t
-    weight = next((w for w in graph.initializer if w.name == name), None)
-    if weight is not None:
-        return onnx.helper.make_tensor_type_proto(weight.data_type, list(weight.dims))
     return None
 
 
 def restated_entries(path: Path, graph: GraphProto, inferred: Mapping[str, TypeProto], names: set[str]) -> list[Op]:
     """Ops giving the declared entries (graph outputs, value_info) of ``names`` the ``inferred`` types where
     they disagree."""
+    if not names:
+        return []
     ops: list[Op] = []
     for field in ("output", "value_info"):
         for k, info in enumerate(getattr(graph, field)):
             new = inferred.get(info.name) if info.name in names else None
-            if new is not None and not agree(info.type, new):
-                ops.append(ReplaceMessage(path + (field, k, "type"), merged(info.type, new)))
+            restated = restated_type(info.type, new) if new is not None else None
+            if restated is not None:
+                ops.append(ReplaceMessage(path + (field, k, "type"), restated))
     return ops
 
 
-def _declared_names(graph: GraphProto) -> set[str]:
-    return {v.name for v in graph.value_info} | {v.name for v in graph.output}
-
-
-def _declares_after(graph: GraphProto, g: GraphIndex, starts: list[int]) -> bool:
-    """Some value made after ``starts`` (not by them: their own are restated alone) has a declared type."""
-    declared = _declared_names(graph)
-    return any(x in declared for k in downstream(g, starts) - set(starts) for x in g.nodes[k].output)
-
-
 # -- comparing a declared type with an inferred one ------------------------------------------------------
-def _dims(t: TypeProto) -> list[onnx.TensorShapeProto.Dimension] | None:
+Dims = list[int | str | None]
+
+
+def _shape(t: TypeProto) -> Dims | None:
+    """A tensor type's dimensions: sizes, names (inference's made-up ``unk__`` names as unknown), None for
+    unknown; None for an unknown rank."""
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
-    return list(t.tensor_type.shape.dim)
-
-
-def _named(d: onnx.TensorShapeProto.Dimension) -> bool:
-    return d.HasField("dim_param") and bool(d.dim_param) and not d.dim_param.startswith(MADE_UP)
-
-
-def _dim_agrees(old: onnx.TensorShapeProto.Dimension, new: onnx.TensorShapeProto.Dimension) -> bool:
-    """A declared dimension agrees with an inferred one unless one is a size and the other another size or a
-    name (two names agree: exporters name the same dimension differently)."""
-    if old.HasField("dim_value"):
-        return not (new.HasField("dim_value") and new.dim_value != old.dim_value) and not _named(new)
-    if _named(old):
-        return not new.HasField("dim_value")
-    return True
-
-
-def agree(declared: TypeProto, inferred: TypeProto) -> bool:
-    """Whether a declared tensor type says nothing inference contradicts: element type, rank, sizes."""
-    if not (declared.HasField("tensor_type") and inferred.HasField("tensor_type")):
-        return True
-    a, b = declared.tensor_type.elem_type, inferred.tensor_type.elem_type
-    if a and b and a != b:
-        return False
-    old, new = _dims(declared), _dims(inferred)
-    if old is None or new is None:
-        return True
-    return len(old) == len(new) and all(_dim_agrees(x, y) for x, y in zip(old, new, strict=True))
-
-
-def merged(declared: TypeProto, inferred: TypeProto) -> TypeProto:
-    """``declared`` restated: inference's element type, and its dimensions where it knows them (a size or a
-    name of its own); a declared dimension inference leaves unknown stays, unless the rank changed."""
-    out = TypeProto()
-    out.CopyFrom(declared)
-    if inferred.tensor_type.elem_type:
-        out.tensor_type.elem_type = inferred.tensor_type.elem_type
-    old, new = _dims(declared), _dims(inferred)
-    if new is None:
-        return out
-    shape = onnx.TensorShapeProto()
-    for k, d in enumerate(new):
-        dim = shape.dim.add()
-        if d.HasField("dim_value"):
-            dim.dim_value = d.dim_value
-        elif _named(d):
-            dim.dim_param = d.dim_param
-        elif old is not None and len(old) == len(new):
-            dim.CopyFrom(old[k])
-    out.tensor_type.shape.CopyFrom(shape)
+    out: Dims = []
+    for d in t.tensor_type.shape.dim:
+        which = d.WhichOneof("value")
+        out.append(d.dim_value if which == "dim_value" else
+                   d.dim_param if which == "dim_param" and d.dim_param and not d.dim_param.startswith(MADE_UP)
+                   else None)
     return out
 
 
-def _same(old: TypeProto | None, new: TypeProto) -> bool:
-    """The node-local inference gives an output the type it had (unknown before counts as a change)."""
-    return old is not None and agree(old, new) and agree(new, old)
+def _dim_agrees(old: int | str | None, new: int | str | None) -> bool:
+    """A declared dimension agrees with an inferred one unless one is a size and the other another size or a
+    name (two names agree: exporters name the same dimension differently)."""
+    if isinstance(old, int):
+        return new is None or new == old
+    if old is not None:
+        return not isinstance(new, int)
+    return True
+
+
+def restated_type(declared: TypeProto, inferred: TypeProto) -> TypeProto | None:
+    """``declared`` restated where inference contradicts its element type, rank or sizes; None where they agree.
+    The restated type takes inference's element type and its dimensions where it knows them (a size or a name
+    of its own); a declared dimension inference leaves unknown stays, unless the rank changed."""
+    if declared.SerializeToString() == inferred.SerializeToString() or not (
+            declared.HasField("tensor_type") and inferred.HasField("tensor_type")):
+        return None
+    a, b = declared.tensor_type.elem_type, inferred.tensor_type.elem_type
+    old, new = _shape(declared), _shape(inferred)
+    same_rank = old is not None and new is not None and len(old) == len(new)
+    shapes_agree = old is None or new is None or (same_rank and all(
+        _dim_agrees(x, y) for x, y in zip(old, new, strict=True)))  # type: ignore[arg-type]
+    if not (a and b and a != b) and shapes_agree:
+        return None
+    out = TypeProto()
+    out.CopyFrom(declared)
+    if b:
+        out.tensor_type.elem_type = b
+    if new is not None:
+        out.tensor_type.shape.Clear()
+        out.tensor_type.shape.SetInParent()
+        for k, d in enumerate(new):
+            kept = d if d is not None else (old[k] if same_rank and old is not None else None)
+            dim = out.tensor_type.shape.dim.add()
+            if isinstance(kept, int):
+                dim.dim_value = kept
+            elif kept is not None:
+                dim.dim_param = kept
+    return out
 
 
 def _small(t: TensorProto) -> bool:
-    size = 1
-    for d in t.dims:
-        size *= d
-    return size <= SMALL_INITIALIZER and t.data_location != TensorProto.EXTERNAL
+    """An initializer whose values inference reads (shapes, axes, pads: small integers); others go in as typed
+    inputs, their data left out."""
+    return t.data_type in _INDEXES and t.data_location != TensorProto.EXTERNAL and math.prod(t.dims) <= SMALL_INITIALIZER
+
+
+_INDEXES = frozenset({TensorProto.INT64, TensorProto.INT32})
