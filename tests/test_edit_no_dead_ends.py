@@ -300,3 +300,14 @@ def test_delete_with_children_removes_or_repoints_the_outputs_it_orphans(doc: Do
     assert doc.edit.node_branch("/head/Softmax", "inputs").repoint == ""  # nothing fed a branch above it
     refused(doc, lambda: doc.edit.remove_node_with_inputs("/head/Softmax", orphans="repoint"),
             "no value can take the place of the outputs")
+
+
+def test_weights_of_another_shape_or_an_operator_changed_restate_what_follows(tmp_path: Path) -> None:
+    doc = onnxviz.open(classifier(tmp_path / "c.onnx"))
+    wider = np.zeros((8, 3, 3, 3), np.float32)
+    roundtrip(doc, lambda: doc.edit.replace_initializer("conv.w", wider, force=True))
+    assert dims(declared(doc, "c")) == [1, 8, 6, 6] and dims(declared(doc, "r")) == [1, 8, 6, 6]
+    assert dims(declared(doc, "f")) == [1, 288]  # and the MatMul after it is an error, shown as one
+    doc.undo()
+    roundtrip(doc, lambda: doc.edit.set_op_type("relu", "Shape"))
+    assert declared(doc, "r").tensor_type.elem_type == TensorProto.INT64 and dims(declared(doc, "r")) == [4]

@@ -222,7 +222,12 @@ def replace_initializer(find: Finder, name: str, array: np.ndarray, scope: str =
     new.doc_string = old.doc_string
     if _holds(old, new, array):
         return Command("", [])  # the same values typed again: no edit
-    return Command(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
+    ops: list[Op] = [ReplaceMessage(path + ("initializer", k), new)]
+    if new.data_type != old.data_type or list(new.dims) != list(old.dims):  # what reads it makes other types
+        retyped = helper.make_tensor_type_proto(new.data_type, list(new.dims))
+        ops += retyped_ops(path, g, find.index.graphs[scope], {name: retyped},
+                           lambda x: find.index.type_of(scope, x)[0], find.model.opset_import)
+    return Command(f"Replace weights of {name}", ops)
 
 
 def _holds(old: TensorProto, new: TensorProto, array: np.ndarray) -> bool:

@@ -162,6 +162,11 @@ def set_op_type(find: Finder, node: NodeRef, op_type: str, domain: str | None = 
     if dom != n.domain:
         ops.append(SetField(path, "domain", dom))
     ops += _import_ops(find, dom, op_type)
+    after = NodeProto()
+    after.CopyFrom(n)
+    after.op_type, after.domain = op_type, dom
+    if find.model.opset_import and not _import_ops(find, dom, op_type):  # a new domain: inferred once it is imported
+        ops = _restated(find, scope, i, ops, after)
     return Command(f"Change {find.node_label(scope, i)} to {(dom + '.') if dom else ''}{op_type}", ops)
 
 

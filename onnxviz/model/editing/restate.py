@@ -120,8 +120,8 @@ def _wave(types: Types, changed: Mapping[str, TypeProto], replaced: Mapping[int,
         old_node, new_node = g.nodes[k], replaced.get(k) or g.nodes[k]
         new = types.infer(new_node, lambda x: after[x] if x in after else types(x))
         old = types.infer(old_node, types)
-        for x in new_node.output:
-            if x and _differ(old.get(x), new.get(x)):
+        for x in new_node.output:  # where inference cannot tell what the edit makes, the declared type stays
+            if x and new.get(x) is not None and _differ(old.get(x), new.get(x)):
                 after[x] = new.get(x)
                 for c in g.consumers_of(x):
                     heapq.heappush(heap, c)

@@ -142,7 +142,7 @@ class EditController(QObject):
         menu.addAction(a("remove_output", "Remove from Graph Outputs", self.remove_output, NEEDS_OUTPUT,
                          tip="The selected value stays; the model no longer gives it"))
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
-        menu.addAction(a("dimension", "Make Dimension D&ynamic or Static...", self.make_dimension,
+        menu.addAction(a("dimension", "Ma&ke Dimension Dynamic or Static...", self.make_dimension,
                          tip="A graph input's dimension becomes a name or a size, with every output and "
                          "value_info that shares it"))
         menu.addSeparator()

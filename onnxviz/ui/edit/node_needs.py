@@ -69,7 +69,7 @@ class InputField(QWidget):
         self.array = None  # typed over: the file's numbers are no longer what it holds
 
     def _choose(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load numbers from", "", "NumPy arrays (*.npy)")
+        path, _ = QFileDialog.getOpenFileName(self, "Load Numbers From", "", "NumPy arrays (*.npy)")
         if path:
             self.load(Path(path))
 
