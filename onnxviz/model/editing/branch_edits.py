@@ -90,7 +90,7 @@ def _orphan_ops(find: Finder, path: Path, body: GraphProto, branch: Branch, orph
     ops: list[Op] = []
     if orphans == "repoint":
         info = ValueInfoProto(name=branch.repoint)
-        known = find.known_type(branch.scope, branch.repoint)
+        known = find.current_type(branch.scope, branch.repoint)
         if known is not None:
             info.type.CopyFrom(known)
         ops.append(ReplaceMessage(path + ("output", places[0]), info))

@@ -24,6 +24,7 @@ from onnx.defs import OpSchema
 from onnxviz.model.editing.commands import EditTarget
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command, Path, resolve
+from onnxviz.model.editing.restate import Types
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
@@ -158,6 +159,16 @@ class Finder:
         if self._inferred is None or self._inferred[0] != generation:
             self._inferred = (generation, infer_types(self.model).types)
         return self._inferred[1]
+
+    def local_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared or inferred by the index, else found by inferring its maker
+        alone (a few makers up, :class:`~onnxviz.model.editing.restate.Types`): cheap on any model."""
+        t, _ = self.index.type_of(scope, name)
+        path = self.scope_path(scope)
+        if t is not None or path[0] == "functions" or scope not in self.index.graphs:
+            return t
+        return Types(resolve(self.model, path), self.index.graphs[scope], lambda x: self.index.type_of(scope, x)[0],
+                     self.model.opset_import)(name)
 
     def known_type(self, scope: str, name: str) -> Any:
         """The TypeProto of a value as declared, else as shape inference finds it: the index's inferred types,

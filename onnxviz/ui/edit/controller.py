@@ -654,7 +654,7 @@ def bypass(doc: Document, scope: str, i: int) -> tuple[str, str] | None:
     g = doc.index.graphs[scope]
     if len(inputs) != 1 or len(outputs) != 1 or outputs[0] in g.output_names or not g.consumers_of(outputs[0]):
         return None
-    a, b = (doc.edit.find.known_type(scope, x) for x in (inputs[0], outputs[0]))
+    a, b = (doc.edit.find.local_type(scope, x) for x in (inputs[0], outputs[0]))
     if a is None or b is None or a.WhichOneof("value") is None or not same_type(a, b):
         return None
     return inputs[0], outputs[0]

@@ -50,7 +50,7 @@ def input_slots(doc: Document, scope: str, i: int) -> list[Slot]:
     """The inputs of node ``i`` a new value can feed: each it has, and one more when its operator takes more."""
     node = doc.edit.node_proto(scope, i)
     schema = doc.edit.schema_of(scope, i)
-    known = [elem_of(doc.edit.find.known_type(scope, x)) if x else 0 for x in node.input]
+    known = [elem_of(doc.edit.find.local_type(scope, x)) if x else 0 for x in node.input]
     most = schema.max_input if schema is not None else len(node.input) + 1
     slots = []
     for k in range(min(len(node.input) + 1, most)):
@@ -93,7 +93,7 @@ def new_tensor(controller: EditController, kind: LiteralKind) -> FormDialog:
     form.add_widget("value", "Value:", field)
     feeds = form.add_combo("feeds", "Feeds:", [NOT_CONNECTED] + [f"{s.label} of {target}" for s in slots])
     free = next((k for k, s in enumerate(slots) if not s.current), -1)
-    if free >= 0 and (free < len(slots) - 1 or len(slots) == 1 or not slots[free].current):
+    if free >= 0:  # the selected node's first input left empty (an optional one, or one more it takes)
         feeds.setCurrentIndex(free + 1)
 
     def follow(k: int) -> None:  # the element type the fed input takes
