@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from onnx import helper
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QSizePolicy
 
 from onnxviz.model.document import Document
 from onnxviz.model.editing.literals import LiteralKind, elem_of, port
@@ -92,6 +92,7 @@ def new_tensor(controller: EditController, kind: LiteralKind) -> FormDialog:
     field = InputField([], "numbers such as 2.0 or [[1, 2], [3, 4]]", names=False)
     form.add_widget("value", "Value:", field)
     feeds = form.add_combo("feeds", "Feeds:", [NOT_CONNECTED] + [f"{s.label} of {target}" for s in slots])
+    feeds.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)  # the node's name in sight
     free = next((k for k, s in enumerate(slots) if not s.current), -1)
     if free >= 0:  # the selected node's first input left empty (an optional one, or one more it takes)
         feeds.setCurrentIndex(free + 1)
