@@ -308,6 +308,7 @@ def _form(w: MainWindow, action: str) -> FormDialog:
 
 def _typed(qtbot: QtBot, dialog: FormDialog, key: str, text: str) -> None:
     edit = dialog.fields[key]
+    edit = getattr(edit, "edit", edit)  # a field of a value or numbers: its line
     assert isinstance(edit, QLineEdit)
     edit.clear()
     qtbot.keyClicks(edit, text)
@@ -554,3 +555,11 @@ def test_attribute_dialog_opens_with_the_keyboard_on_the_attributes(qtbot: QtBot
     assert isinstance(dialog, AttributesDialog)
     qtbot.waitUntil(lambda: dialog.focusWidget() is not None)
     assert dialog.focusWidget() is dialog.editor.table
+    dialog.close()
+    doc.selection.select_node("", 23)  # /head/Softmax: one attribute, its value ready to be typed over
+    window.editing.actions["attributes"].trigger()
+    dialog = window.editing.dialog
+    assert isinstance(dialog, AttributesDialog)
+    edit = dialog.editor.value_edits["axis"]
+    qtbot.waitUntil(lambda: dialog.focusWidget() is edit)
+    assert edit.selectedText() == edit.text() == "-1"

@@ -84,10 +84,14 @@ def test_delete_with_outputs_from_the_edit_menu(qtbot: QtBot, window: MainWindow
     box = window.editing.dialog
     assert isinstance(box, QMessageBox)
     assert box.text() == "Delete /head/fc/Gemm and the node that only it feeds?"
-    assert "Graph outputs left without a maker: probabilities." in unbreak(box.informativeText()).splitlines()
+    assert ("Graph outputs it would leave without a maker: probabilities (they go too, or make 'head.pool' the "
+            "output instead).") in unbreak(box.informativeText()).splitlines()
+    buttons = [b.text() for b in box.buttons()]
+    assert "Delete 2 Nodes and Their Outputs" in buttons and "Delete 2 Nodes, Output head.pool" in buttons
+    assert box.defaultButton().text() == "Delete 2 Nodes, Output head.pool"  # the model keeps an output
     shot(box, "delete_with_outputs")
     box.button(QMessageBox.StandardButton.Yes).click()
-    assert len(doc.model.graph.node) == 22
+    assert len(doc.model.graph.node) == 22 and list(doc.model.graph.output) == [] and doc.is_dirty
     assert doc.undo_stack.undo_label() == "Delete /head/fc/Gemm and 1 node only it feeds"
     doc.undo()
     assert doc.model.SerializeToString() == before
@@ -109,7 +113,7 @@ def test_insert_cast_asks_for_its_target_type(qtbot: QtBot, window: MainWindow, 
     assert dialog.chosen().name == "Cast"  # type: ignore[union-attr]
     assert dialog.needs.isVisible() and list(dialog.needs.attribute_fields) == ["to"]
     combo = dialog.needs.attribute_fields["to"][1]
-    assert isinstance(combo, QComboBox) and combo.currentText() == "float"
+    assert isinstance(combo, QComboBox) and combo.currentText() == "float32"
     assert "int64" in [combo.itemText(k) for k in range(combo.count())]
     combo.setCurrentText("float16")
     shot(dialog, "insert_cast")
@@ -138,7 +142,7 @@ def test_insert_contrib_fused_matmul_adds_its_opset_import_and_undo_removes_both
     assert chosen is not None and (chosen.domain, chosen.name) == ("com.microsoft", "FusedMatMul")
     assert dialog.list.currentItem().text() == "FusedMatMul   (com.microsoft)"
     assert "onnxruntime contrib operator" in dialog.schema_view.toPlainText()
-    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.relu")  # its B: x times itself, 16x16 matrices
+    qtbot.keyClicks(dialog.needs.input_fields[0][1].edit, "stem.relu")  # its B: x times itself, 16x16 matrices
     shot(dialog, "insert_contrib")
     dialog.ok_button.click()
     assert not dialog.isVisible()
@@ -156,8 +160,8 @@ def test_insert_add_asks_for_its_second_input(qtbot: QtBot, window: MainWindow, 
     assert dialog.chosen().name == "Add"  # type: ignore[union-attr]
     assert not dialog.needs.attribute_fields and len(dialog.needs.input_fields) == 1
     dialog.ok_button.click()
-    assert dialog.isVisible() and dialog.error.text() == "Name a value for the input 'B'."
-    edit = dialog.needs.input_fields[0][1]
+    assert dialog.isVisible() and dialog.error.text() == "Name a value for the input 'B', or give numbers."
+    edit = dialog.needs.input_fields[0][1].edit
     qtbot.keyClicks(edit, "stem.bn")
     dialog.ok_button.click()
     assert not dialog.isVisible()
@@ -176,7 +180,7 @@ def test_insert_concat_takes_more_inputs_and_relu_needs_nothing(
     assert dialog.chosen().name == "Concat"  # type: ignore[union-attr]
     axis = dialog.needs.attribute_fields["axis"][1]
     assert isinstance(axis, QLineEdit)
-    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.bn, stem.conv")
+    qtbot.keyClicks(dialog.needs.input_fields[0][1].edit, "stem.bn, stem.conv")
     dialog.ok_button.click()
     assert dialog.error.text() == "Give a value for the required attribute 'axis'."
     qtbot.keyClicks(axis, "1")
@@ -227,7 +231,7 @@ def test_small_tensor_attribute_is_edited_as_text(qtbot: QtBot, window: MainWind
     edit.selectAll()
     qtbot.keyClicks(edit, "[2.5]")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    assert dialog.editor.error.text() == "Some values do not fit in int64 (fractions, NaN or numbers out of its range)."
+    assert dialog.editor.error.text() == "1 value does not fit in int64 (fractions, NaN or numbers out of its range): 2.5 at index 0."
     dialog.close()
     press_undo(qtbot, window)
     assert doc.model.SerializeToString() == before
@@ -441,7 +445,7 @@ def test_insert_offers_the_words_a_string_attribute_may_be(qtbot: QtBot, window:
     combo = dialog.needs.attribute_fields["direction"][1]
     assert isinstance(combo, QComboBox) and [combo.itemText(k) for k in range(combo.count())] == ["RIGHT", "LEFT"]
     combo.setCurrentText("LEFT")
-    qtbot.keyClicks(dialog.needs.input_fields[0][1], "stem.bn")
+    qtbot.keyClicks(dialog.needs.input_fields[0][1].edit, "stem.bn")
     shot(dialog, "insert_bitshift")
     dialog.ok_button.click()
     node = doc.model.graph.node[3]

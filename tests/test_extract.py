@@ -164,3 +164,20 @@ def test_a_part_reads_weights_only_inside_its_source_folder(tmp_path: Path) -> N
     assert good.path is None and good.base_dir == folder.absolute() and good.load_problems == []
     bad = Document.part_of(source.edit.extract_nodes(["add_out"]), source)
     assert [p.message for p in bad.load_problems] == refused
+
+
+def test_a_qdq_layer_takes_its_dequantized_weights_along(tmp_path: Path) -> None:
+    """A QDQ export's layer: its weights' DequantizeLinear nodes come into the part (before, its 4 dequantized
+    weights became graph inputs), so the part runs from its activation alone."""
+    path = Path(__file__).parent / "data" / "exports" / "resnet_int8_qdq.onnx"
+    doc = Document.open(path)
+    layer = [i for i, n in enumerate(doc.model.graph.node) if n.name.startswith("/layer1/")]
+    part = doc.edit.extract_nodes(layer)
+    assert [v.name for v in part.graph.input] == ["/stem/stem.2/Relu_output_0_DequantizeLinear_Output"]
+    weights = [n.name for n in part.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in
+               {t.name for t in part.graph.initializer}]
+    assert len(weights) == 4 and len(part.graph.node) == len(layer) + 4
+    model = onnx.load(path)
+    feeds = {"image": np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32)}
+    names = [v.name for v in part.graph.input] + [v.name for v in part.graph.output]
+    check_and_run(part, tmp_path, intermediates(model, feeds, names))

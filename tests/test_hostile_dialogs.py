@@ -244,9 +244,9 @@ def test_rewire_lists_inputs_and_values_escaped_and_connects_the_exact_value(
         texts = _texts(dialog)
         _assert_nothing_raw(texts, "rewire")
         port = dialog.fields["port"]
-        assert isinstance(port, QComboBox) and port.count() == 3 and port.sizeHint().width() < 600
+        assert isinstance(port, QComboBox) and port.count() == 2 and port.sizeHint().width() < 600  # Add's 2
         assert all(len(port.itemText(k)) < 100 for k in range(port.count()))
-        edit = dialog.fields["value"]
+        edit = dialog.fields["value"].edit  # type: ignore[attr-defined]  # a value, or numbers
         assert isinstance(edit, QLineEdit)
         completer = edit.completer()
         model, popup = completer.model(), completer.popup()
@@ -271,7 +271,7 @@ def test_insert_node_places_name_the_node_escaped_and_fit_the_dialog(
         _shot(dialog, f"insert-{path.stem}")
         _assert_fits(dialog, "insert")
         _assert_nothing_raw(_texts(dialog), "insert")
-        assert dialog.placement.count() == 2 and dialog.placement.width() < WIDEST
+        assert dialog.placement.count() == 3 and dialog.placement.width() < WIDEST  # after, beside, before
         tip = dialog.placement.itemData(0, Qt.ItemDataRole.ToolTipRole)
         assert tip and len(tip) < 6000 and not RAW & set(tip)
         value = doc.model.graph.node[0].output[0]

@@ -14,6 +14,7 @@ from onnx import AttributeProto, numpy_helper
 import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.model.errors import EditError
+from onnxviz.model.graph.index import topological_order
 
 Pick = Callable[[int], int]  # pick(n) -> a number in range(n)
 
@@ -53,7 +54,56 @@ def _constant(doc: Document, pick: Pick) -> None:
         doc.edit.initializer_to_constant(inits[pick(len(inits))].name)
 
 
+def _input_dims(doc: Document) -> tuple[str, int]:
+    inputs = [v for v in doc.model.graph.input if v.type.tensor_type.HasField("shape")]
+    return inputs[0].name, len(inputs[0].type.tensor_type.shape.dim)
+
+
+def _set_dimension(doc: Document, pick: Pick) -> None:
+    name, rank = _input_dims(doc)
+    doc.edit.set_dimension(name, pick(rank), [1, 2, "n", "batch", None][pick(5)])
+
+
+def _literal_input(doc: Document, pick: Pick) -> None:
+    literal = [2.0, [1, 2], np.float32(0.5), np.zeros((2, 2), np.float64)][pick(4)]
+    kind = ("initializer", "constant")[pick(2)]
+    if pick(2):
+        doc.edit.insert_on_value(_values(doc)[pick(len(_values(doc)))], "Mul", extra_inputs=[literal], literals=kind)
+    else:
+        doc.edit.set_input(pick(len(doc.model.graph.node)), 1, literal, literals=kind)
+
+
+def _new_tensor(doc: Document, pick: Pick) -> None:
+    feed = (pick(len(doc.model.graph.node)), pick(3)) if pick(2) else None
+    add = doc.edit.insert_constant if pick(2) else doc.edit.add_initializer
+    add(f"t{pick(1000)}", [[0.5, 1.0], [1, 2], 3][pick(3)], ["float32", "int64", None][pick(3)], feed=feed)
+
+
+def _delete_branch(doc: Document, pick: Pick) -> None:
+    orphans = ("keep", "remove", "repoint")[pick(3)]
+    remove = doc.edit.remove_node_with_outputs if pick(2) else doc.edit.remove_node_with_inputs
+    remove(pick(len(doc.model.graph.node)), orphans=orphans)  # type: ignore[arg-type]
+
+
+def _cast_on(doc: Document, pick: Pick) -> None:
+    """A Cast whose type then changes: what follows is restated."""
+    value = _values(doc)[pick(len(_values(doc)))]
+    name = doc.edit.insert_on_value(value, "Cast", {"to": [1, 10, 11][pick(3)]})
+    doc.edit.set_attribute(name, "to", [1, 10, 11][pick(3)])
+
+
 EDITS: list[Callable[[Document, Pick], object]] = [
+    _set_dimension,
+    _literal_input,
+    _new_tensor,
+    _delete_branch,
+    _cast_on,
+    lambda d, p: d.edit.set_op_type(p(len(d.model.graph.node)), ["Relu", "Sigmoid", "Shape"][p(3)]),
+    lambda d, p: d.edit.replace_initializer(d.model.graph.initializer[p(len(d.model.graph.initializer))].name,
+                                            np.zeros((p(3) + 1, 2), np.float32), force=True),
+    lambda d, p: d.edit.set_value_type(d.model.graph.input[0].name, dtype=["float32", "float16"][p(2)]),
+    lambda d, p: d.edit.insert_on_value(_values(d)[p(len(_values(d)))], "Add",
+                                        extra_inputs=[_values(d)[p(len(_values(d)))]]),
     _attr_edit,
     _remove_attr,
     _replace_weight,
@@ -89,6 +139,13 @@ def _run_sequence(doc: Document, steps: list[tuple[int, list[int]]]) -> None:
             EDITS[kind](doc, pick)
         except (EditError, IndexError, ZeroDivisionError):
             pass  # a refused or impossible edit changes nothing; the property still has to hold
+        assert not _cyclic(doc), f"edit kind {kind} made a cycle"  # whatever edit: none makes one
+
+
+def _cyclic(doc: Document) -> list[int]:
+    g = doc.model.graph
+    producer = {x: i for i, n in enumerate(g.node) for x in n.output if x}
+    return topological_order(list(g.node), producer)[1]
 
 
 STEPS = st.lists(st.tuples(st.integers(0, len(EDITS) + 1), st.lists(st.integers(0, 10**6), min_size=8,

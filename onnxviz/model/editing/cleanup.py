@@ -38,7 +38,18 @@ def unused_ops(path: Path, graph: GraphProto, g: GraphIndex) -> tuple[list[Op], 
     dead_inits = [k for k, t in enumerate(graph.initializer) if t.name not in needed and t.name not in inputs]
     ops: list[Op] = [Remove(path + ("node",), i) for i in reversed(dead_nodes)]
     ops += [Remove(path + ("initializer",), k) for k in reversed(dead_inits)]
+    ops += undeclared_ops(path, graph, g, dead_nodes)
     return ops, len(dead_nodes), len(dead_inits)
+
+
+def undeclared_ops(path: Path, graph: GraphProto | None, g: GraphIndex, removed: Sequence[int]) -> list[Op]:
+    """Ops dropping the ``value_info`` entries of the values only the ``removed`` nodes made: an entry left for
+    a value nothing makes any more is stale (and a runtime warns when the name is made again otherwise)."""
+    gone = {x for i in removed for x in g.nodes[i].output if x and g.producer.get(x) == i}
+    if graph is None or not gone:
+        return []
+    return [Remove(path + ("value_info",), k) for k in reversed(range(len(graph.value_info)))
+            if graph.value_info[k].name in gone]
 
 
 def feeders_only(g: GraphIndex, i: int) -> list[int]:

@@ -21,9 +21,11 @@ from onnx import NodeProto, TensorProto
 from onnx.defs import OpSchema
 
 from onnxviz.model.editing import branch_edits, graph_edits, model_edits, node_edits
-from onnxviz.model.editing.branch_edits import Branch, Side
+from onnxviz.model.editing.branch_edits import Branch, Orphans, Side
 from onnxviz.model.editing.finder import Body, EditContext, Finder, NodeRef
 from onnxviz.model.editing.graph_edits import KEEP
+from onnxviz.model.editing.literals import LiteralKind
+from onnxviz.model.editing.node_edits import Input
 from onnxviz.model.editing.ops import Command, Path
 from onnxviz.model.editing.values import Dim
 
@@ -38,8 +40,9 @@ class Editor:
         self._execute = context.run
 
     def _run(self, command: Command) -> None:
-        """Execute ``command`` as one undoable step (nothing happens when there is nothing to change)."""
-        if command.ops:
+        """Execute ``command`` as one undoable step (nothing happens when there is nothing to change, or when
+        it would set only what is already there)."""
+        if command.ops and not command.unchanged(self.find.context.target):
             self._execute(command)
 
     # -- finding -------------------------------------------------------------------
@@ -109,32 +112,38 @@ class Editor:
         """Delete a node; with ``reconnect`` its consumers read its single input instead of its output."""
         self._run(node_edits.remove_node(self.find, node, reconnect))
 
-    def insert_node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str],
+    def insert_node(self, op_type: str, inputs: Sequence[Input], outputs: Sequence[str],
                     attributes: Mapping[str, Any] | None = None, domain: str = "", name: str | None = None,
-                    scope: str = "", position: int | None = None) -> str:
-        """Add a node; by default right after the last producer of its inputs. Returns its name."""
+                    scope: str = "", position: int | None = None, literals: LiteralKind = "initializer") -> str:
+        """Add a node; by default right after the last producer of its inputs. Returns its name. An input given
+        as numbers (``2.0``, ``[1, 2, 3]``, an array) becomes a new initializer, or a Constant node with
+        ``literals="constant"``, in the same step, typed as the input takes it."""
         command, node_name = node_edits.insert_node(self.find, op_type, inputs, outputs, attributes, domain, name,
-                                                    scope, position)
+                                                    scope, position, literals)
         self._run(command)
         return node_name
 
     def insert_on_value(self, value: str, op_type: str, attributes: Mapping[str, Any] | None = None,
                         domain: str = "", name: str | None = None, scope: str = "",
-                        consumers: Sequence[NodeRef] | None = None, extra_inputs: Sequence[str] = ()) -> str:
+                        consumers: Sequence[NodeRef] | None = None, extra_inputs: Sequence[Input] = (),
+                        literals: LiteralKind = "initializer") -> str:
         """Put a new node on the edge ``value`` -> consumers (all of them by default); returns its name.
 
-        The node reads ``value`` first, then ``extra_inputs`` ("" leaves an optional one empty). When
+        The node reads ``value`` first, then ``extra_inputs`` ("" leaves an optional one empty; numbers become
+        a new initializer, or a Constant with ``literals="constant"``, as in :meth:`insert_node`). When
         ``value`` is a graph output made by a node, the new node takes over its name (the producer's
         output is renamed), so the graph's outputs keep their names and now come from the new node.
+        Reading a value made from its own output (a cycle) is refused.
         """
         command, node_name = node_edits.insert_on_value(self.find, value, op_type, attributes, domain, name, scope,
-                                                        consumers, extra_inputs)
+                                                        consumers, extra_inputs, literals)
         self._run(command)
         return node_name
 
-    def set_input(self, node: NodeRef, index: int, value: str) -> None:
-        """Make input ``index`` of a node read ``value`` ("" leaves an optional input empty)."""
-        self._run(node_edits.set_input(self.find, node, index, value))
+    def set_input(self, node: NodeRef, index: int, value: Input, literals: LiteralKind = "initializer") -> None:
+        """Make input ``index`` of a node read ``value`` ("" leaves an optional input empty; numbers become a new
+        initializer or Constant, as in :meth:`insert_node`). A cycle is refused."""
+        self._run(node_edits.set_input(self.find, node, index, value, literals))
 
     # -- branches --------------------------------------------------------------------
     def node_branch(self, node: NodeRef, side: Side) -> Branch:
@@ -142,18 +151,21 @@ class Editor:
         (``"outputs"``) would delete, without changing anything."""
         return branch_edits.node_branch(self.find, node, side)
 
-    def remove_node_with_inputs(self, node: NodeRef) -> Branch:
+    def remove_node_with_inputs(self, node: NodeRef, orphans: Orphans = "keep") -> Branch:
         """Delete a node and every node that feeds only it (a whole pre-processing branch), with the
-        initializers only they read, as one command. Returns what went."""
-        return self._remove_branch(self.node_branch(node, "inputs"))
+        initializers only they read, as one command. Returns what went. ``orphans``: what becomes of the graph
+        outputs they made (see :meth:`remove_node_with_outputs`)."""
+        return self._remove_branch(self.node_branch(node, "inputs"), orphans)
 
-    def remove_node_with_outputs(self, node: NodeRef) -> Branch:
+    def remove_node_with_outputs(self, node: NodeRef, orphans: Orphans = "keep") -> Branch:
         """Delete a node and every node that only it feeds (a whole post-processing branch), with the
-        initializers only they read, as one command. Returns what went."""
-        return self._remove_branch(self.node_branch(node, "outputs"))
+        initializers only they read, as one command. Returns what went. The graph outputs they made are kept
+        (``orphans="keep"``: each is a problem), removed (``"remove"``) or replaced by the node's first input
+        (``"repoint"``: the model then ends where the branch began)."""
+        return self._remove_branch(self.node_branch(node, "outputs"), orphans)
 
-    def _remove_branch(self, branch: Branch) -> Branch:
-        self._run(branch_edits.remove_branch(self.find, branch))
+    def _remove_branch(self, branch: Branch, orphans: Orphans) -> Branch:
+        self._run(branch_edits.remove_branch(self.find, branch, orphans))
         return branch
 
     # -- values ----------------------------------------------------------------------
@@ -175,8 +187,14 @@ class Editor:
         self._run(graph_edits.remove_output(self.find, name, scope))
 
     def set_value_type(self, name: str, dtype: Any = KEEP, shape: list[Dim] | None = KEEP, scope: str = "") -> None:
-        """Change the declared element type and/or shape (ints, dim_param strings, None = unknown)."""
+        """Change the declared element type and/or shape (ints, dim_param strings, None = unknown); graph outputs
+        and value_info downstream that no longer hold are restated in the same step."""
         self._run(graph_edits.set_value_type(self.find, name, dtype, shape, scope))
+
+    def set_dimension(self, name: str, axis: int, dim: Dim, scope: str = "") -> None:
+        """Make dimension ``axis`` of graph input ``name`` static (an int) or dynamic (a name such as "batch"),
+        carried to every graph output and value_info that shares it, in one step."""
+        self._run(graph_edits.set_dimension(self.find, name, axis, dim, scope))
 
     # -- weights and constants ---------------------------------------------------------
     def replace_initializer(self, name: str, array: np.ndarray, scope: str = "", force: bool = False,
@@ -184,6 +202,22 @@ class Editor:
         """Replace an initializer's data. A different dtype or shape is refused unless ``force``; ``cast``
         first converts the array to the initializer's dtype (refused when a value does not fit)."""
         self._run(graph_edits.replace_initializer(self.find, name, array, scope, force, cast))
+
+    def add_initializer(self, name: str, value: Any, dtype: Any = None, scope: str = "",
+                        feed: tuple[NodeRef, int] | None = None) -> str:
+        """A new initializer ``name`` holding ``value`` (numbers or an array), of ``dtype`` if given (a checked
+        cast); with ``feed=(node, input)`` that input reads it, in the same step. Returns its name."""
+        command = graph_edits.add_tensor(self.find, name, value, dtype, scope, feed, "initializer")
+        self._run(command)
+        return name
+
+    def insert_constant(self, name: str, value: Any, dtype: Any = None, scope: str = "",
+                        feed: tuple[NodeRef, int] | None = None) -> str:
+        """A new Constant node making ``name`` (see :meth:`add_initializer`); it goes just before the node it
+        feeds, else first. Returns the value's name."""
+        command = graph_edits.add_tensor(self.find, name, value, dtype, scope, feed, "constant")
+        self._run(command)
+        return name
 
     def initializer_proto(self, name: str, scope: str = "") -> TensorProto:
         """The initializer named ``name`` (read it; change it through the edits)."""

@@ -10,14 +10,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import onnx
-from onnx import GraphProto, ModelProto, TypeProto
+from onnx import AttributeProto, GraphProto, ModelProto, TypeProto
 
 from onnxviz.model.background.contained import INFERENCE, NativeCrash, inferred_types, run_checks
 from onnxviz.model.editing.cleanup import node_reads
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, topological_order
+from onnxviz.model.layout.scope import CHAIN_DEPTH, CONSTANT_OPS, WEIGHT_OPS
 from onnxviz.model.text import quoted_name
 
+_BODIES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 HEADER_FIELDS = ("ir_version", "producer_name", "producer_version", "domain", "model_version", "doc_string")
 
 
@@ -54,7 +56,7 @@ def _extracted(data: bytes, inputs: list[str], outputs: list[str]) -> bytes | st
 
 
 def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
-    """The boundary of ``nodes`` of graph ``g``, Constants feeding them pulled in (they take no input).
+    """The boundary of ``nodes`` of graph ``g``, what makes their weights pulled in (:func:`weight_makers`).
 
     Inputs are the values the nodes read that other nodes or the graph's inputs make (initializers go
     with the part); outputs the values they make that other nodes read or that are graph outputs.
@@ -64,7 +66,7 @@ def boundary(g: GraphIndex, nodes: Iterable[int]) -> Boundary:
         raise EditError("select the nodes to extract first (a node, or a group of nodes).")
     reads = node_reads(g)
     picked = set(chosen)
-    chosen |= {p for i in picked for x in reads[i] if _is_constant(g, p := g.producer.get(x, -1))}
+    chosen |= weight_makers(g, picked, reads)
     order, cyclic = topological_order(g.nodes, g.producer)
     if chosen & set(cyclic):
         raise EditError("the selected nodes are on a cycle, so they cannot be extracted.")
@@ -114,9 +116,34 @@ def with_header_of(model: ModelProto, part: ModelProto) -> ModelProto:
     return part
 
 
-def _is_constant(g: GraphIndex, i: int) -> bool:
-    return i >= 0 and g.nodes[i].op_type == "Constant" and g.nodes[i].domain in ("", "ai.onnx") \
-        and not any(g.nodes[i].input)
+def weight_makers(g: GraphIndex, nodes: set[int], reads: list[set[str]]) -> set[int]:
+    """The nodes outside ``nodes`` that make what they read from constants alone: Constants, and the weight
+    operators the canvas draws inside their reader's box (a QDQ weight's DequantizeLinear, a Cast or Identity of
+    a weight, :data:`~onnxviz.model.layout.scope.WEIGHT_OPS`), chains of them included. A part that takes them
+    along is self-contained: its weights are not turned into inputs."""
+    inits = set(g.initializer_names)
+    known: dict[int, bool] = {}
+
+    def constant_made(p: int, depth: int = 0) -> bool:
+        if p in known:
+            return known[p]
+        n = g.nodes[p]
+        ok = n.domain in ("", "ai.onnx") and depth < CHAIN_DEPTH and not any(a.type in _BODIES for a in n.attribute) \
+            and (n.op_type in CONSTANT_OPS or n.op_type in WEIGHT_OPS) and bool(n.input or n.op_type in CONSTANT_OPS) \
+            and all(not x or x in inits or (q := g.producer.get(x, -1)) >= 0 and constant_made(q, depth + 1)
+                    for x in n.input)
+        known[p] = ok
+        return ok
+
+    found: set[int] = set()
+    stack = [p for i in nodes for x in reads[i] if (p := g.producer.get(x, -1)) >= 0 and p not in nodes]
+    while stack:
+        p = stack.pop()
+        if p in found or p in nodes or not constant_made(p):
+            continue
+        found.add(p)
+        stack += [q for x in g.nodes[p].input if x and (q := g.producer.get(x, -1)) >= 0]
+    return found
 
 
 def _boundary_types(model: ModelProto, index: ModelIndex, names: Sequence[str]) -> dict[str, TypeProto]:

@@ -24,9 +24,11 @@ from onnx.defs import OpSchema
 from onnxviz.model.editing.commands import EditTarget
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command, Path, resolve
+from onnxviz.model.editing.restate import Types
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.text import quoted_name
 
 NodeRef = str | int | tuple[str, int]
@@ -61,6 +63,7 @@ class Finder:
 
     def __init__(self, context: EditContext) -> None:
         self.context = context
+        self._inferred: tuple[int, dict[str, dict[str, Any]]] | None = None  # (model state, types by scope)
 
     @property
     def model(self) -> onnx.ModelProto:
@@ -141,6 +144,39 @@ class Finder:
         if n.name:
             return n.name
         return f"{n.op_type} {self.node_ids[i]}" if scope == "" else f"{n.op_type} #{i} in {scope}"
+
+    def current_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared, else as shape inference finds it on the model as it is now (the
+        index's inferred types may be those of a state before the last edits, until validation catches up)."""
+        declared = self.index.graphs[scope].declared.get(name) if scope in self.index.graphs else None
+        if declared is not None:
+            return declared
+        return self._inferred_now().get(scope, {}).get(name) or self.index.type_of(scope, name)[0]
+
+    def _inferred_now(self) -> dict[str, dict[str, Any]]:
+        """Shape inference's types for the model as it is (run once per model state)."""
+        generation = self.context.generation()
+        if self._inferred is None or self._inferred[0] != generation:
+            self._inferred = (generation, infer_types(self.model).types)
+        return self._inferred[1]
+
+    def local_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared or inferred by the index, else found by inferring its maker
+        alone (a few makers up, :class:`~onnxviz.model.editing.restate.Types`): cheap on any model."""
+        t, _ = self.index.type_of(scope, name)
+        path = self.scope_path(scope)
+        if t is not None or path[0] == "functions" or scope not in self.index.graphs:
+            return t
+        return Types(resolve(self.model, path), self.index.graphs[scope], lambda x: self.index.type_of(scope, x)[0],
+                     self.model.opset_import)(name)
+
+    def known_type(self, scope: str, name: str) -> Any:
+        """The TypeProto of a value as declared, else as shape inference finds it: the index's inferred types,
+        else inference run now on the model as it is (once per model state); None if neither tells."""
+        t, _ = self.index.type_of(scope, name)
+        if t is not None:
+            return t
+        return self._inferred_now().get(scope, {}).get(name)
 
     def schema_of(self, scope: str, i: int) -> OpSchema | None:
         return node_schema(self.model, self.node_proto(scope, i))

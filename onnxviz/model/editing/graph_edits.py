@@ -4,14 +4,16 @@ returns the command, or answers a question, without changing anything)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from onnx import FunctionProto, GraphProto, TensorProto, ValueInfoProto, helper, numpy_helper
+from onnx import FunctionProto, GraphProto, TensorProto, TypeProto, ValueInfoProto, helper, numpy_helper
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
 from onnxviz.model.editing.finder import Body, Finder, NodeRef, graph_bodies
+from onnxviz.model.editing.literals import LiteralKind, Port, literal_tensor, new_tensor_ops
 from onnxviz.model.editing.ops import Command, Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
+from onnxviz.model.editing.restate import retyped_ops
 from onnxviz.model.editing.values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError
 from onnxviz.model.io.external import is_external
@@ -98,7 +100,7 @@ def add_output(find: Finder, value: str, scope: str = "") -> Command:
         raise EditError(f"'{quoted_name(value)}' is already a graph output.")
     if not gi.defines(value):
         raise EditError(f"there is no value '{quoted_name(value)}' in this graph.")
-    t = _known_type(find, scope, value)
+    t = find.current_type(scope, value)  # as the model is now: the index's inferred types may be older
     vi = ValueInfoProto(name=value)
     if t is not None:
         vi.type.CopyFrom(t)
@@ -112,15 +114,25 @@ def remove_output(find: Finder, name: str, scope: str = "") -> Command:
 
 
 def set_value_type(find: Finder, name: str, dtype: Any = KEEP, shape: list[Dim] | None = KEEP, scope: str = "") -> Command:
-    """Change the declared element type and/or shape (ints, dim_param strings, None = unknown)."""
-    path, g = find.graph_only(scope)
-    old = _known_type(find, scope, name)
+    """Change the declared element type and/or shape (ints, dim_param strings, None = unknown); the declared
+    types downstream that no longer hold are restated in the same step (:mod:`~.restate`)."""
+    new_type = _new_type(find, name, dtype, shape, scope)
+    return Command(f"Set type of {name}", _retype_ops(find, name, new_type, scope))
+
+
+def _new_type(find: Finder, name: str, dtype: Any, shape: list[Dim] | None, scope: str) -> TypeProto:
+    old = find.known_type(scope, name)
     elem = parse_dtype(dtype) if dtype is not KEEP else (old.tensor_type.elem_type if old is not None else 0)
     if shape is KEEP:
         shape = _dims(old)
     if not elem:
         raise EditError(f"the element type of '{quoted_name(name)}' is unknown; choose one.")
-    new_type = tensor_type(elem, shape)
+    return tensor_type(elem, shape)
+
+
+def _retype_ops(find: Finder, name: str, new_type: TypeProto, scope: str) -> list[Op]:
+    """Ops declaring ``name`` as ``new_type``, then restating what follows from it."""
+    path, g = find.graph_only(scope)
     ops: list[Op] = []
     for field in ("input", "output", "value_info"):
         for k, v in enumerate(getattr(g, field)):
@@ -131,7 +143,10 @@ def set_value_type(find: Finder, name: str, dtype: Any = KEEP, shape: list[Dim] 
         if not find.index.graphs[scope].defines(name):
             raise EditError(f"there is no value '{quoted_name(name)}' in this graph.")
         ops.append(Insert(path + ("value_info",), len(g.value_info), helper.make_value_info(name, new_type)))
-    return Command(f"Set type of {name}", ops)
+    if not ops:
+        return []
+    return ops + retyped_ops(path, g, find.index.graphs[scope], {name: new_type},
+                             lambda x: find.index.type_of(scope, x)[0], find.model.opset_import)
 
 
 def _known_type(find: Finder, scope: str, name: str) -> Any:
@@ -143,6 +158,59 @@ def _known_type(find: Finder, scope: str, name: str) -> Any:
             return None
         t, _ = find.index.type_of(scope, name)
     return t
+
+
+def set_dimension(find: Finder, name: str, axis: int, dim: Dim, scope: str = "") -> Command:
+    """Set dimension ``axis`` of graph input ``name`` to a size (static) or a name (dynamic), and carry it to
+    every graph output and value_info that shares it: those inference finds it reaches, and, when the dimension
+    had a name, every declared dimension of that name (other inputs included)."""
+    path, g = find.graph_only(scope)
+    k = _position(g.input, name, "graph input")
+    dims = _dims(g.input[k].type)
+    if dims is None:
+        raise EditError(f"the shape of '{quoted_name(name)}' is unknown; give it one first.")
+    if not -len(dims) <= axis < len(dims):
+        raise EditError(f"'{quoted_name(name)}' has {len(dims)} dimensions; there is no dimension {axis}.")
+    axis %= len(dims)
+    old = dims[axis]
+    dims[axis] = dim
+    new_type = tensor_type(g.input[k].type.tensor_type.elem_type, dims)
+    ops = _retype_ops(find, name, new_type, scope)
+    if isinstance(old, str) and old != dim:
+        ops = _renamed_dims(path, g, ops, old, dim)
+    what = f"dynamic ({dim})" if isinstance(dim, str) else f"static ({dim})" if dim is not None else "unknown"
+    return Command(f"Make dimension {axis} of {name} {what}", ops)
+
+
+def _renamed_dims(path: Path, g: GraphProto, ops: list[Op], old: str, dim: Dim) -> list[Op]:
+    """``ops`` with every declared dimension named ``old`` (inputs, outputs, value_info) made ``dim``: one
+    op per entry, on top of what ``ops`` already set it to."""
+    types: dict[Path, TypeProto] = {op.path: cast(TypeProto, op.new) for op in ops if isinstance(op, ReplaceMessage)}
+    rest = [op for op in ops if not isinstance(op, ReplaceMessage)]
+    for field in ("input", "output", "value_info"):
+        for k, v in enumerate(getattr(g, field)):
+            where = path + (field, k, "type")
+            t = TypeProto()
+            t.CopyFrom(types.get(where, v.type))
+            if _rename_dim(t, old, dim):
+                types[where] = t
+    return [ReplaceMessage(where, t) for where, t in types.items()] + rest
+
+
+def _rename_dim(t: TypeProto, old: str, dim: Dim) -> bool:
+    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return False
+    found = False
+    for d in t.tensor_type.shape.dim:
+        if d.HasField("dim_param") and d.dim_param == old:
+            found = True
+            if isinstance(dim, int):
+                d.dim_value = dim
+            elif dim:
+                d.dim_param = dim
+            else:
+                d.ClearField("dim_param")
+    return found
 
 
 # -- weights ---------------------------------------------------------------------
@@ -164,7 +232,57 @@ def replace_initializer(find: Finder, name: str, array: np.ndarray, scope: str =
         raise EditError(f"the new data is {tensor_summary(new)} but '{quoted_name(name)}' is {tensor_summary(old)}; "
                         "its consumers expect the old type and shape.")
     new.doc_string = old.doc_string
-    return Command(f"Replace weights of {name}", [ReplaceMessage(path + ("initializer", k), new)])
+    if _holds(old, new, array):
+        return Command("", [])  # the same values typed again: no edit
+    ops: list[Op] = [ReplaceMessage(path + ("initializer", k), new)]
+    if new.data_type != old.data_type or list(new.dims) != list(old.dims):  # what reads it makes other types
+        retyped = helper.make_tensor_type_proto(new.data_type, list(new.dims))
+        ops += retyped_ops(path, g, find.index.graphs[scope], {name: retyped},
+                           lambda x: find.index.type_of(scope, x)[0], find.model.opset_import)
+    return Command(f"Replace weights of {name}", ops)
+
+
+def _holds(old: TensorProto, new: TensorProto, array: np.ndarray) -> bool:
+    """``old`` already holds ``array`` (its type, shape and values, NaN where NaN), however it stores them."""
+    if new.data_type != old.data_type or list(new.dims) != list(old.dims) or is_external(old):
+        return False
+    try:
+        values = numpy_helper.to_array(old)
+    except Exception:  # noqa: BLE001 - data that cannot be read is no match
+        return False
+    return bool(values.shape == array.shape and np.array_equal(values, array, equal_nan=array.dtype.kind in "fc"))
+
+
+def add_tensor(find: Finder, name: str, value: Any, dtype: Any, scope: str, feed: tuple[NodeRef, int] | None,
+               kind: LiteralKind) -> Command:
+    """A new initializer or Constant ``name`` holding ``value`` (cast to ``dtype`` when given, checked), read by
+    input ``feed[1]`` of node ``feed[0]`` when given, as one command."""
+    typed = dtype is not None and dtype != ""
+    tensor = literal_tensor(value, Port(name, _numpy_dtype(parse_dtype(dtype)) if typed else None))
+    connect: list[Op] = []
+    position = 0
+    if feed is not None:
+        s, i = find.locate(feed[0])
+        if s != scope:
+            raise EditError("the node to feed must be in the same graph as the new value.")
+        node = find.node_proto(s, i)
+        k = feed[1]
+        if not 0 <= k <= len(node.input):
+            raise EditError(f"{quoted_name(find.node_label(s, i))} has no input {k} (it has {len(node.input)}).")
+        path = find.node_path(s, i) + ("input",)
+        connect = [Insert(path, k, name) if k == len(node.input) else SetItem(path, k, name)]
+        position = i
+    ops = new_tensor_ops(find, scope, name, tensor, kind, position)
+    what = "Constant" if kind == "constant" else "initializer"
+    into = f" into {find.node_label(*find.locate(feed[0]))}" if feed is not None else ""
+    return Command(f"New {what} {name}{into}", connect + ops)  # a Constant moves its reader down: last
+
+
+def _numpy_dtype(elem: int) -> np.dtype:
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem))
+    except (KeyError, TypeError, ValueError):
+        raise EditError(f"{TensorProto.DataType.Name(elem).lower()} values cannot be typed as numbers.") from None
 
 
 def initializer_proto(find: Finder, name: str, scope: str = "") -> TensorProto:

@@ -89,6 +89,10 @@ class Op(ABC):
     def index_effect(self) -> IndexEffect:
         return REBUILD
 
+    def unchanged(self, target: EditTarget) -> bool:
+        """True when doing this op now would change nothing (setting what is already there)."""
+        return False
+
 
 class SetField(Op):
     """Set a scalar field (``name``, ``doc_string``...) of the message at ``path``."""
@@ -103,6 +107,12 @@ class SetField(Op):
         self._had = msg.HasField(self.field)
         self._old = getattr(msg, self.field)
         setattr(msg, self.field, self.value)
+
+    def unchanged(self, target: EditTarget) -> bool:
+        """Setting the value it has (an absent field set to its empty default included: that is no change
+        the user meant, only bytes)."""
+        msg = resolve(target.model, self.path)
+        return bool(getattr(msg, self.field) == self.value and (msg.HasField(self.field) or not self.value))
 
     def undo(self, target: EditTarget) -> None:
         msg = resolve(target.model, self.path)
@@ -136,6 +146,10 @@ class SetItem(Op):
         self._old = rep[self.index]
         rep[self.index] = self.value
 
+    def unchanged(self, target: EditTarget) -> bool:
+        rep = resolve(target.model, self.path)
+        return 0 <= self.index < len(rep) and rep[self.index] == self.value
+
     def undo(self, target: EditTarget) -> None:
         resolve(target.model, self.path)[self.index] = self._old
 
@@ -159,6 +173,12 @@ class ReplaceMessage(Op):
         msg.CopyFrom(self.new)
         if swaps_main_graph and len(target.model.graph.node) != len(target.node_ids):
             target.node_ids[:] = [target.new_node_id() for _ in target.model.graph.node]
+
+    def unchanged(self, target: EditTarget) -> bool:
+        if self.path and isinstance(self.path[-1], str) and not resolve(target.model, self.path[:-1]).HasField(
+                self.path[-1]):
+            return False  # setting an absent sub-message makes it present
+        return bool(resolve(target.model, self.path).SerializeToString() == self.new.SerializeToString())
 
     def undo(self, target: EditTarget) -> None:
         assert self._old is not None
@@ -265,6 +285,11 @@ class Command:
             if isinstance(exc, EditError):
                 raise
             raise EditError(f"{self.label} failed: {exc}.", repr(exc)) from exc
+
+    def unchanged(self, target: EditTarget) -> bool:
+        """True when applying this command now would change nothing: every op sets what is already there
+        (a value typed again as it was is no edit)."""
+        return all(op.unchanged(target) for op in self.ops)
 
     def revert(self, target: EditTarget) -> None:
         for op in reversed(self.ops):

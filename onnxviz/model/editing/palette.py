@@ -12,7 +12,16 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.editing.values import attribute_text
 from onnxviz.model.graph.contrib import all_contrib_schemas
-from onnxviz.model.graph.opschema import all_schemas, attribute_type_code, opset_version, schema_for
+from onnxviz.model.graph.enum_attributes import allowed_values
+from onnxviz.model.graph.opschema import (
+    all_schemas,
+    attribute_type_code,
+    names_element_type,
+    normalize_domain,
+    opset_version,
+    schema_for,
+)
+from onnxviz.model.text import tensor_dtype_name
 
 CONTRIB_DOMAIN = "com.microsoft"  # onnxruntime's public contrib operators (its other domains are internal)
 
@@ -108,19 +117,33 @@ def _attribute(a: OpSchema.Attribute, schema: OpSchema) -> AttributeInfo:
     code = attribute_type_code(a)
     type_name = onnx.AttributeProto.AttributeType.Name(code).lower()
     description = (a.description or "").strip()
-    choices: tuple[str, ...] = ()
-    if code == onnx.AttributeProto.INT and _names_a_type(description):
-        choices = element_type_choices(schema)
-    elif code == onnx.AttributeProto.STRING:
-        choices = string_choices(description)
-    return AttributeInfo(a.name, type_name, bool(a.required), default, description, code, choices)
+    return AttributeInfo(a.name, type_name, bool(a.required), default, description, code,
+                         attribute_choices(schema, a.name))
 
 
-def _names_a_type(description: str) -> bool:
-    """Whether an int attribute holds an element type (Cast's ``to``, RandomNormal's ``dtype``...): its
-    description says so, as every such attribute of the standard operators does."""
-    text = description.lower()
-    return "data type" in text or "datatype" in text
+def attribute_choices(schema: OpSchema, name: str) -> tuple[str, ...]:
+    """The values attribute ``name`` of ``schema``'s operator version may take, as text; () when any value of
+    its type goes. An element type (Cast's ``to``) is one of the names its output's constraint allows
+    (``float``, ``int64``...); a string attribute one of the words the specification lists for that version
+    (:mod:`~onnxviz.model.graph.enum_attributes`), else those its description names in one sentence."""
+    spec = schema.attributes.get(name)
+    if spec is None:
+        return ()
+    code = attribute_type_code(spec)
+    description = (spec.description or "").strip()
+    if code == onnx.AttributeProto.INT and names_element_type(description):
+        unset = spec.default_value.type and spec.default_value.i == onnx.TensorProto.UNDEFINED  # "as its input's"
+        return (("undefined",) if unset else ()) + element_type_choices(schema)
+    if code in (onnx.AttributeProto.STRING, onnx.AttributeProto.STRINGS):
+        listed = allowed_values(normalize_domain(schema.domain), schema.name, name, schema.since_version)
+        return listed or (string_choices(description) if code == onnx.AttributeProto.STRING else ())
+    return ()
+
+
+def element_type_name(elem: int) -> str:
+    """How element types are named where they are chosen, as everywhere in the window: ``float32``,
+    ``float16``, ``int64`` (``undefined`` for 0: "as the input's", where an operator allows it)."""
+    return tensor_dtype_name(elem) if elem else "undefined"
 
 
 _CHOICE_SENTENCE = re.compile(r"\b(either|one of)\b", re.IGNORECASE)
@@ -139,10 +162,16 @@ def string_choices(description: str) -> tuple[str, ...]:
 
 
 def element_type_choices(schema: OpSchema) -> tuple[str, ...]:
-    """The element types (``float``, ``int64``...) an operator's single output may have, as its type
-    constraint allows; every type ONNX knows when the schema does not narrow it."""
+    """The element types an operator's single output may have, as its type constraint allows, named as the
+    window names them everywhere (``float32``, ``float16``, ``int64``: :func:`element_type_name`); every type
+    ONNX knows when the schema does not narrow it."""
     constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
     allowed = constraints.get(schema.outputs[0].type_str, []) if len(schema.outputs) == 1 else []
-    names = [t[len("tensor("):-1] for t in allowed if t.startswith("tensor(") and t.endswith(")")]
-    known = [n.lower() for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED]
-    return tuple(n for n in names if n in known) or tuple(known)
+    names = [t[len("tensor("):-1].upper() for t in allowed if t.startswith("tensor(") and t.endswith(")")]
+    known = [n for n, v in onnx.TensorProto.DataType.items() if v != onnx.TensorProto.UNDEFINED]
+    chosen = [element_type_name(onnx.TensorProto.DataType.Value(n)) for n in ([n for n in names if n in known] or known)]
+    return tuple(sorted(chosen, key=lambda n: COMMON_TYPES.index(n) if n in COMMON_TYPES else len(COMMON_TYPES)))
+
+
+COMMON_TYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "uint16",
+                "uint32", "uint64", "bool", "string")  # first in a list of element types, in this order

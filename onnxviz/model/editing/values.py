@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -116,12 +117,21 @@ def parse_attribute_text(text: str, attr_type: int) -> Any:
     raise EditError(f"attributes of type {attribute_type_name(attr_type)} cannot be typed as text.")
 
 
-TENSOR_TEXT_CHARS = 10_000  # longer text is refused before it is parsed (a big tensor is loaded from .npy)
+TENSOR_TEXT_CHARS = 200_000  # longer text is refused before it is parsed (a big tensor is loaded from .npy)
 
 
 def parse_tensor_text(text: str, dtype: Any = None) -> np.ndarray:
     """A small tensor typed as numbers: ``3``, ``[1, 2, 3]``, ``[[1, 2], [3, 4]]``; of ``dtype`` when given,
     else int64 for whole numbers and float32 otherwise."""
+    array = parse_numbers(text)
+    if dtype is not None:
+        return cast_array(array, np.dtype(dtype))
+    return cast_array(array, np.dtype(np.int64 if array.dtype.kind in "biu" else np.float32))
+
+
+def parse_numbers(text: str) -> np.ndarray:
+    """Numbers typed as ``3``, ``[1, 2, 3]`` or ``[[1, 2], [3, 4]]``, as numpy reads them (whole numbers
+    int64, others float64, ``True`` bool), to be cast where they go."""
     raw = text.strip()
     if len(raw) > TENSOR_TEXT_CHARS:
         raise EditError(f"the text is longer than {TENSOR_TEXT_CHARS} characters; load a big tensor from a .npy file.")
@@ -134,24 +144,39 @@ def parse_tensor_text(text: str, dtype: Any = None) -> np.ndarray:
             raise ValueError(raw)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise EditError(f"'{quoted_name(text)}' is not a number or a list of numbers such as [1, 2, 3].") from None
-    if dtype is not None:
-        return cast_array(array, np.dtype(dtype))
-    return array.astype(np.int64 if array.dtype.kind in "biu" else np.float32)
+    return array
 
 
-SMALL_TENSOR = 64  # elements of a tensor edited as text; a bigger one is loaded from .npy
+SMALL_TENSOR = 4096  # elements of a tensor edited as text (of any rank); a bigger one is loaded from .npy
+ONE_LINE = 64  # elements of a one-dimensional tensor edited on one line; more get a box of several lines
 
 
 def small_array(t: TensorProto) -> np.ndarray | None:
     """The values of a tensor small enough to edit as text: numbers (or booleans), stored in the model,
-    at most one dimension and :data:`SMALL_TENSOR` elements; None otherwise."""
-    if len(t.dims) > 1 or t.data_location == TensorProto.EXTERNAL or any(d > SMALL_TENSOR for d in t.dims):
+    at most :data:`SMALL_TENSOR` elements; None otherwise."""
+    if t.data_location == TensorProto.EXTERNAL or math.prod(t.dims) > SMALL_TENSOR:
         return None
     try:
         array = numpy_helper.to_array(t)
     except Exception:  # noqa: BLE001 - malformed or exotic data is not offered as text
         return None
     return array if array.dtype.kind in "biuf" and array.dtype.itemsize <= 8 else None
+
+
+def array_edit_text(array: np.ndarray) -> str:
+    """The values of an array as they are typed back: nested lists for its dimensions (``[[1, 2], [3, 4]]``),
+    floats as the shortest text of their own precision, booleans as True/False."""
+    if array.ndim == 0:
+        return _edit_item(array.item(), array.dtype)
+    if array.ndim == 1:
+        return "[" + ", ".join(_edit_item(v, array.dtype) for v in array.tolist()) + "]"
+    return "[" + ",\n ".join(array_edit_text(sub) for sub in array) + "]"
+
+
+def _edit_item(v: Any, dtype: np.dtype) -> str:
+    if dtype.kind == "f":
+        return str(dtype.type(v))
+    return repr(v)
 
 
 def _numbers_only(value: Any) -> bool:
@@ -161,16 +186,50 @@ def _numbers_only(value: Any) -> bool:
 
 
 def cast_array(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``array`` as ``dtype``; EditError when a value does not fit (a fraction or a too big number
-    for an integer type, a NaN for an integer)."""
+    """``array`` as ``dtype``; EditError, with the count and the first offending value, when the cast would
+    change a value: a fraction, NaN or out-of-range number made an integer, an integer the new type cannot
+    hold exactly, a finite number made inf or NaN, a complex number's imaginary part dropped."""
     if array.dtype == dtype:
         return array
-    with np.errstate(all="ignore"):
-        cast = array.astype(dtype)
-        back = cast.astype(array.dtype) if dtype.kind in "biu" and array.dtype.kind in "biuf" else None
-    if back is not None and not np.array_equal(back, array):
-        raise EditError(f"some values do not fit in {dtype} (fractions, NaN or numbers out of its range).")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy's ComplexWarning: the check below names what is lost
+        try:
+            cast = array.astype(dtype)
+        except (TypeError, ValueError) as exc:
+            raise EditError(f"{array.dtype} values cannot be made {dtype}.", str(exc)) from None
+        lost, why = _lost_in_cast(array, cast)
+    if lost is not None and lost.any():
+        raise EditError(_lost_message(array, lost, dtype, why))
     return cast
+
+
+def _lost_in_cast(array: np.ndarray, cast: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """Where ``cast`` (``array`` cast) no longer holds the value, and why; (None, '') for types not compared."""
+    src, dst = array.dtype.kind, cast.dtype.kind
+    if src not in "biufc" or dst not in "biufc":
+        return None, ""
+    if dst in "biu" or src in "biuc":  # integers and complex numbers must come back exactly
+        lost = cast.astype(array.dtype) != array
+        if dst in "biu":
+            return lost, "fractions, NaN or numbers out of its range"
+        if src == "c":
+            return lost, "an imaginary part would be lost" if dst != "c" else "they would change"
+        return lost, "integers it cannot hold exactly"
+    return np.isfinite(array) & ~np.isfinite(cast), "finite numbers that would become inf or NaN"
+
+
+def _lost_message(array: np.ndarray, lost: np.ndarray, dtype: np.dtype, why: str) -> str:
+    count = int(np.count_nonzero(lost))
+    first = int(np.flatnonzero(lost.reshape(-1))[0])
+    value = array.reshape(-1)[first].item()
+    where = ""
+    if array.ndim == 1:
+        where = f" at index {first}"
+    elif array.ndim > 1:
+        where = f" at {list(int(k) for k in np.unravel_index(first, array.shape))}"
+    if count == 1:
+        return f"1 value does not fit in {dtype} ({why}): {value!r}{where}."
+    return f"{count:,} values do not fit in {dtype} ({why}); the first is {value!r}{where}."
 
 
 def _list_items(raw: str) -> list[str]:
@@ -256,10 +315,13 @@ def tensor_type(elem_type: int, shape: list[Dim] | None) -> TypeProto:
         t.tensor_type.shape.SetInParent()
         for d in shape:
             dim = t.tensor_type.shape.dim.add()
-            if isinstance(d, int):
+            if isinstance(d, int | np.integer) and not isinstance(d, bool | np.bool_):
                 if d < 0:
                     raise EditError(f"dimension {d} is negative; use '?' for an unknown size.")
-                dim.dim_value = d
-            elif d:
-                dim.dim_param = d
+                dim.dim_value = int(d)
+            elif isinstance(d, str):
+                if d:
+                    dim.dim_param = d
+            elif d is not None:
+                raise EditError(f"dimension {d!r} is not a whole number, a name (such as 'batch') or None (unknown).")
     return t

@@ -8,6 +8,7 @@ import onnx
 from onnx.defs import OpSchema
 
 from onnxviz.model.graph.contrib import contrib_schema
+from onnxviz.model.text import tensor_dtype_name
 
 STANDARD_DOMAINS = ("", "ai.onnx")
 
@@ -55,3 +56,16 @@ def all_schemas() -> list[OpSchema]:
 def attribute_type_code(spec: OpSchema.Attribute) -> int:
     """The AttributeProto type code a schema attribute expects (onnx's stub leaves its enum without int())."""
     return int(spec.type)  # type: ignore[call-overload]
+
+
+def names_element_type(description: str) -> bool:
+    """Whether an int attribute holds an element type (Cast's ``to``, RandomNormal's ``dtype``...): its
+    description says so, as every such attribute of the standard operators does."""
+    text = description.lower()
+    return "data type" in text or "datatype" in text
+
+
+def element_type_text(elem: int) -> str:
+    """An element type as a user reads it where it was a bare number: ``float16 (10)``."""
+    return f"{tensor_dtype_name(elem)} ({elem})" if elem else "undefined (0)"
+

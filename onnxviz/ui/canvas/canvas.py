@@ -144,6 +144,7 @@ class GraphCanvas(QWidget):
         self._ready_pending = False
         self._unstarted: Task | None = None   # a layout waiting for the window's next frame
         self._group_selected = -1
+        self._frame_selected = ""   # an expanded group selected by its frame's title (its path)
         self._inline: frozenset[Holder] = frozenset()   # nodes drawn with their bodies inside (shown scope or bodies)
         self._call: dict[str, str] = {}   # the attributes of the call a shown function body was entered from
         self._ghosts: Mapping[str, Sequence[Ghost]] = {}   # scope -> boxes of nodes only another model has
@@ -192,6 +193,7 @@ class GraphCanvas(QWidget):
         v.box_double_clicked.connect(self._on_box_double_clicked)
         v.box_toggled.connect(self._toggle_group_box)
         v.frame_toggled.connect(self.collapse_frame)
+        v.frame_clicked.connect(self._on_frame_clicked)
         v.step_requested.connect(self.step)
         v.activate_requested.connect(self.activate_selected)
         v.back_requested.connect(self.go_up)
@@ -726,6 +728,7 @@ class GraphCanvas(QWidget):
         self.drawable = drawable
         self.view.message = "" if drawable.scene.n_boxes else "This graph has no nodes, inputs or outputs."
         self._group_selected = -1
+        self._frame_selected = ""
         if self.doc is not None:
             self.view.options.enterable = enterable_boxes(self.doc.index, drawable.scene)
             self.view.options.outer = outer_boxes(self.doc.index, drawable.scene) | frozenset(
@@ -814,8 +817,20 @@ class GraphCanvas(QWidget):
     def _on_empty_clicked(self) -> None:
         if self.doc is not None:
             self._group_selected = -1
+            self._frame_selected = ""
             self.doc.selection.clear(self._scope)
             self._follow_selection(center=False)
+
+    def _on_frame_clicked(self, frame: int) -> None:
+        """The title of an expanded group's frame selects the group, as clicking it collapsed does."""
+        if self.doc is None or self.drawable is None:
+            return
+        path = self.drawable.scene.group_path[frame]
+        if path.startswith(EMBEDDED):   # a body drawn inside its node: no group of this graph
+            return
+        self.doc.selection.clear(self._scope)
+        self._group_selected, self._frame_selected = -1, path
+        self._follow_selection(center=False)
 
     def _on_box_double_clicked(self, box: int) -> None:
         if self.doc is None or self.drawable is None:
@@ -929,12 +944,14 @@ class GraphCanvas(QWidget):
             return
         if state.scope != self._scope and state.scope in self._inline_scopes():   # drawn inside its node here
             self._group_selected = -1
+            self._frame_selected = ""
             self._follow_selection(center=True)
             return
         if state.scope != self._scope and not state.is_empty and state.scope in self.doc.index.graphs:
             self.show_scope(state.scope, then=lambda: self._follow_selection(center=True))
             return
         self._group_selected = -1
+        self._frame_selected = ""
         self._follow_selection(center=True)
 
     def selected_box(self) -> int:
@@ -969,6 +986,8 @@ class GraphCanvas(QWidget):
         state = self.doc.selection.state
         if state.node >= 0:
             return [state.node] if state.scope == self._scope else []
+        if self._frame_selected and self.layout_obj is not None and not state.value:
+            return list(self.layout_obj.group_nodes(self._frame_selected))
         box = self._group_selected
         if box < 0 or self.layout_obj is None or self.drawable is None or state.value \
                 or self.drawable.scene.box_kind[box] != BoxKind.GROUP:   # a ghost stands for no node here
@@ -982,6 +1001,8 @@ class GraphCanvas(QWidget):
         box = self.selected_box()
         state = self.doc.selection.state
         opts.selected_box = box
+        frames = d.scene.group_path
+        opts.selected_frame = frames.index(self._frame_selected) if self._frame_selected in frames else -1
         if state.value and state.scope == self._scope:
             edges = np.flatnonzero(np.array([v == state.value for v in d.scene.edge_value], bool))
             opts.selected_edges, opts.neighbour_boxes = edges, self._reader_boxes(state.value)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.layout.inline import EMBEDDED
 from onnxviz.model.layout.scene import BoxKind
+from onnxviz.ui.canvas.painting import frame_title_rect
 
 if TYPE_CHECKING:
     from onnxviz.ui.canvas.canvas import GraphCanvas
@@ -39,6 +40,8 @@ def context_menu(canvas: GraphCanvas, pos: QPoint) -> QMenu:
         text = d.scene.box_name[box] or (ref.value if ref.value and ref.value != EMBEDDED else d.scene.box_title[box])
         menu.addAction("Copy Name", lambda: QGuiApplication.clipboard().setText(text))
     frame = d.group_frame_at(at.x(), at.y()) if d is not None else -1
+    if d is not None and frame >= 0 and box < 0 and edge < 0 and frame_title_rect(d, frame).contains(at):
+        canvas.view.frame_clicked.emit(frame)  # its title selects the group: Extract Selection offers it
     holder = canvas.frame_holder(frame) if frame >= 0 else None
     if d is not None and frame >= 0 and (holder is not None or not d.scene.group_path[frame].startswith(EMBEDDED)):
         what = "Bodies" if holder is not None else d.scene.group_path[frame]

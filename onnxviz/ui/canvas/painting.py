@@ -40,6 +40,7 @@ class PaintOptions:
     enterable: frozenset[int] = frozenset()                       # boxes with a graph inside (If, Loop, calls)
     outer: frozenset[int] = frozenset()                            # inputs a subgraph reads from outside it
     body_toggles: dict[int, bool] = field(default_factory=dict)    # If/Loop/Scan box -> bodies shown inside it
+    selected_frame: int = -1                                       # an expanded group selected by its title
 
 
 class ScenePainter:
@@ -189,6 +190,10 @@ class ScenePainter:
             _outline(p, d, int(b), QPen(style.NEIGHBOUR, 2.0 * px), 2.0 * px)
         if opts.selected_box >= 0:
             _outline(p, d, opts.selected_box, QPen(style.SELECTION, max(2.5, 3.0 * px)), 3.0 * px)
+        if 0 <= opts.selected_frame < len(d.scene.group_rect):
+            x, y, w, h = (float(v) for v in d.scene.group_rect[opts.selected_frame])
+            p.setPen(QPen(style.SELECTION, max(2.5, 3.0 * px)))
+            p.drawRoundedRect(QRectF(x, y, w, h), 8.0, 8.0)
         if opts.flagged_box >= 0:
             _outline(p, d, opts.flagged_box, QPen(style.FLAG, max(3.0, 4.0 * px)), 6.0 * px)
         visible = set(boxes.tolist()) if opts.badges else set()
@@ -367,6 +372,12 @@ def _draw_toggle(p: QPainter, r: QRectF, expanded: bool) -> None:
     p.drawLine(QPointF(r.left() + 3.5, c.y()), QPointF(r.right() - 3.5, c.y()))
     if not expanded:
         p.drawLine(QPointF(c.x(), r.top() + 3.5), QPointF(c.x(), r.bottom() - 3.5))
+
+
+def frame_title_rect(d: Drawable, frame: int) -> QRectF:
+    """The band at the top of an expanded group frame where its name is drawn (a click there selects it)."""
+    x, y, w, _ = (float(v) for v in d.scene.group_rect[frame])
+    return QRectF(x, y, w, style.FRAME_PT + 12)
 
 
 def toggle_rect(d: Drawable, box: int = -1, frame: int = -1) -> QRectF:

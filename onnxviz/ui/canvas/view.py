@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QToolTip, QWidget
 
 from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.drawable import Drawable
-from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, toggle_rect
+from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, frame_title_rect, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
 FIT_MARGIN = 24.0
@@ -44,6 +44,7 @@ class GraphView(QWidget):
     empty_clicked = Signal()
     box_double_clicked = Signal(int)
     frame_toggled = Signal(int)        # row of an expanded group frame whose '-' was clicked
+    frame_clicked = Signal(int)        # row of an expanded group frame whose title band was clicked
     box_toggled = Signal(int)          # collapsed GROUP box whose '+' was clicked
     step_requested = Signal(str)       # "up" / "down" / "left" / "right"
     activate_requested = Signal()      # Enter: open the selected box (subgraph, group)
@@ -278,6 +279,9 @@ class GraphView(QWidget):
         frame = d.group_frame_at(pos.x(), pos.y())
         if frame >= 0 and toggle_rect(d, frame=frame).adjusted(-3, -3, 3, 3).contains(pos):
             self.frame_toggled.emit(frame)
+            return
+        if frame >= 0 and frame_title_rect(d, frame).contains(pos):
+            self.frame_clicked.emit(frame)
             return
         edge = d.edge_at(pos.x(), pos.y(), max(4.0 / self.scale, 2.0))
         if edge >= 0:

@@ -13,7 +13,7 @@ import numpy as np
 import shiboken6
 from onnx import AttributeProto
 from PySide6.QtCore import QRegularExpression, Qt, QTimer, Signal
-from PySide6.QtGui import QRegularExpressionValidator
+from PySide6.QtGui import QColor, QRegularExpressionValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -33,18 +33,20 @@ from PySide6.QtWidgets import (
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.editing.editor import NodeRef
+from onnxviz.model.editing.palette import attribute_choices, element_type_name
 from onnxviz.model.editing.values import (
+    array_edit_text,
     attribute_text,
     attribute_type_name,
     parse_attribute_text,
+    parse_dtype,
     parse_tensor_text,
     small_array,
 )
 from onnxviz.model.errors import EditError, OnnxvizError
-from onnxviz.model.graph.enum_attributes import allowed_values
-from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain
-from onnxviz.model.text import array_values_text, display_name
-from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.model.graph.opschema import attribute_type_code
+from onnxviz.model.text import display_name
+from onnxviz.ui.edit.forms import ERROR_COLOURS, ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import (
     RichLabel,
@@ -123,15 +125,19 @@ class AttributeEditor(QWidget):
         self.add_value = QLineEdit()
         self.add_value.setPlaceholderText("value (empty: the default)")
         self.add_value.returnPressed.connect(self.add_attribute)  # Enter adds, as the Add button does
+        self.add_choice = QComboBox()  # instead of add_value for a value chosen among a few (a type, a mode)
+        self.add_choice.setMinimumContentsLength(12)
+        self.add_choice.hide()
         self.add_button = QPushButton("Add")
         self.add_button.clicked.connect(self.add_attribute)
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(self.remove_selected)
-        for w in (QLabel("New:"), self.add_combo, self.add_value, self.add_button):
+        for w in (QLabel("New:"), self.add_combo, self.add_value, self.add_choice, self.add_button):
             row.addWidget(w)
         row.addStretch(0)
         row.addWidget(self.remove_button)
         row.setStretch(2, 1)
+        row.setStretch(3, 1)
         return row
 
     # -- showing -------------------------------------------------------------------
@@ -165,10 +171,9 @@ class AttributeEditor(QWidget):
         self._show_header(self.doc.edit.node_label(scope, i), node.name, node.op_type, node.domain)
         self.summary.set_markdown(schema.doc.strip().split("\n\n")[0] if schema is not None and schema.doc else "")
         specs = schema.attributes if schema is not None else {}
-        version = schema.since_version if schema is not None else 0
         for attr in node.attribute:
             spec = specs.get(attr.name)
-            choices = allowed_values(normalize_domain(node.domain), node.op_type, attr.name, version)
+            choices = attribute_choices(schema, attr.name) if schema is not None else ()
             self._add_row(attr, spec.description if spec is not None else "", choices)
         present = {a.name for a in node.attribute}
         if schema is not None:
@@ -211,7 +216,7 @@ class AttributeEditor(QWidget):
         name_item.setToolTip(plain_tooltip(description))
         self.table.setItem(r, 0, name_item)
         self.table.setItem(r, 1, QTableWidgetItem(attribute_type_name(attr.type)))
-        if attr.type == A.STRING and choices:
+        if attr.type in (A.STRING, A.INT) and choices:
             self.table.setCellWidget(r, 2, self._choice_cell(attr, choices, description))
         elif attr.type in TEXT_TYPES:
             edit = whole_field(QLineEdit(attribute_text(attr)))
@@ -230,21 +235,20 @@ class AttributeEditor(QWidget):
             self.table.setItem(r, 2, item)
 
     def _choice_cell(self, attr: AttributeProto, choices: tuple[str, ...], description: str) -> QComboBox:
-        """The values the operator accepts to pick from; any other can still be typed (and is flagged)."""
-        combo = QComboBox()
-        combo.setEditable(True)
+        """The values the operator version accepts (element types by name), to pick from; a value from the
+        file that it does not accept is shown first, as it is, until another is picked."""
+        combo = choice_box(choices, choice_text(attr))
         combo.setFrame(False)
-        combo.addItems(list(choices))
-        combo.setCurrentText(attribute_text(attr))
         combo.setToolTip(plain_tooltip(description))
-        line = combo.lineEdit()
-        assert line is not None  # an editable combo box has one
-        edit = whole_field(line)
-        edit.editingFinished.connect(lambda n=attr.name, e=edit: self._commit(n, A.STRING, e))
-        combo.activated.connect(lambda _k, n=attr.name, e=edit: self._commit(n, A.STRING, e))
-        self.value_edits[attr.name] = edit
+        combo.activated.connect(lambda k, n=attr.name, t=attr.type, c=combo: self._commit_choice(n, t, c.itemText(k)))
         self.value_choices[attr.name] = combo
         return combo
+
+    def _commit_choice(self, name: str, attr_type: int, text: str) -> None:
+        if self._refreshing:
+            return
+        value = parse_dtype(text) if attr_type == A.INT else text
+        self._apply(lambda: self.doc.edit.set_attribute(self.ref, name, value))
 
     def _tensor_cell(self, attr: AttributeProto) -> QWidget:
         """A small numeric tensor as editable text (``[1, 2, 3]``, kept at its dtype); any as a .npy file."""
@@ -253,7 +257,7 @@ class AttributeEditor(QWidget):
         row.setContentsMargins(4, 0, 2, 0)
         array = small_array(attr.t)
         if array is not None:
-            edit = whole_field(QLineEdit(array_values_text(array)))
+            edit = whole_field(QLineEdit(array_edit_text(array).replace("\n", "")))
             edit.setFrame(False)
             edit.setToolTip(plain_tooltip(f"{attribute_text(attr)}: type numbers, e.g. [1, 2, 3]"))
             edit.editingFinished.connect(lambda n=attr.name, d=array.dtype, e=edit: self._commit_tensor(n, d, e))
@@ -271,6 +275,15 @@ class AttributeEditor(QWidget):
         where = self._located()
         schema = self.doc.edit.schema_of(*where) if where else None
         spec = schema.attributes.get(name) if schema is not None else None
+        choices = attribute_choices(schema, name) if schema is not None and spec is not None else ()
+        self.add_choice.setVisible(bool(choices))
+        self.add_value.setVisible(not choices)
+        if choices:  # picked, never typed: the default first
+            self.add_choice.clear()
+            self.add_choice.addItems(list(choices))
+            if spec is not None and spec.default_value.type:
+                self.add_choice.setCurrentText(choice_text(spec.default_value))
+            return
         if spec is not None and spec.default_value.type:
             self.add_value.setPlaceholderText(f"default: {attribute_text(spec.default_value)}")
         else:
@@ -307,7 +320,16 @@ class AttributeEditor(QWidget):
             edit.setFocus()
 
     def set_value_text(self, name: str, text: str) -> None:
-        """Type ``text`` into the value of ``name`` and commit it (as pressing Enter does)."""
+        """Type ``text`` into the value of ``name`` and commit it (as pressing Enter does); for a value chosen
+        from a list, pick the item ``text`` names (as a user does)."""
+        combo = self.value_choices.get(name)
+        if combo is not None:
+            k = combo.findText(text, Qt.MatchFlag.MatchFixedString)
+            if k < 0:
+                raise KeyError(text)
+            combo.setCurrentIndex(k)
+            combo.activated.emit(k)
+            return
         edit = self.value_edits[name]
         edit.setText(text)
         edit.editingFinished.emit()
@@ -317,8 +339,13 @@ class AttributeEditor(QWidget):
         text = self.add_value.text()
         if not name:
             return
+        chosen = self.add_choice.currentText() if self.add_choice.isVisibleTo(self) else ""
 
         def do() -> None:
+            if chosen:
+                attr_type = self.doc.edit.attribute_type(self.ref, name)
+                self.doc.edit.add_attribute(self.ref, name, parse_dtype(chosen) if attr_type == A.INT else chosen)
+                return
             attr_type = self.doc.edit.attribute_type(self.ref, name) if text else None
             value = parse_attribute_text(text, attr_type) if text and attr_type else (text or None)
             self.doc.edit.add_attribute(self.ref, name, value)
@@ -353,6 +380,29 @@ class AttributeEditor(QWidget):
                 QTimer.singleShot(0, self, self.refresh)  # dropped if this widget is gone by then
 
 
+def choice_text(attr: AttributeProto) -> str:
+    """An attribute's value as its list of choices names it: an element type by name, a word as written."""
+    if attr.type == A.INT:
+        return element_type_name(attr.i)
+    return attr.s.decode("utf-8", "replace")
+
+
+def choice_box(choices: tuple[str, ...], current: str = "") -> QComboBox:
+    """A list of ``choices`` to pick one from (never typed into); a ``current`` value not among them is shown
+    first, as it is, marked as not accepted."""
+    combo = QComboBox()
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(12)
+    if current and current not in choices:
+        combo.addItem(current)
+        combo.setItemData(0, "not a value this operator version accepts: pick another", Qt.ItemDataRole.ToolTipRole)
+        combo.setItemData(0, QColor(ERROR_COLOURS[0]), Qt.ItemDataRole.ForegroundRole)
+    combo.addItems(list(choices))
+    if current:
+        combo.setCurrentText(current)
+    return combo
+
+
 def load_npy(path: Path) -> np.ndarray:
     """Read a .npy file (no pickles); EditError with one sentence if it cannot be read."""
     try:
@@ -376,4 +426,10 @@ class AttributesDialog(QDialog):
         layout.addWidget(buttons)
         for button in self.findChildren(QPushButton):
             button.setAutoDefault(False)  # Enter commits a value; it must not press a button
-        self.editor.table.setFocus()  # not the operator's description above it
+        fields = [*self.editor.value_edits.values(), *self.editor.value_choices.values()]
+        if len(fields) == 1:  # one attribute: its value, selected, so typing replaces it
+            fields[0].setFocus()
+            if isinstance(fields[0], QLineEdit):
+                fields[0].selectAll()
+        else:
+            self.editor.table.setFocus()  # not the operator's description above it

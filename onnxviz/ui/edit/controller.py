@@ -13,26 +13,41 @@ from PySide6.QtGui import QAction, QContextMenuEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QDockWidget, QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, ChangeKind, Document
-from onnxviz.model.editing.branch_edits import Branch, Side
+from onnxviz.model.editing.branch_edits import Branch, Orphans, Side
+from onnxviz.model.editing.literals import LiteralKind
 from onnxviz.model.editing.palette import CONTRIB_DOMAIN, palette
-from onnxviz.model.editing.values import SMALL_TENSOR, parse_tensor_text, small_array, tensor_summary
+from onnxviz.model.editing.values import (
+    ONE_LINE,
+    SMALL_TENSOR,
+    array_edit_text,
+    parse_tensor_text,
+    small_array,
+    tensor_summary,
+)
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.graph.validation import node_badges
-from onnxviz.model.text import array_values_text, display_name, first_names, quoted_name
-from onnxviz.ui.edit import extract
+from onnxviz.model.text import (
+    display_name,
+    dtype_text,
+    first_names,
+    quoted_name,
+    shape_list,
+)
+from onnxviz.ui.edit import extract, value_dialogs
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
-from onnxviz.ui.widgets.names import hidden_tooltip, message_text, short_name
+from onnxviz.ui.widgets.names import message_text, short_name
 
 if TYPE_CHECKING:
     from onnxviz.ui.canvas.view import GraphView
     from onnxviz.ui.main_window import MainWindow
 
-NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC = "node", "value", "doc"
+NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC, NEEDS_WEIGHT, NEEDS_INPUT = "node", "value", "doc", "weight", "input"
+NEEDS_OUTPUT = "output"
 
 
 class EditController(QObject):
@@ -101,7 +116,13 @@ class EditController(QObject):
         menu.addAction(a("insert", "&Insert Node...", self.insert_node, NEEDS_VALUE, "Ctrl+Shift+I",
                          "Insert an operator after or before the selected node, or on the selected edge"))
         menu.addAction(a("rewire", "Re&wire Input...", self.rewire_input, NEEDS_NODE,
-                         tip="Make an input of the selected node read another value"))
+                         tip="Make an input of the selected node read another value, or numbers"))
+        menu.addAction(a("insert_constant", "Insert Constant...", lambda: self.new_tensor("constant"),
+                         shortcut="Ctrl+Shift+K", tip="A new Constant node, typed or from a .npy file, feeding "
+                         "an input of the selected node if you choose"))
+        menu.addAction(a("new_initializer", "New Initiali&zer...", lambda: self.new_tensor("initializer"),
+                         tip="A new initializer, typed or from a .npy file, feeding an input of the selected "
+                         "node if you choose"))
         menu.addAction(a("describe", "Edit Node Descrip&tion...", self.describe_node, NEEDS_NODE,
                          tip="Change the selected node's doc_string"))
         menu.addAction(a("delete", "&Delete Node", self.delete_node, NEEDS_NODE, QKeySequence.StandardKey.Delete))
@@ -115,16 +136,21 @@ class EditController(QObject):
                          "Delete the node and every node only it feeds (a whole post-processing branch), "
                          "after showing which"))
         menu.addSeparator()
-        menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE,
+        menu.addAction(a("rename_value", "Rename &Value...", self.rename_value, NEEDS_VALUE, "Shift+F2",
                          tip="Rename the selected value everywhere, subgraphs included"))
         menu.addAction(a("mark_output", "Mark as Graph &Output", self.mark_output, NEEDS_VALUE))
+        menu.addAction(a("remove_output", "Remove from Graph Outputs", self.remove_output, NEEDS_OUTPUT,
+                         tip="The selected value stays; the model no longer gives it"))
         menu.addAction(a("graph_io", "Graph Inputs and Out&puts...", self.graph_io))
+        menu.addAction(a("dimension", "Ma&ke Dimension Dynamic or Static...", self.make_dimension,
+                         tip="A graph input's dimension becomes a name or a size, with every output and "
+                         "value_info that shares it"))
         menu.addSeparator()
-        menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_VALUE))
-        menu.addAction(a("weights_text", "Edit Small Weights as Te&xt...", self.edit_weights_text, NEEDS_VALUE,
-                         tip=f"Type the values of an initializer of at most {SMALL_TENSOR} elements"))
+        menu.addAction(a("replace_weights", "Replace Wei&ghts from .npy...", self.replace_weights, NEEDS_WEIGHT))
+        menu.addAction(a("weights_text", "Edit Weights as Te&xt...", self.edit_weights_text, NEEDS_WEIGHT,
+                         tip=f"Type the values of an initializer of at most {SMALL_TENSOR:,} elements"))
         menu.addAction(a("to_initializer", "Con&stant to Initializer", self.constant_to_initializer, NEEDS_NODE))
-        menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_VALUE))
+        menu.addAction(a("to_constant", "Initializer to &Constant", self.initializer_to_constant, NEEDS_WEIGHT))
         menu.addSeparator()
         menu.addAction(a("model", "&Model Properties...", self.model_properties,
                          tip="Producer, version, description, metadata and opset version"))
@@ -155,9 +181,10 @@ class EditController(QObject):
     def context_menu(self) -> QMenu:
         """The right-click menu for the current selection (Extract Selection when a node or group is selected)."""
         menu = QMenu(self.window)
-        for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "describe", None, "rename_value",
-                    "mark_output", "replace_weights", "weights_text", "to_initializer", "to_constant", None, "delete",
-                    "delete_reconnect", "delete_inputs", "delete_outputs", None):
+        for key in ("attributes", "rename_node", "op_type", "insert", "rewire", "insert_constant", "describe", None,
+                    "rename_value", "mark_output", "remove_output", "replace_weights", "weights_text", "to_initializer",
+                    "to_constant",
+                    None, "delete", "delete_reconnect", "delete_inputs", "delete_outputs", None):
             if key is None:
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
@@ -221,7 +248,9 @@ class EditController(QObject):
         doc = self.doc
         has_node = doc is not None and self.selected_node() is not None
         has_value = doc is not None and bool(self.selected_value())
-        enabled = {NEEDS_DOC: doc is not None, NEEDS_NODE: has_node, NEEDS_VALUE: has_value or has_node}
+        enabled = {NEEDS_DOC: doc is not None, NEEDS_NODE: has_node, NEEDS_VALUE: has_value or has_node,
+                   NEEDS_WEIGHT: self.selected_weight() != "", NEEDS_INPUT: self.selected_input() != "",
+                   NEEDS_OUTPUT: self.selected_output() != ""}
         for key, action in self.actions.items():
             action.setEnabled(enabled[self._needs[key]])
         stack = doc.undo_stack if doc is not None else None
@@ -263,6 +292,32 @@ class EditController(QObject):
         outputs = [x for x in doc.edit.node_proto(*where).output if x]
         return outputs[0] if outputs else ""
 
+    def selected_weight(self) -> str:
+        """The selected value when it is an initializer of its graph ('' otherwise): what the weight edits take."""
+        doc = self.doc
+        value = self.selected_value()
+        if doc is None or not value:
+            return ""
+        g = doc.index.graphs.get(doc.selection.state.scope)
+        return value if g is not None and g.producer_of(value) == INITIALIZER else ""
+
+    def selected_input(self) -> str:
+        """The selected value when it is an input of the main graph ('' otherwise)."""
+        doc = self.doc
+        if doc is None or doc.selection.state.scope or not doc.selection.state.value:
+            return ""
+        value = doc.selection.state.value
+        return value if value in doc.index.main.input_names else ""
+
+    def selected_output(self) -> str:
+        """The selected value when it is an output of its graph ('' otherwise)."""
+        doc = self.doc
+        value = self.selected_value()
+        if doc is None or not value:
+            return ""
+        g = doc.index.graphs.get(doc.selection.state.scope)
+        return value if g is not None and value in g.output_names else ""
+
     def _node(self) -> tuple[Document, str, int]:
         where = self.selected_node()
         if self.doc is None or where is None:
@@ -300,7 +355,7 @@ class EditController(QObject):
         self.windows.append(window)
         window.destroyed.connect(lambda _obj=None, w=window: self.windows.remove(w) if w in self.windows else None)
 
-    def _form(self, title: str, intro: str, on_accept: Callable[[FormDialog], None],
+    def form(self, title: str, intro: str, on_accept: Callable[[FormDialog], None],
               ok_text: str = "OK") -> FormDialog:
         return FormDialog(self.window, title, intro, on_accept, ok_text)
 
@@ -321,7 +376,7 @@ class EditController(QObject):
     def rename_node(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        form = self._form("Rename Node", f"New name for {quoted_name(doc.edit.node_label(scope, i))}:",
+        form = self.form("Rename Node", f"New name for {quoted_name(doc.edit.node_label(scope, i))}:",
                           lambda f: doc.edit.rename_node(ref, f.text("name").strip()), "Rename")
         form.add_line("name", "Name:", doc.edit.node_proto(scope, i).name, name=True)
         self.open_dialog(form)
@@ -332,7 +387,7 @@ class EditController(QObject):
         node = doc.edit.node_proto(scope, i)
         contrib = node.domain == CONTRIB_DOMAIN  # completions from the node's side: onnx's or onnxruntime's
         names = sorted({e.name for e in palette(doc.model) if (e.domain == CONTRIB_DOMAIN) == contrib})
-        form = self._form("Change Operator",
+        form = self.form("Change Operator",
                           f"Operator of {quoted_name(doc.edit.node_label(scope, i))}. Attributes the new operator does not "
                           "have are kept and listed as problems until you remove them.",
                           lambda f: doc.edit.set_op_type(ref, f.text("op").strip(), f.text("domain").strip()),
@@ -344,40 +399,61 @@ class EditController(QObject):
     def insert_node(self) -> None:
         if self.doc is None:
             raise EditError("open a model first.")
-        self.open_dialog(PaletteDialog(self.doc, self.window))
+        self.open_dialog(PaletteDialog(self.doc, self.window, lambda: self.guarded(lambda: self.new_tensor("constant"))))
 
     def rewire_input(self) -> None:
         doc, scope, i = self._node()
-        ref = node_ref(doc, scope, i)
-        node = doc.edit.node_proto(scope, i)
-        ports = [f"{k}: {short_name(x) if x else '(empty)'}" for k, x in enumerate(node.input)]
-        ports.append(f"{len(node.input)}: (new input)")
-        tips = [hidden_tooltip(x) for x in node.input]
-        values = sorted(v for v in doc.index.graphs[scope].producer if v)
+        self.open_dialog(value_dialogs.rewire_input(self, doc, scope, i))
 
-        def apply(f: FormDialog) -> None:
-            doc.edit.set_input(ref, port.currentIndex(), f.text("value").strip())
+    def new_tensor(self, kind: LiteralKind) -> None:
+        """Insert Constant / New Initializer, feeding an input of the selected node if the user chooses."""
+        self.open_dialog(value_dialogs.new_tensor(self, kind))
 
-        form = self._form("Rewire Input",
-                          f"Make an input of {quoted_name(doc.edit.node_label(scope, i))} read another value.",
-                          apply, "Connect")
-        port = form.add_combo("port", "Input:", ports, tips=tips)
-        form.add_line("value", "Read value:", "", values, "a value name (empty: leave the input empty)")
-        self.open_dialog(form)
+    def make_dimension(self) -> None:
+        self.open_dialog(value_dialogs.make_dimension(self))
 
     def describe_node(self) -> None:
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
-        form = self._form("Node Description",
+        form = self.form("Node Description",
                           f"Description (doc_string) of {quoted_name(doc.edit.node_label(scope, i))}:",
                           lambda f: doc.edit.set_doc_string(ref, f.text("text")))
         form.add_text("text", "Description:", doc.edit.node_proto(scope, i).doc_string, "Markdown; empty: none")
         self.open_dialog(form)
 
     def delete_node(self, reconnect: bool = False) -> None:
+        """Delete the selected node; when it has one input and one output of the same type (and Delete did not
+        say already), ask whether its consumers should read its input instead."""
         doc, scope, i = self._node()
+        through = None if reconnect else bypass(doc, scope, i)
+        if through is not None:
+            self._ask_reconnect(doc, scope, i, *through)
+            return
         doc.selection.clear(scope)
         doc.edit.remove_node((scope, i), reconnect=reconnect)
+
+    def _ask_reconnect(self, doc: Document, scope: str, i: int, source: str, out: str) -> None:
+        label = doc.edit.node_label(scope, i)
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete Node",
+                          message_text(f"Reconnect what {quoted_name(label)} feeds to its input?"),
+                          QMessageBox.StandardButton.Cancel, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setInformativeText(message_text(
+            f"Its output '{quoted_name(out)}' has the type of its input '{quoted_name(source)}': the nodes reading "
+            "it can read the input instead. Deleting it alone leaves them reading a value nothing makes."))
+        rejoin = box.addButton("Delete and Reconnect", QMessageBox.ButtonRole.AcceptRole)
+        alone = box.addButton("Delete Only", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(rejoin)
+        ref = node_ref(doc, scope, i)
+
+        def answered(_answer: int) -> None:
+            clicked = box.clickedButton()
+            if clicked in (rejoin, alone) and self.doc is doc:
+                doc.selection.clear(scope)
+                self.guarded(lambda: doc.edit.remove_node(ref, reconnect=clicked is rejoin))
+
+        box.finished.connect(answered)
+        self.open_dialog(box)
 
     def delete_branch(self, side: Side) -> None:
         """Show which nodes go with the selected one, and delete them all on Delete."""
@@ -387,16 +463,25 @@ class EditController(QObject):
                           QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self.window)
         box.setTextFormat(Qt.TextFormat.PlainText)
         box.setInformativeText("\n".join(message_text(line) for line in branch_details(branch)))
-        box.button(QMessageBox.StandardButton.Yes).setText(f"Delete {len(branch.nodes)} Node"
-                                                          f"{'s' if len(branch.nodes) != 1 else ''}")
+        count = f"{len(branch.nodes)} Node{'s' if len(branch.nodes) != 1 else ''}"
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        yes.setText(f"Delete {count}" + (" and Their Outputs" if branch.outputs else ""))
         box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        repoint = None
+        if branch.repoint:  # the model can end where the branch began
+            repoint = box.addButton(f"Delete {count}, Output {short_name(branch.repoint, 40)}",
+                                    QMessageBox.ButtonRole.AcceptRole)
+            box.setDefaultButton(repoint)
         ref = node_ref(doc, scope, i)
 
-        def answered(answer: int) -> None:
-            if answer == QMessageBox.StandardButton.Yes and self.doc is doc:
-                doc.selection.clear(scope)
-                self.guarded(lambda: doc.edit.remove_node_with_outputs(ref) if side == "outputs"
-                              else doc.edit.remove_node_with_inputs(ref))
+        def answered(_answer: int) -> None:
+            clicked = box.clickedButton()
+            if clicked not in (yes, repoint) or clicked is None or self.doc is not doc:
+                return
+            orphans: Orphans = "repoint" if clicked is repoint else "remove"
+            doc.selection.clear(scope)
+            self.guarded(lambda: doc.edit.remove_node_with_outputs(ref, orphans) if side == "outputs"
+                         else doc.edit.remove_node_with_inputs(ref, orphans))
 
         box.finished.connect(answered)
         self.open_dialog(box)
@@ -410,7 +495,7 @@ class EditController(QObject):
             doc.edit.rename_value(value, new, scope)
             doc.selection.select_value(scope, new)  # the panels show the value, not its old name
 
-        form = self._form("Rename Value", f"Rename '{quoted_name(value)}' everywhere it is used, subgraphs included:",
+        form = self.form("Rename Value", f"Rename '{quoted_name(value)}' everywhere it is used, subgraphs included:",
                           rename, "Rename")
         form.add_line("name", "New name:", value, name=True)
         self.open_dialog(form)
@@ -418,6 +503,10 @@ class EditController(QObject):
     def mark_output(self) -> None:
         doc, scope, value = self._value()
         doc.edit.add_output(value, scope)
+
+    def remove_output(self) -> None:
+        doc, scope, value = self._value()
+        doc.edit.remove_output(value, scope)
 
     def graph_io(self) -> None:
         if self.doc is None:
@@ -474,16 +563,21 @@ class EditController(QObject):
         tensor = doc.edit.initializer_proto(value, scope)
         array = small_array(tensor)
         if array is None:
-            raise EditError(f"'{quoted_name(value)}' is not a small list of numbers (at most {SMALL_TENSOR}, one "
-                            "dimension); replace it from a .npy file.")
+            raise EditError(f"'{quoted_name(value)}' has more than {SMALL_TENSOR:,} numbers (or is not numbers) to "
+                            "type; replace it from a .npy file.")
 
         def apply(f: FormDialog) -> None:
             typed = parse_tensor_text(f.text("values"), array.dtype)
             doc.edit.replace_initializer(value, typed.reshape(array.shape) if typed.size == array.size else typed, scope)
 
-        form = self._form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
-                          "they keep its type.", apply, "Replace")
-        form.add_line("values", "Values:", array_values_text(array), placeholder="e.g. [1, 2, 3]")
+        lines = array.ndim > 1 or array.size > ONE_LINE
+        form = self.form("Edit Weights", f"Values of '{quoted_name(value)}' ({tensor_summary(tensor)}), as numbers; "
+                         "they keep its type." + (" Ctrl+Return replaces them." if lines else ""), apply, "Replace")
+        if lines:  # a row of the tensor per line, as wide as a screen allows
+            form.add_text("values", "Values:", array_edit_text(array), "e.g. [[1, 2], [3, 4]]").setFixedHeight(320)
+            form.resize(900, 460)
+        else:
+            form.add_line("values", "Values:", array_edit_text(array), placeholder="e.g. [1, 2, 3]")
         self.open_dialog(form)
 
     def constant_to_initializer(self) -> None:
@@ -545,9 +639,30 @@ def branch_details(branch: Branch) -> list[str]:
     if branch.initializers:
         lines.append(f"Weights only they read ({len(branch.initializers)}): {first_names(branch.initializers)}.")
     if branch.outputs:
-        lines.append(f"Graph outputs left without a maker: {first_names(branch.outputs)}.")
+        instead = f", or make '{quoted_name(branch.repoint)}' the output instead" if branch.repoint else ""
+        lines.append(f"Graph outputs it would leave without a maker: {first_names(branch.outputs)} (they go "
+                     f"too{instead}).")
     lines.append("Undo (Ctrl+Z) brings them all back.")
     return lines
+
+
+def bypass(doc: Document, scope: str, i: int) -> tuple[str, str] | None:
+    """(input, output) of node ``i`` when its consumers could read its input instead: one data input and one
+    output, of the same known type, the output no graph output and read by some node; None otherwise."""
+    node = doc.edit.node_proto(scope, i)
+    inputs, outputs = [x for x in node.input if x], [x for x in node.output if x]
+    g = doc.index.graphs[scope]
+    if len(inputs) != 1 or len(outputs) != 1 or outputs[0] in g.output_names or not g.consumers_of(outputs[0]):
+        return None
+    a, b = (doc.edit.find.local_type(scope, x) for x in (inputs[0], outputs[0]))
+    if a is None or b is None or a.WhichOneof("value") is None or not same_type(a, b):
+        return None
+    return inputs[0], outputs[0]
+
+
+def same_type(a: object, b: object) -> bool:
+    """Two value types that say the same: element type and shape (a name and a size each mean one thing)."""
+    return bool(dtype_text(a) == dtype_text(b) and shape_list(a) == shape_list(b))  # type: ignore[arg-type]
 
 
 def _menu_text(label: str) -> str:

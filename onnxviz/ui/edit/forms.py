@@ -221,6 +221,10 @@ class FormDialog(QDialog):
         self.fields[key] = box
         return box
 
+    def add_widget(self, key: str, label: str, widget: W) -> W:
+        """A field of the form's own making (a value or numbers, a choice)."""
+        return self._add(key, label, widget)
+
     def _add(self, key: str, label: str, widget: W) -> W:
         self.form.addRow(label, widget)
         if not self.fields:
@@ -230,6 +234,7 @@ class FormDialog(QDialog):
 
     def text(self, key: str) -> str:
         w = self.fields[key]
+        w = getattr(w, "edit", w)  # a field of its own making around a line (a value or numbers)
         if isinstance(w, QLineEdit):
             return w.text()
         if isinstance(w, QPlainTextEdit):

@@ -250,6 +250,7 @@ class GraphIODialog(QDialog):
             action()  # type: ignore[operator]
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
+            QTimer.singleShot(0, self, self.refresh)  # the refused text does not stay in its cell
             return
         self.error.show_message("")
 

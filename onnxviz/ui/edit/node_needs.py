@@ -1,22 +1,114 @@
 """What a new node needs to be valid when it appears: its required attributes and its other inputs,
-asked for in the Insert dialog (Cast's ``to`` as a list of element types)."""
+asked for in the Insert dialog (Cast's ``to`` as a list of element types; an input as a value of the graph or as
+numbers, typed or from a .npy file, that become an initializer or a Constant in the same undo step)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from onnx import AttributeProto
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QToolButton,
+    QWidget,
+)
 
+from onnxviz.model.editing.literals import LiteralKind
 from onnxviz.model.editing.palette import AttributeInfo, PaletteEntry, Param
-from onnxviz.model.editing.values import parse_attribute_text, parse_dtype, parse_tensor_text
+from onnxviz.model.editing.values import parse_attribute_text, parse_dtype, parse_numbers, parse_tensor_text
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import quoted_name
+from onnxviz.ui.edit.attributes import load_npy
 from onnxviz.ui.edit.forms import complete
 from onnxviz.ui.widgets.names import plain_tooltip, short_name, whole_field
 
 A = AttributeProto
-DEFAULT_CHOICE = "float"
+DEFAULT_CHOICE = "float32"
+
+
+LITERAL_KINDS: dict[str, LiteralKind] = {"a new initializer": "initializer", "a Constant node": "constant"}
+NUMBERS_HINT = "a value, or numbers such as 2.0 or [1, 2, 3]"
+
+
+class InputField(QWidget):
+    """What an input reads: a value of the graph (completed as typed), or numbers, typed (``2.0``,
+    ``[1, 2, 3]``) or loaded from a .npy file, that become a new value in the same edit."""
+
+    def __init__(self, values: list[str], placeholder: str = NUMBERS_HINT, tip: str = "", names: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.values = set(values)
+        self.names = names  # False: numbers only (a new constant's value)
+        self.array: np.ndarray | None = None
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.edit = whole_field(QLineEdit())
+        self.edit.setPlaceholderText(placeholder)
+        self.edit.setToolTip(plain_tooltip(tip))
+        self.edit.textEdited.connect(self._typed)
+        if names:
+            complete(self.edit, values)
+        self.button = QToolButton()
+        self.button.setText("Load .npy...")
+        self.button.setToolTip("Numbers from a NumPy file, of any size")
+        self.button.setAutoRaise(False)
+        self.button.clicked.connect(self._choose)
+        row.addWidget(self.edit, 1)
+        row.addWidget(self.button)
+        self.setFocusProxy(self.edit)
+
+    def _typed(self, _text: str) -> None:
+        self.array = None  # typed over: the file's numbers are no longer what it holds
+
+    def _choose(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load Numbers From", "", "NumPy arrays (*.npy)")
+        if path:
+            self.load(Path(path))
+
+    def load(self, path: Path) -> None:
+        """Take the numbers of a .npy file (EditError if it cannot be read)."""
+        array = load_npy(path)
+        if array.dtype.kind not in "biuf":
+            raise EditError(f"{path.name} holds {array.dtype} values, not numbers.")
+        self.array = array
+        self.edit.setText(f"{path.name}: {array.dtype}{list(array.shape)}")
+
+    def value(self, required: bool = False, what: str = "this input") -> str | np.ndarray:
+        """The value name typed, or the numbers given ('' when empty and not ``required``); EditError with one
+        sentence for anything else."""
+        if self.array is not None:
+            return self.array
+        text = self.edit.text().strip()
+        if not text:
+            if required:
+                raise EditError(f"name a value for {what}, or give numbers.")
+            return ""
+        if self.names and text in self.values:
+            return text
+        try:
+            return parse_numbers(text)
+        except EditError:
+            if not self.names:
+                raise
+            raise EditError(f"'{quoted_name(text)}' is neither a value of this graph nor numbers such as 2.0 or "
+                            "[1, 2, 3].") from None
+
+
+def literal_kind_box() -> QComboBox:
+    """The choice of what numbers given for an input become."""
+    box = QComboBox()
+    box.addItems(list(LITERAL_KINDS))
+    box.setToolTip("Numbers given for an input become a named initializer, or a Constant node just before the "
+                   "node that reads them; either way in the same undo step")
+    return box
 
 
 class NodeNeeds(QGroupBox):
@@ -29,7 +121,8 @@ class NodeNeeds(QGroupBox):
         self.form = QFormLayout(self)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         self.attribute_fields: dict[str, tuple[AttributeInfo, QWidget]] = {}
-        self.input_fields: list[tuple[Param, QLineEdit]] = []
+        self.input_fields: list[tuple[Param, InputField]] = []
+        self.literals = literal_kind_box()
         self.hide()
 
     def show_entry(self, entry: PaletteEntry) -> None:
@@ -51,6 +144,9 @@ class NodeNeeds(QGroupBox):
             self._add_input("More inputs:", params[0])
         for k, param in enumerate(params[1:], start=1):
             self._add_input(f"Input {k} ({short_name(param.name, 30)}):", param)
+        if self.input_fields:
+            self.literals = literal_kind_box()  # the form's rows own their widgets: a new one per operator
+            self.form.addRow("Numbers become:", self.literals)
         self.setVisible(self.form.rowCount() > 0)
 
     def _attribute_widget(self, attr: AttributeInfo) -> QWidget:
@@ -67,13 +163,14 @@ class NodeNeeds(QGroupBox):
         return edit
 
     def _add_input(self, label: str, param: Param) -> None:
-        edit = whole_field(QLineEdit())
-        edit.setPlaceholderText("values, separated by commas" if param.variadic
-                                else "optional: empty leaves it out" if param.optional else "a value (required)")
-        edit.setToolTip(plain_tooltip(param.description))
-        complete(edit, self.values)
-        self.form.addRow(label, edit)
-        self.input_fields.append((param, edit))
+        hint = ("values separated by commas, or numbers" if param.variadic
+                else f"optional: {NUMBERS_HINT}" if param.optional else NUMBERS_HINT)
+        field = InputField(self.values, hint, param.description)
+        self.form.addRow(label, field)
+        self.input_fields.append((param, field))
+
+    def literal_kind(self) -> LiteralKind:
+        return LITERAL_KINDS.get(self.literals.currentText(), "initializer")
 
     # -- reading -----------------------------------------------------------------------
     def attributes(self) -> dict[str, Any]:
@@ -90,17 +187,19 @@ class NodeNeeds(QGroupBox):
                              else parse_attribute_text(text, attr.type_code))
         return out
 
-    def inputs(self) -> list[str]:
-        """The inputs after the first, as typed; EditError naming the first required one left empty."""
-        out: list[str] = []
-        for param, edit in self.input_fields:
-            text = edit.text().strip()
-            if param.variadic:
-                out += [text] if text in self.values else [x.strip() for x in text.split(",") if x.strip()]
-            elif text or param.optional:
-                out.append(text)
+    def inputs(self) -> list[str | np.ndarray]:
+        """The inputs after the first: value names, or numbers that become new values; EditError naming the
+        first required one left empty or holding neither."""
+        out: list[str | np.ndarray] = []
+        for param, field in self.input_fields:
+            text = field.edit.text().strip()
+            names = [x.strip() for x in text.split(",") if x.strip()]
+            if param.variadic and field.array is None and names and all(x in self.values for x in names):
+                out += names
             else:
-                raise EditError(f"name a value for the input '{quoted_name(param.name)}'.")
-        while out and not out[-1]:
+                value = field.value(not param.optional and not param.variadic, f"the input '{quoted_name(param.name)}'")
+                if isinstance(value, np.ndarray) or value or not param.variadic:
+                    out.append(value)
+        while out and isinstance(out[-1], str) and not out[-1]:
             out.pop()  # optional inputs left out at the end are not written
         return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -68,12 +69,15 @@ def placements(doc: Document) -> list[Placement]:
         ref: NodeRef = doc.node_ids[state.node] if state.scope == "" else (state.scope, state.node)
         if node.output and node.output[0]:
             out.append(_place("After {} (on {})", (label, node.output[0]), state.scope, node.output[0]))
+            out.append(_place("Beside what {} feeds (reads {}, feeds nothing yet)", (label, node.output[0]),
+                              state.scope, node.output[0], ()))
         data_inputs = [x for x in node.input if x]
         if data_inputs:
             out.append(_place("Before {} (on its input {})", (label, data_inputs[0]), state.scope,
                               data_inputs[0], (ref,)))
     elif state.value:
         out.append(_place("On the edge {} (before all its consumers)", (state.value,), state.scope, state.value))
+        out.append(_place("Reading {} (feeds nothing yet)", (state.value,), state.scope, state.value, ()))
     else:  # nothing selected: right after one of the graph's inputs
         inits = {t.name for t in doc.model.graph.initializer}
         out += [_place("After graph input {}", (v.name,), "", v.name)
@@ -119,9 +123,11 @@ def _header(text: str) -> QListWidgetItem:
 class PaletteDialog(QDialog):
     """Search operators; OK inserts the chosen one at the chosen place as one undoable edit."""
 
-    def __init__(self, doc: Document, parent: QWidget | None = None) -> None:
+    def __init__(self, doc: Document, parent: QWidget | None = None,
+                 constant: Callable[[], object] | None = None) -> None:
         super().__init__(parent)
         self.doc = doc
+        self.constant = constant  # opens Insert Constant, where a Constant's value and type are given
         self.setWindowTitle("Insert Node")
         self.resize(820, 560)
         self.entries = palette(doc.model)
@@ -215,6 +221,16 @@ class PaletteDialog(QDialog):
             self.schema_view.setHtml(schema_html(entry))
             self.needs.show_entry(entry)
             self.error.show_message("")
+            takes_none = not entry.inputs
+            self.placement.setEnabled(not takes_none)
+            self.ok_button.setText("Next..." if self._is_constant(entry) and self.constant else "Insert")
+            self.ok_button.setEnabled(bool(self.places) or takes_none)
+            self.ok_button.setToolTip("A Constant takes no input: its value and type are given next" if
+                                      self._is_constant(entry) else "")
+
+    @staticmethod
+    def _is_constant(entry: PaletteEntry) -> bool:
+        return entry.name == "Constant" and entry.domain in ("", "ai.onnx")
 
     def chosen(self) -> PaletteEntry | None:
         item = self.list.currentItem()
@@ -222,15 +238,46 @@ class PaletteDialog(QDialog):
 
     def accept(self) -> None:
         entry = self.chosen()
+        if entry is not None and self._is_constant(entry) and self.constant is not None:
+            super().accept()
+            self.constant()
+            return
+        if entry is not None and not entry.inputs:
+            self._insert_alone(entry)
+            return
         if entry is None or not self.places:
             self.error.show_message("choose an operator and a place on the graph.")
             return
         place = self.places[self.placement.currentIndex()]
         try:
-            self.doc.edit.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
-                                     scope=place.scope, name=self.name_edit.text().strip() or None,
-                                     consumers=place.consumers, extra_inputs=self.needs.inputs())
+            name = self.doc.edit.insert_on_value(place.value, entry.name, self.needs.attributes(), domain=entry.domain,
+                                                 scope=place.scope, name=self.name_edit.text().strip() or None,
+                                                 consumers=place.consumers, extra_inputs=self.needs.inputs(),
+                                                 literals=self.needs.literal_kind())
         except OnnxvizError as exc:
             self.error.show_message(exc.message)
             return
         super().accept()
+        self._select(name)
+
+    def _select(self, name: str) -> None:
+        """The new node is selected: its attributes, a rename or a graph output are one key away."""
+        try:
+            scope, i = self.doc.edit.locate(name)
+        except OnnxvizError:
+            return
+        self.doc.selection.select_node(scope, i)
+
+    def _insert_alone(self, entry: PaletteEntry) -> None:
+        """An operator that takes no input (RandomNormal, a function of none): a node making a new value, first
+        in the graph, read by nothing yet."""
+        scope = self.places[0].scope if self.places else ""
+        out = self.doc.edit.unique_value_name(entry.name.lower())
+        try:
+            name = self.doc.edit.insert_node(entry.name, [], [out], self.needs.attributes(), entry.domain,
+                                             self.name_edit.text().strip() or None, scope, position=0)
+        except OnnxvizError as exc:
+            self.error.show_message(exc.message)
+            return
+        super().accept()
+        self._select(name)

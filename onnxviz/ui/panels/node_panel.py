@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 from onnxviz.model.document import Document
 from onnxviz.model.graph.index import GraphIndex, child_scope
 from onnxviz.model.graph.opdocs import FormalDoc, OpDoc, attribute_text, op_doc
+from onnxviz.model.graph.opschema import element_type_text, names_element_type
 from onnxviz.model.graph.smallvalues import SmallValues
 from onnxviz.model.problems import Problem
 from onnxviz.model.text import display_name
@@ -119,7 +120,9 @@ class NodePanel(Page):
         present = {a.name for a in n.attribute}
         for a in n.attribute:
             type_name = AttributeProto.AttributeType.Name(a.type) if a.type else "?"
-            value = text_html(attribute_text(a), VALUE_CHARS)
+            doc = info.attribute(a.name) if info else None
+            names_type = a.type == AttributeProto.INT and doc is not None and names_element_type(doc.description)
+            value = text_html(element_type_text(a.i) if names_type else attribute_text(a), VALUE_CHARS)
             if a.type == AttributeProto.GRAPH:
                 value = anchor(scope_href(child_scope(g.scope, i, a.name)), f"enter {a.name}", mono=False) \
                     + f" &nbsp;{value}"
@@ -131,7 +134,6 @@ class NodePanel(Page):
             label = form.add(key_html(a.name), f'{value} <span style="{GREY}">{type_name.lower()}</span>')
             if len(a.name) > KEY_CHARS:
                 form.keys[key_html(a.name)].setToolTip(name_tooltip(a.name))
-            doc = info.attribute(a.name) if info else None
             if doc is not None:
                 label.setToolTip(plain_tooltip(doc.description))
         if info is not None:
