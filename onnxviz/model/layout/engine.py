@@ -45,7 +45,7 @@ from onnxviz.model.layout.layers import (
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
-from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
+from onnxviz.model.layout.util import SMALL_ROWS, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import shape_text
 
@@ -85,7 +85,8 @@ class GraphLayout:
         self._run_labels: list[str] = []
         self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
-        self._csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None   # made on first need
+        # made on first need: each item's place in the tree's order, and the edges sorted by their ends' places
+        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]] | None = None
         self._scratch = np.full(n, -1, np.int64)
         self._code_row = np.full(n + self.tree.n_groups, -1, np.int64)   # scratch: unit code -> row
         self._value_row = np.full(len(self.graph.values), -1, np.int64)  # scratch: value id -> port row
@@ -588,18 +589,31 @@ class GraphLayout:
         return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
 
     def _incident_edges(self, members: np.ndarray) -> np.ndarray:
+        """The edges from or to ``members``, a group's items: a run of the tree's order, so the edges whose
+        source (target) lies in it are a run of the edges sorted by their source's (target's) place there."""
         if len(members) == self.graph.n_items:
             return np.arange(len(self.graph.e_src))
-        if self._csr is None:
-            self._csr = (*csr(self.graph.e_src, len(self._scratch)), *csr(self.graph.e_dst, len(self._scratch)))
-        out_order, out_ptr, in_order, in_ptr = self._csr
-        out = gather(out_order, out_ptr, members)
-        inc = gather(in_order, in_ptr, members)
-        return unique_small(np.concatenate([out, inc]))
+        if len(members) == 0:
+            return np.zeros(0, np.int64)
+        if self._by_place is None:
+            place = np.empty(len(self.tree.order), np.int64)
+            place[self.tree.order] = np.arange(len(place))
+            sorts = []
+            for ends in (self.graph.e_src, self.graph.e_dst):
+                order = np.argsort(place[ends], kind="stable")
+                sorts.append((order, place[ends][order]))
+            self._by_place = (place, sorts)
+        place, sorts = self._by_place
+        lo = int(place[members[0]])
+        runs = [order[np.searchsorted(keys, lo):np.searchsorted(keys, lo + len(members))] for order, keys in sorts]
+        return unique_small(np.concatenate(runs))
 
 
 def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Distinct unit codes ordered by their lowest member item (file order)."""
+    if len(members) <= SMALL_ROWS:  # a dict keeps the first of each code, met in ascending members
+        first = dict.fromkeys(code for _m, code in sorted(zip(members.tolist(), codes.tolist(), strict=True)))
+        return np.array(list(first), codes.dtype)
     order = np.argsort(members, kind="stable")
     by_item = codes[order]
     uniq, first = np.unique(by_item, return_index=True)
