@@ -612,8 +612,8 @@ class GraphLayout:
 def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Distinct unit codes ordered by their lowest member item (file order)."""
     if len(members) <= SMALL_ROWS:  # a dict keeps the first of each code, met in ascending members
-        first = dict.fromkeys(code for _m, code in sorted(zip(members.tolist(), codes.tolist(), strict=True)))
-        return np.array(list(first), codes.dtype)
+        seen = dict.fromkeys(code for _m, code in sorted(zip(members.tolist(), codes.tolist(), strict=True)))
+        return np.array(list(seen), codes.dtype)
     order = np.argsort(members, kind="stable")
     by_item = codes[order]
     uniq, first = np.unique(by_item, return_index=True)
