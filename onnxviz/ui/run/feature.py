@@ -45,7 +45,7 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
                              "or Inf", "Ctrl+Shift+N"),
         "next_nan": menu_action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "
                             "topological order) whose output has NaN or Inf"),
-        "export_all": menu_action(window, "E&xport All Values...", "Write every value of the last run into a "
+        "export_all": menu_action(window, "Export A&ll Values...", "Write every value of the last run into a "
                               "folder, as onnxviz run --dump does (values.bin and index.json)"),
         "optimized": menu_action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
                              "not match the nodes one to one)", checkable=True),
