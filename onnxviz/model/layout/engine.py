@@ -453,6 +453,8 @@ class GraphLayout:
         codes = self._unit_codes(g, members)
         units = _first_by_priority(members, codes)
         edges = self._incident_edges(members)
+        if len(members) <= SMALL_ROWS and len(edges) <= 4 * SMALL_ROWS:
+            return self._wire_small(members, codes, units, edges)
         scratch = self._scratch
         scratch[members] = codes  # temporarily: unit code per member
         src_code = scratch[sg.e_src[edges]]
@@ -478,6 +480,28 @@ class GraphLayout:
             {int(v): k for k, v in enumerate(in_vals.tolist())},
             {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}, triples,
             {(a, b, v): e for e, (a, b, v) in enumerate(triples.tolist())})
+
+    def _wire_small(self, members: np.ndarray, codes: np.ndarray, units: np.ndarray, edges: np.ndarray) -> _Wiring:
+        """:meth:`_wire` of a level of a few boxes, in Python's lists and sets (numpy's fixed cost per call was
+        most of it): the same units, ports and edges."""
+        sg = self.graph
+        code_of = dict(zip(members.tolist(), codes.tolist(), strict=True))
+        vals = sg.e_val[edges].tolist()
+        src_code = [code_of.get(x, -1) for x in sg.e_src[edges].tolist()]
+        dst_code = [code_of.get(x, -1) for x in sg.e_dst[edges].tolist()]
+        in_vals = sorted({v for v, c in zip(vals, src_code, strict=True) if c < 0})
+        out_vals = sorted({v for v, c in zip(vals, dst_code, strict=True) if c < 0})
+        unit_codes = units.tolist()
+        n_in, n_units = len(in_vals), len(unit_codes)
+        row_of = {c: n_in + k for k, c in enumerate(unit_codes)}
+        in_port = {v: k for k, v in enumerate(in_vals)}
+        out_port = {v: n_in + n_units + k for k, v in enumerate(out_vals)}
+        rows = {(row_of[a] if a >= 0 else in_port[v], row_of[b] if b >= 0 else out_port[v], v)
+                for a, b, v in zip(src_code, dst_code, vals, strict=True)}
+        triples = sorted(r for r in rows if r[0] != r[1])
+        dtype = sg.e_val.dtype
+        return _Wiring(units, np.array(in_vals, dtype), np.array(out_vals, dtype), row_of, in_port, out_port,
+                       np.array(triples, np.int64).reshape(-1, 3), {t: e for e, t in enumerate(triples)})
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
