@@ -1,4 +1,5 @@
-"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, or the window."""
+"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, ``transform``, or the
+window."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
     raise SystemExit(code)
 
 
-SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare")
+SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare", "transform")
 
 
 def _configure(name: str) -> Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]:
