@@ -5,18 +5,56 @@ The package is split in two layers:
 * :mod:`onnxviz.model` - documents, indexes, validation, layout, statistics and
   the runner; plain Python, usable headless and from scripts.
 * :mod:`onnxviz.ui` - the PySide6 widgets that show and edit a document.
+
+The Python API (:mod:`onnxviz.api`) is exported here: ``onnxviz.open`` (a document, no window),
+``onnxviz.show`` (a window in a process of its own), ``onnxviz.compare``, ``onnxviz.diff`` and ``onnxviz.run``.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from onnxviz.api.results import (
+        CompareResult,
+        DiffEntry,
+        DiffResult,
+        PairMeasure,
+        WeightMeasure,
+        compare,
+        diff,
+    )
+    from onnxviz.api.running import RunOutput, run
+    from onnxviz.api.show import ModelWindow, Shown, show
     from onnxviz.model.document import Document
     from onnxviz.model.errors import OnnxvizError
+    from onnxviz.model.io.saving import SaveQuestion
 
-__all__ = ["Document", "OnnxvizError", "open", "__version__"]
+__all__ = ["CompareResult", "DiffEntry", "DiffResult", "Document", "ModelWindow", "OnnxvizError", "PairMeasure",
+           "RunOutput", "SaveQuestion", "Shown", "WeightMeasure", "__version__", "compare", "diff", "open", "run",
+           "show"]
 __version__ = "0.1.0"
+
+# Imported when first asked for: the command (and each worker process, which imports this package first)
+# starts without importing onnx and numpy here.
+_LAZY = {
+    "Document": "onnxviz.model.document",
+    "OnnxvizError": "onnxviz.model.errors",
+    "SaveQuestion": "onnxviz.model.io.saving",
+    "compare": "onnxviz.api.results",
+    "diff": "onnxviz.api.results",
+    "CompareResult": "onnxviz.api.results",
+    "DiffResult": "onnxviz.api.results",
+    "DiffEntry": "onnxviz.api.results",
+    "PairMeasure": "onnxviz.api.results",
+    "WeightMeasure": "onnxviz.api.results",
+    "run": "onnxviz.api.running",
+    "RunOutput": "onnxviz.api.running",
+    "show": "onnxviz.api.show",
+    "ModelWindow": "onnxviz.api.show",
+    "Shown": "onnxviz.api.show",
+}
 
 
 def open(path: str) -> Document:  # noqa: A001 - mirrors builtins.open on purpose
@@ -27,14 +65,11 @@ def open(path: str) -> Document:  # noqa: A001 - mirrors builtins.open on purpos
 
 
 def __getattr__(name: str) -> Any:
-    """``Document`` and ``OnnxvizError``, imported when first asked for: the command (and each worker
-    process, which imports this package first) starts without importing onnx and numpy here."""
-    if name == "Document":
-        from onnxviz.model.document import Document
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'onnxviz' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
-        return Document
-    if name == "OnnxvizError":
-        from onnxviz.model.errors import OnnxvizError
 
-        return OnnxvizError
-    raise AttributeError(f"module 'onnxviz' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -35,14 +35,14 @@ def test_info_text(capsys: pytest.CaptureFixture[str], example_path: Path) -> No
 
 def test_check_valid_and_invalid(capsys: pytest.CaptureFixture[str], example_path: Path, tmp_path: Path) -> None:
     code, out, _ = run_cli(capsys, "check", str(example_path), "--json")
-    assert code == 0 and json.loads(out) == {"valid": True, "problems": []}
+    assert code == 0 and json.loads(out) == {"valid": True, "errors": 0, "warnings": 0, "notes": 0, "problems": []}
     graph = helper.make_graph([helper.make_node("Relu", ["nope"], ["y"], name="r")], "g", [],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(helper.make_model(graph).SerializeToString())
     code, out, _ = run_cli(capsys, "check", str(bad), "--json")
     report = json.loads(out)
-    assert code == 1 and report["valid"] is False
+    assert code == 1 and report["valid"] is False and report["errors"] >= 1
     assert any(p["node"] == "r" and p["value"] == "nope" for p in report["problems"])
 
 

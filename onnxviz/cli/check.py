@@ -1,4 +1,5 @@
-"""``onnxviz check FILE [--json]``: exit 0 valid, 1 problems, 2 unreadable."""
+"""``onnxviz check FILE [--json] [--strict]``: exit 0 without errors (warnings printed), 1 with errors (with
+``--strict``: or warnings), 2 unreadable."""
 
 from __future__ import annotations
 
@@ -15,8 +16,12 @@ from onnxviz.model.problems import Problem, Severity
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     parser.description = ("Validate a model: onnx.checker, shape inference and onnxviz's own graph checks, then, "
-                          "when these find no error, what onnxruntime refuses when it loads the model.")
+                          "when these find no error, what onnxruntime refuses when it loads the model. What the "
+                          "installed onnxruntime cannot run (an operator, a type such as complex64, a custom "
+                          "domain, a locale, an IR version newer than it reads) is a warning: the model is valid "
+                          "ONNX.")
     add_file_arguments(parser)
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (notes never fail)")
     return run
 
 
@@ -31,12 +36,23 @@ def collect_problems(doc: Document) -> list[Problem]:
 def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
     problems = collect_problems(doc)
-    errors = [p for p in problems if p.severity != Severity.INFO]
+    counts = {s: sum(1 for p in problems if p.severity == s) for s in Severity}
     if args.json:
-        print_json({"valid": not errors, "problems": [p.to_json() for p in problems]})
+        print_json({"valid": not counts[Severity.ERROR], "errors": counts[Severity.ERROR],
+                    "warnings": counts[Severity.WARNING], "notes": counts[Severity.INFO],
+                    "problems": [p.to_json() for p in problems]})
     else:
-        say(*map(problem_line, problems), f"{doc.name}: " + ("valid" if not errors else f"{len(errors)} problem(s)"))
-    return 1 if errors else 0
+        say(*map(problem_line, problems), f"{doc.name}: {verdict(counts)}")
+    failing = counts[Severity.ERROR] + (counts[Severity.WARNING] if args.strict else 0)
+    return 1 if failing else 0
+
+
+def verdict(counts: dict[Severity, int]) -> str:
+    """'valid', 'valid, 2 warnings', '1 error, 2 warnings': a model with no error is valid ONNX."""
+    found = ", ".join(s.counted(counts[s]) for s in (Severity.ERROR, Severity.WARNING) if counts[s])
+    if counts[Severity.ERROR]:
+        return found
+    return f"valid, {found}" if found else "valid"
 
 
 def problem_line(p: Problem) -> str:

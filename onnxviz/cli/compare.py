@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from onnxviz.cli import output
-from onnxviz.model.document import Document
+from onnxviz.cli.common import given_inputs, open_model
 from onnxviz.model.matching import CrossRun, Limits, compare_models
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
-from onnxviz.model.runner.input_files import read_inputs_file
 from onnxviz.model.runner.inputs import build_feeds, input_specs, parse_dims
 from onnxviz.model.runner.protocol import RunError
 
@@ -62,9 +61,9 @@ def parse_limits(items: list[str]) -> Limits:
 
 def run(args: argparse.Namespace) -> int:
     limits = parse_limits(args.tolerance)
-    doc_a, doc_b = Document.open(args.a), Document.open(args.b)
+    doc_a, doc_b = open_model(args.a), open_model(args.b)
     specs = input_specs(doc_a.model, doc_a.index)
-    given = read_inputs_file(args.inputs, specs) if args.inputs else {}
+    given = given_inputs(args.inputs, specs)
     feeds = build_feeds(specs, given, parse_dims(args.dim), "random", args.seed)
     cross = compare_models(doc_a.index, doc_b.index, feeds, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                            tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)

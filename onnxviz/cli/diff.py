@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from onnxviz.cli.common import open_model
 from onnxviz.cli.output import print_json, say
-from onnxviz.model.document import Document
 from onnxviz.model.matching import diff_models
 
 
@@ -22,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 
 
 def run(args: argparse.Namespace) -> int:
-    doc_a, doc_b = Document.open(args.a), Document.open(args.b)
+    doc_a, doc_b = open_model(args.a), open_model(args.b)
     result = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir)
     if args.json:
         print_json({"a": doc_a.name, "b": doc_b.name, **result.to_json()})

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from onnxviz.api.protocol import REMOTE_OPTION, Link
 from onnxviz.model.allocator import reuse_big_blocks
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.heap import building
@@ -26,6 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
                              "(works without a display)")
     parser.add_argument("--example", action="store_true", help="open the example model shipped with onnxviz")
     parser.add_argument("--size", default="1400x900", help="window size for --screenshot (WxH)")
+    parser.add_argument(REMOTE_OPTION, metavar="FOLDER", help=argparse.SUPPRESS)  # onnxviz.show's window
     return run
 
 
@@ -56,16 +58,21 @@ def _x_display_reachable(display: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    remote = getattr(args, "remote", None)
+    link = Link.take(remote) if remote else None  # onnxviz.show's window: stdin and stdout are its link
+    if link is not None and link.first is None:
+        return 0  # the handle went away before asking for anything
+    first = str(link.first.get("path", "")) if link is not None and link.first is not None else args.file
     if args.file and not os.path.exists(args.file):
         raise OnnxvizError(f"{args.file} does not exist.")
     choose_platform(bool(args.screenshot))
     reuse_big_blocks()  # before any thread starts: each thread must allocate from the one heap it tunes
-    if args.file:
+    if first and os.path.isfile(first):
         from pathlib import Path
 
         from onnxviz.model.background.early import analyse_early
 
-        analyse_early(Path(args.file))  # first: in the worker processes, while this one imports the rest
+        analyse_early(Path(first))  # first: in the worker processes, while this one imports the rest
     with building():  # the modules and the window live as long as the process: no collection walks them
         for module in MODEL_FIRST:
             importlib.import_module(module)
@@ -75,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
         app = ensure_app()
         install_exception_hook()
         window = MainWindow()
+    if link is not None:
+        from onnxviz.ui.remote import serve
+
+        return serve(app, window, link)
     if args.example and not args.file:
         args.file = str(example_model_path())
     if args.screenshot:

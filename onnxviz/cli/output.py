@@ -11,6 +11,10 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from onnxviz.model.text import display_name
@@ -31,8 +35,36 @@ def say(*lines: str, stream: TextIO | None = None) -> None:
     print("\n".join(terminal_line(line) for line in lines), file=out)
 
 
+@dataclass
+class Collected:
+    """What a command printed as JSON and the notes it gave, while :func:`collecting`."""
+
+    values: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+_collecting: ContextVar[Collected | None] = ContextVar("onnxviz_cli_collecting", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[Collected]:
+    """Within it, :func:`print_json` hands its object to the caller instead of printing it, exactly as a reader
+    of the printed JSON gets it back, and :func:`note` keeps its message: how the Python API
+    (``onnxviz.compare``, ``onnxviz.diff``) returns what the command computes, through the command's own code."""
+    collected = Collected()
+    token = _collecting.set(collected)
+    try:
+        yield collected
+    finally:
+        _collecting.reset(token)
+
+
 def note(message: str) -> None:
     """``onnxviz: note: MESSAGE`` on stderr."""
+    collected = _collecting.get()
+    if collected is not None:
+        collected.notes.append(message.strip())
+        return
     say(f"onnxviz: note: {message.strip().rstrip('.')}", stream=sys.stderr)
 
 
@@ -49,7 +81,12 @@ def json_text(value: Any) -> str:
 
 
 def print_json(value: Any) -> None:
-    print(json_text(value))
+    text = json_text(value)
+    collected = _collecting.get()
+    if collected is not None:
+        collected.values.append(json.loads(text))
+        return
+    print(text)
 
 
 def jsonable(value: Any) -> Any:

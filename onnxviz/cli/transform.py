@@ -26,8 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
             f"{t.name}: {t.summary}" for t in TOOLS.values()) + ". The result must pass onnx's checker (unless the "
         "original fails it too) and run in onnxruntime; both models run on the same inputs and a lossless "
         "transform's outputs must stay within numpy.allclose's rtol 1e-3, atol 1e-5 (a quantization's only finite "
-        "and of the same shapes, unless --tolerance says more). Exit 0 when written, 1 when the outputs changed "
-        "beyond the tolerance (nothing is written), 2 on error. onnxslim and onnxscript come with "
+        "and of the same shapes, unless --tolerance says more). onnxslim and onnxscript come with "
         "pip install 'onnxviz[transform]', onnx-simplifier with pip install onnxsim.")
     parser.add_argument("input", help="the .onnx model to transform")
     parser.add_argument("output", help="where to write the result (.onnx, its weights inside)")

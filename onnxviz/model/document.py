@@ -88,6 +88,7 @@ class Document:
         self.names = NameLookup(self.target)  # which node a name refers to, which names are taken
         self._editor: Callable[[], Editor | None] = lambda: None  # see edit
         self.path = path
+        self.untitled_name = "untitled.onnx"  # the name of a model in no file (one from Python: see open_copy)
         self._data_dir = data_dir
         self._never_saved = False  # a part made from another model, in no file yet: see part_of
         self.escaped_text: list[tuple[bytes, str]] = []  # see _first_index
@@ -160,6 +161,17 @@ class Document:
         return cls(model, p.absolute(), data, stamp)
 
     @classmethod
+    def open_copy(cls, path: str | os.PathLike[str], name: str, pause: Callable[[], None] | None = None) -> Document:
+        """Read ``path``, a copy onnxviz was handed of a model held elsewhere (a Python session's:
+        ``onnxviz.show``): the document has no file of its own (Save asks where to write, never into the
+        copy), ``name`` is its title, its external data is read from the copy's folder, and it is unsaved only
+        once edited. The copy's bytes are kept as the model's (nothing is serialized again for the checks)."""
+        doc = cls.open(path, pause=pause)
+        assert doc.path is not None
+        doc._data_dir, doc.path, doc.untitled_name = doc.path.parent, None, name
+        return doc
+
+    @classmethod
     def part_of(cls, model: onnx.ModelProto, source: Document) -> Document:
         """A model made from ``source``'s (an extracted part), in no file yet: unsaved until it is saved
         (closing asks), and its external weights are read from ``source``'s folder meanwhile (within it
@@ -180,7 +192,7 @@ class Document:
 
     @property
     def name(self) -> str:
-        return self.path.name if self.path else "untitled.onnx"
+        return self.path.name if self.path else self.untitled_name
 
     # -- derived data --------------------------------------------------------------
     @property

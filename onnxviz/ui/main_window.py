@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
     loading_finished = Signal()         # a document was opened and the view is ready (or the open failed)
     theme_changed = Signal(bool)        # True when the window is now dark
     closing = Signal()                  # the close was accepted (after any unsaved-changes question)
+    load_failed = Signal(str)           # an open or reload failed: its one-sentence message
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -240,20 +241,28 @@ class MainWindow(QMainWindow):
             f"Reload {path.name} from disk and discard your unsaved edits?",
             lambda yes: self._start_load(path, reloading=True) if yes else None)
 
-    def _start_load(self, path: Path, reloading: bool = False, quiet: bool = False) -> None:
-        """``quiet``: a failure is only reported in the status bar (a reload by the file watcher)."""
+    def show_model(self, path: Path, copy_name: str | None = None) -> None:
+        """Show ``path`` in place of the model shown, keeping the view (graph, groups, zoom, selection): a model
+        a Python session sends (``onnxviz.show``, its ``update``). ``copy_name``: ``path`` is a copy made for
+        onnxviz, shown under that name with no file of its own. Unsaved edits are not asked about here."""
+        self._start_load(path, reloading=self.doc is not None, copy_name=copy_name)
+
+    def _start_load(self, path: Path, reloading: bool = False, quiet: bool = False,
+                    copy_name: str | None = None) -> None:
+        """``quiet``: a failure is only reported in the status bar (a reload by the file watcher). ``copy_name``:
+        see :meth:`show_model`."""
         if self._load_task is not None:
             self._load_task.cancel()
         verb = "Reloading" if reloading else "Opening"
         # the worker processes analyse the file meanwhile, reading it themselves (see ValidationService.prefetch)
         self.validation.prefetch(path)
-        task = Task(_load_work(path), f"{verb} {path.name}", parent=self)
+        task = Task(_load_work(path, copy_name), f"{verb} {copy_name or path.name}", parent=self)
         started = time.monotonic()
         task.finished.connect(lambda doc: self._on_loaded(task, doc, reloading, time.monotonic() - started))
         task.failed.connect(lambda exc, tb: self._on_load_failed(task, path, exc, tb, quiet))
         task.cancelled.connect(lambda: self._on_load_cancelled(task, path))
         self._load_task = task
-        self.statusBar().showMessage(f"{verb} {path.name}...")
+        self.statusBar().showMessage(f"{verb} {copy_name or path.name}...")
         self.track_task(task)
         task.start()
 
@@ -262,7 +271,10 @@ class MainWindow(QMainWindow):
             return
         self._load_task = None
         previous = self.doc.selection.state if reloading and self.doc is not None else None
+        view = self.canvas.view_state() if reloading else None
         self.set_document(doc)
+        if view is not None:
+            self.canvas.restore_view_state(view)
         if previous is not None:
             _restore_selection(doc, previous)
         if doc.path is not None:
@@ -278,6 +290,7 @@ class MainWindow(QMainWindow):
         self._load_task = None
         message = exc.message if isinstance(exc, OnnxvizError) else f"{path.name} could not be opened: {exc}."
         details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
+        self.load_failed.emit(message)
         self.loading_finished.emit()
         if quiet:  # e.g. caught mid-write: the next change on disk reloads again
             self.statusBar().showMessage(f"{message} Keeping the model as it was.")
@@ -590,13 +603,15 @@ def settle_layouts() -> None:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
-def _load_work(path: Path) -> Callable[[ProgressFn, CancelToken], Document]:
-    """Open ``path`` (in a background thread)."""
+def _load_work(path: Path, copy_name: str | None = None) -> Callable[[ProgressFn, CancelToken], Document]:
+    """Open ``path`` (in a background thread); as a copy named ``copy_name`` when given (see show_model)."""
     def work(_progress: ProgressFn, token: CancelToken) -> Document:
         # no collection meanwhile (one walking the half-built index held the GIL ~0.2 s at 123k nodes),
         # and the document, which lives on, settled: later collections need not walk it
         with building():
-            doc = Document.open(path, pause=token.pause)  # between slices of a big file's parse
+            # the pause: between slices of a big file's parse
+            doc = Document.open(path, pause=token.pause) if copy_name is None else \
+                Document.open_copy(path, copy_name, pause=token.pause)
             doc.prepare()  # off the GUI thread
         if token.cancelled:
             raise Cancelled()

@@ -35,11 +35,12 @@ SESSION_MAX_NODES = 50_000  # about 2 s of session creation (12k nodes: ~0.5 s)
 SLIM_ABOVE = 64 << 20  # bytes: bigger models always reach onnxruntime without their big weights
 LOCATE_BUDGET_S = 2.0  # for finding the node of a message that names none
 # onnxruntime's ways of saying it lacks something (the model may well be right): operators, types,
-# opsets, features (batchwise RNN layout), or this machine's locales (StringNormalizer)
+# opsets, features (batchwise RNN layout), element types (complex64 tensors), or this machine's locales
+# (StringNormalizer)
 _UNSUPPORTED = ("NOT_IMPLEMENTED", "No Op registered for", "is not a registered function/op",
                 "Could not find an implementation", "Failed to find kernel",
                 "only *guarantees* support", "is till opset", "is under development", "not supported",
-                "Failed to construct locale")
+                "Failed to construct locale", "is not currently registered or supported")
 _IR_TOO_NEW = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
 
 

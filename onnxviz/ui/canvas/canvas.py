@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QTimer, Signal
 from PySide6.QtGui import QAction, QContextMenuEvent, QCursor, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -97,6 +97,21 @@ class _Job:
     announce: bool = True   # emit scene_ready once shown (not for label refreshes)
     after_frame: bool = False   # start once the window has painted (a newly opened document)
     scope: tuple[str, list[str]] | None = None  # (scope, trail) the laid-out graph belongs to
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What the user made of the view, for a reload to keep: the graph shown and its breadcrumb, the groups
+    opened, the bodies drawn inside their nodes, and the zoom and centre (``placed``: the user moved the view
+    from its opening one)."""
+
+    scope: str
+    trail: list[str]
+    expanded: frozenset[str]
+    inline: frozenset[Holder]
+    scale: float
+    center: QPointF
+    placed: bool
 
 
 class GraphCanvas(QWidget):
@@ -245,6 +260,29 @@ class GraphCanvas(QWidget):
         self._set_scope("", [""])                        # and its subgraph trail with it
         self.view.message = f"Laying out {len(doc.model.graph.node):,} nodes..."
         self._load_scope("", [""], expanded=None, keep_view=False, after_frame=True)
+
+    def view_state(self) -> ViewState | None:
+        """The view as the user left it (None before a graph is drawn)."""
+        if self.doc is None or self.layout_obj is None:
+            return None
+        return ViewState(self._scope, list(self._trail), frozenset(self.layout_obj.expanded), self._inline,
+                         self.view.scale, QPointF(self.view.center), not self.view.auto_view)
+
+    def restore_view_state(self, state: ViewState) -> None:
+        """After :meth:`set_document` with a new version of the model shown (a reload): the same graph, groups
+        and inline bodies where the new model still has them, at the same zoom and place when the user had
+        moved the view (else the new graph's opening view)."""
+        if self.doc is None:
+            return
+        graphs = self.doc.index.graphs
+        if state.scope not in graphs:
+            return  # set_document shows the main graph
+        trail = state.trail if all(s in graphs for s in state.trail) else scope_trail(state.scope)
+        inline = frozenset((scope, node) for scope, node in state.inline
+                           if scope in graphs and 0 <= node < len(graphs[scope].nodes))
+        if state.placed:
+            self.view.place(state.scale, state.center)
+        self._load_scope(state.scope, trail, state.expanded, keep_view=state.placed, inline=inline)
 
     def show_scope(self, scope: str, then: Callable[[], None] | None = None) -> None:
         """Lay out and show graph ``scope`` of the document."""

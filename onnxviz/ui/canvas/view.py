@@ -146,6 +146,14 @@ class GraphView(QWidget):
         self.update()
         self.view_changed.emit()
 
+    def place(self, scale: float, center: QPointF) -> None:
+        """Show the scene at ``scale`` around ``center``, as the user had put it (a reload keeps it)."""
+        self._auto_view = False
+        self.scale = float(np.clip(scale, MIN_SCALE, MAX_SCALE))
+        self.center = QPointF(center)
+        self.update()
+        self.view_changed.emit()
+
     def zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
         self.set_scale(self.scale * factor, anchor)
 

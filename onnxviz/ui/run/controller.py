@@ -47,7 +47,7 @@ from onnxviz.model.runner.compare import (
     per_node,
     worst,
 )
-from onnxviz.model.runner.inputs import input_specs, symbolic_dims
+from onnxviz.model.runner.inputs import input_specs, symbolic_dims, unknown_input
 from onnxviz.model.runner.store import (
     FLAG_STATES,
     MEASURE_KINDS,
@@ -62,11 +62,13 @@ from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
 from onnxviz.ui.run.capture_offer import CaptureOfferDialog, CapturePart, capture_parts
 from onnxviz.ui.run.input_sources import (
+    InputChoice,
     InputPlan,
     PendingFeeds,
     default_choice,
     remember_dims,
     remembered_dims,
+    sizes_in_file,
 )
 from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
@@ -203,6 +205,24 @@ class RunController(QObject):
             self._report_failure(exc.message, exc.details)
             return
         self._start(doc, feeds, compare, other_path)
+
+    def run_with_files(self, files: Mapping[str, str]) -> None:
+        """Run the document with these inputs read from array files (the others as its plan says), kept in its
+        plan for the next runs (what ``onnxviz.show(model, inputs=...)`` hands over); the symbolic dimensions
+        of these inputs take their sizes from the files."""
+        doc = self.window.doc
+        if doc is None or self._busy():
+            return
+        specs = {s.name: s for s in input_specs(doc.model, doc.index)}
+        unknown = next((name for name in files if name not in specs), None)
+        if unknown is not None:
+            self._report_failure(unknown_input(unknown, list(specs.values())).message)
+            return
+        plan = self._plan(doc)
+        for name, path in files.items():
+            plan.choices[name] = replace(plan.choices.get(name, InputChoice()), source="file", path=path)
+            plan.dims.update(sizes_in_file(specs[name], path))
+        self.run()
 
     def _ask_inputs(self, doc: Document, plan: InputPlan, compare: str, other_path: Path | None) -> None:
         self.ask_inputs(doc, lambda feeds: self._start(doc, feeds, compare, other_path), plan)

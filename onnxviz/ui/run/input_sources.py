@@ -113,6 +113,18 @@ class PendingFeeds:
         return {name: made[name] for name in self.order}
 
 
+def sizes_in_file(spec: InputSpec, path: str) -> dict[str, int]:
+    """The sizes the array in ``path`` (an .npy) gives ``spec``'s symbolic dimensions, read from its header
+    (none when the file cannot be read or its rank differs: the run then says what is wrong with it)."""
+    try:
+        shape = np.load(path, mmap_mode="r", allow_pickle=False).shape
+    except (OSError, ValueError):
+        return {}
+    if spec.shape is None or len(shape) != len(spec.shape):
+        return {}
+    return {d: int(n) for d, n in zip(spec.shape, shape, strict=True) if isinstance(d, str)}
+
+
 def default_choice(spec: InputSpec) -> InputChoice:
     layout = "NHWC" if spec.looks_like_image and spec.shape and spec.shape[3] in (1, 3) \
         and spec.shape[1] not in (1, 3) else "NCHW"
