@@ -11,7 +11,7 @@ from pathlib import Path
 import onnx
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.transform import Outcome
@@ -31,8 +31,8 @@ def _transform(qtbot: QtBot, w: MainWindow, tool: str, setup: Callable[[Transfor
     c = w.transforms
     action = c.actions[f"tool:{tool}"]
     action.trigger()
-    dialog = w.findChild(TransformDialog)
-    assert dialog is not None and dialog.isVisible() and dialog.tool.currentData() == tool
+    dialog = _open_dialog(w)
+    assert dialog.tool.currentData() == tool
     if setup is not None:
         setup(dialog)
     with qtbot.waitSignal(c.transformed, timeout=TIMEOUT) as done, qtbot.waitSignal(w.diff.diff_shown,
@@ -42,6 +42,12 @@ def _transform(qtbot: QtBot, w: MainWindow, tool: str, setup: Callable[[Transfor
     settle()
     outcome: Outcome = done.args[0]
     return outcome
+
+
+def _open_dialog(w: MainWindow) -> TransformDialog:
+    """The Transform dialog the window shows."""
+    [dialog] = [d for d in w.findChildren(TransformDialog) if d.isVisible()]
+    return dialog
 
 
 def _see_cost(qtbot: QtBot, w: MainWindow) -> None:
@@ -105,7 +111,7 @@ def test_the_whole_loop_on_a_small_model(qtbot: QtBot, make_window: Make, tmp_pa
     worst_conv = next(k for k, x in enumerate(layers) if x.op == "Conv")
     c.dock.layer_table.selectRow(worst_conv)
     c.show_layer(worst_conv)
-    assert doc.selection.state.node == layers[worst_conv].node
+    qtbot.waitUntil(lambda: doc.selection.state.node == layers[worst_conv].node, timeout=TIMEOUT)
 
     # 4. keep the worst Conv in float and quantize again, from the float model
     c.keep_layers_in_float([worst_conv])
@@ -186,8 +192,7 @@ def test_beyond_the_tolerance_or_a_failure_changes_nothing(qtbot: QtBot, make_wi
         d.min_sqnr.setText("200")
 
     c.actions["tool:quantize-static"].trigger()
-    dialog = w.findChild(TransformDialog)
-    assert dialog is not None
+    dialog = _open_dialog(w)
     strict(dialog)
     with qtbot.waitSignal(c.failed, timeout=TIMEOUT):
         dialog.ok.click()
@@ -200,8 +205,7 @@ def test_beyond_the_tolerance_or_a_failure_changes_nothing(qtbot: QtBot, make_wi
 
     # a version the converter cannot reach: one sentence, nothing changed
     c.actions["tool:opset"].trigger()
-    dialog = w.findChild(TransformDialog)
-    assert dialog is not None
+    dialog = _open_dialog(w)
     dialog.opset.setValue(1)
     with qtbot.waitSignal(c.failed, timeout=TIMEOUT):
         dialog.ok.click()
@@ -216,8 +220,7 @@ def test_cancel_stops_the_transform_and_changes_nothing(qtbot: QtBot, make_windo
     doc = doc_of(w)
     c = w.transforms
     c.actions["tool:quantize-static"].trigger()
-    dialog = w.findChild(TransformDialog)
-    assert dialog is not None
+    dialog = _open_dialog(w)
     dialog.samples.setValue(400)
     dialog.method.setCurrentText("entropy")
     dialog.ok.click()
@@ -272,16 +275,29 @@ def test_keep_in_float_from_the_canvas_menu(qtbot: QtBot, make_window: Make) -> 
     QApplication.processEvents()
 
 
-def test_the_dialogs_and_docks_read_well(qtbot: QtBot, make_window: Make) -> None:
-    """Every page of the dialog fits its text (nothing cut), and the dock's tables have their columns."""
+def test_names_from_the_file_are_shown_escaped(qtbot: QtBot, make_window: Make, tmp_path: Path) -> None:
+    """An output and a node named with a newline and a right-to-left override: the dock shows them escaped."""
+    from onnx import TensorProto, helper
+
+    from onnxviz.model.matching import Limits
+    from onnxviz.model.transform import Settings
+    from onnxviz.ui.transform.dialog import Request
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("out\nput\u202e", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Identity", ["x"], ["t"], name="copy"),
+             helper.make_node("Relu", ["t"], ["out\nput\u202e"], name="evil\nname")]
+    path = tmp_path / "names.onnx"
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
     w = make_window()
-    open_and_wait(qtbot, w, RESNET)
-    dialog = w.transforms.open_dialog("quantize-static")
-    assert dialog is not None
-    for k in range(dialog.tool.count()):
-        dialog.tool.setCurrentIndex(k)
-        QApplication.processEvents()
-        assert dialog.summary.text().endswith(".") and dialog.summary.text()[0].isupper() or \
-            dialog.summary.text().startswith("onnx")
-    dialog.reject()
-    assert isinstance(QMessageBox, type)
+    open_and_wait(qtbot, w, path)
+    c = w.transforms
+    with qtbot.waitSignal(c.transformed, timeout=TIMEOUT), qtbot.waitSignal(w.diff.diff_shown, timeout=TIMEOUT):
+        c.start(Request(Settings("onnxslim"), Limits()))
+    settle()
+    text = c.dock.outputs.text().replace("\u200b", "")  # the label's break opportunities
+    assert "out\\x0aput\\u202e: max abs 0" in text and "\u202e" not in text and text.count("\n") == 1
+    rows = [c.dock.ops.item(r, 0).text() for r in range(c.dock.ops.rowCount())]
+    assert rows[0] == "Identity" and c.dock.ops.item(0, 3).text() == "-1"

@@ -142,6 +142,8 @@ class Settings:
         out = {name: values[name] for name in used}
         if "calibration" in out:
             out["calibration"] = list(self.calibration) or f"{self.samples} generated samples"
+        elif self.calibration:
+            out["inputs"] = list(self.calibration)
         if "exclude" in out:
             out["exclude"] = list(self.exclude)
         return out

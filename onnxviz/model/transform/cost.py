@@ -14,8 +14,9 @@ from onnxviz.model.runner.compare import measure_arrays
 
 @dataclass(frozen=True)
 class LayerError:
-    """One paired value: its key and its node's name before and after the transform, the node that makes it in
-    the comparison's model A (``scope``, ``node``) and its error against the value before."""
+    """One paired value: its key and its node's name before and after the transform, the operator of the node
+    before (a quantized model pairs its DequantizeLinear's output with the float layer's), the node that makes it
+    in the comparison's model A (``scope``, ``node``) and its error against the value before."""
 
     before: str
     after: str
@@ -49,6 +50,6 @@ def layer_errors(cross: CrossRun, before_is_a: bool, token: CancelToken | None =
                 m = measure_arrays(b, a)
                 sqnr, cosine, max_abs, max_rel = m.sqnr_db, m.cosine, m.max_abs, m.max_rel
         before, after = (rec_a, rec_b) if before_is_a else (rec_b, rec_a)
-        rows.append(LayerError(before.key, after.key, before.node_name, after.node_name, rec_a.op_type, rec_a.scope,
+        rows.append(LayerError(before.key, after.key, before.node_name, after.node_name, before.op_type, rec_a.scope,
                                rec_a.node, sqnr, cosine, max_abs, max_rel))
     return sorted(rows, key=lambda r: (-math.inf if math.isnan(r.sqnr_db) else r.sqnr_db, r.after))

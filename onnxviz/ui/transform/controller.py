@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
-DOCK_SHARE = 0.5  # of the window's width, for the Transform dock beside the Differences
 
 
 @dataclass
@@ -98,6 +97,7 @@ class TransformController(QObject):
         self._shown_at: dict[int, int] = {}  # undo-stack position -> the variant the model then is
         self._pending_cost = 0  # timed runs of a See What It Cost waiting for the diff or its run
         self._replacing = False  # while a transform's own command runs
+        self._placed = False  # the dock was put in a tab beside the Differences
         self.dock.op_chosen.connect(self.show_op)
         self.dock.cost_requested.connect(self.see_cost)
         self.dock.layer_chosen.connect(self.show_layer)
@@ -320,15 +320,16 @@ class TransformController(QObject):
             self.window.statusBar().showMessage(f"{settings.label()} was cancelled; the model is unchanged.", 8000)
 
     def _show_dock(self) -> None:
+        """The dock at the bottom, a tab beside the Differences (both want the window's width: side by side, the
+        Differences' buttons left the tables 500 pixels), raised."""
         w, diff = self.window, self.window.diff.dock
         if w.dockWidgetArea(self.dock) == Qt.DockWidgetArea.NoDockWidgetArea:
             w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         self.dock.show()
         if not diff.isHidden() and w.dockWidgetArea(diff) == w.dockWidgetArea(self.dock) \
-                and not w.tabifiedDockWidgets(self.dock):
-            w.splitDockWidget(self.dock, diff, Qt.Orientation.Horizontal)
-            w.resizeDocks([self.dock, diff], [int(w.width() * DOCK_SHARE), int(w.width() * (1 - DOCK_SHARE))],
-                          Qt.Orientation.Horizontal)
+                and self.dock not in w.tabifiedDockWidgets(diff) and not self._placed:
+            w.tabifyDockWidget(diff, self.dock)
+            self._placed = True  # once: where the user puts it after that stays
         self.dock.raise_()
 
     # -- the summary's operators ------------------------------------------------------------------------------
@@ -382,6 +383,8 @@ class TransformController(QObject):
                 get(self.after_key) if self.after_key is not None else None)
 
     def _diff_shown(self) -> None:
+        if not self.dock.isHidden():
+            self._show_dock()  # beside the Differences, now shown
         if self._pending_cost:
             self._run_both()
 
@@ -430,7 +433,7 @@ class TransformController(QObject):
         before.speed_ms, after.speed_ms = cost.timings[0].median_ms, cost.timings[1].median_ms
         worst = next((r for r in cost.layers if not math.isnan(r.sqnr_db)), None)
         if worst is not None:
-            after.worst_sqnr, after.worst_layer = worst.sqnr_db, worst.after_node or worst.after
+            after.worst_sqnr, after.worst_layer = worst.sqnr_db, worst.before_node or worst.before
         self.dock.set_layers(cost.layers if self.window.diff.cross is cross else [], self._layers_note(cost, cross))
         self.dock.set_timing(cost.timings, [f"Before ({before.name})", f"After ({after.name})"])
         self.dock.tabs.setCurrentIndex(1)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx.defs
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -17,7 +18,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -96,10 +95,15 @@ class TransformDialog(QDialog):
         self.missing.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.summary)
         layout.addWidget(self.missing)
-        self.pages = QStackedWidget()
+        self.pages = QWidget()  # one page of options per transform, the others hidden (they take no room)
+        self._pages = QVBoxLayout(self.pages)
+        self._pages.setContentsMargins(0, 0, 0, 0)
+        self._page_widgets: list[QWidget] = []
+        self.page = 0
         self._page_of: dict[str, int] = {}
         self._build_pages(start, opset)
         layout.addWidget(self.pages)
+        layout.addWidget(self._inputs_box(start))
         layout.addWidget(self._tolerance_box())
         layout.addWidget(self._result_box(new_window))
         self.error = ErrorLabel()
@@ -113,7 +117,12 @@ class TransformDialog(QDialog):
         self.tool.currentIndexChanged.connect(self._tool_changed)
         self.tool.setCurrentIndex(self.tool.findData(tool))
         self._tool_changed()
-        self.resize(560, self.sizeHint().height())
+        self.setMinimumWidth(560)
+        self._show_page(self.page)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._show_page(self.page)  # sized for its page once its layout is live
 
     # -- pages of options ----------------------------------------------------------------------------------
     def _build_pages(self, s: Settings, opset: int) -> None:
@@ -121,7 +130,7 @@ class TransformDialog(QDialog):
         plain.setWordWrap(True)
         for name in TOOLS:
             self._page_of[name] = 0
-        self.pages.addWidget(plain)
+        self._add_widget(plain)
         self.level = _combo(LEVELS, s.level)
         self._add_page(ORT_OPTIMIZE, ("Optimization level:", self.level), note=(
             "basic: constant folding and redundant nodes; extended: com.microsoft fusions (GELU, LayerNorm, "
@@ -163,10 +172,21 @@ class TransformDialog(QDialog):
         self.st_reduce = QCheckBox("Reduce range (7-bit weights)")
         self.st_reduce.setChecked(s.reduce_range)
         self.method = _combo(CALIBRATION_METHODS, s.calibration_method)
+        self._add_page(QUANTIZE_STATIC, ("Format:", self.fmt), ("Activations:", self.act_type),
+                       ("Weights:", self.st_weight), ("", self.st_channel), ("", self.st_reduce),
+                       ("Calibration:", self.method), excluded=True)
+
+    def _inputs_box(self, s: Settings) -> QGroupBox:
+        """The input files: the outputs are compared on them, a static quantization is calibrated on them."""
+        box = QGroupBox("Inputs")
+        form = QFormLayout(box)
         self.files = QListWidget()
         self.files.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.files.setMaximumHeight(90)
-        self.files.addItems(list(s.calibration))
+        self.files.setMaximumHeight(70)
+        self.files.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.files.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for path in s.calibration:
+            self._add_path(path)
         add_files, add_folder, remove = (QPushButton(t) for t in ("Add Files...", "Add Folder...", "Remove"))
         add_files.clicked.connect(self._add_files)
         add_folder.clicked.connect(self._add_folder)
@@ -175,24 +195,27 @@ class TransformDialog(QDialog):
         for b in (add_files, add_folder, remove):
             buttons.addWidget(b)
         buttons.addStretch()
+        files = QWidget()
+        column = QVBoxLayout(files)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.files)
+        column.addLayout(buttons)
+        self.inputs_note = QLabel()
+        self.inputs_note.setWordWrap(True)
         self.samples = QSpinBox()
         self.samples.setRange(1, 1000)
         self.samples.setValue(s.samples)
         self.random_warning = QLabel(f"No files: {RANDOM_WARNING}.")
         self.random_warning.setWordWrap(True)
         self.random_warning.setStyleSheet(error_style())
-        files = QWidget()
-        column = QVBoxLayout(files)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.files)
-        column.addLayout(buttons)
-        self._add_page(QUANTIZE_STATIC, ("Format:", self.fmt), ("Activations:", self.act_type),
-                       ("Weights:", self.st_weight), ("", self.st_channel), ("", self.st_reduce),
-                       ("Calibration:", self.method), ("Input files:", files), ("Or generated samples:", self.samples),
-                       ("", self.random_warning), excluded=True)
+        form.addRow(self.inputs_note)
+        form.addRow("Files:", files)
+        form.addRow("Or generated samples:", self.samples)
+        form.addRow(self.random_warning)
+        self._inputs_form = form
         self.files.model().rowsInserted.connect(self._files_changed)
         self.files.model().rowsRemoved.connect(self._files_changed)
-        self._files_changed()
+        return box
 
     def _add_page(self, tool: str, *rows: tuple[str, QWidget], excluded: bool = False, note: str = "") -> None:
         page = QWidget()
@@ -212,27 +235,62 @@ class TransformDialog(QDialog):
             said = QLabel(note)
             said.setWordWrap(True)
             form.addRow(said)
-        self._page_of[tool] = self.pages.addWidget(page)
+        self._page_of[tool] = self._add_widget(page)
+
+    def _add_widget(self, page: QWidget) -> int:
+        self._pages.addWidget(page)
+        self._page_widgets.append(page)
+        page.hide()
+        return len(self._page_widgets) - 1
+
+    def _show_page(self, index: int) -> None:
+        """The options of the chosen transform, the dialog sized for them."""
+        self.page = index
+        for k, page in enumerate(self._page_widgets):
+            page.setVisible(k == index)
+        self._fit()
+        QTimer.singleShot(0, self._fit)  # again once the hidden page's layout requests are through
+
+    def _fit(self) -> None:
+        for layout in (self._pages, self.layout()):
+            if layout is not None:
+                layout.invalidate()
+                layout.activate()
+        self.resize(max(self.width(), self.minimumWidth()), self.sizeHint().height())
 
     def _files_changed(self, *_args: object) -> None:
+        """Generated samples (and the warning about them) only for a static quantization without files."""
+        static = self.tool.currentData() == QUANTIZE_STATIC
         none = self.files.count() == 0
+        self._inputs_form.setRowVisible(self.samples, static)
         self.samples.setEnabled(none)
-        self.random_warning.setVisible(none)
+        self.random_warning.setVisible(static and none)
+        self.inputs_note.setText(
+            "Each .npz (arrays named after the inputs; an .npy or .pb for a model of one input), or a folder of "
+            "them, is a sample: the model is calibrated on them, and its outputs compared on up to 8." if static
+            else "Each .npz (arrays named after the inputs), .npy/.pb (one input) or folder of them is a sample: "
+                 "the outputs are compared on up to 8 of them (without files: on 2 generated samples).")
 
     def _add_files(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Calibration Input Files", self._folder, INPUT_FILTER)
-        self.files.addItems(paths)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Input Files", self._folder, INPUT_FILTER)
+        for path in paths:
+            self._add_path(path)
+
+    def _add_path(self, path: str) -> None:
+        self.files.addItem(path)
+        self.files.item(self.files.count() - 1).setToolTip(path)
 
     def _add_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Folder of Calibration Inputs", self._folder)
+        path = QFileDialog.getExistingDirectory(self, "Folder of Input Files", self._folder)
         if path:
-            self.files.addItem(path)
+            self._add_path(path)
 
     # -- tolerance and result ---------------------------------------------------------------------------------
     def _tolerance_box(self) -> QGroupBox:
         box = QGroupBox("Outputs compared with the original's on the same inputs")
         form = QFormLayout(box)
         self.rtol, self.atol = _number(DEFAULT_TOLERANCE.rtol), _number(DEFAULT_TOLERANCE.atol)
+        self.rtol.setToolTip("relative tolerance: |after - before| <= atol + rtol * |before|, element by element")
         pair = QHBoxLayout()
         for label, field in (("rtol", self.rtol), ("atol", self.atol)):
             pair.addWidget(QLabel(label))
@@ -275,15 +333,17 @@ class TransformDialog(QDialog):
         self.missing.setText(missing)
         self.missing.setVisible(bool(missing))
         self.ok.setEnabled(not missing)
-        self.pages.setCurrentIndex(self._page_of[tool.name])
+        self._show_page(self._page_of[tool.name])
         self._tolerance_form.setRowVisible(self.lossless_row, tool.lossless)
         self._tolerance_form.setRowVisible(self.min_sqnr, not tool.lossless)
+        self._files_changed()
         self.error.show_message("")
 
     def settings(self) -> Settings:
         """The settings as chosen; TransformError when they are not valid."""
         tool = self.tool.currentData()
         options: dict[str, object] = {"exclude": self._excluded} if TOOLS[tool].quantizes else {}
+        options["calibration"] = tuple(self.files.item(k).text() for k in range(self.files.count()))
         if tool == ORT_OPTIMIZE:
             options.update(level=self.level.currentText())
         elif tool == OPSET:
@@ -295,7 +355,6 @@ class TransformDialog(QDialog):
             options.update(quant_format=self.fmt.currentData(), activation_type=self.act_type.currentText(),
                            weight_type=self.st_weight.currentText(), per_channel=self.st_channel.isChecked(),
                            reduce_range=self.st_reduce.isChecked(), calibration_method=self.method.currentText(),
-                           calibration=tuple(self.files.item(k).text() for k in range(self.files.count())),
                            samples=self.samples.value())
         elif tool == QUANTIZE_INT4:
             options.update(block_size=int(self.block.currentText()), symmetric=self.symmetric.isChecked(),
@@ -304,7 +363,10 @@ class TransformDialog(QDialog):
 
     def limits(self) -> Limits:
         if TOOLS[self.tool.currentData()].lossless:
-            return Limits(Tolerance(self.rtol.value(), self.atol.value()))
+            rtol, atol = float(self.rtol.text()), float(self.atol.text())  # ValueError: said by _accept
+            if not (math.isfinite(rtol) and math.isfinite(atol) and rtol >= 0 and atol >= 0):
+                raise ValueError(self.rtol.text())
+            return Limits(Tolerance(rtol, atol))
         text = self.min_sqnr.text().strip()
         if not text:
             return Limits(elementwise=None)
@@ -317,7 +379,9 @@ class TransformDialog(QDialog):
         try:
             limits = self.limits()
         except ValueError:
-            self.error.show_message(f"'{self.min_sqnr.text().strip()}' is not a number of decibels.")
+            self.error.show_message("the tolerance must be numbers of 0 or more (rtol, atol)" if
+                                    TOOLS[self.tool.currentData()].lossless else
+                                    f"'{self.min_sqnr.text().strip()}' is not a number of decibels.")
             return
         try:
             settings = self.settings()
@@ -339,10 +403,7 @@ def _combo(values: tuple[str, ...], current: str) -> QComboBox:
     return combo
 
 
-def _number(value: float) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setDecimals(8)
-    box.setRange(0.0, 1e6)
-    box.setSingleStep(value or 1e-5)
-    box.setValue(value)
-    return box
+def _number(value: float) -> QLineEdit:
+    field = QLineEdit(f"{value:g}")
+    field.setMaximumWidth(90)
+    return field

@@ -33,10 +33,12 @@ from onnxviz.ui.edit.forms import error_style
 from onnxviz.ui.widgets.names import message_text
 
 OP_COLUMNS = ("Operator", "Before", "After", "Change")
-LAYER_COLUMNS = ("SQNR (dB)", "Cosine", "Max abs", "Max rel", "Op", "Layer (its node after the transform)")
+LAYER_COLUMNS = ("SQNR (dB)", "Cosine", "Max abs", "Max rel", "Op", "Layer (in the model before)")
 VARIANT_COLUMNS = ("Variant", "Size", "Speed (ms)", "Worst layer (SQNR)", "Outputs (against its source)", "Settings")
 LAYER_ROWS = 2000  # the worst layers listed; the rest are counted
 NAME_CHARS = 120
+TEXT_CHARS = 1000  # a variant's settings, shown elided, whole in the tooltip
+COLUMN_MAX = 260  # pixels; a long name is elided in the middle, whole in its tooltip
 CHANGED = QColor(230, 159, 0, 60)
 
 
@@ -69,6 +71,7 @@ class TransformDock(QDockWidget):
         self.notes = _label()
         self.notes.setStyleSheet(error_style())
         self.ops = _table(OP_COLUMNS)
+        self.ops.horizontalHeader().setStretchLastSection(False)
         self.ops.cellClicked.connect(lambda row, _c: self._op_clicked(row))
         for w in (self.title, self.headline, self.outputs, self.notes):
             column.addWidget(w)
@@ -96,11 +99,11 @@ class TransformDock(QDockWidget):
             change = after - before
             cells = (op, str(before), str(after), f"{change:+d}" if change else "")
             for c, text in enumerate(cells):
-                item = _item(text, right=c > 0)
+                item = _item(display_name(text, NAME_CHARS), right=c > 0)
                 if change:
                     item.setBackground(CHANGED)
                 self.ops.setItem(r, c, item)
-        self.ops.resizeColumnsToContents()
+        _fit_columns(self.ops)
         self.tabs.setCurrentIndex(0)
         self.set_layers([], "")
 
@@ -171,12 +174,12 @@ class TransformDock(QDockWidget):
         for r, row in enumerate(self.layers):
             value = row.after if row.after == row.before else f"{row.after} (before: {row.before})"
             cells = (_db(row.sqnr_db), f"{row.cosine:.6f}", f"{row.max_abs:.4g}", f"{row.max_rel:.4g}", row.op,
-                     display_name(row.after_node or row.after, NAME_CHARS))
+                     display_name(row.before_node or row.before, NAME_CHARS))
             for c, text in enumerate(cells):
                 item = _item(text, right=c < 4)
-                item.setToolTip(display_name(f"value {value}; node before: {row.before_node or '(none)'}", 2000))
+                item.setToolTip(display_name(f"value {value}; its node after: {row.after_node or '(none)'}", 2000))
                 self.layer_table.setItem(r, c, item)
-        self.layer_table.resizeColumnsToContents()
+        _fit_columns(self.layer_table)
         if not layers:
             self.timing.setText("")
 
@@ -214,15 +217,15 @@ class TransformDock(QDockWidget):
         self.variant_table.setRowCount(len(variants))
         for r, v in enumerate(variants):
             name = v.name + ("  (shown)" if v.key == current else "")
-            error = "" if math.isnan(v.output_rel) else f"max rel {v.output_rel:.3g}, SQNR {_db(v.output_sqnr)}"
-            worst = "" if math.isnan(v.worst_sqnr) else f"{_db(v.worst_sqnr)} at {display_name(v.worst_layer, 60)}"
+            error = "" if math.isnan(v.output_rel) else f"max rel {v.output_rel:.3g}, SQNR {_db(v.output_sqnr)} dB"
+            worst = "" if math.isnan(v.worst_sqnr) else f"{_db(v.worst_sqnr)} dB at {v.worst_layer}"
             cells = (name, human_bytes(v.size), "" if math.isnan(v.speed_ms) else f"{v.speed_ms:.3g}", worst, error,
                      v.options_text())
             for c, text in enumerate(cells):
-                item = _item(display_name(text, NAME_CHARS), right=c in (1, 2))
+                item = _item(display_name(text, TEXT_CHARS), right=c in (1, 2))
                 item.setToolTip(display_name(text, 2000))
                 self.variant_table.setItem(r, c, item)
-        self.variant_table.resizeColumnsToContents()
+        _fit_columns(self.variant_table)
 
     def _variant_clicked(self, action: str) -> None:
         row = self.variant_table.currentRow()
@@ -249,9 +252,18 @@ def _table(columns: Sequence[str]) -> QTableWidget:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.verticalHeader().hide()
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     table.horizontalHeader().setStretchLastSection(True)
     return table
+
+
+def _fit_columns(table: QTableWidget) -> None:
+    """Columns as wide as their contents, none wider than :data:`COLUMN_MAX` (the last one stretches)."""
+    table.resizeColumnsToContents()
+    for c in range(table.columnCount() - 1):
+        table.setColumnWidth(c, min(table.columnWidth(c), COLUMN_MAX))
 
 
 def _item(text: str, right: bool = False) -> QTableWidgetItem:
