@@ -25,6 +25,7 @@ from onnx import numpy_helper
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import Cancelled
+from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.matching import Limits, diff_models
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE
@@ -371,14 +372,27 @@ def test_the_replacement_is_one_command_and_undo_gives_the_bytes_back(results: d
     doc = Document.open(path)
     original = path.read_bytes()
     outcome = results["qdq"]
-    doc.execute(replacement(onnx.load_from_string(outcome.data), outcome.settings.label()))
+    first = doc.index
+    model = onnx.load_from_string(outcome.data)
+    prepared = ModelIndex(model)  # as the window builds it, off the GUI thread
+    doc.execute(replacement(model, outcome.settings.label()), prepared)
     assert doc.undo_stack.index == 1 and doc.undo_stack.undo_label() == "Quantize static (QDQ, uint8/int8)"
     assert doc.model.SerializeToString() == outcome.data and doc.is_dirty
     assert len(doc.node_ids) == len(doc.model.graph.node) == 49
+    assert doc.built_index is prepared  # taken, not built again on the GUI thread
     doc.undo()
     assert doc.serialize() == original and doc.model.SerializeToString() == original and not doc.is_dirty
+    assert doc.built_index is first  # the model before came back with its index
     doc.redo()
-    assert doc.model.SerializeToString() == outcome.data
+    assert doc.model.SerializeToString() == outcome.data and doc.built_index is prepared
+    doc.edit.rename_node(0, "renamed")  # edits act on the model swapped in, and undo through it
+    doc.undo()
+    doc.undo()
+    assert doc.serialize() == original
+    # an index of another object is not taken
+    other = onnx.load_from_string(outcome.data)
+    doc.execute(replacement(onnx.load_from_string(outcome.data), "again"), ModelIndex(other))
+    assert doc.built_index is None and doc.index.model is doc.model
 
 
 class ReplaceAndEdit(RuleBasedStateMachine):
@@ -403,9 +417,11 @@ class ReplaceAndEdit(RuleBasedStateMachine):
 
     @rule(k=st.integers(0, 1000))
     def rename(self, k: int) -> None:
+        steps = self.doc.undo_stack.index
         self.doc.edit.rename_node(k % len(self.doc.model.graph.node), f"renamed{k}")
-        self.states.append(self.doc.model.SerializeToString())
-        self.undone.clear()
+        if self.doc.undo_stack.index > steps:  # a rename to the name it has is no step
+            self.states.append(self.doc.model.SerializeToString())
+            self.undone.clear()
 
     @precondition(lambda self: len(self.states) > 1)
     @rule()

@@ -172,6 +172,7 @@ def test_a_new_window_keeps_this_model_and_diffs_it_with_the_result(qtbot: QtBot
     [new] = w.transforms.windows
     qtbot.addWidget(new)
     assert new.isVisible() and new.doc is not None and new.doc.is_dirty and new.doc.path is None
+    assert new.windowTitle() == "bert_legacy (onnxslim).onnx[*] - onnxviz"
     assert new.doc.model.SerializeToString() == outcome.data
     # this window's diff: A the model before (this one), B the result
     assert w.diff.doc_b is not None and w.diff.doc_b.path.name == "bert_legacy (onnxslim).onnx"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import onnx
 
-from onnxviz.model.editing.ops import Command, ReplaceMessage
+from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect
+from onnxviz.model.editing.ops import Command, Op
 from onnxviz.model.transform.catalog import EXTRA, TOOLS, Settings, Tool, TransformError
 from onnxviz.model.transform.pipeline import (
     Outcome,
@@ -29,11 +30,37 @@ from onnxviz.model.transform.variants import Variant, Variants
 from onnxviz.model.transform.verify import OutputCheck, Verification
 
 
+class SwapModel(Op):
+    """The document's model object replaced by ``model`` itself, not copied into it: its undo puts the old object
+    back, untouched, so it gives back the exact bytes; no copy of either is made (a 300 MB model was copied twice
+    on the GUI thread), and an index built for ``model`` beforehand stays valid for it (see ``Document.execute``).
+    The main graph's nodes get new ids unless their count is unchanged (as :class:`ReplaceMessage`'s do)."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self._old: onnx.ModelProto | None = None
+        self._node_ids: list[str] = []
+
+    def do(self, target: EditTarget) -> None:
+        self._old, self._node_ids = target.model, list(target.node_ids)
+        target.model = self.model
+        if len(self.model.graph.node) != len(self._node_ids):
+            target.node_ids[:] = [target.new_node_id() for _ in self.model.graph.node]
+
+    def undo(self, target: EditTarget) -> None:
+        assert self._old is not None
+        target.model = self._old
+        target.node_ids[:] = self._node_ids
+
+    def index_effect(self) -> IndexEffect:
+        return REBUILD
+
+
 def replacement(model: onnx.ModelProto, label: str) -> Command:
     """The command that replaces a document's whole model by ``model`` (its undo gives back the exact bytes)."""
-    return Command(label, [ReplaceMessage((), model)])
+    return Command(label, [SwapModel(model)])
 
 
 __all__ = ["EXTRA", "TOOLS", "Figures", "Outcome", "OutputCheck", "OutputsChanged", "Settings", "Summary", "Timing",
            "Tool", "TransformError", "Transformer", "Variant", "Variants", "Verification", "default_limits",
-           "replacement", "run_transform"]
+           "SwapModel", "replacement", "run_transform"]

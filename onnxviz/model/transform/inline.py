@@ -28,10 +28,7 @@ def inline_weights(model: onnx.ModelProto, base_dir: Path | None) -> int:
     return len(external)
 
 
-def self_contained(data: bytes, base_dir: Path | None) -> bytes:
-    """``data``, a serialized model, with its external weights read in (the same bytes when it has none)."""
-    model = onnx.load_from_string(data)
-    if not any(is_external(t) for t in iter_all_tensors(model)):
-        return data
+def inlined(model: onnx.ModelProto, base_dir: Path | None) -> bytes:
+    """The bytes of ``model`` with its external weights read in (from ``base_dir``); ``model`` is changed."""
     inline_weights(model, base_dir)
     return model.SerializeToString()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxviz.model.background.jobs import INLINE_BYTES
 from onnxviz.model.background.procpool import WorkerDied, WorkerProcess
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.matching.crossrun import Limits
@@ -78,7 +79,7 @@ class Transformer:
         folder = private_folder()
         notes: list[str] = []
         try:
-            source = model if isinstance(model, bytes) else str(model)
+            source = _handed(model, folder)
             self._step("prepare", (str(folder), source, str(base_dir) if base_dir else None), progress, token,
                        0.02, "Reading the model", notes)
             self._step("inputs", (str(folder), settings), progress, token, 0.08, "Reading the inputs", notes)
@@ -132,6 +133,16 @@ class Transformer:
         except (Cancelled, WorkerDied):
             pass
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _handed(model: bytes | Path, folder: Path) -> bytes | str:
+    """What the worker is given: small bytes as they are, bigger ones as a file in ``folder`` (pickling them for the
+    process holds the GIL while it copies them: a 200 MB model froze the window 100 ms), a file by its path."""
+    if isinstance(model, bytes) and len(model) > INLINE_BYTES:
+        path = folder / "source.onnx"
+        path.write_bytes(model)
+        return str(path)
+    return model if isinstance(model, bytes) else str(model)
 
 
 def _refuse_beyond(outcome: Outcome, title: str) -> None:

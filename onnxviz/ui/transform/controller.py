@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +22,11 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
-from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.document import ANALYSE_WHOLE_BELOW, Change, ChangeKind, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.tensors import RawLengths
+from onnxviz.model.io.slices import parse_in_slices
 from onnxviz.model.matching import CrossRun
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.transform import (
@@ -37,7 +41,7 @@ from onnxviz.model.transform import (
     replacement,
 )
 from onnxviz.model.transform.cost import LayerError, layer_errors
-from onnxviz.model.transform.inline import self_contained
+from onnxviz.model.transform.inline import inlined
 from onnxviz.model.transform.variants import Staged
 from onnxviz.ui.tasks import Task, waiting_pool
 from onnxviz.ui.transform.dialog import Request, TransformDialog
@@ -57,8 +61,10 @@ class Done:
 
     outcome: Outcome
     model: onnx.ModelProto
+    index: ModelIndex  # of ``model``, built in the task's thread (the document takes it: no pause to build it)
     before: Staged | None
     after: Staged
+    part: Document | None = None  # for a new window: the result as a document, prepared in the task's thread
 
 
 @dataclass
@@ -183,7 +189,7 @@ class TransformController(QObject):
         variant = self.variants.get(source) if source is not None else None
         generation, transformer, settings, variants = doc.generation, self.transformer, request.settings, self.variants
         self.new_window = request.new_window
-        stem = _stem(doc)
+        stem, external = _stem(doc), doc.has_external_data
         made = sum(1 for v in variants.items if v.settings is not None and v.settings.tool == settings.tool)
         result_file = f"{stem} ({settings.tool}{f' {made + 1}' if made else ''})"
 
@@ -195,11 +201,15 @@ class TransformController(QObject):
                 else:
                     model = _document_model(doc, generation, token, Path(scratch))
                     data = model if isinstance(model, bytes) else model.read_bytes()
-                    before = variants.stage(self_contained(data, doc.base_dir), f"{stem} (before {settings.tool})")
+                    if external:  # the variant's file must hold its weights (it lies in another folder)
+                        data = inlined(parse_in_slices(data, token.pause), doc.base_dir)
+                    before = variants.stage(data, f"{stem} (before {settings.tool})")
                 outcome = transformer.run(model, settings, base_dir=doc.base_dir, limits=request.limits,
                                           progress=progress, token=token)
             progress(1.0, "Keeping the result")
-            return Done(outcome, onnx.load_from_string(outcome.data), before, variants.stage(outcome.data, result_file))
+            model, index = parsed(outcome.data, token.pause)
+            part = _part(model, doc, f"{result_file}.onnx") if request.new_window else None
+            return Done(outcome, model, index, before, variants.stage(outcome.data, result_file), part)
 
         task = Task(work, settings.label(), parent=self)
         task.finished.connect(lambda done: self._finished(task, doc, generation, request, variant, done))
@@ -243,12 +253,13 @@ class TransformController(QObject):
         if request.new_window:
             if variant is None:
                 self._shown_at[doc.undo_stack.index] = before.key
-            self.windows.append(self._open_window(done.model, doc, after))
+            assert done.part is not None
+            self.windows.append(self._open_window(done.part, doc, after))
             self.window.diff.compare_with(after.path)  # A: this model (before), B: the result
             where = "opened in a new window; this model is unchanged"
             sides = "Diff: A is this model (before the transform), B its result."
         else:
-            self._replace(doc, done.model, settings.label(), before.key, after.key)
+            self._replace(doc, done.model, done.index, settings.label(), before.key, after.key)
             self.window.diff.compare_with(before.path)  # A: the result shown, B: the model before
             where = "this model was replaced (Edit > Undo gives it back)"
             sides = ("Diff: A is this model (the result), B the model before: 'removed in B' marks what the "
@@ -276,24 +287,30 @@ class TransformController(QObject):
         variant.notes = list(outcome.notes)
         return variant
 
-    def _replace(self, doc: Document, model: onnx.ModelProto, label: str, before: int | None, after: int) -> None:
-        """The model replaced as ONE command (its undo gives the exact bytes back), the variants it was and is
-        remembered at their places in the undo stack."""
+    def _replace(self, doc: Document, model: onnx.ModelProto, index: ModelIndex, label: str, before: int | None,
+                 after: int) -> None:
+        """The model replaced as ONE command (its undo gives the exact bytes back), with its index built off the GUI
+        thread; the variants it was and is remembered at their places in the undo stack."""
         position = doc.undo_stack.index
         if before is not None:
             self._shown_at[position] = before
         self._replacing = True
         try:
-            doc.execute(replacement(model, label))
+            doc.execute(replacement(model, label), index)
         finally:
             self._replacing = False
         self._shown_at = {k: v for k, v in self._shown_at.items() if k <= position}
         self._shown_at[doc.undo_stack.index] = after
 
-    def _open_window(self, model: onnx.ModelProto, source: Document, variant: Variant) -> MainWindow:
-        from onnxviz.ui.edit.extract import open_in_window
+    def _open_window(self, part: Document, source: Document, variant: Variant) -> MainWindow:
+        """A new window showing ``part`` (a document prepared off the GUI thread): unsaved, titled as the variant,
+        its external weights read from ``source``'s folder until it is saved."""
+        from onnxviz.ui.main_window import MainWindow
 
-        new = open_in_window(self.window, model, source)
+        new = MainWindow(self.window.settings)
+        new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        new.set_document(part)
+        new.show()
         new.statusBar().showMessage(f"{variant.name} of {source.name}: unsaved (File > Save As... writes it).", 15000)
         new.destroyed.connect(lambda *_: self.windows.remove(new) if new in self.windows else None)
         return new
@@ -561,8 +578,7 @@ class TransformController(QObject):
             if action == "use":
                 self._use(doc, variant)
             elif action == "window":
-                model = onnx.load_from_string(self.variants.data(key))
-                self.windows.append(self._open_window(model, doc, variant))
+                self._in_window(doc, variant)
             elif action == "save":
                 self._save(variant, doc)
             elif action == "compare":
@@ -575,13 +591,45 @@ class TransformController(QObject):
             self.window.show_error("Variant", message)
 
     def _use(self, doc: Document, variant: Variant) -> None:
+        """The variant replaces the model shown (one undo step), read and indexed in the background."""
         if self.shown_key == variant.key:
             self._say(f"The model shown is {variant.name} already.")
             return
-        model = onnx.load_from_string(self.variants.data(variant.key))
-        self._replace(doc, model, f"Use {variant.name}", None, variant.key)
-        self._show_variants()
-        self._say(f"The model is now {variant.name} (Edit > Undo gives the previous one back).")
+        generation, path = doc.generation, variant.path
+
+        def work(progress: ProgressFn, token: CancelToken) -> tuple[onnx.ModelProto, ModelIndex]:
+            progress(0.0, f"Reading {variant.name}")
+            return parsed(path.read_bytes(), token.pause)
+
+        def finished(read: tuple[onnx.ModelProto, ModelIndex]) -> None:
+            if doc is not self.window.doc or doc.generation != generation:
+                self._say("The model changed meanwhile; the variant was not used (use it again).")
+                return
+            self._replace(doc, read[0], read[1], f"Use {variant.name}", None, variant.key)
+            self._show_variants()
+            self._say(f"The model is now {variant.name} (Edit > Undo gives the previous one back).")
+
+        task = Task(work, f"Reading {variant.name}", parent=self)
+        task.finished.connect(finished)
+        task.failed.connect(lambda exc, tb: self.window.show_error("Variant", f"{variant.name} could not be read: {exc}.",
+                                                                   tb))
+        self.window.track_task(task)
+        task.start(waiting_pool())
+
+    def _in_window(self, doc: Document, variant: Variant) -> None:
+        """The variant in a window of its own, read and prepared in the background."""
+        path = variant.path
+
+        def work(progress: ProgressFn, token: CancelToken) -> Document:
+            progress(0.0, f"Reading {variant.name}")
+            return _part(parse_in_slices(path.read_bytes(), token.pause), doc, path.name)
+
+        task = Task(work, f"Reading {variant.name}", parent=self)
+        task.finished.connect(lambda part: self.windows.append(self._open_window(part, doc, variant)))
+        task.failed.connect(lambda exc, tb: self.window.show_error("Variant", f"{variant.name} could not be read: {exc}.",
+                                                                   tb))
+        self.window.track_task(task)
+        task.start(waiting_pool())
 
     def _save(self, variant: Variant, doc: Document) -> None:
         from onnxviz.ui.saving import save_document
@@ -636,6 +684,21 @@ def _document_model(doc: Document, generation: int, token: CancelToken, folder: 
         if token.cancelled:
             raise
         raise TransformError("the model was edited while it was being handed to the transform; run it again.") from None
+
+
+def parsed(data: bytes, pause: Callable[[], None]) -> tuple[onnx.ModelProto, ModelIndex]:
+    """A model's bytes parsed and indexed in a background thread (parsed in slices, ``pause`` between them: a
+    whole parse held the GIL, and so the window, 0.5 s for 300 MB): what the document takes in one step."""
+    model = parse_in_slices(data, pause)
+    return model, ModelIndex(model, RawLengths(data) if len(data) < ANALYSE_WHOLE_BELOW else None)
+
+
+def _part(model: onnx.ModelProto, source: Document, name: str) -> Document:
+    """``model``, made from ``source``'s, as an unsaved document titled ``name``, prepared (in a background thread)."""
+    part = Document.part_of(model, source)
+    part.untitled_name = name
+    part.prepare()
+    return part
 
 
 def _stem(doc: Document) -> str:
