@@ -510,3 +510,45 @@ def test_output_checks_compare_a_zipmaps_maps(transformer: Transformer) -> None:
     by_name = {o.name: o for o in outcome.verification.outputs}
     assert by_name["output_label"].note == "compared as values"
     assert by_name["output_probability"].max_abs == 0.0 and math.isfinite(by_name["output_probability"].cosine)
+
+
+# -- what it cost ------------------------------------------------------------------------------------------------
+def test_each_layers_sqnr_is_onnxruntimes_qdq_loss_debug_figure(transformer: Transformer, tmp_path: Path) -> None:
+    """The cost table's SQNR of each quantized layer against the float model is the one onnxruntime's own
+    qdq_loss_debug computes (float activation against the QDQ model's dequantized one), on the same input."""
+    from onnxruntime.quantization import qdq_loss_debug as debug
+
+    from onnxviz.model.transform.cost import compare_files, layer_errors
+
+    source = EXPORTS / "resnet_float.onnx"
+    outcome = transformer.run(source, Settings("quantize-static"), base_dir=EXPORTS)
+    quantized = tmp_path / "qdq.onnx"
+    quantized.write_bytes(outcome.data)
+    cross = compare_files(source, quantized, outcome.sample)
+    try:
+        layers = layer_errors(cross)
+    finally:
+        cross.cleanup()
+    assert [x.sqnr_db for x in layers] == sorted(x.sqnr_db for x in layers)
+
+    class Once(debug.CalibrationDataReader):
+        def __init__(self) -> None:
+            self.given = [outcome.sample]
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return self.given.pop() if self.given else None
+
+    activations = {}
+    for name, path in (("float", source), ("qdq", quantized)):
+        augmented = tmp_path / f"{name}_augmented.onnx"
+        debug.modify_model_output_intermediate_tensors(str(path), str(augmented))
+        activations[name] = debug.collect_activations(str(augmented), Once())
+    theirs = debug.compute_activation_error(debug.create_activation_matching(activations["qdq"], activations["float"]))
+    convs = {x.before: x for x in layers if x.op == "Conv"}
+    assert len(convs) == 6  # every quantized Conv paired
+    checked = 0
+    for name, errors in theirs.items():
+        if name in convs and "xmodel_err" in errors:
+            assert convs[name].sqnr_db == pytest.approx(errors["xmodel_err"], abs=1e-3), name
+            checked += 1
+    assert checked >= 3

@@ -11,6 +11,7 @@ after one Conv kept in float and Quantize Again, the session's three variants.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,7 +19,9 @@ from PySide6.QtCore import QEventLoop, QSettings, QTimer, SignalInstance
 from PySide6.QtWidgets import QApplication
 
 HERE = Path(__file__).parent
-EXPORTS = HERE.parent.parent / "tests" / "data" / "exports"
+REPO = HERE.parent.parent
+EXPORTS = REPO / "tests" / "data" / "exports"
+sys.path.insert(0, str(REPO))  # tests.window_fixtures, however the script is started
 
 
 def wait(signal: SignalInstance, ms: int = 300000) -> None:

@@ -27,7 +27,6 @@ from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.io.slices import parse_in_slices
-from onnxviz.model.matching import CrossRun
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.transform import (
     Outcome,
@@ -40,7 +39,7 @@ from onnxviz.model.transform import (
     Variants,
     replacement,
 )
-from onnxviz.model.transform.cost import LayerError, layer_errors
+from onnxviz.model.transform.cost import LayerError, compare_files, layer_errors
 from onnxviz.model.transform.inline import inlined
 from onnxviz.model.transform.variants import Staged
 from onnxviz.ui.tasks import Task, waiting_pool
@@ -69,11 +68,12 @@ class Done:
 
 @dataclass
 class Cost:
-    """What See What It Cost found: each layer's error (before -> after) and both models' timing."""
+    """What See What It Cost found: each layer's error (before -> after), both models' timing, and how many
+    values of each side have no partner."""
 
     layers: list[LayerError]
     timings: list[Timing]
-    before_is_a: bool
+    unpaired: tuple[int, int]
 
 
 class TransformController(QObject):
@@ -101,7 +101,6 @@ class TransformController(QObject):
         self._transformer: Transformer | None = None
         self._doc: Document | None = None
         self._shown_at: dict[int, int] = {}  # undo-stack position -> the variant the model then is
-        self._pending_cost = 0  # timed runs of a See What It Cost waiting for the diff or its run
         self._replacing = False  # while a transform's own command runs
         self._placed = False  # the dock was put in a tab beside the Differences
         self.dock.op_chosen.connect(self.show_op)
@@ -112,8 +111,6 @@ class TransformController(QObject):
         self.dock.variant_action.connect(self.variant_action)
         window.closing.connect(self.close)
         window.diff.diff_shown.connect(self._diff_shown)
-        window.diff.runs_compared.connect(self._runs_compared)
-        window.diff.failed.connect(lambda _message: self._drop_pending_cost())
 
     # -- the document ----------------------------------------------------------------------------------------
     def set_document(self, doc: Document | None) -> None:
@@ -231,7 +228,6 @@ class TransformController(QObject):
         if self.task is not None:
             self.task.cancel()
             self.task = None
-        self._pending_cost = 0
 
     # -- the result --------------------------------------------------------------------------------------------
     def _finished(self, task: Task, doc: Document, generation: int, request: Request, variant: Variant | None,
@@ -349,6 +345,10 @@ class TransformController(QObject):
             self._placed = True  # once: where the user puts it after that stays
         self.dock.raise_()
 
+    def _diff_shown(self) -> None:
+        if not self.dock.isHidden():
+            self._show_dock()  # a tab beside the Differences, now shown
+
     # -- the summary's operators ------------------------------------------------------------------------------
     def show_op(self, op: str) -> None:
         """Select the next difference of the diff whose node has operator ``op`` (each click the next one)."""
@@ -365,98 +365,67 @@ class TransformController(QObject):
         diff.dock.list.setCurrentRow(row)  # selects it (the diff's own stepping)
 
     # -- what it cost ------------------------------------------------------------------------------------------
-    def see_cost(self, runs: int = 20) -> None:
-        """Run the models before and after on the same inputs (the diff's Run Both, so the canvas is coloured by
-        the error and the Differences panel shows both values), then time both in onnxruntime."""
+    def see_cost(self, runs: int = 20) -> Task | None:
+        """Run the models before and after the last transform on the same inputs (the runner's worker processes,
+        every value captured, the model before as the reference), measure each layer, then time both in
+        onnxruntime (its own worker process, every graph optimization on)."""
         before, after = self._pair()
         if before is None or after is None or self.outcome is None or self.window.doc is None:
-            self.window.statusBar().showMessage("Transform the model first: the cost is that of a transform.", 8000)
-            return
-        self._pending_cost = max(3, runs)
-        expected = self._expected_b()
-        if expected is None:
-            self._drop_pending_cost()
-            self.window.statusBar().showMessage("The model shown is neither the model before the transform nor its "
-                                                "result (it was edited): compare it from the Variants tab.", 10000)
-            return
-        diff = self.window.diff
-        if diff.active and diff.doc_b is not None and diff.doc_b.path == expected.path:
-            self._run_both()
-        else:
-            diff.compare_with(expected.path)  # _diff_shown continues
+            self._say("Transform the model first: the cost is that of a transform.")
+            return None
+        if self.task is not None and not self.task.done:
+            self._say("A transform is running; wait for it or cancel it first.")
+            return None
+        sample, transformer, runs = self.outcome.sample, self.transformer, max(3, runs)
 
-    def _expected_b(self) -> Variant | None:
-        """The diff's B for the transform's pair: the other model of the two, given which one is shown."""
-        shown = self.shown_key
-        if shown == self.after_key:
-            return self.variants.get(self.before_key) if self.before_key is not None else None
-        if shown == self.before_key:
-            return self.variants.get(self.after_key) if self.after_key is not None else None
-        return None
+        def work(progress: ProgressFn, token: CancelToken) -> Cost:
+            cross = compare_files(before.path, after.path, sample, progress=lambda f, t: progress(0.8 * f, t),
+                                  token=token)
+            try:
+                layers = layer_errors(cross)
+                paired = (len(cross.pairing.unmatched_a), len(cross.pairing.unmatched_b))
+            finally:
+                cross.cleanup()
+            timings = transformer.time([before.path, after.path], sample, runs,
+                                       progress=lambda f, t: progress(0.8 + 0.2 * f, t), token=token)
+            return Cost(layers, timings, paired)
+
+        task = Task(work, "Running and timing both models", parent=self)
+        task.finished.connect(lambda cost: self._cost_found(task, before, after, cost))
+        task.failed.connect(lambda exc, tb: self._cost_failed(task, exc, tb))
+        task.cancelled.connect(lambda: self._cost_failed(task, None, ""))
+        self.task = task
+        self.window.track_task(task)
+        self.window.statusBar().showMessage("Running both models on the same inputs, then timing them...")
+        task.start(waiting_pool())
+        self.update_actions()
+        return task
 
     def _pair(self) -> tuple[Variant | None, Variant | None]:
         get = self.variants.get
         return (get(self.before_key) if self.before_key is not None else None,
                 get(self.after_key) if self.after_key is not None else None)
 
-    def _diff_shown(self) -> None:
-        if not self.dock.isHidden():
-            self._show_dock()  # beside the Differences, now shown
-        if self._pending_cost:
-            self._run_both()
-
-    def _run_both(self) -> None:
-        doc = self.window.doc
-        assert doc is not None and self.outcome is not None
-        names = {v.name for v in doc.model.graph.input}
-        feeds = {k: v for k, v in self.outcome.sample.items() if k in names}
-        if self.window.diff.run_both(feeds or None) is None:
-            self._drop_pending_cost()
-
-    def _drop_pending_cost(self) -> None:
-        self._pending_cost = 0
-
-    def _runs_compared(self) -> None:
-        runs, self._pending_cost = self._pending_cost, 0
-        cross, (before, after) = self.window.diff.cross, self._pair()
-        if not runs or cross is None or before is None or after is None or self.outcome is None:
-            return
-        b_path = self.window.diff.doc_b.path if self.window.diff.doc_b is not None else None
-        before_is_a = b_path == after.path
-        sample, transformer = self.outcome.sample, self.transformer
-
-        def work(progress: ProgressFn, token: CancelToken) -> Cost:
-            progress(0.0, "Measuring each layer against the model before")
-            layers = layer_errors(cross, before_is_a, token)
-            timings = transformer.time([before.path, after.path], sample, runs, progress=progress, token=token)
-            return Cost(layers, timings, before_is_a)
-
-        task = Task(work, "Timing both models", parent=self)
-        task.finished.connect(lambda cost: self._cost_found(task, cross, cost))
-        task.failed.connect(lambda exc, tb: self._cost_failed(task, exc, tb))
-        task.cancelled.connect(lambda: self._cost_failed(task, None, ""))
-        self.task = task
-        self.window.track_task(task)
-        task.start(waiting_pool())
-        self.update_actions()
-
-    def _cost_found(self, task: Task, cross: CrossRun, cost: Cost) -> None:
+    def _cost_found(self, task: Task, before: Variant, after: Variant, cost: Cost) -> None:
         if task is not self.task:
             return
         self.task = None
-        before, after = self._pair()
-        if before is None or after is None:
-            return
         before.speed_ms, after.speed_ms = cost.timings[0].median_ms, cost.timings[1].median_ms
         worst = next((r for r in cost.layers if not math.isnan(r.sqnr_db)), None)
         if worst is not None:
             after.worst_sqnr, after.worst_layer = worst.sqnr_db, worst.before_node or worst.before
-        self.dock.set_layers(cost.layers if self.window.diff.cross is cross else [], self._layers_note(cost, cross))
+        unpaired_a, unpaired_b = cost.unpaired
+        self.dock.set_layers(cost.layers, f"{len(cost.layers)} layers paired by the matcher, worst SQNR first, each "
+                             f"against the model before; {unpaired_a} values before and {unpaired_b} after have no "
+                             "partner. Click a row to select its node.")
         self.dock.set_timing(cost.timings, [f"Before ({before.name})", f"After ({after.name})"])
         self.dock.tabs.setCurrentIndex(1)
         self._show_dock()
         self._show_variants()
         self.update_actions()
+        self._say(f"{after.name}: worst layer {worst.before_node or worst.before} at {worst.sqnr_db:.1f} dB; "
+                  f"{cost.timings[1].median_ms:.3g} ms against {cost.timings[0].median_ms:.3g} ms."
+                  if worst is not None else f"{after.name}: no layer paired.")
         self.cost_shown.emit()
 
     def _cost_failed(self, task: Task, exc: object, tb: str) -> None:
@@ -467,22 +436,22 @@ class TransformController(QObject):
         if exc is None:
             self._say("See What It Cost was cancelled.")
             return
-        message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"The models could not be timed: {exc}."
+        message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"The models could not be run: {exc}."
         self._say(message)
         self.window.show_error("See What It Cost", message, getattr(exc, "details", "") or tb)
 
-    @staticmethod
-    def _layers_note(cost: Cost, cross: CrossRun) -> str:
-        side = "A" if cost.before_is_a else "B"
-        return (f"{len(cost.layers)} layers paired by the diff's matcher, worst SQNR first, against the model before "
-                f"(the diff's {side}); {len(cross.pairing.unmatched_a)} values of A and "
-                f"{len(cross.pairing.unmatched_b)} of B have no partner. Click a row to select its node.")
-
     def show_layer(self, row: int) -> None:
-        if 0 <= row < len(self.dock.layers):
-            layer = self.dock.layers[row]
-            self.window.diff.show_b(False)
-            self.window.canvas.reveal_node(layer.scope, layer.node)
+        """A layer of the cost table: its node selected on the graph shown (the model before or after)."""
+        if not 0 <= row < len(self.dock.layers):
+            return
+        layer = self.dock.layers[row]
+        shown = self.shown_key
+        place = layer.at_after if shown == self.after_key else layer.at_before if shown == self.before_key else None
+        if place is None or place[1] < 0:
+            self._say("The model shown is neither the model before the transform nor its result.")
+            return
+        self.window.diff.show_b(False)
+        self.window.canvas.reveal_node(*place)
 
     # -- kept in float, quantized again ------------------------------------------------------------------------
     def keep_in_float(self, nodes: list[int] | None = None) -> list[str]:
