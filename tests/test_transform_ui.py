@@ -142,6 +142,12 @@ def test_the_whole_loop_on_a_small_model(qtbot: QtBot, make_window: Make, tmp_pa
     settle()
     assert doc.model.SerializeToString() == original and doc.undo_stack.index == 3
     assert c.dock.variant_table.item(0, 0).text().endswith("(shown)")
+    # measure the second one against the float model it was made from: its row gets its figures
+    with qtbot.waitSignal(c.cost_shown, timeout=TIMEOUT):
+        c.variant_action("measure", c.dock.variant_keys[2])
+    q2_variant = c.variants.get(c.dock.variant_keys[2])
+    assert q2_variant is not None and math.isfinite(q2_variant.worst_sqnr) and math.isfinite(q2_variant.speed_ms)
+    assert excluded in {layer.before_node for layer in c.dock.layers}
     # and save the second quantization
     target = tmp_path / "chosen.onnx"
     qtbot_dialogs(qtbot, w, target, lambda: c.variant_action("save", c.dock.variant_keys[2]))
@@ -251,6 +257,28 @@ def test_the_dialog_says_how_to_install_a_missing_library(qtbot: QtBot, make_win
     dialog.tool.setCurrentIndex(dialog.tool.findData("ort-optimize"))  # onnxruntime's own: always there
     assert not dialog.missing.isVisible() and dialog.ok.isEnabled()
     dialog.reject()
+
+
+def test_keep_a_group_in_float(qtbot: QtBot, make_window: Make) -> None:
+    """A name-scope group selected on the canvas: every node of it is kept in float."""
+    from tests.test_extract_gui import click_group
+
+    w = make_window()
+    open_and_wait(qtbot, w, RESNET)
+    qtbot.waitUntil(lambda: not w.canvas.busy, timeout=TIMEOUT)
+    click_group(qtbot, w, "layer1")
+    nodes = w.canvas.selected_nodes()
+    names = [doc_of(w).model.graph.node[i].name for i in nodes]
+    assert len(nodes) == 5 and all(n.startswith("/layer1/") for n in names)
+    menu = QMenu()
+    w.transforms.add_context_actions(menu)
+    next(a for a in menu.actions() if a.text() == "&Keep Selection in Float").trigger()
+    assert w.transforms.excluded == tuple(names)
+    outcome = _transform(qtbot, w, "quantize-static")
+    quantized = onnx.load_from_string(outcome.data)
+    weights = {t.name for t in quantized.graph.initializer if t.data_type == onnx.TensorProto.FLOAT}
+    convs = [n for n in quantized.graph.node if n.op_type == "Conv"]
+    assert {n.name for n in convs if n.input[1] in weights} == {"/layer1/conv1/Conv", "/layer1/conv2/Conv"}
 
 
 def test_keep_in_float_from_the_canvas_menu(qtbot: QtBot, make_window: Make) -> None:

@@ -103,6 +103,7 @@ class TransformController(QObject):
         self._shown_at: dict[int, int] = {}  # undo-stack position -> the variant the model then is
         self._replacing = False  # while a transform's own command runs
         self._placed = False  # the dock was put in a tab beside the Differences
+        self._measured: tuple[int | None, int | None] = (None, None)  # the variants the cost table compares
         self.dock.op_chosen.connect(self.show_op)
         self.dock.cost_requested.connect(self.see_cost)
         self.dock.layer_chosen.connect(self.show_layer)
@@ -365,13 +366,13 @@ class TransformController(QObject):
         diff.dock.list.setCurrentRow(row)  # selects it (the diff's own stepping)
 
     # -- what it cost ------------------------------------------------------------------------------------------
-    def see_cost(self, runs: int = 20) -> Task | None:
-        """Run the models before and after the last transform on the same inputs (the runner's worker processes,
-        every value captured, the model before as the reference), measure each layer, then time both in
-        onnxruntime (its own worker process, every graph optimization on)."""
-        before, after = self._pair()
+    def see_cost(self, runs: int = 20, variant: int | None = None) -> Task | None:
+        """Run the models before and after the last transform (or ``variant`` and the model it was made from) on
+        the same inputs (the runner's worker processes, every value captured, the model before as the reference),
+        measure each layer, then time both in onnxruntime (its own worker process, every graph optimization on)."""
+        before, after = self._pair() if variant is None else self._made_from(variant)
         if before is None or after is None or self.outcome is None or self.window.doc is None:
-            self._say("Transform the model first: the cost is that of a transform.")
+            self._say("Transform the model first: the cost is that of a transform (the original has none).")
             return None
         if self.task is not None and not self.task.done:
             self._say("A transform is running; wait for it or cancel it first.")
@@ -401,6 +402,11 @@ class TransformController(QObject):
         self.update_actions()
         return task
 
+    def _made_from(self, key: int) -> tuple[Variant | None, Variant | None]:
+        after = self.variants.get(key)
+        source = after.source if after is not None else None
+        return (self.variants.get(source) if source is not None else None), after
+
     def _pair(self) -> tuple[Variant | None, Variant | None]:
         get = self.variants.get
         return (get(self.before_key) if self.before_key is not None else None,
@@ -411,6 +417,7 @@ class TransformController(QObject):
             return
         self.task = None
         before.speed_ms, after.speed_ms = cost.timings[0].median_ms, cost.timings[1].median_ms
+        self._measured = (before.key, after.key)
         worst = next((r for r in cost.layers if not math.isnan(r.sqnr_db)), None)
         if worst is not None:
             after.worst_sqnr, after.worst_layer = worst.sqnr_db, worst.before_node or worst.before
@@ -445,8 +452,8 @@ class TransformController(QObject):
         if not 0 <= row < len(self.dock.layers):
             return
         layer = self.dock.layers[row]
-        shown = self.shown_key
-        place = layer.at_after if shown == self.after_key else layer.at_before if shown == self.before_key else None
+        shown, (before, after) = self.shown_key, self._measured
+        place = layer.at_after if shown == after else layer.at_before if shown == before else None
         if place is None or place[1] < 0:
             self._say("The model shown is neither the model before the transform nor its result.")
             return
@@ -550,6 +557,8 @@ class TransformController(QObject):
                 self._in_window(doc, variant)
             elif action == "save":
                 self._save(variant, doc)
+            elif action == "measure":
+                self.see_cost(self.dock.runs.value(), key)
             elif action == "compare":
                 self.window.diff.compare_with(variant.path)
             elif action == "remove":

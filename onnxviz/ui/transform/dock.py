@@ -48,7 +48,7 @@ class TransformDock(QDockWidget):
     layer_chosen = Signal(int)         # a row of :attr:`layers`
     keep_in_float_requested = Signal(list)  # rows of :attr:`layers`
     requantize_requested = Signal()
-    variant_action = Signal(str, int)  # ("use" | "window" | "save" | "compare" | "remove", variant key)
+    variant_action = Signal(str, int)  # ("measure" | "use" | "window" | "save" | "compare" | "remove", variant key)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Transform", parent)
@@ -198,7 +198,9 @@ class TransformDock(QDockWidget):
         self.variant_table = _table(VARIANT_COLUMNS)
         column.addWidget(self.variant_table, 1)
         buttons = QHBoxLayout()
-        for key, text, tip in (("use", "Use Here", "Replace the model shown by this variant (one undo step)"),
+        for key, text, tip in (("measure", "Measure", "Run this variant and the model it was made from on the same "
+                                "inputs: each layer's error and both models' time (the Cost tab)"),
+                               ("use", "Use Here", "Replace the model shown by this variant (one undo step)"),
                                ("window", "Open in New Window", "Open this variant in a window of its own"),
                                ("save", "Save As...", "Write this variant to a file"),
                                ("compare", "Compare with Shown", "Diff the model shown (A) with this variant (B)"),
