@@ -323,8 +323,10 @@ class TransformController(QObject):
             message, details = f"{settings.label()} failed: {exc}.", tb
         if not isinstance(exc, (TransformError, OutputsChanged)) and isinstance(exc, OnnxvizError):
             message = f"{settings.label()} failed: {exc.message}"
-        self.window.statusBar().showMessage(f"{message} The model is unchanged.", 15000)
-        self.window.show_error("Transform", f"{message} The model is unchanged.", details)
+        if "unchanged" not in message:
+            message += " The model is unchanged."
+        self.window.statusBar().showMessage(message, 15000)
+        self.window.show_error("Transform", message, details)
         self.failed.emit(message)
 
     def _cancelled(self, task: Task, settings: Settings) -> None:
