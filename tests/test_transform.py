@@ -104,6 +104,8 @@ def test_lossless_transforms_of_the_exports_are_valid_and_keep_the_outputs(trans
     assert outcome.summary.after.size == len(outcome.data)
     if tool == "opset":
         assert {o.domain: o.version for o in model.opset_import}[""] == outcome.settings.opset
+    if (tool, name) == ("ort-optimize", "bert_legacy"):  # "extended": onnxruntime's com.microsoft fusions
+        assert {n.op_type for n in model.graph.node if n.domain == "com.microsoft"} == {"FusedMatMul"}
 
 
 def test_onnxslims_own_summary_is_what_the_summary_and_the_diff_say(transformer: Transformer) -> None:
