@@ -61,7 +61,7 @@ def _actions(window: MainWindow, c: TransformController) -> dict[str, QAction]:
 
 
 def _menu(window: MainWindow, c: TransformController) -> QMenu:
-    menu = QMenu("Trans&form", window)
+    menu = QMenu("&Transform", window)
     for group in (OPTIMIZERS, QUANTIZERS):
         for name in group:
             menu.addAction(c.actions[f"tool:{name}"])
