@@ -262,7 +262,9 @@ def test_failures_are_one_sentence(transformer: Transformer, settings: Settings,
 def test_settings_are_checked_as_they_are_made() -> None:
     for kwargs, said in (({"tool": "shrink"}, "'shrink' is not a transform"), ({"tool": "opset"}, "which opset"),
                          ({"tool": "quantize-int4", "block_size": 20}, "power of 2"),
-                         ({"tool": "ort-optimize", "level": "max"}, "level must be one of basic, extended, all")):
+                         ({"tool": "ort-optimize", "level": "max"}, "level must be one of basic, extended, all"),
+                         ({"tool": "quantize-static", "quant_format": "qoperator", "activation_type": "int16"},
+                          "16-bit types need the QDQ format")):
         with pytest.raises(TransformError, match=said):
             Settings(**kwargs)  # type: ignore[arg-type]
 

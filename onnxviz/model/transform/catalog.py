@@ -131,6 +131,9 @@ class Settings:
             return "say which opset to convert to (a version from 1)."
         if self.tool == QUANTIZE_INT4 and (self.block_size < 16 or self.block_size & (self.block_size - 1)):
             return f"the block size must be a power of 2 from 16, not {self.block_size}."
+        if self.tool == QUANTIZE_STATIC and self.quant_format == "qoperator" and \
+                "16" in self.activation_type + self.weight_type:
+            return "16-bit types need the QDQ format (onnxruntime's QOperator format quantizes to 8 bits only)."
         if self.samples < 1:
             return f"calibration needs at least 1 generated sample, not {self.samples}."
         return ""

@@ -21,7 +21,7 @@ import onnx
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.matching.crossrun import Limits
 from onnxviz.model.transform.calibration import RANDOM_WARNING, Sample, generated_samples, read_samples
-from onnxviz.model.transform.catalog import QUANTIZE_STATIC, TOOLS, Settings, TransformError
+from onnxviz.model.transform.catalog import QUANTIZE_STATIC, Settings, TransformError
 from onnxviz.model.transform.inline import MAX_PROTOBUF, inline_weights
 from onnxviz.model.transform.summary import Figures, Summary
 from onnxviz.model.transform.timing import Timing, time_paths
@@ -104,10 +104,10 @@ def _transform(folder: str, settings: Settings) -> Reply:
     except OnnxvizError as exc:
         raise TransformError(exc.message, _with_log(exc.details, place)) from exc
     except Exception as exc:  # noqa: BLE001
-        raise TransformError(f"{TOOLS[settings.tool].title} failed ({_failure(exc)[:-1]})",
+        raise TransformError(f"{settings.label()} failed ({_failure(exc)[:-1]}).",
                              _with_log(traceback.format_exc(), place)) from exc
     if not (place / AFTER).is_file():
-        raise TransformError(f"{TOOLS[settings.tool].title} wrote no model.", _with_log("", place))
+        raise TransformError(f"{settings.label()} wrote no model.", _with_log("", place))
     return Reply(time.perf_counter() - started, notes=notes)
 
 
