@@ -152,6 +152,12 @@ def test_the_whole_loop_on_a_small_model(qtbot: QtBot, make_window: Make, tmp_pa
     target = tmp_path / "chosen.onnx"
     qtbot_dialogs(qtbot, w, target, lambda: c.variant_action("save", c.dock.variant_keys[2]))
     assert onnx.load(target).SerializeToString() == q2.data
+    # closing the model ends the session: its files and its process go
+    folder, pids = c.variants.data_path(c.dock.variant_keys[0]).parent.parent, c.transformer.pids
+    assert folder.is_dir() and pids
+    w.set_document(None)
+    assert not folder.exists() and c.variants.items == []
+    qtbot.waitUntil(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), timeout=10000)
 
 
 def qtbot_dialogs(qtbot: QtBot, w: MainWindow, target: Path, act: Callable[[], None]) -> None:

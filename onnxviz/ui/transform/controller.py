@@ -121,6 +121,8 @@ class TransformController(QObject):
         self._cancel()
         self._doc = doc
         self._reset_session()
+        if doc is None:  # back to the start page: the transform's process goes too (a transform starts another)
+            self._close_transformer()
 
     def _reset_session(self) -> None:
         self.variants.cleanup()
@@ -149,10 +151,13 @@ class TransformController(QObject):
     def close(self) -> None:
         """The window closes: its work stops, its process ends, the session's files go."""
         self._cancel()
+        self._close_transformer()
+        self.variants.cleanup()
+
+    def _close_transformer(self) -> None:
         if self._transformer is not None:
             self._transformer.close()
             self._transformer = None
-        self.variants.cleanup()
 
     @property
     def transformer(self) -> Transformer:
