@@ -1,4 +1,5 @@
-"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, or the window."""
+"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, ``transform``, or the
+window."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
     raise SystemExit(code)
 
 
-SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare")
+SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare", "transform")
 
 # What each command's exit status means: the epilog of its --help, and the README's table. Every command
 # also exits 2 on an error (one line on stderr: the file cannot be read, a bad argument) and 130 when
@@ -47,6 +48,8 @@ EXIT_STATUS = {
     "run": "0 when the model ran",
     "diff": "0 when the models are identical, 1 when they differ",
     "compare": "0 when every value pair is within tolerance, 1 when one is beyond it",
+    "transform": "0 when the result was written, 1 when its outputs changed beyond the tolerance (nothing is "
+                 "written)",
 }
 
 

@@ -48,6 +48,7 @@ from onnxviz.ui.shortcuts import show_shortcuts
 from onnxviz.ui.statusbar import install_status_bar, selected_name
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.theme import Theme, ThemeManager
+from onnxviz.ui.transform import feature as transform_feature
 from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self.editing = edit_feature.install(self)
         self.run_controller = run_feature.install(self)
         self.diff = diff_feature.install(self)
+        self.transforms = transform_feature.install(self)
         self.key_rows = canvas_feature.KEY_ROWS  # keys the graph handles itself, for Help > Keyboard Shortcuts
         self._add_late_actions()
         docks.arrange(self)
