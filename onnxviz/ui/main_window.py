@@ -24,7 +24,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeySequence,
 )
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
@@ -600,9 +600,6 @@ class MainWindow(QMainWindow):
             when_ready()
         app.exec()
         return result["code"]
-
-    def central_placeholder(self) -> QWidget:
-        return self.placeholder
 
 
 def settle_layouts() -> None:

@@ -497,14 +497,6 @@ class RawLengths(Mapping[str, int]):
         return len(self._lengths())
 
 
-def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str) -> TensorProto | None:
-    """The initializer called ``name`` in ``graph`` (default: the main graph)."""
-    for t in (graph or model.graph).initializer:
-        if t.name == name:
-            return t
-    return None
-
-
 SPARSE_VIEW_LIMIT = 1 << 24  # elements of a sparse initializer made dense for viewing
 
 

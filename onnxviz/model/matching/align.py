@@ -156,10 +156,6 @@ class Alignment:
         """Bodies and functions of A with no counterpart in B."""
         return [s for s in self.index_a.graphs if s not in self.graphs]
 
-    def unmatched_scopes_b(self) -> list[str]:
-        """Bodies and functions of B with no counterpart in A."""
-        return [s for s in self.index_b.graphs if s not in self.graphs_b]
-
     def counts(self) -> tuple[int, int, int]:
         """(matched node pairs, nodes of A, nodes of B) over every graph."""
         pairs = sum(len(g.nodes) for g in self.graphs.values())
@@ -995,8 +991,3 @@ def _align_models(index_a: ModelIndex, index_b: ModelIndex, progress: ProgressFn
 
 def _function_scope(key: tuple[str, str, str]) -> str:
     return function_scope(*key)
-
-
-def align_files(model_a: onnx.ModelProto, model_b: onnx.ModelProto) -> Alignment:
-    """:func:`align_models` of two models that have no index yet."""
-    return align_models(ModelIndex(model_a), ModelIndex(model_b))

@@ -111,11 +111,6 @@ class ValueRecord:
         return value_key(self.scope, self.name)
 
     @property
-    def abs_max(self) -> float | None:
-        low, high = self.stats.minimum, self.stats.maximum
-        return None if low is None or high is None else max(abs(low), abs(high))
-
-    @property
     def nonfinite(self) -> bool:
         return self.stats.nan_count > 0 or self.stats.inf_count > 0
 
