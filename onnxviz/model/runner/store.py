@@ -33,8 +33,9 @@ from onnxviz.model.heap import building
 from onnxviz.model.io.disk import Batch, DiskError, write_npy
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import savable
-from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
+from onnxviz.model.runner.protocol import ENGINE_REFERENCE
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.runner.structured import describe
 from onnxviz.model.runner.table import (
