@@ -21,11 +21,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model.allocator import big_blocks
 from onnxviz.model.dtypes import SUB_BYTE_BITS
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io import wire
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
+from onnxviz.model.process_tuning import big_blocks
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import tensor_dtype_name
 

@@ -39,7 +39,6 @@ from onnxviz.model.graph.index import (
     subgraphs_of,
     topological_order_of_inputs,
 )
-from onnxviz.model.heap import building
 from onnxviz.model.io.external import is_external
 from onnxviz.model.matching.formats import (
     FLOAT_TYPES,
@@ -52,6 +51,7 @@ from onnxviz.model.matching.formats import (
     float_values,
     scales,
 )
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
 HOW_NAME = "name"            # the nodes' names agree

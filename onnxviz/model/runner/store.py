@@ -29,8 +29,8 @@ import onnx
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import topological_order
 from onnxviz.model.graph.tensors import TensorStats
-from onnxviz.model.heap import building
 from onnxviz.model.io.disk import Batch, DiskError, write_npy
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.errors import RunError
