@@ -22,10 +22,11 @@ from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 from onnx.defs import OpSchema
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
-from onnxviz.model.editing.commands import EditTarget
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.names import NameLookup
-from onnxviz.model.editing.ops import Command, Path, resolve
+from onnxviz.model.editing.ops import Path, resolve
 from onnxviz.model.editing.restate import Types
+from onnxviz.model.editing.target import EditTarget
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
