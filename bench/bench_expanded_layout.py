@@ -26,7 +26,10 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.ui.app import ensure_app
 app = ensure_app()
-from onnxviz.ui.canvas.drawable import Drawable
+try:
+    from onnxviz.model.layout.drawable import Drawable
+except ImportError:  # a checkout from before it moved
+    from onnxviz.ui.canvas.drawable import Drawable
 index = ModelIndex(onnx.load(sys.argv[1], load_external_data=False))
 layout = GraphLayout(index)
 layout.build()

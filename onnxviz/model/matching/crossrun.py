@@ -36,8 +36,8 @@ from onnxviz.model.runner.compare import (
     compare_pairs,
     measure_arrays,
 )
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import build_feeds, input_specs
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
 from onnxviz.model.runner.store import value_key
 
