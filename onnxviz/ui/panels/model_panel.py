@@ -355,8 +355,8 @@ class ModelPanel(Page):
     def _show_costs(self, prepared: PreparedFigures) -> None:
         self.cost_model.set_table(prepared.cost_table, sorted_by=COST_ORDER)
         outcomes = prepared.cost_table.costs.outcomes
-        self.cost_columns.set_samples({c: max((human_count(o[c - 2]) for o in outcomes), key=len, default="")
-                                       for c in (2, 3)})   # the widest count shows whole
+        macs, flops = [human_count(o[0]) for o in outcomes], [human_count(o[1]) for o in outcomes]
+        self.cost_columns.set_samples({2: max(macs, key=len, default=""), 3: max(flops, key=len, default="")})
         fit_height(self.cost_view, 14)
         self.costs = prepared.figures.costs
 
