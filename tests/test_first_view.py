@@ -123,3 +123,70 @@ def test_the_users_choices_win_over_the_first_view_defaults(qtbot: QtBot, make_w
     assert not problems_dock(again).isHidden()                  # kept, though the list is empty
     assert not again.canvas.minimap.isVisible()
     assert again.canvas.view.scale == pytest.approx(1.0)
+
+
+def box_rect(w: MainWindow, box: int) -> QRectF:
+    d = w.canvas.view.drawable
+    assert d is not None
+    return QRectF(float(d.x0[box]), float(d.y0[box]), float(d.scene.box_w[box]), float(d.scene.box_h[box]))
+
+
+def boxes_in_sight(w: MainWindow) -> int:
+    """How many boxes have their middle in the view."""
+    d, seen = w.canvas.view.drawable, w.canvas.view.visible_scene_rect()
+    assert d is not None
+    mid_x, mid_y = (d.x0 + d.x1) / 2, (d.y0 + d.y1) / 2
+    return int(np.count_nonzero((mid_x >= seen.left()) & (mid_x <= seen.right())
+                                & (mid_y >= seen.top()) & (mid_y <= seen.bottom())))
+
+
+def test_1_to_1_after_fit_never_shows_an_empty_canvas(qtbot: QtBot, make_window: Make) -> None:
+    # after Fit the view's centre falls where no box is (between the branches of a wide layer): 1:1 there
+    # showed an empty canvas; it moves to the box nearest the centre
+    w = opened(qtbot, make_window, EXPORTS / "gpt2_legacy.onnx")
+    view = w.canvas.view
+    d = view.drawable
+    assert d is not None
+    w.canvas.actions_by_name["fit"].trigger()
+    x, y, width, height = d.bounds
+    view.center_on(QRectF(*d.bounds).center())
+    empty = next(QRectF(x + i * width / 8, y + j * height / 8, 0, 0).center()
+                 for i in range(1, 8) for j in range(1, 8)
+                 if d.box_at(x + i * width / 8, y + j * height / 8) < 0
+                 and not len(d.visible_boxes(x + i * width / 8 - 800, y + j * height / 8 - 500,
+                                             x + i * width / 8 + 800, y + j * height / 8 + 500)))
+    view.center_on(empty)           # a fitted view whose centre has nothing near it at 1:1
+    w.canvas.actions_by_name["actual"].trigger()
+    assert view.scale == pytest.approx(1.0)
+    assert boxes_in_sight(w) > 0
+
+
+def test_1_to_1_centres_on_the_selected_node(qtbot: QtBot, make_window: Make) -> None:
+    w = opened(qtbot, make_window, EXPORTS / "gpt2_legacy.onnx")
+    view, doc = w.canvas.view, w.doc
+    assert doc is not None
+    node = len(doc.model.graph.node) - 5
+    doc.selection.select_node("", node)
+    w.canvas.actions_by_name["fit"].trigger()
+    w.canvas.actions_by_name["actual"].trigger()
+    box = w.canvas.selected_box()
+    assert box >= 0 and view.scale == pytest.approx(1.0)
+    assert view.visible_scene_rect().center() == box_rect(w, box).center()
+
+
+def test_turning_the_layout_keeps_the_selected_node_in_sight(qtbot: QtBot, make_window: Make) -> None:
+    w = opened(qtbot, make_window, EXPORTS / "bert_legacy.onnx")
+    doc, canvas = w.doc, w.canvas
+    assert doc is not None
+    node = len(doc.model.graph.node) // 2          # the middle of the graph: far from the start either way
+    doc.selection.select_node("", node)
+    try:
+        for _ in range(2):                           # to Left to Right, and back
+            with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+                canvas.actions_by_name["left_to_right"].trigger()
+            box = canvas.selected_box()
+            assert box >= 0 and doc.selection.state.node == node
+            assert canvas.view.visible_scene_rect().contains(box_rect(w, box))
+    finally:
+        if canvas.actions_by_name["left_to_right"].isChecked():
+            canvas.actions_by_name["left_to_right"].trigger()
