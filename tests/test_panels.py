@@ -584,3 +584,26 @@ def test_operators_table_is_shown_whole_and_the_page_scrolls(qtbot: QtBot, windo
     assert view.verticalScrollBar().maximum() == 0                 # no scroll area inside the page's
     last = view.rowViewportPosition(rows - 1) + view.rowHeight(rows - 1)
     assert 0 < last <= view.viewport().height()                    # every row on the page
+
+
+def test_the_node_panel_never_scrolls_sideways(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    """The com.microsoft nodes of a 4-bit BERT (GatherBlockQuantized's panel scrolled sideways), their
+    documentation open: the panel scrolls up and down only, its content as wide as the panel."""
+    from test_symbolic_shapes import int4_bert
+
+    path = tmp_path / "bert_int4.onnx"
+    onnx.save(int4_bert(), path)
+    window.resize(1400, 900)
+    window.show()
+    panels = open_model(qtbot, window, path)
+    doc, page = window.doc, panels.node_panel
+    assert doc is not None
+    nodes = doc.model.graph.node
+    for op in ("GatherBlockQuantized", "MatMulNBits"):
+        doc.selection.select_node("", next(k for k, n in enumerate(nodes) if n.op_type == op))
+        for title, section in page.sections.items():
+            if title.endswith("documentation") and not section.expanded:
+                qtbot.mouseClick(section.header, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.verticalScrollBar().maximum() > 0, timeout=5000)
+        assert page.widget().width() <= page.viewport().width(), op
+        assert page.horizontalScrollBar().maximum() == 0, op
