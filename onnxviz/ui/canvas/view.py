@@ -25,7 +25,6 @@ from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, frame_title_r
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0
 FIT_MARGIN = 24.0
-OPEN_SCALE = 0.85   # a graph's start opens this far below 1:1 when every box there then fits across
 FIT_READABLE = 0.7  # the graph opens whole when fitting it keeps box titles at least 7.7 px (of 11), body rows 7
 CLICK_SLOP = 4  # pixels the mouse may move for a press/release to count as a click
 
@@ -128,7 +127,7 @@ class GraphView(QWidget):
 
     def home(self) -> None:
         """The opening view: the whole graph when it reads at that zoom, else its start (top, or left end)
-        at 1:1, or a little less when that shows every box there across; no box cut off at a side."""
+        at 1:1 across the boxes and labels in sight there, none cut off at a side, its inputs in sight."""
         self.fit()
         self._auto_view = True   # re-applied on resize until the user moves the view
         d = self.drawable
@@ -138,23 +137,11 @@ class GraphView(QWidget):
         x, y, w, h = d.bounds
         start = (x if lr else y) - FIT_MARGIN
         length, room = (self.width(), self.height()) if lr else (self.height(), self.width())
-        x0, y0, x1, y1, inputs = d.sights(start + length / OPEN_SCALE)
-        along, across = (x0, (y0, y1)) if lr else (y0, (x0, x1))
-
-        def near(scale: float) -> np.ndarray:   # the boxes in sight along the graph at ``scale``
-            return np.asarray(along <= start + length / scale)
-
-        def span(rows: np.ndarray) -> float:
-            return float(across[1][rows].max() - across[0][rows].min()) + 2 * FIT_MARGIN if rows.any() else 0.0
-
-        scale = min(1.0, room / max(span(near(1.0)), 1.0))
-        if scale < OPEN_SCALE or span(near(scale)) * scale > room:
-            scale = 1.0
-        rows = near(scale)
-        first = opening_start(across[0][rows], across[1][rows], across[0][rows & inputs], across[1][rows & inputs],
-                              (y, y + h) if lr else (x, x + w), room / scale)
-        mid_along, mid_across = start + length / scale / 2, first + room / scale / 2
-        self.scale = scale
+        x0, y0, x1, y1, inputs = d.sights(start + length)   # what is in sight along the graph at 1:1
+        lo, hi = (y0, y1) if lr else (x0, x1)
+        first = opening_start(lo, hi, lo[inputs], hi[inputs], (y, y + h) if lr else (x, x + w), room)
+        mid_along, mid_across = start + length / 2, first + room / 2
+        self.scale = 1.0
         self.center = QPointF(mid_along, mid_across) if lr else QPointF(mid_across, mid_along)
         self.update()
         self.view_changed.emit()
