@@ -73,6 +73,10 @@ class CellAxis(pg.AxisItem):
     """An axis of cells: cell ``i`` spans ``i``..``i + 1``, so its tick sits at its middle and reads ``i``
     (on the cells' boundaries, a tick read as the cell after it or the one before)."""
 
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.setStyle(tickLength=4)   # outward: a tick drawn into the plot would cover its cell's middle
+
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802, N803
         minVal, maxVal = sorted((minVal, maxVal))   # noqa: N806 - an inverted axis gives them reversed
         levels = [(spacing, [v + 0.5 for v in values if float(v).is_integer() and minVal <= v + 0.5 <= maxVal])
