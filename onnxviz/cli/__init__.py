@@ -1,4 +1,5 @@
-"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, or the window."""
+"""The ``onnxviz`` command: ``info``, ``check``, ``render``, ``run``, ``diff``, ``compare``, ``transform``, or the
+window."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def fail(message: str, code: int = EXIT_UNREADABLE) -> None:
     raise SystemExit(code)
 
 
-SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare")
+SUBCOMMANDS = ("info", "check", "render", "run", "diff", "compare", "transform")
 
 # What each command's exit status means: the epilog of its --help, and the README's table. Every command
 # also exits 2 on an error (one line on stderr: the file cannot be read, a bad argument) and 130 when
@@ -47,6 +48,8 @@ EXIT_STATUS = {
     "run": "0 when the model ran",
     "diff": "0 when the models are identical, 1 when they differ",
     "compare": "0 when every value pair is within tolerance, 1 when one is beyond it",
+    "transform": "0 when the result was written, 1 when its outputs changed beyond the tolerance (nothing is "
+                 "written)",
 }
 
 
@@ -82,7 +85,7 @@ def version_text() -> str:
     """``onnxviz 0.1.0`` and, on the same line, the versions a bug report needs."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from onnxviz import __version__
+    from onnxviz.version import VERSION
 
     def installed(name: str, *distributions: str) -> str:
         for distribution in distributions or (name,):
@@ -94,7 +97,7 @@ def version_text() -> str:
 
     libraries = ", ".join((installed("onnx"), installed("onnxruntime"), installed("numpy"),
                            installed("PySide6", "PySide6-Essentials", "PySide6")))
-    return f"onnxviz {__version__} ({libraries}; Python {sys.version.split()[0]})"
+    return f"onnxviz {VERSION} ({libraries}; Python {sys.version.split()[0]})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,9 +8,10 @@ from typing import Any
 
 from onnxviz.cli.common import add_file_arguments, open_document
 from onnxviz.cli.output import print_json, say
+from onnxviz.model.background.contained import NativeCrash, inferred_types
 from onnxviz.model.graph.flops import human_count
 from onnxviz.model.graph.summary import human_bytes, model_info
-from onnxviz.model.graph.validation import infer_types, without_big_weights
+from onnxviz.model.graph.validation import without_big_weights
 from onnxviz.model.problems import DATA
 
 
@@ -23,7 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
 def run(args: argparse.Namespace) -> int:
     doc = open_document(args)
     index = doc.index  # first: building it may escape text
-    index.set_inferred(infer_types(without_big_weights(doc.model)).types)  # the figures' shapes, as the window's
+    try:  # the figures' shapes, as the window's: inferred in a process of its own (a crash of onnx's C++ there is
+        index.set_inferred(inferred_types(without_big_weights(doc.model)).types)  # no figure, not this process's end)
+    except NativeCrash:
+        pass
     without_data = {p.value: p.message for p in doc.load_problems + index.problems if p.source == DATA and p.value}
     info = model_info(doc.model, index, without_data)
     if args.json:

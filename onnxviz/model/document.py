@@ -10,15 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import onnx
 
 from onnxviz.model.background.contained import validated
-from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
-from onnxviz.model.editing.editor import EDITOR_METHODS, EditContext, Editor
+from onnxviz.model.editing.commands import Command, UndoStack
+from onnxviz.model.editing.editor import EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
-from onnxviz.model.editing.ops import Command
+from onnxviz.model.editing.target import REBUILD, EditTarget, IndexEffect
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems, renamed_escapes
@@ -115,18 +114,11 @@ class Document:
         self.validation_problems: list[Problem] = []
         self._validated = -1  # the generation validation_problems belong to
         self._index: ModelIndex | None = None
+        self._swapped_out: ModelIndex | None = None  # the index of a model object a command swapped out
         self._inferred: dict[str, dict[str, onnx.TypeProto]] = {}
         self.generation = 0  # bumped by every change; background results for older ones are stale
         self._file_valid = False  # whether the file's state (the undo stack's clean one) had no errors
         self.save_notes: list[str] = []  # what the last save told (other names of a hard-linked file)
-
-    if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
-        def __getattr__(self, name: str) -> Any:
-            """The legacy spelling of the editing API, kept for scripts: ``doc.rename_node(...)`` is
-            ``doc.edit.rename_node(...)``."""
-            if name in EDITOR_METHODS:
-                return getattr(self.edit, name)
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def edit(self) -> Editor:
@@ -297,8 +289,10 @@ class Document:
         self._index = None  # rebuilt when next asked for
 
     # -- editing -------------------------------------------------------------------
-    def execute(self, command: Command) -> None:
-        """Apply ``command`` and record it for undo; an EditError leaves everything as it was."""
+    def execute(self, command: Command, index: ModelIndex | None = None) -> None:
+        """Apply ``command`` and record it for undo; an EditError leaves everything as it was. ``index``: the index
+        of the model object ``command`` puts in place, built beforehand off the GUI thread (a transform's result,
+        see :class:`~onnxviz.model.transform.SwapModel`); ignored when it indexes another object."""
         _ = self.index  # the first index escapes text that is not valid UTF-8 before anything edits it
         before = self.model.SerializeToString() if __debug__ and _PARANOID else b""
         selected = self._selected_node_id()
@@ -308,39 +302,44 @@ class Document:
             if before:
                 assert self.model.SerializeToString() == before, "failing edit changed the model"
             raise
+        if self.undo_stack.can_redo:
+            self._swapped_out = None  # its model may be in the redo steps that go now: not kept for nothing
         self.undo_stack.pushed(command)
-        self._after_change(Change(command.label, ChangeKind.EDIT), selected, command.index_effect())
+        self._after_change(Change(command.label, ChangeKind.EDIT), selected, command.index_effect(), index)
 
     def undo(self) -> None:
         if not self.undo_stack.can_undo:
             return
-        cmd = self.undo_stack.commands[self.undo_stack.index - 1]
+        cmd = self.undo_stack.undo_command()
         selected = self._selected_node_id()
         cmd.revert(self.target)
-        self.undo_stack.index -= 1
+        self.undo_stack.undone()
         self._after_change(Change(cmd.label, ChangeKind.UNDO), selected, cmd.index_effect())
 
     def redo(self) -> None:
         if not self.undo_stack.can_redo:
             return
-        cmd = self.undo_stack.commands[self.undo_stack.index]
+        cmd = self.undo_stack.redo_command()
         selected = self._selected_node_id()
         cmd.apply(self.target)
-        self.undo_stack.index += 1
+        self.undo_stack.redone()
         self._after_change(Change(cmd.label, ChangeKind.REDO), selected, cmd.index_effect())
 
     @property
     def is_dirty(self) -> bool:
         return not self.undo_stack.is_clean or self._never_saved
 
-    def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD) -> None:
+    def _after_change(self, change: Change, selected: str | None = None, effect: IndexEffect = REBUILD,
+                      index: ModelIndex | None = None) -> None:
         self.generation += 1
         self._digested = None
         self._let_go_of_file_bytes()
         # a 123k-node index takes ~0.6 s to build: edits that leave the graph's structure alone
         # (names, descriptions, attribute values, metadata) update it in place
         if effect.rebuild or (self._index is not None and not self._index.refresh_nodes(effect.nodes)):
+            before = self._index
             self.invalidate()
+            self._index_swapped(before, index)
         else:  # views may refresh only these nodes too
             change = replace(change, nodes=effect.nodes)
         if not effect.rebuild:
@@ -348,6 +347,18 @@ class Document:
         self.changed.emit(change)
         if selected is not None:
             self._follow_selected_node(selected)
+
+    def _index_swapped(self, before: ModelIndex | None, given: ModelIndex | None) -> None:
+        """When the command put another model object in place (a whole model swapped, or swapped back by undo or
+        redo): its index, ``given`` or the one it had when it was swapped out, rather than one built on the GUI
+        thread when next asked for (12k nodes: ~1 s)."""
+        previous = self._swapped_out
+        if before is not None and before.model is not self.model:
+            self._swapped_out = before  # that object may come back, unchanged (undo, redo)
+        for known in (given, previous):
+            if known is not None and known.model is self.model:
+                self._index, self._inferred = known, known.inferred
+                return
 
     def _let_go_of_file_bytes(self) -> None:
         """Once a big model is edited, the bytes of its file (and of an older state) are let go: a save

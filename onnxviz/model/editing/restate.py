@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import onnx
 from onnx import GraphProto, NodeProto, OperatorSetIdProto, TensorProto, TypeProto
 
+from onnxviz.model.background.contained import INFERENCE, NativeCrash, run_checks
 from onnxviz.model.editing.ops import Op, Path, ReplaceMessage
 from onnxviz.model.graph.index import GraphIndex
-from onnxviz.model.graph.validation import infer_types
+from onnxviz.model.graph.validation import InferenceResult, infer_types
 
 SMALL_INITIALIZER = 4096  # elements: integer initializers read as values (shapes, axes) go into the inference
 WAVE_BUDGET = 40  # nodes inferred one by one; a change reaching more is inferred in one pass over its region
@@ -99,7 +100,15 @@ def _infer_region(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], ty
     inputs, inits = _boundary(nodes, given, types, types.weight)
     model = onnx.helper.make_model(onnx.helper.make_graph(list(nodes), "part", inputs, [], inits),
                                    opset_imports=list(opsets))
-    return infer_types(model.SerializeToString(), contrib=False).types.get("", {})
+    try:  # in the worker process: a crash of onnx's C++ on some node restates nothing, and ends nothing here
+        return run_checks(_region_job, model.SerializeToString(), steps=(INFERENCE,)).types.get("", {})
+    except NativeCrash:
+        return {}
+
+
+def _region_job(data: bytes) -> InferenceResult:
+    """In the worker: a region's types."""
+    return infer_types(data, contrib=False)
 
 
 def _wave(types: Types, changed: Mapping[str, TypeProto], replaced: Mapping[int, NodeProto],
@@ -178,12 +187,23 @@ def infer_alone(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type
     inputs, inits = _boundary(nodes, given, type_of, weight)
     alone = onnx.helper.make_graph(list(nodes), "part", inputs, [], inits)
     try:
-        model = onnx.helper.make_model(alone, opset_imports=list(opsets))
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        data = onnx.helper.make_model(alone, opset_imports=list(opsets)).SerializeToString()
+        found = run_checks(_types_made, data, sorted(made), steps=(INFERENCE,))  # a crash there restates nothing
+    except (NativeCrash, ValueError):
+        return {}
+    return {name: TypeProto.FromString(t) for name, t in found.items()}
+
+
+def _types_made(data: bytes, made: list[str]) -> dict[str, bytes]:
+    """In the worker: the tensor types inference gives the values of ``made`` (none when it refuses the nodes)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(onnx.ModelProto.FromString(data), strict_mode=False,
+                                                     data_prop=True)
     except Exception:  # noqa: BLE001 - inference refuses some nodes; nothing is restated then
         return {}
+    wanted = set(made)
     values = [*inferred.graph.output, *inferred.graph.value_info]
-    return {v.name: v.type for v in values if v.name in made and v.type.HasField("tensor_type")}
+    return {v.name: v.type.SerializeToString() for v in values if v.name in wanted and v.type.HasField("tensor_type")}
 
 
 def _boundary(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type_of: TypeOf,
