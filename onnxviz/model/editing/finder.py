@@ -23,10 +23,11 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
 from onnxviz.model.background.procpool import EDITS
-from onnxviz.model.editing.commands import EditTarget
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.names import NameLookup
-from onnxviz.model.editing.ops import Command, Path, resolve
+from onnxviz.model.editing.ops import Path, resolve
 from onnxviz.model.editing.restate import Types
+from onnxviz.model.editing.target import EditTarget
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
