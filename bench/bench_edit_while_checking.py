@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -82,11 +83,11 @@ def main() -> int:
         quiet, busy = [], []
         for k in range(rounds):
             idle()
-            quiet.append(timed(lambda k=k: doc.edit.set_attribute(soft, "axis", k)))
+            quiet.append(timed(partial(doc.edit.set_attribute, soft, "axis", k)))
             while not shared_worker().unfinished:  # the window queues the validation of that state
                 app.processEvents()
                 time.sleep(0.005)
-            busy.append(timed(lambda k=k: doc.edit.set_attribute(soft, "axis", k - 4)))
+            busy.append(timed(partial(doc.edit.set_attribute, soft, "axis", k - 4)))
         idle()
         reversed_perm = timed(lambda: doc.edit.set_attribute(tr, "perm", perm[::-1]))
         print(f"{copy.name}: {len(nodes)} nodes, {len(doc.model.graph.value_info)} value_info")
