@@ -22,7 +22,6 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import tensor_array
 from onnxviz.model.matching.align import Alignment, GraphSide, align_models
 from onnxviz.model.matching.formats import Scale
-from onnxviz.model.matching.isolation import isolated_model
 from onnxviz.model.matching.values import ValuePairing, pair_values
 from onnxviz.model.matching.weights import WeightPair, dequantize, match_weights
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
@@ -37,7 +36,6 @@ from onnxviz.model.runner.compare import (
     compare_pairs,
     measure_arrays,
 )
-from onnxviz.model.runner.deployed import optimized_copy
 from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
@@ -238,6 +236,8 @@ def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarra
     the graph its session runs with every graph optimization on (:mod:`onnxviz.model.runner.deployed`),
     so the outputs compared are the optimized sessions' and the intermediates those that still exist.
     The returned alignment and pairs name the optimized graphs' values."""
+    from onnxviz.model.runner.deployed import optimized_copy  # compare --optimized only
+
     with tempfile.TemporaryDirectory(prefix="onnxviz-deployed-") as folder:
         made: list[ModelIndex] = []
         for side, path in (("a", path_a), ("b", path_b)):
@@ -264,6 +264,8 @@ def add_isolated_errors(cross: CrossRun, index_b: ModelIndex, *, base_dir_a: Pat
     pairs = [p for p in cross.pairing.pairs if (p.a, p.b) in measured]
     if side_b is None or not pairs:
         return
+    from onnxviz.model.matching.isolation import isolated_model  # an added-error run only
+
     iso = isolated_model(index_b.model, side_b, pairs, cross.result_a, cross.result_b,
                          lambda name: _array_of(cross.result_b, side_b, "", name, base_dir_b),
                          alignment.main.value_a)

@@ -59,6 +59,7 @@ from onnxviz.model.runner.store import (
     MEASURES,
     ValueRecord,
     duration_text,
+    export_run,
     value_key,
 )
 from onnxviz.model.selection import SelectionState
@@ -829,6 +830,36 @@ class RunController(QObject):
         if path:
             self.run(compare="file", other_path=Path(path))
 
+    def export_all(self) -> None:
+        """Write every value of the last run into a folder the user picks, as ``onnxviz run --dump`` does, in the
+        background (the status bar's progress; Cancel Run stops it and leaves nothing)."""
+        result = self.result
+        if result is None or self._busy():
+            return
+        chosen = QFileDialog.getExistingDirectory(self.window, "Export All Values to Folder")
+        if not chosen:
+            return
+        folder = Path(chosen)
+        task = Task(lambda progress, token: export_run(result, folder, progress, token), "Exporting the values",
+                    parent=self)
+        task.finished.connect(lambda count: self._exported(f"Wrote {count} values to {folder} (index.json)."))
+        task.failed.connect(lambda exc, _tb: self._exported(
+            sentence(exc.message) if isinstance(exc, OnnxvizError) else f"Could not export the values: {exc}.", exc))
+        task.cancelled.connect(lambda: self._exported("Export cancelled; nothing was written."))
+        self.task = task
+        self.update_actions()
+        if hasattr(self.window, "track_task"):
+            self.window.track_task(task)
+        self.window.statusBar().showMessage(f"Exporting the values to {folder}...")
+        task.start(self._pool)
+
+    def _exported(self, text: str, error: BaseException | None = None) -> None:
+        self.task = None
+        self.update_actions()
+        self.window.statusBar().showMessage(text, 10000)
+        if error is not None:
+            self.window.show_error("Export All Values", text, "")
+
     def update_actions(self) -> None:
         if not self.actions:
             return
@@ -840,6 +871,7 @@ class RunController(QObject):
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
         self.actions["next_nan"].setEnabled(self.result is not None)
+        self.actions["export_all"].setEnabled(self.result is not None and not running)
 
 
 def _matched_model(index: ModelIndex, other: Path,
