@@ -381,7 +381,8 @@ class RunController(QObject):
                 diffs = None
                 pairs = None
                 if matched is not None and len(results) > 1:  # integer values read as floats, wrong shapes out
-                    pairs = paired_specs(results[0], results[1], matched[0], matched[1], base_dir_b=jobs[1].base_dir)
+                    pairs = paired_specs(results[0], results[1], matched[0], matched[1],
+                                         base_dir_a=jobs[0].base_dir, base_dir_b=jobs[1].base_dir)
                 if len(results) > 1:
                     diffs = _compare(results[0], results[1], pairs, tolerance,
                                      _scaled(progress, len(jobs), len(jobs) + 1), token)
