@@ -186,3 +186,16 @@ def test_diff_of_renames_only_exits_0_when_they_are_hidden(capsys: pytest.Captur
     assert code == 0 and out.count("\n") == 1 and f"({len(model.graph.node)} hidden: " in out
     code, _, err = run_cli(capsys, "diff", str(FLOAT), str(FLOAT), "--hide", "names")
     assert code == 2 and "--hide: 'names' is not one of renames, value_info" in err
+
+
+def test_the_python_api_reads_a_comparison_over_a_folder_of_samples(tmp_path: Path) -> None:
+    """onnxviz.compare(inputs=FOLDER) read the node fraction as aligned_fraction (0.22 for a QDQ copy whose
+    every value is paired): the JSON of several samples now has one sample's keys."""
+    import onnxviz
+
+    _samples(tmp_path / "calibration", 2)
+    result = onnxviz.compare(FLOAT, QDQ, inputs=tmp_path / "calibration", sort="cosine")
+    assert result.to_dict()["samples"] == ["sample_0.npz", "sample_1.npz"]
+    assert result.aligned_fraction == 1.0 and result.unmatched_a == [] and len(result.pairs) == 17
+    cosines = [p.cosine for p in result.pairs if p.max_abs != 0]
+    assert cosines == sorted(cosines) and sum(p.added is not None for p in result.pairs) >= 7
