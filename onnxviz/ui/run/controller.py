@@ -441,7 +441,7 @@ class RunController(QObject):
         self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         elif self.diffs is None and self.overlay_key not in MEASURES:
             self.overlay_key = "max_abs"
         summary = self._summary(jobs[0].label)
@@ -624,7 +624,7 @@ class RunController(QObject):
         self.over, self.samples = over, list(samples or [])
         self.owner, self.other_label = owner, label
         if self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         self.dock.set_result(result_a, diffs, self._summary(doc.name), self.overlay_key, label, result_b)
         self._on_selection(doc.selection.state)
         self.update_actions()
@@ -746,6 +746,12 @@ class RunController(QObject):
             return
         self.reveal(bad.node)
         self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
+
+    def _compare_colouring(self) -> str:
+        """The first colouring of a comparison: by SQNR against another model (a quantized copy differs
+        everywhere; its worst layer is the one of lowest SQNR, as compare and Run Both say), else by relative
+        error (two engines or a saved copy: equal but for rounding)."""
+        return "sqnr_loss" if self.pairs is not None else "rel_error"
 
     def _lowest_sqnr(self, diffs: list[ValueDiff]) -> str:
         """Against another model (a quantized copy: every value differs), the pair of lowest SQNR first, as
