@@ -47,7 +47,7 @@ from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
 from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.text import shape_text
+from onnxviz.model.text import label_shape_text
 
 SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
@@ -331,7 +331,7 @@ class GraphLayout:
         label = self._labels.get(vid)
         if label is None:
             t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
-            text = shape_text(t)
+            text = label_shape_text(t)
             if self.options.edge_names:
                 name = clip(self.graph.values[vid], EDGE_NAME_TEXT)
                 text = f"{name}: {text}" if text else name
