@@ -45,6 +45,7 @@ HOW_SAME = "same"                # outputs of matched nodes
 HOW_DEQUANTIZED = "dequantized"  # at least one side through its QuantizeLinear -> DequantizeLinear
 HOW_FOLLOWED = "followed"        # through nodes one side lacks
 HOW_NAMED = "named"              # same name, computed from paired values
+HOW_OUTPUT = "graph output"      # the graph outputs seeded as one another, whatever computes them
 NAME_DEPTH = 12                  # nodes walked up from a value to the paired values it is computed from
 
 
@@ -189,6 +190,7 @@ class _GraphPairing:
         self._cover_internals(self.a, self.covered_a)
         self._cover_internals(self.b, self.covered_b)
         self._pair_by_name()
+        self._pair_outputs()
         unmatched_a = _uncovered(self.a, self.covered_a)
         unmatched_b = _uncovered(self.b, self.covered_b)
         reasons_a = {x: self.reasons_a.get(x) or _why(self.a, self.ga.nodes, x, "B") for x in unmatched_a}
@@ -280,6 +282,21 @@ class _GraphPairing:
                 anchors_a, anchors_b = _anchors(self.a, self.covered_a, x), _anchors(self.b, self.covered_b, x)
                 if anchors_a and {self._partner(v) for v in anchors_a} == anchors_b:
                     self._add([ValuePair(x, x, HOW_NAMED)])
+
+    def _pair_outputs(self) -> None:
+        """A graph output still unpaired against B's output seeded as its partner (of the same name, or the
+        only one of each model): what the two models give is compared even where no node between aligns (the graphs
+        onnxruntime's sessions run, with other layouts and fused kernels on each side)."""
+        paired_b = {p.b for p in self.pairs}  # (a B output inside a quantized op's pattern is covered, unpaired)
+        single = len(self.a.g.output_names) == len(self.b.g.output_names) == 1
+        for x in self.a.g.output_names:
+            y = self.ga.value_b(x)
+            if y != x and not single:
+                continue  # outputs seeded by their order alone: not evidence enough
+            if x in self.covered_a or y is None or y not in self.b.graph_outputs or y in paired_b \
+                    or x not in self.a.g.producer or y not in self.b.g.producer or not self._inputs_agree(x, y):
+                continue
+            self._add([ValuePair(x, y, HOW_OUTPUT)])
 
     def _partner(self, x: str) -> str | None:
         found = self.ga.value_b(x)
