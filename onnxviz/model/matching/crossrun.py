@@ -36,6 +36,7 @@ from onnxviz.model.runner.compare import (
     compare_pairs,
     measure_arrays,
 )
+from onnxviz.model.runner.deployed import optimized_copy
 from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
@@ -250,7 +251,6 @@ def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarra
     the graph its session runs with every graph optimization on (:func:`deployed_models`),
     so the outputs compared are the optimized sessions' and the intermediates those that still exist.
     The returned alignment and pairs name the optimized graphs' values."""
-    from onnxviz.model.runner.deployed import optimized_copy  # compare --optimized only
 
     with tempfile.TemporaryDirectory(prefix="onnxviz-deployed-") as folder:
         (index_a, dir_a), (index_b, dir_b) = deployed_models(path_a, path_b, Path(folder), progress)
