@@ -36,7 +36,6 @@ from onnxviz.model.runner.compare import (
     compare_pairs,
     measure_arrays,
 )
-from onnxviz.model.runner.deployed import optimized_copy
 from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import build_feeds, input_specs
 from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
@@ -233,6 +232,8 @@ def deployed_models(path_a: Path, path_b: Path, folder: Path,
                     progress: ProgressFn = no_progress) -> list[tuple[ModelIndex, Path]]:
     """Each model as onnxruntime's session deploys it (the graph it runs with every graph optimization on,
     :mod:`onnxviz.model.runner.deployed`), written under ``folder``: its index and its data's folder."""
+    from onnxviz.model.runner.deployed import optimized_copy  # compare --optimized only
+
     made: list[tuple[ModelIndex, Path]] = []
     for side, path in (("a", path_a), ("b", path_b)):
         progress(0.05 * len(made), f"Optimizing {path.name} as onnxruntime deploys it")
