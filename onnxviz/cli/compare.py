@@ -168,7 +168,7 @@ def _text(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
     bad = {id(d) for d in worst if limits.exceeded(d)}
     pairing = cross.pairing
     lines = [f"{name_a} vs {name_b}: {len(worst)} value pairs, {len(bad)} beyond tolerance; "
-             f"{100 * pairing.fraction():.1f}% of A's {pairing.values_a} values paired, "
+             f"{100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values paired, "
              f"{100 * cross.alignment.fraction():.1f}% of nodes aligned"]
     rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr")]
     for d in worst:
@@ -277,7 +277,7 @@ def _samples_text(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOv
     bad = {id(p) for p in worst if limits.exceeded(p.worst)}
     pairing = over.last.pairing
     lines = [f"{name_a} vs {name_b} over {len(over.labels)} samples: {len(worst)} value pairs, {len(bad)} beyond "
-             f"tolerance in some sample; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} values paired, "
+             f"tolerance in some sample; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values paired, "
              f"{100 * over.alignment.fraction():.1f}% of nodes aligned; each figure is mean / worst over the samples"]
     rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr")]
     rows += [("!" if id(p) in bad else "", _cell(p.worst.name), _cell(p.worst.other),

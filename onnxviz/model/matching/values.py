@@ -74,6 +74,7 @@ class ValuePairing:
     reasons_a: dict[str, str] = field(default_factory=dict)
     reasons_b: dict[str, str] = field(default_factory=dict)
     values_a: int = 0  # the values of A that could pair: computed, not constants, in every graph aligned
+    fed_a: set[str] = field(default_factory=set)  # A's graph inputs: paired too, but fed, not computed
 
     def names(self) -> list[tuple[str, str]]:
         """(A name, B name) of every pair, for :func:`onnxviz.model.runner.compare.compare_pairs`."""
@@ -95,7 +96,7 @@ class ValuePairing:
 
     def fraction(self) -> float:
         """A's values that pair, over those that could (1.0 when A computes nothing)."""
-        paired = len({p.a for p in self.pairs})
+        paired = len({p.a for p in self.pairs} - self.fed_a)  # computed values only, as values_a counts
         return min(1.0, paired / self.values_a) if self.values_a else 1.0
 
     def unpair(self, pair: ValuePair, reason: str) -> None:
@@ -197,7 +198,8 @@ class _GraphPairing:
         reasons_b = {y: self.reasons_b.get(y) or _why(self.b, self.ga.nodes_b, y, "A") for y in unmatched_b}
         countable = sum(1 for i in self.a.order for o in self.a.nodes[i].output
                         if o and o not in self.a.constant and not _internal(self.a, o))
-        return ValuePairing(self.pairs, unmatched_a, unmatched_b, reasons_a, reasons_b, countable)
+        return ValuePairing(self.pairs, unmatched_a, unmatched_b, reasons_a, reasons_b, countable,
+                            set(self.a.g.input_names))
 
     def _add(self, found: list[ValuePair]) -> None:
         for p in found:
@@ -411,4 +413,5 @@ def pair_values(alignment: Alignment, bodies: bool = True) -> ValuePairing:
         out.reasons_a.update({value_key(ga.scope_a, x): r for x, r in inner.reasons_a.items()})
         out.reasons_b.update({value_key(ga.scope_b, y): r for y, r in inner.reasons_b.items()})
         out.values_a += inner.values_a
+        out.fed_a |= {value_key(ga.scope_a, x) for x in inner.fed_a}
     return out
