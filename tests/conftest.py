@@ -19,6 +19,7 @@ pytest_plugins = ["window_fixtures"]  # make_window, for the desktop tests
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "resources" / "examples" / "example.onnx"
+TEST_DATA = REPO / "tests" / "data"  # the committed test data: exports/, startup_modules.txt
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ triggers it the GUI thread waits as long. Once such long-lived structures are bu
 :func:`settle` moves everything alive out of the collector's sight (``gc.freeze``, O(1));
 later collections only walk what was created since. Frozen objects are still freed by
 reference counting: a closed document has no reference cycles, so it goes as before
-(tests/test_window.py checks it).
+(tests/ui/test_window.py checks it).
 """
 
 from __future__ import annotations
