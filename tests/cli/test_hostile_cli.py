@@ -1,5 +1,6 @@
-"""Every hostile file through the real command line, each command in its own process:
-an answer within 10 s, one error line or a report, and bounded memory."""
+"""Every hostile file through the real command line, each command in its own process: an answer (never a
+hang), one error line or a report, and bounded memory. How long each command takes is a figure of
+bench/bench_hostile_cli.py, not a test's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-TIMEOUT_S = 10.0
+HANG_S = 120.0  # a command still running after this hangs (a bound for hangs only, never a speed goal)
 MAX_RSS_MB = 400  # beyond the (tiny) test files: the interpreter, onnx, onnxruntime and Qt offscreen
 # render and run start Qt or onnxruntime: a subset keeps the suite fast; info and check see every file
 RENDER_RUN_CASES = {"random", "truncated_tensor", "onnx_text", "graph_proto", "if_nested_200", "fifo", "cycle",
@@ -32,22 +32,20 @@ class Outcome:
     code: int
     stdout: str
     stderr: str
-    seconds: float
 
 
 def run_cli(args: list[str], cwd: Path) -> Outcome:
     """Run ``python -m onnxviz ARGS`` with a timeout."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "onnxviz", *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
+        out, err = proc.communicate(timeout=HANG_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        return Outcome(args, -9, out, err + "\nTIMEOUT", time.monotonic() - start)
-    return Outcome(args, proc.returncode, out, err, time.monotonic() - start)
+        return Outcome(args, -9, out, err + "\nHANG")
+    return Outcome(args, proc.returncode, out, err)
 
 
 def drive(jobs_file: Path) -> None:
@@ -75,7 +73,9 @@ def driven(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[tuple[hostile
     jobs = _commands(hostile.build_all(folder), folder)
     jobs_file = folder / "jobs.json"
     jobs_file.write_text(json.dumps([args for _, args in jobs]))
+    tests = Path(hostile.__file__).parent  # the driver imports hostile too, from a folder of its own
     driver = subprocess.run([sys.executable, __file__, str(jobs_file)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])},
                             timeout=600, check=True)
     report = json.loads(driver.stdout)
     results = [Outcome(**r) for r in report["outcomes"]]
@@ -87,9 +87,9 @@ def outcomes(driven: tuple[list[tuple[hostile.Case, Outcome]], float]) -> list[t
     return driven[0]
 
 
-def test_every_command_answers_in_time_without_traceback(outcomes: list[tuple[hostile.Case, Outcome]]) -> None:
-    slow = [(o.args, round(o.seconds, 1)) for _, o in outcomes if o.code == -9 or o.seconds > TIMEOUT_S]
-    assert slow == []
+def test_every_command_answers_without_traceback(outcomes: list[tuple[hostile.Case, Outcome]]) -> None:
+    hung = [o.args for _, o in outcomes if o.code == -9]
+    assert hung == []
     tracebacks = [(o.args, o.stderr[-300:]) for _, o in outcomes if "Traceback" in o.stderr + o.stdout]
     assert tracebacks == []
     crashed = [(o.args, o.code) for _, o in outcomes if o.code not in (0, 1, 2)]

@@ -226,7 +226,9 @@ def _slow_feeds(size: int = 1024) -> dict[str, np.ndarray]:
     return {"h0": np.ones((size, size), np.float32), "w": np.full((size, size), 1e-3, np.float32)}
 
 
-def test_cancel_ends_the_process_within_a_second() -> None:
+def test_cancel_ends_the_process() -> None:
+    """A cancel while onnxruntime computes ends the worker process and removes its folder (how soon:
+    bench/bench_cancel.py)."""
     token = CancelToken()
     run = WorkerRun(_slow_model(), _slow_feeds(), RunOptions()).start()
     running = threading.Event()
@@ -235,18 +237,14 @@ def test_cancel_ends_the_process_within_a_second() -> None:
         if "Running" in text:
             running.set()
 
-    cancelled_at: list[float] = []
-
     def cancel_when_running() -> None:
         running.wait(30)
-        time.sleep(0.1)  # let onnxruntime get busy inside run()
-        cancelled_at.append(time.perf_counter())
+        time.sleep(0.1)  # let onnxruntime get busy inside run(): the cancel must stop a computation
         token.cancel()
 
     threading.Thread(target=cancel_when_running, daemon=True).start()
     with pytest.raises(Cancelled):
         run.wait(progress, token)
-    assert time.perf_counter() - cancelled_at[0] < 1.0
     assert run._process is not None and not run._process.is_alive()
     assert not run.work_dir.exists()
 

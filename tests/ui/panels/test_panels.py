@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
+from window_fixtures import settle
 
 from onnxviz.model.document import Document
 from onnxviz.model.graph.tensors import load_tensor, tensor_array
@@ -458,7 +459,7 @@ def test_hidden_raw_tab_is_built_only_when_shown(qtbot: QtBot, window: MainWindo
     panels.docks["Problems"].raise_()                                # Raw is the hidden tab
     qtbot.waitUntil(lambda: panels.docks["Raw"].visibleRegion().isEmpty(), timeout=5000)
     doc.selection.select_node("", 3)
-    qtbot.wait(100)
+    settle()  # a build started for the hidden tab would have delivered its text by now
     assert "MaxPool" not in panels.raw_panel.text.toPlainText()
     with qtbot.waitSignal(panels.raw_panel.shown, timeout=20000):
         panels.docks["Raw"].raise_()

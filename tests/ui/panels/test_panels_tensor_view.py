@@ -11,6 +11,7 @@ from onnx import TensorProto, helper
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
+from window_fixtures import settle
 
 from onnxviz.model.graph.tensors import stats_of_array
 from onnxviz.ui.widgets.heatmap import INF_COLOR, NAN_COLOR, HeatmapPlot
@@ -73,7 +74,7 @@ def test_a_new_tensor_replaces_a_pending_one(qtbot: QtBot, view: TensorView) -> 
     with qtbot.waitSignal(view.loaded, timeout=20000):
         view.show_tensor("second", np.ones(3, np.float32))
     assert view.prepared is not None and view.prepared.name == "second"
-    qtbot.wait(50)
+    settle()  # the first tensor's reading has ended and anything it sends has been delivered
     assert view.title.text() == "second"
 
 
