@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from onnx_data import LIGHT_MODELS, corpus_models, model_id, node_model
+from corpus_fixtures import CorpusModel
+from onnx_data import LIGHT_MODELS, node_model
 from PySide6.QtGui import QImage
 
 from onnxviz.cli import main
@@ -73,15 +74,11 @@ def test_render_errors_are_one_line(tmp_path: Path, example_path: Path) -> None:
         assert "Traceback" not in result.stderr
 
 
-MODELS = corpus_models()
-
-
-@pytest.mark.parametrize("path", MODELS, ids=[model_id(p) for p in MODELS])
-def test_every_corpus_model_renders(tmp_path: Path, path: Path) -> None:
-    """Each graph of a conformance model lays out and draws (small images, no inference)."""
+def test_every_corpus_model_renders(tmp_path: Path, corpus_model: CorpusModel) -> None:
+    """Each graph of a conformance model, laid out as ``render`` lays it out (no inference), draws (small
+    images)."""
     ensure_gui_app()
     out = tmp_path / "g.png"
-    doc = Document.open(path)
-    for scope in doc.index.graphs:
-        export_image(Drawable(lay_out(doc.index, scope, expand_all=False)), out, scale=0.25)
+    for scene in corpus_model.scenes:
+        export_image(Drawable(scene), out, scale=0.25)
         assert QImage(str(out)).width() > 0

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from corpus_fixtures import CorpusModel
 from onnx_data import corpus_models, model_id
 
 from onnxviz.cli.check import collect_problems
-from onnxviz.model.document import Document
 from onnxviz.model.graph.summary import model_info
 
 MODELS = corpus_models()
 
 
-@pytest.mark.parametrize("path", MODELS, ids=[model_id(p) for p in MODELS])
-def test_model_opens_indexes_checks_and_round_trips(path: Path, tmp_path: Path) -> None:
-    doc = Document.open(path)
+def test_model_opens_indexes_checks_and_round_trips(corpus_model: CorpusModel, tmp_path: Path) -> None:
+    doc, path = corpus_model.doc, corpus_model.path
     info = model_info(doc.model, doc.index)
     assert info["nodes_total"] >= info["nodes"]
     collect_problems(doc)

@@ -11,8 +11,8 @@ import numpy as np
 import onnx
 import pytest
 from conftest import TEST_DATA
+from corpus_fixtures import CorpusModel
 from label_checks import assert_no_label_overlaps, edge_crossings, overlaps
-from onnx_data import corpus_models, model_id
 from shaped import bert_legacy, qdq_cnn
 from synth import build as synth_build
 
@@ -23,11 +23,7 @@ from onnxviz.model.layout.labels import label_spots
 from onnxviz.model.layout.scene import Scene
 
 EXPORTS = TEST_DATA / "exports"
-CORPUS = corpus_models() + sorted(EXPORTS.glob("*.onnx"))
-
-
-def _ids(paths: list[Path]) -> list[str]:
-    return [p.stem if p.is_relative_to(EXPORTS) else model_id(p) for p in paths]
+EXPORT_FILES = sorted(EXPORTS.glob("*.onnx"))
 
 
 def _lay_out_all(model: onnx.ModelProto) -> list[Scene]:
@@ -36,8 +32,13 @@ def _lay_out_all(model: onnx.ModelProto) -> list[Scene]:
     return [GraphLayout(index, scope).build() for scope in index.graphs]
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=_ids(CORPUS))
-def test_labels_overlap_nothing_in_the_corpus(path: Path) -> None:
+def test_labels_overlap_nothing_in_the_corpus(corpus_model: CorpusModel) -> None:
+    for scene in corpus_model.labelled_scenes:
+        assert_no_label_overlaps(scene)
+
+
+@pytest.mark.parametrize("path", EXPORT_FILES, ids=[p.stem for p in EXPORT_FILES])
+def test_labels_overlap_nothing_in_the_exports(path: Path) -> None:
     for scene in _lay_out_all(onnx.load(str(path), load_external_data=False)):
         assert_no_label_overlaps(scene)
 

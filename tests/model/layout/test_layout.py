@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from corpus_fixtures import CorpusModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
-from onnx_data import LIGHT_MODELS, corpus_models, model_id
+from onnx_data import LIGHT_MODELS
 from synth import build as synth_build
 
 from onnxviz.model.errors import Cancelled, EditError
@@ -383,14 +384,8 @@ def test_progress_and_cancel(synth_big: onnx.ModelProto) -> None:
         GraphLayout(ModelIndex(synth_big)).build(cancel=token)
 
 
-CORPUS = corpus_models()
-
-
-@pytest.mark.parametrize("path", CORPUS, ids=[model_id(p) for p in CORPUS])
-def test_every_corpus_model_lays_out(path: Path) -> None:
-    index = ModelIndex(onnx.load(str(path), load_external_data=False))
-    for scope in index.graphs:
-        scene = GraphLayout(index, scope).build()
+def test_every_corpus_model_lays_out(corpus_model: CorpusModel) -> None:
+    for scope, scene in zip(corpus_model.doc.index.graphs, corpus_model.scenes, strict=True):
         assert overlapping_pairs(scene) == [], scope
         assert_edges_attached(scene)
 
