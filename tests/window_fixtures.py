@@ -1,6 +1,9 @@
 """The window fixtures the desktop tests share (a pytest plugin named in conftest): ``make_window``
-makes shown MainWindows and drops their documents afterwards, ``open_window`` makes one with a model
-open. Qt is imported on first use, so tests of the model layer never load it."""
+makes MainWindows (shown, or hidden on request) and drops their documents afterwards, ``open_window`` makes
+one with a model open; ``open_canvas`` gives a 1200x800 window once its canvas has drawn a model, and the
+helpers wait for background work (``settle``), open (``open_and_wait``), compare (``diff_window``), click
+(``click_group``) and undo (``press_undo``) as a user does. Qt is imported on first use, so tests of the
+model layer never load it."""
 
 from __future__ import annotations
 
