@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxviz.model.layout.labels import label_rect, label_spots
+from onnxviz.model.layout.labels import frame_marks, label_rect, label_spots
 from onnxviz.model.layout.scene import Scene
 
 
@@ -61,4 +61,5 @@ def assert_no_label_overlaps(scene: Scene) -> None:
     boxes = np.stack([scene.box_x, scene.box_y, scene.box_x + scene.box_w, scene.box_y + scene.box_h], 1)
     assert overlaps(labels, labels, same=True) == 0
     assert overlaps(labels, boxes.astype(float), same=False) == 0
+    assert overlaps(labels, np.array(frame_marks(scene), float).reshape(-1, 4), same=False) == 0
     assert edge_crossings(scene, labels, [int(scene.edge_src[e]) for e in label_spots(scene).edge]) == 0
