@@ -155,3 +155,22 @@ def test_settings_on_a_full_disk_keep_what_they_held_and_say_so(disk: Path) -> N
         settings_module.warn = real_warn
     assert path.read_bytes() == held and len(logged) == 1 and logged[0].endswith("it keeps what it held.")
     assert sorted(os.listdir(disk)) == ["filler", "onnxviz.ini"]
+
+
+def test_a_save_on_a_read_only_disk_is_one_sentence_and_keeps_the_files(disk: Path) -> None:
+    """A read-only file system refuses even to unlink a temporary file that was never made (EROFS, not
+    ENOENT): that must not replace the sentence with a raw error naming the temporary file."""
+    home = disk / "home"
+    home.mkdir()
+    onnx.save(_model(10), home / "m.onnx")
+    onnx.save(_model(10), home / "e.onnx", save_as_external_data=True, location="e.onnx.data", size_threshold=0)
+    before = _files(home)
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    for name, external in [("m.onnx", "keep"), ("e.onnx", "keep"), ("e.onnx", "file"), ("e.onnx", "embed")]:
+        doc = onnxviz.open(str(home / name))
+        doc.edit.rename_node("mm", "renamed")
+        with pytest.raises(OnnxvizError) as info:
+            doc.save(external=external)  # type: ignore[arg-type]
+        assert info.value.message == f"could not save {name}: the disk is read-only.", external
+        assert doc.is_dirty
+    assert _files(home) == before
