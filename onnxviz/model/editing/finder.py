@@ -21,6 +21,7 @@ import onnx
 from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 from onnx.defs import OpSchema
 
+from onnxviz.model.background.contained import NativeCrash, inferred_types
 from onnxviz.model.editing.commands import EditTarget
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Command, Path, resolve
@@ -28,7 +29,6 @@ from onnxviz.model.editing.restate import Types
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
-from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.text import quoted_name
 
 NodeRef = str | int | tuple[str, int]
@@ -154,10 +154,15 @@ class Finder:
         return self._inferred_now().get(scope, {}).get(name) or self.index.type_of(scope, name)[0]
 
     def _inferred_now(self) -> dict[str, dict[str, Any]]:
-        """Shape inference's types for the model as it is (run once per model state)."""
+        """Shape inference's types for the model as it is (run once per model state), found in the worker
+        process: a native crash of onnx there finds no type instead of ending this process."""
         generation = self.context.generation()
         if self._inferred is None or self._inferred[0] != generation:
-            self._inferred = (generation, infer_types(self.model).types)
+            try:
+                types = inferred_types(self.model.SerializeToString()).types
+            except NativeCrash:
+                types = {}
+            self._inferred = (generation, types)
         return self._inferred[1]
 
     def local_type(self, scope: str, name: str) -> Any:
