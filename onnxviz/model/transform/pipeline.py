@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxviz.model.background.contained import STEPS, crash_cause
 from onnxviz.model.background.jobs import INLINE_BYTES
 from onnxviz.model.background.procpool import WorkerDied, WorkerProcess
 from onnxviz.model.errors import Cancelled
@@ -90,6 +91,8 @@ class Transformer:
             summary = self._step("figures", (str(folder),), progress, token, 0.85, "Counting what changed", notes)
             progress(0.98, "Reading the result")
             outcome = Outcome(settings, (folder / AFTER).read_bytes(), summary, verification, notes, sample, seconds)
+        except ProcessEnded as ended:
+            raise ended.named(model, token) from None
         finally:
             self._release(folder)
         _refuse_beyond(outcome, title)
@@ -118,9 +121,7 @@ class Transformer:
             self._worker.shutdown()  # a running library is stopped, not waited for
             raise
         except WorkerDied as exc:
-            raise TransformError(f"the transform's process ended unexpectedly during '{text}' (a crash in the "
-                                 "library, or out of memory); the model is unchanged.",
-                                 exc.details) from None
+            raise ProcessEnded(text, exc) from None
         if reply.error:
             raise TransformError(reply.error, reply.details)
         notes += reply.notes
@@ -133,6 +134,31 @@ class Transformer:
         except (Cancelled, WorkerDied):
             pass
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class ProcessEnded(TransformError):
+    """The transform's worker process ended during the step ``text`` (``died`` says how)."""
+
+    def __init__(self, text: str, died: WorkerDied) -> None:
+        super().__init__(f"the transform's process ended unexpectedly during '{text}' (a crash in the library, "
+                         "or out of memory); the model is unchanged.", died.details)
+        self.text, self.died = text, died
+
+    def named(self, model: bytes | Path, token: CancelToken | None) -> TransformError:
+        """After a native crash, which of onnx's checker and shape inference crashes on ``model`` and on which
+        node (as ``check`` says it), found in processes of their own; else this error as it is."""
+        if not self.died.crashed:
+            return self
+        try:
+            data = model if isinstance(model, bytes) else model.read_bytes()
+        except OSError:
+            return self
+        cause = crash_cause(data, STEPS[:2], self.died.signal or 0, token)
+        if cause.step is None:
+            return TransformError(f"the transform's process crashed during '{self.text}' (a native crash in the "
+                                  "library); the model is unchanged.", self.details)
+        return TransformError(f"{cause.sentence.rstrip('.')}, which ended the transform during '{self.text}'; "
+                              "the model is unchanged.", self.details)
 
 
 def _handed(model: bytes | Path, folder: Path) -> bytes | str:
