@@ -37,6 +37,7 @@ from onnxviz.model.matching import CrossRun
 from onnxviz.model.matching.crossrun import badness
 from onnxviz.model.runner.compare import ValueDiff
 from onnxviz.model.text import display_name
+from onnxviz.ui.widgets.names import plain_tooltip
 
 COLUMNS = ("A", "B", "shape", "max |B\u2212A|", "max rel", "cosine", "SQNR (dB)", "added SQNR", "added cosine")
 SORTS = {"sqnr": ("SQNR", 6), "cosine": ("cosine", 5), "max_abs": ("max |B\u2212A|", 3), "max_rel": ("max rel", 4),
@@ -130,9 +131,9 @@ class LayersModel(QAbstractTableModel):
             return value
         if role == Qt.ItemDataRole.ToolTipRole:
             if c < 2:
-                return display_name(d.name if c == 0 else d.other, 2000)
+                return plain_tooltip(d.name if c == 0 else d.other, 2000)
             if c >= 7 and math.isnan(numbers[c - 3]):
-                return f"No added error: {row.added_note}" if row.added_note else None
+                return plain_tooltip(f"No added error: {row.added_note}") if row.added_note else None
             return None
         if role == Qt.ItemDataRole.BackgroundRole:
             if c in (6, 7):
@@ -238,7 +239,7 @@ class LayersView(QWidget):
         for r, cells in enumerate(items):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(display_name(text, NAME_CHARS))
-                item.setToolTip(display_name(text, 2000))
+                item.setToolTip(plain_tooltip(text, 2000))
                 self.unmatched.setItem(r, c, item)
         self.unmatched.resizeColumnToContents(0)
         self.unmatched.setColumnWidth(1, 320)
