@@ -349,7 +349,7 @@ def _what_is_lost(want: np.dtype, have: np.dtype) -> str:
         return f"is of a structured type (fields {', '.join(have.fields)}), which has no place in one tensor"
     if have.kind == "V":  # raw bytes: only the bytes of an ml_dtypes type (bfloat16, float8) read back
         return "" if is_ml_dtype(want) and have.itemsize == want.itemsize else \
-            f"holds raw bytes ({have.itemsize} a value) of no number type"
+            f"holds raw bytes ({have.itemsize} bytes each) of no number type"
     if have.kind in "mM":
         return f"holds {have} values (dates or durations), not numbers"
     if have.kind == "c" and want.kind != "c":
