@@ -29,7 +29,15 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.ui.widgets.names import NameDelegate, RichLabel, breakable, message_text, name_field, whole_field
+from onnxviz.ui.widgets.names import (
+    NameDelegate,
+    RichLabel,
+    breakable,
+    message_text,
+    name_field,
+    plain_tooltip,
+    whole_field,
+)
 
 W = TypeVar("W", bound=QWidget)
 ERROR_COLOURS = ("#c0392b", "#ff7b72")  # on a light and on a dark window: both readable
@@ -200,7 +208,8 @@ class FormDialog(QDialog):
 
     def add_combo(self, key: str, label: str, items: Sequence[str], current: str = "",
                   editable: bool = False, tips: Sequence[str] = ()) -> QComboBox:
-        """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each."""
+        """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each, shown as written
+        (a value's name from the file, say: never markup)."""
         combo = QComboBox()
         combo.setEditable(editable)
         # as wide as the form gives it, not as its longest item (an item naming a long name is elided)
@@ -208,7 +217,7 @@ class FormDialog(QDialog):
         combo.setMinimumContentsLength(20)
         combo.addItems(list(items))
         for k, tip in enumerate(tips):
-            combo.setItemData(k, tip, Qt.ItemDataRole.ToolTipRole)
+            combo.setItemData(k, plain_tooltip(tip), Qt.ItemDataRole.ToolTipRole)
         if current:
             combo.setCurrentText(current)
         return self._add(key, label, combo)
