@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import shiboken6
 from markup_model import FifoTraps, markup_model
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPoint, Qt
 from PySide6.QtWidgets import (
@@ -95,6 +96,8 @@ class Sweep:
     def widgets(self, step: str, root: QWidget) -> None:
         """Every widget's tooltip shown, every label laid out, every item view's tooltips shown, then painted."""
         for w in [root, *root.findChildren(QWidget)]:
+            if not shiboken6.isValid(w):  # deleted meanwhile (a panel rebuilt by the events a tooltip let run)
+                continue
             self.tooltip(f"{step}: tooltip of {type(w).__name__}", w.toolTip(), w)
             if isinstance(w, QLabel):
                 self.timed(f"{step}: label {w.text()[:80]!r}", w.sizeHint)
