@@ -321,7 +321,7 @@ def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> Non
     ``spec``: the same rank, its fixed sizes, a type it can be cast to."""
     if spec.shape is not None:
         if len(shape) != len(spec.shape):
-            raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimensions "
+            raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimension{'' if len(spec.shape) == 1 else 's'} "
                            f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
         for axis, (want, got) in enumerate(zip(spec.shape, shape, strict=True)):
             if isinstance(want, int) and want >= 0 and want != got:
