@@ -203,10 +203,14 @@ def test_no_text_of_the_file_loads_anything_anywhere_in_the_window(qtbot: QtBot,
                     edits.actions[key].trigger()
                     sweep.top_levels(f"{key} of node {i} of {scope!r}")
     doc.selection.select_value("", model.graph.initializer[0].name)
-    for key in ("graph_io", "model", "extract", "rename_value", "weights_text", "insert"):
+    swept: list[str] = []
+    for key in ("graph_io", "model", "extract", "rename_value", "weights_text", "insert", "insert_constant",
+                "new_initializer", "dimension"):
         if edits.actions[key].isEnabled():
             edits.actions[key].trigger()
             sweep.top_levels(key)
+            swept.append(key)
+    assert {"insert_constant", "new_initializer", "dimension"} <= set(swept)  # the dialogs that came later
     edits.guarded(lambda: doc.edit.add_output(model.graph.output[0].name))  # refused, quoting the name
     assert [b for b in QApplication.topLevelWidgets() if isinstance(b, QMessageBox) and b.isVisible()]
     sweep.top_levels("a refusal")
