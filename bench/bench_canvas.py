@@ -37,8 +37,8 @@ def measure(path: Path, repeat: int) -> dict[str, object]:
 
     app = ensure_app()  # as the window runs: its GIL switch interval and settings
     from onnxviz.model.document import Document
+    from onnxviz.model.layout.drawable import Drawable
     from onnxviz.model.layout.engine import GraphLayout
-    from onnxviz.ui.canvas.drawable import Drawable
     from onnxviz.ui.canvas.view import GraphView
 
     t = time.perf_counter()

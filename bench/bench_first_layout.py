@@ -8,7 +8,7 @@ a new ``Drawable``).
     python bench/bench_first_layout.py --gc              # with cycle collections, as the canvas ran it before
 
 Each run is a fresh process (the first layout of a process is the one a user waits for); the jobs run
-under ``heap.building()`` as the canvas runs them (no cycle collection meanwhile). Figures are
+under ``process_tuning.building()`` as the canvas runs them (no cycle collection meanwhile). Figures are
 ``time.process_time()`` of the jobs alone: robust to a busy machine, unlike wall time.
 """
 
@@ -29,7 +29,7 @@ from synth import synth_file
 
 @contextlib.contextmanager
 def _job(collect: bool) -> Iterator[None]:
-    from onnxviz.model.heap import building, settle
+    from onnxviz.model.process_tuning import building, settle
 
     if collect:   # collections on, the result settled afterwards
         yield
@@ -42,11 +42,11 @@ def _job(collect: bool) -> Iterator[None]:
 def measure(path: Path, collect: bool) -> dict[str, float]:
     from onnxviz.model.document import Document
     from onnxviz.model.graph.validation import infer_types
-    from onnxviz.model.heap import building
+    from onnxviz.model.layout.drawable import Drawable
     from onnxviz.model.layout.inline import InlineLayout
     from onnxviz.model.layout.options import LayoutOptions
+    from onnxviz.model.process_tuning import building
     from onnxviz.model.progress import CancelToken
-    from onnxviz.ui.canvas.drawable import Drawable
 
     with building():  # as the window opens a document
         doc = Document.open(path)

@@ -33,10 +33,10 @@ sys.path.append(str(REPO / "tests"))
 
 from onnxviz.model.graph.index import ModelIndex  # noqa: E402
 from onnxviz.model.graph.validation import infer_types  # noqa: E402
+from onnxviz.model.layout.drawable import Drawable  # noqa: E402
 from onnxviz.model.layout.inline import InlineLayout  # noqa: E402
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions  # noqa: E402
 from onnxviz.model.layout.scene import Scene  # noqa: E402
-from onnxviz.ui.canvas.drawable import Drawable  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 OPTIONS = {"TB": LayoutOptions(), "LR": LayoutOptions(direction=LEFT_TO_RIGHT),

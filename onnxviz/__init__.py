@@ -16,6 +16,8 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from onnxviz.version import VERSION
+
 # onnxruntime 1.29+ sends usage events to Microsoft from Linux too (1DS telemetry: DNS lookups of
 # mobile.events.data.microsoft.com during runs, model file and graph names among the data). Its one switch is this
 # variable, read as onnxruntime is imported: set before any of onnxviz's processes imports it (the worker processes
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["CompareResult", "DiffEntry", "DiffResult", "Document", "ModelWindow", "OnnxvizError", "PairMeasure",
            "RunOutput", "SaveQuestion", "Shown", "WeightMeasure", "__version__", "compare", "diff", "open", "run",
            "show"]
-__version__ = "0.1.0"
+__version__ = VERSION
 
 # Imported when first asked for: the command (and each worker process, which imports this package first)
 # starts without importing onnx and numpy here.

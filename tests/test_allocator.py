@@ -1,4 +1,4 @@
-"""The window's heap (onnxviz.model.allocator): a big fill finds its pages ready, and what is freed goes back.
+"""The window's heap (onnxviz.model.process_tuning): a big fill finds its pages ready, and what is freed goes back.
 
 Each check runs in a fresh process: the allocator's settings are the process's, and its figures (resident
 memory, the heap's free bytes) must not depend on what other tests left behind.
@@ -15,27 +15,27 @@ import numpy as np
 import pytest
 from onnx import numpy_helper
 
-from onnxviz.model import allocator
+from onnxviz.model import process_tuning
 from onnxviz.model.graph.tensors import load_tensor
 
-pytestmark = pytest.mark.skipif(allocator._load_glibc() is None, reason="the heap is tuned with glibc only")
+pytestmark = pytest.mark.skipif(process_tuning._load_glibc() is None, reason="the heap is tuned with glibc only")
 
 MEASURE = r"""
 import json, threading, time
-from onnxviz.model import allocator
+from onnxviz.model import process_tuning
 
 MIB = 1 << 20
 def resident():
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * allocator._PAGE // MIB
+        return int(f.read().split()[1]) * process_tuning._PAGE // MIB
 
-found = {"configured": allocator.reuse_big_blocks()}
+found = {"configured": process_tuning.reuse_big_blocks()}
 def fill():  # in a thread of its own, as the window's loading and saving are
-    with allocator.big_blocks() as ready:
+    with process_tuning.big_blocks() as ready:
         start = resident()
         ready(96 * MIB)
         found["ready"] = resident() - start  # the touched block stays in the heap, for the fill
-        allocator.give_back_if_free()  # does nothing while a fill is under way
+        process_tuning.give_back_if_free()  # does nothing while a fill is under way
         found["kept"] = resident() - start
         data = b"x" * (96 * MIB)  # the fill: a block of the same size, in the pages made ready
         found["fill"] = resident() - start
@@ -70,11 +70,11 @@ def test_a_big_fill_takes_pages_made_ready_and_the_freed_block_goes_back_later()
 
 def test_elsewhere_than_glibc_nothing_is_tuned(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
-    monkeypatch.setattr(allocator, "_glibc", None)
-    assert not allocator.reuse_big_blocks()
+    monkeypatch.setattr(process_tuning, "_glibc", None)
+    assert not process_tuning.reuse_big_blocks()
     touched: list[int] = []
-    monkeypatch.setattr(allocator, "_touch", lambda lib, size: touched.append(size))
-    with allocator.big_blocks() as ready:
+    monkeypatch.setattr(process_tuning, "_touch", lambda lib, size: touched.append(size))
+    with process_tuning.big_blocks() as ready:
         ready(1 << 30)
     assert touched == []
 
@@ -82,10 +82,10 @@ def test_elsewhere_than_glibc_nothing_is_tuned(monkeypatch: pytest.MonkeyPatch) 
 def test_a_weight_shown_from_the_model_is_copied_into_a_block_made_ready(monkeypatch: pytest.MonkeyPatch) -> None:
     """A weight read for the Weights panel from the model (an edited one: no file bytes to point into) is copied
     out of protobuf with the GIL held, into a block made ready for it."""
-    assert allocator.reuse_big_blocks()
-    monkeypatch.setattr(allocator, "BIG_BLOCK", 1024)
+    assert process_tuning.reuse_big_blocks()
+    monkeypatch.setattr(process_tuning, "BIG_BLOCK", 1024)
     readied: list[int] = []
-    monkeypatch.setattr(allocator, "_touch", lambda lib, size: readied.append(size))
+    monkeypatch.setattr(process_tuning, "_touch", lambda lib, size: readied.append(size))
     tensor = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
     array, stats = load_tensor(tensor)
     assert readied == [4096 * 4] and array is not None and float(array[63, 63]) == 4095.0

@@ -16,9 +16,9 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Category, Scene
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.export import export_image
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
 from onnxviz.ui.canvas.view import GraphView
@@ -245,7 +245,7 @@ _FAILING_PAINT = """import sys
 from onnxviz.model.document import Document
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.ui.app import ensure_app
-from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.ui.canvas.view import GraphView
 app = ensure_app()
 view = GraphView()

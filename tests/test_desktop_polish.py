@@ -149,8 +149,8 @@ def test_breadcrumb_links_and_refusals_follow_the_dark_theme(qtbot: QtBot, make_
     from PySide6.QtGui import QColor, QPalette
 
     from onnxviz.ui.canvas.breadcrumb import Breadcrumb
-    from onnxviz.ui.edit.forms import ERROR_COLOURS, ErrorLabel
     from onnxviz.ui.theme import Theme
+    from onnxviz.ui.widgets.forms import ERROR_COLOURS, ErrorLabel
 
     w = make_window()
     try:

@@ -252,7 +252,7 @@ def test_an_edit_of_a_closes_the_diff(qtbot: QtBot, make_window: Make,
                                        tmp_path: Path) -> None:
     w = diff_window(qtbot, make_window, EXPORTS / "resnet_float.onnx", _edited_copy(tmp_path))
     with qtbot.waitSignal(w.diff.diff_closed):
-        doc_of(w).rename_node(("", 0), "renamed_here")
+        doc_of(w).edit.rename_node(("", 0), "renamed_here")
     settle()
     assert not w.diff.active and w.diff.dock.isHidden() and w.canvas.shown_overlay is None
     assert "edited" in w.statusBar().currentMessage()

@@ -166,7 +166,7 @@ def test_the_editor_is_one_object_and_no_reference_cycle(example_path: Path) -> 
 
     doc = Document.open(example_path)
     editor = doc.edit
-    assert doc.edit is editor and doc.rename_node.__self__ is editor  # the legacy spelling goes through it too
+    assert doc.edit is editor
     editor.rename_node("/stem/conv/Conv", "stem_conv")
     assert doc.model.graph.node[0].name == "stem_conv" and doc.undo_stack.commands
     gone = weakref.ref(doc)

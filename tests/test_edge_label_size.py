@@ -13,11 +13,11 @@ from pytestqt.qtbot import QtBot
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.validation import infer_types
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.labels import CHAR_WIDTHS, LABEL_LINE, LABEL_SIZE, label_spots, label_width
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.view import GraphView
 
 EXPORTS = Path(__file__).resolve().parent / "data" / "exports"

@@ -20,9 +20,9 @@ import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
 from onnxviz.ui.edit.controller import branch_details, branch_question
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import unbreak
 
 SHOTS = os.environ.get("ONNXVIZ_SHOTS", "")  # a folder to keep pictures of the dialogs in, for a human to look at

@@ -23,11 +23,11 @@ from window_fixtures import doc_of, press_undo, settle
 from onnxviz.model.document import Document
 from onnxviz.ui.canvas.painting import frame_title_rect
 from onnxviz.ui.edit.attributes import AttributesDialog
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.model_dialogs import GraphIODialog
 from onnxviz.ui.edit.node_needs import InputField
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.forms import FormDialog
 
 SHOTS = os.environ.get("ONNXVIZ_SHOTS", "")  # a folder to keep pictures of the dialogs in, for a human to look at
 

@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 from window_fixtures import doc_of, open_and_wait, settle
 
 from onnxviz.model.layout.scene import BoxKind
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.forms import FormDialog
 
 RES = ["/res/conv1/Conv", "/res/relu1/Relu", "/res/conv2/Conv", "/res/Add", "/res/relu_out/Relu"]
 

@@ -19,10 +19,10 @@ from window_fixtures import open_and_wait, settle
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
 from onnxviz.ui.edit.controller import EditController
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import unbreak
 
 LONG = 100_000

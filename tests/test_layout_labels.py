@@ -9,11 +9,11 @@ from onnx import TensorProto, helper
 from onnx_data import node_model
 
 from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.describe import edge_tooltip
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.labels import LABEL_LINE, label_spots, label_width
 from onnxviz.model.layout.scene import Scene
 from onnxviz.model.text import shape_text
-from onnxviz.ui.canvas.describe import edge_tooltip
 
 TEXT_HEIGHT = 13.0   # the glyphs of an 11-unit line
 

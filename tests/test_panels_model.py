@@ -7,7 +7,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model import allocator
+from onnxviz.model import process_tuning
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.opdocs import attribute_text, op_doc
 from onnxviz.model.graph.rawtext import (
@@ -114,7 +114,7 @@ def test_the_model_text_never_copies_a_big_tensor_out_wherever_it_sits() -> None
                                     [helper.make_opsetid("", 17)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
                               functions=[function])
-    lib = allocator._load_glibc()  # protobuf's own copies (CopyFrom) are C allocations: glibc counts them
+    lib = process_tuning._load_glibc()  # protobuf's own copies (CopyFrom) are C allocations: glibc counts them
     held = (lambda: lib.mallinfo2().uordblks + lib.mallinfo2().hblkhd) if lib is not None else (lambda: 0)
     before = held()
     tracemalloc.start()

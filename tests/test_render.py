@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage
 from onnxviz.cli import main
 from onnxviz.cli.render import ensure_gui_app, lay_out
 from onnxviz.model.document import Document
-from onnxviz.ui.canvas.drawable import Drawable
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.ui.canvas.export import export_image
 
 

@@ -159,7 +159,8 @@ def test_a_crash_while_planning_the_capture_runs_again_without_it(monkeypatch: p
                                                                   phase: str, crashed: bool) -> None:
     """A crash (SIGSEGV) while planning runs again without planning; a kill from outside is reported."""
     from onnxviz.model.runner import worker
-    from onnxviz.model.runner.protocol import PLANNING, RunError, RunOptions
+    from onnxviz.model.runner.errors import RunError
+    from onnxviz.model.runner.protocol import PLANNING, RunOptions
 
     calls: list[bool] = []
 

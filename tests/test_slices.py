@@ -11,7 +11,7 @@ import pytest
 from onnx_data import model_id, node_cases
 
 import onnxviz
-from onnxviz.model import allocator
+from onnxviz.model import process_tuning
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.io import loading
 from onnxviz.model.io.slices import parse_in_slices, serialize_in_slices
@@ -128,12 +128,12 @@ def test_a_model_of_big_weights_is_parsed_in_slices_without_copies_of_its_bytes(
 
 def test_a_big_record_is_merged_into_a_block_made_ready_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before protobuf copies a big record (a weight) with the GIL held, a block of its size is made ready
-    (onnxviz.model.allocator.big_blocks: in the window, its pages are touched first with the GIL released)."""
-    if not allocator.reuse_big_blocks():
+    (onnxviz.model.process_tuning.big_blocks: in the window, its pages are touched first with the GIL released)."""
+    if not process_tuning.reuse_big_blocks():
         pytest.skip("the heap is tuned with glibc only")
-    monkeypatch.setattr(allocator, "BIG_BLOCK", 1 << 20)
+    monkeypatch.setattr(process_tuning, "BIG_BLOCK", 1 << 20)
     readied: list[int] = []
-    monkeypatch.setattr(allocator, "_touch", lambda lib, size: readied.append(size))
+    monkeypatch.setattr(process_tuning, "_touch", lambda lib, size: readied.append(size))
     model = onnx.ModelProto(ir_version=8)
     for k in range(3):
         model.graph.initializer.add(name=f"w{k}", data_type=onnx.TensorProto.FLOAT, dims=[1 << 20],

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxviz
-from onnxviz.model import allocator, document
+from onnxviz.model import document, process_tuning
 from onnxviz.model.errors import Cancelled, SaveError
 from onnxviz.model.io import saving, streaming
 from onnxviz.model.io.saving import EscapedTextError, FileChangedError, SaveOptions, TooLargeError
@@ -29,8 +29,8 @@ def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streaming, "STREAM_ELEMENTS", SMALL_STREAM)
     monkeypatch.setattr(saving, "STREAM_ABOVE", 1024)
     monkeypatch.setattr(document, "STREAM_ABOVE", 1024)
-    allocator.reuse_big_blocks()  # as in the window: a big tensor's copy goes to a block made ready for it
-    monkeypatch.setattr(allocator, "BIG_BLOCK", SMALL_STREAM)
+    process_tuning.reuse_big_blocks()  # as in the window: a big tensor's copy goes to a block made ready for it
+    monkeypatch.setattr(process_tuning, "BIG_BLOCK", SMALL_STREAM)
 
 
 def _written(streamed: StreamedModel) -> bytes:
@@ -93,10 +93,10 @@ def test_streamed_bytes_are_the_serialization(small_thresholds: None, model: onn
 
 def test_each_big_tensor_is_copied_into_a_block_made_ready_for_it(small_thresholds: None,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    if allocator._glibc is None:
+    if process_tuning._glibc is None:
         pytest.skip("the heap is tuned with glibc only")
     readied: list[int] = []
-    monkeypatch.setattr(allocator, "_touch", lambda lib, size: readied.append(size))
+    monkeypatch.setattr(process_tuning, "_touch", lambda lib, size: readied.append(size))
     model = helper.make_model(helper.make_graph([], "g", [], [], [
         numpy_helper.from_array(np.ones(40, np.float32), "big"), numpy_helper.from_array(np.ones(2, np.float32), "s"),
         numpy_helper.from_array(np.ones(20, np.int64), "big2")]))
@@ -148,7 +148,7 @@ def test_a_big_tensor_not_the_size_its_dims_say_is_saved_as_it_is(small_threshol
     model.graph.initializer[1].raw_data = bytes(600 * 4 + 12)  # 3 more elements than its dims say
     onnx.save(model, str(path))
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     plan = doc.plan_save(tmp_path / "copy.onnx", SaveOptions())
     assert isinstance(plan.data, StreamedModel)
     with pytest.raises(streaming.SizeGuessWrong, match="not the size its dims say"):
@@ -172,7 +172,7 @@ def _big_file(folder: Path, node: str = "add") -> Path:
 def test_an_edited_big_model_is_streamed_and_lets_go_of_the_file_bytes(small_thresholds: None, tmp_path: Path) -> None:
     path = _big_file(tmp_path)
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     assert doc._disk is not None and doc._disk.data is None  # noqa: SLF001 - what this test is about
     plan = doc.plan_save(None, SaveOptions())
     assert isinstance(plan.data, StreamedModel)
@@ -187,7 +187,7 @@ def test_undo_to_the_file_state_saves_the_files_own_bytes(small_thresholds: None
     path = _big_file(tmp_path)
     original = path.read_bytes()
     doc = onnxviz.open(path)
-    doc.rename_node(0, "renamed")
+    doc.edit.rename_node(0, "renamed")
     doc.undo()
     assert doc.serialize() == original  # read again from the unchanged file
     doc.save(tmp_path / "copy.onnx")
@@ -197,7 +197,7 @@ def test_undo_to_the_file_state_saves_the_files_own_bytes(small_thresholds: None
 def test_a_change_on_disk_is_still_noticed_once_the_bytes_are_let_go(small_thresholds: None, tmp_path: Path) -> None:
     path = _big_file(tmp_path)
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     other = onnx.load(str(path))
     other.producer_name = "another program"
     onnx.save(other, str(path))
@@ -212,7 +212,7 @@ def test_a_cancelled_streamed_save_leaves_the_old_file(small_thresholds: None, t
     path = _big_file(tmp_path)
     original = path.read_bytes()
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     plan = doc.plan_save(None, SaveOptions())
     calls: list[float] = []
 
@@ -233,11 +233,11 @@ def test_text_not_valid_utf8_is_written_as_read_after_an_undo_and_asked_about_on
     path.write_bytes(path.read_bytes().replace(b"hostile", b"host\xffle"))
     original = path.read_bytes()
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     doc.undo()
     doc.save()  # the file's own bytes, read again: nothing to ask
     assert path.read_bytes() == original
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     with pytest.raises(EscapedTextError):
         doc.save()
     assert path.read_bytes() == original
@@ -247,7 +247,7 @@ def test_a_streamed_model_over_the_protobuf_limit_offers_a_data_file(
         small_thresholds: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _big_file(tmp_path)
     doc = onnxviz.open(path)
-    doc.set_metadata("k", "v")
+    doc.edit.set_metadata("k", "v")
     monkeypatch.setattr(saving, "MAX_PROTO_BYTES", 2000)
     with pytest.raises(TooLargeError) as asked:
         doc.save()

@@ -29,8 +29,8 @@ from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.matching import Limits, diff_models
 from onnxviz.model.progress import CancelToken
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import input_specs
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.transform import (
     Outcome,
     OutputsChanged,

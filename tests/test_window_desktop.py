@@ -13,7 +13,8 @@ from PySide6.QtGui import QDropEvent, QPalette
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from onnxviz.model.editing.ops import Command, SetField
+from onnxviz.model.editing.commands import Command
+from onnxviz.model.editing.ops import SetField
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.shortcuts import ShortcutsDialog, shortcut_rows
 from onnxviz.ui.theme import Theme

@@ -157,8 +157,8 @@ def test_a_picture_of_the_graph_is_written_whole_or_not_at_all(tmp_path: Path, m
                                                               example_path: Path, suffix: str) -> None:
     from onnxviz.cli.render import lay_out
     from onnxviz.model.document import Document
+    from onnxviz.model.layout.drawable import Drawable
     from onnxviz.ui.app import ensure_app
-    from onnxviz.ui.canvas.drawable import Drawable
     from onnxviz.ui.canvas.export import export_image
 
     ensure_app()

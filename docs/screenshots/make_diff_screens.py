@@ -1,4 +1,4 @@
-"""Makes the README's pictures of the model diff, offscreen:
+"""Makes the pictures of the model diff (README, docs/window.md), offscreen:
 
     QT_QPA_PLATFORM=offscreen python docs/screenshots/make_diff_screens.py
 

@@ -1,4 +1,4 @@
-"""Make the README pictures: `python docs/screenshots/make_screenshots.py` (works offscreen).
+"""Make the README's and docs/window.md's pictures: `python docs/screenshots/make_screenshots.py` (works offscreen).
 
 window.png       the example with a node selected (canvas, inspector, problems, status bar)
 edit-problem.png after an edit that breaks shape inference: badge on the node, Problems panel

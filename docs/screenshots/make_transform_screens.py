@@ -1,4 +1,4 @@
-"""Makes the README's pictures of transforms, offscreen:
+"""Makes the pictures of transforms (docs/window.md), offscreen:
 
     QT_QPA_PLATFORM=offscreen python docs/screenshots/make_transform_screens.py
 

@@ -89,7 +89,7 @@ class WeightMeasure(_Record):
 
 @dataclass(frozen=True)
 class DiffEntry:
-    """One structural difference: its ``kind`` (``node_changed``, ``weight_added``, ...; see the README), what
+    """One structural difference: its ``kind`` (``node_changed``, ``weight_added``, ...; see docs/python-api.md), what
     it is called in A and in B (None on the side that lacks it), the graphs and node positions, and ``details``
     (what changed: attributes, dtype, the weights' errors...)."""
 

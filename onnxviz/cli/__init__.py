@@ -85,7 +85,7 @@ def version_text() -> str:
     """``onnxviz 0.1.0`` and, on the same line, the versions a bug report needs."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from onnxviz import __version__
+    from onnxviz.version import VERSION
 
     def installed(name: str, *distributions: str) -> str:
         for distribution in distributions or (name,):
@@ -97,7 +97,7 @@ def version_text() -> str:
 
     libraries = ", ".join((installed("onnx"), installed("onnxruntime"), installed("numpy"),
                            installed("PySide6", "PySide6-Essentials", "PySide6")))
-    return f"onnxviz {__version__} ({libraries}; Python {sys.version.split()[0]})"
+    return f"onnxviz {VERSION} ({libraries}; Python {sys.version.split()[0]})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

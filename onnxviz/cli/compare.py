@@ -15,9 +15,9 @@ from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_m
 from onnxviz.model.matching.crossrun import SORT_MEASURES
 from onnxviz.model.matching.samples import PairOverSamples, SamplesRun, compare_samples
 from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.input_files import Sample, input_samples
 from onnxviz.model.runner.inputs import input_specs, parse_dims
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.sizes import inputs_to_run
 
 LIMIT_KEYS = ("max_abs", "max_rel", "cosine", "sqnr_db", "rtol", "atol")

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 from onnxviz.api.protocol import REMOTE_OPTION, Link
-from onnxviz.model.allocator import reuse_big_blocks
 from onnxviz.model.background.procpool import close_shared_workers
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.heap import building
+from onnxviz.model.process_tuning import building, tune_window_process
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QSettings
@@ -92,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from onnxviz.model.background.early import analyse_early, start_analysis_workers
 
     start_analysis_workers()  # forks of this process, before any thread starts: their imports are done
-    reuse_big_blocks()  # before any other thread starts: each thread must allocate from the one heap it tunes
+    tune_window_process()  # before any other thread starts: each thread must allocate from the one heap it tunes
     if first and os.path.isfile(first):
         from pathlib import Path
 

@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg", ".bmp", ".webp"):
         raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
     from onnxviz.model.document import Document
-    from onnxviz.ui.canvas.describe import enterable_boxes
-    from onnxviz.ui.canvas.drawable import Drawable
+    from onnxviz.model.layout.describe import enterable_boxes
+    from onnxviz.model.layout.drawable import Drawable
     from onnxviz.ui.canvas.export import export_image, image_scale
     from onnxviz.ui.canvas.painting import PaintOptions
 

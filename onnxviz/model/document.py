@@ -10,15 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import onnx
 
 from onnxviz.model.background.contained import validated
-from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect, UndoStack
-from onnxviz.model.editing.editor import EDITOR_METHODS, EditContext, Editor
+from onnxviz.model.editing.commands import Command, UndoStack
+from onnxviz.model.editing.editor import EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
-from onnxviz.model.editing.ops import Command
+from onnxviz.model.editing.target import REBUILD, EditTarget, IndexEffect
 from onnxviz.model.errors import EditError, SaveError
 from onnxviz.model.events import Signal
 from onnxviz.model.graph.checks import invalid_utf8_problems, renamed_escapes
@@ -120,14 +119,6 @@ class Document:
         self.generation = 0  # bumped by every change; background results for older ones are stale
         self._file_valid = False  # whether the file's state (the undo stack's clean one) had no errors
         self.save_notes: list[str] = []  # what the last save told (other names of a hard-linked file)
-
-    if not TYPE_CHECKING:  # hidden from the type checker, so the project's own code spells doc.edit.<method>
-        def __getattr__(self, name: str) -> Any:
-            """The legacy spelling of the editing API, kept for scripts: ``doc.rename_node(...)`` is
-            ``doc.edit.rename_node(...)``."""
-            if name in EDITOR_METHODS:
-                return getattr(self.edit, name)
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def edit(self) -> Editor:
@@ -319,19 +310,19 @@ class Document:
     def undo(self) -> None:
         if not self.undo_stack.can_undo:
             return
-        cmd = self.undo_stack.commands[self.undo_stack.index - 1]
+        cmd = self.undo_stack.undo_command()
         selected = self._selected_node_id()
         cmd.revert(self.target)
-        self.undo_stack.index -= 1
+        self.undo_stack.undone()
         self._after_change(Change(cmd.label, ChangeKind.UNDO), selected, cmd.index_effect())
 
     def redo(self) -> None:
         if not self.undo_stack.can_redo:
             return
-        cmd = self.undo_stack.commands[self.undo_stack.index]
+        cmd = self.undo_stack.redo_command()
         selected = self._selected_node_id()
         cmd.apply(self.target)
-        self.undo_stack.index += 1
+        self.undo_stack.redone()
         self._after_change(Change(cmd.label, ChangeKind.REDO), selected, cmd.index_effect())
 
     @property

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from onnxviz.model.allocator import reuse_big_blocks
+from onnxviz.model.process_tuning import tune_window_process
 from onnxviz.ui.applog import append_log, log, log_path
 from onnxviz.ui.settings import APPLICATION, ORGANIZATION
 
@@ -31,17 +31,9 @@ def app_icon() -> QIcon:
     return QIcon(str(package_file("ui", "icons", "onnxviz.svg")))
 
 
-GIL_SWITCH_INTERVAL_S = 0.0005
-
-
 def ensure_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
-    # Background threads (layout, statistics) run Python while the GUI thread calls into Qt, and
-    # PySide releases the GIL around every C++ call; with the default 5 ms switch interval each
-    # re-acquisition can wait 5 ms, which adds up to visible freezes (a 123k-node open: ~480 ms
-    # longest pause at 5 ms, ~190 ms at 0.5 ms).
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-    reuse_big_blocks()  # protobuf's big fills (a 256 MiB tensor) then find their pages ready: no ~100 ms stop
+    tune_window_process()  # the GIL's switch interval and the C allocator (see process_tuning)
     if app is None:
         # fractional scale factors (150%) render crisply instead of being rounded
         QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)

@@ -49,12 +49,6 @@ class FileWatcher(QObject):
         self._watcher.addPath(str(self.path.parent))
         self._rewatch_file()
 
-    def acknowledge(self) -> None:
-        """The file on disk is what we have now (after our own save or a reload)."""
-        if self.path is not None:
-            self._stamp = file_stamp(self.path)
-            self._rewatch_file()
-
     def _unwatch_all(self) -> None:
         paths = self._watcher.files() + self._watcher.directories()
         if paths:

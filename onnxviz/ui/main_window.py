@@ -24,12 +24,12 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeySequence,
 )
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
-from onnxviz.model.heap import building
 from onnxviz.model.io.loading import TextFormatError
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui import docks
@@ -333,6 +333,15 @@ class MainWindow(QMainWindow):
             doc.selection.changed.connect(self._on_selection_changed)
             docks.raise_for_selection(self, doc, doc.selection.state)  # a fresh model: its Model panel
 
+    def open_in_new_window(self, doc: Document) -> MainWindow:
+        """A new window with these settings, showing ``doc`` (an extracted part, a transform's variant); it is
+        deleted when closed. The features ask the window for it, so none of them imports the window's class."""
+        new = MainWindow(self.settings)
+        new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        new.set_document(doc)
+        new.show()
+        return new
+
     def _on_model_changed(self, change: Change) -> None:
         self._update_title()
         self._update_actions()
@@ -500,11 +509,11 @@ class MainWindow(QMainWindow):
 
         from PySide6 import __version__ as pyside_version
 
-        from onnxviz import __version__
+        from onnxviz.version import VERSION
 
         libraries = ", ".join(f"{name} {version(name)}" for name in ("onnx", "onnxruntime", "numpy"))
         box = QMessageBox(QMessageBox.Icon.NoIcon, "About onnxviz",
-                          f"<h3>onnxviz {__version__}</h3><p>View, edit, validate and run ONNX models.</p>"
+                          f"<h3>onnxviz {VERSION}</h3><p>View, edit, validate and run ONNX models.</p>"
                           f"<p style='color: palette(placeholder-text)'>{libraries}, PySide6 {pyside_version}</p>",
                           Button.Ok, self)
         box.setIconPixmap(self.windowIcon().pixmap(64, 64))
@@ -600,9 +609,6 @@ class MainWindow(QMainWindow):
             when_ready()
         app.exec()
         return result["code"]
-
-    def central_placeholder(self) -> QWidget:
-        return self.placeholder
 
 
 def settle_layouts() -> None:

@@ -43,10 +43,10 @@ from onnxviz.model.graph.validation import (
     unpack,
     validate,
 )
-from onnxviz.model.heap import building
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import reason, write_whole
 from onnxviz.model.problems import Problem
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken
 
 T = TypeVar("T")

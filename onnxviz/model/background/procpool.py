@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.forking import start_method
-from onnxviz.model.heap import building
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken
 
 T = TypeVar("T")

@@ -8,8 +8,9 @@ from typing import Literal
 from onnx import GraphProto, ValueInfoProto
 
 from onnxviz.model.editing import cleanup
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.finder import Finder, NodeRef
-from onnxviz.model.editing.ops import Command, Op, Path, Remove, ReplaceMessage
+from onnxviz.model.editing.ops import Op, Path, Remove, ReplaceMessage
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import quoted_name
 

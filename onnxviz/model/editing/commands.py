@@ -1,46 +1,49 @@
-"""Undoable commands and the undo stack, plain Python so edits are testable headless."""
+"""Undoable commands and the undo stack, plain Python so edits are testable headless: a command is a label plus a
+list of exactly reversible ops (:mod:`~onnxviz.model.editing.ops`); all of them happen or none does."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-import onnx
-
-if TYPE_CHECKING:
-    from onnxviz.model.editing.ops import Command
+from onnxviz.model.editing.ops import Op
+from onnxviz.model.editing.target import UNCHANGED, EditTarget, IndexEffect
+from onnxviz.model.errors import EditError
 
 
-@dataclass(frozen=True)
-class IndexEffect:
-    """What an applied command changed of what the index knows: ``rebuild`` (anything may
-    have moved), else only the names, doc strings or non-graph attributes of ``nodes`` (main-graph
-    positions); no nodes and no rebuild means the index is untouched (metadata, descriptions)."""
+class Command:
+    """One user-visible edit: a label and a list of exactly reversible ops; all of them happen or none does."""
 
-    rebuild: bool = False
-    nodes: frozenset[int] = frozenset()
+    def __init__(self, label: str, ops: Sequence[Op]) -> None:
+        self.label = label
+        self.ops = list(ops)
 
-    def __or__(self, other: IndexEffect) -> IndexEffect:
-        return IndexEffect(self.rebuild or other.rebuild, self.nodes | other.nodes)
+    def apply(self, target: EditTarget) -> None:
+        done: list[Op] = []
+        try:
+            for op in self.ops:
+                op.do(target)
+                done.append(op)
+        except Exception as exc:  # noqa: BLE001 - any failure is rolled back and explained
+            for op in reversed(done):
+                op.undo(target)
+            if isinstance(exc, EditError):
+                raise
+            raise EditError(f"{self.label} failed: {exc}.", repr(exc)) from exc
 
+    def unchanged(self, target: EditTarget) -> bool:
+        """True when applying this command now would change nothing: every op sets what is already there
+        (a value typed again as it was is no edit)."""
+        return all(op.unchanged(target) for op in self.ops)
 
-REBUILD = IndexEffect(rebuild=True)
-UNCHANGED = IndexEffect()
+    def revert(self, target: EditTarget) -> None:
+        for op in reversed(self.ops):
+            op.undo(target)
 
-
-class EditTarget:
-    """What commands change: the model, and the stable ids of its main graph's nodes (``"#17"``), which
-    the ops keep parallel to ``model.graph.node``. Ids are given in file order; new nodes get fresh ones."""
-
-    def __init__(self, model: onnx.ModelProto) -> None:
-        self.model = model
-        self._next_id = len(model.graph.node)
-        self.node_ids: list[str] = [f"#{i}" for i in range(self._next_id)]
-
-    def new_node_id(self) -> str:
-        """A node id never used before for this model."""
-        self._next_id += 1
-        return f"#{self._next_id - 1}"
+    def index_effect(self) -> IndexEffect:
+        effect = UNCHANGED
+        for op in self.ops:
+            effect |= op.index_effect()
+        return effect
 
 
 class UndoStack:
@@ -64,10 +67,26 @@ class UndoStack:
         return self.clean_index == self.index
 
     def undo_label(self) -> str:
-        return self.commands[self.index - 1].label if self.can_undo else ""
+        return self.undo_command().label if self.can_undo else ""
 
     def redo_label(self) -> str:
-        return self.commands[self.index].label if self.can_redo else ""
+        return self.redo_command().label if self.can_redo else ""
+
+    def undo_command(self) -> Command:
+        """The command Undo reverts (there must be one: :attr:`can_undo`)."""
+        return self.commands[self.index - 1]
+
+    def redo_command(self) -> Command:
+        """The command Redo applies again (there must be one: :attr:`can_redo`)."""
+        return self.commands[self.index]
+
+    def undone(self) -> None:
+        """Record that :meth:`undo_command` was just reverted."""
+        self.index -= 1
+
+    def redone(self) -> None:
+        """Record that :meth:`redo_command` was just applied again."""
+        self.index += 1
 
     def pushed(self, command: Command) -> None:
         """Record a command that was just applied; drops the redo tail."""

@@ -22,11 +22,12 @@ from onnx.defs import OpSchema
 
 from onnxviz.model.editing import branch_edits, graph_edits, model_edits, node_edits
 from onnxviz.model.editing.branch_edits import Branch, Orphans, Side
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.finder import Body, EditContext, Finder, NodeRef
 from onnxviz.model.editing.graph_edits import KEEP
 from onnxviz.model.editing.literals import LiteralKind
 from onnxviz.model.editing.node_edits import Input
-from onnxviz.model.editing.ops import Command, Path
+from onnxviz.model.editing.ops import Path
 from onnxviz.model.editing.values import Dim
 
 __all__ = ["KEEP", "Branch", "EditContext", "Editor", "NodeRef"]
@@ -286,7 +287,3 @@ class Editor:
         read from outside, its outputs those they make that are read outside or are graph outputs; Constants
         feeding them come along. It keeps this model's IR version, opsets, producer, metadata and functions."""
         return model_edits.extract_nodes(self.find, nodes)
-
-
-EDITOR_METHODS = frozenset(name for name in vars(Editor) if not name.startswith("_"))
-"""The public names of :class:`Editor` (what the legacy spelling ``doc.<method>`` forwards)."""

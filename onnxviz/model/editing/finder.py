@@ -22,13 +22,15 @@ from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 from onnx.defs import OpSchema
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
-from onnxviz.model.editing.commands import EditTarget
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.names import NameLookup
-from onnxviz.model.editing.ops import Command, Path, resolve
+from onnxviz.model.editing.ops import Path, resolve
 from onnxviz.model.editing.restate import Types
+from onnxviz.model.editing.target import EditTarget
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import ModelIndex, function_scope
 from onnxviz.model.graph.opschema import node_schema
+from onnxviz.model.graph.validation import without_big_weights
 from onnxviz.model.text import quoted_name
 
 NodeRef = str | int | tuple[str, int]
@@ -154,12 +156,11 @@ class Finder:
         return self._inferred_now().get(scope, {}).get(name) or self.index.type_of(scope, name)[0]
 
     def _inferred_now(self) -> dict[str, dict[str, Any]]:
-        """Shape inference's types for the model as it is (run once per model state), found in the worker
-        process: a native crash of onnx there finds no type instead of ending this process."""
+        """Shape inference's types for the model as it is (run once per model state)."""
         generation = self.context.generation()
         if self._inferred is None or self._inferred[0] != generation:
-            try:
-                types = inferred_types(self.model.SerializeToString()).types
+            try:  # in the worker process: a crash of onnx's C++ there types nothing and ends nothing here
+                types = inferred_types(without_big_weights(self.model)).types
             except NativeCrash:
                 types = {}
             self._inferred = (generation, types)

@@ -10,9 +10,10 @@ import numpy as np
 from onnx import FunctionProto, GraphProto, TensorProto, TypeProto, ValueInfoProto, helper, numpy_helper
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.finder import Body, Finder, NodeRef, graph_bodies
 from onnxviz.model.editing.literals import LiteralKind, Port, literal_tensor, new_tensor_ops
-from onnxviz.model.editing.ops import Command, Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
+from onnxviz.model.editing.ops import Insert, Op, Path, Remove, ReplaceMessage, SetField, SetItem
 from onnxviz.model.editing.restate import retyped_ops
 from onnxviz.model.editing.values import Dim, cast_array, parse_dtype, tensor_summary, tensor_type
 from onnxviz.model.errors import EditError

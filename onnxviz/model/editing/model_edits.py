@@ -10,8 +10,9 @@ from onnx import StringStringEntryProto
 
 from onnxviz.model.background import contained
 from onnxviz.model.editing import cleanup, extraction
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.finder import Finder, NodeRef
-from onnxviz.model.editing.ops import Command, Insert, Op, Remove, ReplaceMessage, SetField
+from onnxviz.model.editing.ops import Insert, Op, Remove, ReplaceMessage, SetField
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.opschema import opset_version
 from onnxviz.model.text import quoted_name

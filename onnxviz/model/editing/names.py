@@ -10,7 +10,7 @@ from operator import attrgetter
 
 from onnx import FunctionProto, GraphProto
 
-from onnxviz.model.editing.commands import EditTarget
+from onnxviz.model.editing.target import EditTarget
 from onnxviz.model.graph.index import ModelIndex, child_scope, function_scope, subgraphs_of
 
 Body = GraphProto | FunctionProto

@@ -10,10 +10,11 @@ from typing import Any
 from onnx import AttributeProto, GraphProto, NodeProto, helper
 
 from onnxviz.model.editing.cleanup import undeclared_ops
+from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.finder import Finder, NodeRef
 from onnxviz.model.editing.graph_edits import rename_ops
 from onnxviz.model.editing.literals import LiteralKind, Literals, elem_of, port
-from onnxviz.model.editing.ops import Command, Insert, Op, Remove, ReplaceMessage, SetField, SetItem, resolve
+from onnxviz.model.editing.ops import Insert, Op, Remove, ReplaceMessage, SetField, SetItem, resolve
 from onnxviz.model.editing.palette import attribute_choices, element_type_name
 from onnxviz.model.editing.restate import Types, node_output_types, restated_entries, restated_output_ops
 from onnxviz.model.editing.values import make_attribute

@@ -1,9 +1,9 @@
-"""The one edit mechanism: a command is a label plus a list of exactly reversible ops.
+"""The reversible primitive ops a :class:`~onnxviz.model.editing.commands.Command` is made of.
 
 Every public edit (see :mod:`onnxviz.model.editing.editor`) first checks its
 arguments against the current model without touching it, then builds a list
 of primitive ops addressed by *paths* from the ModelProto root, e.g.
-``("graph", "node", 12, "attribute", 3)``. ``apply`` runs the ops in order
+``("graph", "node", 12, "attribute", 3)``. A command's ``apply`` runs the ops in order
 (rolling back the ones done if one fails) and ``revert`` undoes them in
 reverse. Each op keeps what it replaced - the old scalar, a copy of the old
 sub-message, the removed element and its position - so undo restores the
@@ -22,8 +22,7 @@ from typing import Any
 from google.protobuf.message import Message
 from onnx import AttributeProto
 
-from onnxviz.model.editing.commands import REBUILD, UNCHANGED, EditTarget, IndexEffect
-from onnxviz.model.errors import EditError
+from onnxviz.model.editing.target import REBUILD, UNCHANGED, EditTarget, IndexEffect
 
 Path = tuple[str | int, ...]
 MAIN_NODES: Path = ("graph", "node")
@@ -264,39 +263,3 @@ class Reorder(Op):
         rep.extend(items)
         if self.path == MAIN_NODES:
             target.node_ids[:] = [target.node_ids[j] for j in order]
-
-
-class Command:
-    """One user-visible edit: a label and a list of exactly reversible ops; all of them happen or none does."""
-
-    def __init__(self, label: str, ops: Sequence[Op]) -> None:
-        self.label = label
-        self.ops = list(ops)
-
-    def apply(self, target: EditTarget) -> None:
-        done: list[Op] = []
-        try:
-            for op in self.ops:
-                op.do(target)
-                done.append(op)
-        except Exception as exc:  # noqa: BLE001 - any failure is rolled back and explained
-            for op in reversed(done):
-                op.undo(target)
-            if isinstance(exc, EditError):
-                raise
-            raise EditError(f"{self.label} failed: {exc}.", repr(exc)) from exc
-
-    def unchanged(self, target: EditTarget) -> bool:
-        """True when applying this command now would change nothing: every op sets what is already there
-        (a value typed again as it was is no edit)."""
-        return all(op.unchanged(target) for op in self.ops)
-
-    def revert(self, target: EditTarget) -> None:
-        for op in reversed(self.ops):
-            op.undo(target)
-
-    def index_effect(self) -> IndexEffect:
-        effect = UNCHANGED
-        for op in self.ops:
-            effect |= op.index_effect()
-        return effect

@@ -21,11 +21,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxviz.model.allocator import big_blocks
 from onnxviz.model.dtypes import SUB_BYTE_BITS
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io import wire
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
+from onnxviz.model.process_tuning import big_blocks
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.text import tensor_dtype_name
 
@@ -495,14 +495,6 @@ class RawLengths(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._lengths())
-
-
-def find_tensor(model: onnx.ModelProto, graph: onnx.GraphProto | None, name: str) -> TensorProto | None:
-    """The initializer called ``name`` in ``graph`` (default: the main graph)."""
-    for t in (graph or model.graph).initializer:
-        if t.name == name:
-            return t
-    return None
 
 
 SPARSE_VIEW_LIMIT = 1 << 24  # elements of a sparse initializer made dense for viewing

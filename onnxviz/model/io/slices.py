@@ -20,9 +20,9 @@ from google.protobuf import unknown_fields
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
-from onnxviz.model.allocator import big_blocks
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.wire import LENGTH_DELIMITED, fields, length_prefix
+from onnxviz.model.process_tuning import big_blocks
 
 SLICE_ITEMS = 2_000  # repeated elements serialized (records parsed) per slice: a few milliseconds of GIL each
 SLICE_BYTES = 4 << 20  # or this many bytes of records parsed per slice (a bigger record alone)
@@ -96,7 +96,7 @@ def parse_in_slices(data: bytes, pause: Callable[[], None], items: int = SLICE_I
     merging the graph's bytes a run of whole records at a time builds the same message; each run is parsed where
     it lies in ``data`` (no copy of the bytes: a 1 GiB model needs the file's bytes and the model, as a whole
     parse does). A big record (a 256 MiB tensor) is merged into memory made ready for it
-    (:func:`~onnxviz.model.allocator.big_blocks`). Raises WireError or protobuf's DecodeError for bytes that are not a
+    (:func:`~onnxviz.model.process_tuning.big_blocks`). Raises WireError or protobuf's DecodeError for bytes that are not a
     model."""
     model = onnx.ModelProto()
     view = memoryview(data)

@@ -20,13 +20,13 @@ from math import prod
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 
-from onnxviz.model.allocator import big_blocks
 from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.errors import SaveError
 from onnxviz.model.io.disk import Write, Written, write_chunks
 from onnxviz.model.io.partial import is_repeated
 from onnxviz.model.io.slices import SLICE_ITEMS, field_bytes, field_pieces, has_unknown_fields
 from onnxviz.model.io.wire import length_prefix
+from onnxviz.model.process_tuning import big_blocks
 
 STREAM_ELEMENTS = 1 << 18  # initializers of at least this many elements (1 MiB of float32) are streamed
 _RAW_DATA = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"]

@@ -39,7 +39,6 @@ from onnxviz.model.graph.index import (
     subgraphs_of,
     topological_order_of_inputs,
 )
-from onnxviz.model.heap import building
 from onnxviz.model.io.external import is_external
 from onnxviz.model.matching.formats import (
     FLOAT_TYPES,
@@ -52,6 +51,7 @@ from onnxviz.model.matching.formats import (
     float_values,
     scales,
 )
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
 HOW_NAME = "name"            # the nodes' names agree
@@ -155,10 +155,6 @@ class Alignment:
     def unmatched_scopes_a(self) -> list[str]:
         """Bodies and functions of A with no counterpart in B."""
         return [s for s in self.index_a.graphs if s not in self.graphs]
-
-    def unmatched_scopes_b(self) -> list[str]:
-        """Bodies and functions of B with no counterpart in A."""
-        return [s for s in self.index_b.graphs if s not in self.graphs_b]
 
     def counts(self) -> tuple[int, int, int]:
         """(matched node pairs, nodes of A, nodes of B) over every graph."""
@@ -995,8 +991,3 @@ def _align_models(index_a: ModelIndex, index_b: ModelIndex, progress: ProgressFn
 
 def _function_scope(key: tuple[str, str, str]) -> str:
     return function_scope(*key)
-
-
-def align_files(model_a: onnx.ModelProto, model_b: onnx.ModelProto) -> Alignment:
-    """:func:`align_models` of two models that have no index yet."""
-    return align_models(ModelIndex(model_a), ModelIndex(model_b))

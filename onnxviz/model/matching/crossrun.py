@@ -38,8 +38,8 @@ from onnxviz.model.runner.compare import (
     measure_arrays,
 )
 from onnxviz.model.runner.deployed import optimized_copy
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import build_feeds, input_specs
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.runner.sizes import GeneratedInputs, inputs_to_run
 from onnxviz.model.runner.store import value_key
 

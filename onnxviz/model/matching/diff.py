@@ -25,7 +25,6 @@ from onnx import TypeProto
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import opsets
 from onnxviz.model.graph.tensors import tensor_array
-from onnxviz.model.heap import building
 from onnxviz.model.matching.align import (
     Alignment,
     GraphAlignment,
@@ -35,6 +34,7 @@ from onnxviz.model.matching.align import (
     input_pairs,
 )
 from onnxviz.model.matching.weights import WeightPair, match_weights
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.compare import Tolerance, measure_arrays
 from onnxviz.model.text import dtype_text, shape_text, tensor_type_text

@@ -21,14 +21,8 @@ from onnxviz.model.graph.index import ModelIndex, index_escaping_text
 from onnxviz.model.io.external import check_external_data
 from onnxviz.model.problems import Severity
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.protocol import (
-    DEFAULT_OPTIONS,
-    ENGINE_ORT,
-    ENGINE_REFERENCE,
-    ENGINES,
-    RunError,
-    RunOptions,
-)
+from onnxviz.model.runner.errors import RunError
+from onnxviz.model.runner.protocol import DEFAULT_OPTIONS, ENGINE_ORT, ENGINE_REFERENCE, ENGINES, RunOptions
 from onnxviz.model.runner.sizes import GeneratedInputs
 from onnxviz.model.runner.store import (
     FLAG_STATES,

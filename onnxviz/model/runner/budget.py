@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from onnxviz.model.graph.summary import human_bytes
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.errors import RunError
 
 SHARED_BUDGET = 1 << 30  # RunOptions.memory_budget's default: values kept in shared memory, the rest on disk
 MEMINFO = Path("/proc/meminfo")

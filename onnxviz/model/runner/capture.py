@@ -27,6 +27,7 @@ import onnx
 
 from onnxviz.model.graph.ort_messages import KERNEL_FAILURE, engine_message, ort_node_name
 from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.runner.errors import InputsRefused, NodeFailed, RunError
 from onnxviz.model.runner.ortvalues import can_feed_as_ortvalue, onnx_type_of, ortvalue_array, to_ortvalue
 from onnxviz.model.runner.packing import (
     PACK_PREFIX,
@@ -43,9 +44,6 @@ from onnxviz.model.runner.protocol import (
     ENGINE_REFERENCE,
     ENGINES,
     PLANNING,
-    InputsRefused,
-    NodeFailed,
-    RunError,
     RunOptions,
 )
 from onnxviz.model.runner.structured import is_structured, jsonable

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.errors import RunError
 
 LEVELS = ("basic", "extended", "all")
 TIMEOUT_S = 600

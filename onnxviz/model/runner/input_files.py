@@ -32,6 +32,7 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.checks import tensor_problem
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.io.external import external_ref, is_external, read_external_bytes
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import (
     InputSpec,
     check_file_size,
@@ -40,7 +41,6 @@ from onnxviz.model.runner.inputs import (
     np_dtype,
     unknown_input,
 )
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.text import display_name
 
 NUMPY_MAGIC = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy, .npz (a zip; an empty zip)

@@ -16,7 +16,7 @@ import onnx
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.summary import human_bytes
 from onnxviz.model.io.disk import atomic_write_with, write_npz
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.ranges import integer_limits
 from onnxviz.model.text import dims_text, display_name
 

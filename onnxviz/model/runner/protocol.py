@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from onnxviz.model.errors import OnnxvizError
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from onnxviz.model.runner.sizes import GeneratedInputs
@@ -16,26 +14,6 @@ ENGINE_REFERENCE = "reference"
 ENGINES = (ENGINE_ORT, ENGINE_REFERENCE)
 PLANNING = "Inferring shapes to plan the capture"  # progress text while ONNX shape inference runs
 SIZING = "Choosing the sizes of the generated inputs"  # progress text while the graph's suggestions are read
-
-
-class RunError(OnnxvizError):
-    """The model could not be run (refused, unsupported, or the runtime failed). ``node``: the
-    position of the main-graph node that failed, when the engine named it (-1 otherwise)."""
-
-    def __init__(self, message: str, details: str = "", node: int = -1, partial: Any = None) -> None:
-        super().__init__(message, details)
-        self.node = node
-        self.partial = partial  # what was computed before the failing node: capture.Captured in the worker,
-        # store.RunResult in the parent (its values stay on disk until its cleanup())
-
-
-class NodeFailed(RunError):
-    """onnxruntime created its session but a node failed while it ran (not a model it cannot load)."""
-
-
-class InputsRefused(RunError):
-    """onnxruntime could not run the model on generated inputs (a node failed): the inputs, not the model, may
-    be what is wrong, so the run is not handed to the reference evaluator (see sizes.py)."""
 
 
 @dataclass(frozen=True)

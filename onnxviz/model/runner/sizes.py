@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import (
     DEFAULT_DIM,
     SOURCES,
@@ -38,7 +39,6 @@ from onnxviz.model.runner.inputs import (
     generate,
     unknown_input,
 )
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.text import display_name
 
 LADDER = (2, 4, 8, 16, 32, 64, 128, 256, 512)  # sizes tried for the free dimensions when the first ones fail

@@ -29,12 +29,13 @@ import onnx
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import topological_order
 from onnxviz.model.graph.tensors import TensorStats
-from onnxviz.model.heap import building
 from onnxviz.model.io.disk import Batch, DiskError, write_npy
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import savable
-from onnxviz.model.runner.protocol import ENGINE_REFERENCE, RunError
+from onnxviz.model.runner.protocol import ENGINE_REFERENCE
 from onnxviz.model.runner.stats import summarize
 from onnxviz.model.runner.structured import describe
 from onnxviz.model.runner.table import (
@@ -109,11 +110,6 @@ class ValueRecord:
     def key(self) -> str:
         """Its key in :attr:`RunResult.values` (the name itself in the main graph)."""
         return value_key(self.scope, self.name)
-
-    @property
-    def abs_max(self) -> float | None:
-        low, high = self.stats.minimum, self.stats.maximum
-        return None if low is None or high is None else max(abs(low), abs(high))
 
     @property
     def nonfinite(self) -> bool:

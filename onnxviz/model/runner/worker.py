@@ -33,14 +33,13 @@ from onnxviz.model.forking import start_method
 from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, write_npz
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.budget import CaptureTooBig
+from onnxviz.model.runner.errors import InputsRefused, RunError
 from onnxviz.model.runner.inputs import as_strings, restored, savable
 from onnxviz.model.runner.protocol import (
     DEFAULT_OPTIONS,
     ENGINE_ORT,
     PLANNING,
     SIZING,
-    InputsRefused,
-    RunError,
     RunOptions,
     RunRequest,
 )

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import onnx
 
-from onnxviz.model.editing.commands import REBUILD, EditTarget, IndexEffect
-from onnxviz.model.editing.ops import Command, Op
+from onnxviz.model.editing.commands import Command
+from onnxviz.model.editing.ops import Op
+from onnxviz.model.editing.target import REBUILD, EditTarget, IndexEffect
 from onnxviz.model.transform.catalog import EXTRA, TOOLS, Settings, Tool, TransformError
 from onnxviz.model.transform.pipeline import (
     Outcome,

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.input_files import read_array_file, read_inputs_file
 from onnxviz.model.runner.inputs import InputSpec, build_feeds
-from onnxviz.model.runner.protocol import RunError
 from onnxviz.model.text import display_name
 
 Sample = dict[str, np.ndarray]

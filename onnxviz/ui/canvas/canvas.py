@@ -46,18 +46,18 @@ from PySide6.QtWidgets import (
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.index import function_scope, parent_scope
 from onnxviz.model.graph.opdocs import attribute_text
-from onnxviz.model.heap import building
+from onnxviz.model.layout.describe import box_tooltip, edge_tooltip, enterable_boxes, outer_boxes
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.ghosts import Ghost, merge_ghosts
 from onnxviz.model.layout.inline import EMBEDDED, Embedded, Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.layout.scope import CHAIN_DEPTH, WEIGHT_OPS
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, scope_trail
-from onnxviz.ui.canvas.describe import box_tooltip, edge_tooltip, enterable_boxes, outer_boxes
-from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.legend import LegendStrip
 from onnxviz.ui.canvas.marks import (
     LEVEL,

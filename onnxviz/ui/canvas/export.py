@@ -17,8 +17,8 @@ from PySide6.QtSvg import QSvgGenerator
 
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io.disk import atomic_write
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter
 from onnxviz.ui.png import write_image
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.runner.store import duration_text
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 
 if TYPE_CHECKING:
     from pyqtgraph import ColorMap

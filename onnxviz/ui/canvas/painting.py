@@ -15,12 +15,12 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.labels import LABEL_LINE
 from onnxviz.model.layout.scene import BoxKind
 from onnxviz.model.layout.util import distinct
 from onnxviz.ui.canvas import raster, style
 from onnxviz.ui.canvas.batch import draw_lines, draw_rects
-from onnxviz.ui.canvas.drawable import Drawable
 
 OUTER_CAPTION = "from the outer graph"
 LABEL_WIDTH = 640.0   # room given to an edge label's text (a tensor name and its shape; the layout keeps it free)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 
 MIN_BOXES = 4000             # below this, batched drawRects are just as fast
 MAX_DEVICE_PIXELS = 16_000_000

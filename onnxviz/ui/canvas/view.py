@@ -19,8 +19,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QToolTip, QWidget
 
+from onnxviz.model.layout.drawable import Drawable
 from onnxviz.ui.canvas import style
-from onnxviz.ui.canvas.drawable import Drawable
 from onnxviz.ui.canvas.painting import PaintOptions, ScenePainter, frame_title_rect, toggle_rect
 
 MIN_SCALE, MAX_SCALE = 1e-4, 8.0

@@ -36,7 +36,7 @@ from onnxviz.model.matching.ghosts import added_ghosts
 from onnxviz.model.matching.samples import SamplesRun, compare_samples
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner.compare import COMPARE_MEASURES, PairSpec, ValueDiff
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.sizes import GeneratedInputs
 from onnxviz.model.runner.store import value_key
 from onnxviz.model.selection import SelectionState

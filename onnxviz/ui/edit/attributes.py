@@ -46,7 +46,7 @@ from onnxviz.model.editing.values import (
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.opschema import attribute_type_code
 from onnxviz.model.text import display_name
-from onnxviz.ui.edit.forms import ERROR_COLOURS, ErrorLabel
+from onnxviz.ui.widgets.forms import ERROR_COLOURS, ErrorLabel
 from onnxviz.ui.widgets.markdown import MarkdownBlock
 from onnxviz.ui.widgets.names import (
     RichLabel,

@@ -36,10 +36,10 @@ from onnxviz.model.text import (
 )
 from onnxviz.ui.edit import extract, value_dialogs
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.history import HistoryDock
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
+from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import message_text, short_name
 
 if TYPE_CHECKING:

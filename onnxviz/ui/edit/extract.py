@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 from onnxviz.model.document import Document
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.text import first_names
-from onnxviz.ui.edit.forms import FormDialog
+from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import message_text
 
 if TYPE_CHECKING:
@@ -115,13 +115,7 @@ def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> Q
 def open_in_window(window: MainWindow, part: onnx.ModelProto, source: Document) -> MainWindow:
     """A new main window showing ``part`` of ``source`` as an unsaved model: saving it asks for a file name,
     closing it asks first, and its external weights are read from ``source``'s folder until it is saved."""
-    from onnxviz.ui.main_window import MainWindow
-
-    new = MainWindow(window.settings)
-    new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    new.set_document(Document.part_of(part, source))
-    new.show()
-    return new
+    return window.open_in_new_window(Document.part_of(part, source))
 
 
 def save_part(controller: EditController, part: onnx.ModelProto, stem: str, doc: Document) -> Path | None:

@@ -31,7 +31,7 @@ from onnxviz.model.editing.values import parse_shape, shape_text_of
 from onnxviz.model.errors import EditError, OnnxvizError
 from onnxviz.model.graph.opschema import opset_version
 from onnxviz.model.text import dtype_text, quoted_name, shape_list
-from onnxviz.ui.edit.forms import ErrorLabel
+from onnxviz.ui.widgets.forms import ErrorLabel
 from onnxviz.ui.widgets.names import NameDelegate, hidden_tooltip, name_field, whole_field
 
 DTYPES = ["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",

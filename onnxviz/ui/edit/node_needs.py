@@ -27,7 +27,7 @@ from onnxviz.model.editing.values import parse_attribute_text, parse_dtype, pars
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import quoted_name
 from onnxviz.ui.edit.attributes import load_npy
-from onnxviz.ui.edit.forms import complete
+from onnxviz.ui.widgets.forms import complete
 from onnxviz.ui.widgets.names import plain_tooltip, short_name, whole_field
 
 A = AttributeProto

@@ -28,8 +28,8 @@ from onnxviz.model.editing.editor import NodeRef
 from onnxviz.model.editing.palette import CONTRIB_DOMAIN, PaletteEntry, palette, search
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.text import display_name
-from onnxviz.ui.edit.forms import ErrorLabel
 from onnxviz.ui.edit.node_needs import NodeNeeds
+from onnxviz.ui.widgets.forms import ErrorLabel
 from onnxviz.ui.widgets.markdown import InertDocument
 from onnxviz.ui.widgets.names import name_tooltip, plain_tooltip, short_name
 

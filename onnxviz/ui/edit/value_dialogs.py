@@ -19,8 +19,8 @@ from onnxviz.model.editing.values import Dim, parse_shape
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import quoted_name, shape_list
 from onnxviz.ui.edit.attributes import node_ref
-from onnxviz.ui.edit.forms import FormDialog
 from onnxviz.ui.edit.node_needs import LITERAL_KINDS, InputField, literal_kind_box
+from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import short_name
 
 if TYPE_CHECKING:

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.graph.index import INITIALIZER, GraphIndex, ModelIndex
-from onnxviz.model.selection import SelectionState
 from onnxviz.model.text import display_lines, dtype_text, shape_list, shape_text
 from onnxviz.ui.widgets.names import ElidedLabel, RichLabel, breakable, name_tooltip, wrappable
 
@@ -57,10 +56,6 @@ def value_href(scope: str, name: str) -> str:
 
 def scope_href(scope: str) -> str:
     return f"scope:{quote(scope, safe='')}:"
-
-
-def tensor_href(key: str) -> str:
-    return f"tensor::{quote(key, safe='')}"
 
 
 def parse_href(href: str) -> Link | None:
@@ -254,9 +249,6 @@ class Form(QWidget):
             label.setToolTip(name_tooltip(name))
         return label
 
-    def add_widget(self, widget: QWidget) -> None:
-        self.grid.addWidget(widget, self.grid.rowCount(), 0, 1, 2)
-
 
 class Page(QScrollArea):
     """A scrollable column of sections, rebuilt from scratch on each update."""
@@ -318,16 +310,3 @@ class Page(QScrollArea):
             form.add(key, value)
         self.add_section(title, form, expanded)
         return form
-
-    def add_note(self, text: str) -> QLabel:
-        label = QLabel(text)
-        label.setProperty("role", "note")
-        label.setWordWrap(True)
-        self.column.addWidget(label)
-        return label
-
-
-def state_text(state: SelectionState) -> str:
-    if state.node >= 0:
-        return f"node {state.node} in '{state.scope}'"
-    return f"value '{state.value}'" if state.value else "model"

@@ -19,8 +19,8 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.flops import CostSummary, NodeCost, human_count
 from onnxviz.model.graph.index import function_scope, scope_label
 from onnxviz.model.graph.summary import ModelFigures, human_bytes, opsets, parameters
-from onnxviz.model.heap import building
 from onnxviz.model.problems import DATA
+from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.panels.common import (
     Form,

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxviz.model.runner.compare import COMPARE_MEASURES, DEFAULT_TOLERANCE, ValueDiff
-from onnxviz.model.runner.protocol import RunError
+from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
 from onnxviz.model.text import display_name
 from onnxviz.ui.run.structured_view import StructuredView

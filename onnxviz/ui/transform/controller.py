@@ -307,12 +307,7 @@ class TransformController(QObject):
     def _open_window(self, part: Document, source: Document, variant: Variant) -> MainWindow:
         """A new window showing ``part`` (a document prepared off the GUI thread): unsaved, titled as the variant,
         its external weights read from ``source``'s folder until it is saved."""
-        from onnxviz.ui.main_window import MainWindow
-
-        new = MainWindow(self.window.settings)
-        new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        new.set_document(part)
-        new.show()
+        new = self.window.open_in_new_window(part)
         new.statusBar().showMessage(f"{variant.name} of {source.name}: unsaved (File > Save As... writes it).", 15000)
         new.destroyed.connect(lambda *_: self.windows.remove(new) if new in self.windows else None)
         return new

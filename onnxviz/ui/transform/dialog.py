@@ -50,7 +50,7 @@ from onnxviz.model.transform.catalog import (
     Settings,
     TransformError,
 )
-from onnxviz.ui.edit.forms import ErrorLabel, error_style
+from onnxviz.ui.widgets.forms import ErrorLabel, error_style
 from onnxviz.ui.widgets.names import message_text, plain_tooltip
 
 BLOCK_SIZES = (16, 32, 64, 128, 256)

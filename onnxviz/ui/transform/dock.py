@@ -29,7 +29,7 @@ from onnxviz.model.text import display_name
 from onnxviz.model.transform import Outcome, Timing, Variant
 from onnxviz.model.transform.cost import LayerError
 from onnxviz.model.transform.timing import DEFAULT_RUNS
-from onnxviz.ui.edit.forms import error_style
+from onnxviz.ui.widgets.forms import error_style
 from onnxviz.ui.widgets.names import message_text, plain_tooltip
 
 OP_COLUMNS = ("Operator", "Before", "After", "Change")

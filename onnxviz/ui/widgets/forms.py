@@ -222,14 +222,6 @@ class FormDialog(QDialog):
             combo.setCurrentText(current)
         return self._add(key, label, combo)
 
-    def add_check(self, key: str, text: str, checked: bool = False, tip: str = "") -> QCheckBox:
-        box = QCheckBox(text)
-        box.setChecked(checked)
-        box.setToolTip(tip)
-        self.form.addRow("", box)
-        self.fields[key] = box
-        return box
-
     def add_widget(self, key: str, label: str, widget: W) -> W:
         """A field of the form's own making (a value or numbers, a choice)."""
         return self._add(key, label, widget)
