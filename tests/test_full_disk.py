@@ -174,3 +174,17 @@ def test_a_save_on_a_read_only_disk_is_one_sentence_and_keeps_the_files(disk: Pa
         assert info.value.message == f"could not save {name}: the disk is read-only.", external
         assert doc.is_dirty
     assert _files(home) == before
+
+
+def test_a_transform_whose_working_files_fill_the_disk_is_one_sentence(disk: Path, tmp_path: Path) -> None:
+    """The transform's worker writes the model and the tool's result into a folder of its own in TMPDIR; a full
+    disk there was 'OSError: [Errno 28] No space left on device'."""
+    model, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(_model(850), model)  # 3.4 MB, on a disk left with 1 MiB
+    _fill(disk, 1 << 20)
+    ran = subprocess.run([sys.executable, "-m", "onnxviz", "transform", str(model), str(out), "--with", "onnxslim"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(disk)})
+    assert ran.returncode == 2, ran.stdout
+    assert ran.stderr == f"onnxviz: error: the transform could not write its working files in {disk}: the disk is " \
+                         "full; the model is unchanged\n"
+    assert not out.exists() and sorted(os.listdir(disk)) == ["filler"]

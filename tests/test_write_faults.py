@@ -190,3 +190,29 @@ def test_the_log_is_appended_checked_and_a_failure_never_stops_the_app(tmp_path:
     append_log("last line", log)
     lines = log.read_text().splitlines()
     assert lines[0] == "first line" and lines[-1] == "last line"
+
+
+@pytest.mark.parametrize("code", [faulty_disk.ERRNOS["ENOSPC"], faulty_disk.ERRNOS["EIO"]])
+def test_a_transforms_working_files_that_cannot_be_written_are_one_sentence(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch,
+                                                                            code: int) -> None:
+    """The transform's steps write the model and the tool's result with onnx.save (in its worker, a folder of
+    its own in TMPDIR): a failure there is said in words naming that place, not 'OSError: [Errno 28] ...'."""
+    import onnx
+
+    from onnxviz.model.io.disk import reason
+    from onnxviz.model.transform import stages
+
+    def failing(*_args: object, **_kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    folder = tmp_path / "onnxviz-transform-1-abc"
+    folder.mkdir()
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]))
+    monkeypatch.setattr(onnx, "save", failing)
+    reply = stages.run_step("prepare", str(folder), model.SerializeToString(), None)
+    assert reply.error == (f"the transform could not write its working files in {tmp_path}: "
+                           f"{reason(OSError(code, ''))}; the model is unchanged.")
+    assert "Errno" not in reply.error

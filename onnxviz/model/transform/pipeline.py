@@ -22,7 +22,7 @@ from onnxviz.model.matching.crossrun import Limits
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.transform.calibration import Sample
 from onnxviz.model.transform.catalog import Settings, TransformError
-from onnxviz.model.transform.stages import AFTER, Reply, run_step
+from onnxviz.model.transform.stages import AFTER, Reply, run_step, working_files_error
 from onnxviz.model.transform.summary import Summary
 from onnxviz.model.transform.timing import DEFAULT_RUNS, Timing
 from onnxviz.model.transform.verify import LOSSLESS, LOSSY, Verification
@@ -77,10 +77,16 @@ class Transformer:
         TransformError in one sentence (OutputsChanged when the outputs are beyond ``limits``), Cancelled."""
         limits = limits if limits is not None else default_limits(settings)
         title = settings.label()
-        folder = private_folder()
+        try:
+            folder = private_folder()
+        except OSError as exc:
+            raise TransformError(working_files_error(exc)) from None
         notes: list[str] = []
         try:
-            source = _handed(model, folder)
+            try:
+                source = _handed(model, folder)
+            except OSError as exc:
+                raise TransformError(working_files_error(exc)) from None
             self._step("prepare", (str(folder), source, str(base_dir) if base_dir else None), progress, token,
                        0.02, "Reading the model", notes)
             self._step("inputs", (str(folder), settings), progress, token, 0.08, "Reading the inputs", notes)
