@@ -216,3 +216,24 @@ def test_a_transforms_working_files_that_cannot_be_written_are_one_sentence(tmp_
     assert reply.error == (f"the transform could not write its working files in {tmp_path}: "
                            f"{reason(OSError(code, ''))}; the model is unchanged.")
     assert "Errno" not in reply.error
+
+
+def test_a_transforms_variant_is_written_whole_or_not_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variant of the session (the model before a transform, each result) is a file the diff and Open in New
+    Window read: a fault at any chunk is one sentence, and no part of it is left to be read."""
+    from onnxviz.model.transform.variants import Variants
+
+    faulty_disk.small_chunks(monkeypatch, 64)
+    data = bytes(range(256)) * 3
+    variants = Variants()
+    try:
+        calls = faulty_disk.count_calls(monkeypatch, lambda: variants.stage(data, "m (before onnxslim)"))
+        assert calls["chunk"] >= 4, calls  # written through the checked writer, in chunks
+        for at in range(calls["chunk"]):
+            with faulty_disk.faulty(monkeypatch, at=at, fault="ENOSPC"), \
+                    pytest.raises(OnnxvizError, match=r"^could not write m \(before onnxslim\)\.onnx: the disk is full\.$"):
+                variants.stage(data, "m (before onnxslim)")
+        staged = [p for p in Path(variants.stage(data, "m").path).parent.parent.rglob("*") if p.is_file()]
+        assert all(p.read_bytes() == data for p in staged) and len(staged) == 2  # the counted one and the last
+    finally:
+        variants.cleanup()
