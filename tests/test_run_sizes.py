@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import run_cli
+from conftest import dumped, run_cli
 from onnx import TensorProto, helper, numpy_helper
 from size_models import kv_cache_decoder, reflect_pad_audio, upsampling_cnn
 
@@ -169,9 +169,9 @@ def test_a_reflect_pad_and_a_strided_conv_get_samples_tried_in_the_worker(capsys
     assert "note: the generated inputs' first sizes (batch=1, samples=1) did not run (node '/stft/Pad' (Pad)" in out
     assert "note: sizes the graph suggests: samples>=65 (reflect Pad '/stft/Pad' of 64)." in out
     index = json.loads((dump / "index.json").read_text())
-    fed = np.load(dump / index["values"]["input"]["file"])
+    fed = dumped(dump, "input")
     assert fed.shape[1] >= 128 and index["dims"]["samples"] == fed.shape[1] and index["generated"] == ["input"]
-    np.testing.assert_array_equal(np.load(dump / index["values"]["output"]["file"]),
+    np.testing.assert_array_equal(dumped(dump, "output"),
                                   _plain_outputs(model, {"input": fed})[0])
 
 

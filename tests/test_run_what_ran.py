@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import run_cli
+from conftest import dumped, run_cli
 from onnx import numpy_helper
 
 import onnxviz
@@ -47,7 +47,7 @@ def test_optimized_dump_holds_the_optimized_sessions_values(capsys: pytest.Captu
     index = json.loads((dump / "index.json").read_text())
     assert index["optimized"] is True and index["generated"] == []
     for k, name in enumerate(("last_hidden_state", "logits")):
-        np.testing.assert_array_equal(np.load(dump / index["values"][name]["file"]), on[k])
+        np.testing.assert_array_equal(dumped(dump, name), on[k])
     made = {v for node in onnx.load(str(BERT)).graph.node for v in node.output}
     kept = [k for k, v in index["values"].items() if v["node"] >= 0]
     assert 0 < len(kept) < len(made) and set(kept) <= made  # fused values are gone, the others keep their names
@@ -57,7 +57,7 @@ def test_optimized_dump_holds_the_optimized_sessions_values(capsys: pytest.Captu
                            "--dump", str(plain))
     index = json.loads((plain / "index.json").read_text())
     assert code == 0 and "graph optimizations off" in out and index["optimized"] is False
-    np.testing.assert_array_equal(np.load(plain / index["values"]["logits"]["file"]), off[1])
+    np.testing.assert_array_equal(dumped(plain, "logits"), off[1])
 
 
 def test_run_json_values_has_small_outputs_and_says_why_a_big_one_is_left_out(
