@@ -129,3 +129,18 @@ def test_a_wide_graph_gets_a_strip_that_scrolls_sideways() -> None:
     assert end.origin.x() + shown == pytest.approx(200_000)          # never past the graph's end
     whole = mm.fit_frame(QRectF(0, 0, 1200, 300), inner, QPointF(0, 0))
     assert not whole.strip and 1200 * whole.scale <= inner.width() + 1e-6
+
+
+def test_a_strip_is_never_magnified_beyond_what_the_view_shows() -> None:
+    # a left-to-right BERT after Fit: the minimap showed a magnified fifth of the graph, the view's
+    # rectangle covering all of it
+    from PySide6.QtCore import QRectF, QSize
+
+    area, inner = QRectF(0, 0, 17_400, 715), QSize(1040, 138)
+    fitted = mm.fit_frame(area, inner, area.center(), seen=QRectF(-100, -5_000, 18_000, 10_600))
+    assert not fitted.strip and 17_400 * fitted.scale <= inner.width() + 1e-6       # the whole graph
+    half = QRectF(4_000, 0, 8_000, 715)
+    zoomed_out = mm.fit_frame(area, inner, half.center(), seen=half)
+    assert zoomed_out.strip and 8_000 * zoomed_out.scale <= mm.HOLDS * inner.width() + 1e-6
+    near = QRectF(4_000, 0, 1_000, 600)                                                 # at 1:1: as before
+    assert mm.fit_frame(area, inner, near.center(), seen=near) == mm.fit_frame(area, inner, near.center())

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QMessageBox, Q
 from pytestqt.qtbot import QtBot
 from window_fixtures import doc_of, press_undo, settle
 
+from onnxviz.model.background.procpool import shared_worker
 from onnxviz.model.document import Document
 from onnxviz.ui.canvas.painting import frame_title_rect
 from onnxviz.ui.edit.attributes import AttributesDialog
@@ -275,6 +276,31 @@ def test_cast_to_is_picked_by_name_and_the_output_follows(qtbot: QtBot, window: 
     assert doc.check() == []
     dialog.close()
     undone(qtbot, window, doc, before)
+
+
+def test_a_type_change_is_restated_while_the_checks_worker_is_busy(qtbot: QtBot, window: MainWindow, doc: Document,
+                                                                  tmp_path: Path) -> None:
+    """The inference that restates an edit's types runs in a worker of its own: with the checks' worker held busy
+    (as by the validation of a big model's previous state: the GUI thread waited 1.6-4.5 s for it at 12k nodes),
+    Cast's new type is picked and its output restated while that job still runs."""
+    doc.edit.insert_on_value("probabilities", "Cast", {"to": TensorProto.FLOAT}, name="cast")
+    settle()
+    release = tmp_path / "release"
+    held = shared_worker().submit(os.system, f"for i in $(seq 6000); do [ -e '{release}' ] && exit 0; sleep 0.01; "
+                                             "done; exit 1")  # busy until the test lets it go (at most a minute)
+    try:
+        qtbot.waitUntil(lambda: held.running(), timeout=20000)
+        dialog = attributes(window, 24)
+        combo = dialog.editor.value_choices["to"]
+        k = combo.findText("float16")
+        combo.setCurrentIndex(k)
+        combo.activated.emit(k)
+        assert declared(doc, "probabilities").tensor_type.elem_type == TensorProto.FLOAT16
+        assert not held.done()  # the edit did not wait for it
+        dialog.close()
+    finally:
+        release.touch()
+    assert held.result(timeout=60) == 0
 
 
 def test_an_enum_attribute_added_is_picked_from_its_values(qtbot: QtBot, window: MainWindow, doc: Document) -> None:

@@ -46,3 +46,22 @@ def test_cells_are_square_and_axes_span_the_tensor(qtbot: QtBot, shape: tuple[in
         assert cell_w == pytest.approx(cell_h, rel=0.02)
         for side, ends in (("left", shape[0]), ("bottom", shape[1])):   # what the axes draw
             assert sorted(view.heatmap.plot.getAxis(side).range) == pytest.approx([0, ends])
+
+
+@pytest.mark.parametrize(("shape", "size"), [((64, 192), (420, 640)), ((3, 5), (420, 640))])
+def test_ticks_sit_in_the_middle_of_their_cells(qtbot: QtBot, shape: tuple[int, int], size: tuple[int, int]) -> None:
+    # a tick "20" drawn on the line between cells 19 and 20 read as either
+    view = TensorView()
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    with qtbot.waitSignal(view.loaded, timeout=10000):
+        view.show_tensor("w", np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+    view.tabs.setCurrentIndex(view.image_index)
+    corners(view)
+    for side, cells in (("left", shape[0]), ("bottom", shape[1])):
+        axis = view.heatmap.plot.getAxis(side)
+        levels = axis.tickValues(*axis.range, axis.height() if side == "left" else axis.width())
+        ticks = [v for _spacing, values in levels for v in values]
+        assert ticks and all(v % 1 == 0.5 and 0 < v < cells for v in ticks)
+        assert axis.tickStrings(ticks, 1.0, 1.0) == [str(int(v)) for v in ticks]

@@ -1,5 +1,5 @@
-"""Edge labels over a corpus: no label overlaps another label or any box, and no edge runs through a label's
-text (the operator conformance
+"""Edge labels over a corpus: no label overlaps another label, any box or a group frame's name or button, and
+no edge runs through a label's text (the operator conformance
 models, the wheel's suites, bench/synth.py and bench/shaped.py models, and the real exports under
 tests/data/exports/), with shapes inferred as the window infers them."""
 
@@ -17,7 +17,7 @@ from synth import build as synth_build
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.layout.engine import GraphLayout
-from onnxviz.model.layout.labels import label_rect, label_spots
+from onnxviz.model.layout.labels import frame_marks, label_rect, label_spots
 from onnxviz.model.layout.scene import Scene
 
 EXPORTS = Path(__file__).resolve().parent / "data" / "exports"
@@ -80,6 +80,7 @@ def assert_no_label_overlaps(scene: Scene) -> None:
     boxes = np.stack([scene.box_x, scene.box_y, scene.box_x + scene.box_w, scene.box_y + scene.box_h], 1)
     assert overlaps(labels, labels, same=True) == 0
     assert overlaps(labels, boxes.astype(float), same=False) == 0
+    assert overlaps(labels, np.array(frame_marks(scene), float).reshape(-1, 4), same=False) == 0
     assert edge_crossings(scene, labels, [int(scene.edge_src[e]) for e in label_spots(scene).edge]) == 0
 
 
@@ -116,3 +117,27 @@ def test_the_crossing_counter_sees_an_edge_through_a_label() -> None:
     assert edge_crossings(scene, np.array([[0.0, 0.0, 10.0, 15.0]]), [1]) == 1
     assert edge_crossings(scene, np.array([[6.0, 0.0, 16.0, 15.0]]), [1]) == 0
     assert edge_crossings(scene, np.array([[0.0, 0.0, 10.0, 15.0]]), [0]) == 0   # its own box's edge
+
+
+def framed_edge(frame_x: float) -> Scene:
+    """A box feeding one inside a group frame whose top band (its name, its − button) the edge crosses."""
+    f32 = np.float32
+    return Scene(box_x=np.array([0, 0], f32), box_y=np.array([0, 200], f32), box_w=np.array([80, 80], f32),
+                 box_h=np.array([20, 20], f32), box_kind=np.zeros(2, np.int8),
+                 edge_src=np.array([0], np.int32), edge_dst=np.array([1], np.int32), edge_value=["v"],
+                 edge_label=["batch × 64 × (floor(height/2 - 1/2) + 1)"], edge_inferred=np.zeros(1, bool),
+                 edge_offsets=np.array([0, 2]), edge_points=np.array([[40, 20], [40, 200]], f32),
+                 group_path=["model/model.0/conv_stem_block"], group_rect=np.array([[frame_x, 30, 400, 160]], f32),
+                 group_depth=np.zeros(1, np.int16))
+
+
+@pytest.mark.parametrize("frame_x", [-10.0, -338.0])   # the label's first spot over the frame's name, its button
+def test_no_label_over_a_frames_name_or_button(frame_x: float) -> None:
+    # a detector's long labels lay over group frames' names and "−" buttons
+    scene = framed_edge(frame_x)
+    labels = label_rects(scene)
+    assert len(labels) == 1
+    assert overlaps(labels, np.array(frame_marks(scene), float), same=False) == 0
+    plain = label_rects(framed_edge(2000.0))   # with the frame out of the way: the first spot, by the source
+    assert labels[0, 1] > plain[0, 1]                                       # moved down its own edge
+    assert labels[0, 0] == plain[0, 0]                                      # beside it, as before

@@ -237,6 +237,27 @@ def test_cost_table_arrives_sorted_by_macs(qtbot: QtBot, window: MainWindow, exa
     assert all(by_node[node].macs == row[2] for node, row in zip(table.payload, table.rows, strict=True))
 
 
+def test_cost_table_fits_its_columns_in_the_panel(qtbot: QtBot, window: MainWindow, example_path: Path) -> None:
+    """At the panel's default width the table does not scroll sideways and every count reads whole; a name
+    cut to fit has its whole text in the tooltip."""
+    window.resize(1400, 900)
+    window.show()
+    model_panel = open_model(qtbot, window, example_path).model_panel
+    qtbot.waitUntil(lambda: bool(model_panel.costs), timeout=20000)
+    view, table = model_panel.cost_view, model_panel.cost_model
+    qtbot.waitUntil(lambda: view.viewport().width() > 100, timeout=20000)
+    header = view.horizontalHeader()
+    assert header.length() <= view.viewport().width()
+    assert view.horizontalScrollBar().maximum() == 0
+    metrics = view.fontMetrics()
+    for row in range(table.rowCount()):
+        for column in (2, 3):
+            text = table.data(table.index(row, column))
+            assert metrics.horizontalAdvance(text) + 6 <= view.columnWidth(column), (row, column, text)
+        name = table.rows[row][0]
+        assert name in table.data(table.index(row, 0), Qt.ItemDataRole.ToolTipRole)
+
+
 def _odd_names_model() -> onnx.ModelProto:
     """Names that sort differently by case, empty ones (shown as op#position), an escaped one, equal costs."""
     w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
@@ -276,6 +297,7 @@ def test_cost_table_shows_and_sorts_what_a_table_of_all_its_cells_would(qtbot: Q
     shown = panel.cost_model
     every = RowsModel(shown.headers)  # the cells made for every row, as the table made them before
     every.numeric_columns, every.formatters = shown.numeric_columns, shown.formatters
+    every.tooltip_columns = shown.tooltip_columns
     rows = [(display_name(c.name or f"{c.op_type}#{c.node}", NAME_CHARS), display_name(c.op_type, NAME_CHARS), c.macs,
              c.flops, display_name(c.output_shape, NAME_CHARS)) for c in figures.costs]
     first = sorted_order(rows, *COST_ORDER)
@@ -562,3 +584,26 @@ def test_operators_table_is_shown_whole_and_the_page_scrolls(qtbot: QtBot, windo
     assert view.verticalScrollBar().maximum() == 0                 # no scroll area inside the page's
     last = view.rowViewportPosition(rows - 1) + view.rowHeight(rows - 1)
     assert 0 < last <= view.viewport().height()                    # every row on the page
+
+
+def test_the_node_panel_never_scrolls_sideways(qtbot: QtBot, window: MainWindow, tmp_path: Path) -> None:
+    """The com.microsoft nodes of a 4-bit BERT (GatherBlockQuantized's panel scrolled sideways), their
+    documentation open: the panel scrolls up and down only, its content as wide as the panel."""
+    from test_symbolic_shapes import int4_bert
+
+    path = tmp_path / "bert_int4.onnx"
+    onnx.save(int4_bert(), path)
+    window.resize(1400, 900)
+    window.show()
+    panels = open_model(qtbot, window, path)
+    doc, page = window.doc, panels.node_panel
+    assert doc is not None
+    nodes = doc.model.graph.node
+    for op in ("GatherBlockQuantized", "MatMulNBits"):
+        doc.selection.select_node("", next(k for k, n in enumerate(nodes) if n.op_type == op))
+        for title, section in page.sections.items():
+            if title.endswith("documentation") and not section.expanded:
+                qtbot.mouseClick(section.header, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: page.verticalScrollBar().maximum() > 0, timeout=5000)
+        assert page.widget().width() <= page.viewport().width(), op
+        assert page.horizontalScrollBar().maximum() == 0, op

@@ -67,7 +67,7 @@ def test_the_worker_processes_are_forks_made_after_the_model_imports_before_qt_a
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                             env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["BEFORE", "True", "False", "1", "FORKED", "True", "2", "True"]
+    assert result.stdout.split() == ["BEFORE", "True", "False", "1", "FORKED", "True", "3", "True"]
     assert (tmp_path / "shot.png").stat().st_size > 0
 
 
@@ -179,7 +179,7 @@ def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     [line] = result.stdout.splitlines()  # the interpreter's end never came
     label, *pids = line.split()
-    assert label == "WORKERS" and len(pids) == 2
+    assert label == "WORKERS" and len(pids) == 3
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)  # reaped: not even zombies
     assert shot.stat().st_size > 0
     from PySide6.QtCore import QSettings

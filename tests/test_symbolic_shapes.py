@@ -273,3 +273,21 @@ def test_info_says_how_many_nodes_it_could_not_count(capsys: pytest.CaptureFixtu
     assert found["nodes_not_counted"] == 1 and found["flops"] == 0   # the Relu after the unknown operator
     code, out, _ = run_cli(capsys, "info", str(tmp_path / "m.onnx"))
     assert "MACs:        0 (1 node not counted: no shape known)" in out
+
+
+def test_a_long_shape_label_is_cut_at_its_longest_names_and_whole_in_the_tooltip() -> None:
+    # a detector's labels: `batch × 16 × (floor(height/2 - 1/2) + 1) × (floor(width/2 - 1/2) + 1)` and longer
+    from onnx import TensorProto, helper
+
+    from onnxviz.model.text import LABEL_CHARS, label_shape_text
+
+    deep = "floor(floor(floor(height/2 - 1/2)/2 - 1/2)/2 - 1/2) + 1"
+    for dims in (["batch", 16, "floor(height/2 - 1/2) + 1", "floor(width/2 - 1/2) + 1"],
+                 ["batch", 64, deep, deep.replace("height", "width")]):
+        t = helper.make_tensor_type_proto(TensorProto.FLOAT, dims)
+        label, whole = label_shape_text(t), shape_text(t, names=True)
+        assert len(label) <= LABEL_CHARS < len(whole)
+        assert label.startswith(f"batch × {dims[1]} × (floor(") and label.count("×") == 3 and "…" in label
+        assert deep in shape_text(helper.make_tensor_type_proto(TensorProto.FLOAT, [deep]), names=True)
+    short = helper.make_tensor_type_proto(TensorProto.FLOAT, ["batch", "sequence", 32])
+    assert label_shape_text(short) == shape_text(short) == "batch × sequence × 32"

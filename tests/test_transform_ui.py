@@ -90,6 +90,15 @@ def test_the_whole_loop_on_a_small_model(qtbot: QtBot, make_window: Make, tmp_pa
                      pos=c.dock.ops.visualItemRect(c.dock.ops.item(relu_row, 0)).center())
     chosen = w.diff.diff.differences[w.diff.dock.list.currentRow()]
     assert chosen.kind == "node_added" and "Relu" in chosen.text()  # a Relu only the model before has
+    # the canvas says it in the transform's words (A is the result, B the model before: "removed in B" would mark
+    # what the transform added): what it added is marked, what it removed dashed
+    legend = w.canvas.legend
+    assert legend is not None and legend.title.startswith("What the transform changed (")
+    assert legend.title.endswith(" removed by the transform: dashed)")
+    assert [s[0] for s in legend.swatches][:4] == ["renamed only", "changed", "added by the transform",
+                                                   "removed by it (dashed)"]
+    ghosts = [g for gs in w.diff.ghosts.values() for g in gs if not g.group]
+    assert ghosts and {g.note for g in ghosts} == {"removed by the transform"}
 
     # 2. undo gives the bytes back exactly, redo the result
     press_undo(qtbot, w)

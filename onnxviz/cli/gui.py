@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 # after it (its __feature__ import hook), ~0.05 s for these with onnx and numpy, at the start of every window.
 MODEL_FIRST = ("onnxviz.model.document", "onnxviz.model.background.jobs", "onnxviz.model.layout.inline",
                "onnxviz.model.matching.diff", "onnxviz.model.runner.store", "onnxviz.model.runner.worker",
-               "onnxviz.model.editing.palette")
+               "onnxviz.model.editing.palette", "onnxviz.model.background.early", "onnxviz.model.graph.opdocs",
+               "onnxviz.model.matching.ghosts", "onnxviz.model.matching.samples", "onnxviz.model.runner.input_files")
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

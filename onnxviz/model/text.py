@@ -19,6 +19,8 @@ DIM_SEP = "\u00d7"  # the multiplication sign: "x" could be part of a dimension'
 PLACEHOLDER = re.compile(r"unk__\d+")  # the names shape inference makes up for dimensions it cannot tell
 
 
+LABEL_CHARS = 44  # an edge label's shape text, where cutting its named dimensions (to MIN_DIM) can make it fit
+MIN_DIM = 10
 SHORT_DIM = 28  # characters of an expression dimension in a short text (a label); the tooltip has it whole
 _EXPRESSION = re.compile(r"[\s+*/%()-]")
 
@@ -45,9 +47,25 @@ def _bracketed(d: str) -> bool:
     return True
 
 
-def short_dim(d: str) -> str:
-    """A long expression dimension cut to :data:`SHORT_DIM` characters with an ellipsis."""
-    return d if len(d) <= SHORT_DIM else d[:SHORT_DIM - 1].rstrip() + "\u2026"
+def short_dim(d: str, limit: int = SHORT_DIM) -> str:
+    """A long expression dimension cut to ``limit`` characters with an ellipsis."""
+    return d if len(d) <= limit else d[:limit - 1].rstrip() + "\u2026"
+
+
+def label_shape_text(t: TypeProto | None) -> str:
+    """:func:`shape_text` for an edge's label: at most :data:`LABEL_CHARS` characters where it can, its longest
+    dimension names cut shorter first, one at a time (a detector's labels ran to 90 characters and piled over
+    each other; the tooltip has them whole)."""
+    text = shape_text(t)
+    dims = dim_texts(t) if len(text) > LABEL_CHARS and t is not None and t.HasField("tensor_type") else None
+    if not dims or len(dims) > SHOWN_DIMS:
+        return text
+    while len(join_dims(dims)) > LABEL_CHARS:
+        longest = max(range(len(dims)), key=lambda k: len(dims[k]))
+        if len(dims[longest]) <= MIN_DIM:
+            break
+        dims[longest] = short_dim(dims[longest], len(dims[longest]) - 2)
+    return join_dims(dims)
 
 
 def dims_text(dims: list[str]) -> str:

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 import onnx
 
-from onnxviz.model.background.procpool import WorkerDied, WorkerProcess, shared_worker
+from onnxviz.model.background.procpool import CHECKS, WorkerDied, WorkerProcess, shared_worker
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.session_check import runtime_problems
 from onnxviz.model.graph.validation import (
@@ -138,13 +138,13 @@ def types_job(data: bytes) -> InferenceResult:
 
 
 def run_checks(job: Callable[..., T], data: bytes, *args: object, steps: Sequence[Step] = STEPS,
-               token: CancelToken | None = None) -> T:
+               token: CancelToken | None = None, role: str = CHECKS) -> T:
     """``job(data, *args)`` in a child forked for it when this process may fork (:func:`may_fork`: the command
-    line, a script: ~10 ms, no interpreter to start), else in the shared worker process; raises
+    line, a script: ~10 ms, no interpreter to start), else in the shared worker process of ``role``; raises
     :class:`NativeCrash` naming the step of ``steps`` that crashed it, and where."""
     if may_fork():
         return crash_named(lambda: forked(job, data, *args), data, steps, token)
-    return crash_named(lambda: shared_worker().run(job, data, *args, token=token), data, steps, token)
+    return crash_named(lambda: shared_worker(role).run(job, data, *args, token=token), data, steps, token)
 
 
 def may_fork() -> bool:
@@ -220,10 +220,10 @@ def validated(data: bytes, generation: int, runtime: bool) -> ValidationResult:
         return ValidationResult(generation, InferenceResult(), [crash.cause.problem()])
 
 
-def inferred_types(data: bytes) -> InferenceResult:
-    """Shape inference's types of the model ``data`` (lenient; see :func:`types_job`); raises
-    :class:`NativeCrash` when inference crashed."""
-    return run_checks(types_job, data, steps=(INFERENCE,))
+def inferred_types(data: bytes, role: str = CHECKS) -> InferenceResult:
+    """Shape inference's types of the model ``data`` (lenient; see :func:`types_job`), in the worker of ``role``
+    when this process may not fork; raises :class:`NativeCrash` when inference crashed."""
+    return run_checks(types_job, data, steps=(INFERENCE,), role=role)
 
 
 def converted(model: onnx.ModelProto, version: int) -> onnx.ModelProto:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from onnxviz.model.background.procpool import (
     CHECKS,
+    EDITS,
     JOBS_MODULE,
     POLL_S,
     RUNTIME,
@@ -208,8 +209,8 @@ def unclaimed_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -
 def start_analysis_workers() -> None:
     """As the application starts, before any thread: its worker processes, as forks of it where they can be
     (see :func:`~onnxviz.model.background.procpool.fork_workers`), else spawned, importing the jobs' module."""
-    fork_workers((CHECKS, RUNTIME))
-    start_workers((CHECKS, RUNTIME), JOBS_MODULE)
+    fork_workers((CHECKS, RUNTIME, EDITS))
+    start_workers((CHECKS, RUNTIME, EDITS), JOBS_MODULE)
 
 
 def analyse_early(path: Path) -> None:

@@ -276,6 +276,7 @@ _shared: dict[str, WorkerProcess] = {}
 _shared_lock = threading.Lock()
 CHECKS = "checks"  # validation and the model summary
 RUNTIME = "runtime"  # onnxruntime's slower check of each validated state, which must not delay the others
+EDITS = "edits"  # inference of the types an edit changes: the GUI thread waits for it, never behind a validation
 JOBS_MODULE = "onnxviz.model.background.jobs"  # what the shared workers run (imported as they start)
 
 

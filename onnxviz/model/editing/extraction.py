@@ -13,6 +13,7 @@ import onnx
 from onnx import AttributeProto, GraphProto, ModelProto, TypeProto
 
 from onnxviz.model.background.contained import INFERENCE, NativeCrash, inferred_types, run_checks
+from onnxviz.model.background.procpool import EDITS
 from onnxviz.model.editing.cleanup import node_reads
 from onnxviz.model.errors import EditError
 from onnxviz.model.graph.index import GraphIndex, ModelIndex, topological_order
@@ -38,7 +39,8 @@ def extract_model(model: ModelProto, inputs: Sequence[str], outputs: Sequence[st
     if not outputs:
         raise EditError("choose at least one output to extract.")
     try:
-        found = run_checks(_extracted, model.SerializeToString(), list(inputs), list(outputs), steps=(INFERENCE,))
+        found = run_checks(_extracted, model.SerializeToString(), list(inputs), list(outputs), steps=(INFERENCE,),
+                           role=EDITS)
     except NativeCrash as crash:
         raise EditError(f"the subgraph could not be extracted: {crash.message}") from None
     if isinstance(found, str):

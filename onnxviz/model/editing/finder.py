@@ -22,6 +22,7 @@ from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto
 from onnx.defs import OpSchema
 
 from onnxviz.model.background.contained import NativeCrash, inferred_types
+from onnxviz.model.background.procpool import EDITS
 from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.ops import Path, resolve
@@ -156,11 +157,12 @@ class Finder:
         return self._inferred_now().get(scope, {}).get(name) or self.index.type_of(scope, name)[0]
 
     def _inferred_now(self) -> dict[str, dict[str, Any]]:
-        """Shape inference's types for the model as it is (run once per model state)."""
+        """Shape inference's types for the model as it is (run once per model state), in the edits' worker: a
+        crash of onnx's C++ there types nothing, and ends nothing here."""
         generation = self.context.generation()
         if self._inferred is None or self._inferred[0] != generation:
-            try:  # in the worker process: a crash of onnx's C++ there types nothing and ends nothing here
-                types = inferred_types(without_big_weights(self.model)).types
+            try:
+                types = inferred_types(without_big_weights(self.model), role=EDITS).types
             except NativeCrash:
                 types = {}
             self._inferred = (generation, types)

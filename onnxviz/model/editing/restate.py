@@ -25,6 +25,7 @@ import onnx
 from onnx import GraphProto, NodeProto, OperatorSetIdProto, TensorProto, TypeProto
 
 from onnxviz.model.background.contained import INFERENCE, NativeCrash, run_checks
+from onnxviz.model.background.procpool import EDITS
 from onnxviz.model.editing.ops import Op, Path, ReplaceMessage
 from onnxviz.model.graph.index import GraphIndex
 from onnxviz.model.graph.validation import InferenceResult, infer_types
@@ -100,8 +101,9 @@ def _infer_region(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], ty
     inputs, inits = _boundary(nodes, given, types, types.weight)
     model = onnx.helper.make_model(onnx.helper.make_graph(list(nodes), "part", inputs, [], inits),
                                    opset_imports=list(opsets))
-    try:  # in the worker process: a crash of onnx's C++ on some node restates nothing, and ends nothing here
-        return run_checks(_region_job, model.SerializeToString(), steps=(INFERENCE,)).types.get("", {})
+    try:  # in the edits' worker process (never waiting behind a validation): a crash of onnx's C++ on some node
+        # restates nothing, and ends nothing here
+        return run_checks(_region_job, model.SerializeToString(), steps=(INFERENCE,), role=EDITS).types.get("", {})
     except NativeCrash:
         return {}
 
@@ -188,7 +190,7 @@ def infer_alone(nodes: Sequence[NodeProto], given: Mapping[str, TypeProto], type
     alone = onnx.helper.make_graph(list(nodes), "part", inputs, [], inits)
     try:
         data = onnx.helper.make_model(alone, opset_imports=list(opsets)).SerializeToString()
-        found = run_checks(_types_made, data, sorted(made), steps=(INFERENCE,))  # a crash there restates nothing
+        found = run_checks(_types_made, data, sorted(made), steps=(INFERENCE,), role=EDITS)  # a crash: nothing restated
     except (NativeCrash, ValueError):
         return {}
     return {name: TypeProto.FromString(t) for name, t in found.items()}

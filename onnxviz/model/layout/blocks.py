@@ -64,8 +64,8 @@ class Block:
 
     def port_dx(self, row: int) -> float:
         """Port's x offset from the frame's centre."""
-        lay = self.lay
-        return float(self.pad_x + lay.x[row] + lay.w[row] / 2 - self.width / 2)
+        plain = self.lay.plain()
+        return float(self.pad_x + plain.x[row] + plain.w[row] / 2 - self.width / 2)
 
     def main_in_dx(self) -> float:
         """Offset from the frame's centre of the entry port feeding the most units (0 if none)."""

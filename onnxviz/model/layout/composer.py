@@ -51,6 +51,8 @@ class _Composer:
         self.blocks = levels.blocks
         self.origin: dict[int, Point] = {}
         self.segments: dict[tuple[int, int], list[Point]] = {}
+        self.local_routes: dict[tuple[int, int, float, float | None], list[Point]] = {}  # in a layout's own place
+        self.units: dict[int, tuple[list[int], list[int], list[int]]] = {}  # per level: its blocks' rows as lists
         self.chains: dict[int, list[int]] = {}
         self.scene = Scene(scope=levels.scope)
         self.code_box: dict[int, int] = {}
@@ -216,18 +218,27 @@ class _Composer:
             return found
         block = self.blocks[level]
         lay = block.lay
-        v = int(block.edge_val[e])
-        src, dst = int(lay.edge_src[e]), int(lay.edge_dst[e])
+        units = self.units.get(level)
+        if units is None:
+            units = self.units[level] = (block.kind.tolist(), block.ref.tolist(), block.edge_val.tolist())
+        kind, ref, edge_val = units
+        plain = lay.plain()
+        v, src, dst = edge_val[e], plain.edge_src[e], plain.edge_dst[e]
         src_dx = 0.0
         dst_dx: float | None = None  # a box's own spot for the edge, beside the others into it
-        if block.kind[src] == UNIT_BLOCK:
-            sub = self.blocks[int(block.ref[src])]
+        if kind[src] == UNIT_BLOCK:
+            sub = self.blocks[ref[src]]
             src_dx = sub.port_dx(sub.out_port[v])
-        if block.kind[dst] == UNIT_BLOCK:
-            sub = self.blocks[int(block.ref[dst])]
+        if kind[dst] == UNIT_BLOCK:
+            sub = self.blocks[ref[dst]]
             dst_dx = sub.port_dx(sub.in_port[v])
+        # repeated levels share their layout: its route of an edge is made once, then moved to each level
+        key = (id(lay), e, src_dx, dst_dx)
+        local = self.local_routes.get(key)
+        if local is None:
+            local = self.local_routes[key] = lay.polyline(e, src_dx, dst_dx)
         ox, oy = self.origin[level]
-        pts = [(x + ox, y + oy) for x, y in lay.polyline(e, src_dx, dst_dx)]
+        pts = [(x + ox, y + oy) for x, y in local]
         self.segments[(level, e)] = pts
         return pts
 

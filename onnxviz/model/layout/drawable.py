@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from onnxviz.model.layout.labels import LabelSpots, label_spots
+from onnxviz.model.layout.labels import LabelSpots, label_rect, label_spots
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.layout.util import distinct
 
@@ -74,6 +74,21 @@ class Drawable:
         self.scene = scene
         if relabelled:
             self._place_labels()
+
+    def sights(self, until: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """x0, y0, x1, y1 of what a view should show whole or not at all, of those starting before ``until``
+        along the flow (y top to bottom, x left to right): the boxes, then the edge labels; and which are
+        input boxes."""
+        along = self.x0 if self.scene.direction == "LR" else self.y0
+        boxes = np.flatnonzero(along <= until)
+        spots = self.labels
+        rows = np.flatnonzero((spots.x if self.scene.direction == "LR" else spots.y) <= until).tolist()
+        rects = np.array([label_rect(float(spots.x[r]), float(spots.y[r]), bool(spots.left[r]),
+                                     self.scene.edge_label[int(spots.edge[r])]) for r in rows],
+                         np.float64).reshape(-1, 4)
+        inputs = np.concatenate([self.scene.box_kind[boxes] == 1, np.zeros(len(rects), bool)])
+        return (np.concatenate([self.x0[boxes], rects[:, 0]]), np.concatenate([self.y0[boxes], rects[:, 1]]),
+                np.concatenate([self.x1[boxes], rects[:, 2]]), np.concatenate([self.y1[boxes], rects[:, 3]]), inputs)
 
     def ghost_edges(self, edges: np.ndarray) -> np.ndarray:
         """Which of ``edges`` lead to or from a ghost box (a mask)."""

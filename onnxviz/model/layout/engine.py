@@ -45,9 +45,9 @@ from onnxviz.model.layout.layers import (
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, clip, item_text
-from onnxviz.model.layout.util import csr, gather, unique_rows, unique_small
+from onnxviz.model.layout.util import SMALL_ROWS, unique_rows, unique_small
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.text import shape_text
+from onnxviz.model.text import label_shape_text
 
 SMALL_SCOPE = 400      # scopes up to this many nodes open with every group expanded
 WRAPPER_SHARE = 0.5    # a group holding more than this share of the nodes opens expanded
@@ -85,7 +85,8 @@ class GraphLayout:
         self._run_labels: list[str] = []
         self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
-        self._csr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None   # made on first need
+        # made on first need: each item's place in the tree's order, and the edges sorted by their ends' places
+        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]] | None = None
         self._scratch = np.full(n, -1, np.int64)
         self._code_row = np.full(n + self.tree.n_groups, -1, np.int64)   # scratch: unit code -> row
         self._value_row = np.full(len(self.graph.values), -1, np.int64)  # scratch: value id -> port row
@@ -331,7 +332,7 @@ class GraphLayout:
         label = self._labels.get(vid)
         if label is None:
             t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
-            text = shape_text(t)
+            text = label_shape_text(t)
             if self.options.edge_names:
                 name = clip(self.graph.values[vid], EDGE_NAME_TEXT)
                 text = f"{name}: {text}" if text else name
@@ -452,6 +453,8 @@ class GraphLayout:
         codes = self._unit_codes(g, members)
         units = _first_by_priority(members, codes)
         edges = self._incident_edges(members)
+        if len(members) <= SMALL_ROWS and len(edges) <= 4 * SMALL_ROWS:
+            return self._wire_small(members, codes, units, edges)
         scratch = self._scratch
         scratch[members] = codes  # temporarily: unit code per member
         src_code = scratch[sg.e_src[edges]]
@@ -477,6 +480,28 @@ class GraphLayout:
             {int(v): k for k, v in enumerate(in_vals.tolist())},
             {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}, triples,
             {(a, b, v): e for e, (a, b, v) in enumerate(triples.tolist())})
+
+    def _wire_small(self, members: np.ndarray, codes: np.ndarray, units: np.ndarray, edges: np.ndarray) -> _Wiring:
+        """:meth:`_wire` of a level of a few boxes, in Python's lists and sets (numpy's fixed cost per call was
+        most of it): the same units, ports and edges."""
+        sg = self.graph
+        code_of = dict(zip(members.tolist(), codes.tolist(), strict=True))
+        vals = sg.e_val[edges].tolist()
+        src_code = [code_of.get(x, -1) for x in sg.e_src[edges].tolist()]
+        dst_code = [code_of.get(x, -1) for x in sg.e_dst[edges].tolist()]
+        in_vals = sorted({v for v, c in zip(vals, src_code, strict=True) if c < 0})
+        out_vals = sorted({v for v, c in zip(vals, dst_code, strict=True) if c < 0})
+        unit_codes = units.tolist()
+        n_in, n_units = len(in_vals), len(unit_codes)
+        row_of = {c: n_in + k for k, c in enumerate(unit_codes)}
+        in_port = {v: k for k, v in enumerate(in_vals)}
+        out_port = {v: n_in + n_units + k for k, v in enumerate(out_vals)}
+        rows = {(row_of[a] if a >= 0 else in_port[v], row_of[b] if b >= 0 else out_port[v], v)
+                for a, b, v in zip(src_code, dst_code, vals, strict=True)}
+        triples = sorted(r for r in rows if r[0] != r[1])
+        dtype = sg.e_val.dtype
+        return _Wiring(units, np.array(in_vals, dtype), np.array(out_vals, dtype), row_of, in_port, out_port,
+                       np.array(triples, np.int64).reshape(-1, 3), {t: e for e, t in enumerate(triples)})
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -588,18 +613,31 @@ class GraphLayout:
         return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
 
     def _incident_edges(self, members: np.ndarray) -> np.ndarray:
+        """The edges from or to ``members``, a group's items: a run of the tree's order, so the edges whose
+        source (target) lies in it are a run of the edges sorted by their source's (target's) place there."""
         if len(members) == self.graph.n_items:
             return np.arange(len(self.graph.e_src))
-        if self._csr is None:
-            self._csr = (*csr(self.graph.e_src, len(self._scratch)), *csr(self.graph.e_dst, len(self._scratch)))
-        out_order, out_ptr, in_order, in_ptr = self._csr
-        out = gather(out_order, out_ptr, members)
-        inc = gather(in_order, in_ptr, members)
-        return unique_small(np.concatenate([out, inc]))
+        if len(members) == 0:
+            return np.zeros(0, np.int64)
+        if self._by_place is None:
+            place = np.empty(len(self.tree.order), np.int64)
+            place[self.tree.order] = np.arange(len(place))
+            sorts = []
+            for ends in (self.graph.e_src, self.graph.e_dst):
+                order = np.argsort(place[ends], kind="stable")
+                sorts.append((order, place[ends][order]))
+            self._by_place = (place, sorts)
+        place, sorts = self._by_place
+        lo = int(place[members[0]])
+        runs = [order[np.searchsorted(keys, lo):np.searchsorted(keys, lo + len(members))] for order, keys in sorts]
+        return unique_small(np.concatenate(runs))
 
 
 def _first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Distinct unit codes ordered by their lowest member item (file order)."""
+    if len(members) <= SMALL_ROWS:  # a dict keeps the first of each code, met in ascending members
+        seen = dict.fromkeys(code for _m, code in sorted(zip(members.tolist(), codes.tolist(), strict=True)))
+        return np.array(list(seen), codes.dtype)
     order = np.argsort(members, kind="stable")
     by_item = codes[order]
     uniq, first = np.unique(by_item, return_index=True)

@@ -39,6 +39,7 @@ EMBEDDED = "\x00embedded"   # value and group of a body box's placeholder ref
 PAD = 14.0       # inside the node's room, around the bodies
 GAP = 28.0       # between two bodies side by side
 LABEL_H = 22.0   # a body frame's label band
+BODY_ORDER = {"then_branch": 0, "else_branch": 1}   # an If's bodies side by side (or one above the other)
 
 Holder: TypeAlias = tuple[str, int]   # (scope, position of the node in it): a node whose bodies are drawn inside it
 
@@ -143,10 +144,11 @@ class InlineLayout(GraphLayout):
         return self._embed(super().build(progress, cancel))
 
     def _lay_out_bodies(self, node: int) -> list[_Body]:
+        """The bodies of ``node``, laid out, in reading order: an If's then branch before its else branch
+        (however the file orders the attributes: onnx's helper sorts them by name, else first)."""
         out = []
-        for holder, label, scope in self.graph.graph.children:
-            if holder != node or scope not in self.index.graphs:
-                continue
+        children = [c for c in self.graph.graph.children if c[0] == node and c[2] in self.index.graphs]
+        for _holder, label, scope in sorted(children, key=lambda c: BODY_ORDER.get(c[1].rsplit(".", 1)[-1], 2)):
             body = InlineLayout(self.index, scope, inline=self.inline_all, options=self.options)
             body.expand_all()   # every group open: it is read here
             scene = body.build()

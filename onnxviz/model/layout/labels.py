@@ -31,6 +31,7 @@ CELL = 160.0        # grid cell of the box index
 LABEL_CELL = 48.0   # grid cell of the label index
 MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
 MAX_ROOM = 260.0    # the most room between two layers laid out left to right that labels may ask for
+BOLD = 1.15         # a frame's bold title is at most this much wider than a label of the same text
 STACKED = 3         # left to right, lines above (below) an edge a label that fits nowhere along it may go
 
 Rect = tuple[float, float, float, float]
@@ -216,6 +217,8 @@ def label_spots(scene: Scene) -> LabelSpots:
     if not labelled:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
     grid, boxes, edges = _Grid(), _Boxes(scene), _Segments(scene)
+    for mark in frame_marks(scene):   # a label over a frame's name or its button hides it
+        grid.add(mark)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = scene.edge_points.tolist(), scene.edge_offsets.tolist()
@@ -235,6 +238,17 @@ def label_spots(scene: Scene) -> LabelSpots:
     edge, x, y, left = zip(*rows, strict=True)
     return LabelSpots(np.array(edge, np.int64), np.array(x, np.float64), np.array(y, np.float64),
                       np.array(left, bool))
+
+
+def frame_marks(scene: Scene) -> list[Rect]:
+    """What each group frame draws in its top band: its name (bold, from 10 units in, cut to the frame's
+    width) and its − button at the right."""
+    marks = []
+    for (x, y, w, _h), path in zip(scene.group_rect.tolist(), scene.group_path, strict=True):
+        title = path.rsplit("/", 1)[-1] or path
+        marks.append((x + 10, y + 2, x + 10 + min(label_width(title) * BOLD, max(w - 34, 1.0)), y + 21))
+        marks.append((x + w - 22, y + 3, x + w - 5, y + 20))
+    return marks
 
 
 def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:

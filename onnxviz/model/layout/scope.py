@@ -93,6 +93,7 @@ class ScopeGraph:
     e_dst: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     e_val: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     init_dims: dict[str, list[int]] | None = None
+    init_types: dict[str, int] | None = None  # each initializer's element type (onnx's TensorProto enum)
     op_info: dict[tuple[str, str, str], tuple[str, Category, list[str]]] = field(default_factory=dict)
     small: SmallValues | None = None  # values of small constants, shown on their consumers' boxes
     holders: frozenset[int] | None = None  # nodes holding subgraphs (If/Loop/Scan), found on first need
@@ -435,9 +436,12 @@ def _const_text(sg: ScopeGraph, name: str) -> str:
 def _stored_type(sg: ScopeGraph, name: str) -> str:
     """The element type a quantized weight is stored as (``int8``), '' when unknown."""
     t, _ = sg.index.type_of(sg.graph.scope, name)
-    if t is None and sg.graph.graph is not None:
-        tensor = next((x for x in sg.graph.graph.initializer if x.name == name), None)
-        return tensor_dtype_name(tensor.data_type) if tensor is not None else ""
+    if t is None:
+        if sg.init_types is None:  # looked up by name: a search of the list for each weight was quadratic
+            tensors = sg.graph.graph.initializer if sg.graph.graph is not None else []
+            sg.init_types = {x.name: x.data_type for x in tensors}
+        data_type = sg.init_types.get(name)
+        return tensor_dtype_name(data_type) if data_type is not None else ""
     return dtype_text(t)
 
 

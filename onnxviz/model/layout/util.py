@@ -17,10 +17,15 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+SMALL_ROWS = 64  # up to this many rows, Python's sets beat numpy's fixed cost per call (a level of a few boxes)
+
+
 def unique_rows(rows: np.ndarray) -> np.ndarray:
-    """Distinct rows of a small-int (k, 3) array, sorted."""
+    """Distinct rows of a small-int (k, 3) array (entries not negative), sorted."""
     if len(rows) == 0:
         return rows.reshape(0, 3)
+    if len(rows) <= SMALL_ROWS:
+        return np.array(sorted(set(map(tuple, rows.tolist()))), rows.dtype).reshape(-1, 3)
     hi = rows.max(axis=0) + 1
     keys = (rows[:, 0] * hi[1] + rows[:, 1]) * hi[2] + rows[:, 2]
     keys = distinct(keys)
@@ -37,25 +42,6 @@ def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     span = int(second.max()) + 1
     keys = distinct(first.astype(np.int64) * span + second)
     return np.stack([keys // span, keys % span], 1)
-
-
-def csr(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Edge ids grouped by ``keys`` (order) and where each key's run starts (ptr)."""
-    order = np.argsort(keys, kind="stable")
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(keys, minlength=n), out=ptr[1:])
-    return order, ptr
-
-
-def gather(order: np.ndarray, ptr: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """Concatenated runs of ``items`` from a :func:`csr` index."""
-    starts = ptr[items]
-    lens = ptr[items + 1] - starts
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    offsets = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
-    return order[offsets]
 
 
 def unique_small(values: np.ndarray) -> np.ndarray:

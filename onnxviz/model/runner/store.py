@@ -29,9 +29,9 @@ import onnx
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.graph.index import topological_order
 from onnxviz.model.graph.tensors import TensorStats
-from onnxviz.model.io.disk import Batch, DiskError, write_npy
+from onnxviz.model.io.disk import Batch, CheckedFile, DiskError, write_npy
 from onnxviz.model.process_tuning import building
-from onnxviz.model.progress import ProgressFn, no_progress
+from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.capture import Captured
 from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.inputs import savable
@@ -41,6 +41,7 @@ from onnxviz.model.runner.structured import describe
 from onnxviz.model.runner.table import (
     COLUMNS_FILE,
     RUN_FILE,
+    TEXT_COLUMNS,
     Row,
     ValueTable,
     build_table,
@@ -244,6 +245,52 @@ def _write_result(captured: Captured, model: onnx.ModelProto, out_dir: Path, pac
                     _index_text({**head, "values": {**_described(rows), **structured}}).encode("utf-8"))
     timings["save_s"] = time.perf_counter() - t0
     write_table(out_dir, head, build_table(rows), batch)
+
+
+COPY_BYTES = 8 << 20  # a run's files are copied in pieces this big (a cancel is looked at between them)
+
+
+def export_run(result: RunResult, folder: Path, progress: ProgressFn = no_progress,
+               token: CancelToken | None = None) -> int:
+    """Every value of the finished run ``result`` into ``folder`` as ``run --dump`` writes them (``values.bin``,
+    ``index.json``, strings a .npy each, the run's table), copied from where the run keeps them; the number of
+    values. All of the files are written, or none (a full disk: one sentence; a cancel: nothing left)."""
+    head, table = read_table(result.directory)
+    rows = [Row({c: table.text(c, r) for c in TEXT_COLUMNS}, int(table.numbers["node"][r]),
+                int(table.numbers["order"][r]), int(table.numbers["offset"][r]), table.stats(r))
+            for r in range(len(table))]
+    head = {**head, "pack": PACK_FILE if result.pack_path is not None else None}
+    sources = {PACK_FILE: result.pack_path} if result.pack_path is not None else {}
+    sources.update((r.texts["file"], result.directory / r.texts["file"]) for r in rows if r.offset < 0)
+    sources.update((e["file"], result.directory / e["file"]) for e in result.structured.values() if "file" in e)
+    mine = {*sources, INDEX_FILE, RUN_FILE, COLUMNS_FILE}
+    there = sorted(name for name in mine if (folder / name).exists())
+    if there:  # never over files the user did not name
+        raise OnnxvizError(f"{folder} already holds {', '.join(there[:3])}; choose an empty folder.")
+    total = max(1, sum(path.stat().st_size for path in sources.values()))
+    copied = [0]
+
+    def copy(source: Path, out: CheckedFile) -> None:
+        with open(source, "rb") as f:
+            while piece := f.read(COPY_BYTES):
+                if token is not None:
+                    token.check()
+                out.write(piece)
+                copied[0] += len(piece)
+                progress(0.95 * copied[0] / total, f"Writing {len(rows)} values to {folder.name}")
+
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with Batch(f"the values to {folder}") as batch:
+            for name, source in sources.items():
+                batch.write_with(folder / name, functools.partial(copy, source), source.stat().st_size)
+            batch.write(folder / INDEX_FILE,
+                        _index_text({**head, "values": {**_described(rows), **result.structured}}).encode("utf-8"))
+            write_table(folder, head, table, batch)
+    except DiskError as exc:
+        raise OnnxvizError(f"{exc.message[:-1]}; none of them were kept.", exc.details) from exc
+    progress(1.0, f"Wrote {len(rows)} values to {folder.name}")
+    return len(rows) + len(result.structured)
 
 
 def _pack_name(pack: Path | None, out_dir: Path) -> str | None:

@@ -373,6 +373,27 @@ class GraphCanvas(QWidget):
 
         self.show_scope(scope, then=reveal)
 
+    def actual_size(self) -> None:
+        """1:1 centred on the selected box; without one, on the view's centre unless nothing would be in
+        sight there (after Fit the centre can fall between branches): then on the box nearest it."""
+        view, d = self.view, self.drawable
+        box = self.selected_box()
+        if d is None or d.scene.n_boxes == 0:
+            view.set_scale(1.0)
+            return
+        if box >= 0:
+            view.place(1.0, self._box_rect(box).center())
+            return
+        view.set_scale(1.0)
+        seen = view.visible_scene_rect()
+        mid_x, mid_y = (d.x0 + d.x1) / 2, (d.y0 + d.y1) / 2
+        if np.any((mid_x >= seen.left()) & (mid_x <= seen.right()) & (mid_y >= seen.top()) & (mid_y <= seen.bottom())):
+            return   # a box (at least its middle) in sight
+        c = view.center
+        dx = np.maximum(np.maximum(d.x0 - c.x(), c.x() - d.x1), 0)
+        dy = np.maximum(np.maximum(d.y0 - c.y(), c.y() - d.y1), 0)
+        view.center_on(self._box_rect(int(np.argmin(dx * dx + dy * dy))).center())
+
     def fit(self) -> None:
         self.view.fit()
 
@@ -688,10 +709,11 @@ class GraphCanvas(QWidget):
     def _job_done(self, task: Task, job: _Job, result: tuple[Any, Drawable]) -> None:
         if self._task is not task:
             return
+        follow = self._selection_in_sight()   # before the new layout replaces the boxes it is looked up in
         self.layout_obj, drawable = result
         if job.scope is not None:  # before showing: badges, overlay and selection are looked up per scope
             self._set_scope(*job.scope)
-        self._show(drawable, keep_view=job.keep_view, announce=job.announce)
+        self._show(drawable, keep_view=job.keep_view, announce=job.announce, follow=follow)
         if job.then is not None:
             job.then()
         self._job_ended(task)
@@ -724,7 +746,13 @@ class GraphCanvas(QWidget):
             if not self._apply_retext(nodes):
                 self.rebuild()
 
-    def _show(self, drawable: Drawable, keep_view: bool, announce: bool) -> None:
+    def _selection_in_sight(self) -> bool:
+        box = self.selected_box()
+        return box >= 0 and self.view.visible_scene_rect().intersects(self._box_rect(box))
+
+    def _show(self, drawable: Drawable, keep_view: bool, announce: bool, follow: bool = False) -> None:
+        """``follow``: the selection was in sight; it stays in sight in the new layout (a new opening view,
+        as after turning the layout, shows it too)."""
         self.drawable = drawable
         self.view.message = "" if drawable.scene.n_boxes else "This graph has no nodes, inputs or outputs."
         self._group_selected = -1
@@ -736,9 +764,10 @@ class GraphCanvas(QWidget):
                 for b in outer_boxes(self.doc.index, emb.scene))
             self.view.options.body_toggles = self._body_toggles(drawable)
         # labels that arrived before the user moved the view laid the graph out again: its opening view again
-        self.view.set_drawable(drawable, keep_view=keep_view and (announce or not self.view.auto_view))
+        keep = keep_view and (announce or not self.view.auto_view)
+        self.view.set_drawable(drawable, keep_view=keep)
         self._apply_marks()
-        self._follow_selection(center=False)
+        self._follow_selection(center=follow or not keep)
         self._place_overlays()
         if announce:
             self._ready_pending = True

@@ -132,7 +132,9 @@ def paint_page(p: QPainter, d: Drawable, page: Page, options: PaintOptions) -> N
 def _export_raster(d: Drawable, out: Path, page: Page, options: PaintOptions) -> None:
     pw, ph = page.size
     size = QSize(max(1, round(pw * page.scale)), max(1, round(ph * page.scale)))
-    image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+    # no alpha channel: the page's background is opaque, and a PNG of three channels is a quarter less to
+    # filter and pack (a 15899x7548 render: 1.4 s instead of 1.9, 17 MB instead of 19)
+    image = QImage(size, QImage.Format.Format_RGB32)
     if image.isNull():
         raise OnnxvizError(f"not enough memory for a {size.width()}x{size.height()} image.")
     p = QPainter(image)

@@ -94,7 +94,8 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     view = canvas.view
     menu = window.view_menu
     fit = _action(window, "&Fit Graph", canvas.fit, "Ctrl+0", "Show the whole graph")
-    actual = _action(window, "&Actual Size", lambda: view.set_scale(1.0), "Ctrl+1", "Zoom to 1:1")
+    actual = _action(window, "&Actual Size", canvas.actual_size, "Ctrl+1",
+                     "Zoom to 1:1 on the selection (or the graph)")
     zoom_in = _action(window, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn,
                       "Zoom in")
     zoom_out = _action(window, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut,

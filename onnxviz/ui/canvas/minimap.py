@@ -36,6 +36,7 @@ TRACK = 10          # thickness of the strip's track
 MARGIN = 12         # between a floating minimap and the view's edge
 READABLE = 0.5      # the graph's narrow side spans at least this share of the minimap's
 BAND = 3            # the image drawn covers this many strip lengths
+HOLDS = 0.8         # the view's rectangle spans at most this share of a strip's length
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,20 @@ class Frame:
     strip: bool     # only part of the graph is shown; the track shows the whole
 
 
-def fit_frame(area: QRectF, inner: QSize, centre: QPointF) -> Frame:
+def fit_frame(area: QRectF, inner: QSize, centre: QPointF, seen: QRectF | None = None) -> Frame:
     """The whole ``area`` in ``inner`` pixels when its narrow side stays readable; else a strip around
-    ``centre`` (the view's centre) with the narrow side at :data:`READABLE` of the minimap's."""
+    ``centre`` (the view's centre) with the narrow side at :data:`READABLE` of the minimap's, zoomed out
+    enough to hold ``seen`` (the view's scene rectangle) along its length: a view that shows much of the
+    graph (after Fit) is never magnified, and one that shows all of it gets the whole graph."""
     tall = area.height() >= area.width()
     fit = min(inner.width() / area.width(), inner.height() / area.height())
     narrow_px, narrow = (inner.width(), area.width()) if tall else (inner.height(), area.height())
-    strip = fit * narrow < READABLE * narrow_px
-    scale = READABLE * narrow_px / narrow if strip else fit
+    long_px = inner.height() if tall else inner.width()
+    scale = READABLE * narrow_px / narrow
+    if seen is not None and not seen.isEmpty():
+        scale = min(scale, HOLDS * long_px / (seen.height() if tall else seen.width()))
+    strip = fit < scale
+    scale = scale if strip else fit
     half_w, half_h = inner.width() / 2 / scale, inner.height() / 2 / scale
     cx, cy = area.center().x(), area.center().y()
     if strip and tall:
@@ -191,10 +198,12 @@ class Minimap(QWidget):
         if self._held is not None:
             self.frame = self._held
         else:
-            whole = fit_frame(self._area, QSize(self.width() - 2 * PAD, self.height() - 2 * PAD), self.view.center)
+            seen = self.view.visible_scene_rect()
+            whole = fit_frame(self._area, QSize(self.width() - 2 * PAD, self.height() - 2 * PAD), self.view.center,
+                              seen)
             self.frame = whole   # a strip leaves room for its track; fit again in what is left
             if whole.strip:
-                self.frame = fit_frame(self._area, self._inner(), self.view.center)
+                self.frame = fit_frame(self._area, self._inner(), self.view.center, seen)
         self._ensure_image()
         self.update()
 

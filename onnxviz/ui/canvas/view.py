@@ -36,6 +36,46 @@ def fit_scale(width: float, height: float, room_width: float, room_height: float
     return min(sx, sy)
 
 
+def opening_start(lo: np.ndarray, hi: np.ndarray, in_lo: np.ndarray, in_hi: np.ndarray,
+                  whole: tuple[float, float], room: float) -> float:
+    """Where a view ``room`` pixels across (at 1:1) starts so that no box spanning ``lo``..``hi`` across it
+    (those in sight at the graph's start) is cut off at either side: the whole graph's span centred when it
+    fits, else those boxes centred when they fit, else the window whose sides run between boxes holding the
+    most inputs (``in_lo``..``in_hi``), then the most boxes, then nearest the inputs (the graph's column),
+    centred on what it holds."""
+    if whole[1] - whole[0] + 2 * FIT_MARGIN <= room:
+        return (whole[0] + whole[1] - room) / 2
+    if not len(lo):
+        return whole[0] - FIT_MARGIN
+    first, last = float(lo.min()), float(hi.max())
+    if last - first + 2 * FIT_MARGIN <= room:
+        return (first + last - room) / 2
+    lo_s, hi_s, in_lo_s, in_hi_s = np.sort(lo), np.sort(hi), np.sort(in_lo), np.sort(in_hi)
+
+    def through(edge: np.ndarray) -> np.ndarray:   # boxes a line runs through: begun before it, not ended
+        return np.searchsorted(lo_s, edge, "left") - np.searchsorted(hi_s, edge, "right")
+
+    def cuts(side: np.ndarray, inward: float) -> np.ndarray:   # boxes a side cuts, or that sit in its margin
+        return through(side) + through(side + inward * FIT_MARGIN / 2)
+
+    def held(v: np.ndarray, los: np.ndarray, his: np.ndarray) -> np.ndarray:   # wholly inside, when clean
+        return np.searchsorted(his, v + room - FIT_MARGIN, "right") - np.searchsorted(los, v + FIT_MARGIN, "left")
+
+    starts = np.concatenate([lo - FIT_MARGIN, hi + FIT_MARGIN - room])
+    left = cuts(starts, 1)
+    bad = left + cuts(starts + room, -1)
+    want = (float(in_lo.min() + in_hi.max()) / 2) if len(in_lo) else first + room / 2
+    order = np.lexsort((np.abs(starts + room / 2 - want), -held(starts, lo_s, hi_s),
+                        -held(starts, in_lo_s, in_hi_s), left, bad))
+    best = float(starts[order[0]])
+    inside = (lo >= best) & (hi <= best + room)
+    if not bad[order[0]] and inside.any():   # centred on what it holds, if that cuts nothing either
+        centred = np.array([float(lo[inside].min() + hi[inside].max() - room) / 2])
+        if not (cuts(centred, 1) + cuts(centred + room, -1)).any():
+            return float(centred[0])
+    return best
+
+
 class GraphView(QWidget):
     """Draws a :class:`Drawable` under a scale + centre transform; emits what the user clicks."""
 
@@ -86,27 +126,23 @@ class GraphView(QWidget):
         self.view_changed.emit()
 
     def home(self) -> None:
-        """The opening view: the whole graph when it reads at that zoom, else 1:1 at its top (inputs in sight)."""
+        """The opening view: the whole graph when it reads at that zoom, else its start (top, or left end)
+        at 1:1 across the boxes and labels in sight there, none cut off at a side, its inputs in sight."""
         self.fit()
         self._auto_view = True   # re-applied on resize until the user moves the view
-        if self.drawable is None or self.scale >= FIT_READABLE:
+        d = self.drawable
+        if d is None or self.scale >= FIT_READABLE:
             return
-        x, y, w, h = self.drawable.bounds
+        lr = d.scene.direction == "LR"
+        x, y, w, h = d.bounds
+        start = (x if lr else y) - FIT_MARGIN
+        length, room = (self.width(), self.height()) if lr else (self.height(), self.width())
+        x0, y0, x1, y1, inputs = d.sights(start + length)   # what is in sight along the graph at 1:1
+        lo, hi = (y0, y1) if lr else (x0, x1)
+        first = opening_start(lo, hi, lo[inputs], hi[inputs], (y, y + h) if lr else (x, x + w), room)
+        mid_along, mid_across = start + length / 2, first + room / 2
         self.scale = 1.0
-        half_w, half_h = self.width() / 2, self.height() / 2
-        inputs = self.drawable.scene.box_kind == 1
-        if self.drawable.scene.direction == "LR":  # the left end, the inputs in sight
-            tops = self.drawable.y0[inputs]
-            top = float(tops.min()) if len(tops) else y
-            top = y if top - y < half_h else top
-            cy = y + h / 2 if h <= 2 * half_h else top + half_h - FIT_MARGIN
-            self.center = QPointF(x - FIT_MARGIN + half_w, cy)
-        else:
-            lefts = self.drawable.x0[inputs]
-            left = float(lefts.min()) if len(lefts) else x
-            left = x if left - x < half_w else left  # what starts left of the inputs, when it is near
-            cx = x + w / 2 if w <= 2 * half_w else left + half_w - FIT_MARGIN
-            self.center = QPointF(cx, y - FIT_MARGIN + half_h)
+        self.center = QPointF(mid_along, mid_across) if lr else QPointF(mid_across, mid_along)
         self.update()
         self.view_changed.emit()
 

@@ -63,6 +63,29 @@ DIFF_SCHEME_B = Scheme("category", ("renamed only", "changed", "added in B"),
                        (RENAMED_RGBA, COLOURS["node_changed"], COLOURS["node_added"]), blank="same in A")
 
 
+@dataclass(frozen=True)
+class Wording:
+    """How A's canvas names what differs: the overlay's title, its legend, what the dashed ghosts are (a
+    transform's diff shows its result as A and the model before as B: there, what is only in A is what the
+    transform added)."""
+
+    title: str = "Differences with B"
+    scheme: Scheme = DIFF_SCHEME
+    dashed: str = "only in B"
+    ghost_note: str = "added in B"
+    none_dashed: str = "nothing added"
+    ghost_tip: str = "only in B (added)"
+
+
+AS_B = Wording()
+AFTER_TRANSFORM = Wording(
+    "What the transform changed",
+    Scheme("category", ("renamed only", "changed", "added by the transform", "removed by it (dashed)"),
+           DIFF_SCHEME.colours, blank="unchanged"),
+    "removed by the transform", "removed by the transform", "nothing removed",
+    "only in the model before (removed by the transform)")
+
+
 @dataclass
 class Opened:
     """The finished diff: B's document and every difference."""
@@ -73,6 +96,7 @@ class Opened:
     summary: str
     marks_b: dict[tuple[str, int], float] = field(default_factory=dict)  # B's nodes, for B's graph
     ghosts: dict[str, list[Ghost]] = field(default_factory=dict)  # B's added nodes drawn in A's graphs, per A scope
+    wording: Wording = AS_B
 
 
 class DiffController(QObject):
@@ -92,6 +116,7 @@ class DiffController(QObject):
         self.marks: dict[tuple[str, int], float] = {}
         self.marks_b: dict[tuple[str, int], float] = {}
         self.ghosts: dict[str, list[Ghost]] = {}
+        self.wording = AS_B  # how A's canvas names the differences of the diff shown
         self._ghost_of: dict[int, Ghost] = {}   # a difference's row -> its ghost
         self.showing_b = False     # the canvas shows B's graph
         self.cross: CrossRun | None = None
@@ -148,13 +173,16 @@ class DiffController(QObject):
         if path:
             self.compare_with(Path(path))
 
-    def compare_with(self, path: Path) -> Task | None:
+    def compare_with(self, path: Path, transformed: bool = False) -> Task | None:
         """Diff the open document against the model at ``path`` in the background (progress and Cancel
-        in the status bar); returns the task, or None without a document."""
+        in the status bar); returns the task, or None without a document. ``transformed``: the open document is
+        a transform's result and ``path`` the model before it (A's canvas says what the transform added and
+        removed)."""
         doc_a = self.window.doc
         if doc_a is None:
             return None
         self._cancel_task()
+        wording = AFTER_TRANSFORM if transformed else AS_B
 
         def work(progress: ProgressFn, token: CancelToken) -> Opened:
             progress(0.0, f"Reading {path.name}")
@@ -162,8 +190,10 @@ class DiffController(QObject):
             token.check()
             diff = diff_models(doc_a.index, doc_b.index, base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                                progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
-            return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True),
-                          added_ghosts(diff))
+            ghosts = {scope: [g if g.group else dataclasses.replace(g, note=wording.ghost_note) for g in gs]
+                      for scope, gs in added_ghosts(diff).items()}
+            return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True), ghosts,
+                          wording)
 
         task = Task(work, f"Comparing with {path.name}", parent=self)
         task.finished.connect(lambda opened: self._opened(task, doc_a, opened))
@@ -188,7 +218,7 @@ class DiffController(QObject):
         self.window.run_controller.comparison_replaced(replaced)
         self.show_b(False)
         self.doc_b, self.diff, self.marks, self.marks_b = opened.doc_b, opened.diff, opened.marks, opened.marks_b
-        self.ghosts = opened.ghosts
+        self.ghosts, self.wording = opened.ghosts, opened.wording
         self._ghost_of = {g.key: g for gs in opened.ghosts.values() for g in gs}
         self._show_ghosts()
         self.colouring = DIFFERENCES
@@ -426,7 +456,7 @@ class DiffController(QObject):
         d, n = found
         name = html.escape(display_name(n.name, 120)) if n.name else "(no name)"
         where = f" of {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
-        return (f"<b>{html.escape(n.op_type)}</b> {name}<br><i>only in B (added): node {d.node_b}{where} of B; "
+        return (f"<b>{html.escape(n.op_type)}</b> {name}<br><i>{self.wording.ghost_tip}: node {d.node_b}{where} of B; "
                 "not part of this model, not editable; double-click: B's graph</i>")
 
     def _on_ghost(self, key: int) -> None:
@@ -438,7 +468,7 @@ class DiffController(QObject):
         table = SidesTable(node_rows(None, n))
         where = f" in {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
         panel = self.window.panels.node_panel
-        panel.show_other(("ghost", key), n.op_type, f"only in B (added) · node {d.node_b}{where} of B", [
+        panel.show_other(("ghost", key), n.op_type, f"{self.wording.ghost_tip} · node {d.node_b}{where} of B", [
             ("B's fields (read only)", table)])
         self.window.panels.docks["Node"].raise_()
         if self.dock.list.currentRow() != key:
@@ -501,8 +531,8 @@ class DiffController(QObject):
             canvas.set_overlay(self.marks_b, f"B's graph: differences with A ({_removed_note(self.diff)})",
                                scheme=DIFF_SCHEME_B)
         else:
-            canvas.set_overlay(self.marks, f"Differences with B ({_added_note(self.diff, len(self._ghost_of))})",
-                               scheme=DIFF_SCHEME)
+            said = _added_note(self.diff, len(self._ghost_of), self.wording)
+            canvas.set_overlay(self.marks, f"{self.wording.title} ({said})", scheme=self.wording.scheme)
 
     # -- Run Both ------------------------------------------------------------------------------------
     def run_both(self, feeds: Mapping[str, np.ndarray] | PendingFeeds | None = None) -> Task | None:
@@ -550,7 +580,7 @@ class DiffController(QObject):
         self.task = None
         self._drop_runs()
         over = ran if isinstance(ran, SamplesRun) else None
-        cross = ran if isinstance(ran, CrossRun) else dataclasses.replace(ran.last, diffs=ran.worst())
+        cross = ran if isinstance(ran, CrossRun) else ran.as_cross()  # each pair's worst, added error too
         self.cross, self.over = cross, over
         self.dock.set_measures(True)
         self.dock.colouring.setCurrentIndex(max(0, self.dock.colouring.findData("sqnr_loss")))  # emits: colours
@@ -640,12 +670,13 @@ def _short(d: Difference) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _added_note(diff: ModelDiff, drawn: int) -> str:
-    """How many nodes only B has are drawn as ghosts, and how many (reading only weights) B's graph shows."""
+def _added_note(diff: ModelDiff, drawn: int, wording: Wording = AS_B) -> str:
+    """How many nodes only B has are drawn as ghosts, and how many (reading only weights) B's graph shows, in
+    ``wording``'s words."""
     added = sum(1 for d in diff.differences if d.kind == "node_added")
     if not added:
-        return "nothing added"
-    said = f"{drawn} node{'s' if drawn != 1 else ''} only in B: dashed"
+        return wording.none_dashed
+    said = f"{drawn} node{'s' if drawn != 1 else ''} {wording.dashed}: dashed"
     more = added - drawn
     return said if not more else f"{said}; {more} more reading only weights: see B's graph"
 

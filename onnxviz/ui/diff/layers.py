@@ -131,7 +131,7 @@ class LayersModel(QAbstractTableModel):
             return value
         if role == Qt.ItemDataRole.ToolTipRole:
             if c < 2:
-                return plain_tooltip(d.name if c == 0 else d.other, 2000)
+                return plain_tooltip(d.name if c == 0 else d.other)
             if c >= 7 and math.isnan(numbers[c - 3]):
                 return plain_tooltip(f"No added error: {row.added_note}") if row.added_note else None
             return None
@@ -221,7 +221,7 @@ class LayersView(QWidget):
             return
         pairing = cross.pairing
         self.summary.setText(
-            f"{len(cross.diffs)} value pairs; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} values "
+            f"{len(cross.diffs)} value pairs; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values "
             f"paired ({100 * cross.alignment.fraction():.1f}% of nodes aligned); "
             f"{len(pairing.unmatched_a)} unpaired in A, {len(pairing.unmatched_b)} in B. "
             "Added: B's layer run on A's values of its inputs (the error it adds on its own).")
@@ -239,7 +239,7 @@ class LayersView(QWidget):
         for r, cells in enumerate(items):
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(display_name(text, NAME_CHARS))
-                item.setToolTip(plain_tooltip(text, 2000))
+                item.setToolTip(plain_tooltip(text))
                 self.unmatched.setItem(r, c, item)
         self.unmatched.resizeColumnToContents(0)
         self.unmatched.setColumnWidth(1, 320)

@@ -34,7 +34,7 @@ from onnxviz.model.text import (
     quoted_name,
     shape_list,
 )
-from onnxviz.ui.edit import extract, value_dialogs
+from onnxviz.ui.edit import extract
 from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.history import HistoryDock
 from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
@@ -401,15 +401,22 @@ class EditController(QObject):
             raise EditError("open a model first.")
         self.open_dialog(PaletteDialog(self.doc, self.window, lambda: self.guarded(lambda: self.new_tensor("constant"))))
 
+    # the value dialogs' module is imported as one opens (the window's start does without it)
     def rewire_input(self) -> None:
+        from onnxviz.ui.edit import value_dialogs
+
         doc, scope, i = self._node()
         self.open_dialog(value_dialogs.rewire_input(self, doc, scope, i))
 
     def new_tensor(self, kind: LiteralKind) -> None:
         """Insert Constant / New Initializer, feeding an input of the selected node if the user chooses."""
+        from onnxviz.ui.edit import value_dialogs
+
         self.open_dialog(value_dialogs.new_tensor(self, kind))
 
     def make_dimension(self) -> None:
+        from onnxviz.ui.edit import value_dialogs
+
         self.open_dialog(value_dialogs.make_dimension(self))
 
     def describe_node(self) -> None:

@@ -257,6 +257,7 @@ class Page(QScrollArea):
         super().__init__()
         self.on_link = on_link
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)   # it scrolls up and down only
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setStyleSheet(PANEL_STYLE)
         self.sections: dict[str, Section] = {}
@@ -264,6 +265,8 @@ class Page(QScrollArea):
 
     def _reset(self) -> None:
         self.content = QWidget()
+        # as wide as the panel: a word too long to wrap (a name, a link) is cut, never scrolled to sideways
+        self.content.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.column = QVBoxLayout(self.content)
         self.column.setContentsMargins(8, 6, 8, 6)
         self.column.setSpacing(4)

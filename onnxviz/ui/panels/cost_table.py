@@ -88,6 +88,7 @@ class CostRowsModel(RowsModel):
     def __init__(self, headers: Sequence[str], parent: Any = None) -> None:
         super().__init__(headers, parent)
         self.table: CostTable | None = None
+        self.tooltip_columns = {0, 1, 4}   # the columns fit the panel's width and may cut these texts
 
     def set_table(self, table: CostTable, sorted_by: tuple[int, Qt.SortOrder] | None = None) -> None:
         """``sorted_by``: the order ``table`` is in; sorted again only if the table is sorted otherwise."""

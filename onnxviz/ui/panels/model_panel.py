@@ -38,13 +38,13 @@ from onnxviz.ui.panels.common import (
     value_type,
 )
 from onnxviz.ui.panels.cost_table import CostRowsModel, CostTable
-from onnxviz.ui.panels.tables import RowsModel, fit_height, make_table, show_all_rows, source_row
+from onnxviz.ui.panels.tables import ColumnsFit, RowsModel, fit_height, make_table, show_all_rows, source_row
 from onnxviz.ui.tasks import Task, waiting_pool
 from onnxviz.ui.validation import document_bytes_in_thread, document_key, document_source
 from onnxviz.ui.widgets.markdown import MarkdownBlock, markdown_view
 from onnxviz.ui.widgets.names import RichLabel
 
-COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Output shape"]
+COST_HEADERS = ["Node", "Op", "MACs", "FLOPs", "Shape"]  # the shape of the node's output
 COST_ORDER = (2, Qt.SortOrder.DescendingOrder)  # the most expensive nodes first
 MAX_METADATA = 200  # metadata entries listed (a file may carry 100,000)
 METADATA_LINES = 12  # of a value (a dynamo export's graph signature has hundreds)
@@ -252,8 +252,8 @@ class ModelPanel(Page):
         self.cost_model.numeric_columns = {2, 3}
         self.cost_model.formatters = {2: human_count, 3: human_count}  # exact figure in the tooltip
         view = make_table(self.cost_model)
-        for column, width in enumerate((150, 95, 72, 72, 110)):
-            view.setColumnWidth(column, width)
+        view.setTextElideMode(Qt.TextElideMode.ElideMiddle)   # a long name keeps its end (the layer, the op)
+        self.cost_columns = ColumnsFit(view, (4, 2, 0, 0, 2), {})
         view.sortByColumn(*COST_ORDER)
         view.clicked.connect(self._on_cost_clicked)
         view.activated.connect(self._on_cost_clicked)
@@ -354,6 +354,9 @@ class ModelPanel(Page):
 
     def _show_costs(self, prepared: PreparedFigures) -> None:
         self.cost_model.set_table(prepared.cost_table, sorted_by=COST_ORDER)
+        outcomes = prepared.cost_table.costs.outcomes
+        macs, flops = [human_count(o[0]) for o in outcomes], [human_count(o[1]) for o in outcomes]
+        self.cost_columns.set_samples({2: max(macs, key=len, default=""), 3: max(flops, key=len, default="")})
         fit_height(self.cost_view, 14)
         self.costs = prepared.figures.costs
 

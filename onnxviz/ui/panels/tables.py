@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
@@ -32,6 +32,7 @@ class RowsModel(QAbstractTableModel):
         self.greyed: list[bool] = []
         self.numeric_columns: set[int] = set()
         self.formatters: dict[int, Callable[[Any], str]] = {}  # column -> text of a cell (default: _display)
+        self.tooltip_columns: set[int] = set()   # columns whose every cell has its whole text as tooltip
         self._sorted_by: tuple[int, Qt.SortOrder] | None = None
 
     def set_rows(self, rows: Sequence[Sequence[Any]], payload: Sequence[Any] | None = None,
@@ -111,7 +112,8 @@ class RowsModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:  # cut and wrapped: a 100,000-character name is one cell
             text = _display(value)
-            return name_tooltip(text) if len(text) > 30 or index.column() in self.formatters else None
+            shown = len(text) > 30 or index.column() in self.formatters or index.column() in self.tooltip_columns
+            return name_tooltip(text) if shown else None
         return None
 
 
@@ -215,3 +217,46 @@ def show_all_rows(view: QTableView) -> None:
     """
     view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     fit_height(view, view.model().rowCount())
+
+
+class ColumnsFit(QObject):
+    """Keeps a table's columns inside its width, so it never scrolls sideways: each column at least as wide
+    as its header and its sample text (``samples``: e.g. the widest count), the width left over shared by
+    ``shares``; a cut cell's whole text is in its tooltip."""
+
+    def __init__(self, view: QTableView, shares: Sequence[float], samples: dict[int, str]) -> None:
+        super().__init__(view)
+        self.view, self.shares, self.least = view, list(shares), [0] * len(shares)
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.horizontalHeader().setStretchLastSection(False)
+        view.viewport().installEventFilter(self)
+        self.set_samples(samples)
+
+    def set_samples(self, samples: dict[int, str]) -> None:
+        """The text each column must show whole (e.g. its widest count), and fit again."""
+        view, header = self.view, self.view.horizontalHeader()
+        text, title = view.fontMetrics(), header.fontMetrics()
+        heads = [str(view.model().headerData(c, Qt.Orientation.Horizontal) or "") for c in range(len(self.shares))]
+        self.least = [max(text.horizontalAdvance(samples.get(c, "")), title.horizontalAdvance(head)) + 14
+                      for c, head in enumerate(heads)]
+        self.fit()
+
+    def widths(self, room: int) -> list[int]:
+        """Column widths that fill ``room`` pixels: the least widths, then the rest by share (columns cut
+        in proportion when even the least widths do not fit)."""
+        least, total = self.least, sum(self.least)
+        if total >= room:
+            return [max(24, w * room // total) for w in least]
+        spare, weight = room - total, sum(self.shares) or 1.0
+        sizes = [w + int(spare * s / weight) for w, s in zip(least, self.shares, strict=True)]
+        sizes[-1] += room - sum(sizes)
+        return sizes
+
+    def fit(self) -> None:
+        for column, width in enumerate(self.widths(self.view.viewport().width())):
+            self.view.setColumnWidth(column, width)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize:
+            self.fit()
+        return False

@@ -23,7 +23,7 @@ from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex, scope_label
 from onnxviz.model.matching import Alignment, ValuePairing, align_models, pair_values
-from onnxviz.model.matching.crossrun import inputs_for_b, paired_specs
+from onnxviz.model.matching.crossrun import badness, inputs_for_b, paired_specs
 from onnxviz.model.matching.samples import PairOverSamples, aggregate
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
@@ -59,6 +59,7 @@ from onnxviz.model.runner.store import (
     MEASURES,
     ValueRecord,
     duration_text,
+    export_run,
     value_key,
 )
 from onnxviz.model.selection import SelectionState
@@ -323,8 +324,10 @@ class RunController(QObject):
 
         def run_jobs(jobs: list[Job], progress: ProgressFn, token: CancelToken) -> Outcome:
             samples = feeds.samples if isinstance(feeds, PendingFeeds) and len(jobs) > 1 else ()
+            # another model: opened and aligned once for every sample
+            matched = _matched_model(index, other_path, token) if compare == "file" and other_path else None
             if not samples:
-                return run_sample(jobs, feeds, progress, token)
+                return run_sample(jobs, feeds, matched, progress, token)
             assert isinstance(feeds, PendingFeeds)
             outcome: Outcome | None = None
             per_sample: list[list[ValueDiff]] = []
@@ -333,7 +336,8 @@ class RunController(QObject):
                     if outcome is not None:
                         for r in outcome.results:
                             r.cleanup()
-                    outcome = run_sample(jobs, feeds.with_sample(path), _sample_part(progress, k, len(samples)), token)
+                    outcome = run_sample(jobs, feeds.with_sample(path), matched, _sample_part(progress, k, len(samples)),
+                                         token)
                     per_sample.append(outcome.diffs or [])
             except BaseException:
                 if outcome is not None:
@@ -346,11 +350,11 @@ class RunController(QObject):
             outcome.samples = [Path(path).name for path in samples]
             return outcome
 
-        def run_sample(jobs: list[Job], feeds: Mapping[str, np.ndarray] | PendingFeeds, progress: ProgressFn,
+        def run_sample(jobs: list[Job], feeds: Mapping[str, np.ndarray] | PendingFeeds,
+                       matched: tuple[Alignment, ValuePairing, ModelIndex] | None, progress: ProgressFn,
                        token: CancelToken) -> Outcome:
             results: list[RunResult] = []
             given, generated = feeds.to_run() if isinstance(feeds, PendingFeeds) else (dict(feeds), None)
-            matched = _matched_model(index, other_path, token) if compare == "file" and other_path else None
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
@@ -381,7 +385,8 @@ class RunController(QObject):
                 diffs = None
                 pairs = None
                 if matched is not None and len(results) > 1:  # integer values read as floats, wrong shapes out
-                    pairs = paired_specs(results[0], results[1], matched[0], matched[1], base_dir_b=jobs[1].base_dir)
+                    pairs = paired_specs(results[0], results[1], matched[0], matched[1],
+                                         base_dir_a=jobs[0].base_dir, base_dir_b=jobs[1].base_dir)
                 if len(results) > 1:
                     diffs = _compare(results[0], results[1], pairs, tolerance,
                                      _scaled(progress, len(jobs), len(jobs) + 1), token)
@@ -437,7 +442,7 @@ class RunController(QObject):
         self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         elif self.diffs is None and self.overlay_key not in MEASURES:
             self.overlay_key = "max_abs"
         summary = self._summary(jobs[0].label)
@@ -509,7 +514,7 @@ class RunController(QObject):
             return text + self._samples_text()
         rel, big = worst(diffs, "rel_error"), worst(diffs, "max_abs_error")
         if rel is not None and big is not None:
-            text += (f", worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
+            text += (f"{self._lowest_sqnr(diffs)}, worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
                      f"worst max abs error {big.max_abs_error:.3g}")
         outside = [d for d in diffs if d.outside > 0]
         first = first_exceeding(diffs)
@@ -620,7 +625,7 @@ class RunController(QObject):
         self.over, self.samples = over, list(samples or [])
         self.owner, self.other_label = owner, label
         if self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         self.dock.set_result(result_a, diffs, self._summary(doc.name), self.overlay_key, label, result_b)
         self._on_selection(doc.selection.state)
         self.update_actions()
@@ -743,6 +748,20 @@ class RunController(QObject):
         self.reveal(bad.node)
         self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
+    def _compare_colouring(self) -> str:
+        """The first colouring of a comparison: by SQNR against another model (a quantized copy differs
+        everywhere; its worst layer is the one of lowest SQNR, as compare and Run Both say), else by relative
+        error (two engines or a saved copy: equal but for rounding)."""
+        return "sqnr_loss" if self.pairs is not None else "rel_error"
+
+    def _lowest_sqnr(self, diffs: list[ValueDiff]) -> str:
+        """Against another model (a quantized copy: every value differs), the pair of lowest SQNR first, as
+        compare sorts by default."""
+        if self.pairs is None or not diffs:
+            return ""
+        low = min(diffs, key=lambda d: (badness(d, "sqnr"), d.order))
+        return f", lowest SQNR {low.sqnr_db:.2f} dB (<b>{_name_html(low.name)}</b>)"
+
     def _samples_text(self) -> str:
         """A comparison over several samples: the worst pair's relative error (its mean beside it), the
         pairs beyond tolerance in some sample; the values shown are the last sample's."""
@@ -750,6 +769,7 @@ class RunController(QObject):
         n = len(self.samples)
         text = f" over {n} samples (each figure its worst over them; the values shown are the last sample's, " \
                f"{_name_html(self.samples[-1]) if self.samples else ''})"
+        text += self._lowest_sqnr([p.worst for p in over])
         worst = max(over, key=lambda p: p.worst.measure("rel_error"), default=None)
         if worst is not None:
             text += (f", worst relative error {worst.worst.rel_error:.3g} ({_name_html(worst.worst.name)}; mean over "
@@ -829,6 +849,36 @@ class RunController(QObject):
         if path:
             self.run(compare="file", other_path=Path(path))
 
+    def export_all(self) -> None:
+        """Write every value of the last run into a folder the user picks, as ``onnxviz run --dump`` does, in the
+        background (the status bar's progress; Cancel Run stops it and leaves nothing)."""
+        result = self.result
+        if result is None or self._busy():
+            return
+        chosen = QFileDialog.getExistingDirectory(self.window, "Export All Values to Folder")
+        if not chosen:
+            return
+        folder = Path(chosen)
+        task = Task(lambda progress, token: export_run(result, folder, progress, token), "Exporting the values",
+                    parent=self)
+        task.finished.connect(lambda count: self._exported(f"Wrote {count} values to {folder} (index.json)."))
+        task.failed.connect(lambda exc, _tb: self._exported(
+            sentence(exc.message) if isinstance(exc, OnnxvizError) else f"Could not export the values: {exc}.", exc))
+        task.cancelled.connect(lambda: self._exported("Export cancelled; nothing was written."))
+        self.task = task
+        self.update_actions()
+        if hasattr(self.window, "track_task"):
+            self.window.track_task(task)
+        self.window.statusBar().showMessage(f"Exporting the values to {folder}...")
+        task.start(self._pool)
+
+    def _exported(self, text: str, error: BaseException | None = None) -> None:
+        self.task = None
+        self.update_actions()
+        self.window.statusBar().showMessage(text, 10000)
+        if error is not None:
+            self.window.show_error("Export All Values", text, "")
+
     def update_actions(self) -> None:
         if not self.actions:
             return
@@ -840,6 +890,7 @@ class RunController(QObject):
         self.actions["cancel"].setEnabled(running)
         self.actions["first_nan"].setEnabled(self.result is not None)
         self.actions["next_nan"].setEnabled(self.result is not None)
+        self.actions["export_all"].setEnabled(self.result is not None and not running)
 
 
 def _matched_model(index: ModelIndex, other: Path,

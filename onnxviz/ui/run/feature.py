@@ -45,6 +45,8 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
                              "or Inf", "Ctrl+Shift+N"),
         "next_nan": menu_action(window, "Jump to Ne&xt NaN/Inf", "Select the next node after the selected one (in "
                             "topological order) whose output has NaN or Inf"),
+        "export_all": menu_action(window, "Export A&ll Values...", "Write every value of the last run into a "
+                              "folder, as onnxviz run --dump does (values.bin and index.json)"),
         "optimized": menu_action(window, "&Optimized Session", "Use onnxruntime graph optimizations (values may "
                              "not match the nodes one to one)", checkable=True),
         "profile": menu_action(window, "&Profile Node Times", "Record each node's run time for the overlay "
@@ -60,6 +62,7 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
     a["compare_file"].triggered.connect(c.compare_with_file)
     a["first_nan"].triggered.connect(c.jump_to_first_nonfinite)
     a["next_nan"].triggered.connect(c.jump_to_next_nonfinite)
+    a["export_all"].triggered.connect(c.export_all)
     return a
 
 
@@ -74,6 +77,7 @@ def _fill_menu(window: MainWindow, c: RunController) -> None:
     menu.addSeparator()
     menu.addAction(a["first_nan"])
     menu.addAction(a["next_nan"])
+    menu.addAction(a["export_all"])
     menu.addAction(c.dock.toggleViewAction())
     menu.addSeparator()
     for name in ("optimized", "profile", "reference"):

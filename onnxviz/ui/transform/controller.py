@@ -263,10 +263,10 @@ class TransformController(QObject):
             sides = "Diff: A is this model (before the transform), B its result."
         else:
             self._replace(doc, done.model, done.index, settings.label(), before.key, after.key)
-            self.window.diff.compare_with(before.path)  # A: the result shown, B: the model before
+            self.window.diff.compare_with(before.path, transformed=True)  # A: the result shown, B: the model before
             where = "this model was replaced (Edit > Undo gives it back)"
-            sides = ("Diff: A is this model (the result), B the model before: 'removed in B' marks what the "
-                     "transform added, 'added in B' what it removed.")
+            sides = ("Diff: A is this model (the result), B the model before; the canvas marks what the transform "
+                     "added, and draws what it removed dashed.")
         self.dock.show_outcome(outcome, where, sides)
         self.dock.set_quantized(settings.spec.quantizes)
         self._show_dock()

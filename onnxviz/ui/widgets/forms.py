@@ -208,8 +208,7 @@ class FormDialog(QDialog):
 
     def add_combo(self, key: str, label: str, items: Sequence[str], current: str = "",
                   editable: bool = False, tips: Sequence[str] = ()) -> QComboBox:
-        """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each, shown as written
-        (a value's name from the file, say: never markup)."""
+        """``items`` as shown (names in them escaped and cut); ``tips``: a tooltip for each, shown as written."""
         combo = QComboBox()
         combo.setEditable(editable)
         # as wide as the form gives it, not as its longest item (an item naming a long name is elided)
@@ -217,7 +216,7 @@ class FormDialog(QDialog):
         combo.setMinimumContentsLength(20)
         combo.addItems(list(items))
         for k, tip in enumerate(tips):
-            combo.setItemData(k, plain_tooltip(tip), Qt.ItemDataRole.ToolTipRole)
+            combo.setItemData(k, plain_tooltip(tip), Qt.ItemDataRole.ToolTipRole)  # a name is never markup
         if current:
             combo.setCurrentText(current)
         return self._add(key, label, combo)

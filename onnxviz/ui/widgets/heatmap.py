@@ -69,6 +69,26 @@ def _swatch(colour: QColor, text: str) -> str:
     return f"<span style='color:{colour.name()}'>&#9632;</span>&nbsp;{text}"
 
 
+class CellAxis(pg.AxisItem):
+    """An axis of cells: cell ``i`` spans ``i``..``i + 1``, so its tick sits at its middle and reads ``i``
+    (on the cells' boundaries, a tick read as the cell after it or the one before)."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.setStyle(tickLength=4)   # outward: a tick drawn into the plot would cover its cell's middle
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:  # noqa: N802, N803
+        minVal, maxVal = sorted((minVal, maxVal))   # noqa: N806 - an inverted axis gives them reversed
+        levels = [(spacing, [v + 0.5 for v in values if float(v).is_integer() and minVal <= v + 0.5 <= maxVal])
+                  for spacing, values in super().tickValues(minVal - 0.5, maxVal - 0.5, size) if spacing >= 1]
+        if not levels:   # a few cells, wider than any tick spacing: every one
+            levels = [(1.0, [i + 0.5 for i in range(math.ceil(minVal - 0.5), math.floor(maxVal - 0.5) + 1)])]
+        return levels
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        return [str(round(v - 0.5)) for v in values]
+
+
 class HeatmapPlot(QWidget):
     """Call :meth:`show_image` or :meth:`clear`; ``legend`` names the NaN/Inf colours when they appear."""
 
@@ -82,7 +102,7 @@ class HeatmapPlot(QWidget):
         self.graphics.setMinimumHeight(100)  # a dock stretches it; its minimum is the window's
         self.graphics.setBackground(None)
         self.graphics.ci.layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
-        self.plot = self.graphics.addPlot()
+        self.plot = self.graphics.addPlot(axisItems={"left": CellAxis("left"), "bottom": CellAxis("bottom")})
         self.plot.setAspectLocked(True)
         self.plot.invertY(True)
         self.plot.setMenuEnabled(False)
