@@ -215,7 +215,7 @@ def cli_args(folder: Path, case: InputCase, path: Path) -> list[str]:
     return ["run", str(folder / MODELS[case.model]), *given]
 
 
-# -- mutated run inputs (tests/test_fuzz.py, scripts/fuzz_long.py --inputs) ------------------------------
+# -- mutated run inputs (tests/corpus/test_fuzz.py, scripts/fuzz_long.py --inputs) ------------------------------
 
 FUZZ_SPECS = {  # what a mutant is read as: x of model.onnx, with free sizes, of unknown rank, as strings
     "fixed": ("x", TensorProto.FLOAT, SHAPE), "free": ("x", TensorProto.FLOAT, ("n", "c", "h", "w")),
