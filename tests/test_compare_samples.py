@@ -51,12 +51,57 @@ def test_several_samples_give_each_pairs_mean_and_worst_as_single_runs_do(capsys
             worst = min(figures) if m in ("cosine", "sqnr_db") else max(figures)
             assert pair[m] == worst
         assert pair["beyond"] == [] or pair["outside"] > 0
-    worst_first = [p["max_rel"] for p in over["pairs"]]
-    assert worst_first == sorted(worst_first, reverse=True)
+        added = [s[(pair["a"], pair["b"])]["added"] for s in singles]  # the error B's layer adds on its own
+        assert [s["added"] for s in pair["samples"]] == added
+        if all(a is not None for a in added):
+            assert pair["added"]["sqnr_db"] == min(a["sqnr_db"] for a in added)
+            assert pair["mean"]["added"]["sqnr_db"] == pytest.approx(float(np.mean([a["sqnr_db"] for a in added])))
+    assert sum(p["added"] is not None for p in over["pairs"]) >= 7  # every Conv at least
+    worst_first = [p["sqnr_db"] for p in over["pairs"]]  # --sort sqnr by default, as for one sample
+    assert worst_first == sorted(worst_first)
+    single = json.loads(run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", str(paths[0]), "--json")[1])
+    for key in ("aligned_fraction", "aligned_nodes_fraction", "values_a", "unmatched_a", "unmatched_b"):
+        assert over[key] == single[key], key  # one shape of result, one sample or several
     code, text, _ = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", *map(str, paths))
     assert text.startswith("resnet_float.onnx vs resnet_int8_qdq.onnx over 3 samples: 17 value pairs")
     top = over["pairs"][0]
     assert f"{top['mean']['max_rel']:.4g} / {top['max_rel']:.4g}" in text
+
+
+@pytest.mark.parametrize(("sort", "field", "lowest_first"), [("sqnr", "sqnr_db", True), ("cosine", "cosine", True),
+                                                             ("max_abs", "max_abs", False), ("max_rel", "max_rel", False)])
+def test_several_samples_are_sorted_by_the_measure_asked_for(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                            sort: str, field: str, lowest_first: bool) -> None:
+    paths = _samples(tmp_path / "calibration", 2)
+    code, out, err = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", *map(str, paths), "--json",
+                             "--sort", sort)
+    assert code in (0, 1), err
+    figures = [p[field] for p in json.loads(out)["pairs"] if p["max_abs"] != 0]
+    assert len(figures) > 10 and figures == sorted(figures, reverse=not lowest_first)
+    _, text, _ = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", *map(str, paths), "--sort", sort)
+    first = json.loads(out)["pairs"][0]
+    assert text.splitlines()[2].lstrip("! ").split()[0] == first["a"]  # the text table's first row is the JSON's first pair
+
+
+def test_several_samples_compare_the_deployed_sessions_as_one_sample_does(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    paths = _samples(tmp_path / "calibration", 2)
+    code, out, err = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", *map(str, paths), "--json",
+                             "--optimized")
+    assert code in (0, 1), err
+    over = json.loads(out)
+    assert over["optimized"] and over["ran_a"]["optimized"] and over["ran_b"]["optimized"]
+    singles = []
+    for path in paths:
+        code, out, err = run_cli(capsys, "compare", str(FLOAT), str(QDQ), "--inputs", str(path), "--json",
+                                 "--optimized")
+        assert code in (0, 1), err
+        singles.append({(p["a"], p["b"]): p for p in json.loads(out)["pairs"]})
+    assert {(p["a"], p["b"]) for p in over["pairs"]} == set(singles[0])
+    for pair in over["pairs"]:
+        assert [s["sqnr_db"] for s in pair["samples"]] == [s[(pair["a"], pair["b"])]["sqnr_db"] for s in singles]
+    outputs = [p for p in over["pairs"] if p["a"] == "logits"]  # the deployed sessions' output, compared
+    assert len(outputs) == 1 and outputs[0]["measured_samples"] == 2
 
 
 def test_one_sample_folder_compares_as_one_npz(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -141,3 +186,16 @@ def test_diff_of_renames_only_exits_0_when_they_are_hidden(capsys: pytest.Captur
     assert code == 0 and out.count("\n") == 1 and f"({len(model.graph.node)} hidden: " in out
     code, _, err = run_cli(capsys, "diff", str(FLOAT), str(FLOAT), "--hide", "names")
     assert code == 2 and "--hide: 'names' is not one of renames, value_info" in err
+
+
+def test_the_python_api_reads_a_comparison_over_a_folder_of_samples(tmp_path: Path) -> None:
+    """onnxviz.compare(inputs=FOLDER) read the node fraction as aligned_fraction (0.22 for a QDQ copy whose
+    every value is paired): the JSON of several samples now has one sample's keys."""
+    import onnxviz
+
+    _samples(tmp_path / "calibration", 2)
+    result = onnxviz.compare(FLOAT, QDQ, inputs=tmp_path / "calibration", sort="cosine")
+    assert result.to_dict()["samples"] == ["sample_0.npz", "sample_1.npz"]
+    assert result.aligned_fraction == 1.0 and result.unmatched_a == [] and len(result.pairs) == 17
+    cosines = [p.cosine for p in result.pairs if p.max_abs != 0]
+    assert cosines == sorted(cosines) and sum(p.added is not None for p in result.pairs) >= 7

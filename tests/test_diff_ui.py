@@ -234,6 +234,9 @@ def test_run_compare_with_model_pairs_values_with_the_diffs_matcher(qtbot: QtBot
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         c.run(compare="file", other_path=EXPORTS / "resnet_int8_qdq.onnx")
     assert c.diffs is not None and c.pairs is not None and len(c.diffs) >= 10
+    assert c.overlay_key == "sqnr_loss"  # coloured by SQNR, as compare sorts: every value of a QDQ copy differs
+    qtbot.waitUntil(lambda: w.canvas.shown_overlay is not None and "SQNR" in w.canvas.shown_overlay.legend.title,
+                    timeout=TIMEOUT)
     by_name = {d.name: d for d in c.diffs}
     relu = by_name["/layer2/Relu_1_output_0"]
     assert relu.other.endswith("DequantizeLinear_Output") and relu.rel_error < 0.2

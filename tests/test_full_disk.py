@@ -155,3 +155,36 @@ def test_settings_on_a_full_disk_keep_what_they_held_and_say_so(disk: Path) -> N
         settings_module.warn = real_warn
     assert path.read_bytes() == held and len(logged) == 1 and logged[0].endswith("it keeps what it held.")
     assert sorted(os.listdir(disk)) == ["filler", "onnxviz.ini"]
+
+
+def test_a_save_on_a_read_only_disk_is_one_sentence_and_keeps_the_files(disk: Path) -> None:
+    """A read-only file system refuses even to unlink a temporary file that was never made (EROFS, not
+    ENOENT): that must not replace the sentence with a raw error naming the temporary file."""
+    home = disk / "home"
+    home.mkdir()
+    onnx.save(_model(10), home / "m.onnx")
+    onnx.save(_model(10), home / "e.onnx", save_as_external_data=True, location="e.onnx.data", size_threshold=0)
+    before = _files(home)
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    for name, external in [("m.onnx", "keep"), ("e.onnx", "keep"), ("e.onnx", "file"), ("e.onnx", "embed")]:
+        doc = onnxviz.open(str(home / name))
+        doc.edit.rename_node("mm", "renamed")
+        with pytest.raises(OnnxvizError) as info:
+            doc.save(external=external)  # type: ignore[arg-type]
+        assert info.value.message == f"could not save {name}: the disk is read-only.", external
+        assert doc.is_dirty
+    assert _files(home) == before
+
+
+def test_a_transform_whose_working_files_fill_the_disk_is_one_sentence(disk: Path, tmp_path: Path) -> None:
+    """The transform's worker writes the model and the tool's result into a folder of its own in TMPDIR; a full
+    disk there was 'OSError: [Errno 28] No space left on device'."""
+    model, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(_model(850), model)  # 3.4 MB, on a disk left with 1 MiB
+    _fill(disk, 1 << 20)
+    ran = subprocess.run([sys.executable, "-m", "onnxviz", "transform", str(model), str(out), "--with", "onnxslim"],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "TMPDIR": str(disk)})
+    assert ran.returncode == 2, ran.stdout
+    assert ran.stderr == f"onnxviz: error: the transform could not write its working files in {disk}: the disk is " \
+                         "full; the model is unchanged\n"
+    assert not out.exists() and sorted(os.listdir(disk)) == ["filler"]

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import shiboken6
 from markup_model import FifoTraps, markup_model
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPoint, Qt
 from PySide6.QtWidgets import (
@@ -95,6 +96,8 @@ class Sweep:
     def widgets(self, step: str, root: QWidget) -> None:
         """Every widget's tooltip shown, every label laid out, every item view's tooltips shown, then painted."""
         for w in [root, *root.findChildren(QWidget)]:
+            if not shiboken6.isValid(w):  # deleted meanwhile (a panel rebuilt by the events a tooltip let run)
+                continue
             self.tooltip(f"{step}: tooltip of {type(w).__name__}", w.toolTip(), w)
             if isinstance(w, QLabel):
                 self.timed(f"{step}: label {w.text()[:80]!r}", w.sizeHint)
@@ -200,10 +203,14 @@ def test_no_text_of_the_file_loads_anything_anywhere_in_the_window(qtbot: QtBot,
                     edits.actions[key].trigger()
                     sweep.top_levels(f"{key} of node {i} of {scope!r}")
     doc.selection.select_value("", model.graph.initializer[0].name)
-    for key in ("graph_io", "model", "extract", "rename_value", "weights_text", "insert"):
+    swept: list[str] = []
+    for key in ("graph_io", "model", "extract", "rename_value", "weights_text", "insert", "insert_constant",
+                "new_initializer", "dimension"):
         if edits.actions[key].isEnabled():
             edits.actions[key].trigger()
             sweep.top_levels(key)
+            swept.append(key)
+    assert {"insert_constant", "new_initializer", "dimension"} <= set(swept)  # the dialogs that came later
     edits.guarded(lambda: doc.edit.add_output(model.graph.output[0].name))  # refused, quoting the name
     assert [b for b in QApplication.topLevelWidgets() if isinstance(b, QMessageBox) and b.isVisible()]
     sweep.top_levels("a refusal")
@@ -246,3 +253,49 @@ def test_no_text_of_the_file_loads_anything_anywhere_in_the_window(qtbot: QtBot,
         settle()
         sweep.docks("Run Both's values")
     assert sweep.steps > 500  # it did go through the window
+
+
+def test_the_layer_tables_and_the_transform_window_never_load_a_name(qtbot: QtBot, traps: FifoTraps,
+                                                                    tmp_path: Path) -> None:
+    """The views that came after the sweep above was written: the comparison's per-layer table (its pairs and the
+    values without a partner), the Transform dock's layers and variants, and the Transform dialog's input files.
+    Their tooltips were the names as written (display_name escapes no markup): a name '<img src=FIFO>' was
+    loaded when hovered."""
+    from types import SimpleNamespace
+
+    from onnxviz.model.runner.compare import ValueDiff
+    from onnxviz.model.transform.catalog import Settings
+    from onnxviz.model.transform.cost import LayerError
+    from onnxviz.model.transform.variants import Variant
+    from onnxviz.ui.diff.layers import LayersView, Row
+    from onnxviz.ui.transform.dialog import TransformDialog
+    from onnxviz.ui.transform.dock import TransformDock
+
+    t = traps.tag
+    host = QWidget()
+    qtbot.addWidget(host)
+    sweep = Sweep(host, traps)  # type: ignore[arg-type]  # only widgets() and tooltip() are used
+    layers = LayersView()
+    qtbot.addWidget(layers)
+    diff = ValueDiff(t("pair_a"), 0, 0, 1.0, 0.5, 0.9, b_name=t("pair_b"), sqnr_db=3.0)
+    layers.model.set_rows([Row(diff, "1x3", float("nan"), float("nan"), f"not isolated: {t('added_note')}")])
+    pairing = SimpleNamespace(unmatched_a=[t("alone_a")], unmatched_b=[t("alone_b")],
+                              reasons_a={t("alone_a"): f"no value like {t('reason_a')}"}, reasons_b={})
+    layers._show_unmatched(SimpleNamespace(pairing=pairing))  # type: ignore[arg-type]
+    layers.show()
+    sweep.widgets("per-layer table", layers)
+    dock = TransformDock()
+    qtbot.addWidget(dock)
+    dock.set_layers([LayerError(t("before"), t("after"), t("before_node"), t("after_node"), "Conv", ("", 0), ("", 0),
+                                20.0, 0.99, 0.1, 0.01)], "")
+    variant = Variant(1, t("variant"), tmp_path / "v.onnx", 10, b"", Settings("onnxslim"), worst_sqnr=3.0,
+                      worst_layer=t("worst_layer"))
+    dock.set_variants([variant], 1)
+    dock.show()
+    sweep.widgets("Transform dock", dock)
+    dialog = TransformDialog(None, "onnxslim")
+    qtbot.addWidget(dialog)
+    dialog._add_path(str(tmp_path / t("input_file").replace("/", "_")))
+    dialog.show()
+    sweep.widgets("Transform dialog", dialog)
+    assert sweep.steps > 10

@@ -227,3 +227,23 @@ def test_compare_optimized_compares_the_sessions_as_deployed() -> None:
                for path in (a, b)]
     assert logits["max_abs"] == pytest.approx(float(np.abs(outputs[0] - outputs[1]).max()), rel=1e-5, abs=1e-7)
     assert math.isfinite(logits["sqnr_db"])
+
+
+def test_compare_optimized_pairs_the_outputs_where_no_layer_of_the_deployed_graphs_aligns(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """onnxruntime runs the float ResNet in its NCHWc layout and the QDQ copy as QLinearConv/QGemm: no node of
+    the two deployed graphs aligns, and the sessions' outputs are still what a user compares."""
+    from conftest import run_cli
+
+    a, b = EXPORTS / "resnet_float.onnx", EXPORTS / "resnet_int8_qdq.onnx"
+    npz = EXPORTS / "inputs" / "resnet_float.npz"
+    code, out, err = run_cli(capsys, "compare", str(a), str(b), "--inputs", str(npz), "--optimized", "--json")
+    assert code in (0, 1), err
+    printed = json.loads(out)
+    logits = next(p for p in printed["pairs"] if p["a"] == "logits")
+    assert logits["b"] == "logits" and logits["how"] == "graph output"
+    feeds = sample("resnet_float")
+    outputs = [ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["logits"], feeds)[0]
+               for path in (a, b)]  # optimizations on: the sessions as deployed
+    assert logits["max_abs"] == pytest.approx(float(np.abs(outputs[0] - outputs[1]).max()), rel=1e-5, abs=1e-7)
+    assert all(p["how"] != "graph output" or p["a"] == p["b"] for p in printed["pairs"])

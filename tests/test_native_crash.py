@@ -108,6 +108,17 @@ def test_the_api_check_and_edits_that_infer_survive(models: dict[str, Path]) -> 
     assert [o.name for o in doc.model.graph.output] == ["y"]
 
 
+def test_a_transform_that_crashes_names_the_crash_and_its_node(models: dict[str, Path], tmp_path: Path) -> None:
+    """onnxslim runs onnx's shape inference in the transform's process: its crash is named as check names it
+    (was 'ended unexpectedly ... (a crash in the library, or out of memory)'), and nothing is written."""
+    out = tmp_path / "slim.onnx"
+    proc = subprocess.run([sys.executable, "-m", "onnxviz", "transform", str(models["regex"]), str(out),
+                           "--with", "onnxslim"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"onnxviz: error: {REGEX}, which ended the transform during '"), proc.stderr
+    assert proc.stderr.endswith("'; the model is unchanged\n") and not out.exists()
+
+
 @pytest.mark.parametrize("at", [0, 1, 37, 99])
 def test_the_node_is_found_in_a_long_graph(at: int) -> None:
     cause = crash_cause(chain_with_crash(100, at), (INFERENCE,))

@@ -301,7 +301,7 @@ def test_run_dump_folder_that_cannot_be_made_is_one_sentence(capsys: pytest.Capt
     dump = tmp_path / "file.txt" / "dump"
     code, _, err = run_cli(capsys, "run", str(example_path), "--dump", str(dump))
     assert code == 2
-    assert err.endswith(f"onnxviz: error: the folder {dump} could not be made (Not a directory)\n")
+    assert err.endswith(f"onnxviz: error: the folder {dump} could not be made: its folder does not exist\n")
 
 
 def test_run_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], example_path: Path) -> None:

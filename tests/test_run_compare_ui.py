@@ -46,6 +46,8 @@ def test_a_second_compare_with_replaces_the_activations_panels_comparison(qtbot:
     settle()
     assert run.result is diff.cross.result_a and run.other is diff.cross.result_b  # A vs B in the panel too
     assert "Compared with resnet_int8_qdq.onnx (B)" in _summary(run)
+    low = min(diff.cross.diffs, key=lambda d: d.sqnr_db)  # the headline is the worst layer by SQNR, as compare's
+    assert f"lowest SQNR {low.sqnr_db:.2f} dB (<b>{low.name}</b>)" in _summary(run)
     first_run = Path(diff.cross.result_a.directory)
     node = next(i for i, n in enumerate(doc_of(w).index.main.nodes) if n.name == "/layer2/Relu_1")
     doc_of(w).selection.select_node("", node)
@@ -206,3 +208,37 @@ def test_the_differences_list_hides_renames_and_counts_them(qtbot: QtBot, make_w
     assert doc_of(w).selection.state.node == dock.differences[gemm_row].node_a
     dock.hide_boxes["renames"].setChecked(False)
     assert dock.list.count() == total and dock.list.currentRow() == gemm_row  # the current one stays
+
+
+def test_compare_with_model_over_samples_gives_each_pairs_worst_as_single_comparisons(qtbot: QtBot,
+                                                                                       make_window: Make,
+                                                                                       tmp_path: Path) -> None:
+    """Run > Compare with Model over several samples: the other model aligned once, its integer values read
+    through their scales in every sample; each pair's figure the worst of single comparisons."""
+    from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.matching import compare_models
+
+    w = make_window()
+    open_and_wait(qtbot, w, FLOAT)
+    run = w.run_controller
+    images = [np.random.default_rng([k, 5]).standard_normal((1, 3, 32, 32)).astype(np.float32) for k in range(2)]
+    for k, image in enumerate(images):
+        np.savez(tmp_path / f"{k}.npz", image=image)
+    run.run(ask=True)
+    dialog = run.inputs_dialog
+    assert dialog is not None
+    dialog.choose_samples([str(tmp_path / f"{k}.npz") for k in range(2)])
+    with qtbot.waitSignal(run.run_finished, timeout=TIMEOUT):
+        dialog.accept()
+    with qtbot.waitSignal(run.run_finished, timeout=TIMEOUT):
+        run.run(compare="file", other_path=QDQ)
+    assert run.over is not None and run.samples == ["0.npz", "1.npz"] and run.pairs is not None
+    singles = []
+    for image in images:
+        cross = compare_models(doc_of(w).index, ModelIndex(onnx.load(str(QDQ))), {"image": image}, isolate=False)
+        singles.append({(d.name, d.other): d.sqnr_db for d in cross.diffs})
+        cross.cleanup()
+    assert {(p.worst.name, p.worst.other) for p in run.over} == set(singles[0])
+    for p in run.over:
+        assert p.worst.sqnr_db == min(s[(p.worst.name, p.worst.other)] for s in singles)
+    assert "over 2 samples" in _summary(run) and "lowest SQNR" in _summary(run)

@@ -105,7 +105,15 @@ def test_a_read_only_place_offers_save_as(qtbot: QtBot, make_window: Callable[[]
             raise OSError(30, os.strerror(30))  # EROFS, as a read-only file system answers
         return real_open(file, *args, **kwargs)  # type: ignore[arg-type]
 
+    real_unlink = os.unlink
+
+    def unlink(file: str | os.PathLike[str], *args: object, **kwargs: object) -> None:
+        if ".onnxviz-saving-" in os.fspath(file):
+            raise OSError(30, os.strerror(30))  # a read-only disk refuses even a file that is not there
+        real_unlink(file, *args, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(os, "open", read_only)
+    monkeypatch.setattr(os, "unlink", unlink)
     w.save_action.trigger()
     settle()
     box = _box(w, "read-only")

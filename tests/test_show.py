@@ -59,6 +59,20 @@ def chain(n: int, name: str = "chain") -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def test_a_screenshot_that_cannot_be_written_is_one_sentence_and_leaves_nothing(windows: list[ModelWindow],
+                                                                                tmp_path: Path) -> None:
+    """show()'s screenshot goes through the checked writer, as --screenshot does: a place it cannot write is
+    the checked writer's sentence (was Qt's save, unchecked: 'could not be written (a .png in a folder that
+    exists?)' for any failure), and no part of a picture is left."""
+    window = onnxviz.show(chain(3))
+    window.wait_shown(TIMEOUT)
+    with pytest.raises(onnxviz.OnnxvizError, match=r"^could not write s\.png: its folder does not exist\.$"):
+        window.screenshot(tmp_path / "missing" / "s.png")
+    (tmp_path / "here").mkdir()
+    assert window.screenshot(tmp_path / "here" / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert os.listdir(tmp_path / "here") == ["s.png"]
+
+
 def test_show_returns_at_once_and_update_changes_the_window(windows: list[ModelWindow], tmp_path: Path) -> None:
     window = onnxviz.show(chain(3))
     # returned while the window's process was still starting (importing Qt takes it a second): drawn later

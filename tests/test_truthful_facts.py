@@ -249,7 +249,7 @@ def test_an_escape_that_is_a_name_already_is_renamed_and_the_save_says_so(tmp_pa
 
 # -- run inputs -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("array", "said"), [
-    (np.zeros((2, 4), "V4"), "holds raw bytes (4 a value) of no number type"),
+    (np.zeros((2, 4), "V4"), "holds raw bytes (4 bytes each) of no number type"),
     (np.zeros((2, 4), [("a", "f4"), ("b", "i4")]), "is of a structured type (fields a, b), which has no place in "
                                                     "one tensor"),
     (np.ones((2, 4), np.complex64) * (1 + 2j), "holds complex64 values, whose imaginary part would be lost"),

@@ -190,3 +190,50 @@ def test_the_log_is_appended_checked_and_a_failure_never_stops_the_app(tmp_path:
     append_log("last line", log)
     lines = log.read_text().splitlines()
     assert lines[0] == "first line" and lines[-1] == "last line"
+
+
+@pytest.mark.parametrize("code", [faulty_disk.ERRNOS["ENOSPC"], faulty_disk.ERRNOS["EIO"]])
+def test_a_transforms_working_files_that_cannot_be_written_are_one_sentence(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch,
+                                                                            code: int) -> None:
+    """The transform's steps write the model and the tool's result with onnx.save (in its worker, a folder of
+    its own in TMPDIR): a failure there is said in words naming that place, not 'OSError: [Errno 28] ...'."""
+    import onnx
+
+    from onnxviz.model.io.disk import reason
+    from onnxviz.model.transform import stages
+
+    def failing(*_args: object, **_kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    folder = tmp_path / "onnxviz-transform-1-abc"
+    folder.mkdir()
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]))
+    monkeypatch.setattr(onnx, "save", failing)
+    reply = stages.run_step("prepare", str(folder), model.SerializeToString(), None)
+    assert reply.error == (f"the transform could not write its working files in {tmp_path}: "
+                           f"{reason(OSError(code, ''))}; the model is unchanged.")
+    assert "Errno" not in reply.error
+
+
+def test_a_transforms_variant_is_written_whole_or_not_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variant of the session (the model before a transform, each result) is a file the diff and Open in New
+    Window read: a fault at any chunk is one sentence, and no part of it is left to be read."""
+    from onnxviz.model.transform.variants import Variants
+
+    faulty_disk.small_chunks(monkeypatch, 64)
+    data = bytes(range(256)) * 3
+    variants = Variants()
+    try:
+        calls = faulty_disk.count_calls(monkeypatch, lambda: variants.stage(data, "m (before onnxslim)"))
+        assert calls["chunk"] >= 4, calls  # written through the checked writer, in chunks
+        for at in range(calls["chunk"]):
+            with faulty_disk.faulty(monkeypatch, at=at, fault="ENOSPC"), \
+                    pytest.raises(OnnxvizError, match=r"^could not write m \(before onnxslim\)\.onnx: the disk is full\.$"):
+                variants.stage(data, "m (before onnxslim)")
+        staged = [p for p in Path(variants.stage(data, "m").path).parent.parent.rglob("*") if p.is_file()]
+        assert all(p.read_bytes() == data for p in staged) and len(staged) == 2  # the counted one and the last
+    finally:
+        variants.cleanup()

@@ -13,8 +13,13 @@ from onnxviz.cli.common import given_inputs, open_model
 from onnxviz.model.document import Document
 from onnxviz.model.matching import CrossRun, Limits, compare_deployed, compare_models
 from onnxviz.model.matching.crossrun import SORT_MEASURES
-from onnxviz.model.matching.samples import PairOverSamples, SamplesRun, compare_samples
-from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
+from onnxviz.model.matching.samples import (
+    PairOverSamples,
+    SamplesRun,
+    compare_deployed_samples,
+    compare_samples,
+)
+from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, ArrayDiff, Tolerance, ValueDiff
 from onnxviz.model.runner.errors import RunError
 from onnxviz.model.runner.input_files import Sample, input_samples
 from onnxviz.model.runner.inputs import input_specs, parse_dims
@@ -85,16 +90,13 @@ def run(args: argparse.Namespace) -> int:
     samples = input_samples(args.inputs, specs) if args.inputs and not in_place else []
     dims = parse_dims(args.dim)
     if len(samples) > 1:
-        if args.optimized:
-            raise RunError("--optimized compares one sample at a time; give --inputs one .npz or input_N.pb set.")
         return _run_samples(args, doc_a, doc_b, samples, limits)
     given = given_inputs(args.inputs, specs) if in_place else samples[0].read(specs) if samples else {}
     feeds, generated = inputs_to_run(specs, given, dims, "random", args.seed)
     tolerance = limits.elementwise or DEFAULT_TOLERANCE
     if args.optimized:
-        if doc_a.path is None or doc_b.path is None:
-            raise RunError("--optimized compares two model files: onnxruntime writes the graphs its sessions run "
-                           "from files.")
+        _need_files(doc_a, doc_b)
+        assert doc_a.path is not None and doc_b.path is not None
         cross = compare_deployed(doc_a.path, doc_b.path, feeds, tolerance=tolerance, seed=args.seed,
                                  generated=generated)
     else:
@@ -116,25 +118,33 @@ def run(args: argparse.Namespace) -> int:
     return 1 if beyond else 0
 
 
+def _need_files(doc_a: Document, doc_b: Document) -> None:
+    if doc_a.path is None or doc_b.path is None:
+        raise RunError("--optimized compares two model files: onnxruntime writes the graphs its sessions run "
+                       "from files.")
+
+
 def _number(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
 def _json(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], limits: Limits) -> dict[str, Any]:
     how = {(p.a, p.b): p.how for p in cross.pairing.pairs}
-    pairs = [{"a": d.name, "b": d.other, "max_abs": _number(d.max_abs_error), "max_rel": _number(d.rel_error),
-              "cosine": _number(d.cosine), "sqnr_db": _number(d.sqnr_db), "outside": d.outside,
-              "how": how.get((d.name, d.other), ""), "beyond": limits.exceeded(d), "note": d.note,
-              **_added_json(cross, d)}
+    pairs = [{"a": d.name, "b": d.other, **_figures(d), "how": how.get((d.name, d.other), ""),
+              "beyond": limits.exceeded(d), "note": d.note, **_added_json(cross, d)}
              for d in worst]
-    pairing = cross.pairing
     return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,
-            "aligned_fraction": pairing.fraction(), "aligned_nodes_fraction": cross.alignment.fraction(),
-            "values_a": pairing.values_a, "pairs": pairs,
-            "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
-            "unmatched_a": [{"name": x, "reason": pairing.reasons_a.get(x, "")} for x in pairing.unmatched_a],
-            "unmatched_b": [{"name": y, "reason": pairing.reasons_b.get(y, "")} for y in pairing.unmatched_b],
+            **_pairing_json(cross), "pairs": pairs, "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
             "weights": [w.to_json() for w in cross.weights]}
+
+
+def _pairing_json(cross: CrossRun) -> dict[str, Any]:
+    """How much of A is paired (its values; its nodes aligned apart) and why the others are not."""
+    pairing = cross.pairing
+    return {"aligned_fraction": pairing.fraction(), "aligned_nodes_fraction": cross.alignment.fraction(),
+            "values_a": pairing.values_a,
+            "unmatched_a": [{"name": x, "reason": pairing.reasons_a.get(x, "")} for x in pairing.unmatched_a],
+            "unmatched_b": [{"name": y, "reason": pairing.reasons_b.get(y, "")} for y in pairing.unmatched_b]}
 
 
 def _added_json(cross: CrossRun, d: ValueDiff) -> dict[str, Any]:
@@ -142,8 +152,12 @@ def _added_json(cross: CrossRun, d: ValueDiff) -> dict[str, Any]:
     added = cross.added_of(d)
     if added is None:
         return {"added": None, "added_note": cross.not_isolated.get((d.name, d.other), "")}
-    return {"added": {"max_abs": _number(added.max_abs), "max_rel": _number(added.max_rel),
-                      "cosine": _number(added.cosine), "sqnr_db": _number(added.sqnr_db)}}
+    return {"added": _added_figures(added)}
+
+
+def _added_figures(added: ArrayDiff) -> dict[str, Any]:
+    return {"max_abs": _number(added.max_abs), "max_rel": _number(added.max_rel), "cosine": _number(added.cosine),
+            "sqnr_db": _number(added.sqnr_db)}
 
 
 def _cell(name: str) -> str:
@@ -154,7 +168,7 @@ def _text(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
     bad = {id(d) for d in worst if limits.exceeded(d)}
     pairing = cross.pairing
     lines = [f"{name_a} vs {name_b}: {len(worst)} value pairs, {len(bad)} beyond tolerance; "
-             f"{100 * pairing.fraction():.1f}% of A's {pairing.values_a} values paired, "
+             f"{100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values paired, "
              f"{100 * cross.alignment.fraction():.1f}% of nodes aligned"]
     rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr")]
     for d in worst:
@@ -167,6 +181,12 @@ def _text(name_a: str, name_b: str, cross: CrossRun, worst: list[ValueDiff], lim
               strict=True))).rstrip() for r in rows]
     lines += [f"  {d.name}: {d.note}" for d in worst if d.note]
     lines += _weight_lines(cross)
+    return lines + _unmatched_lines(cross)
+
+
+def _unmatched_lines(cross: CrossRun) -> list[str]:
+    """The values of each side left unpaired, each with the reason."""
+    pairing, lines = cross.pairing, []
     for side, names, reasons in (("A", pairing.unmatched_a, pairing.reasons_a),
                                  ("B", pairing.unmatched_b, pairing.reasons_b)):
         lines.append(f"unmatched in {side} ({len(names)})" + (":" if names else ": none"))
@@ -195,17 +215,24 @@ def _run_samples(args: argparse.Namespace, doc_a: Document, doc_b: Document, sam
     def reader(sample: Sample) -> Callable[[], Any]:
         return lambda: inputs_to_run(specs, sample.read(specs), dims, "random", args.seed)
 
-    over = compare_samples(doc_a.index, doc_b.index, [reader(s) for s in samples], [s.label for s in samples],
-                           base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
-                           tolerance=limits.elementwise or DEFAULT_TOLERANCE, seed=args.seed)
+    readers, labels = [reader(s) for s in samples], [s.label for s in samples]
+    tolerance = limits.elementwise or DEFAULT_TOLERANCE
+    if args.optimized:
+        _need_files(doc_a, doc_b)
+        assert doc_a.path is not None and doc_b.path is not None
+        over = compare_deployed_samples(doc_a.path, doc_b.path, readers, labels, tolerance=tolerance, seed=args.seed)
+    else:
+        over = compare_samples(doc_a.index, doc_b.index, readers, labels, base_dir_a=doc_a.base_dir,
+                               base_dir_b=doc_b.base_dir, tolerance=tolerance, seed=args.seed)
     try:
         if not over.pairs:
             raise RunError(f"no value of {doc_a.name} pairs with a numeric value of {doc_b.name}: "
                            "the two graphs have nothing in common to compare.")
-        worst = over.worst_first()
+        worst = over.worst_first(args.sort)
         beyond = any(limits.exceeded(p.worst) for p in worst)
         if args.json:
-            output.print_json({**_samples_json(doc_a.name, doc_b.name, over, worst, limits), **what_ran(over.last)})
+            output.print_json({**_samples_json(doc_a.name, doc_b.name, over, worst, limits), **what_ran(over.last),
+                               "optimized": args.optimized})
         else:
             output.say(*_samples_text(doc_a.name, doc_b.name, over, worst, limits),
                        *what_ran_lines(over.last, f" (the last of {len(over.labels)} samples)"))
@@ -221,43 +248,52 @@ def _figures(d: ValueDiff) -> dict[str, Any]:
 
 def _samples_json(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOverSamples],
                   limits: Limits) -> dict[str, Any]:
-    """As one sample's JSON, each pair's figures its worst over the samples, with ``mean`` and ``samples``
-    (one entry per sample, null where the pair was not measured)."""
-    cross = over.last
+    """As one sample's JSON, each pair's figures (and added error) its worst over the samples, with ``mean``
+    and ``samples`` (one entry per sample, null where the pair was not measured) beside them."""
+    cross = over.as_cross()
     how = {(p.a, p.b): p.how for p in cross.pairing.pairs}
     pairs = [{"a": p.worst.name, "b": p.worst.other, **_figures(p.worst), "how": how.get((p.worst.name, p.worst.other), ""),
-              "beyond": limits.exceeded(p.worst), "note": p.worst.note, "mean": {**_figures(p.mean), "outside": p.mean_outside},
+              "beyond": limits.exceeded(p.worst), "note": p.worst.note, **_added_json(cross, p.worst),
+              "mean": {**_figures(p.mean), "outside": p.mean_outside,
+                       "added": None if p.added_mean is None else _added_figures(p.added_mean)},
               "measured_samples": p.measured,
-              "samples": [None if d is None else _figures(d) for d in p.samples]} for p in worst]
+              "samples": [_sample_json(d, a) for d, a in zip(p.samples, p.added_samples or (None,) * len(p.samples),
+                                                             strict=True)]} for p in worst]
     return {"a": name_a, "b": name_b, "engine_a": cross.result_a.engine, "engine_b": cross.result_b.engine,
             "samples": over.labels, "sample_dims": over.dims, "aggregate": "worst (mean and per sample alongside)",
-            "aligned_fraction": over.alignment.fraction(), "pairs": pairs,
-            "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
-            "unmatched_a": cross.pairing.unmatched_a, "unmatched_b": cross.pairing.unmatched_b,
+            **_pairing_json(cross), "pairs": pairs, "beyond_tolerance": sum(1 for p in pairs if p["beyond"]),
             "weights": [w.to_json() for w in cross.weights]}
+
+
+def _sample_json(d: ValueDiff | None, added: ArrayDiff | None) -> dict[str, Any] | None:
+    """A pair's figures in one sample (None: not measured there), with its added error there."""
+    if d is None:
+        return None
+    return {**_figures(d), "added": None if added is None else _added_figures(added)}
 
 
 def _samples_text(name_a: str, name_b: str, over: SamplesRun, worst: list[PairOverSamples],
                   limits: Limits) -> list[str]:
     bad = {id(p) for p in worst if limits.exceeded(p.worst)}
+    pairing = over.last.pairing
     lines = [f"{name_a} vs {name_b} over {len(over.labels)} samples: {len(worst)} value pairs, {len(bad)} beyond "
-             f"tolerance in some sample; {100 * over.alignment.fraction():.1f}% of nodes aligned; each figure "
-             "is mean / worst over the samples"]
-    rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db")]
+             f"tolerance in some sample; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values paired, "
+             f"{100 * over.alignment.fraction():.1f}% of nodes aligned; each figure is mean / worst over the samples"]
+    rows = [("", "A", "B", "max_abs", "max_rel", "cosine", "sqnr_db", "added_sqnr")]
     rows += [("!" if id(p) in bad else "", _cell(p.worst.name), _cell(p.worst.other),
               f"{p.mean.max_abs_error:.4g} / {p.worst.max_abs_error:.4g}",
               f"{p.mean.rel_error:.4g} / {p.worst.rel_error:.4g}", f"{p.mean.cosine:.6f} / {p.worst.cosine:.6f}",
-              f"{p.mean.sqnr_db:.2f} / {p.worst.sqnr_db:.2f}") for p in worst]
-    widths = [max(len(r[c]) for r in rows) for c in range(7)]
+              f"{p.mean.sqnr_db:.2f} / {p.worst.sqnr_db:.2f}",
+              "-" if p.added_mean is None or p.added_worst is None
+              else f"{p.added_mean.sqnr_db:.2f} / {p.added_worst.sqnr_db:.2f}") for p in worst]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(w) if c < 3 else cell.rjust(w) for c, (cell, w) in enumerate(zip(r, widths,
               strict=True))).rstrip() for r in rows]
     lines += [f"  {p.worst.name}: {p.worst.note}" for p in worst if p.worst.note]
     partial = [p for p in worst if p.measured < len(over.labels)]
     lines += [f"  {p.worst.name}: measured in {p.measured} of {len(over.labels)} samples" for p in partial]
     lines += _weight_lines(over.last)
-    for side, names in (("A", over.last.pairing.unmatched_a), ("B", over.last.pairing.unmatched_b)):
-        lines.append(f"unmatched in {side} ({len(names)}): " + (", ".join(names) if names else "none"))
-    return lines
+    return lines + _unmatched_lines(over.last)
 
 
 def what_ran(cross: CrossRun) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeySequence,
 )
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
@@ -53,6 +53,7 @@ from onnxviz.ui.transform import feature as transform_feature
 from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
+from onnxviz.ui.widgets.tooltips import guard_tooltips
 
 if TYPE_CHECKING:
     from onnxviz.ui.transform.controller import TransformController
@@ -88,6 +89,9 @@ class MainWindow(QMainWindow):
         self.remember_window_state = True
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # made by ensure_app, or by a host (tests, show()'s kernel)
+            guard_tooltips(app)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self.theme = ThemeManager(self.settings, self)

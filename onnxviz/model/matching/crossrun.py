@@ -228,27 +228,36 @@ def compare_models(index_a: ModelIndex, index_b: ModelIndex, feeds_a: Mapping[st
     return cross
 
 
+def deployed_models(path_a: Path, path_b: Path, folder: Path,
+                    progress: ProgressFn = no_progress) -> list[tuple[ModelIndex, Path]]:
+    """Each model as onnxruntime's session deploys it (the graph it runs with every graph optimization on,
+    :mod:`onnxviz.model.runner.deployed`), written under ``folder``: its index and its data's folder."""
+    from onnxviz.model.runner.deployed import optimized_copy  # compare --optimized only
+
+    made: list[tuple[ModelIndex, Path]] = []
+    for side, path in (("a", path_a), ("b", path_b)):
+        progress(0.05 * len(made), f"Optimizing {path.name} as onnxruntime deploys it")
+        where = folder / side
+        where.mkdir()
+        out = optimized_copy(path, where / path.name, "all", path.parent)
+        made.append((ModelIndex(onnx.load(str(out), load_external_data=False)), where))
+    return made
+
+
 def compare_deployed(path_a: Path, path_b: Path, feeds_a: Mapping[str, np.ndarray] | None = None, *,
                      tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0, isolate: bool = True,
                      progress: ProgressFn = no_progress, token: CancelToken | None = None,
                      generated: GeneratedInputs | None = None) -> CrossRun:
     """:func:`compare_models` of the two models as onnxruntime's sessions deploy them: each replaced by
-    the graph its session runs with every graph optimization on (:mod:`onnxviz.model.runner.deployed`),
+    the graph its session runs with every graph optimization on (:func:`deployed_models`),
     so the outputs compared are the optimized sessions' and the intermediates those that still exist.
     The returned alignment and pairs name the optimized graphs' values."""
-    from onnxviz.model.runner.deployed import optimized_copy  # compare --optimized only
 
     with tempfile.TemporaryDirectory(prefix="onnxviz-deployed-") as folder:
-        made: list[ModelIndex] = []
-        for side, path in (("a", path_a), ("b", path_b)):
-            progress(0.05 * len(made), f"Optimizing {path.name} as onnxruntime deploys it")
-            where = Path(folder) / side
-            where.mkdir()
-            out = optimized_copy(path, where / path.name, "all", path.parent)
-            made.append(ModelIndex(onnx.load(str(out), load_external_data=False)))
-        cross = compare_models(made[0], made[1], feeds_a, base_dir_a=Path(folder) / "a",
-                               base_dir_b=Path(folder) / "b", tolerance=tolerance, seed=seed, isolate=isolate,
-                               progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token, generated=generated)
+        (index_a, dir_a), (index_b, dir_b) = deployed_models(path_a, path_b, Path(folder), progress)
+        cross = compare_models(index_a, index_b, feeds_a, base_dir_a=dir_a, base_dir_b=dir_b, tolerance=tolerance,
+                               seed=seed, isolate=isolate, progress=lambda f, t: progress(0.1 + 0.9 * f, t),
+                               token=token, generated=generated)
     for result in (cross.result_a, cross.result_b):  # what ran: the graphs an optimized session runs
         result.optimized = True
     return cross

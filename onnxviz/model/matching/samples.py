@@ -9,6 +9,7 @@ others' are removed as soon as they are measured.
 from __future__ import annotations
 
 import math
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,13 +18,15 @@ import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.matching.align import Alignment, align_models
-from onnxviz.model.matching.crossrun import CrossRun, compare_models
+from onnxviz.model.matching.crossrun import CrossRun, badness, compare_models, deployed_models
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
-from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, Tolerance, ValueDiff
+from onnxviz.model.runner.compare import DEFAULT_TOLERANCE, ArrayDiff, Tolerance, ValueDiff
 from onnxviz.model.runner.sizes import GeneratedInputs
 
 FIGURES = ("max_abs_error", "rel_error", "cosine", "sqnr_db", "outside")
+ADDED_FIGURES = ("max_abs", "max_rel", "cosine", "sqnr_db", "outside")  # an ArrayDiff's
 LOWER_IS_WORSE = frozenset({"cosine", "sqnr_db"})  # the others: higher is worse
+Added = Mapping[tuple[str, str], ArrayDiff]  # a sample's (a, b) -> the error B's layer adds on its own
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,9 @@ class PairOverSamples:
     worst: ValueDiff
     mean: ValueDiff
     samples: tuple[ValueDiff | None, ...]
+    added_worst: ArrayDiff | None = None  # the error B's layer adds on its own, over the samples where isolated
+    added_mean: ArrayDiff | None = None
+    added_samples: tuple[ArrayDiff | None, ...] = ()
 
     @property
     def measured(self) -> int:
@@ -63,34 +69,49 @@ class SamplesRun:
         """Every pair's worst figures: what tolerances are checked against and the canvas colours by."""
         return [p.worst for p in self.pairs]
 
-    def worst_first(self) -> list[PairOverSamples]:
-        """Largest worst relative error first (NaN and differing shapes before everything)."""
-        def key(p: PairOverSamples) -> tuple[float, float]:
-            rel = math.inf if math.isnan(p.worst.rel_error) else p.worst.rel_error
-            return (-rel, p.worst.order)
-        return sorted(self.pairs, key=key)
+    def as_cross(self) -> CrossRun:
+        """The last sample's runs with every pair's worst figures and worst added error over the samples
+        (what the window's table and canvas show)."""
+        added = {(p.worst.name, p.worst.other): p.added_worst for p in self.pairs if p.added_worst is not None}
+        return replace(self.last, diffs=self.worst(), added=added)
+
+    def worst_first(self, measure: str = "sqnr") -> list[PairOverSamples]:
+        """The pairs, the worst by ``measure`` (a SORT_MEASURES key) over the samples first, as
+        :meth:`CrossRun.worst_first` orders one sample's."""
+        return sorted(self.pairs, key=lambda p: (badness(p.worst, measure), p.worst.order))
 
     def cleanup(self) -> None:
         self.last.cleanup()
 
 
-def aggregate(per_sample: Sequence[Sequence[ValueDiff]]) -> list[PairOverSamples]:
-    """Each (A value, B value) pair's figures over the samples, in A's order of the first sample that has it."""
+def aggregate(per_sample: Sequence[Sequence[ValueDiff]], added: Sequence[Added] = ()) -> list[PairOverSamples]:
+    """Each (A value, B value) pair's figures over the samples, in A's order of the first sample that has it;
+    ``added``: each sample's added errors (:attr:`CrossRun.added`), gathered the same way."""
     keys: dict[tuple[str, str], list[ValueDiff | None]] = {}
     for k, diffs in enumerate(per_sample):
         for d in diffs:
             keys.setdefault((d.name, d.other), [None] * len(per_sample))[k] = d
-    out = [_over(tuple(found)) for found in keys.values()]
+    out = [_over(tuple(found), tuple(a.get(key) for a in added)) for key, found in keys.items()]
     return sorted(out, key=lambda p: p.worst.order)
 
 
-def _over(found: tuple[ValueDiff | None, ...]) -> PairOverSamples:
+def _over(found: tuple[ValueDiff | None, ...], added: tuple[ArrayDiff | None, ...]) -> PairOverSamples:
     present = [d for d in found if d is not None]
     note = next((d.note for d in present if d.note), "")
     worst = {f: _worst(f, [float(getattr(d, f)) for d in present]) for f in FIGURES}
     mean = {f: _mean([float(getattr(d, f)) for d in present]) for f in FIGURES}
+    isolated = [a for a in added if a is not None]
+    added_worst = added_mean = None
+    if isolated:
+        added_worst = _array_diff({f: _worst(f, [float(getattr(a, f)) for a in isolated]) for f in ADDED_FIGURES})
+        added_mean = _array_diff({f: _mean([float(getattr(a, f)) for a in isolated]) for f in ADDED_FIGURES})
     return PairOverSamples(_with(present[0], worst, note), _with(present[0], {**mean, "outside": worst["outside"]}, note),
-                           found)
+                           found, added_worst, added_mean, added)
+
+
+def _array_diff(figures: Mapping[str, float]) -> ArrayDiff:
+    return ArrayDiff(figures["max_abs"], figures["max_rel"], figures["cosine"], figures["sqnr_db"],
+                     int(figures["outside"]))
 
 
 def _with(d: ValueDiff, figures: Mapping[str, float], note: str) -> ValueDiff:
@@ -118,6 +139,7 @@ def compare_samples(index_a: ModelIndex, index_b: ModelIndex,
     if alignment is None:
         alignment = align_models(index_a, index_b, token=token)
     per_sample: list[list[ValueDiff]] = []
+    added: list[Added] = []
     dims: list[dict[str, int]] = []
     last: CrossRun | None = None
     n = len(samples)
@@ -129,6 +151,7 @@ def compare_samples(index_a: ModelIndex, index_b: ModelIndex,
                                    alignment=alignment, tolerance=tolerance, seed=seed, progress=part, token=token,
                                    generated=generated)
             per_sample.append(cross.diffs)
+            added.append(cross.added)
             dims.append(cross.result_a.dims)
             if last is not None:
                 last.cleanup()
@@ -138,7 +161,24 @@ def compare_samples(index_a: ModelIndex, index_b: ModelIndex,
             last.cleanup()
         raise
     assert last is not None, "at least one sample"
-    return SamplesRun(list(labels), aggregate(per_sample), last, dims)
+    return SamplesRun(list(labels), aggregate(per_sample, added), last, dims)
+
+
+def compare_deployed_samples(path_a: Path, path_b: Path,
+                             samples: Sequence[Callable[[], tuple[Mapping[str, np.ndarray], GeneratedInputs | None]]],
+                             labels: Sequence[str], *, tolerance: Tolerance = DEFAULT_TOLERANCE, seed: int = 0,
+                             progress: ProgressFn = no_progress, token: CancelToken | None = None) -> SamplesRun:
+    """:func:`compare_samples` of the two models as onnxruntime's sessions deploy them (the graphs each
+    session runs with every graph optimization on, made once for all the samples; see
+    :func:`~.crossrun.compare_deployed`)."""
+    with tempfile.TemporaryDirectory(prefix="onnxviz-deployed-") as folder:
+        (index_a, dir_a), (index_b, dir_b) = deployed_models(path_a, path_b, Path(folder), progress)
+        over = compare_samples(index_a, index_b, samples, labels, base_dir_a=dir_a, base_dir_b=dir_b,
+                               tolerance=tolerance, seed=seed, progress=lambda f, t: progress(0.1 + 0.9 * f, t),
+                               token=token)
+    for result in (over.last.result_a, over.last.result_b):  # what ran: the graphs an optimized session runs
+        result.optimized = True
+    return over
 
 
 def _part(progress: ProgressFn, k: int, n: int, label: str) -> ProgressFn:

@@ -45,6 +45,7 @@ HOW_SAME = "same"                # outputs of matched nodes
 HOW_DEQUANTIZED = "dequantized"  # at least one side through its QuantizeLinear -> DequantizeLinear
 HOW_FOLLOWED = "followed"        # through nodes one side lacks
 HOW_NAMED = "named"              # same name, computed from paired values
+HOW_OUTPUT = "graph output"      # the graph outputs seeded as one another, whatever computes them
 NAME_DEPTH = 12                  # nodes walked up from a value to the paired values it is computed from
 
 
@@ -73,6 +74,7 @@ class ValuePairing:
     reasons_a: dict[str, str] = field(default_factory=dict)
     reasons_b: dict[str, str] = field(default_factory=dict)
     values_a: int = 0  # the values of A that could pair: computed, not constants, in every graph aligned
+    fed_a: set[str] = field(default_factory=set)  # A's graph inputs: paired too, but fed, not computed
 
     def names(self) -> list[tuple[str, str]]:
         """(A name, B name) of every pair, for :func:`onnxviz.model.runner.compare.compare_pairs`."""
@@ -94,7 +96,7 @@ class ValuePairing:
 
     def fraction(self) -> float:
         """A's values that pair, over those that could (1.0 when A computes nothing)."""
-        paired = len({p.a for p in self.pairs})
+        paired = len({p.a for p in self.pairs} - self.fed_a)  # computed values only, as values_a counts
         return min(1.0, paired / self.values_a) if self.values_a else 1.0
 
     def unpair(self, pair: ValuePair, reason: str) -> None:
@@ -189,13 +191,15 @@ class _GraphPairing:
         self._cover_internals(self.a, self.covered_a)
         self._cover_internals(self.b, self.covered_b)
         self._pair_by_name()
+        self._pair_outputs()
         unmatched_a = _uncovered(self.a, self.covered_a)
         unmatched_b = _uncovered(self.b, self.covered_b)
         reasons_a = {x: self.reasons_a.get(x) or _why(self.a, self.ga.nodes, x, "B") for x in unmatched_a}
         reasons_b = {y: self.reasons_b.get(y) or _why(self.b, self.ga.nodes_b, y, "A") for y in unmatched_b}
         countable = sum(1 for i in self.a.order for o in self.a.nodes[i].output
                         if o and o not in self.a.constant and not _internal(self.a, o))
-        return ValuePairing(self.pairs, unmatched_a, unmatched_b, reasons_a, reasons_b, countable)
+        return ValuePairing(self.pairs, unmatched_a, unmatched_b, reasons_a, reasons_b, countable,
+                            set(self.a.g.input_names))
 
     def _add(self, found: list[ValuePair]) -> None:
         for p in found:
@@ -280,6 +284,21 @@ class _GraphPairing:
                 anchors_a, anchors_b = _anchors(self.a, self.covered_a, x), _anchors(self.b, self.covered_b, x)
                 if anchors_a and {self._partner(v) for v in anchors_a} == anchors_b:
                     self._add([ValuePair(x, x, HOW_NAMED)])
+
+    def _pair_outputs(self) -> None:
+        """A graph output still unpaired against B's output seeded as its partner (of the same name, or the
+        only one of each model): what the two models give is compared even where no node between aligns (the graphs
+        onnxruntime's sessions run, with other layouts and fused kernels on each side)."""
+        paired_b = {p.b for p in self.pairs}  # (a B output inside a quantized op's pattern is covered, unpaired)
+        single = len(self.a.g.output_names) == len(self.b.g.output_names) == 1
+        for x in self.a.g.output_names:
+            y = self.ga.value_b(x)
+            if y != x and not single:
+                continue  # outputs seeded by their order alone: not evidence enough
+            if x in self.covered_a or y is None or y not in self.b.graph_outputs or y in paired_b \
+                    or x not in self.a.g.producer or y not in self.b.g.producer or not self._inputs_agree(x, y):
+                continue
+            self._add([ValuePair(x, y, HOW_OUTPUT)])
 
     def _partner(self, x: str) -> str | None:
         found = self.ga.value_b(x)
@@ -394,4 +413,5 @@ def pair_values(alignment: Alignment, bodies: bool = True) -> ValuePairing:
         out.reasons_a.update({value_key(ga.scope_a, x): r for x, r in inner.reasons_a.items()})
         out.reasons_b.update({value_key(ga.scope_b, y): r for y, r in inner.reasons_b.items()})
         out.values_a += inner.values_a
+        out.fed_a |= {value_key(ga.scope_a, x) for x in inner.fed_a}
     return out

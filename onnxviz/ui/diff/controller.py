@@ -580,7 +580,7 @@ class DiffController(QObject):
         self.task = None
         self._drop_runs()
         over = ran if isinstance(ran, SamplesRun) else None
-        cross = ran if isinstance(ran, CrossRun) else dataclasses.replace(ran.last, diffs=ran.worst())
+        cross = ran if isinstance(ran, CrossRun) else ran.as_cross()  # each pair's worst, added error too
         self.cross, self.over = cross, over
         self.dock.set_measures(True)
         self.dock.colouring.setCurrentIndex(max(0, self.dock.colouring.findData("sqnr_loss")))  # emits: colours

@@ -221,7 +221,7 @@ class LayersView(QWidget):
             return
         pairing = cross.pairing
         self.summary.setText(
-            f"{len(cross.diffs)} value pairs; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} values "
+            f"{len(cross.diffs)} value pairs; {100 * pairing.fraction():.1f}% of A's {pairing.values_a} computed values "
             f"paired ({100 * cross.alignment.fraction():.1f}% of nodes aligned); "
             f"{len(pairing.unmatched_a)} unpaired in A, {len(pairing.unmatched_b)} in B. "
             "Added: B's layer run on A's values of its inputs (the error it adds on its own).")

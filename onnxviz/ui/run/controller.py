@@ -23,7 +23,7 @@ from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex, scope_label
 from onnxviz.model.matching import Alignment, ValuePairing, align_models, pair_values
-from onnxviz.model.matching.crossrun import inputs_for_b, paired_specs
+from onnxviz.model.matching.crossrun import badness, inputs_for_b, paired_specs
 from onnxviz.model.matching.samples import PairOverSamples, aggregate
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
@@ -326,8 +326,10 @@ class RunController(QObject):
 
         def run_jobs(jobs: list[Job], progress: ProgressFn, token: CancelToken) -> Outcome:
             samples = feeds.samples if isinstance(feeds, PendingFeeds) and len(jobs) > 1 else ()
+            # another model: opened and aligned once for every sample
+            matched = _matched_model(index, other_path, token) if compare == "file" and other_path else None
             if not samples:
-                return run_sample(jobs, feeds, progress, token)
+                return run_sample(jobs, feeds, matched, progress, token)
             assert isinstance(feeds, PendingFeeds)
             outcome: Outcome | None = None
             per_sample: list[list[ValueDiff]] = []
@@ -336,7 +338,8 @@ class RunController(QObject):
                     if outcome is not None:
                         for r in outcome.results:
                             r.cleanup()
-                    outcome = run_sample(jobs, feeds.with_sample(path), _sample_part(progress, k, len(samples)), token)
+                    outcome = run_sample(jobs, feeds.with_sample(path), matched, _sample_part(progress, k, len(samples)),
+                                         token)
                     per_sample.append(outcome.diffs or [])
             except BaseException:
                 if outcome is not None:
@@ -349,11 +352,11 @@ class RunController(QObject):
             outcome.samples = [Path(path).name for path in samples]
             return outcome
 
-        def run_sample(jobs: list[Job], feeds: Mapping[str, np.ndarray] | PendingFeeds, progress: ProgressFn,
+        def run_sample(jobs: list[Job], feeds: Mapping[str, np.ndarray] | PendingFeeds,
+                       matched: tuple[Alignment, ValuePairing, ModelIndex] | None, progress: ProgressFn,
                        token: CancelToken) -> Outcome:
             results: list[RunResult] = []
             given, generated = feeds.to_run() if isinstance(feeds, PendingFeeds) else (dict(feeds), None)
-            matched = _matched_model(index, other_path, token) if compare == "file" and other_path else None
             try:
                 for k, job in enumerate(jobs):
                     part = _scaled(progress, k, len(jobs) + (len(jobs) > 1))
@@ -384,7 +387,8 @@ class RunController(QObject):
                 diffs = None
                 pairs = None
                 if matched is not None and len(results) > 1:  # integer values read as floats, wrong shapes out
-                    pairs = paired_specs(results[0], results[1], matched[0], matched[1], base_dir_b=jobs[1].base_dir)
+                    pairs = paired_specs(results[0], results[1], matched[0], matched[1],
+                                         base_dir_a=jobs[0].base_dir, base_dir_b=jobs[1].base_dir)
                 if len(results) > 1:
                     diffs = _compare(results[0], results[1], pairs, tolerance,
                                      _scaled(progress, len(jobs), len(jobs) + 1), token)
@@ -440,7 +444,7 @@ class RunController(QObject):
         self.other_label = jobs[1].label if len(jobs) > 1 else ""
         self.update_actions()
         if self.diffs is not None and self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         elif self.diffs is None and self.overlay_key not in MEASURES:
             self.overlay_key = "max_abs"
         summary = self._summary(jobs[0].label)
@@ -512,7 +516,7 @@ class RunController(QObject):
             return text + self._samples_text()
         rel, big = worst(diffs, "rel_error"), worst(diffs, "max_abs_error")
         if rel is not None and big is not None:
-            text += (f", worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
+            text += (f"{self._lowest_sqnr(diffs)}, worst relative error {rel.rel_error:.3g} ({_name_html(rel.name)}), "
                      f"worst max abs error {big.max_abs_error:.3g}")
         outside = [d for d in diffs if d.outside > 0]
         first = first_exceeding(diffs)
@@ -627,7 +631,7 @@ class RunController(QObject):
         self.over, self.samples = over, list(samples or [])
         self.owner, self.other_label = owner, label
         if self.overlay_key not in COMPARE_MEASURES:
-            self.overlay_key = "rel_error"
+            self.overlay_key = self._compare_colouring()
         self.dock.set_result(result_a, diffs, self._summary(doc.name), self.overlay_key, label, result_b)
         self._on_selection(doc.selection.state)
         self.update_actions()
@@ -750,6 +754,20 @@ class RunController(QObject):
         self.reveal(bad.node)
         self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
+    def _compare_colouring(self) -> str:
+        """The first colouring of a comparison: by SQNR against another model (a quantized copy differs
+        everywhere; its worst layer is the one of lowest SQNR, as compare and Run Both say), else by relative
+        error (two engines or a saved copy: equal but for rounding)."""
+        return "sqnr_loss" if self.pairs is not None else "rel_error"
+
+    def _lowest_sqnr(self, diffs: list[ValueDiff]) -> str:
+        """Against another model (a quantized copy: every value differs), the pair of lowest SQNR first, as
+        compare sorts by default."""
+        if self.pairs is None or not diffs:
+            return ""
+        low = min(diffs, key=lambda d: (badness(d, "sqnr"), d.order))
+        return f", lowest SQNR {low.sqnr_db:.2f} dB (<b>{_name_html(low.name)}</b>)"
+
     def _samples_text(self) -> str:
         """A comparison over several samples: the worst pair's relative error (its mean beside it), the
         pairs beyond tolerance in some sample; the values shown are the last sample's."""
@@ -757,6 +775,7 @@ class RunController(QObject):
         n = len(self.samples)
         text = f" over {n} samples (each figure its worst over them; the values shown are the last sample's, " \
                f"{_name_html(self.samples[-1]) if self.samples else ''})"
+        text += self._lowest_sqnr([p.worst for p in over])
         worst = max(over, key=lambda p: p.worst.measure("rel_error"), default=None)
         if worst is not None:
             text += (f", worst relative error {worst.worst.rel_error:.3g} ({_name_html(worst.worst.name)}; mean over "

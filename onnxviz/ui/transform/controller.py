@@ -26,6 +26,7 @@ from onnxviz.model.document import ANALYSE_WHOLE_BELOW, Change, ChangeKind, Docu
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import RawLengths
+from onnxviz.model.io.disk import reason
 from onnxviz.model.io.slices import parse_in_slices
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.transform import (
@@ -320,6 +321,8 @@ class TransformController(QObject):
         self.update_actions()
         if isinstance(exc, OnnxvizError):
             message, details = sentence(exc.message), exc.details or tb
+        elif isinstance(exc, OSError):  # a scratch file of the transform: in words, never errno text
+            message, details = f"{settings.label()} failed: {reason(exc)}.", tb
         else:
             message, details = f"{settings.label()} failed: {exc}.", tb
         if not isinstance(exc, (TransformError, OutputsChanged)) and isinstance(exc, OnnxvizError):
