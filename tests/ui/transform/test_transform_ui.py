@@ -399,3 +399,29 @@ def test_names_from_the_file_are_shown_escaped(qtbot: QtBot, make_window: Make, 
     assert "out\\x0aput\\u202e: max abs 0" in text and "\u202e" not in text and text.count("\n") == 1
     rows = [c.dock.ops.item(r, 0).text() for r in range(c.dock.ops.rowCount())]
     assert rows[0] == "Identity" and c.dock.ops.item(0, 3).text() == "-1"
+
+
+def test_the_menu_is_there_from_the_start_and_the_transforms_load_on_first_use(qtbot: QtBot, make_window: Make) -> None:
+    """The Transform menu (before Help) and its actions are the window's from its first frame; the controller, its
+    dock and the transform modules come with the first action triggered, or with the menu about to show."""
+    from onnxviz.model.transform import TOOLS
+
+    w, other = make_window(), make_window()
+    open_and_wait(qtbot, w, RESNET)
+    f = w.transform_feature
+    titles = [a.text() for a in w.menuBar().actions()]
+    assert titles.index("&Transform") == titles.index("&Help") - 1
+    assert not f.loaded and not other.transform_feature.loaded
+    texts = [a.text() for a in f.menu.actions()]
+    assert all(tool.title + "..." in texts for tool in TOOLS.values()) and "Transform" not in texts
+    assert f.actions["tool:opset"].isEnabled() and not f.actions["cost"].isEnabled()
+    assert not other.transform_feature.actions["tool:opset"].isEnabled()  # no model there
+    f.actions["tool:opset"].trigger()
+    assert f.loaded and f.actions is w.transforms.actions
+    dialog = _open_dialog(w)
+    assert dialog.tool.currentData() == "opset"
+    dialog.reject()
+    assert f.menu.actions()[-1] is w.transforms.dock.toggleViewAction()
+    other.transform_feature.menu.aboutToShow.emit()
+    assert other.transform_feature.loaded
+    assert other.transform_feature.menu.actions()[-1] is other.transforms.dock.toggleViewAction()
