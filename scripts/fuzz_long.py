@@ -8,7 +8,7 @@ With --inputs, mutated run-input files (.npy, .npz, TensorProto .pb: bit flips, 
 lie; tests/hostile_inputs.py) are read as a fixed-shape, a free-shape and a string input: anything but
 a one-sentence RunError, a read taking over READ_LIMIT_S or the process growing by over RSS_LIMIT_MB is a bug.
 
-With --saves, the save state machine of tests/test_save_state_machine.py runs instead (edits, saves, Save As,
+With --saves, the save state machine of tests/model/io/test_save_state_machine.py runs instead (edits, saves, Save As,
 other programs changing the model and its data files, disks that fill, killed saves, links); it prints how
 many sequences and operations ran clean, and stops at the first failing sequence (shrunk, printed).
 
@@ -97,7 +97,8 @@ def main() -> int:
 
 def fuzz_saves(minutes: float) -> int:
     """The save state machine for ``minutes`` (its own folders, removed as it goes)."""
-    import test_save_state_machine as machine  # tests/ is on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "model" / "io"))
+    import test_save_state_machine as machine
 
     machine.run_for(minutes)
     return 0

@@ -15,10 +15,11 @@ from synth import build as synth_build
 
 outside_reads.install()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-pytest_plugins = ["window_fixtures"]  # make_window, for the desktop tests
+pytest_plugins = ["window_fixtures", "corpus_fixtures"]  # make_window for the desktop tests, corpus_model
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "resources" / "examples" / "example.onnx"
+TEST_DATA = REPO / "tests" / "data"  # the committed test data: exports/, startup_modules.txt
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Every model of the test data with its inputs, run by plain onnxruntime, and the comparison of a
-capture's values with that run's (see tests/test_runner_corpus.py).
+capture's values with that run's (see tests/corpus/test_runner_corpus.py).
 
 The cases: the ONNX conformance corpus (see onnx_data.py) with its ``test_data_set_0`` inputs, the
 wheel's light models (no data: inputs generated with a fixed seed), the real exports of

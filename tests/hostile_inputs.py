@@ -177,7 +177,7 @@ CASES = [
               "open.npy is a NumPy file that is truncated or damaged"),
     InputCase("npz_damaged_stream", _damaged_stream, "stream.npz's array 'x' is an .npz file that is truncated or damaged"),
     InputCase("npz_size_lie", _size_lie, "size_lie.npz is an .npz file that is truncated or damaged", model="free"),
-    InputCase("pb_many_dims", _many_dims, "expects 1 dimensions (n) but the array has shape "
+    InputCase("pb_many_dims", _many_dims, "expects 1 dimension (n) but the array has shape "
               "1×1×1×1×...×1×1×1×1 (3000 dimensions)", model="free"),
     InputCase("npy_pickled", _pickled, "objects.npy holds Python objects; onnxviz loads plain arrays only, never pickles"),
     InputCase("pb_absolute", _external_pb("absolute.pb", "/etc/passwd"),
@@ -215,7 +215,7 @@ def cli_args(folder: Path, case: InputCase, path: Path) -> list[str]:
     return ["run", str(folder / MODELS[case.model]), *given]
 
 
-# -- mutated run inputs (tests/test_fuzz.py, scripts/fuzz_long.py --inputs) ------------------------------
+# -- mutated run inputs (tests/corpus/test_fuzz.py, scripts/fuzz_long.py --inputs) ------------------------------
 
 FUZZ_SPECS = {  # what a mutant is read as: x of model.onnx, with free sizes, of unknown rank, as strings
     "fixed": ("x", TensorProto.FLOAT, SHAPE), "free": ("x", TensorProto.FLOAT, ("n", "c", "h", "w")),

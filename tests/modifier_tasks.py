@@ -15,7 +15,7 @@ Delete With Children / Delete Single Node / Enter / Add Output / Add Input; the 
 batch size, Fixed batch size, "Use new shape" + Reshape Input, Delete the output; the top bar's operator selector
 and Add node; an initializer's "+" expander, its text area and Open *.npy), along its cheapest path to the same
 model. Replacing a field's text there is a click in it, Ctrl+A and the new text. ``bench/bench_modifier_steps.py``
-prints both side by side; ``tests/test_modifier_walkthrough.py`` runs each task and checks the saved model.
+prints both side by side; ``tests/ui/edit/test_modifier_walkthrough.py`` runs each task and checks the saved model.
 """
 
 from __future__ import annotations

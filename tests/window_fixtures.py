@@ -1,6 +1,9 @@
 """The window fixtures the desktop tests share (a pytest plugin named in conftest): ``make_window``
-makes shown MainWindows and drops their documents afterwards, ``open_window`` makes one with a model
-open. Qt is imported on first use, so tests of the model layer never load it."""
+makes MainWindows (shown, or hidden on request) and drops their documents afterwards, ``open_window`` makes
+one with a model open; ``open_canvas`` gives a 1200x800 window once its canvas has drawn a model, and the
+helpers wait for background work (``settle``), open (``open_and_wait``), compare (``diff_window``), click
+(``click_group``) and undo (``press_undo``) as a user does. Qt is imported on first use, so tests of the
+model layer never load it."""
 
 from __future__ import annotations
 
@@ -13,7 +16,10 @@ from pytestqt.qtbot import QtBot
 
 if TYPE_CHECKING:
     from onnxviz.model.document import Document
+    from onnxviz.ui.canvas.canvas import GraphCanvas
     from onnxviz.ui.main_window import MainWindow
+
+TIMEOUT = 20000  # ms: an open, a layout or a run of the tests' small models
 
 
 def wait_for_tasks() -> None:
@@ -36,15 +42,19 @@ def settle() -> None:
 
 
 @pytest.fixture
-def make_window(qtbot: QtBot) -> Iterator[Callable[[], MainWindow]]:
+def make_window(qtbot: QtBot) -> Iterator[Callable[..., MainWindow]]:
+    """Makes MainWindows, shown unless ``make_window(shown=False)`` (a hidden window refreshes every panel at
+    once, a shown one only the panels that can be seen); afterwards their documents are dropped and their
+    background work delivered."""
     from onnxviz.ui.main_window import MainWindow
 
     made: list[MainWindow] = []
 
-    def make() -> MainWindow:
+    def make(shown: bool = True) -> MainWindow:
         w = MainWindow()
         qtbot.addWidget(w)
-        w.show()
+        if shown:
+            w.show()
         made.append(w)
         return w
 
@@ -82,6 +92,34 @@ def open_window(qtbot: QtBot, make_window: Callable[[], MainWindow]) -> Callable
         return w
 
     return open_
+
+
+def open_canvas(qtbot: QtBot, path: Path) -> tuple[MainWindow, GraphCanvas]:
+    """A shown 1200x800 window whose canvas has drawn the model at ``path``, and that canvas."""
+    from onnxviz.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1200, 800)
+    window.show()
+    canvas: GraphCanvas = window.canvas
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        window.open_path(path)
+    return window, canvas
+
+
+def click_group(qtbot: QtBot, w: MainWindow, group: str) -> None:
+    """Click the box of the collapsed name-scope group ``group`` on the canvas."""
+    from onnxviz.model.layout.scene import BoxKind
+
+    def boxes() -> list[int]:
+        drawable = w.canvas.drawable
+        refs = drawable.scene.box_ref if drawable is not None else []
+        return [b for b, ref in enumerate(refs) if ref.kind == BoxKind.GROUP and ref.group == group]
+
+    w.canvas.collapse_group(group)
+    qtbot.waitUntil(lambda: bool(boxes()) and not w.canvas.busy)
+    w.canvas.view.box_clicked.emit(boxes()[0])
 
 
 def doc_of(w: MainWindow) -> Document:

@@ -52,7 +52,7 @@ def models(folder: Path) -> dict[str, Path]:
 
 
 def int4_model(folder: Path) -> Path:
-    """tests/data/exports/bert_legacy.onnx quantized to 4 bits as tests/test_symbolic_shapes.py quantizes it."""
+    """tests/data/exports/bert_legacy.onnx quantized to 4 bits as tests/model/graph/test_symbolic_shapes.py quantizes it."""
     import logging
 
     import onnx

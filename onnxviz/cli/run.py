@@ -14,6 +14,7 @@ import onnx
 
 from onnxviz.cli import output
 from onnxviz.model.document import Document
+from onnxviz.model.io.disk import reason
 from onnxviz.model.runner import (
     ENGINE_ORT,
     ENGINE_REFERENCE,
@@ -192,7 +193,7 @@ def _dump_folder(path: str) -> Path:
     try:
         dump.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RunError(f"the folder {dump} could not be made ({exc.strerror or exc}).", str(exc)) from exc
+        raise RunError(f"the folder {dump} could not be made: {reason(exc)}.", str(exc)) from exc
     return dump
 
 

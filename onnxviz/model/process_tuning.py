@@ -13,7 +13,7 @@ triggers it the GUI thread waits as long. Once such long-lived structures are bu
 :func:`settle` moves everything alive out of the collector's sight (``gc.freeze``, O(1));
 later collections only walk what was created since. Frozen objects are still freed by
 reference counting: a closed document has no reference cycles, so it goes as before
-(tests/test_window.py checks it).
+(tests/ui/test_window.py checks it).
 
 **The C allocator** of the window's process: big fills find their pages ready, and freed memory goes back. Protobuf fills a new block of memory with the GIL held (parsing a 256 MiB tensor, or handing out its
 ``raw_data``), and a block that size is fresh from the kernel, so each of its 65k pages faults on first

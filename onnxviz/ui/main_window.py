@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -24,7 +25,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeySequence,
 )
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMainWindow, QMenu, QMessageBox
 
 from onnxviz.model.document import Change, Document
 from onnxviz.model.errors import Cancelled, OnnxvizError
@@ -52,6 +53,10 @@ from onnxviz.ui.transform import feature as transform_feature
 from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
 from onnxviz.ui.widgets.names import message_text, short_name
+from onnxviz.ui.widgets.tooltips import guard_tooltips
+
+if TYPE_CHECKING:
+    from onnxviz.ui.transform.controller import TransformController
 
 SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
 LAYOUT_LEVELS = 12  # nested layouts settle_layouts lays out (a panel page: ~6)
@@ -84,6 +89,9 @@ class MainWindow(QMainWindow):
         self.remember_window_state = True
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # made by ensure_app, or by a host (tests, show()'s kernel)
+            guard_tooltips(app)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self.theme = ThemeManager(self.settings, self)
@@ -106,7 +114,7 @@ class MainWindow(QMainWindow):
         self.editing = edit_feature.install(self)
         self.run_controller = run_feature.install(self)
         self.diff = diff_feature.install(self)
-        self.transforms = transform_feature.install(self)
+        self.transform_feature = transform_feature.install(self)  # the menu now, the rest on first use
         self.key_rows = canvas_feature.KEY_ROWS  # keys the graph handles itself, for Help > Keyboard Shortcuts
         self._add_late_actions()
         docks.arrange(self)
@@ -116,6 +124,11 @@ class MainWindow(QMainWindow):
         self.panels.problems_panel.listed.connect(self.quiet_bottom.follow)
         self.quiet_bottom.follow(len(self.panels.problems_panel.problems))
         self.statusBar().showMessage("Ready")
+
+    @property
+    def transforms(self) -> TransformController:
+        """The Transform feature's controller, made (its modules imported) the first time it is asked for."""
+        return self.transform_feature.controller()
 
     @property
     def is_dark(self) -> bool:

@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QApplication
 
 from onnxviz.api.protocol import Link, read_message
 from onnxviz.model.document import Document
+from onnxviz.model.errors import OnnxvizError
 from onnxviz.ui.main_window import MainWindow, settle_layouts
+from onnxviz.ui.png import write_image
 
 
 class RemoteControl(QObject):
@@ -108,9 +110,12 @@ class RemoteControl(QObject):
             app.processEvents()
         settle_layouts()
         path = request["path"]
-        ok = self.window.grab().save(path)
-        self.link.send({"event": "screenshot", "id": request.get("id"), "ok": ok,
-                        "message": "" if ok else f"{path} could not be written (a .png in a folder that exists?)."})
+        try:
+            write_image(self.window.grab().toImage(), Path(path))  # every byte checked, written in one step
+            ok, message = True, ""
+        except OnnxvizError as exc:
+            ok, message = False, exc.message
+        self.link.send({"event": "screenshot", "id": request.get("id"), "ok": ok, "message": message})
 
 
 def serve(app: QApplication, window: MainWindow, link: Link) -> int:

@@ -464,7 +464,11 @@ def append_text(path: Path, text: str) -> None:
 
 
 def _remove_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
+    """Remove ``path`` if it is there; an error doing so never hides the error being handled (a read-only
+    file system refuses even to unlink a file that was never made: EROFS, not ENOENT)."""
+    if not os.path.lexists(path):
+        return
+    with contextlib.suppress(OSError):  # what is left is removed when a model in its folder is next opened
         os.unlink(path)
 
 

@@ -321,7 +321,7 @@ def check_given(spec: InputSpec, shape: tuple[int, ...], dtype: np.dtype) -> Non
     ``spec``: the same rank, its fixed sizes, a type it can be cast to."""
     if spec.shape is not None:
         if len(shape) != len(spec.shape):
-            raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimensions "
+            raise RunError(f"input '{spec.name}' expects {len(spec.shape)} dimension{'' if len(spec.shape) == 1 else 's'} "
                            f"({spec.shape_text}) but the array has shape {_shape(shape)}.")
         for axis, (want, got) in enumerate(zip(spec.shape, shape, strict=True)):
             if isinstance(want, int) and want >= 0 and want != got:
@@ -349,7 +349,7 @@ def _what_is_lost(want: np.dtype, have: np.dtype) -> str:
         return f"is of a structured type (fields {', '.join(have.fields)}), which has no place in one tensor"
     if have.kind == "V":  # raw bytes: only the bytes of an ml_dtypes type (bfloat16, float8) read back
         return "" if is_ml_dtype(want) and have.itemsize == want.itemsize else \
-            f"holds raw bytes ({have.itemsize} a value) of no number type"
+            f"holds raw bytes ({have.itemsize} bytes each) of no number type"
     if have.kind in "mM":
         return f"holds {have} values (dates or durations), not numbers"
     if have.kind == "c" and want.kind != "c":

@@ -12,23 +12,43 @@ This package sits above editing (its command) and matching (the limits of a comp
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 import onnx
 
 from onnxviz.model.editing.commands import Command
 from onnxviz.model.editing.ops import Op
 from onnxviz.model.editing.target import REBUILD, EditTarget, IndexEffect
 from onnxviz.model.transform.catalog import EXTRA, TOOLS, Settings, Tool, TransformError
-from onnxviz.model.transform.pipeline import (
-    Outcome,
-    OutputsChanged,
-    Transformer,
-    default_limits,
-    run_transform,
-)
-from onnxviz.model.transform.summary import Figures, Summary
-from onnxviz.model.transform.timing import Timing
-from onnxviz.model.transform.variants import Variant, Variants
-from onnxviz.model.transform.verify import OutputCheck, Verification
+
+if TYPE_CHECKING:
+    from onnxviz.model.transform.pipeline import (
+        Outcome,
+        OutputsChanged,
+        Transformer,
+        default_limits,
+        run_transform,
+    )
+    from onnxviz.model.transform.summary import Figures, Summary
+    from onnxviz.model.transform.timing import Timing
+    from onnxviz.model.transform.variants import Variant, Variants
+    from onnxviz.model.transform.verify import OutputCheck, Verification
+
+# imported on first use: the window's Transform menu reads only the catalog at start
+_LATER = {"Outcome": "pipeline", "OutputsChanged": "pipeline", "Transformer": "pipeline",
+          "default_limits": "pipeline", "run_transform": "pipeline", "Figures": "summary", "Summary": "summary",
+          "Timing": "timing", "Variant": "variants", "Variants": "variants", "OutputCheck": "verify",
+          "Verification": "verify"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 class SwapModel(Op):

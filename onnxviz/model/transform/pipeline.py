@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxviz.model.background.contained import STEPS, crash_cause
 from onnxviz.model.background.jobs import INLINE_BYTES
 from onnxviz.model.background.procpool import WorkerDied, WorkerProcess
 from onnxviz.model.errors import Cancelled
@@ -21,7 +22,7 @@ from onnxviz.model.matching.crossrun import Limits
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.transform.calibration import Sample
 from onnxviz.model.transform.catalog import Settings, TransformError
-from onnxviz.model.transform.stages import AFTER, Reply, run_step
+from onnxviz.model.transform.stages import AFTER, Reply, run_step, working_files_error
 from onnxviz.model.transform.summary import Summary
 from onnxviz.model.transform.timing import DEFAULT_RUNS, Timing
 from onnxviz.model.transform.verify import LOSSLESS, LOSSY, Verification
@@ -76,10 +77,16 @@ class Transformer:
         TransformError in one sentence (OutputsChanged when the outputs are beyond ``limits``), Cancelled."""
         limits = limits if limits is not None else default_limits(settings)
         title = settings.label()
-        folder = private_folder()
+        try:
+            folder = private_folder()
+        except OSError as exc:
+            raise TransformError(working_files_error(exc)) from None
         notes: list[str] = []
         try:
-            source = _handed(model, folder)
+            try:
+                source = _handed(model, folder)
+            except OSError as exc:
+                raise TransformError(working_files_error(exc)) from None
             self._step("prepare", (str(folder), source, str(base_dir) if base_dir else None), progress, token,
                        0.02, "Reading the model", notes)
             self._step("inputs", (str(folder), settings), progress, token, 0.08, "Reading the inputs", notes)
@@ -90,6 +97,8 @@ class Transformer:
             summary = self._step("figures", (str(folder),), progress, token, 0.85, "Counting what changed", notes)
             progress(0.98, "Reading the result")
             outcome = Outcome(settings, (folder / AFTER).read_bytes(), summary, verification, notes, sample, seconds)
+        except ProcessEnded as ended:
+            raise ended.named(model, token) from None
         finally:
             self._release(folder)
         _refuse_beyond(outcome, title)
@@ -118,9 +127,7 @@ class Transformer:
             self._worker.shutdown()  # a running library is stopped, not waited for
             raise
         except WorkerDied as exc:
-            raise TransformError(f"the transform's process ended unexpectedly during '{text}' (a crash in the "
-                                 "library, or out of memory); the model is unchanged.",
-                                 exc.details) from None
+            raise ProcessEnded(text, exc) from None
         if reply.error:
             raise TransformError(reply.error, reply.details)
         notes += reply.notes
@@ -133,6 +140,31 @@ class Transformer:
         except (Cancelled, WorkerDied):
             pass
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class ProcessEnded(TransformError):
+    """The transform's worker process ended during the step ``text`` (``died`` says how)."""
+
+    def __init__(self, text: str, died: WorkerDied) -> None:
+        super().__init__(f"the transform's process ended unexpectedly during '{text}' (a crash in the library, "
+                         "or out of memory); the model is unchanged.", died.details)
+        self.text, self.died = text, died
+
+    def named(self, model: bytes | Path, token: CancelToken | None) -> TransformError:
+        """After a native crash, which of onnx's checker and shape inference crashes on ``model`` and on which
+        node (as ``check`` says it), found in processes of their own; else this error as it is."""
+        if not self.died.crashed:
+            return self
+        try:
+            data = model if isinstance(model, bytes) else model.read_bytes()
+        except OSError:
+            return self
+        cause = crash_cause(data, STEPS[:2], self.died.signal or 0, token)
+        if cause.step is None:
+            return TransformError(f"the transform's process crashed during '{self.text}' (a native crash in the "
+                                  "library); the model is unchanged.", self.details)
+        return TransformError(f"{cause.sentence.rstrip('.')}, which ended the transform during '{self.text}'; "
+                              "the model is unchanged.", self.details)
 
 
 def _handed(model: bytes | Path, folder: Path) -> bytes | str:

@@ -7,8 +7,10 @@ error's one sentence and details (an exception's details would not survive the t
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -19,6 +21,7 @@ from typing import Any
 import onnx
 
 from onnxviz.model.errors import OnnxvizError
+from onnxviz.model.io.disk import reason
 from onnxviz.model.matching.crossrun import Limits
 from onnxviz.model.transform.calibration import RANDOM_WARNING, Sample, generated_samples, read_samples
 from onnxviz.model.transform.catalog import QUANTIZE_STATIC, Settings, TransformError
@@ -53,8 +56,23 @@ def run_step(name: str, *args: Any) -> Reply:
         return Reply(error=exc.message, details=exc.details)
     except MemoryError:
         return Reply(error="the transform ran out of memory.")
+    except OSError as exc:  # the step's or its library's files: in words, never errno text
+        folder = args[0] if args and isinstance(args[0], str) else ""
+        return Reply(error=working_files_error(exc, folder), details=traceback.format_exc())
     except Exception as exc:  # noqa: BLE001 - a library's failure, said in one sentence
         return Reply(error=_failure(exc), details=traceback.format_exc())
+
+
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+
+
+def working_files_error(exc: OSError, folder: str = "") -> str:
+    """A transform's file error in one sentence: its working files (in ``folder``, a folder of its own in the
+    temporary folder, TMPDIR) could not be written, or another file could not be read."""
+    if exc.errno in _WRITE_ERRORS:
+        where = Path(folder).parent if folder else Path(tempfile.gettempdir())
+        return f"the transform could not write its working files in {where}: {reason(exc)}; the model is unchanged."
+    return f"the transform stopped: {reason(exc)}; the model is unchanged."
 
 
 def _failure(exc: BaseException) -> str:

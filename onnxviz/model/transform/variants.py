@@ -16,6 +16,7 @@ from typing import Any
 import onnx
 
 from onnxviz.model.io.digest import digest_of
+from onnxviz.model.io.disk import atomic_write
 from onnxviz.model.transform.catalog import Settings
 from onnxviz.model.transform.pipeline import private_folder
 
@@ -104,7 +105,7 @@ class Variants:
             self._staged += 1
         place.mkdir()
         path = place / (_file_name(file_name) + ".onnx")
-        path.write_bytes(data)
+        atomic_write(path, data, durable=False, verb="write", shown=path.name)  # every byte checked
         return Staged(path, digest_of(data), len(data))
 
     def adopt(self, staged: Staged, name: str, settings: Settings | None = None, source: int | None = None) -> Variant:

@@ -34,11 +34,7 @@ from onnxviz.model.text import (
     quoted_name,
     shape_list,
 )
-from onnxviz.ui.edit import extract
-from onnxviz.ui.edit.attributes import AttributesDialog, load_npy, node_ref
 from onnxviz.ui.edit.history import HistoryDock
-from onnxviz.ui.edit.model_dialogs import GraphIODialog, ModelPropertiesDialog
-from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import message_text, short_name
 
@@ -370,10 +366,14 @@ class EditController(QObject):
 
     # -- node edits --------------------------------------------------------------------
     def edit_attributes(self) -> None:
+        from onnxviz.ui.edit.attributes import AttributesDialog
+
         doc, scope, i = self._node()
         self.open_dialog(AttributesDialog(doc, scope, i, self.window), modal=False)
 
     def rename_node(self) -> None:
+        from onnxviz.ui.edit.attributes import node_ref
+
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         form = self.form("Rename Node", f"New name for {quoted_name(doc.edit.node_label(scope, i))}:",
@@ -382,6 +382,8 @@ class EditController(QObject):
         self.open_dialog(form)
 
     def change_operator(self) -> None:
+        from onnxviz.ui.edit.attributes import node_ref
+
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         node = doc.edit.node_proto(scope, i)
@@ -397,6 +399,8 @@ class EditController(QObject):
         self.open_dialog(form)
 
     def insert_node(self) -> None:
+        from onnxviz.ui.edit.palette_dialog import PaletteDialog
+
         if self.doc is None:
             raise EditError("open a model first.")
         self.open_dialog(PaletteDialog(self.doc, self.window, lambda: self.guarded(lambda: self.new_tensor("constant"))))
@@ -420,6 +424,8 @@ class EditController(QObject):
         self.open_dialog(value_dialogs.make_dimension(self))
 
     def describe_node(self) -> None:
+        from onnxviz.ui.edit.attributes import node_ref
+
         doc, scope, i = self._node()
         ref = node_ref(doc, scope, i)
         form = self.form("Node Description",
@@ -440,6 +446,8 @@ class EditController(QObject):
         doc.edit.remove_node((scope, i), reconnect=reconnect)
 
     def _ask_reconnect(self, doc: Document, scope: str, i: int, source: str, out: str) -> None:
+        from onnxviz.ui.edit.attributes import node_ref
+
         label = doc.edit.node_label(scope, i)
         box = QMessageBox(QMessageBox.Icon.Question, "Delete Node",
                           message_text(f"Reconnect what {quoted_name(label)} feeds to its input?"),
@@ -464,6 +472,8 @@ class EditController(QObject):
 
     def delete_branch(self, side: Side) -> None:
         """Show which nodes go with the selected one, and delete them all on Delete."""
+        from onnxviz.ui.edit.attributes import node_ref
+
         doc, scope, i = self._node()
         branch = doc.edit.node_branch((scope, i), side)
         box = QMessageBox(QMessageBox.Icon.Question, "Delete Branch", message_text(branch_question(branch)),
@@ -516,6 +526,8 @@ class EditController(QObject):
         doc.edit.remove_output(value, scope)
 
     def graph_io(self) -> None:
+        from onnxviz.ui.edit.model_dialogs import GraphIODialog
+
         if self.doc is None:
             raise EditError("open a model first.")
         self.open_dialog(GraphIODialog(self.doc, self.window), modal=False)
@@ -532,6 +544,8 @@ class EditController(QObject):
     def replace_weights_from(self, name: str, path: Path, scope: str = "") -> None:
         """Load ``path``; a different dtype or shape is explained and needs confirmation (a different dtype
         can be cast to the initializer's)."""
+        from onnxviz.ui.edit.attributes import load_npy
+
         doc = self.doc
         assert doc is not None
         array = load_npy(path)
@@ -607,6 +621,8 @@ class EditController(QObject):
 
     # -- model -----------------------------------------------------------------------------
     def model_properties(self) -> None:
+        from onnxviz.ui.edit.model_dialogs import ModelPropertiesDialog
+
         if self.doc is None:
             raise EditError("open a model first.")
         self.open_dialog(ModelPropertiesDialog(self.doc, self.window))
@@ -623,9 +639,13 @@ class EditController(QObject):
             self.window.statusBar().showMessage("The nodes are already in topological order.", 4000)
 
     def extract(self) -> None:
+        from onnxviz.ui.edit import extract
+
         extract.extract_between(self)
 
     def extract_selection(self) -> None:
+        from onnxviz.ui.edit import extract
+
         extract.extract_selection(self)
 
 

@@ -66,7 +66,6 @@ from onnxviz.model.selection import SelectionState
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
-from onnxviz.ui.run.capture_offer import CaptureOfferDialog, CapturePart, capture_parts
 from onnxviz.ui.run.input_sources import (
     InputChoice,
     InputPlan,
@@ -76,7 +75,6 @@ from onnxviz.ui.run.input_sources import (
     remembered_dims,
     sizes_in_file,
 )
-from onnxviz.ui.run.inputs_dialog import InputsDialog
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.validation import document_model_in_thread
 from onnxviz.ui.widgets.names import message_text, wrappable
@@ -86,6 +84,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.run.capture_offer import CaptureOfferDialog, CapturePart
+    from onnxviz.ui.run.inputs_dialog import InputsDialog
 
 
 DOCK_SHARE = (20, 80)  # of the right column's height when the dock first shows: the inspector's and the dock's
@@ -268,6 +268,8 @@ class RunController(QObject):
         """The Run with Inputs... dialog for ``doc`` (with the choices its last run remembered); ``then``
         gets the inputs it is accepted with, and the choices are remembered. Raises RunError when the
         model's inputs cannot be read."""
+        from onnxviz.ui.run.inputs_dialog import InputsDialog
+
         dialog = InputsDialog(input_specs(doc.model, doc.index), plan or self._plan(doc), doc.name, self.window)
         self.inputs_dialog = dialog
 
@@ -555,6 +557,8 @@ class RunController(QObject):
 
     def _offer_a_part(self, doc: Document, error: CaptureTooBig) -> None:
         """Ask which part to capture; Run starts the same run again capturing it."""
+        from onnxviz.ui.run.capture_offer import CaptureOfferDialog
+
         assert self._last_start is not None and self._last_start[0] is doc
         _, feeds, compare, other_path = self._last_start
         dialog = CaptureOfferDialog(error, self._capture_parts(doc), self.window)
@@ -571,6 +575,8 @@ class RunController(QObject):
 
     def _capture_parts(self, doc: Document) -> list[CapturePart]:
         """The parts the canvas's selection makes: the selected group, the values above the selected node."""
+        from onnxviz.ui.run.capture_offer import capture_parts
+
         canvas = self.window.canvas
         state = doc.selection.state
         nodes = doc.model.graph.node

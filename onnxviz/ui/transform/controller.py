@@ -26,6 +26,7 @@ from onnxviz.model.document import ANALYSE_WHOLE_BELOW, Change, ChangeKind, Docu
 from onnxviz.model.errors import Cancelled, OnnxvizError, sentence
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import RawLengths
+from onnxviz.model.io.disk import reason
 from onnxviz.model.io.slices import parse_in_slices
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.transform import (
@@ -45,6 +46,7 @@ from onnxviz.model.transform.variants import Staged
 from onnxviz.ui.tasks import Task, waiting_pool
 from onnxviz.ui.transform.dialog import Request, TransformDialog
 from onnxviz.ui.transform.dock import TransformDock
+from onnxviz.ui.transform.feature import add_context_actions, enable_actions
 from onnxviz.ui.validation import document_model_in_thread
 
 if TYPE_CHECKING:
@@ -319,6 +321,8 @@ class TransformController(QObject):
         self.update_actions()
         if isinstance(exc, OnnxvizError):
             message, details = sentence(exc.message), exc.details or tb
+        elif isinstance(exc, OSError):  # a scratch file of the transform: in words, never errno text
+            message, details = f"{settings.label()} failed: {reason(exc)}.", tb
         else:
             message, details = f"{settings.label()} failed: {exc}.", tb
         if not isinstance(exc, (TransformError, OutputsChanged)) and isinstance(exc, OnnxvizError):
@@ -631,27 +635,14 @@ class TransformController(QObject):
     # -- menus ---------------------------------------------------------------------------------------------------
     def add_context_actions(self, menu: QMenu) -> None:
         """The canvas's right-click menu: the selected nodes kept in float (and quantized again)."""
-        doc = self.window.doc
-        if doc is None or self.window.canvas.doc is not doc or not self.window.canvas.selected_nodes():
-            return
-        menu.addSeparator()
-        menu.addAction(self.actions["keep_float"])
-        if self.quantization is not None:
-            menu.addAction(self.actions["quantize_again"])
+        add_context_actions(self.window, self.actions, menu, self.quantization is not None)
 
     def update_actions(self) -> None:
         if not self.actions:
             return
-        has_doc = self.window.doc is not None
         busy = self.task is not None and not self.task.done
-        for name, action in self.actions.items():
-            if name.startswith("tool:"):
-                action.setEnabled(has_doc and not busy)
-        self.actions["keep_float"].setEnabled(has_doc)
-        self.actions["quantize_again"].setEnabled(has_doc and not busy and self.quantization is not None)
-        self.actions["clear_float"].setEnabled(bool(self.excluded))
-        self.actions["cost"].setEnabled(has_doc and not busy and self.outcome is not None)
-        self.actions["cancel"].setEnabled(busy)
+        enable_actions(self.actions, self.window.doc is not None, busy, self.quantization is not None,
+                       bool(self.excluded), self.outcome is not None)
 
     def _say(self, text: str) -> None:
         self.window.statusBar().showMessage(text, 10000)

@@ -51,7 +51,7 @@ from onnxviz.model.transform.catalog import (
     TransformError,
 )
 from onnxviz.ui.widgets.forms import ErrorLabel, error_style
-from onnxviz.ui.widgets.names import message_text
+from onnxviz.ui.widgets.names import message_text, plain_tooltip
 
 BLOCK_SIZES = (16, 32, 64, 128, 256)
 INPUT_FILTER = "Input files (*.npz *.npy *.pb);;All files (*)"
@@ -278,7 +278,7 @@ class TransformDialog(QDialog):
 
     def _add_path(self, path: str) -> None:
         self.files.addItem(path)
-        self.files.item(self.files.count() - 1).setToolTip(path)
+        self.files.item(self.files.count() - 1).setToolTip(plain_tooltip(path))
 
     def _add_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Folder of Input Files", self._folder)

@@ -30,7 +30,7 @@ from onnxviz.model.transform import Outcome, Timing, Variant
 from onnxviz.model.transform.cost import LayerError
 from onnxviz.model.transform.timing import DEFAULT_RUNS
 from onnxviz.ui.widgets.forms import error_style
-from onnxviz.ui.widgets.names import message_text
+from onnxviz.ui.widgets.names import message_text, plain_tooltip
 
 OP_COLUMNS = ("Operator", "Before", "After", "Change")
 LAYER_COLUMNS = ("SQNR (dB)", "Cosine", "Max abs", "Max rel", "Op", "Layer (in the model before)")
@@ -177,7 +177,7 @@ class TransformDock(QDockWidget):
                      display_name(row.before_node or row.before, NAME_CHARS))
             for c, text in enumerate(cells):
                 item = _item(text, right=c < 4)
-                item.setToolTip(display_name(f"value {value}; its node after: {row.after_node or '(none)'}", 2000))
+                item.setToolTip(plain_tooltip(f"value {value}; its node after: {row.after_node or '(none)'}", 2000))
                 self.layer_table.setItem(r, c, item)
         _fit_columns(self.layer_table)
         if not layers:
@@ -225,7 +225,7 @@ class TransformDock(QDockWidget):
                      v.options_text())
             for c, text in enumerate(cells):
                 item = _item(display_name(text, TEXT_CHARS), right=c in (1, 2))
-                item.setToolTip(display_name(text, 2000))
+                item.setToolTip(plain_tooltip(text, 2000))
                 self.variant_table.setItem(r, c, item)
         _fit_columns(self.variant_table)
 

@@ -1,5 +1,9 @@
 """Plugs transforms into the main window: the Transform menu, the canvas's Keep in Float, and the Transform dock
-(bottom, beside the Differences)."""
+(bottom, beside the Differences).
+
+The menu and its actions (with their shortcuts and enabled states) are there from the first frame; the controller,
+its dock and the transform modules (~45 ms of CPU at every start when they were imported then) come on first use:
+an action triggered, or the menu about to show (its dock's toggle joins the menu then)."""
 
 from __future__ import annotations
 
@@ -10,42 +14,104 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.transform.catalog import TOOLS
-from onnxviz.ui.transform.controller import TransformController
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
     from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.transform.controller import TransformController
 
 OPTIMIZERS = ("onnxslim", "onnxscript", "ort-optimize", "simplify", "opset")
 QUANTIZERS = ("quantize-dynamic", "quantize-static", "quantize-int4")
 
 
-def install(window: MainWindow) -> TransformController:
-    """Called once by the main window after the diff exists (a transform opens it); returns the controller
-    (``window.transforms``)."""
-    controller = TransformController(window)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, controller.dock)
-    controller.dock.hide()  # shown by the first transform
-    controller.actions = _actions(window, controller)
-    window.menuBar().insertMenu(window.help_menu.menuAction(), _menu(window, controller))
-    window.canvas.context_actions.append(controller.add_context_actions)
-    window.document_changed.connect(controller.set_document)
-    window.model_changed.connect(controller.on_model_changed)
-    window.document_changed.connect(lambda *_: controller.update_actions())
-    controller.set_document(window.doc)
-    controller.update_actions()
-    return controller
+class TransformFeature:
+    """The window's Transform menu and actions; :meth:`controller` makes the controller (``window.transforms``)
+    the first time it is needed."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self._controller: TransformController | None = None
+        self.actions = _actions(window, self)
+        self.menu = _menu(window, self.actions)
+        self.menu.aboutToShow.connect(self.controller)
+        window.canvas.context_actions.append(self.add_context_actions)
+        window.document_changed.connect(lambda *_: self.update_actions())
+        self.update_actions()
+
+    @property
+    def loaded(self) -> bool:
+        return self._controller is not None
+
+    def controller(self) -> TransformController:
+        if self._controller is None:
+            from onnxviz.ui.transform.controller import TransformController
+
+            w = self.window
+            c = TransformController(w)
+            c.actions = self.actions
+            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
+            w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
+            c.dock.hide()  # shown by the first transform
+            self.menu.addAction(c.dock.toggleViewAction())
+            w.document_changed.connect(c.set_document)
+            w.model_changed.connect(c.on_model_changed)
+            self._controller = c
+            c.set_document(w.doc)
+            c.update_actions()
+        return self._controller
+
+    def update_actions(self) -> None:
+        if self._controller is not None:
+            self._controller.update_actions()
+        else:
+            enable_actions(self.actions, self.window.doc is not None)
+
+    def add_context_actions(self, menu: QMenu) -> None:
+        if self._controller is not None:
+            self._controller.add_context_actions(menu)
+        else:
+            add_context_actions(self.window, self.actions, menu, quantized=False)
 
 
-def _actions(window: MainWindow, c: TransformController) -> dict[str, QAction]:
+def install(window: MainWindow) -> TransformFeature:
+    """Called once by the main window after the diff exists (a transform opens it)."""
+    return TransformFeature(window)
+
+
+def enable_actions(a: dict[str, QAction], has_doc: bool, busy: bool = False, quantized: bool = False,
+                   excluded: bool = False, outcome: bool = False) -> None:
+    """The actions enabled as the window's state says (``quantized``: a quantization to run again; ``excluded``:
+    nodes kept in float; ``outcome``: a transform to measure)."""
+    for name, action in a.items():
+        if name.startswith("tool:"):
+            action.setEnabled(has_doc and not busy)
+    a["keep_float"].setEnabled(has_doc)
+    a["quantize_again"].setEnabled(has_doc and not busy and quantized)
+    a["clear_float"].setEnabled(excluded)
+    a["cost"].setEnabled(has_doc and not busy and outcome)
+    a["cancel"].setEnabled(busy)
+
+
+def add_context_actions(window: MainWindow, a: dict[str, QAction], menu: QMenu, quantized: bool) -> None:
+    """The canvas's right-click menu: the selected nodes kept in float (and quantized again)."""
+    doc = window.doc
+    if doc is None or window.canvas.doc is not doc or not window.canvas.selected_nodes():
+        return
+    menu.addSeparator()
+    menu.addAction(a["keep_float"])
+    if quantized:
+        menu.addAction(a["quantize_again"])
+
+
+def _actions(window: MainWindow, f: TransformFeature) -> dict[str, QAction]:
     a: dict[str, QAction] = {}
     for name, tool in TOOLS.items():
         action = menu_action(window, tool.title + "...", tool.summary[:1].upper() + tool.summary[1:])
-        action.triggered.connect(lambda _=False, n=name: c.open_dialog(n))
+        action.triggered.connect(lambda _=False, n=name: f.controller().open_dialog(n))
         a[f"tool:{name}"] = action
     a["cancel"] = menu_action(window, "&Cancel Transform", "Stop the running transform (its process ends at once); "
                               "the model is unchanged")
-    a["cancel"].triggered.connect(c.cancel)
+    a["cancel"].triggered.connect(lambda: f.controller().cancel())
     a["keep_float"] = menu_action(window, "&Keep Selection in Float", "Exclude the selected nodes (or group) from "
                                   "the next quantization")
     a["quantize_again"] = menu_action(window, "&Quantize Again", "The last quantization again, from the model it "
@@ -53,25 +119,26 @@ def _actions(window: MainWindow, c: TransformController) -> dict[str, QAction]:
     a["clear_float"] = menu_action(window, "C&lear Nodes Kept in Float", "Quantize every node again")
     a["cost"] = menu_action(window, "&See What It Cost", "Run the models before and after the last transform on the "
                             "same inputs: each layer's error and each model's onnxruntime time")
-    a["keep_float"].triggered.connect(lambda: c.keep_in_float())
-    a["quantize_again"].triggered.connect(c.quantize_again)
-    a["clear_float"].triggered.connect(c.clear_float)
-    a["cost"].triggered.connect(lambda: c.see_cost(c.dock.runs.value()))
+    a["keep_float"].triggered.connect(lambda: f.controller().keep_in_float())
+    a["quantize_again"].triggered.connect(lambda: f.controller().quantize_again())
+    a["clear_float"].triggered.connect(lambda: f.controller().clear_float())
+    a["cost"].triggered.connect(lambda: (c := f.controller()).see_cost(c.dock.runs.value()))
     return a
 
 
-def _menu(window: MainWindow, c: TransformController) -> QMenu:
+def _menu(window: MainWindow, a: dict[str, QAction]) -> QMenu:
+    """The Transform menu, before Help; the Transform dock's toggle is added last, with the dock."""
     menu = QMenu("&Transform", window)
     for group in (OPTIMIZERS, QUANTIZERS):
         for name in group:
-            menu.addAction(c.actions[f"tool:{name}"])
+            menu.addAction(a[f"tool:{name}"])
         menu.addSeparator()
-    menu.addAction(c.actions["cancel"])
+    menu.addAction(a["cancel"])
     menu.addSeparator()
     for key in ("keep_float", "quantize_again", "clear_float", None, "cost"):
         if key is None:
             menu.addSeparator()
         else:
-            menu.addAction(c.actions[key])
-    menu.addAction(c.dock.toggleViewAction())
+            menu.addAction(a[key])
+    window.menuBar().insertMenu(window.help_menu.menuAction(), menu)
     return menu
