@@ -4,8 +4,12 @@ Not part of the app or the tests (they only read the committed files): it needs 
 scikit-learn and skl2onnx, which the project does not depend on. Run it in a side environment:
 
     python3 -m venv /tmp/exportenv
-    /tmp/exportenv/bin/pip install torch==2.13.0 onnx onnxruntime==1.31.1 onnxscript numpy scikit-learn skl2onnx
-    /tmp/exportenv/bin/python scripts/make_exports.py [OUT_DIR]
+    /tmp/exportenv/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    /tmp/exportenv/bin/pip install onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 numpy scikit-learn skl2onnx
+    /tmp/exportenv/bin/python scripts/make_exports.py [OUT_DIR [NAME ...]]
+
+With NAMEs, only those models are made (e.g. `gpt2_dynamo whisper_legacy whisper_dynamo`), so adding a model
+leaves the committed bytes of the others as they are.
 
 Weights are random with fixed seeds; every model is tiny (well under 1.5 MB). Each model is checked with
 onnx.checker and run with onnxruntime on its saved inputs before the script ends.
@@ -137,6 +141,90 @@ class TinyGpt2(nn.Module):
         for block in self.h:
             x = block(x)
         return self.lm_head(self.ln_f(x))
+
+
+class CrossAttention(nn.Module):
+    """Attention of a query sequence over another (keys and values from `memory`), optionally causal."""
+
+    def __init__(self, hidden: int, heads: int) -> None:
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.q_proj, self.k_proj = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden, bias=False)
+        self.v_proj, self.out_proj = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(x.shape[0], x.shape[1], self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, causal: bool = False) -> torch.Tensor:
+        q, k, v = self.split(self.q_proj(x)), self.split(self.k_proj(memory)), self.split(self.v_proj(memory))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)
+        if causal:
+            seq = x.shape[1]
+            mask = torch.triu(torch.full((seq, seq), torch.finfo(scores.dtype).min), diagonal=1)
+            scores = scores + mask
+        context = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2)
+        return self.out_proj(context.reshape(x.shape[0], x.shape[1], -1))
+
+
+class WhisperEncoderLayer(nn.Module):
+    def __init__(self, hidden: int, heads: int) -> None:
+        super().__init__()
+        self.self_attn_layer_norm, self.self_attn = nn.LayerNorm(hidden), CrossAttention(hidden, heads)
+        self.final_layer_norm = nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = nn.Linear(hidden, 2 * hidden), nn.Linear(2 * hidden, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.self_attn_layer_norm(x)
+        x = x + self.self_attn(h, h)
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.final_layer_norm(x))))
+
+
+class WhisperDecoderLayer(nn.Module):
+    def __init__(self, hidden: int, heads: int) -> None:
+        super().__init__()
+        self.self_attn_layer_norm, self.self_attn = nn.LayerNorm(hidden), CrossAttention(hidden, heads)
+        self.encoder_attn_layer_norm, self.encoder_attn = nn.LayerNorm(hidden), CrossAttention(hidden, heads)
+        self.final_layer_norm = nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = nn.Linear(hidden, 2 * hidden), nn.Linear(2 * hidden, hidden)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        h = self.self_attn_layer_norm(x)
+        x = x + self.self_attn(h, h, causal=True)
+        x = x + self.encoder_attn(self.encoder_attn_layer_norm(x), memory)
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.final_layer_norm(x))))
+
+
+class TinyWhisper(nn.Module):
+    """Whisper-like encoder-decoder: a conv front end over log-mel frames (two Conv1d with GELU, the second
+    with stride 2), sinusoid-free learned positions, pre-LN encoder and decoder layers (causal self-attention,
+    cross-attention over the encoder's output), LM head tied to the token embedding."""
+
+    def __init__(self, mels: int = 8, hidden: int = 24, heads: int = 4, layers: int = 1, vocab: int = 50,
+                 frames: int = 32, max_tokens: int = 16) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv1d(mels, hidden, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(hidden, hidden, kernel_size=3, stride=2, padding=1)
+        self.embed_positions = nn.Embedding(frames // 2, hidden)
+        self.encoder_layers = nn.ModuleList(WhisperEncoderLayer(hidden, heads) for _ in range(layers))
+        self.encoder_norm = nn.LayerNorm(hidden)
+        self.embed_tokens, self.decoder_positions = nn.Embedding(vocab, hidden), nn.Embedding(max_tokens, hidden)
+        self.decoder_layers = nn.ModuleList(WhisperDecoderLayer(hidden, heads) for _ in range(layers))
+        self.decoder_norm = nn.LayerNorm(hidden)
+
+    def encode(self, features: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(features)))).permute(0, 2, 1)
+        x = x + self.embed_positions.weight[: x.shape[1]]
+        for layer in self.encoder_layers:
+            x = layer(x)
+        return self.encoder_norm(x)
+
+    def forward(self, input_features: torch.Tensor, decoder_input_ids: torch.Tensor) -> torch.Tensor:
+        memory = self.encode(input_features)
+        positions = torch.arange(decoder_input_ids.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.embed_tokens(decoder_input_ids) + self.decoder_positions(positions)
+        for layer in self.decoder_layers:
+            x = layer(x, memory)
+        return self.decoder_norm(x) @ self.embed_tokens.weight.t()
 
 
 class BasicBlock(nn.Module):
@@ -274,6 +362,36 @@ def make_gpt2_legacy(out: Path) -> Inputs:
     return feeds
 
 
+def make_gpt2_dynamo(out: Path) -> Inputs:
+    """The same module, weights and input as gpt2_legacy, exported by torch.export + onnxscript."""
+    feeds = {"input_ids": np.random.default_rng(2).integers(0, 120, (2, 7), dtype=np.int64)}
+    shapes = {"input_ids": {0: torch.export.Dim("batch", max=64), 1: torch.export.Dim("sequence", max=64)}}
+    dynamo(seeded(TinyGpt2, 1), feeds, out / "gpt2_dynamo.onnx", ["logits"], shapes)
+    return feeds
+
+
+def whisper_inputs() -> Inputs:
+    rng = np.random.default_rng(9)
+    return {"input_features": rng.standard_normal((1, 8, 32)).astype(np.float32),
+            "decoder_input_ids": rng.integers(0, 50, (1, 5), dtype=np.int64)}
+
+
+def make_whisper_legacy(out: Path) -> Inputs:
+    feeds = whisper_inputs()
+    axes = {"input_features": {0: "batch"}, "decoder_input_ids": {0: "batch", 1: "tokens"},
+            "logits": {0: "batch", 1: "tokens"}}
+    legacy(seeded(TinyWhisper, 6), feeds, out / "whisper_legacy.onnx", ["logits"], axes)
+    return feeds
+
+
+def make_whisper_dynamo(out: Path) -> Inputs:
+    feeds = whisper_inputs()
+    batch = torch.export.Dim("batch", max=64)
+    shapes = {"input_features": {0: batch}, "decoder_input_ids": {0: batch, 1: torch.export.Dim("tokens", max=16)}}
+    dynamo(seeded(TinyWhisper, 6), feeds, out / "whisper_dynamo.onnx", ["logits"], shapes)
+    return feeds
+
+
 def image() -> Inputs:
     return {"image": np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32)}
 
@@ -350,6 +468,7 @@ def make_sklearn_zipmap(out: Path) -> Inputs:
 
 MAKERS: dict[str, Callable[[Path], Inputs]] = {
     "bert_legacy": make_bert_legacy, "bert_dynamo": make_bert_dynamo, "gpt2_legacy": make_gpt2_legacy,
+    "gpt2_dynamo": make_gpt2_dynamo, "whisper_legacy": make_whisper_legacy, "whisper_dynamo": make_whisper_dynamo,
     "resnet_float": make_resnet_float, "resnet_int8_qdq": make_resnet_int8_qdq,
     "mlp_int4_matmulnbits": make_mlp_int4, "vad_if": make_vad_if, "lstm_tagger": make_lstm_tagger,
     "sklearn_text_zipmap": make_sklearn_zipmap,

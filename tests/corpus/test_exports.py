@@ -44,7 +44,7 @@ def dims(value: onnx.ValueInfoProto) -> list[str | int]:
 
 def test_every_model_is_listed_and_has_inputs() -> None:
     readme = (EXPORTS / "README.md").read_text()
-    assert len(MODELS) == 9
+    assert len(MODELS) == 12
     for name in MODELS:
         assert f"`{name}.onnx`" in readme
         assert (EXPORTS / "inputs" / f"{name}.npz").is_file()
@@ -111,6 +111,42 @@ def test_gpt2_is_causal_and_dynamic() -> None:
     assert not np.allclose(before[:, -1], after[:, -1])
     longer = run("gpt2_legacy", {"input_ids": np.tile(ids, (2, 2))})[0]
     assert longer.shape == (4, ids.shape[1] * 2, 120)
+
+
+def test_gpt2_dynamo_is_gpt2_legacy_with_gelu_nodes() -> None:
+    legacy, dynamo = open_doc("gpt2_legacy").model, open_doc("gpt2_dynamo").model
+    assert dims(dynamo.graph.input[0]) == ["batch", "sequence"] and dynamo.ir_version == 10
+    ops = op_counts(open_doc("gpt2_dynamo"))
+    assert ops["Gelu"] == 2 and "Tanh" not in ops and "Identity" not in ops  # legacy writes GELU out with Tanh
+    gelus = [n for n in dynamo.graph.node if n.op_type == "Gelu"]
+    assert all(helper_attr(n, "approximate") == b"tanh" for n in gelus)
+    assert inputs_of("gpt2_dynamo")["input_ids"].tolist() == inputs_of("gpt2_legacy")["input_ids"].tolist()
+    np.testing.assert_allclose(run("gpt2_dynamo")[0], run("gpt2_legacy")[0], atol=1e-4)
+    assert {n.name for n in dynamo.graph.node}.isdisjoint(n.name for n in legacy.graph.node)
+
+
+def test_whisper_pair_is_a_conv_front_end_encoder_decoder() -> None:
+    legacy, dynamo = open_doc("whisper_legacy"), open_doc("whisper_dynamo")
+    assert [i.name for i in legacy.model.graph.input] == ["input_features", "decoder_input_ids"]
+    assert [dims(i) for i in dynamo.model.graph.input] == [["batch", 8, 32], ["batch", "tokens"]]
+    convs = [n for n in legacy.model.graph.node if n.op_type == "Conv"]
+    assert [helper_attr(n, "strides") for n in convs] == [[1], [2]]  # the second halves the frames, as Whisper's
+    assert op_counts(legacy)["Erf"] == 4 and "Gelu" not in op_counts(legacy)  # opset 17: GELU written out
+    assert op_counts(dynamo)["Gelu"] == 4 and "Erf" not in op_counts(dynamo)
+    feeds = inputs_of("whisper_legacy")
+    before = run("whisper_legacy")[0]
+    np.testing.assert_allclose(run("whisper_dynamo", feeds)[0], before, atol=1e-4)
+    changed = dict(feeds, decoder_input_ids=feeds["decoder_input_ids"].copy())
+    changed["decoder_input_ids"][:, -1] = (changed["decoder_input_ids"][:, -1] + 1) % 50
+    after = run("whisper_legacy", changed)[0]
+    np.testing.assert_allclose(before[:, :-1], after[:, :-1], atol=1e-5)  # causal: earlier tokens never see it
+    assert not np.allclose(before[:, -1], after[:, -1])
+    audio = dict(feeds, input_features=feeds["input_features"] + 1)
+    assert not np.allclose(run("whisper_dynamo", audio)[0], before)  # the decoder attends to the audio
+
+
+def helper_attr(node: onnx.NodeProto, name: str) -> object:
+    return next(onnx.helper.get_attribute_value(a) for a in node.attribute if a.name == name)
 
 
 def test_resnet_float_and_its_int8_qdq_quantization() -> None:

@@ -223,6 +223,9 @@ class _GraphPairing:
             return []  # what follows differs past the chain: nothing here is known to be the same value
         lacking_b = ca.steps and not cb.steps and not cb.quantized  # B computes A's whole chain in one node
         lacking_a = cb.steps and not ca.steps and not ca.quantized
+        written = self._written_out(x, y, ca.end, cb.end) if lacking_a or lacking_b else []
+        if written:  # the side without a chain goes on through nodes of its own (a GELU written out against
+            return [ValuePair(x, y, HOW_SAME), *written]  # a Gelu node): not fused, each end has its partner
         if lacking_b:
             self._fused(self.b, "B", self.reasons_a, (x, *ca.passed[1:]), ca, y)
             return [ends]
@@ -230,6 +233,27 @@ class _GraphPairing:
             self._fused(self.a, "A", self.reasons_b, (y, *cb.passed[1:]), cb, x)
             return [ends]
         return [ValuePair(x, y, HOW_SAME), ends]
+
+    def _written_out(self, x: str, y: str, end_a: str, end_b: str) -> list[ValuePair]:
+        """When one side has a chain (``x`` to ``end_a`` in A, or ``y`` to ``end_b`` in B) and a matched node
+        reads its end, the pair of that end with what the node's partner reads at that input, if that is
+        another value, computed from the other side's start (``y`` or ``x``) alone through unmatched nodes
+        (a GELU written out as Div, Erf, Add, Mul, Mul against one Gelu node); else none (fused)."""
+        chain_a = end_a != x  # else B has the chain
+        readers = ([(ra, self.ga.nodes[ra]) for ra in self.a.readers(end_a) if ra in self.ga.nodes] if chain_a else
+                   [(self.ga.nodes_b[rb], rb) for rb in self.b.readers(end_b) if rb in self.ga.nodes_b])
+        for ra, rb in readers:
+            for xa, yb in input_pairs(self.a, ra, self.b, rb):
+                if chain_a and xa == end_a and self._computed_from(self.b, self.ga.nodes_b, y, yb):
+                    return [ValuePair(end_a, yb, HOW_FOLLOWED)]
+                if not chain_a and yb == end_b and self._computed_from(self.a, self.ga.nodes, x, xa):
+                    return [ValuePair(xa, end_b, HOW_FOLLOWED)]
+        return []
+
+    @staticmethod
+    def _computed_from(side: GraphSide, matched: dict[int, int], start: str, value: str) -> bool:
+        """``value`` is another value than ``start``, made by an unmatched node from ``start`` alone."""
+        return value != start and side.producer(value) not in matched and _anchors(side, {start}, value) == {start}
 
     def _same_integer_constants(self, i: int, j: int) -> bool:
         """Matched nodes ``i`` and ``j`` compute the same thing as far as their integer constants say: at no

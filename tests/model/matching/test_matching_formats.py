@@ -113,6 +113,79 @@ def test_two_exports_of_one_bert_pair_only_the_same_computation() -> None:
         cross.cleanup()
 
 
+# legacy/dynamo export pairs: (legacy, dynamo, at least this many pairs, legacy's written-out GELU outputs
+# paired with dynamo's Gelu nodes)
+EXPORT_PAIRS = [
+    ("gpt2_legacy", "gpt2_dynamo", 71, {"/h.0/Mul_5_output_0": "gelu", "/h.1/Mul_5_output_0": "gelu_1"}),
+    ("whisper_legacy", "whisper_dynamo", 90, {"/encoder_layers.0/Mul_1_output_0": "gelu_2",
+                                               "/decoder_layers.0/Mul_1_output_0": "gelu_3"}),
+]
+
+
+@pytest.mark.parametrize(("legacy", "dynamo", "least", "gelus"), EXPORT_PAIRS, ids=lambda v: str(v))
+def test_two_exports_of_gpt2_and_whisper_pair_only_the_same_computation(legacy: str, dynamo: str, least: int,
+                                                                        gelus: dict[str, str]) -> None:
+    """torch's legacy exporter writes GELU out (opset 17: Div, Erf, Add, Mul, Mul; tanh's Pow, Tanh ...),
+    the dynamo exporter writes one Gelu node: the Linear before it pairs with the Linear, the GELU's last
+    value with the Gelu (not the Linear's output with the Gelu's, a GELU apart); every pair is the same
+    value, of the same shape; every value left unpaired says why."""
+    cross = compare_models(ModelIndex(onnx.load(EXPORTS / f"{legacy}.onnx")),
+                           ModelIndex(onnx.load(EXPORTS / f"{dynamo}.onnx")), sample(legacy))
+    try:
+        assert len(cross.diffs) >= least
+        assert len(cross.diffs) == len(cross.pairing.pairs)  # none dropped for a shape or kind the runs showed
+        for d in cross.diffs:
+            xa, xb = cross.arrays(d)
+            assert xa.shape == xb.shape, d.name
+            np.testing.assert_allclose(np.asarray(xb, np.float64), np.asarray(xa, np.float64), rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{d.name} vs {d.other}")
+        assert {p.a: p.b for p in cross.pairing.pairs if p.b in gelus.values()} == gelus
+        pairing = cross.pairing
+        assert all(pairing.reasons_a.get(x) for x in pairing.unmatched_a)
+        assert all(pairing.reasons_b.get(y) for y in pairing.unmatched_b)
+    finally:
+        cross.cleanup()
+
+
+def _gelu_models() -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """A: MatMul, GELU written out (Div, Erf, Add, Mul, Mul), MatMul; B: MatMul, Gelu, MatMul (same weights)."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 6)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((6, 3)).astype(np.float32), "w2")
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+              (("sqrt2", 1.4142135), ("one", 1.0), ("half", 0.5))]
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
+    written = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Div", ["h", "sqrt2"], ["d"]),
+               helper.make_node("Erf", ["d"], ["e"]), helper.make_node("Add", ["e", "one"], ["a"]),
+               helper.make_node("Mul", ["h", "a"], ["m"]), helper.make_node("Mul", ["m", "half"], ["g"]),
+               helper.make_node("MatMul", ["g", "w2"], ["y"])]
+    fused = [helper.make_node("MatMul", ["x", "w1"], ["h_b"]), helper.make_node("Gelu", ["h_b"], ["g_b"]),
+             helper.make_node("MatMul", ["g_b", "w2"], ["y"])]
+    a = helper.make_model(helper.make_graph(written, "a", [x], [y], [w1, w2, *consts]),
+                          opset_imports=[helper.make_opsetid("", 20)])
+    b = helper.make_model(helper.make_graph(fused, "b", [x], [y], [w1, w2]), opset_imports=[helper.make_opsetid("", 20)])
+    return a, b
+
+
+def test_a_gelu_written_out_pairs_its_end_with_the_gelu_node_and_its_start_with_the_linear() -> None:
+    a, b = _gelu_models()
+    feeds = {"x": np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)}
+    for one, other, flip in ((a, b, False), (b, a, True)):
+        cross = compare_models(ModelIndex(one), ModelIndex(other), feeds)
+        try:
+            pairs = {(p.b, p.a) if flip else (p.a, p.b) for p in cross.pairing.pairs}
+            assert {("h", "h_b"), ("g", "g_b")} <= pairs
+            assert not {p for p in pairs if p[0] in ("h", "g") and p not in {("h", "h_b"), ("g", "g_b")}}
+            for d in cross.diffs:
+                xa, xb = cross.arrays(d)
+                np.testing.assert_allclose(xb, xa, rtol=1e-5, atol=1e-6, err_msg=f"{d.name} vs {d.other}")
+            unmatched = cross.pairing.unmatched_b if flip else cross.pairing.unmatched_a
+            assert set(unmatched) == {"d", "e", "a", "m"}  # the GELU's inner steps: no partner, said why
+        finally:
+            cross.cleanup()
+
+
 def test_pairs_whose_runs_differ_in_shape_or_kind_never_reach_the_results() -> None:
     name = "resnet_qoperator"
     cross = _cross(name)
