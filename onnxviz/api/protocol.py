@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.model.io.disk import atomic_write
+from onnxviz.model.io.disk import atomic_write, process_alive
 
 REMOTE_OPTION = "--remote"
 FOLDER_PREFIX = "onnxviz-show-"  # the hand-over folders (tempfile.mkdtemp's prefix)
@@ -163,14 +163,7 @@ def _abandoned(folder: Path) -> bool:
             return False
     except (OSError, ValueError):
         return False
-    return not _running(pid)
+    return not process_alive(pid)
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
     return True

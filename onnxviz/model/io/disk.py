@@ -495,6 +495,13 @@ def running(pid: int) -> bool:
     """Whether a save by process ``pid`` may still be writing (this process's own leftovers never are)."""
     if pid == os.getpid():
         return False  # a leftover of this process is never in use: each save removes its own
+    return process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still run (True when that cannot be told: another user's, or no such check)."""
+    if os.name != "posix":
+        return True  # Windows' os.kill would end it
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

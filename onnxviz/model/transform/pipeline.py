@@ -18,6 +18,7 @@ from onnxviz.model.background.contained import STEPS, crash_cause
 from onnxviz.model.background.jobs import INLINE_BYTES
 from onnxviz.model.background.procpool import WorkerDied, WorkerProcess
 from onnxviz.model.errors import Cancelled
+from onnxviz.model.io.disk import process_alive
 from onnxviz.model.matching.crossrun import Limits
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.transform.calibration import Sample
@@ -197,20 +198,8 @@ def private_folder() -> Path:
 def _sweep_orphans() -> None:
     for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*"):
         owner = folder.name[len(FOLDER_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not process_alive(int(owner)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if os.name != "posix":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 def run_transform(model: bytes | Path, settings: Settings, *, base_dir: Path | None = None, limits: Limits | None = None,
