@@ -4,14 +4,17 @@ that fails or is beyond the tolerance changes nothing. The walk-through goes rou
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import onnx
 import pytest
 from conftest import TEST_DATA
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 from window_fixtures import doc_of, open_and_wait, press_undo, settle
@@ -260,11 +263,6 @@ def test_cancel_stops_the_transform_and_changes_nothing(qtbot: QtBot, make_windo
 
 def test_a_crash_or_an_edit_meanwhile_changes_nothing(qtbot: QtBot, make_window: Make,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import contextlib
-    import os
-    import signal
-    import threading
-
     from onnxviz.model.matching import Limits
     from onnxviz.model.transform import Settings
     from onnxviz.ui.transform.dialog import Request
@@ -275,32 +273,21 @@ def test_a_crash_or_an_edit_meanwhile_changes_nothing(qtbot: QtBot, make_window:
     shown: list[str] = []
     monkeypatch.setattr(w, "show_error", lambda title, message, details="": shown.append(message))
     c = w.transforms
-    slow = Settings("quantize-static", samples=400, calibration_method="entropy")
+    slow = Settings("quantize-static", samples=1000, calibration_method="minmax")  # seconds, and never fails alone
     task = c.start(Request(slow, Limits(elementwise=None)))
     assert task is not None
     steps: list[str] = []
-    task.progress.connect(lambda _fraction, text: steps.append(text))
-    qtbot.waitUntil(lambda: bool(steps) and steps[-1].startswith("Quantize") and bool(c.transformer.pids),
-                    timeout=TIMEOUT)
-    stop = threading.Event()
-
-    def kill_until_it_fails() -> None:  # a process killed between two steps is replaced silently: kill again
-        while not stop.wait(0.2):
-            for pid in c.transformer.pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-
-    killer = threading.Thread(target=kill_until_it_fails, daemon=True)
+    killer = QTimer(interval=50)  # from the step's start until the failure: a process killed just before the step
+    killer.timeout.connect(lambda: _kill(c.transformer.pids))  # was sent is replaced silently: kill again
+    task.progress.connect(lambda _fraction, text: killer.start() if text.startswith("Quantize") else None)
     with qtbot.waitSignal(c.failed, timeout=TIMEOUT):
-        killer.start()
-    stop.set()
-    killer.join()
+        pass
+    killer.stop()
     assert shown[-1].startswith("The transform's process ended unexpectedly during 'Quantize static")
     assert shown[-1].endswith("; the model is unchanged.") and doc.undo_stack.index == 0
     # the next transform runs; an edit made while it runs keeps its result out
     task = c.start(Request(Settings("onnxslim"), Limits()))
     assert task is not None
-    steps.clear()
     task.progress.connect(lambda _fraction, text: steps.append(text))
     qtbot.waitUntil(lambda: "Slim with onnxslim" in steps, timeout=TIMEOUT)  # the model was handed over
     doc.edit.rename_node(0, "renamed meanwhile")
@@ -309,6 +296,12 @@ def test_a_crash_or_an_edit_meanwhile_changes_nothing(qtbot: QtBot, make_window:
     settle()
     assert "The model changed while the transform ran" in w.statusBar().currentMessage()
     assert doc.undo_stack.index == 1 and doc.undo_stack.undo_label().startswith("Rename")
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_dialog_says_how_to_install_a_missing_library(qtbot: QtBot, make_window: Make,
