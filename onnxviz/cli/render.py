@@ -40,6 +40,13 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".png", ".svg", ".jpg", ".jpeg", ".bmp", ".webp"):
         raise OnnxvizError(f"{out.name}: the output must end in .png or .svg.")
+    from onnxviz.model.process_tuning import building
+
+    with building():  # a one-shot command making millions of acyclic objects: no cycle collection walks them
+        return _render(args, out)
+
+
+def _render(args: argparse.Namespace, out: Path) -> int:
     from onnxviz.model.document import Document
     from onnxviz.model.layout.describe import enterable_boxes
     from onnxviz.model.layout.drawable import Drawable
