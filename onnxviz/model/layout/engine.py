@@ -86,7 +86,7 @@ class GraphLayout:
         self.tree: GroupTree = self._group_tree()
         n = self.graph.n_items
         # made on first need: each item's place in the tree's order, and the edges sorted by their ends' places
-        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]] | None = None
+        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, list[list[int]]]]] | None = None
         self._scratch = np.full(n, -1, np.int64)
         self._code_row = np.full(n + self.tree.n_groups, -1, np.int64)   # scratch: unit code -> row
         self._value_row = np.full(len(self.graph.values), -1, np.int64)  # scratch: value id -> port row
@@ -107,6 +107,7 @@ class GraphLayout:
         self._progress: ProgressFn = no_progress
         self._cancel: CancelToken | None = None
         self._done_items = 0
+        self._own_items: list[int] | None = None
         self._said = 0.0
 
     def _group_tree(self) -> GroupTree:
@@ -442,7 +443,7 @@ class GraphLayout:
         src_dx, dst_dx = self._port_offsets(kind, ref, triples)
         lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
         title_w = len(self.tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
-        self._report(g, self.tree.members(g))
+        self._report(g)
         return Block(g, kind, ref, lay, wiring.row_of, wiring.in_port, wiring.out_port, wiring.edge_of,
                      triples[:, 2].copy(), min_width=title_w, across=self.options.across).fit_frame()
 
@@ -452,7 +453,7 @@ class GraphLayout:
         members = self.tree.members(g)
         codes = self._unit_codes(g, members)
         units = _first_by_priority(members, codes)
-        edges = self._incident_edges(members)
+        edges = self._incident_edges(g, members)
         if len(members) <= SMALL_ROWS and len(edges) <= 4 * SMALL_ROWS:
             return self._wire_small(members, codes, units, edges)
         scratch = self._scratch
@@ -508,15 +509,16 @@ class GraphLayout:
         """Per level edge: where it leaves / enters a nested group's frame, from the frame's centre."""
         src_dx = np.zeros(len(triples))
         dst_dx = np.zeros(len(triples))
-        blocks = np.flatnonzero(kind == UNIT_BLOCK)
-        if len(blocks) == 0:
+        kinds = kind.tolist()
+        if UNIT_BLOCK not in kinds:
             return src_dx, dst_dx
+        refs = ref.tolist()
         for e, (a, b, v) in enumerate(triples.tolist()):
-            if kind[a] == UNIT_BLOCK:
-                sub = self._block(int(ref[a]))
+            if kinds[a] == UNIT_BLOCK:
+                sub = self._block(refs[a])
                 src_dx[e] = sub.port_dx(sub.out_port[v])
-            if kind[b] == UNIT_BLOCK:
-                sub = self._block(int(ref[b]))
+            if kinds[b] == UNIT_BLOCK:
+                sub = self._block(refs[b])
                 dst_dx[e] = sub.port_dx(sub.in_port[v])
         return src_dx, dst_dx
 
@@ -547,15 +549,17 @@ class GraphLayout:
     def _label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
         """Per level edge, the width of the label this level draws beside it below its source: one per
         (box, value), none for edges leaving a port or a nested frame (their labels sit elsewhere)."""
-        widths = np.zeros(len(triples))
+        widths: list[float] = []
         seen: set[tuple[int, int]] = set()
-        boxes = (kind == UNIT_ITEM) | (kind == UNIT_GROUP)
-        for e, (a, vid) in enumerate(triples[:, [0, 2]].tolist()):
-            if boxes[a] and (a, vid) not in seen:
+        kinds = kind.tolist()
+        for a, _b, vid in triples.tolist():
+            width = 0.0
+            if (kinds[a] == UNIT_ITEM or kinds[a] == UNIT_GROUP) and (a, vid) not in seen:
                 seen.add((a, vid))
                 text = self.edge_label(vid)[0]
-                widths[e] = label_width(text) if text else 0.0
-        return widths
+                width = label_width(text) if text else 0.0
+            widths.append(width)
+        return np.array(widths, float)
 
     def _label_room(self, n_units: int, triples: np.ndarray) -> np.ndarray:
         """Per unit, the room after it (left to right) that the labels of the values it sends need to lie
@@ -567,8 +571,10 @@ class GraphLayout:
                 room[unit] = need
         return room
 
-    def _report(self, g: int, members: np.ndarray) -> None:
-        self._done_items += int(np.count_nonzero(self.tree.item_group[members] == g))
+    def _report(self, g: int) -> None:
+        if self._own_items is None:   # per group (after the root's, first): the items directly in it
+            self._own_items = np.bincount(self.tree.item_group + 1, minlength=self.tree.n_groups + 1).tolist()
+        self._done_items += self._own_items[g + 1]
         total = max(1, self.graph.n_items)
         self._say(min(0.9, 0.9 * self._done_items / total), "Laying out the graph")
 
@@ -612,9 +618,10 @@ class GraphLayout:
         size = np.array(sizes, float).reshape(-1, 2)
         return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
 
-    def _incident_edges(self, members: np.ndarray) -> np.ndarray:
-        """The edges from or to ``members``, a group's items: a run of the tree's order, so the edges whose
-        source (target) lies in it are a run of the edges sorted by their source's (target's) place there."""
+    def _incident_edges(self, g: int, members: np.ndarray) -> np.ndarray:
+        """The edges from or to ``members``, group ``g``'s items: a run of the tree's order, so the edges whose
+        source (target) lies in it are a run of the edges sorted by their source's (target's) place there
+        (each group's two runs found at once for all groups, on first need)."""
         if len(members) == self.graph.n_items:
             return np.arange(len(self.graph.e_src))
         if len(members) == 0:
@@ -622,14 +629,17 @@ class GraphLayout:
         if self._by_place is None:
             place = np.empty(len(self.tree.order), np.int64)
             place[self.tree.order] = np.arange(len(place))
+            keys = self.tree.item_group[self.tree.order]
+            lo = np.searchsorted(keys, np.arange(self.tree.n_groups))   # each group's run of the tree's order
+            hi = np.searchsorted(keys, self.tree.end)
             sorts = []
             for ends in (self.graph.e_src, self.graph.e_dst):
                 order = np.argsort(place[ends], kind="stable")
-                sorts.append((order, place[ends][order]))
+                ordered = place[ends][order]
+                sorts.append((order, np.stack([np.searchsorted(ordered, lo), np.searchsorted(ordered, hi)], 1).tolist()))
             self._by_place = (place, sorts)
-        place, sorts = self._by_place
-        lo = int(place[members[0]])
-        runs = [order[np.searchsorted(keys, lo):np.searchsorted(keys, lo + len(members))] for order, keys in sorts]
+        _place, sorts = self._by_place
+        runs = [order[bounds[g][0]:bounds[g][1]] for order, bounds in sorts]
         return unique_small(np.concatenate(runs))
 
 
