@@ -23,7 +23,7 @@ from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
 from onnxviz.model.layout.groups import GroupTree
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText, ScopeGraph
-from onnxviz.model.layout.util import unique_rows
+from onnxviz.model.layout.util import float32_points, tolist_in_slices, unique_rows
 
 Point = tuple[float, float]
 
@@ -150,7 +150,7 @@ class _Composer:
         srcs: list[int] = []
         dsts: list[int] = []
         vids: list[int] = []
-        for a, b, v in triples.tolist():
+        for a, b, v in tolist_in_slices(triples):
             sb, db = self.code_box.get(a, -1), self.code_box.get(b, -1)
             if sb < 0 or db < 0:
                 continue
@@ -163,7 +163,7 @@ class _Composer:
         s.edge_src = np.array(srcs, np.int32)
         s.edge_dst = np.array(dsts, np.int32)
         s.edge_offsets = np.array(offsets, np.int64)
-        s.edge_points = np.array(points, np.float32).reshape(-1, 2)
+        s.edge_points = float32_points(points)
         return vids
 
     def home_of(self, code: int) -> int:

@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from onnxviz.model.layout.scene import Scene
+from onnxviz.model.layout.util import tolist_in_slices
 
 LABEL_SIZE = 11.0   # the labels' text size in scene units (pixels at 1:1), as Netron's
 LABEL_LINE = 15.0   # scene units between stacked labels: the label text and a little air
@@ -116,7 +117,7 @@ class _Boxes:
         starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
         ends = np.r_[starts[1:], len(keys)]
         self.slices = {(int(a), int(b)): (int(s), int(e)) for (a, b), s, e in
-                       zip(keys[starts].tolist(), starts.tolist(), ends.tolist(), strict=True)}
+                       zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
         self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
         self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
         self.reach_y = int(float(scene.box_h.max()) // CELL) + 1 if scene.n_boxes else 0
@@ -147,7 +148,7 @@ class _Segments:
         last[np.maximum(off[1:] - 1, 0)] = True   # no segment from an edge's last point to the next edge's first
         starts = starts[~last[:-1]] if len(starts) else starts
         a, b = pts[starts], pts[starts + 1]
-        self.segments = np.concatenate([a, b], axis=1).tolist() if len(starts) else []
+        self.segments = tolist_in_slices(np.concatenate([a, b], axis=1)) if len(starts) else []
         edge = np.searchsorted(off, starts, side="right") - 1
         self.source = scene.edge_src[edge].tolist() if len(starts) else []  # the box each segment's edge leaves
         lo, hi = np.floor(np.minimum(a, b) / LABEL_CELL).astype(np.int64), np.floor(np.maximum(a, b) / LABEL_CELL
@@ -160,12 +161,12 @@ class _Segments:
         cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
         order = np.lexsort((cy, cx))
         keys = np.stack([cx[order], cy[order]], 1)
-        self.which = which[order].tolist()
+        self.which = tolist_in_slices(which[order])
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
         ends = np.r_[firsts[1:], len(keys)]
         self.slices = {(int(i), int(j)): (int(f), int(e)) for (i, j), f, e in
-                       zip(keys[firsts].tolist(), firsts.tolist(), ends.tolist(), strict=True)}
+                       zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
 
     def free(self, r: Rect, source: int) -> bool:
         """No segment crosses the rectangle ``r``, but those of the edges leaving box ``source``: a node's
@@ -221,7 +222,7 @@ def label_spots(scene: Scene) -> LabelSpots:
         grid.add(mark)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
-    points, offsets = scene.edge_points.tolist(), scene.edge_offsets.tolist()
+    points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
     sources = scene.edge_src.tolist()
     for e, outer in labelled:
         pts = points[offsets[e]:offsets[e + 1]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -15,6 +17,28 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+PASS_ROWS = 20_000  # rows per slice of a pass in C over a whole scene (a few milliseconds of held GIL each)
+
+
+def tolist_in_slices(values: np.ndarray, rows: int = PASS_ROWS) -> list[Any]:
+    """``values.tolist()``, a slice of rows at a time: one call over a 123k-node scene's million route points held
+    the GIL ~0.3 s, while the layout thread's GUI thread waited; between slices the other threads get their turn."""
+    if len(values) <= rows:
+        return values.tolist()  # type: ignore[no-any-return]
+    found: list[Any] = []
+    for start in range(0, len(values), rows):
+        found += values[start:start + rows].tolist()
+    return found
+
+
+def float32_points(points: list[tuple[float, float]], rows: int = PASS_ROWS) -> np.ndarray:
+    """``np.array(points, np.float32).reshape(-1, 2)``, a slice of points at a time (see :func:`tolist_in_slices`)."""
+    if len(points) <= rows:
+        return np.array(points, np.float32).reshape(-1, 2)
+    return np.concatenate([np.array(points[start:start + rows], np.float32).reshape(-1, 2)
+                           for start in range(0, len(points), rows)])
 
 
 SMALL_ROWS = 64  # up to this many rows, Python's sets beat numpy's fixed cost per call (a level of a few boxes)

@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout import engine
 from onnxviz.model.layout.engine import GraphLayout, _first_by_priority
-from onnxviz.model.layout.util import SMALL_ROWS, unique_rows
+from onnxviz.model.layout.util import SMALL_ROWS, float32_points, tolist_in_slices, unique_rows
 
 EXPORTS = TEST_DATA / "exports"
 SIZES = st.sampled_from([0, 1, 2, 5, SMALL_ROWS, SMALL_ROWS + 1, 300])
@@ -25,6 +25,19 @@ def test_unique_rows_are_numpys_distinct_sorted_rows(rows: np.ndarray) -> None:
     found = unique_rows(rows)
     assert found.dtype == rows.dtype and found.shape[1] == 3
     np.testing.assert_array_equal(found, np.unique(rows, axis=0).reshape(-1, 3))
+
+
+@given(st.sampled_from([0, 1, 6, 7, 13, 40]).flatmap(
+    lambda n: hnp.arrays(np.float64, (n, 2), elements=st.floats(-1e6, 1e6, width=64))))
+def test_passes_in_slices_give_what_one_pass_gives(points: np.ndarray) -> None:
+    """Slices of 6 rows here (20,000 in the layout): the same lists and float32 points as one call."""
+    assert tolist_in_slices(points, rows=6) == points.tolist()
+    assert tolist_in_slices(points[:, 0], rows=6) == points[:, 0].tolist()
+    pairs = [tuple(p) for p in points.tolist()]
+    expected = np.array(pairs, np.float32).reshape(-1, 2)
+    found = float32_points(pairs, rows=6)
+    assert found.dtype == np.float32 and found.shape == expected.shape
+    np.testing.assert_array_equal(found, expected)
 
 
 @given(SIZES.flatmap(lambda n: st.tuples(st.permutations(list(range(n))),
