@@ -1,6 +1,7 @@
 """The expanded layout alone: every name-scope group of a model open (what Expand All and ``render --expand-all``
 lay out), its CPU time, then with the drawing's preparation (``Drawable``: the edge labels' spots), in fresh
-processes; with ``--against CHECKOUT``, alternately with another checkout of onnxviz (put first on PYTHONPATH).
+processes, with no cycle collection meanwhile (as the window and ``render`` run it); with ``--against CHECKOUT``,
+alternately with another checkout of onnxviz (put first on PYTHONPATH).
 
     python bench/bench_expanded_layout.py [--runs 2] [--against CHECKOUT] [FILE ...]
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from synth import synth_file
 
 CHILD = r"""
-import sys, time
+import gc, sys, time
 import onnx
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
@@ -33,6 +34,7 @@ except ImportError:  # a checkout from before it moved
 index = ModelIndex(onnx.load(sys.argv[1], load_external_data=False))
 layout = GraphLayout(index)
 layout.build()
+gc.disable()  # as the window's layout thread and ``onnxviz render`` run it (process_tuning.building)
 cpu, wall = time.process_time(), time.perf_counter()
 scene = GraphLayout(index, expanded=layout.tree.paths).build()
 laid, laid_wall = time.process_time() - cpu, time.perf_counter() - wall
