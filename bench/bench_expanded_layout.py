@@ -1,6 +1,7 @@
 """The expanded layout alone: every name-scope group of a model open (what Expand All and ``render --expand-all``
 lay out), its CPU time, then with the drawing's preparation (``Drawable``: the edge labels' spots), in fresh
-processes, with no cycle collection meanwhile (as the window and ``render`` run it); with ``--against CHECKOUT``,
+processes, with the inferred shapes' edge labels and no cycle collection meanwhile (as the window and ``render`` run
+it); with ``--against CHECKOUT``,
 alternately with another checkout of onnxviz (put first on PYTHONPATH).
 
     python bench/bench_expanded_layout.py [--runs 2] [--against CHECKOUT] [FILE ...]
@@ -31,7 +32,10 @@ try:
     from onnxviz.model.layout.drawable import Drawable
 except ImportError:  # a checkout from before it moved
     from onnxviz.ui.canvas.drawable import Drawable
-index = ModelIndex(onnx.load(sys.argv[1], load_external_data=False))
+from onnxviz.model.graph.validation import infer_types
+model = onnx.load(sys.argv[1], load_external_data=False)
+index = ModelIndex(model)
+index.set_inferred(infer_types(model).types)  # every edge labelled with its shape, as in the window and render
 layout = GraphLayout(index)
 layout.build()
 gc.disable()  # as the window's layout thread and ``onnxviz render`` run it (process_tuning.building)
