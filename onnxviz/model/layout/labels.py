@@ -96,8 +96,9 @@ class _Grid:
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r
         get = self.cells.get
+        rows = range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1)
         for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
-            for j in range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1):
+            for j in rows:
                 for a in get((i, j), ()):
                     if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
                         return False
@@ -116,7 +117,7 @@ class _Boxes:
         keys = np.stack([kx[order], ky[order]], 1)
         starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
         ends = np.r_[starts[1:], len(keys)]
-        self.slices = {(int(a), int(b)): (int(s), int(e)) for (a, b), s, e in
+        self.slices = {(a, b): (s, e) for (a, b), s, e in   # lists of Python ints: no int() per entry
                        zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
         self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
         self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
@@ -125,13 +126,13 @@ class _Boxes:
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r
         get, rects = self.slices.get, self.rects
+        rows = range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1)
         for i in range(int(x0 // CELL) - self.reach_x, int(x1 // CELL) + 1):
-            for j in range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1):
+            for j in rows:
                 found = get((i, j))
                 if found is None:
                     continue
-                for k in range(*found):
-                    a = rects[k]
+                for a in rects[found[0]:found[1]]:
                     if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
                         return False
         return True
@@ -165,7 +166,7 @@ class _Segments:
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
         ends = np.r_[firsts[1:], len(keys)]
-        self.slices = {(int(i), int(j)): (int(f), int(e)) for (i, j), f, e in
+        self.slices = {(i, j): (f, e) for (i, j), f, e in   # lists of Python ints: no int() per entry
                        zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
 
     def free(self, r: Rect, source: int) -> bool:
@@ -174,11 +175,13 @@ class _Segments:
         x0, y0, x1, y1 = r
         get, which, segments, sources = self.slices.get, self.which, self.segments, self.source
         seen: set[int] = set()
+        rows = range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1)
         for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
-            for j in range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1):
+            for j in rows:
                 found = get((i, j))
-                for k in range(*found) if found is not None else ():
-                    s = which[k]
+                if found is None:
+                    continue
+                for s in which[found[0]:found[1]]:
                     if s not in seen:
                         seen.add(s)
                         if sources[s] != source and _crosses(segments[s], r):
