@@ -1,8 +1,7 @@
 """The expanded layout alone: every name-scope group of a model open (what Expand All and ``render --expand-all``
 lay out), its CPU time, then with the drawing's preparation (``Drawable``: the edge labels' spots), in fresh
 processes, with the inferred shapes' edge labels and no cycle collection meanwhile (as the window and ``render`` run
-it); with ``--against CHECKOUT``,
-alternately with another checkout of onnxviz (put first on PYTHONPATH).
+it); with ``--against CHECKOUT``, alternately with another checkout of onnxviz (put first on PYTHONPATH).
 
     python bench/bench_expanded_layout.py [--runs 2] [--against CHECKOUT] [FILE ...]
 
