@@ -153,9 +153,9 @@ class GraphLayout:
 
     def build(self, progress: ProgressFn = no_progress, cancel: CancelToken | None = None) -> Scene:
         self._progress, self._cancel, self._done_items, self._said = progress, cancel, 0, 0.0
-        self._told = (-1.0, "")
+        self._told = (0.0, "Laying out the graph")
         try:
-            progress(0.0, "Laying out the graph")
+            progress(*self._told)
             self._block(-1)
             progress(0.95, "Routing edges")
             self._scene = self._compose()

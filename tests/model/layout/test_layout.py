@@ -16,6 +16,7 @@ from synth import build as synth_build
 
 from onnxviz.model.errors import Cancelled, EditError
 from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout import engine
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.groups import group_path_of
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
@@ -382,6 +383,20 @@ def test_progress_and_cancel(synth_big: onnx.ModelProto) -> None:
     token.cancel()
     with pytest.raises(Cancelled):
         GraphLayout(ModelIndex(synth_big)).build(cancel=token)
+
+
+def test_progress_is_passed_on_in_steps_not_once_per_level(synth_big: onnx.ModelProto) -> None:
+    """Each report is a signal the window's GUI thread handles: an expanded layout of hundreds of levels passes on
+    a report when the fraction moved by a step (or the text changed), rising to 1.0."""
+    index = ModelIndex(synth_big)
+    every = GraphLayout(index, expanded=GraphLayout(index).tree.paths)
+    seen: list[tuple[float, str]] = []
+    every.build(lambda f, t: seen.append((f, t)))
+    fractions = [f for f, _ in seen]
+    assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
+    assert len(seen) < every.tree.n_groups  # there were n_groups + 1 levels, each reported before
+    for (f0, t0), (f1, t1) in zip(seen, seen[1:], strict=False):
+        assert t0 != t1 or f1 - f0 >= engine.PROGRESS_STEP or f1 == 1.0
 
 
 def test_every_corpus_model_lays_out(corpus_model: CorpusModel) -> None:
