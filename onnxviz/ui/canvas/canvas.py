@@ -17,10 +17,23 @@ Public API (used by other features through ``window.canvas``):
   ``ghost_activated(key)`` that one was double-clicked (or Enter pressed on it);
 * ``node_notes`` - functions ``(scope, node) -> html line`` whose lines end an op box's tooltip;
 * ``export_image(path)`` - the whole graph to PNG or SVG;
+* ``context_menu(pos)`` - the right-click menu for a position of the view;
 * signals ``scene_ready()`` (a newly built scene has been painted) and ``scope_changed(str)``.
 
-Layout runs off the GUI thread (:class:`~onnxviz.ui.tasks.Task`) with progress and cancel
-shown in a bar over the canvas.
+The canvas is made of parts, each with one job, that share what is shown (``shown``:
+:class:`~onnxviz.ui.canvas.shown.ShownGraph`, the document, scope, layout and drawing):
+
+* ``jobs`` (:mod:`~onnxviz.ui.canvas.jobs`) - the layout jobs and their queue: layouts run off the GUI thread
+  (:class:`~onnxviz.ui.tasks.Task`) with progress and cancel, a new document's after the window's next frame;
+* ``navigation`` (:mod:`~onnxviz.ui.canvas.navigation`) - which graph is shown and how (groups, bodies drawn
+  inside their nodes, layout choices), entering and leaving scopes, revealing nodes, ghosts and search hits;
+* ``selection`` (:mod:`~onnxviz.ui.canvas.selecting`) - clicks to selections, the selection followed in view;
+* ``marks`` (:mod:`~onnxviz.ui.canvas.marking`) - badges, overlay and ghosts;
+* ``tooltips`` (:mod:`~onnxviz.ui.canvas.tooltips`) - the boxes' and edges' tooltips;
+* ``view`` (:mod:`~onnxviz.ui.canvas.view`) - the widget that paints the drawing and turns input into signals.
+
+Tests and features look at the parts through their public properties (``jobs.task``, ``jobs.pending``,
+``shown.box_of_node(node)``, ``marks.overlay``, ``tooltips.text(box, edge)``...).
 """
 
 from __future__ import annotations
@@ -41,13 +54,13 @@ from onnxviz.model.layout.inline import Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.ui.canvas import export, style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, scope_trail
-from onnxviz.ui.canvas.jobs import FRAME_WAIT_MS, Job, LayoutJobs
+from onnxviz.ui.canvas.jobs import Job, LayoutJobs
 from onnxviz.ui.canvas.legend import LegendStrip
 from onnxviz.ui.canvas.marking import CanvasMarks
 from onnxviz.ui.canvas.marks import Legend, Overlay
 from onnxviz.ui.canvas.menus import context_menu
 from onnxviz.ui.canvas.minimap import Minimap, make_host
-from onnxviz.ui.canvas.navigation import ScopeNavigator, default_layout_factory
+from onnxviz.ui.canvas.navigation import ScopeNavigator
 from onnxviz.ui.canvas.progress_overlay import LayoutProgress
 from onnxviz.ui.canvas.search import SearchPanel
 from onnxviz.ui.canvas.selecting import SelectionFollower
@@ -55,8 +68,6 @@ from onnxviz.ui.canvas.shown import ShownGraph
 from onnxviz.ui.canvas.tooltips import Tooltips
 from onnxviz.ui.canvas.view import GraphView
 from onnxviz.ui.statusbar import TaskProgress
-
-__all__ = ["FRAME_WAIT_MS", "GraphCanvas", "ViewState", "default_layout_factory"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +177,7 @@ class GraphCanvas(QWidget):
         self.rebuild, self.relabel, self.set_layout_options = nav.rebuild, nav.relabel, nav.set_options
         self.cancel_layout = self.jobs.cancel
         self.selected_box, self.selected_nodes = selection.selected_box, selection.selected_nodes
-        self.step, self.actual_size = selection.step, selection.actual_size
+        self.step, self.actual_size, self.select_ghost = selection.step, selection.actual_size, selection.select_ghost
         self.set_ghosts, self.set_node_badges = marks.set_ghosts, marks.set_badges
         self.set_overlay, self.clear_overlay = marks.set_overlay, marks.clear_overlay
 
