@@ -45,9 +45,9 @@ from onnxviz.model.transform.inline import inlined
 from onnxviz.model.transform.variants import Staged
 from onnxviz.ui.ports import DiffApi, Files, Frame, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.tasks import Task, waiting_pool
+from onnxviz.ui.transform.actions import add_context_actions, enable_actions
 from onnxviz.ui.transform.dialog import Request, TransformDialog
 from onnxviz.ui.transform.dock import TransformDock
-from onnxviz.ui.transform.feature import add_context_actions, enable_actions
 from onnxviz.ui.validation import document_model_in_thread
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.transform.catalog import TOOLS
 from onnxviz.ui.ports import Files, Frame, Menus, Registry, ShownDocument, Status, Tasks
+from onnxviz.ui.transform.actions import add_context_actions, enable_actions
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
@@ -82,31 +83,6 @@ def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: 
             registry: Registry) -> TransformFeature:
     """Adds the Transform menu (the controller comes on first use; it finds the diff in ``registry``)."""
     return TransformFeature(frame, document, canvas, status, tasks, files, registry)
-
-
-def enable_actions(a: dict[str, QAction], has_doc: bool, busy: bool = False, quantized: bool = False,
-                   excluded: bool = False, outcome: bool = False) -> None:
-    """The actions enabled as the window's state says (``quantized``: a quantization to run again; ``excluded``:
-    nodes kept in float; ``outcome``: a transform to measure)."""
-    for name, action in a.items():
-        if name.startswith("tool:"):
-            action.setEnabled(has_doc and not busy)
-    a["keep_float"].setEnabled(has_doc)
-    a["quantize_again"].setEnabled(has_doc and not busy and quantized)
-    a["clear_float"].setEnabled(excluded)
-    a["cost"].setEnabled(has_doc and not busy and outcome)
-    a["cancel"].setEnabled(busy)
-
-
-def add_context_actions(document: ShownDocument, canvas: GraphCanvas, a: dict[str, QAction], menu: QMenu,
-                        quantized: bool) -> None:
-    """The canvas's right-click menu: the selected nodes kept in float (and quantized again)."""
-    if not document.shows_own or not canvas.selected_nodes():
-        return
-    menu.addSeparator()
-    menu.addAction(a["keep_float"])
-    if quantized:
-        menu.addAction(a["quantize_again"])
 
 
 def _actions(window: QMainWindow, f: TransformFeature) -> dict[str, QAction]:
