@@ -1,9 +1,9 @@
-"""The main window: owns the open document, the canvas, the docks and the menus.
+"""The main window: owns the open document (through :class:`~onnxviz.ui.ports.ShownDocument`), the docks and the
+menus.
 
-Features plug in through ``install(window)`` functions in their own modules
-(canvas, panels, editing, running) so this file stays a shell: opening,
-reloading, watching, saving, prompts about unsaved edits, the status bar,
-themes and what is remembered between runs.
+Features plug in through ``install(...)`` functions in their own packages (canvas, panels, editing, running, diff,
+transforms), each given only the ports it needs (:mod:`onnxviz.ui.ports`), so this file stays a shell: opening,
+reloading, watching, saving, prompts about unsaved edits, the status bar, themes and what is remembered between runs.
 """
 
 from __future__ import annotations
@@ -347,7 +347,7 @@ class MainWindow(QMainWindow):
 
     def open_in_new_window(self, doc: Document) -> MainWindow:
         """A new window with these settings, showing ``doc`` (an extracted part, a transform's variant); it is
-        deleted when closed. The features ask the window for it, so none of them imports the window's class."""
+        deleted when closed (the Files port: features ask for it, none of them imports the window's class)."""
         new = MainWindow(self.settings)
         new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         new.set_document(doc)
