@@ -24,14 +24,14 @@ from onnxviz.ui.widgets.names import message_text
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
-    from onnxviz.ui.edit.controller import EditController
+    from onnxviz.ui.edit.host import EditHost
     from onnxviz.ui.ports import Files
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 NAMES_SHOWN = 6
 
 
-def extract_selection(controller: EditController) -> None:
+def extract_selection(controller: EditHost) -> None:
     """The selected node or group of the main graph, as a new model."""
     doc, canvas = controller.doc, controller.canvas
     if doc is None:
@@ -47,7 +47,7 @@ def extract_selection(controller: EditController) -> None:
     offer(controller, doc.edit.extract_nodes(nodes), doc)
 
 
-def extract_between(controller: EditController) -> None:
+def extract_between(controller: EditHost) -> None:
     """A form for the values the part lies between (names separated by commas, completed one at a time)."""
     doc = controller.doc
     if doc is None:
@@ -70,7 +70,7 @@ def extract_between(controller: EditController) -> None:
     controller.open_dialog(form)
 
 
-def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list[str], list[str]]:
+def _suggested_boundary(controller: EditHost, doc: Document) -> tuple[list[str], list[str]]:
     """The selected node's boundary, else the graph's inputs and outputs."""
     nodes = controller.canvas.selected_nodes() if controller.canvas.scope == "" and \
         controller.on_canvas() else []
@@ -84,7 +84,7 @@ def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list
     return [v.name for v in doc.model.graph.input], [v.name for v in doc.model.graph.output]
 
 
-def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> QMessageBox:
+def offer(controller: EditHost, part: onnx.ModelProto, doc: Document) -> QMessageBox:
     """Ask what becomes of ``part``: a new window, or a file chosen in a save dialog."""
     window = controller.window
     box = QMessageBox(QMessageBox.Icon.Question, "Extracted Model",
@@ -120,7 +120,7 @@ def open_in_window(files: Files, part: onnx.ModelProto, source: Document) -> QMa
     return files.open_in_new_window(Document.part_of(part, source))
 
 
-def save_part(controller: EditController, part: onnx.ModelProto, stem: str, doc: Document) -> Path | None:
+def save_part(controller: EditHost, part: onnx.ModelProto, stem: str, doc: Document) -> Path | None:
     """Save ``part`` where the user chooses (the dialog asks before replacing a file); None if cancelled."""
     window = controller.window
     start = (doc.path.parent if doc.path else Path.cwd()) / f"{stem}.onnx"
