@@ -10,6 +10,7 @@ from typing import Protocol
 
 import hostile
 import pytest
+from PySide6.QtCore import SIGNAL
 from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
@@ -18,8 +19,14 @@ import onnxviz.ui.main_window as main_window
 import onnxviz.ui.saving as saving
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.validation import node_badges
+from onnxviz.ui.canvas import feature as canvas_feature
+from onnxviz.ui.diff import feature as diff_feature
+from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.main_window import MainWindow
-from onnxviz.ui.ports import DiffApi, PanelsApi, Registry, RunApi, ShownDocument
+from onnxviz.ui.panels import feature as panels_feature
+from onnxviz.ui.ports import DiffApi, Frame, Menus, PanelsApi, Registry, RunApi, ShownDocument
+from onnxviz.ui.run import feature as run_feature
+from onnxviz.ui.transform import feature as transform_feature
 
 CONV = 0  # the example's first node
 
@@ -122,3 +129,32 @@ def test_an_answered_save_question_finishes_the_same_save_and_the_window_refresh
     next(b for b in box.findChildren(QPushButton) if b.text().replace("&", "") == "Save Escaped").click()
     assert not doc.is_dirty and starts == [path]  # one save, answered, not a second one started
     assert refreshed == [doc] and w.windowTitle() == f"{doc.name}[*] - onnxviz" and not w.isWindowModified()
+
+
+class _InstalledBackwards(MainWindow):
+    """The features installed in the reverse order (the canvas, a port of the others, first)."""
+
+    def _install_features(self) -> None:
+        frame = Frame(self, Menus(self.menuBar(), self.file_menu, self.edit_menu, self.view_menu, self.run_menu,
+                                  self.help_menu, self.save_action), self.closing)
+        doc, reg, settings = self.document, self.registry, self.settings
+        self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
+        self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
+        self.diff = diff_feature.install(frame, doc, self.canvas, self, self, reg)
+        self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
+        self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
+        self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
+
+
+def test_the_features_find_each_other_whatever_the_order_of_installation(
+        qtbot: QtBot, example_path: Path) -> None:
+    w = _InstalledBackwards()
+    qtbot.addWidget(w)
+    assert w.diff.node_section in w.panels.node_panel.extras  # the diff's section, though the panels came later
+    assert w.run_controller.receivers(SIGNAL("run_finished()")) == 1  # the diff shows A's graph when A runs
+    before = w.diff.receivers(SIGNAL("diff_shown()"))
+    assert w.transforms.dock is not None  # the transforms' controller, made now: it follows the diff's diff_shown
+    assert w.diff.receivers(SIGNAL("diff_shown()")) == before + 1
+    open_and_wait(qtbot, w, example_path)
+    assert w.canvas.doc is w.doc and w.panels.doc is w.doc and w.editing.doc is w.doc
+    w.set_document(None)
