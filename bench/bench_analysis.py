@@ -56,8 +56,10 @@ def phases(path: Path) -> dict[str, Any]:
     from onnxviz.model.background.early import analyse_early
     from onnxviz.ui.main_window import MainWindow
 
-    analyse_early(path)  # as the command does, before its window is built
+    early = analyse_early(path)  # as the command does, before its window is built
     window = MainWindow()
+    if early is not None:
+        window.validation.adopt(early)
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
 
