@@ -55,6 +55,7 @@ def phases(path: Path) -> dict[str, Any]:
     fresh_app()
     from onnxviz.model.background.early import analyse_early
     from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.screenshot import screenshot_and_quit
 
     early = analyse_early(path)  # as the command does, before its window is built
     window = MainWindow()
@@ -81,7 +82,7 @@ def phases(path: Path) -> dict[str, Any]:
 
     panel._show_figures = show_figures  # type: ignore[method-assign]
     probe = GuiStallProbe(interval_ms=5)
-    window.screenshot_and_quit(str(path), str(scratch_folder() / "shot.png"))
+    screenshot_and_quit(window, str(path), str(scratch_folder() / "shot.png"))
     mark("settled")
     return {**{k: marks.get(k, float("nan")) for k in PHASES}, "pause": probe.worst,
             "nodes": window.doc.index.node_count() if window.doc is not None else 0}

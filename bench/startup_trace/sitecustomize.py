@@ -78,17 +78,20 @@ def _hook_window(module: Any) -> None:
         self.grab = traced_grab
 
     window_class.__init__ = traced_init
-    shoot = window_class.screenshot_and_quit
 
-    def traced_shoot(self: Any, *args: Any, **kwargs: Any) -> int:
-        code: int = shoot(self, *args, **kwargs)
+
+def _hook_screenshot(module: Any) -> None:
+    shoot = module.screenshot_and_quit
+
+    def traced_shoot(*args: Any, **kwargs: Any) -> int:
+        code: int = shoot(*args, **kwargs)
         event("saved")
         return code
-    window_class.screenshot_and_quit = traced_shoot
+    module.screenshot_and_quit = traced_shoot
 
 
 AFTER = {"onnxviz.model.background.jobs": _wrap_jobs, "onnxviz.model.background.procpool": _wrap_jobs,
-         "onnxviz.ui.main_window": _hook_window}
+         "onnxviz.ui.main_window": _hook_window, "onnxviz.ui.screenshot": _hook_screenshot}
 
 
 class _Watch(importlib.abc.MetaPathFinder):

@@ -114,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
     if args.example and not args.file:
         args.file = str(example_model_path())
     if args.screenshot:
-        code = window.screenshot_and_quit(args.file, args.screenshot, args.size)
+        from onnxviz.ui.screenshot import screenshot_and_quit
+
+        code = screenshot_and_quit(window, args.file, args.screenshot, args.size)
         if getattr(args, "ends_process", False):
             end_process(code, window.settings)
         return code

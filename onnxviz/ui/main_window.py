@@ -1,23 +1,21 @@
-"""The main window: owns the open document, the canvas, the docks and the menus.
+"""The main window: owns the open document (through :class:`~onnxviz.ui.ports.ShownDocument`), the docks and the
+menus.
 
-Features plug in through ``install(window)`` functions in their own modules
-(canvas, panels, editing, running) so this file stays a shell: opening,
-reloading, watching, saving, prompts about unsaved edits, the status bar,
-themes and what is remembered between runs.
+Features plug in through ``install(...)`` functions in their own packages (canvas, panels, editing, running, diff,
+transforms), each given only the ports it needs (:mod:`onnxviz.ui.ports`), so this file stays a shell: opening,
+reloading, watching, saving, prompts about unsaved edits, the status bar, themes and what is remembered between runs.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import (
     QAction,
-    QActionGroup,
     QCloseEvent,
     QDragEnterEvent,
     QDragMoveEvent,
@@ -33,44 +31,38 @@ from onnxviz.model.io.loading import TextFormatError
 from onnxviz.model.process_tuning import building
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.selection import SelectionState
-from onnxviz.ui import docks
+from onnxviz.ui import docks, questions
 from onnxviz.ui.canvas import feature as canvas_feature
 from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.filewatch import FileWatcher
 from onnxviz.ui.panels import feature as panels_feature
-from onnxviz.ui.png import write_image
+from onnxviz.ui.ports import Frame, Menus, Registry, ShownDocument
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes
 from onnxviz.ui.settings import sync as sync_settings
-from onnxviz.ui.shortcuts import show_shortcuts
+from onnxviz.ui.shortcuts import KEY_ROWS_PROPERTY, show_shortcuts
 from onnxviz.ui.statusbar import install_status_bar, selected_name
 from onnxviz.ui.tasks import Task
-from onnxviz.ui.theme import Theme, ThemeManager
+from onnxviz.ui.theme import ThemeManager, add_theme_menu
 from onnxviz.ui.transform import feature as transform_feature
 from onnxviz.ui.validation import ValidationService
 from onnxviz.ui.welcome import WelcomeWidget
-from onnxviz.ui.widgets.names import message_text, short_name
+from onnxviz.ui.widgets.names import short_name
 from onnxviz.ui.widgets.tooltips import guard_tooltips
 
 if TYPE_CHECKING:
     from onnxviz.ui.transform.controller import TransformController
 
-SCREENSHOT_WAIT_S = 30.0  # --screenshot grabs once validation and figures are in, or after this
-LAYOUT_LEVELS = 12  # nested layouts settle_layouts lays out (a panel page: ~6)
-SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap: a few attributes)
 WATCH_KEY = "file/watch"
-Button = QMessageBox.StandardButton
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
 
 class MainWindow(QMainWindow):
     """One window, one document."""
 
-    document_changed = Signal(object)   # the new Document (or None) after open/close
-    model_changed = Signal(object)      # a model.document.Change after each edit/undo/redo/save
     loading_finished = Signal()         # a document was opened and the view is ready (or the open failed)
     theme_changed = Signal(bool)        # True when the window is now dark
     closing = Signal()                  # the close was accepted (after any unsaved-changes question)
@@ -81,7 +73,9 @@ class MainWindow(QMainWindow):
         from onnxviz.ui.app import app_icon
 
         self.settings = settings if settings is not None else open_settings()
-        self.doc: Document | None = None
+        self.document = ShownDocument(self)  # the one owner of the document shown: the features follow it
+        self.document.model_changed.connect(self._on_model_changed)  # first: the title before the features
+        self.registry = Registry()  # the features' public APIs, for each other
         self._load_task: Task | None = None
         self._close_confirmed = False
         self._asking_about_disk_change = False
@@ -108,14 +102,9 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.validation = ValidationService(parent=self)
         self.validation.started.connect(self._track_validation)
-        # the features, in this order (each may use the ones before it), as typed attributes
-        self.canvas = canvas_feature.install(self)
-        self.panels = panels_feature.install(self)
-        self.editing = edit_feature.install(self)
-        self.run_controller = run_feature.install(self)
-        self.diff = diff_feature.install(self)
-        self.transform_feature = transform_feature.install(self)  # the menu now, the rest on first use
-        self.key_rows = canvas_feature.KEY_ROWS  # keys the graph handles itself, for Help > Keyboard Shortcuts
+        self.document.document_changed.connect(self._on_document)  # first: the window before the features
+        self._install_features()
+        self.setProperty(KEY_ROWS_PROPERTY, canvas_feature.KEY_ROWS)  # keys the graph handles itself, for Help
         self._add_late_actions()
         docks.arrange(self)
         self._restore_window_state()
@@ -125,14 +114,38 @@ class MainWindow(QMainWindow):
         self.quiet_bottom.follow(len(self.panels.problems_panel.problems))
         self.statusBar().showMessage("Ready")
 
+    def _install_features(self) -> None:
+        """Each feature gets the ports it needs (not the window) and finds the others' APIs in the registry."""
+        frame = Frame(self, Menus(self.menuBar(), self.file_menu, self.edit_menu, self.view_menu, self.run_menu,
+                                  self.help_menu, self.save_action), self.closing)
+        doc, reg, settings = self.document, self.registry, self.settings
+        self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
+        self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
+        self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
+        self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
+        self.diff = diff_feature.install(frame, doc, self.canvas, self, self, reg)
+        # the menu now, the rest on first use
+        self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
+
+    @property
+    def doc(self) -> Document | None:
+        """The window's document (the one edited, saved and run): :attr:`document`'s."""
+        return self.document.doc
+
+    @property
+    def document_changed(self) -> SignalInstance:
+        """The new Document (or None) after open/close."""
+        return self.document.document_changed
+
+    @property
+    def model_changed(self) -> SignalInstance:
+        """A model.document.Change after each edit/undo/redo/save/validation of the window's document."""
+        return self.document.model_changed
+
     @property
     def transforms(self) -> TransformController:
         """The Transform feature's controller, made (its modules imported) the first time it is asked for."""
         return self.transform_feature.controller()
-
-    @property
-    def is_dark(self) -> bool:
-        return self.theme.is_dark
 
     # -- menus ---------------------------------------------------------------------
     def _build_menus(self) -> None:
@@ -166,22 +179,9 @@ class MainWindow(QMainWindow):
         self.help_menu.addAction(self._action("&About onnxviz", self.show_about))
         self._update_actions()
 
-    def _build_theme_menu(self) -> None:
-        self.view_menu.addSeparator()
-        menu = self.view_menu.addMenu("&Theme")
-        group = QActionGroup(self)
-        for theme, label in ((Theme.SYSTEM, "&System"), (Theme.LIGHT, "&Light"), (Theme.DARK, "&Dark")):
-            action = self._action(label, lambda _=False, t=theme: self.theme.set_choice(t))
-            action.setCheckable(True)
-            action.setChecked(self.theme.choice is theme)
-            action.setData(theme.value)
-            group.addAction(action)
-            menu.addAction(action)
-        self.theme_actions = group
-
     def _add_late_actions(self) -> None:
         """Actions that go after what the features added to their menus."""
-        self._build_theme_menu()
+        self.theme_actions = add_theme_menu(self.view_menu, self.theme)
         self.edit_menu.addSeparator()
         self.copy_name_action = self._action("Cop&y Name", self.copy_selected_name, QKeySequence.StandardKey.Copy)
         self.copy_name_action.setStatusTip("Copy the selected node's or value's name")
@@ -207,7 +207,10 @@ class MainWindow(QMainWindow):
         self.reload_action.setEnabled(bool(has_file))
         self.close_model_action.setEnabled(has_doc)
 
-    # -- background tasks ----------------------------------------------------------
+    # -- status and background tasks (the Status and Tasks ports) ------------------
+    def show_message(self, text: str, timeout_ms: int = 0) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
     def track_task(self, task: Task, cancellable: bool = True) -> Task:
         """Show ``task`` in the status bar (progress and a cancel button) until it ends."""
         self.task_progress.track(task, cancellable)
@@ -330,36 +333,32 @@ class MainWindow(QMainWindow):
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
-            self.doc.changed.disconnect(self._on_model_changed)
             self.doc.selection.changed.disconnect(self._on_selection_changed)
-        self.doc = doc
-        if doc is not None:
-            doc.changed.connect(self._on_model_changed)
-        self.watcher.watch(doc.path if doc is not None and self.watch_action.isChecked() else None)
-        self._update_title()
-        self._update_actions()
-        self.status_fields.show_document(doc)
-        self._update_copy_action()
-        self.validation.set_document(doc)
-        self.document_changed.emit(doc)
+        self.document.set_document(doc)  # the canvas, this window (_on_document), then the features follow
         if doc is not None:  # after the panels' own handler, so the dock raised here wins
             doc.selection.changed.connect(self._on_selection_changed)
             docks.raise_for_selection(self, doc, doc.selection.state)  # a fresh model: its Model panel
 
+    def _on_document(self, doc: Document | None) -> None:
+        self.watcher.watch(doc.path if doc is not None and self.watch_action.isChecked() else None)
+        self._on_model_changed()
+        self._update_copy_action()
+        self.validation.set_document(doc)
+
     def open_in_new_window(self, doc: Document) -> MainWindow:
         """A new window with these settings, showing ``doc`` (an extracted part, a transform's variant); it is
-        deleted when closed. The features ask the window for it, so none of them imports the window's class."""
+        deleted when closed (the Files port: features ask for it, none of them imports the window's class)."""
         new = MainWindow(self.settings)
         new.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         new.set_document(doc)
         new.show()
         return new
 
-    def _on_model_changed(self, change: Change) -> None:
+    def _on_model_changed(self, _change: Change | None = None) -> None:
+        """Title, File actions and the status bar's document fields, once per open, edit or save."""
         self._update_title()
         self._update_actions()
         self.status_fields.show_document(self.doc)
-        self.model_changed.emit(change)
 
     def _on_selection_changed(self, state: SelectionState) -> None:
         if self.doc is None:
@@ -451,13 +450,15 @@ class MainWindow(QMainWindow):
             save_document(self, self.doc, target, then)
 
     def after_save(self, doc: Document, saved: Path) -> None:
-        """Called by :mod:`onnxviz.ui.saving` once ``doc`` is on disk at ``saved``."""
+        """Called by :mod:`onnxviz.ui.saving` once ``doc`` is on disk at ``saved`` (the title, actions and status
+        fields follow the document's SAVED change, once)."""
         self.recent.add(saved)
-        if self.watch_action.isChecked():
+        if doc is self.doc and self.watch_action.isChecked():
             self.watcher.watch(saved)  # also takes the new stamp: our own write is not a change
-        self._update_title()
-        self._update_actions()
-        self.status_fields.show_document(doc)
+
+    def save_copy(self, doc: Document, target: Path) -> None:
+        """Save ``doc``, not the window's (a transform's variant), to ``target`` (the Files port)."""
+        save_document(self, doc, target)
 
     # -- questions -----------------------------------------------------------------
     def resolve_unsaved_changes(self, then: Callable[[], None]) -> None:
@@ -467,72 +468,25 @@ class MainWindow(QMainWindow):
             return
 
         def answered(button: QMessageBox.StandardButton) -> None:
-            if button == Button.Save:
+            if button == questions.Button.Save:
                 self.save(then)
-            elif button == Button.Discard:
+            elif button == questions.Button.Discard:
                 then()
 
         self.ask_save_changes(answered)
 
     def ask_save_changes(self, answer: Callable[[QMessageBox.StandardButton], None]) -> None:
-        """Ask Save / Discard / Cancel about unsaved edits; ``answer`` gets the button."""
-        name = self.doc.name if self.doc is not None else "the model"
-        note = self.doc.problem_summary() if self.doc is not None else ""
-        info = "Your edits will be lost if you don't save them."
-        if note:
-            info += f" The model currently has {note}; it can be saved anyway."
-        box = self._question(f"Save the changes to {name}?", info,
-                             Button.Save | Button.Discard | Button.Cancel, Button.Save)
-        box.finished.connect(lambda _r: answer(box.standardButton(box.clickedButton()) or Button.Cancel))
-        box.open()
+        questions.ask_save_changes(self, self.doc, answer)
 
     def confirm_reload_over_edits(self, question: str, answer: Callable[[bool], None]) -> None:
-        """Ask whether to reload from disk over unsaved edits; ``answer`` gets True for Reload."""
-        box = self._question(question, "Choose Keep Edits to continue with what you have.",
-                             Button.Yes | Button.No, Button.No)
-        box.button(Button.Yes).setText("Reload")
-        box.button(Button.No).setText("Keep Edits")
-        box.finished.connect(lambda _r: answer(box.clickedButton() is box.button(Button.Yes)))
-        box.open()
-
-    def _question(self, text: str, info: str, buttons: QMessageBox.StandardButton,
-                  default: QMessageBox.StandardButton) -> QMessageBox:
-        box = QMessageBox(QMessageBox.Icon.Question, "onnxviz", message_text(text), buttons, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)  # the question names the file: never markup
-        box.setInformativeText(info)
-        box.setDefaultButton(default)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        return box
+        questions.confirm_reload_over_edits(self, question, answer)
 
     def show_error(self, title: str, message: str, details: str = "") -> QMessageBox:
-        """A one-sentence message with the details folded away; does not block. A name the message quotes
-        is shown escaped and cut, never as markup (:func:`~onnxviz.ui.widgets.names.message_text`)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, title, message_text(message), Button.Ok, self)
-        box.setTextFormat(Qt.TextFormat.PlainText)
-        if details:
-            box.setDetailedText(details)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        return box
+        """The Status port's errors (:func:`~onnxviz.ui.questions.show_error`)."""
+        return questions.show_error(self, title, message, details)
 
     def show_about(self) -> QMessageBox:
-        """Name, purpose, and the versions a bug report needs; does not block."""
-        from importlib.metadata import version
-
-        from PySide6 import __version__ as pyside_version
-
-        from onnxviz.version import VERSION
-
-        libraries = ", ".join(f"{name} {version(name)}" for name in ("onnx", "onnxruntime", "numpy"))
-        box = QMessageBox(QMessageBox.Icon.NoIcon, "About onnxviz",
-                          f"<h3>onnxviz {VERSION}</h3><p>View, edit, validate and run ONNX models.</p>"
-                          f"<p style='color: palette(placeholder-text)'>{libraries}, PySide6 {pyside_version}</p>",
-                          Button.Ok, self)
-        box.setIconPixmap(self.windowIcon().pixmap(64, 64))
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        return box
+        return questions.show_about(self)
 
     # -- clipboard -----------------------------------------------------------------
     def copy_selected_name(self) -> None:
@@ -577,58 +531,6 @@ class MainWindow(QMainWindow):
     def _close_after_confirmation(self) -> None:
         self._close_confirmed = True
         QTimer.singleShot(0, self.close)  # Qt ignores close() from inside closeEvent (a synchronous answer)
-
-    # -- screenshots ---------------------------------------------------------------
-    def _background_settled(self) -> bool:
-        """No validation, figures or other tracked task is still on its way."""
-        return not self.task_progress.running and not self.validation.busy and self.panels.model_panel.settled
-
-    def screenshot_and_quit(self, path: str | None, out: str, size: str = "1400x900") -> int:
-        """Open ``path``, wait until it is drawn, grab the window to ``out``, return the exit code."""
-        from onnxviz.ui.app import ensure_app
-
-        app = ensure_app()
-        self.remember_window_state = False
-        w, h = (int(x) for x in size.lower().split("x"))
-        self.resize(QSize(w, h))
-        self.show()
-        result = {"code": 0}
-
-        def grab() -> None:
-            app.processEvents()
-            settle_layouts()
-            try:
-                write_image(self.grab().toImage(), Path(out))  # every byte checked, written in one step
-            except OnnxvizError as exc:
-                sys.stderr.write(f"onnxviz: error: {exc.message}\n")
-                result["code"] = 2
-            app.quit()
-
-        deadline = time.monotonic() + SCREENSHOT_WAIT_S
-
-        def when_ready() -> None:  # drawn: wait for the panels' background work too, within reason
-            if self._background_settled() or time.monotonic() > deadline:
-                QTimer.singleShot(0, grab)
-            else:
-                QTimer.singleShot(SETTLED_POLL_MS, when_ready)
-
-        if path:
-            # the graph has been laid out and painted (or could not be)
-            self.canvas.scene_ready.connect(when_ready)
-            self.canvas.layout_failed.connect(lambda *_: when_ready())
-            self.loading_finished.connect(lambda: when_ready() if self.doc is None else None)
-            self.open_path(path)
-        else:
-            when_ready()
-        app.exec()
-        return result["code"]
-
-
-def settle_layouts() -> None:
-    """Lay out now what waits for the event loop: a widget that changed size asks its parent's layout in a posted
-    event, a level per pass (the Model panel's page grown by the figures: ~6 levels). For a grab at once."""
-    for _level in range(LAYOUT_LEVELS):
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def _load_work(path: Path, copy_name: str | None = None) -> Callable[[ProgressFn, CancelToken], Document]:

@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QApplication
 from onnxviz.api.protocol import Link, read_message
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
-from onnxviz.ui.main_window import MainWindow, settle_layouts
+from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.png import write_image
+from onnxviz.ui.screenshot import settle_layouts
 
 
 class RemoteControl(QObject):

@@ -14,41 +14,81 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError, sentence
 from onnxviz.model.io.disk import DiskError
 from onnxviz.model.io.saving import DataChangedError, InvalidModelError, SaveOptions, SavePlan, SaveQuestion
 from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.ui.ports import Status, Tasks
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text
-
-if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
 
 BACKGROUND_SAVE_BYTES = 8 * 1024 * 1024  # bench_window.py: a 51 MB save held the GUI thread ~1 s
 
 
-def save_document(window: MainWindow, doc: Document, target: Path,
+class SaveHost(Status, Tasks, Protocol):
+    """What a save needs of the window it is made from (the shell): messages, a tracked task, the window itself
+    (:meth:`window`: the parent of the questions, disabled while a background save writes), and the answers only
+    it gives (Save As..., Reload) and what it does after a save."""
+
+    def window(self) -> QWidget: ...
+
+    def save_as(self, then: Callable[[], None] | None = None) -> None: ...
+
+    def reload(self, *, ask: bool = True) -> None: ...
+
+    def after_save(self, doc: Document, saved: Path) -> None: ...
+
+
+def save_document(window: SaveHost, doc: Document, target: Path,
                   then: Callable[[], None] | None = None, options: SaveOptions | None = None) -> None:
     """Save ``doc`` to ``target``; on success update the window and run ``then``."""
-    options = options or SaveOptions()
-    try:
-        in_background = _is_big(doc)
-        if not in_background:
-            plan = doc.plan_save(target, options)
-            plan.write()
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a message or a question, nothing is lost
-        _failed(window, doc, target, then, exc, "")
-        return
-    if in_background:
-        _save_in_background(window, doc, target, options, then)
-    else:
-        _succeeded(window, doc, plan, then)
+    _Save(window, doc, target, then).attempt(options or SaveOptions())
+
+
+class _Save:
+    """One save of ``doc`` to ``target``: tried with the default options, then, when the model layer asks a question
+    (:class:`SaveQuestion`), tried again with the options of the answer, by this object (the failure handler only
+    asks; it never starts another save)."""
+
+    def __init__(self, window: SaveHost, doc: Document, target: Path, then: Callable[[], None] | None) -> None:
+        self.window, self.doc, self.target, self.then = window, doc, target, then
+
+    def attempt(self, options: SaveOptions) -> None:
+        window, doc, target, then = self.window, self.doc, self.target, self.then
+        try:
+            in_background = _is_big(doc)
+            if not in_background:
+                plan = doc.plan_save(target, options)
+                plan.write()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a message or a question, nothing is lost
+            self.failed(exc, "")
+            return
+        if in_background:
+            _save_in_background(window, doc, target, options, then, self.failed)
+        else:
+            _succeeded(window, doc, plan, then)
+
+    def failed(self, exc: object, tb: str) -> None:
+        window, doc, target, then = self.window, self.doc, self.target, self.then
+        if isinstance(exc, SaveQuestion):
+            ask_save_question(window, exc, self.attempt, _window_answers(window, doc, exc, then))
+            return
+        if isinstance(exc, OnnxvizError):
+            message, details = exc.message, exc.details or tb
+        else:
+            message, details = f"Could not save {target.name}: {exc}.", tb
+        message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
+        window.show_message(f"{message} Your edits are still here.", 10000)
+        if isinstance(exc, DiskError):  # the file could not be written there: another place may do
+            _cannot_write(window, message, details, lambda: window.save_as(then))
+        else:
+            window.show_error("Cannot Save Model", message, details)
 
 
 def _is_big(doc: Document) -> bool:
@@ -56,11 +96,12 @@ def _is_big(doc: Document) -> bool:
     return doc.size_hint() >= BACKGROUND_SAVE_BYTES or doc.has_external_data
 
 
-def _save_in_background(window: MainWindow, doc: Document, target: Path, options: SaveOptions,
-                        then: Callable[[], None] | None) -> None:
+def _save_in_background(window: SaveHost, doc: Document, target: Path, options: SaveOptions,
+                        then: Callable[[], None] | None, on_failure: Callable[[object, str], None]) -> None:
     # The window is disabled so nothing edits the model while the worker writes it; the document
     # notifies only once the plan is taken, on the GUI thread.
-    window.setEnabled(False)
+    shell = window.window()
+    shell.setEnabled(False)
 
     def work(progress: ProgressFn, token: CancelToken) -> SavePlan:
         plan = doc.plan_save(target, options, token.pause)
@@ -68,31 +109,31 @@ def _save_in_background(window: MainWindow, doc: Document, target: Path, options
         return plan
 
     def finished(plan: SavePlan) -> None:
-        window.setEnabled(True)
+        shell.setEnabled(True)
         _succeeded(window, doc, plan, then)
 
     def failed(exc: object, tb: str) -> None:
-        window.setEnabled(True)
-        _failed(window, doc, target, then, exc, tb)
+        shell.setEnabled(True)
+        on_failure(exc, tb)
 
     def cancelled() -> None:
-        window.setEnabled(True)
-        window.statusBar().showMessage(f"Saving {target.name} was cancelled; nothing was written.", 10000)
+        shell.setEnabled(True)
+        window.show_message(f"Saving {target.name} was cancelled; nothing was written.", 10000)
 
-    task = Task(work, f"Saving {target.name}", parent=window)  # retired once it ends: its slots hold the document
+    task = Task(work, f"Saving {target.name}", parent=shell)  # retired once it ends: its slots hold the document
     task.finished.connect(finished)
     task.failed.connect(failed)
     task.cancelled.connect(cancelled)
     window.track_task(task)
-    window.statusBar().showMessage(f"Saving {target.name}...")
+    window.show_message(f"Saving {target.name}...")
     task.start()
 
 
-def _succeeded(window: MainWindow, doc: Document, plan: SavePlan, then: Callable[[], None] | None) -> None:
+def _succeeded(window: SaveHost, doc: Document, plan: SavePlan, then: Callable[[], None] | None) -> None:
     saved = doc.saved(plan)
     window.after_save(doc, saved)
     notes = "".join(f" {note}" for note in plan.notes)
-    window.statusBar().showMessage(f"Saved {saved.name}.{notes}{problems_note(doc)}", 15000 if notes else 10000)
+    window.show_message(f"Saved {saved.name}.{notes}{problems_note(doc)}", 15000 if notes else 10000)
     if then is not None:
         then()
 
@@ -105,28 +146,10 @@ def problems_note(doc: Document) -> str:
     return f" Note: the model has {count} problem{'s' if count != 1 else ''} (see the Problems panel)."
 
 
-def _failed(window: MainWindow, doc: Document, target: Path, then: Callable[[], None] | None,
-            exc: object, tb: str) -> None:
-    if isinstance(exc, SaveQuestion):
-        ask_save_question(window, exc, lambda options: save_document(window, doc, target, then, options),
-                          _window_answers(window, doc, exc, then))
-        return
-    if isinstance(exc, OnnxvizError):
-        message, details = exc.message, exc.details or tb
-    else:
-        message, details = f"Could not save {target.name}: {exc}.", tb
-    message = sentence(message)  # 'bad.onnx is ...' keeps its file name as written
-    window.statusBar().showMessage(f"{message} Your edits are still here.", 10000)
-    if isinstance(exc, DiskError):  # the file could not be written there: another place may do
-        _cannot_write(window, message, details, lambda: window.save_as(then))
-    else:
-        window.show_error("Cannot Save Model", message, details)
-
-
 WindowAnswer = tuple[str, Callable[[], None]]
 
 
-def _window_answers(window: MainWindow, doc: Document, question: SaveQuestion,
+def _window_answers(window: SaveHost, doc: Document, question: SaveQuestion,
                     then: Callable[[], None] | None) -> tuple[list[WindowAnswer], str]:
     """The answers only the window can give, and what they do: Save As... for a model with errors (the valid
     file stays), Reload for data files another program changed (the model as it is on disk now; the edits
@@ -140,13 +163,13 @@ def _window_answers(window: MainWindow, doc: Document, question: SaveQuestion,
     return [], ""
 
 
-def ask_save_question(window: MainWindow, question: SaveQuestion, answer: Callable[[SaveOptions], None],
+def ask_save_question(window: SaveHost, question: SaveQuestion, answer: Callable[[SaveOptions], None],
                       actions: tuple[list[WindowAnswer], str] = ([], "")) -> QMessageBox:
     """Ask ``question`` with a button per answer the model layer offers, one per window ``actions`` (with the
     sentence that says what they do), and Cancel; does not block. ``answer`` gets the chosen options; Cancel
     saves nothing and says so."""
     box = QMessageBox(QMessageBox.Icon.Warning, "Save", message_text(sentence(question.message)),
-                      QMessageBox.StandardButton.Cancel, window)
+                      QMessageBox.StandardButton.Cancel, window.window())
     box.setTextFormat(Qt.TextFormat.PlainText)
     box.setInformativeText(" ".join(filter(None, [actions[1], "Nothing has been written yet."])))
     buttons = [(box.addButton(label, QMessageBox.ButtonRole.AcceptRole), options)
@@ -165,14 +188,14 @@ def ask_save_question(window: MainWindow, question: SaveQuestion, answer: Callab
         elif act is not None:
             act()
         else:
-            window.statusBar().showMessage("Not saved; your edits are still here.", 10000)
+            window.show_message("Not saved; your edits are still here.", 10000)
 
     box.finished.connect(finished)
     box.open()
     return box
 
 
-def _cannot_write(window: MainWindow, message: str, details: str, save_as: Callable[[], None]) -> None:
+def _cannot_write(window: SaveHost, message: str, details: str, save_as: Callable[[], None]) -> None:
     """The error of a save that could not write (one sentence, the details folded away), with Save As... to
     write elsewhere; does not block."""
     box = window.show_error("Cannot Save Model", message, details)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -12,6 +11,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHeaderView,
     QLineEdit,
+    QMainWindow,
     QMenu,
     QTableWidget,
     QTableWidgetItem,
@@ -19,11 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+KEY_ROWS_PROPERTY = "keyRows"  # the window's rows of keys its widgets handle themselves: (where, what, keys)
 
 
-def shortcut_rows(window: MainWindow) -> list[tuple[str, str, str]]:
+def shortcut_rows(window: QMainWindow) -> list[tuple[str, str, str]]:
     """(menu path, action, shortcuts) for every action with a shortcut, in menu order, then other keys."""
     rows: list[tuple[str, str, str]] = []
     seen: set[int] = set()
@@ -34,7 +33,7 @@ def shortcut_rows(window: MainWindow) -> list[tuple[str, str, str]]:
     for action in window.findChildren(QAction):  # actions bound to widgets but in no menu
         if id(action) not in seen and (text := _shortcut_text(action)) and action.text():
             rows.append(("(window)", _plain(action.text()), text))
-    rows += window.key_rows  # keys a widget handles itself, e.g. the arrows on the graph
+    rows += [tuple(row) for row in window.property(KEY_ROWS_PROPERTY) or ()]  # e.g. the arrows on the graph
     return rows
 
 
@@ -60,7 +59,7 @@ def _plain(text: str) -> str:
 class ShortcutsDialog(QDialog):
     """A searchable table of the window's shortcuts."""
 
-    def __init__(self, window: MainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, window: QMainWindow, parent: QWidget | None = None) -> None:
         super().__init__(parent or window)
         self.setWindowTitle("Keyboard Shortcuts")
         self.resize(620, 560)
@@ -116,7 +115,7 @@ class ShortcutsDialog(QDialog):
             self.table.setRowHidden(row, bool(needle) and needle not in hay)
 
 
-def show_shortcuts(window: MainWindow) -> ShortcutsDialog:
+def show_shortcuts(window: QMainWindow) -> ShortcutsDialog:
     dialog = ShortcutsDialog(window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()

@@ -9,7 +9,7 @@ name, so Save As writes a binary ``.onnx`` instead of overwriting the text.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
@@ -18,19 +18,33 @@ from onnxviz.model.document import Document
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.io.loading import TextFormatError
 from onnxviz.model.progress import CancelToken, ProgressFn
+from onnxviz.ui.ports import Status
 from onnxviz.ui.tasks import Task
 from onnxviz.ui.widgets.names import message_text
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtCore import SignalInstance
+    from PySide6.QtWidgets import QWidget
+
+
+class Opener(Status, Protocol):
+    """What opening a model as text needs of the window: its messages, the window itself (:meth:`window`: the parent
+    of the questions), to show the document, and to say the open ended."""
+
+    def window(self) -> QWidget: ...
+
+    def set_document(self, doc: Document | None) -> None: ...
+
+    @property
+    def loading_finished(self) -> SignalInstance: ...
 
 Button = QMessageBox.StandardButton
 
 
-def offer_text_format(window: MainWindow, path: Path, error: TextFormatError) -> QMessageBox:
+def offer_text_format(window: Opener, path: Path, error: TextFormatError) -> QMessageBox:
     """Ask (without blocking) whether to open ``path`` as text; opens it on "Open as Text"."""
     box = QMessageBox(QMessageBox.Icon.Question, "Open as Text Format?", message_text(error.message),
-                      Button.Open | Button.Cancel, window)
+                      Button.Open | Button.Cancel, window.window())
     box.setTextFormat(Qt.TextFormat.PlainText)  # the message quotes the file's name: never markup
     box.button(Button.Open).setText("Open as Text")
     box.setInformativeText("The model opens without a file name: use Save As to write it as a binary .onnx file.")
@@ -40,7 +54,7 @@ def offer_text_format(window: MainWindow, path: Path, error: TextFormatError) ->
     return box
 
 
-def open_as_text(window: MainWindow, path: Path) -> Task:
+def open_as_text(window: Opener, path: Path) -> Task:
     """Parse and index ``path`` as a text-format model off the GUI thread, then show it."""
 
     def work(_progress: ProgressFn, _token: CancelToken) -> Document:
@@ -48,26 +62,26 @@ def open_as_text(window: MainWindow, path: Path) -> Task:
         _ = doc.index
         return doc
 
-    task = Task(work, f"Opening {path.name} as text", parent=window)
+    task = Task(work, f"Opening {path.name} as text", parent=window.window())
     task.finished.connect(lambda doc: _opened(window, path, doc))
     task.failed.connect(lambda exc, tb: _failed(window, path, exc, tb))
-    window.statusBar().showMessage(f"Opening {path.name} as text...")
+    window.show_message(f"Opening {path.name} as text...")
     task.start()
     return task
 
 
-def _opened(window: MainWindow, path: Path, doc: Document) -> None:
+def _opened(window: Opener, path: Path, doc: Document) -> None:
     window.set_document(doc)
-    window.statusBar().showMessage(f"Opened {path.name} as text; Save As writes a binary .onnx file.", 8000)
+    window.show_message(f"Opened {path.name} as text; Save As writes a binary .onnx file.", 8000)
     window.loading_finished.emit()
 
 
-def _failed(window: MainWindow, path: Path, exc: object, tb: str) -> None:
+def _failed(window: Opener, path: Path, exc: object, tb: str) -> None:
     message = exc.message if isinstance(exc, OnnxvizError) else f"{path.name} could not be opened as text: {exc}."
     details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
-    window.statusBar().showMessage(message)
+    window.show_message(message)
     window.loading_finished.emit()
-    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Open Model", message_text(message), Button.Ok, window)
+    box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Open Model", message_text(message), Button.Ok, window.window())
     box.setTextFormat(Qt.TextFormat.PlainText)  # the message names the file: never markup
     box.setDetailedText(details)
     box.open()

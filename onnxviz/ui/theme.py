@@ -5,8 +5,8 @@ from __future__ import annotations
 from enum import Enum
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from onnxviz.ui.settings import read_text, sync
 
@@ -112,3 +112,19 @@ def _repolish_style_sheets(app: QApplication) -> None:
             sheet = widget.styleSheet()
             if sheet:
                 widget.setStyleSheet(sheet)
+
+
+def add_theme_menu(view_menu: QMenu, manager: ThemeManager) -> QActionGroup:
+    """View > Theme: System, Light or Dark, the current choice checked; returns the choices' group."""
+    view_menu.addSeparator()
+    menu = view_menu.addMenu("&Theme")
+    group = QActionGroup(menu)
+    for theme, label in ((Theme.SYSTEM, "&System"), (Theme.LIGHT, "&Light"), (Theme.DARK, "&Dark")):
+        action = QAction(label, menu)
+        action.triggered.connect(lambda _=False, t=theme: manager.set_choice(t))
+        action.setCheckable(True)
+        action.setChecked(manager.choice is theme)
+        action.setData(theme.value)
+        group.addAction(action)
+        menu.addAction(action)
+    return group

@@ -75,3 +75,24 @@ def test_window_titles_are_in_title_case_like_the_menus() -> None:
              for k, word in enumerate(t.split()) if word[0].isalpha() and word[0].islower()
              and (k == 0 or word not in _MINOR_WORDS) and word != "onnxviz"]
     assert not wrong, f"dialog titles not in Title Case: {wrong}"
+
+
+UI_DIR = REPO / "onnxviz" / "ui"
+SHELL = ("main_window.py", "remote.py", "screenshot.py")  # the modules that make and drive a window
+FEATURES = ("panels", "edit", "run", "diff", "transform")
+
+
+def test_only_the_shell_names_the_main_window_even_for_types() -> None:
+    """Features get narrow ports (onnxviz.ui.ports), not the window: outside the shell no module imports
+    main_window, under TYPE_CHECKING included (import-linter does not count those)."""
+    offenders = [str(p.relative_to(REPO)) for p in UI_DIR.rglob("*.py")
+                 if p.relative_to(UI_DIR).as_posix() not in SHELL and "onnxviz.ui.main_window" in _imports(p)]
+    assert offenders == []
+
+
+def test_features_never_import_each_other_even_for_types() -> None:
+    """A feature reaches another only through the registry's protocols (onnxviz.ui.ports) or signals."""
+    offenders = [f"{p.relative_to(REPO)}: {name}" for feature in FEATURES for p in (UI_DIR / feature).rglob("*.py")
+                 for name in _imports(p) for other in FEATURES
+                 if other != feature and (name == f"onnxviz.ui.{other}" or name.startswith(f"onnxviz.ui.{other}."))]
+    assert offenders == []

@@ -1,8 +1,6 @@
 """No import cycle in the onnxviz package, imports made only for type checking included: in a cycle, what a
 module means depends on which module was imported first, and neither can be read, tested or moved alone.
-
-The model layer and the command line have none. The window still has cycles that are being removed (features
-that import MainWindow, issue 36 points 1-2): they are listed below, and the list may only shrink.
+import-linter's contracts do not count type-only imports; this test does, over grimp's graph of the package.
 """
 
 from __future__ import annotations
@@ -11,53 +9,6 @@ import grimp
 import pytest
 
 PACKAGE = "onnxviz"
-
-# Imports of the window's modules that still lie on a cycle, as (importer, imported) without "onnxviz.": remove
-# each one the moment it is no longer on a cycle (test_the_known_window_cycles_are_still_there says which).
-KNOWN_WINDOW_CYCLES = frozenset({
-    ("ui.canvas.canvas", "ui.canvas.menus"),
-    ("ui.canvas.feature", "ui.main_window"),
-    ("ui.canvas.menus", "ui.canvas.canvas"),
-    ("ui.diff.controller", "ui.main_window"),
-    ("ui.diff.feature", "ui.diff.controller"),
-    ("ui.diff.feature", "ui.main_window"),
-    ("ui.edit.controller", "ui.edit.extract"),
-    ("ui.edit.controller", "ui.edit.value_dialogs"),
-    ("ui.edit.controller", "ui.main_window"),
-    ("ui.edit.extract", "ui.edit.controller"),
-    ("ui.edit.extract", "ui.main_window"),
-    ("ui.edit.feature", "ui.edit.controller"),
-    ("ui.edit.feature", "ui.main_window"),
-    ("ui.edit.value_dialogs", "ui.edit.controller"),
-    ("ui.main_window", "ui.canvas.feature"),
-    ("ui.main_window", "ui.diff.feature"),
-    ("ui.main_window", "ui.edit.feature"),
-    ("ui.main_window", "ui.panels.feature"),
-    ("ui.main_window", "ui.run.feature"),
-    ("ui.main_window", "ui.saving"),
-    ("ui.main_window", "ui.shortcuts"),
-    ("ui.main_window", "ui.text_format"),
-    ("ui.main_window", "ui.transform.controller"),
-    ("ui.main_window", "ui.transform.feature"),
-    ("ui.panels.feature", "ui.main_window"),
-    ("ui.panels.feature", "ui.panels.navigation"),
-    ("ui.panels.feature", "ui.panels.node_panel"),
-    ("ui.panels.feature", "ui.panels.value_panel"),
-    ("ui.panels.navigation", "ui.main_window"),
-    ("ui.panels.node_panel", "ui.panels.navigation"),
-    ("ui.panels.value_panel", "ui.panels.node_panel"),
-    ("ui.run.controller", "ui.main_window"),
-    ("ui.run.feature", "ui.main_window"),
-    ("ui.run.feature", "ui.run.controller"),
-    ("ui.saving", "ui.main_window"),
-    ("ui.shortcuts", "ui.main_window"),
-    ("ui.text_format", "ui.main_window"),
-    ("ui.transform.controller", "ui.main_window"),
-    ("ui.transform.controller", "ui.saving"),
-    ("ui.transform.controller", "ui.transform.feature"),
-    ("ui.transform.feature", "ui.main_window"),
-    ("ui.transform.feature", "ui.transform.controller"),
-})
 
 
 def cycles(graph: grimp.ImportGraph, prefix: str) -> dict[tuple[str, str], tuple[str, ...]]:
@@ -91,21 +42,8 @@ def package_cycles() -> dict[tuple[str, str], tuple[str, ...]]:
     return cycles(graph, f"{PACKAGE}.")
 
 
-def test_the_model_and_the_command_line_have_no_import_cycle(package_cycles: dict) -> None:
-    outside = {edge: cycle for edge, cycle in package_cycles.items()
-               if any(not module.startswith("ui.") for module in cycle)}
-    assert not outside, f"import cycles (type-only imports count too):\n{described(outside)}"
-
-
-def test_the_window_has_no_new_import_cycle(package_cycles: dict) -> None:
-    new = {edge: cycle for edge, cycle in package_cycles.items() if edge not in KNOWN_WINDOW_CYCLES}
-    assert not new, f"new import cycles (type-only imports count too):\n{described(new)}"
-
-
-def test_the_known_window_cycles_are_still_there(package_cycles: dict) -> None:
-    gone = sorted(KNOWN_WINDOW_CYCLES - package_cycles.keys())
-    assert not gone, ("these imports are no longer on a cycle (or no longer made): remove them from "
-                      f"KNOWN_WINDOW_CYCLES, which may only shrink: {gone}")
+def test_the_package_has_no_import_cycle(package_cycles: dict) -> None:
+    assert not package_cycles, f"import cycles (type-only imports count too):\n{described(package_cycles)}"
 
 
 def test_a_cycle_is_named_module_by_module() -> None:

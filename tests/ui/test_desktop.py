@@ -126,7 +126,7 @@ def test_theme_switch_changes_palette_and_is_remembered(qtbot: QtBot,
         light_window = QApplication.palette().color(QPalette.ColorRole.Window)
         with qtbot.waitSignal(w.theme_changed, timeout=2000) as blocker:
             dark.trigger()
-        assert blocker.args == [True] and w.is_dark
+        assert blocker.args == [True] and w.theme.is_dark
         assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() < light_window.lightness()
         again = make_window()
         assert again.theme.choice is Theme.DARK

@@ -11,6 +11,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.screenshot import background_settled
 
 
 def test_window_opens_example_and_validates(qtbot: QtBot, example_path: Path) -> None:
@@ -100,12 +101,12 @@ def test_background_settles_once_validation_and_figures_are_in(qtbot: QtBot, exa
     qtbot.addWidget(window)
     window.show()
     window.open_path(example_path)
-    assert not window._background_settled()  # loading
-    qtbot.waitUntil(window._background_settled, timeout=30000)
+    assert not background_settled(window)  # loading
+    qtbot.waitUntil(lambda: background_settled(window), timeout=30000)
     panel = window.panels.model_panel  # type: ignore[attr-defined]
     assert window.doc is not None and window.doc.index.inferred and panel.settled
     assert "computing" not in panel.cost_form.values["Parameters"].text()
     window.doc.edit.rename_node(0, "renamed")
-    assert not window._background_settled()  # validation is due again, the page will be rebuilt
-    qtbot.waitUntil(window._background_settled, timeout=30000)
+    assert not background_settled(window)  # validation is due again, the page will be rebuilt
+    qtbot.waitUntil(lambda: background_settled(window), timeout=30000)
     assert "computing" not in panel.cost_form.values["Parameters"].text()

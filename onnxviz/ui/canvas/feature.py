@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QObject, QSettings
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
@@ -13,27 +12,38 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 from onnxviz.ui.canvas.canvas import GraphCanvas
 from onnxviz.ui.canvas.minimap import DOCKED, PLACE_NAMES, PLACES
+from onnxviz.ui.ports import Frame, ShownDocument, Status
 from onnxviz.ui.settings import read_bool, read_text
+from onnxviz.ui.statusbar import TaskProgress
+from onnxviz.ui.theme import ThemeManager
 
-if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+
+class _Place:
+    """What the canvas's menus and dialogs need of the window: a parent, the View menu, the settings, the status."""
+
+    def __init__(self, frame: Frame, document: ShownDocument, status: Status, settings: QSettings) -> None:
+        self.parent, self.view_menu, self.document = frame.window, frame.menus.view, document
+        self.status, self.settings = status, settings
 
 
-def install(window: MainWindow) -> GraphCanvas:
-    """Called once by the main window after its menus exist; returns the canvas (``window.canvas``)."""
+def install(frame: Frame, document: ShownDocument, status: Status, progress: TaskProgress, theme: ThemeManager,
+            settings: QSettings) -> GraphCanvas:
+    """Makes the canvas the window's central widget, showing what ``document`` shows; returns it (the canvas
+    port of the other features)."""
+    window = frame.window
     placeholder = window.takeCentralWidget()
     canvas = GraphCanvas(window)
     if placeholder is not None:
         canvas.set_placeholder(placeholder)
     window.setCentralWidget(canvas)
-    canvas.status_progress = window.task_progress
-    window.document_changed.connect(canvas.set_document)
-    window.model_changed.connect(canvas.on_model_changed)
-    window.theme_changed.connect(canvas.set_dark)
-    canvas.set_dark(window.is_dark)
-    canvas.layout_options = remembered_options(window.settings)
+    canvas.status_progress = progress
+    document.shown_changed.connect(canvas.set_document)
+    document.model_changed.connect(canvas.on_model_changed)
+    theme.changed.connect(canvas.set_dark)
+    canvas.set_dark(theme.is_dark)
+    canvas.layout_options = remembered_options(settings)
     canvas.view.options.show_names = canvas.layout_options.names
-    _add_actions(window, canvas)
+    _add_actions(_Place(frame, document, status, settings), canvas)
     return canvas
 
 
@@ -57,7 +67,7 @@ KEY_ROWS = (
 )
 
 
-def _action(window: MainWindow, text: str, slot: object,
+def _action(window: QObject, text: str, slot: object,
             shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
             tip: str = "") -> QAction:
     action = QAction(text, window)
@@ -77,32 +87,32 @@ def remembered_options(settings: QSettings) -> LayoutOptions:
                          direction=LEFT_TO_RIGHT if read_bool(settings, DIRECTION_KEY, False) else TOP_TO_BOTTOM)
 
 
-def _remembered(window: MainWindow, text: str, key: str, apply: Callable[[bool], None], tip: str) -> QAction:
+def _remembered(window: _Place, text: str, key: str, apply: Callable[[bool], None], tip: str) -> QAction:
     """A checkable View menu action whose state is kept in the settings under ``key``."""
 
     def toggled(on: bool) -> None:
         window.settings.setValue(key, on)
         apply(on)
 
-    action = _action(window, text, toggled, None, tip)
+    action = _action(window.parent, text, toggled, None, tip)
     action.setCheckable(True)
     action.setChecked(read_bool(window.settings, key, False))
     return action
 
 
-def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
+def _add_actions(window: _Place, canvas: GraphCanvas) -> None:
     view = canvas.view
     menu = window.view_menu
-    fit = _action(window, "&Fit Graph", canvas.fit, "Ctrl+0", "Show the whole graph")
-    actual = _action(window, "&Actual Size", canvas.actual_size, "Ctrl+1",
+    fit = _action(window.parent, "&Fit Graph", canvas.fit, "Ctrl+0", "Show the whole graph")
+    actual = _action(window.parent, "&Actual Size", canvas.actual_size, "Ctrl+1",
                      "Zoom to 1:1 on the selection (or the graph)")
-    zoom_in = _action(window, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn,
+    zoom_in = _action(window.parent, "Zoom &In", lambda: view.zoom_by(1.25), QKeySequence.StandardKey.ZoomIn,
                       "Zoom in")
-    zoom_out = _action(window, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut,
+    zoom_out = _action(window.parent, "Zoom &Out", lambda: view.zoom_by(0.8), QKeySequence.StandardKey.ZoomOut,
                        "Zoom out")
-    find = _action(window, "Fin&d...", canvas.open_search, QKeySequence.StandardKey.Find,
+    find = _action(window.parent, "Fin&d...", canvas.open_search, QKeySequence.StandardKey.Find,
                    "Find nodes, op types, values and initializers")
-    up = _action(window, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
+    up = _action(window.parent, "&Parent Graph", canvas.go_up, "Alt+Up", "Leave the subgraph")
     names = _remembered(window, "Show Node &Names", NAMES_KEY, canvas.set_show_names,
                         "Node names in the boxes (boxes widen for them; the tooltip has the whole name)")
     edge_names = _remembered(window, "Show Tensor Names on Ed&ges", EDGE_NAMES_KEY, canvas.set_edge_names,
@@ -110,12 +120,12 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
     across = _remembered(window, "Lay Out &Left to Right", DIRECTION_KEY,
                          lambda on: canvas.set_direction(LEFT_TO_RIGHT if on else TOP_TO_BOTTOM),
                          "Data flows from left to right instead of top to bottom")
-    expand_all = _action(window, "E&xpand All Groups", lambda: canvas.expand_all(True), None,
+    expand_all = _action(window.parent, "E&xpand All Groups", lambda: canvas.expand_all(True), None,
                          "Show every node (lays the graph out again)")
-    collapse_all = _action(window, "&Collapse All Groups", lambda: canvas.expand_all(False), None,
+    collapse_all = _action(window.parent, "&Collapse All Groups", lambda: canvas.expand_all(False), None,
                            "One box per top-level group")
     minimap = _minimap_actions(window, canvas)
-    export_action = _action(window, "&Export Image...", lambda: export_dialog(window, canvas), "Ctrl+E",
+    export_action = _action(window.parent, "&Export Image...", lambda: export_dialog(window, canvas), "Ctrl+E",
                             "Save the whole graph as PNG or SVG")
     for action in (fit, actual, zoom_in, zoom_out):
         menu.addAction(action)
@@ -138,12 +148,12 @@ def _add_actions(window: MainWindow, canvas: GraphCanvas) -> None:
             action.setEnabled(canvas.doc is not None)
         up.setEnabled(canvas.doc is not None and bool(canvas.scope))
 
-    window.document_changed.connect(update_enabled)
+    window.document.shown_changed.connect(update_enabled)
     canvas.scope_changed.connect(update_enabled)
     update_enabled()
 
 
-def _minimap_actions(window: MainWindow, canvas: GraphCanvas) -> QAction:
+def _minimap_actions(window: _Place, canvas: GraphCanvas) -> QAction:
     """View > Show Minimap, remembered between runs."""
     shown = read_bool(window.settings, MINIMAP_KEY, True)
 
@@ -151,16 +161,16 @@ def _minimap_actions(window: MainWindow, canvas: GraphCanvas) -> QAction:
         canvas.set_minimap_enabled(on)
         window.settings.setValue(MINIMAP_KEY, on)
 
-    minimap = _action(window, "Show &Minimap", toggled, None, "An overview of the graph; click it to move the view")
+    minimap = _action(window.parent, "Show &Minimap", toggled, None, "An overview of the graph; click it to move the view")
     minimap.setCheckable(True)
     minimap.setChecked(shown)
     canvas.set_minimap_enabled(shown)
     return minimap
 
 
-def _minimap_place_menu(window: MainWindow, canvas: GraphCanvas) -> QMenu:
+def _minimap_place_menu(window: _Place, canvas: GraphCanvas) -> QMenu:
     """View > Minimap Position: docked beside the graph (covers nothing) or one corner; remembered."""
-    menu = QMenu("Minimap Po&sition", window)
+    menu = QMenu("Minimap Po&sition", window.parent)
     group = QActionGroup(menu)
     place = read_text(window.settings, MINIMAP_PLACE_KEY, DOCKED, PLACES)
 
@@ -180,18 +190,19 @@ def _minimap_place_menu(window: MainWindow, canvas: GraphCanvas) -> QMenu:
     return menu
 
 
-def export_dialog(window: MainWindow, canvas: GraphCanvas) -> None:
+def export_dialog(window: _Place, canvas: GraphCanvas) -> None:
     if canvas.drawable is None:
-        QMessageBox.information(window, "Export Image", "Open a model first.")
+        QMessageBox.information(window.parent, "Export Image", "Open a model first.")
         return
-    stem = window.doc.path.stem if window.doc is not None and window.doc.path else "graph"
-    path, _ = QFileDialog.getSaveFileName(window, "Export Image", f"{stem}.png",
+    doc = window.document.doc
+    stem = doc.path.stem if doc is not None and doc.path else "graph"
+    path, _ = QFileDialog.getSaveFileName(window.parent, "Export Image", f"{stem}.png",
                                           "PNG image (*.png);;SVG drawing (*.svg)")
     if not path:
         return
     try:
         canvas.export_image(path)
     except OnnxvizError as exc:
-        window.show_error("Export Image", exc.message, exc.details)
+        window.status.show_error("Export Image", exc.message, exc.details)
         return
-    window.statusBar().showMessage(f"Exported {path}", 5000)
+    window.status.show_message(f"Exported {path}", 5000)

@@ -45,11 +45,11 @@ from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.diff.dock import COLOURS, DIFFERENCES, DiffDock
 from onnxviz.ui.diff.sides import SidesTable, changed_fields, node_rows
 from onnxviz.ui.docks import PROBLEMS, find_dock
-from onnxviz.ui.run.input_sources import PendingFeeds
+from onnxviz.ui.ports import Feeds, Frame, PanelsApi, Registry, RunApi, ShownDocument, Status, Tasks
 from onnxviz.ui.tasks import Task, waiting_pool
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 FUNCTION_KINDS = ("function_added", "function_removed", "function_changed")
 DOCK_SHARE = 0.4  # of the window's height, for the Differences dock when a diff opens
@@ -108,9 +108,12 @@ class DiffController(QObject):
     side_changed = Signal(bool)  # True: the canvas shows B's graph
     failed = Signal(str)       # one sentence
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 registry: Registry) -> None:
+        super().__init__(frame.window)
+        self.window = frame.window  # the parent of the dialogs and the Differences dock
+        self.document, self.canvas, self.status, self.tasks = document, canvas, status, tasks
+        self.registry = registry
         self.doc_b: Document | None = None
         self.diff: ModelDiff | None = None
         self.marks: dict[tuple[str, int], float] = {}
@@ -125,7 +128,7 @@ class DiffController(QObject):
         self.colouring = DIFFERENCES
         self._doc: Document | None = None
         self.actions: dict[str, QAction] = {}  # the feature's, by name
-        self.dock = DiffDock(window)
+        self.dock = DiffDock(self.window)
         self.dock.difference_chosen.connect(self.show_difference)
         self.dock.step_requested.connect(self.step)
         self.dock.run_both_requested.connect(self.run_both)
@@ -135,11 +138,12 @@ class DiffController(QObject):
         self.dock.weight_chosen.connect(self.show_weight)
         self.dock.layers.pair_chosen.connect(self.show_layer)
         self.dock.run_with_inputs_requested.connect(self.run_both_with_inputs)
-        window.panels.node_panel.extras.append(self.node_section)
-        window.canvas.ghost_selected.connect(self._on_ghost)
-        window.canvas.ghost_activated.connect(self._open_ghost)
-        window.run_controller.run_finished.connect(lambda: self.show_b(False))  # A's run colours A's graph
-        window.closing.connect(self.close_diff)
+        registry.when(PanelsApi, lambda panels: panels.add_node_section(self.node_section))  # type: ignore[type-abstract]
+        canvas.ghost_selected.connect(self._on_ghost)
+        canvas.ghost_activated.connect(self._open_ghost)
+        # A's run colours A's graph
+        registry.when(RunApi, lambda run: run.run_finished.connect(lambda: self.show_b(False)))  # type: ignore[type-abstract]
+        frame.closing.connect(self.close_diff)
         # the window restores its docks after the features are installed: a dock saved open, with a diff
         # the last session had, would come back empty
         QTimer.singleShot(0, lambda: None if self.active else self.dock.hide())
@@ -161,14 +165,14 @@ class DiffController(QObject):
         """An edit of A makes the diff's positions stale: it closes, saying so."""
         if self.active and change.kind not in (ChangeKind.SAVED, ChangeKind.VALIDATED):
             self.close_diff()
-            self.window.statusBar().showMessage("The model was edited: the diff was closed "
+            self.status.show_message("The model was edited: the diff was closed "
                                                 "(File > Compare With... compares again).", 10000)
 
     # -- opening -----------------------------------------------------------------------------------
     def compare_with_dialog(self) -> None:
-        if self.window.doc is None:
+        if self.document.doc is None:
             return
-        folder = str(self.window.doc.path.parent) if self.window.doc.path is not None else ""
+        folder = str(self.document.doc.path.parent) if self.document.doc.path is not None else ""
         path, _ = QFileDialog.getOpenFileName(self.window, "Compare With Model", folder, MODEL_FILTER)
         if path:
             self.compare_with(Path(path))
@@ -178,7 +182,7 @@ class DiffController(QObject):
         in the status bar); returns the task, or None without a document. ``transformed``: the open document is
         a transform's result and ``path`` the model before it (A's canvas says what the transform added and
         removed)."""
-        doc_a = self.window.doc
+        doc_a = self.document.doc
         if doc_a is None:
             return None
         self._cancel_task()
@@ -203,19 +207,19 @@ class DiffController(QObject):
 
     def _start(self, task: Task, message: str) -> Task:
         self.task = task
-        self.window.statusBar().showMessage(message)
-        self.window.track_task(task)
+        self.status.show_message(message)
+        self.tasks.track_task(task)
         task.start(waiting_pool())
         return task
 
     def _opened(self, task: Task, doc_a: Document, opened: Opened) -> None:
-        if task is not self.task or doc_a is not self.window.doc:
+        if task is not self.task or doc_a is not self.document.doc:
             return
         self.task = None
         replaced = (f"The comparison with another model was replaced: File > Compare With... opened "
                     f"{display_name(opened.doc_b.name, 80)} (Run Both compares the two).")
         self._drop_runs(replaced)
-        self.window.run_controller.comparison_replaced(replaced)
+        self._run().comparison_replaced(replaced)
         self.show_b(False)
         self.doc_b, self.diff, self.marks, self.marks_b = opened.doc_b, opened.diff, opened.marks, opened.marks_b
         self.ghosts, self.wording = opened.ghosts, opened.wording
@@ -225,7 +229,7 @@ class DiffController(QObject):
         self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
         self._place_dock()
         self._apply_colours()
-        self.window.statusBar().showMessage(f"Compared with {opened.doc_b.name}: {opened.summary}", 10000)
+        self.status.show_message(f"Compared with {opened.doc_b.name}: {opened.summary}", 10000)
         self.diff_shown.emit()
 
     def _place_dock(self) -> None:
@@ -244,14 +248,14 @@ class DiffController(QObject):
         self.task = None
         message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"{what}: {exc}."
         details = (exc.details if isinstance(exc, OnnxvizError) else "") or tb
-        self.window.statusBar().showMessage(message, 10000)
-        self.window.show_error("Compare", message, details)
+        self.status.show_message(message, 10000)
+        self.status.show_error("Compare", message, details)
         self.failed.emit(message)
 
     def _cancelled(self, task: Task, message: str) -> None:
         if task is self.task:
             self.task = None
-            self.window.statusBar().showMessage(message, 5000)
+            self.status.show_message(message, 5000)
 
     def _cancel_task(self) -> None:
         if self.task is not None:
@@ -270,21 +274,27 @@ class DiffController(QObject):
         self._show_ghosts()
         self.dock.hide()
         if was_active:
-            run = self.window.run_controller
-            run.set_overlay(run.overlay_key)  # the last plain run's colours come back, or none
+            self._run().show_own_colours()  # the last plain run's colours come back, or none
             self._refresh_node_panel()
             self.diff_closed.emit()
 
     def _drop_runs(self, reason: str = "") -> None:
         """Remove the last Run Both's runs; the Activations panel, which shows them, says ``reason``."""
         if self.cross is not None:
-            self.window.run_controller.forget(self.cross, reason or "Run Both was run again.")
+            self._run().forget(self.cross, reason or "Run Both was run again.")
             self.cross.cleanup()
             self.cross = None
             self.dock.show_layers(None)
         self.over = None
 
     # -- stepping and selecting --------------------------------------------------------------------
+    def current_difference(self) -> int:
+        """The row of the difference chosen in the list (-1: none)."""
+        return self.dock.list.currentRow()
+
+    def choose_difference(self, row: int) -> None:
+        self.dock.list.setCurrentRow(row)  # selects it, as the diff's own stepping does
+
     def step(self, direction: int) -> None:
         if self.active:
             self.dock.step(direction)  # the list's row change selects
@@ -293,16 +303,16 @@ class DiffController(QObject):
         """Select the difference's node (entering its graph and opening groups) on the side the canvas
         shows, switching sides when only the other has it (a node only B has: B's graph), or its value (a
         weight, an input...) for the Value and Weights panels; a difference with no part to select selects nothing."""
-        if self.diff is None or self.window.doc is None or not 0 <= row < len(self.diff.differences):
+        if self.diff is None or self.document.doc is None or not 0 <= row < len(self.diff.differences):
             return
         d = self.diff.differences[row]
         ghost = self._ghost_of.get(row)
         if ghost is not None and not self.showing_b:   # drawn in A's graph: its ghost box
             near = next((e for e in ghost.sources + ghost.targets if isinstance(e, int)), -1)
-            self.window.canvas.reveal_ghost(ghost.scope, row, near, missing=lambda: self._select_in_b(d))
+            self.canvas.reveal_ghost(ghost.scope, row, near, missing=lambda: self._select_in_b(d))
         elif d.node_b >= 0 and (self.showing_b or d.node_a < 0) and self.doc_b is not None:
             self.show_b(True)
-            self.window.canvas.reveal_node(d.scope_b, d.node_b)
+            self.canvas.reveal_node(d.scope_b, d.node_b)
         elif d.kind in FUNCTION_KINDS:
             self._show_function(d)
         elif d.node_a < 0 and (self.showing_b or d.a is None) and d.b is not None and self._b_value(d):
@@ -312,13 +322,13 @@ class DiffController(QObject):
                 self.show_b(False)
             self._select_in_a(d)
         self.dock.show_sides(self._sides(d))
-        self.window.statusBar().showMessage(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
+        self.status.show_message(f"Difference {row + 1} of {len(self.diff.differences)}: {_short(d)}", 8000)
 
     def _select_in_b(self, d: Difference) -> None:
         """B's graph on the canvas, ``d``'s B node selected (a ghost too many to draw in A's)."""
         if self.diff is not None and d in self.diff.differences and self.doc_b is not None:
             self.show_b(True)
-            self.window.canvas.reveal_node(d.scope_b, d.node_b)
+            self.canvas.reveal_node(d.scope_b, d.node_b)
 
     def _b_value(self, d: Difference) -> bool:
         """B's graph on the canvas with ``d``'s B value (a weight, an input...) shown: the node reading it
@@ -330,21 +340,21 @@ class DiffController(QObject):
         self.show_b(True)
         readers = g.consumers_of(d.b)
         if readers:
-            self.window.canvas.reveal_node(d.scope_b, readers[0])
+            self.canvas.reveal_node(d.scope_b, readers[0])
             return True
         return self._select_value(self.doc_b, d.scope_b, d.b)
 
     def _show_function(self, d: Difference) -> None:
         """A model-local function's difference: its graph, A's (B's when only B has it)."""
         on_b = d.a is None
-        doc = self.doc_b if on_b else self.window.doc
+        doc = self.doc_b if on_b else self.document.doc
         label = d.b if on_b else d.a
         scope = next((function_scope(*key) for key in doc.index.functions
                       if function_label(key) == label), None) if doc is not None else None
         if scope is None:
             return
         self.show_b(on_b)
-        self.window.canvas.enter_scope(scope)
+        self.canvas.enter_scope(scope)
 
     def _open_ghost(self, key: int) -> None:
         """A ghost double-clicked: B's graph with its node, or the one body it holds, shown."""
@@ -355,21 +365,21 @@ class DiffController(QObject):
         bodies = [scope for node, _, scope in self.doc_b.index.graphs[d.scope_b].children if node == d.node_b]
         self.show_b(True)
         if len(bodies) == 1:
-            self.window.canvas.enter_scope(bodies[0])
+            self.canvas.enter_scope(bodies[0])
         else:
-            self.window.canvas.reveal_node(d.scope_b, d.node_b)
+            self.canvas.reveal_node(d.scope_b, d.node_b)
 
     def _select_in_a(self, d: Difference) -> None:
-        doc = self.window.doc
+        doc = self.document.doc
         assert doc is not None
         if d.node_a >= 0:
-            self.window.canvas.reveal_node(d.scope_a, d.node_a)
+            self.canvas.reveal_node(d.scope_a, d.node_a)
         elif d.a is not None and not self.showing_b and self._select_value(doc, d.scope_a, d.a):
             pass  # a weight, input, output or value_info of A
         else:  # B's only, or the model's fields: nothing of A to select
             doc.selection.clear()
-            if d.kind == "model_changed" and "Model" in self.window.panels.docks:
-                self.window.panels.docks["Model"].raise_()   # A's fields (B's in the list's detail)
+            if d.kind == "model_changed":
+                self._panels().raise_panel("Model")   # A's fields (B's in the list's detail)
 
     @staticmethod
     def _select_value(doc: Document | None, scope: str, name: str) -> bool:
@@ -381,7 +391,7 @@ class DiffController(QObject):
 
     def show_weight(self, row: int) -> None:
         """A quantized weight pair chosen: its A weight selected (the Weights panel shows it), on A's graph."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None or not 0 <= row < len(self.dock.weights):
             return
         w = self.dock.weights[row]
@@ -389,13 +399,13 @@ class DiffController(QObject):
         if not self._select_value(doc, w.scope_a, w.a):
             doc.selection.clear()
         said = w.note or f"max |B-A| {w.max_abs:.4g}, max rel {w.max_rel:.4g}, cosine {w.cosine:.6f}, SQNR {w.sqnr_db:.2f} dB"
-        self.window.statusBar().showMessage(f"Weight {w.a} vs {w.b}: {said}", 10000)
+        self.status.show_message(f"Weight {w.a} vs {w.b}: {said}", 10000)
 
     # -- B's graph -----------------------------------------------------------------------------------
     def show_b(self, on: bool) -> None:
         """Show B's graph on the canvas (its nodes coloured by their differences, the ones only B has as
         "added in B"; selecting one shows both sides in the dock), or A's again."""
-        doc_a, doc_b = self.window.doc, self.doc_b
+        doc_a, doc_b = self.document.doc, self.doc_b
         on = on and doc_a is not None and doc_b is not None and self.diff is not None
         if on == self.showing_b:
             self.dock.set_showing_b(on)
@@ -406,9 +416,8 @@ class DiffController(QObject):
             doc_b.selection.changed.connect(self._on_selection_b)
         else:
             doc_b.selection.changed.disconnect(self._on_selection_b)
-        if self.window.canvas.doc in (doc_a, doc_b):  # not when the window is changing its document
-            self.window.canvas.set_document(doc_b if on else doc_a)
-            self.window.editing.push_badges()  # A's problems on A's graph only
+        if self.document.shown in (doc_a, doc_b):  # not when the window is changing its document
+            self.document.show(doc_b if on else None)  # the canvas and the editing's badges follow
         self.dock.set_showing_b(on)
         self._show_ghosts()
         self._apply_colours()
@@ -435,8 +444,8 @@ class DiffController(QObject):
     # -- ghosts: B's added nodes in A's graph --------------------------------------------------------
     def _show_ghosts(self) -> None:
         """The added nodes on A's graph while the diff is open and A's graph is shown; none otherwise."""
-        canvas = self.window.canvas
-        if canvas.doc is not None and canvas.doc is self.window.doc:
+        canvas = self.canvas
+        if canvas.doc is not None and canvas.doc is self.document.doc:
             canvas.set_ghosts(self.ghosts if self.active and not self.showing_b else {}, self._ghost_tooltip)
 
     def _b_node(self, key: int) -> tuple[Difference, onnx.NodeProto] | None:
@@ -467,10 +476,9 @@ class DiffController(QObject):
         d, n = found
         table = SidesTable(node_rows(None, n))
         where = f" in {html.escape(display_name(d.scope_b, 80))}" if d.scope_b else ""
-        panel = self.window.panels.node_panel
-        panel.show_other(("ghost", key), n.op_type, f"{self.wording.ghost_tip} · node {d.node_b}{where} of B", [
-            ("B's fields (read only)", table)])
-        self.window.panels.docks["Node"].raise_()
+        self._panels().show_other_node(("ghost", key), n.op_type,
+                                       f"{self.wording.ghost_tip} · node {d.node_b}{where} of B",
+                                       [("B's fields (read only)", table)])
         if self.dock.list.currentRow() != key:
             self.dock.list.blockSignals(True)
             self.dock.list.setCurrentRow(key)
@@ -481,7 +489,7 @@ class DiffController(QObject):
     # -- the Node panel ----------------------------------------------------------------------------
     def node_section(self, doc: Document, scope: str, node: int) -> tuple[str, QWidget] | None:
         """The Node panel's "Compared with B" section: both sides field by field, changes highlighted."""
-        if self.diff is None or doc is not self.window.doc:
+        if self.diff is None or doc is not self.document.doc:
             return None
         ga = self.diff.alignment.graphs.get(scope)
         if ga is None or not 0 <= node < len(ga.index_a.nodes):
@@ -499,7 +507,7 @@ class DiffController(QObject):
     def _sides(self, d: Difference) -> QWidget | None:
         """The node's fields under the difference in the dock: both sides of a changed node, the one side
         of a removed or added one."""
-        doc = self.window.doc
+        doc = self.document.doc
         if d.node_a >= 0 and doc is not None:
             section = self.node_section(doc, d.scope_a, d.node_a)
             return section[1] if section is not None else None
@@ -509,10 +517,13 @@ class DiffController(QObject):
         return SidesTable(node_rows(None, ga.index_b.nodes[d.node_b]))
 
     def _refresh_node_panel(self) -> None:
-        doc = self.window.doc
-        if doc is not None and doc.selection.state.node >= 0:
-            state = doc.selection.state
-            self.window.panels.node_panel.show_node(doc, state.scope, state.node)
+        self._panels().refresh_node()
+
+    def _panels(self) -> PanelsApi:
+        return self.registry.get(PanelsApi)  # type: ignore[type-abstract]
+
+    def _run(self) -> RunApi:
+        return self.registry.get(RunApi)  # type: ignore[type-abstract]
 
     # -- colours -----------------------------------------------------------------------------------
     def set_colouring(self, key: str) -> None:
@@ -522,7 +533,7 @@ class DiffController(QObject):
     def _apply_colours(self) -> None:
         if self.diff is None:
             return
-        canvas = self.window.canvas
+        canvas = self.canvas
         if self.colouring in COMPARE_MEASURES and self.cross is not None:
             errors = self.cross.node_errors_b if self.showing_b else self.cross.node_errors_a
             canvas.set_overlay(errors(self.colouring), f"{'B' if self.showing_b else 'A'} vs {'A' if self.showing_b else 'B'}: "
@@ -535,22 +546,25 @@ class DiffController(QObject):
             canvas.set_overlay(self.marks, f"{self.wording.title} ({said})", scheme=self.wording.scheme)
 
     # -- Run Both ------------------------------------------------------------------------------------
-    def run_both(self, feeds: Mapping[str, np.ndarray] | PendingFeeds | None = None) -> Task | None:
+    def run_both(self, feeds: Mapping[str, np.ndarray] | Feeds | None = None) -> Task | None:
         """Run A and B on the same inputs (``feeds`` for A's inputs, or generated) in the runner's worker
         process, B fed through the alignment, pair the values through the diff's alignment and colour the
         nodes by their error."""
-        doc_a, doc_b, diff = self.window.doc, self.doc_b, self.diff
+        doc_a, doc_b, diff = self.document.doc, self.doc_b, self.diff
         if doc_a is None or doc_b is None or diff is None:
             return None
         self._cancel_task()
 
         def work(progress: ProgressFn, token: CancelToken) -> CrossRun | SamplesRun:
-            if isinstance(feeds, PendingFeeds) and feeds.samples:
+            if feeds is None or isinstance(feeds, Mapping):
+                given, generated = feeds, None
+            elif feeds.samples:
                 readers = [functools.partial(_sample_inputs, feeds, path) for path in feeds.samples]
                 return compare_samples(doc_a.index, doc_b.index, readers, [Path(p).name for p in feeds.samples],
                                        base_dir_a=doc_a.base_dir, base_dir_b=doc_b.base_dir,
                                        alignment=diff.alignment, progress=progress, token=token)
-            given, generated = feeds.to_run() if isinstance(feeds, PendingFeeds) else (feeds, None)
+            else:
+                given, generated = feeds.to_run()
             return compare_models(doc_a.index, doc_b.index, given, base_dir_a=doc_a.base_dir,
                                   base_dir_b=doc_b.base_dir, alignment=diff.alignment, progress=progress, token=token,
                                   generated=generated)
@@ -564,14 +578,14 @@ class DiffController(QObject):
     def run_both_with_inputs(self) -> None:
         """Run Both on the inputs picked in the Run with Inputs... dialog (files, images, values: the run
         feature's, remembered for A's next run too); B reads them through the alignment."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None or self.diff is None:
             return
         try:
-            self.window.run_controller.ask_inputs(doc, self.run_both)
+            self._run().ask_inputs(doc, self.run_both)
         except RunError as exc:
-            self.window.statusBar().showMessage(sentence(exc.message), 10000)
-            self.window.show_error("Run Both", sentence(exc.message), exc.details)
+            self.status.show_message(sentence(exc.message), 10000)
+            self.status.show_error("Run Both", sentence(exc.message), exc.details)
 
     def _compared(self, task: Task, diff: ModelDiff, ran: CrossRun | SamplesRun) -> None:
         if task is not self.task or diff is not self.diff:
@@ -588,15 +602,15 @@ class DiffController(QObject):
         worst = cross.worst_first()
         said = f"; the lowest SQNR {worst[0].sqnr_db:.2f} dB at {worst[0].name}" if worst else ""
         samples = f" over {len(over.labels)} samples (each pair's worst)" if over is not None else ""
-        self.window.statusBar().showMessage(f"Ran A and B{samples}: {len(cross.diffs)} values paired{said}.", 10000)
-        doc_a, doc_b = self.window.doc, self.doc_b
+        self.status.show_message(f"Ran A and B{samples}: {len(cross.diffs)} values paired{said}.", 10000)
+        doc_a, doc_b = self.document.doc, self.doc_b
         if doc_a is not None and doc_b is not None:  # A's run compared with B's: the Activations panel shows it too
             main = [d for d in cross.diffs if "::" not in d.name]
             pairs = [PairSpec(d.name, d.other, *cross.views.get((d.name, d.other), (None, None))) for d in main]
-            self.window.run_controller.show_comparison(
+            self._run().show_comparison(
                 cross, doc_a, cross.result_a, cross.result_b, main, pairs, f"{doc_b.name} (B)",
                 over.pairs if over is not None else None, over.labels if over is not None else None)
-        self._on_selection(self.window.doc.selection.state if self.window.doc is not None else SelectionState())
+        self._on_selection(self.document.doc.selection.state if self.document.doc is not None else SelectionState())
         self.runs_compared.emit()
 
     def _on_selection(self, state: SelectionState) -> None:
@@ -622,7 +636,7 @@ class DiffController(QObject):
     def show_layer(self, row: int) -> None:
         """A pair chosen in the Layers table: A's value selected on A's graph (its node shown), the pair in
         the Values tab, its figures in the status bar."""
-        cross, doc = self.cross, self.window.doc
+        cross, doc = self.cross, self.document.doc
         if cross is None or doc is None or not 0 <= row < len(self.dock.layers.rows):
             return
         layer = self.dock.layers.rows[row]
@@ -630,12 +644,12 @@ class DiffController(QObject):
         record = cross.result_a.values.get(d.name)
         self.show_b(False)
         if record is not None and record.node >= 0:
-            self.window.canvas.reveal_node(record.scope, record.node)
+            self.canvas.reveal_node(record.scope, record.node)
         elif record is None or not self._select_value(doc, record.scope, record.name):
             doc.selection.clear()
         self._show_pair(d)
         added = f", added SQNR {layer.added_sqnr:.2f} dB" if layer.added_sqnr == layer.added_sqnr else ""
-        self.window.statusBar().showMessage(
+        self.status.show_message(
             f"{d.name} vs {d.other}: SQNR {d.sqnr_db:.2f} dB, cosine {d.cosine:.6f}, max |B-A| "
             f"{d.max_abs_error:.4g}{added}.", 10000)
 
@@ -686,6 +700,6 @@ def _removed_note(diff: ModelDiff) -> str:
     return f"{removed} node{'s' if removed != 1 else ''} only in A: see the list" if removed else "nothing removed"
 
 
-def _sample_inputs(feeds: PendingFeeds, path: str) -> tuple[dict[str, np.ndarray], GeneratedInputs | None]:
+def _sample_inputs(feeds: Feeds, path: str) -> tuple[dict[str, np.ndarray], GeneratedInputs | None]:
     """(the run's thread) A's inputs for one sample: its arrays, the other inputs as the dialog chose them."""
     return feeds.with_sample(path).to_run()

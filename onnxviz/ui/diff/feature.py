@@ -10,34 +10,40 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.ui.diff.controller import DiffController
+from onnxviz.ui.ports import DiffApi, Frame, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QMainWindow
+
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 
-def install(window: MainWindow) -> DiffController:
-    """Called once by the main window after the panels and the run feature exist; returns the controller
-    (``window.diff``)."""
-    controller = DiffController(window)
+def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+            registry: Registry) -> DiffController:
+    """Adds File > Compare With..., the Diff menu and the Differences dock; returns the controller (provided to
+    the other features as :class:`DiffApi`)."""
+    controller = DiffController(frame, document, canvas, status, tasks, registry)
+    window, menus = frame.window, frame.menus
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, controller.dock)
     controller.dock.hide()  # shown when a diff is ready
     actions = _actions(window, controller)
     compare = actions["compare"]
-    window.file_menu.insertAction(window.save_action, compare)
-    window.file_menu.insertSeparator(window.save_action)
-    window.menuBar().insertMenu(window.help_menu.menuAction(), _diff_menu(window, actions))
-    window.document_changed.connect(controller.set_document)
-    window.model_changed.connect(controller.on_model_changed)
+    menus.file.insertAction(menus.save, compare)
+    menus.file.insertSeparator(menus.save)
+    menus.add_before_help(_diff_menu(window, actions))
+    document.document_changed.connect(controller.set_document)
+    document.model_changed.connect(controller.on_model_changed)
     controller.actions = actions
     _enable(controller)
-    for signal in (window.document_changed, controller.diff_shown, controller.diff_closed):
+    for signal in (document.document_changed, controller.diff_shown, controller.diff_closed):
         signal.connect(lambda *_: _enable(controller))
-    controller.set_document(window.doc)
+    controller.set_document(document.doc)
+    registry.provide(DiffApi, controller)  # type: ignore[type-abstract]
     return controller
 
 
-def _diff_menu(window: MainWindow, actions: dict[str, QAction]) -> QMenu:
+def _diff_menu(window: QMainWindow, actions: dict[str, QAction]) -> QMenu:
     menu = QMenu("&Diff", window)
     for name in ("compare", None, "next", "previous", "show_b", None, "run_both", "run_with_inputs", None, "close"):
         if name is None:
@@ -47,13 +53,13 @@ def _diff_menu(window: MainWindow, actions: dict[str, QAction]) -> QMenu:
     return menu
 
 
-def _action(window: MainWindow, text: str, tip: str, shortcut: str | None = None) -> QAction:
+def _action(window: QMainWindow, text: str, tip: str, shortcut: str | None = None) -> QAction:
     action = menu_action(window, text, tip, shortcut)
     window.addAction(action)  # its shortcut works wherever the focus is
     return action
 
 
-def _actions(window: MainWindow, c: DiffController) -> dict[str, QAction]:
+def _actions(window: QMainWindow, c: DiffController) -> dict[str, QAction]:
     a = {
         "compare": _action(window, "Co&mpare With...", "Diff this model against another .onnx (e.g. its "
                            "optimized, quantized or re-exported version)"),
@@ -79,7 +85,7 @@ def _actions(window: MainWindow, c: DiffController) -> dict[str, QAction]:
 
 
 def _enable(c: DiffController) -> None:
-    has_doc = c.window.doc is not None
+    has_doc = c.document.doc is not None
     c.actions["compare"].setEnabled(has_doc)
     for name in ("next", "previous", "show_b", "run_both", "run_with_inputs", "close"):
         c.actions[name].setEnabled(c.active)

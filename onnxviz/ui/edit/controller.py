@@ -35,12 +35,13 @@ from onnxviz.model.text import (
     shape_list,
 )
 from onnxviz.ui.edit.history import HistoryDock
+from onnxviz.ui.ports import Files, Frame, ShownDocument, Status
 from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import message_text, short_name
 
 if TYPE_CHECKING:
+    from onnxviz.ui.canvas.canvas import GraphCanvas
     from onnxviz.ui.canvas.view import GraphView
-    from onnxviz.ui.main_window import MainWindow
 
 NEEDS_NODE, NEEDS_VALUE, NEEDS_DOC, NEEDS_WEIGHT, NEEDS_INPUT = "node", "value", "doc", "weight", "input"
 NEEDS_OUTPUT = "output"
@@ -49,18 +50,21 @@ NEEDS_OUTPUT = "output"
 class EditController(QObject):
     """Owns the editing actions of one main window; every edit goes through the document's API."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status,
+                 files: Files) -> None:
+        super().__init__(frame.window)
+        self.window = frame.window  # the parent of the dialogs and the history dock
+        self.menus, self.document, self.canvas, self.status, self.files = frame.menus, document, canvas, status, files
         self.dialog: QDialog | None = None   # the dialog opened last (tests and embedding use it)
         self.actions: dict[str, QAction] = {}
         self.windows: list[QMainWindow] = []  # windows opened from this one (extracted models)
         self._needs: dict[str, str] = {}
-        self.history = HistoryDock(window)
+        self.history = HistoryDock(self.window)
         self._place_history()
         self._build_menu()
-        window.document_changed.connect(self._on_document)
-        window.model_changed.connect(self._on_model_changed)
+        document.document_changed.connect(self._on_document)
+        document.model_changed.connect(self._on_model_changed)
+        document.shown_changed.connect(self.push_badges)  # the badges follow whichever graph is shown
         self._context_view: GraphView | None = None
         self.last_menu: QMenu | None = None
         self._update()
@@ -78,7 +82,7 @@ class EditController(QObject):
 
     @property
     def doc(self) -> Document | None:
-        return self.window.doc
+        return self.document.doc
 
     # -- menu ------------------------------------------------------------------------
     def _add(self, key: str, text: str, slot: Callable[[], object], needs: str = NEEDS_DOC,
@@ -97,7 +101,7 @@ class EditController(QObject):
         return action
 
     def _build_menu(self) -> None:
-        menu = self.window.edit_menu
+        menu = self.menus.edit
         undo = self._add("undo", "&Undo", self.undo, shortcut=QKeySequence.StandardKey.Undo)
         redo = self._add("redo", "&Redo", self.redo,
                          shortcut=[QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
@@ -158,7 +162,7 @@ class EditController(QObject):
                                 "from outside, its outputs what is read outside"))
         cleanup.addAction(a("extract", "&Extract Subgraph...", self.extract,
                             tip="The part between chosen inputs and outputs as a new model"))
-        self.window.view_menu.addAction(self.history.toggleViewAction())
+        self.menus.view.addAction(self.history.toggleViewAction())
 
     def add_context_actions(self, menu: QMenu) -> None:
         """Add the edits of the selection to the canvas's right-click ``menu`` (then the one shown); none
@@ -185,7 +189,7 @@ class EditController(QObject):
                 menu.addSeparator()
             elif self.actions[key].isEnabled():
                 menu.addAction(self.actions[key])
-        if self.doc is not None and self.window.canvas.selected_nodes():
+        if self.doc is not None and self.canvas.selected_nodes():
             menu.addAction(self.actions["extract_selection"])
         return menu
 
@@ -225,8 +229,7 @@ class EditController(QObject):
         self.history.set_document(doc)
         if doc is not None:
             doc.selection.changed.connect(self._on_selection)
-        self._update()
-        self.push_badges()
+        self._update()  # the badges: pushed as the canvas shows it (shown_changed)
 
     def _on_selection(self, _state: object) -> None:
         self._update()
@@ -236,7 +239,7 @@ class EditController(QObject):
         self._update()
         if change.kind.changes_model:
             verb = {"edit": "", "undo": "Undone: ", "redo": "Redone: "}[change.kind]
-            self.window.statusBar().showMessage(f"{verb}{display_name(change.label, 200)}", 4000)
+            self.status.show_message(f"{verb}{display_name(change.label, 200)}", 4000)
         if change.kind == ChangeKind.VALIDATED:
             self.push_badges()
 
@@ -258,11 +261,11 @@ class EditController(QObject):
 
     def on_canvas(self) -> bool:
         """The canvas shows the document edited here (not, say, the diff's model B)."""
-        return self.doc is not None and self.window.canvas.doc is self.doc
+        return self.document.shows_own
 
-    def push_badges(self) -> None:
+    def push_badges(self, *_shown: object) -> None:
         """Error/warning marks on the canvas's nodes (none on another model's graph)."""
-        self.window.canvas.set_node_badges(node_badges(self.doc.problems) if self.on_canvas() and self.doc else {})
+        self.canvas.set_node_badges(node_badges(self.doc.problems) if self.on_canvas() and self.doc else {})
 
     # -- selection -------------------------------------------------------------------
     def selected_node(self) -> tuple[str, int] | None:
@@ -334,8 +337,8 @@ class EditController(QObject):
             self.report(exc)
 
     def report(self, exc: OnnxvizError) -> None:
-        self.window.statusBar().showMessage(display_name(exc.message, 300), 8000)
-        self.window.show_error("Edit Refused", exc.message, exc.details)
+        self.status.show_message(display_name(exc.message, 300), 8000)
+        self.status.show_error("Edit Refused", exc.message, exc.details)
 
     def open_dialog(self, dialog: QDialog, modal: bool = True) -> QDialog:
         self.dialog = dialog
@@ -632,11 +635,11 @@ class EditController(QObject):
             return
         nodes, inits = self.doc.edit.remove_unused(self.doc.selection.state.scope)
         if not nodes and not inits:
-            self.window.statusBar().showMessage("Nothing unused to remove.", 4000)
+            self.status.show_message("Nothing unused to remove.", 4000)
 
     def sort_nodes(self) -> None:
         if self.doc is not None and not self.doc.edit.sort_topologically(self.doc.selection.state.scope):
-            self.window.statusBar().showMessage("The nodes are already in topological order.", 4000)
+            self.status.show_message("The nodes are already in topological order.", 4000)
 
     def extract(self) -> None:
         from onnxviz.ui.edit import extract

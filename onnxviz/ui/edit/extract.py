@@ -22,30 +22,32 @@ from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import message_text
 
 if TYPE_CHECKING:
-    from onnxviz.ui.edit.controller import EditController
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QMainWindow
+
+    from onnxviz.ui.edit.host import EditHost
+    from onnxviz.ui.ports import Files
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 NAMES_SHOWN = 6
 
 
-def extract_selection(controller: EditController) -> None:
+def extract_selection(controller: EditHost) -> None:
     """The selected node or group of the main graph, as a new model."""
-    doc, window = controller.doc, controller.window
+    doc, canvas = controller.doc, controller.canvas
     if doc is None:
         raise EditError("open a model first.")
     if not controller.on_canvas():
         raise EditError("the graph shown is the compared model's (Diff > Show B's Graph): show this model's graph "
                         "to extract from it.")
-    if window.canvas.scope != "":
+    if canvas.scope != "":
         raise EditError("only nodes of the main graph can be extracted: go back to it and select them there.")
-    nodes = window.canvas.selected_nodes()
+    nodes = canvas.selected_nodes()
     if not nodes:
         raise EditError("select a node or a group of nodes on the graph first.")
     offer(controller, doc.edit.extract_nodes(nodes), doc)
 
 
-def extract_between(controller: EditController) -> None:
+def extract_between(controller: EditHost) -> None:
     """A form for the values the part lies between (names separated by commas, completed one at a time)."""
     doc = controller.doc
     if doc is None:
@@ -56,7 +58,7 @@ def extract_between(controller: EditController) -> None:
         ins = [s.strip() for s in f.text("inputs").split(",") if s.strip()]
         outs = [s.strip() for s in f.text("outputs").split(",") if s.strip()]
         part = doc.edit.extract(ins, outs)
-        controller.window.statusBar().clearMessage()
+        controller.status.show_message("")
         offer(controller, part, doc)
 
     form = FormDialog(controller.window, "Extract Subgraph", "A new model of what lies between these values "
@@ -68,9 +70,9 @@ def extract_between(controller: EditController) -> None:
     controller.open_dialog(form)
 
 
-def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list[str], list[str]]:
+def _suggested_boundary(controller: EditHost, doc: Document) -> tuple[list[str], list[str]]:
     """The selected node's boundary, else the graph's inputs and outputs."""
-    nodes = controller.window.canvas.selected_nodes() if controller.window.canvas.scope == "" and \
+    nodes = controller.canvas.selected_nodes() if controller.canvas.scope == "" and \
         controller.on_canvas() else []
     if nodes:
         try:
@@ -82,7 +84,7 @@ def _suggested_boundary(controller: EditController, doc: Document) -> tuple[list
     return [v.name for v in doc.model.graph.input], [v.name for v in doc.model.graph.output]
 
 
-def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> QMessageBox:
+def offer(controller: EditHost, part: onnx.ModelProto, doc: Document) -> QMessageBox:
     """Ask what becomes of ``part``: a new window, or a file chosen in a save dialog."""
     window = controller.window
     box = QMessageBox(QMessageBox.Icon.Question, "Extracted Model",
@@ -98,7 +100,7 @@ def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> Q
     box.setDefaultButton(opened)
     stem = f"{doc.path.stem if doc.path else 'model'}_extract"
     choices: dict[QPushButton, Callable[[], object]] = {
-        opened: lambda: controller.keep_window(open_in_window(window, part, doc)),
+        opened: lambda: controller.keep_window(open_in_window(controller.files, part, doc)),
         saved: lambda: save_part(controller, part, stem, doc),
     }
 
@@ -112,13 +114,13 @@ def offer(controller: EditController, part: onnx.ModelProto, doc: Document) -> Q
     return box
 
 
-def open_in_window(window: MainWindow, part: onnx.ModelProto, source: Document) -> MainWindow:
+def open_in_window(files: Files, part: onnx.ModelProto, source: Document) -> QMainWindow:
     """A new main window showing ``part`` of ``source`` as an unsaved model: saving it asks for a file name,
     closing it asks first, and its external weights are read from ``source``'s folder until it is saved."""
-    return window.open_in_new_window(Document.part_of(part, source))
+    return files.open_in_new_window(Document.part_of(part, source))
 
 
-def save_part(controller: EditController, part: onnx.ModelProto, stem: str, doc: Document) -> Path | None:
+def save_part(controller: EditHost, part: onnx.ModelProto, stem: str, doc: Document) -> Path | None:
     """Save ``part`` where the user chooses (the dialog asks before replacing a file); None if cancelled."""
     window = controller.window
     start = (doc.path.parent if doc.path else Path.cwd()) / f"{stem}.onnx"
@@ -130,7 +132,7 @@ def save_part(controller: EditController, part: onnx.ModelProto, stem: str, doc:
         raise EditError("that is the file of the model shown; save the extracted model under another name.")
     # a document for the save only: at the source's path, so external data it shares is found and copied
     written = Document(part, doc.path).save(target)
-    window.statusBar().showMessage(f"Saved the extracted model ({_count(len(part.graph.node), 'node')}) to "
+    controller.status.show_message(f"Saved the extracted model ({_count(len(part.graph.node), 'node')}) to "
                                    f"{written}", 8000)
     return written
 

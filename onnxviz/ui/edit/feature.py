@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from onnxviz.ui.edit.controller import EditController
+from onnxviz.ui.ports import Files, Frame, ShownDocument, Status
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 
-def install(window: MainWindow) -> EditController:
-    """Called once by the main window after its menus and the canvas exist; returns the controller
-    (``window.editing``)."""
-    controller = EditController(window)
-    controller.attach_canvas(window.canvas.view)
-    window.canvas.context_actions.append(controller.add_context_actions)
+def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, files: Files) -> EditController:
+    """Adds the Edit menu, the History dock and the canvas's right-click edits; returns the controller."""
+    controller = EditController(frame, document, canvas, status, files)
+    controller.attach_canvas(canvas.view)
+    canvas.context_actions.append(controller.add_context_actions)
     return controller

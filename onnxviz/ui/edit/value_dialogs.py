@@ -24,7 +24,7 @@ from onnxviz.ui.widgets.forms import FormDialog
 from onnxviz.ui.widgets.names import short_name
 
 if TYPE_CHECKING:
-    from onnxviz.ui.edit.controller import EditController
+    from onnxviz.ui.edit.host import EditHost
 
 NUMBER_TYPES = tuple(t for t in COMMON_TYPES if t != "string")
 NOT_CONNECTED = "(nothing yet)"
@@ -60,7 +60,7 @@ def input_slots(doc: Document, scope: str, i: int) -> list[Slot]:
     return slots
 
 
-def new_tensor(controller: EditController, kind: LiteralKind) -> FormDialog:
+def new_tensor(controller: EditHost, kind: LiteralKind) -> FormDialog:
     """Insert Constant / New Initializer: a name, an element type, the numbers, and the selected node's input
     it feeds (none: a value read by nothing yet)."""
     doc = controller.doc
@@ -107,7 +107,7 @@ def new_tensor(controller: EditController, kind: LiteralKind) -> FormDialog:
     return form
 
 
-def rewire_input(controller: EditController, doc: Document, scope: str, i: int) -> FormDialog:
+def rewire_input(controller: EditHost, doc: Document, scope: str, i: int) -> FormDialog:
     """Make an input of node ``i`` read another value of the graph, or numbers that become a new one."""
     ref = node_ref(doc, scope, i)
     node = doc.edit.node_proto(scope, i)
@@ -135,7 +135,7 @@ def kinds_of(box: QComboBox) -> LiteralKind:
     return LITERAL_KINDS.get(box.currentText(), "initializer")
 
 
-def make_dimension(controller: EditController) -> FormDialog:
+def make_dimension(controller: EditHost) -> FormDialog:
     """Make Dimension Dynamic/Static: a graph input's dimension becomes a name or a size, everywhere it is
     shared (graph outputs, value_info, other inputs naming it)."""
     doc = controller.doc

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from onnxviz.model.document import Change, ChangeKind, Document
@@ -17,9 +17,10 @@ from onnxviz.ui.panels.problems_panel import ProblemsPanel
 from onnxviz.ui.panels.raw_panel import RawPanel
 from onnxviz.ui.panels.value_panel import ValuePanel
 from onnxviz.ui.panels.weights_panel import WeightsPanel
+from onnxviz.ui.ports import Frame, NodeSection, PanelsApi, Registry, ShownDocument
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
@@ -28,11 +29,12 @@ BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 class Panels(QObject):
     """Owns the panels and keeps them in step with the document and its selection."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, settings: QSettings) -> None:
+        super().__init__(frame.window)
+        self.window = frame.window
+        self.view_menu, self.settings = frame.menus.view, settings
         self.doc: Document | None = None
-        self.navigator = Navigator(window)
+        self.navigator = Navigator(document, canvas)
         self.navigator.show_attribute_tensor = self._show_attribute_tensor
         link = self.navigator.open
         self.model_panel = ModelPanel(link, self._select_node)
@@ -44,10 +46,10 @@ class Panels(QObject):
         self.docks: dict[str, QDockWidget] = {}
         self._pending: dict[str, Callable[[], None]] = {}  # refreshes waiting for their dock to be seen
         self._add_docks()
-        window.document_changed.connect(self.set_document)
-        window.model_changed.connect(self._on_model_changed)
-        window.canvas.weight_row_clicked.connect(self._show_weight)
-        self.set_document(window.doc)
+        document.document_changed.connect(self.set_document)
+        document.model_changed.connect(self._on_model_changed)
+        canvas.weight_row_clicked.connect(self._show_weight)
+        self.set_document(document.doc)
 
     # -- docks -----------------------------------------------------------------------------------
     def _add_docks(self) -> None:
@@ -58,13 +60,13 @@ class Panels(QObject):
         for title, widget, area in specs:
             dock = self._dock(title, widget)
             w.addDockWidget(area, dock)
-            w.view_menu.addAction(dock.toggleViewAction())
+            self.view_menu.addAction(dock.toggleViewAction())
         d = self.docks
         w.splitDockWidget(d["Model"], d["Weights"], Qt.Orientation.Vertical)
         w.tabifyDockWidget(d["Model"], d["Node"])
         w.tabifyDockWidget(d["Node"], d["Value"])
         w.tabifyDockWidget(d["Problems"], d["Raw"])
-        if w.settings.value("window/state") is None:
+        if self.settings.value("window/state") is None:
             QTimer.singleShot(0, self._default_sizes)  # once the window has its real size
         d["Model"].raise_()
         d["Problems"].raise_()
@@ -176,7 +178,30 @@ class Panels(QObject):
             self.docks["Weights"].raise_()
 
 
-def install(window: MainWindow) -> Panels:
-    """Called once by the main window after its menus and the canvas exist; returns the panels
-    (``window.panels``)."""
-    return Panels(window)
+    # -- the API of the other features (PanelsApi) ----------------------------------------------------
+    def add_node_section(self, section: NodeSection) -> None:
+        self.node_panel.extras.append(section)
+
+    def raise_panel(self, title: str) -> None:
+        if title in self.docks:
+            self.docks[title].raise_()
+
+    def refresh_node(self) -> None:
+        doc = self.doc
+        if doc is not None and doc.selection.state.node >= 0:
+            state = doc.selection.state
+            self.node_panel.show_node(doc, state.scope, state.node)
+
+    def show_other_node(self, key: object, title: str, subtitle: str,
+                        sections: Sequence[tuple[str, QWidget]]) -> None:
+        self.node_panel.show_other(key, title, subtitle, list(sections))
+        self.raise_panel("Node")
+
+
+def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, settings: QSettings,
+            registry: Registry) -> Panels:
+    """Adds the panels' docks beside the canvas, following ``document``; returns the panels (provided to the
+    other features as :class:`PanelsApi`)."""
+    panels = Panels(frame, document, canvas, settings)
+    registry.provide(PanelsApi, panels)  # type: ignore[type-abstract]
+    return panels

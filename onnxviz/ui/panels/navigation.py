@@ -9,7 +9,8 @@ from urllib.parse import quote
 from onnxviz.ui.panels.common import parse_href
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.canvas.canvas import GraphCanvas
+    from onnxviz.ui.ports import ShownDocument
 
 
 def attribute_tensor_href(scope: str, node: int, attr: str) -> str:
@@ -19,16 +20,16 @@ def attribute_tensor_href(scope: str, node: int, attr: str) -> str:
 class Navigator:
     """Turns panel links into selection changes (and canvas moves when the canvas supports them)."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, document: ShownDocument, canvas: GraphCanvas) -> None:
+        self.document, self.canvas = document, canvas
         self.show_attribute_tensor: Callable[[str, int, str], None] = lambda scope, node, attr: None
 
     def open(self, href: str) -> None:
         link = parse_href(href)
-        doc = self.window.doc
+        doc = self.document.doc
         if link is None or doc is None:
             return
-        canvas = self.window.canvas
+        canvas = self.canvas
         if link.kind == "node":
             node = int(link.target)
             doc.selection.select_node(link.scope, node)

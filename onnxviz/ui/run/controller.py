@@ -82,8 +82,10 @@ from onnxviz.ui.widgets.plotlib import with_plots
 
 if TYPE_CHECKING:
     import numpy as np
+    from PySide6.QtCore import QSettings
 
-    from onnxviz.ui.main_window import MainWindow
+    from onnxviz.ui.canvas.canvas import GraphCanvas
+    from onnxviz.ui.ports import Frame, ShownDocument, Status, Tasks
     from onnxviz.ui.run.capture_offer import CaptureOfferDialog, CapturePart
     from onnxviz.ui.run.inputs_dialog import InputsDialog
 
@@ -117,11 +119,13 @@ class RunController(QObject):
     run_finished = Signal()        # a result is shown
     run_failed = Signal(str)       # one-sentence reason
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 settings: QSettings) -> None:
+        super().__init__(frame.window)
         self.toolbar: QToolBar | None = None  # the Run toolbar, once the feature installs it
-        self.window = window
-        self.settings = window.settings if hasattr(window, "settings") else None
+        self.window = frame.window  # the parent of the dialogs and the Activations dock
+        self.document, self.canvas, self.status, self.tasks = document, canvas, status, tasks
+        self.settings: QSettings | None = settings
         self.plans: dict[str, InputPlan] = {}
         self.result: RunResult | None = None
         self.other: RunResult | None = None
@@ -147,18 +151,18 @@ class RunController(QObject):
         self._doc: Document | None = None
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
-        self.dock = ActivationsDock(window)
-        self.dock.scope_label = lambda scope: scope_label(window.doc.index if window.doc else None, scope)
+        self.dock = ActivationsDock(self.window)
+        self.dock.scope_label = lambda scope: scope_label(document.doc.index if document.doc else None, scope)
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
         self.dock.next_nonfinite_requested.connect(self.jump_to_next_nonfinite)
         self.dock.first_difference_requested.connect(self.jump_to_first_difference)
-        window.canvas.node_notes.append(self.run_time_note)
+        canvas.node_notes.append(self.run_time_note)
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._drop_results)
         # a close the user confirmed ends a running worker; a cancelled close keeps it running
-        window.closing.connect(self.cancel)
+        frame.closing.connect(self.cancel)
 
     # -- document --------------------------------------------------------------------------------
     def set_document(self, doc: Document | None) -> None:
@@ -196,7 +200,7 @@ class RunController(QObject):
     def run(self, ask: bool = False, compare: str = "", other_path: Path | None = None) -> None:
         """Run the document; ``ask`` opens the inputs dialog first (it opens anyway when the model
         has symbolic dimensions never given). ``compare``: "", "engines", "saved" or "file"."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None or self._busy():
             return
         newer = too_new(doc.model)
@@ -234,7 +238,7 @@ class RunController(QObject):
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
 
         def answered(_result: int) -> None:
-            if box.clickedButton() is run and self.window.doc is doc:
+            if box.clickedButton() is run and self.document.doc is doc:
                 self._newer_allowed = (doc, doc.generation)
                 then()
 
@@ -247,7 +251,7 @@ class RunController(QObject):
         """Run the document with these inputs read from array files (the others as its plan says), kept in its
         plan for the next runs (what ``onnxviz.show(model, inputs=...)`` hands over); the symbolic dimensions
         of these inputs take their sizes from the files."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None or self._busy():
             return
         specs = {s.name: s for s in input_specs(doc.model, doc.index)}
@@ -278,7 +282,7 @@ class RunController(QObject):
             self.plans[str(doc.path or id(doc))] = new_plan
             if self.settings is not None:
                 remember_dims(self.settings, new_plan.dims)
-            if self.window.doc is doc and dialog.feeds is not None:
+            if self.document.doc is doc and dialog.feeds is not None:
                 then(dialog.feeds)
 
         dialog.accepted.connect(accepted)
@@ -406,12 +410,8 @@ class RunController(QObject):
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
-        if hasattr(self.window, "track_task"):  # the status bar's progress bar with its cancel button
-            self.window.track_task(task)
-        else:
-            task.progress.connect(lambda fraction, text: self.window.statusBar().showMessage(
-                f"{text} ({fraction:.0%}) - Run > Cancel Run stops it"))
-        self.window.statusBar().showMessage(f"{label}...")
+        self.tasks.track_task(task)  # the status bar's progress bar with its cancel button
+        self.status.show_message(f"{label}...")
         task.start(self._pool)
 
     def _on_worker_started(self, run: WorkerRun) -> None:
@@ -423,7 +423,7 @@ class RunController(QObject):
 
     def _busy(self) -> bool:
         if self.task is not None and not self.task.done and not self.task.token.cancelled:
-            self.window.statusBar().showMessage("A run is already in progress (Run > Cancel Run stops it).", 5000)
+            self.status.show_message("A run is already in progress (Run > Cancel Run stops it).", 5000)
             return True
         return False
 
@@ -431,7 +431,7 @@ class RunController(QObject):
     def _on_finished(self, doc: Document, jobs: list[Job], outcome: Outcome) -> None:
         self.task = None
         self.update_actions()
-        if self.window.doc is not doc:
+        if self.document.doc is not doc:
             for r in outcome.results:
                 r.cleanup()
             return
@@ -454,7 +454,7 @@ class RunController(QObject):
         self._apply_overlay()
         self._on_selection(doc.selection.state)
         headline = summary.split("<br>")[0]  # the dock has the rest; a long status line runs under its widgets
-        self.window.statusBar().showMessage(html.unescape(headline.replace("<b>", "").replace("</b>", "")), 10000)
+        self.status.show_message(html.unescape(headline.replace("<b>", "").replace("</b>", "")), 10000)
         self.run_finished.emit()
 
     def _bring_dock_forward(self) -> None:
@@ -528,7 +528,7 @@ class RunController(QObject):
     def _on_failed(self, exc: object, tb: str, doc: Document | None = None, jobs: list[Job] | None = None) -> None:
         self.task = None
         self.update_actions()
-        current = doc if doc is not None and self.window.doc is doc else None
+        current = doc if doc is not None and self.document.doc is doc else None
         if isinstance(exc, CaptureTooBig) and current is not None:
             self._offer_a_part(current, exc)
             return
@@ -537,7 +537,7 @@ class RunController(QObject):
             self._show_partial(current, jobs, partial, exc)
         elif partial is not None:
             partial.cleanup()
-        if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.window.doc is doc \
+        if isinstance(exc, RunError) and exc.node >= 0 and doc is not None and self.document.doc is doc \
                 and exc.node < len(doc.index.main.nodes):
             self.reveal(exc.node)  # the node onnxruntime (or the reference evaluator) says failed
         if isinstance(exc, RunError) and partial is not None and current is not None and jobs:
@@ -563,10 +563,10 @@ class RunController(QObject):
         _, feeds, compare, other_path = self._last_start
         dialog = CaptureOfferDialog(error, self._capture_parts(doc), self.window)
         self.offer_dialog = dialog
-        self.window.statusBar().showMessage(sentence(error.message), 10000)
+        self.status.show_message(sentence(error.message), 10000)
 
         def accepted() -> None:
-            if self.window.doc is doc and not self._busy():
+            if self.document.doc is doc and not self._busy():
                 self._start(doc, feeds, compare, other_path, dialog.chosen)
 
         dialog.accepted.connect(accepted)
@@ -577,7 +577,7 @@ class RunController(QObject):
         """The parts the canvas's selection makes: the selected group, the values above the selected node."""
         from onnxviz.ui.run.capture_offer import capture_parts
 
-        canvas = self.window.canvas
+        canvas = self.canvas
         state = doc.selection.state
         nodes = doc.model.graph.node
         group, group_values, node, upstream = "", frozenset[str](), "", frozenset[str]()
@@ -593,11 +593,11 @@ class RunController(QObject):
     def _on_cancelled(self) -> None:
         self.task = None
         self.update_actions()
-        self.window.statusBar().showMessage("Run cancelled.", 5000)
+        self.status.show_message("Run cancelled.", 5000)
 
     def _report_failure(self, message: str, details: str = "") -> None:
         text = sentence(message)
-        self.window.statusBar().showMessage(text, 10000)
+        self.status.show_message(text, 10000)
         # onnxruntime's messages quote node and value names whole: escaped and cut, never markup
         box = QMessageBox(QMessageBox.Icon.Warning, "Cannot Run the Model", message_text(text), parent=self.window)
         box.setTextFormat(Qt.TextFormat.PlainText)
@@ -623,7 +623,7 @@ class RunController(QObject):
         """Another feature's comparison of this document with another model (the diff's Run Both) shown in the
         Activations panel, replacing what it showed; the runs stay ``owner``'s, which calls :meth:`forget`
         before it removes them. The canvas's colours stay the owner's."""
-        if self.window.doc is not doc:
+        if self.document.doc is not doc:
             return
         self.cancel()
         self._drop_results()
@@ -645,6 +645,10 @@ class RunController(QObject):
         self.dock.summary.setText(reason)
         self.update_actions()
 
+    def show_own_colours(self) -> None:
+        """The colours of this model's last plain run on the canvas again (or none), e.g. once a diff closes."""
+        self.set_overlay(self.overlay_key)
+
     def comparison_replaced(self, reason: str) -> None:
         """A new comparison with another model (File > Compare With...) replaces the one the panel shows with
         a model other than this one: the runs it showed of that model go, this model's run stays."""
@@ -657,7 +661,7 @@ class RunController(QObject):
         self.other, self.diffs, self.pairs, self.over, self.samples = None, None, None, None, []
         if self.overlay_key in COMPARE_MEASURES:
             self.overlay_key = "max_abs"
-        doc = self.window.doc
+        doc = self.document.doc
         summary = self._summary(doc.name if doc is not None else "")
         self.dock.set_result(self.result, None, f"{summary}<br><i>{html.escape(reason)}</i>", self.overlay_key)
         if doc is not None:
@@ -680,7 +684,7 @@ class RunController(QObject):
 
     def _structured_of(self, scope: str, node: int) -> list[str]:
         """Keys of the node's outputs that are sequences or maps."""
-        doc = self.window.doc
+        doc = self.document.doc
         graph = doc.index.graphs.get(scope) if doc is not None else None
         if self.result is None or graph is None or node >= len(graph.nodes):
             return []
@@ -688,7 +692,7 @@ class RunController(QObject):
 
     def _records_of(self, scope: str, node: int) -> list[ValueRecord]:
         """The node's outputs by name (so a run from before an edit still finds its values)."""
-        doc = self.window.doc
+        doc = self.document.doc
         graph = doc.index.graphs.get(scope) if doc is not None else None
         if self.result is None or graph is None or node >= len(graph.nodes):
             return []
@@ -710,7 +714,7 @@ class RunController(QObject):
         return self.result.measure(key), MEASURES.get(key, key)
 
     def _apply_overlay(self) -> None:
-        canvas = self.window.canvas
+        canvas = self.canvas
         values, title = self._overlay_values()
         if not title or self.dock.stale.isVisible():
             canvas.clear_overlay()
@@ -727,14 +731,14 @@ class RunController(QObject):
         return f"run time <b>{duration_text(times[node])}</b>" if scope == "" and node in times else ""
 
     def _clear_canvas_overlay(self) -> None:
-        self.window.canvas.clear_overlay()
+        self.canvas.clear_overlay()
 
     def jump_to_first_nonfinite(self) -> None:
         self._jump_to_nonfinite(-1, "First")
 
     def jump_to_next_nonfinite(self) -> None:
         """The next node after the selected one (in topological order) whose output has NaN (or Inf)."""
-        doc, result = self.window.doc, self.result
+        doc, result = self.document.doc, self.result
         state = doc.selection.state if doc is not None else None
         order = -1
         if result is not None and state is not None and state.scope == "":
@@ -749,10 +753,10 @@ class RunController(QObject):
         bad = self.result.nonfinite_after(order, nan_only) if self.result is not None else None
         if bad is None:
             after = " after the selected node" if order >= 0 else ""
-            self.window.statusBar().showMessage(f"No value of the last run{after} has {what}.", 5000)
+            self.status.show_message(f"No value of the last run{after} has {what}.", 5000)
             return
         self.reveal(bad.node)
-        self.window.statusBar().showMessage(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
+        self.status.show_message(f"{which} {what}: {bad.name} ({bad.op_type} {node_label(bad)}).", 10000)
 
     def _compare_colouring(self) -> str:
         """The first colouring of a comparison: by SQNR against another model (a quantized copy differs
@@ -793,7 +797,7 @@ class RunController(QObject):
             return
         if tolerance != self.tolerance and self.over is not None:
             self.tolerance = tolerance
-            self.window.statusBar().showMessage(
+            self.status.show_message(
                 f"A comparison over {len(self.samples)} samples keeps the runs of its last sample only: compare "
                 f"again to use {tolerance.text()}.", 10000)
             return
@@ -803,7 +807,7 @@ class RunController(QObject):
             self._compare_again(tolerance)
 
     def _compare_again(self, tolerance: Tolerance) -> None:
-        a, b, doc, pairs = self.result, self.other, self.window.doc, self.pairs
+        a, b, doc, pairs = self.result, self.other, self.document.doc, self.pairs
         assert a is not None and b is not None
         run_label = doc.name if doc is not None else ""
 
@@ -813,7 +817,7 @@ class RunController(QObject):
         def finished(diffs: list[ValueDiff]) -> None:
             self.task = None
             self.update_actions()
-            if self.result is not a or self.window.doc is not doc:
+            if self.result is not a or self.document.doc is not doc:
                 return  # another run or document since
             self.diffs, self.tolerance = diffs, tolerance
             self.dock.set_result(self.result, diffs, self._summary(run_label), self.overlay_key, self.other_label,
@@ -829,24 +833,23 @@ class RunController(QObject):
         task.cancelled.connect(self._on_cancelled)
         self.task = task
         self.update_actions()
-        if hasattr(self.window, "track_task"):
-            self.window.track_task(task)
+        self.tasks.track_task(task)
         task.start(self._pool)
 
     def _show_first_difference(self) -> None:
         found = first_exceeding(self.diffs or [])
         if found is None:
-            self.window.statusBar().showMessage(f"No value differs beyond {self.tolerance.text()}.", 5000)
+            self.status.show_message(f"No value differs beyond {self.tolerance.text()}.", 5000)
             return
         self.reveal(found.node)
         combo = self.dock.value_combo  # the node's differing output, not its first
         combo.setCurrentIndex(max(0, combo.findData(found.name)))
-        self.window.statusBar().showMessage(
+        self.status.show_message(
             f"First difference beyond {self.tolerance.text()}: {found.name} ({found.outside} elements outside; "
             f"relative error {found.rel_error:.3g}, max abs error {found.max_abs_error:.3g}).", 10000)
 
     def reveal(self, node: int) -> None:
-        self.window.canvas.reveal_node("", node)
+        self.canvas.reveal_node("", node)
 
     # -- actions (built by feature.install) ------------------------------------------------------
     def compare_with_file(self) -> None:
@@ -873,22 +876,21 @@ class RunController(QObject):
         task.cancelled.connect(lambda: self._exported("Export cancelled; nothing was written."))
         self.task = task
         self.update_actions()
-        if hasattr(self.window, "track_task"):
-            self.window.track_task(task)
-        self.window.statusBar().showMessage(f"Exporting the values to {folder}...")
+        self.tasks.track_task(task)
+        self.status.show_message(f"Exporting the values to {folder}...")
         task.start(self._pool)
 
     def _exported(self, text: str, error: BaseException | None = None) -> None:
         self.task = None
         self.update_actions()
-        self.window.statusBar().showMessage(text, 10000)
+        self.status.show_message(text, 10000)
         if error is not None:
-            self.window.show_error("Export All Values", text, "")
+            self.status.show_error("Export All Values", text, "")
 
     def update_actions(self) -> None:
         if not self.actions:
             return
-        doc = self.window.doc
+        doc = self.document.doc
         running = self.task is not None
         for name in ("run", "run_inputs", "compare_engines", "compare_file"):
             self.actions[name].setEnabled(doc is not None and not running)

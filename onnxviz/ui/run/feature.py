@@ -8,28 +8,35 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolBar
 
+from onnxviz.ui.ports import Frame, Registry, RunApi, ShownDocument, Status, Tasks
 from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMainWindow
+
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 
-def install(window: MainWindow) -> RunController:
-    """Called once by the main window after its menus and the canvas exist; returns the controller
-    (``window.run_controller``)."""
-    controller = RunController(window)
+def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+            settings: QSettings, registry: Registry) -> RunController:
+    """Adds the Run menu and toolbar and the Activations dock; returns the controller (provided to the other
+    features as :class:`RunApi`)."""
+    controller = RunController(frame, document, canvas, status, tasks, settings)
+    window = frame.window
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, controller.dock)
     controller.dock.hide()  # placed beside the Weights panel when the first run finishes
     controller.actions = _actions(window, controller)
-    _fill_menu(window, controller)
-    window.document_changed.connect(controller.set_document)
-    window.model_changed.connect(controller.on_model_changed)
+    _fill_menu(frame, controller)
+    document.document_changed.connect(controller.set_document)
+    document.model_changed.connect(controller.on_model_changed)
     controller.update_actions()
+    registry.provide(RunApi, controller)  # type: ignore[type-abstract]
     return controller
 
 
-def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
+def _actions(window: QMainWindow, c: RunController) -> dict[str, QAction]:
     a = {
         "run": menu_action(window, "&Run", "Run the model on CPU and capture every node output", "F9"),
         "run_inputs": menu_action(window, "Run with &Inputs...", "Choose the inputs, then run", "Shift+F9"),
@@ -66,8 +73,8 @@ def _actions(window: MainWindow, c: RunController) -> dict[str, QAction]:
     return a
 
 
-def _fill_menu(window: MainWindow, c: RunController) -> None:
-    menu = window.run_menu
+def _fill_menu(frame: Frame, c: RunController) -> None:
+    window, menu = frame.window, frame.menus.run
     a = c.actions
     for name in ("run", "run_inputs", "cancel"):
         menu.addAction(a[name])

@@ -43,14 +43,17 @@ from onnxviz.model.transform import (
 from onnxviz.model.transform.cost import LayerError, compare_files, layer_errors
 from onnxviz.model.transform.inline import inlined
 from onnxviz.model.transform.variants import Staged
+from onnxviz.ui.ports import DiffApi, Files, Frame, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.tasks import Task, waiting_pool
+from onnxviz.ui.transform.actions import add_context_actions, enable_actions
 from onnxviz.ui.transform.dialog import Request, TransformDialog
 from onnxviz.ui.transform.dock import TransformDock
-from onnxviz.ui.transform.feature import add_context_actions, enable_actions
 from onnxviz.ui.validation import document_model_in_thread
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QMainWindow
+
+    from onnxviz.ui.canvas.canvas import GraphCanvas
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
 
@@ -85,11 +88,14 @@ class TransformController(QObject):
     failed = Signal(str)          # one sentence
     cost_shown = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 files: Files, registry: Registry) -> None:
+        super().__init__(frame.window)
+        self.window = frame.window  # the parent of the dialogs and the Transform dock
+        self.document, self.canvas, self.status, self.tasks = document, canvas, status, tasks
+        self.files, self.registry = files, registry
         self.actions: dict[str, QAction] = {}
-        self.dock = TransformDock(window)
+        self.dock = TransformDock(self.window)
         self.variants = Variants()
         self.task: Task | None = None
         self.outcome: Outcome | None = None
@@ -99,7 +105,7 @@ class TransformController(QObject):
         self.quantization: Request | None = None
         self.excluded: tuple[str, ...] = ()  # node names of the model a quantization starts from, kept in float
         self.new_window = False
-        self.windows: list[MainWindow] = []  # opened by a transform or a variant
+        self.windows: list[QMainWindow] = []  # opened by a transform or a variant
         self._transformer: Transformer | None = None
         self._doc: Document | None = None
         self._shown_at: dict[int, int] = {}  # undo-stack position -> the variant the model then is
@@ -112,8 +118,8 @@ class TransformController(QObject):
         self.dock.keep_in_float_requested.connect(self.keep_layers_in_float)
         self.dock.requantize_requested.connect(self.quantize_again)
         self.dock.variant_action.connect(self.variant_action)
-        window.closing.connect(self.close)
-        window.diff.diff_shown.connect(self._diff_shown)
+        frame.closing.connect(self.close)
+        registry.when(DiffApi, lambda diff: diff.diff_shown.connect(self._diff_shown))  # type: ignore[type-abstract]
 
     # -- the document ----------------------------------------------------------------------------------------
     def set_document(self, doc: Document | None) -> None:
@@ -137,7 +143,7 @@ class TransformController(QObject):
     def on_model_changed(self, change: Change) -> None:
         """An edit the transforms did not make: the model is no longer the variant it was (nor are the states
         after it, which the edit dropped from the undo stack)."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is not None and change.kind == ChangeKind.EDIT and not self._replacing:
             position = doc.undo_stack.index
             self._shown_at = {k: v for k, v in self._shown_at.items() if k < position}
@@ -147,7 +153,7 @@ class TransformController(QObject):
     @property
     def shown_key(self) -> int | None:
         """The variant the window's model is, when a transform or a variant put it there (and no edit since)."""
-        doc = self.window.doc
+        doc = self.document.doc
         return self._shown_at.get(doc.undo_stack.index) if doc is not None else None
 
     def close(self) -> None:
@@ -170,7 +176,7 @@ class TransformController(QObject):
     # -- starting --------------------------------------------------------------------------------------------
     def open_dialog(self, tool: str) -> TransformDialog | None:
         """The Transform dialog for ``tool``; accepted, it starts the transform."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None:
             return None
         last = self.quantization.settings if self.quantization is not None else None
@@ -185,11 +191,11 @@ class TransformController(QObject):
 
     def start(self, request: Request, source: int | None = None) -> Task | None:
         """Transform the window's model (or the variant ``source``) in the background; None when nothing starts."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None:
             return None
         if self.task is not None and not self.task.done:
-            self.window.statusBar().showMessage("A transform is running; wait for it or cancel it first.", 8000)
+            self.status.show_message("A transform is running; wait for it or cancel it first.", 8000)
             return None
         variant = self.variants.get(source) if source is not None else None
         generation, transformer, settings, variants = doc.generation, self.transformer, request.settings, self.variants
@@ -221,8 +227,8 @@ class TransformController(QObject):
         task.failed.connect(lambda exc, tb: self._failed(task, settings, exc, tb))
         task.cancelled.connect(lambda: self._cancelled(task, settings))
         self.task = task
-        self.window.track_task(task)
-        self.window.statusBar().showMessage(f"{settings.label()}...")
+        self.tasks.track_task(task)
+        self.status.show_message(f"{settings.label()}...")
         task.start(waiting_pool())
         self.update_actions()
         return task
@@ -244,8 +250,8 @@ class TransformController(QObject):
             return
         self.task = None
         self.update_actions()
-        if doc is not self.window.doc or doc.generation != generation:
-            self.window.statusBar().showMessage("The model changed while the transform ran; its result was not used "
+        if doc is not self.document.doc or doc.generation != generation:
+            self.status.show_message("The model changed while the transform ran; its result was not used "
                                                 "(transform it again).", 10000)
             return
         outcome, settings = done.outcome, request.settings
@@ -259,12 +265,12 @@ class TransformController(QObject):
                 self._shown_at[doc.undo_stack.index] = before.key
             assert done.part is not None
             self.windows.append(self._open_window(done.part, doc, after))
-            self.window.diff.compare_with(after.path)  # A: this model (before), B: the result
+            self._diff().compare_with(after.path)  # A: this model (before), B: the result
             where = "opened in a new window; this model is unchanged"
             sides = "Diff: A is this model (before the transform), B its result."
         else:
             self._replace(doc, done.model, done.index, settings.label(), before.key, after.key)
-            self.window.diff.compare_with(before.path, transformed=True)  # A: the result shown, B: the model before
+            self._diff().compare_with(before.path, transformed=True)  # A: the result shown, B: the model before
             where = "this model was replaced (Edit > Undo gives it back)"
             sides = ("Diff: A is this model (the result), B the model before; the canvas marks what the transform "
                      "added, and draws what it removed dashed.")
@@ -272,7 +278,7 @@ class TransformController(QObject):
         self.dock.set_quantized(settings.spec.quantizes)
         self._show_dock()
         self._show_variants()
-        self.window.statusBar().showMessage(f"{settings.label()}: {outcome.summary.headline()}.", 15000)
+        self.status.show_message(f"{settings.label()}: {outcome.summary.headline()}.", 15000)
         self.update_actions()
         self.transformed.emit(outcome)
 
@@ -306,10 +312,13 @@ class TransformController(QObject):
         self._shown_at = {k: v for k, v in self._shown_at.items() if k <= position}
         self._shown_at[doc.undo_stack.index] = after
 
-    def _open_window(self, part: Document, source: Document, variant: Variant) -> MainWindow:
+    def _diff(self) -> DiffApi:
+        return self.registry.get(DiffApi)  # type: ignore[type-abstract]
+
+    def _open_window(self, part: Document, source: Document, variant: Variant) -> QMainWindow:
         """A new window showing ``part`` (a document prepared off the GUI thread): unsaved, titled as the variant,
         its external weights read from ``source``'s folder until it is saved."""
-        new = self.window.open_in_new_window(part)
+        new = self.files.open_in_new_window(part)
         new.statusBar().showMessage(f"{variant.name} of {source.name}: unsaved (File > Save As... writes it).", 15000)
         new.destroyed.connect(lambda *_: self.windows.remove(new) if new in self.windows else None)
         return new
@@ -329,20 +338,20 @@ class TransformController(QObject):
             message = f"{settings.label()} failed: {exc.message}"
         if "unchanged" not in message:
             message += " The model is unchanged."
-        self.window.statusBar().showMessage(message, 15000)
-        self.window.show_error("Transform", message, details)
+        self.status.show_message(message, 15000)
+        self.status.show_error("Transform", message, details)
         self.failed.emit(message)
 
     def _cancelled(self, task: Task, settings: Settings) -> None:
         if task is self.task:
             self.task = None
             self.update_actions()
-            self.window.statusBar().showMessage(f"{settings.label()} was cancelled; the model is unchanged.", 8000)
+            self.status.show_message(f"{settings.label()} was cancelled; the model is unchanged.", 8000)
 
     def _show_dock(self) -> None:
         """The dock at the bottom, a tab beside the Differences (both want the window's width: side by side, the
         Differences' buttons left the tables 500 pixels), raised."""
-        w, diff = self.window, self.window.diff.dock
+        w, diff = self.window, self._diff().dock
         if w.dockWidgetArea(self.dock) == Qt.DockWidgetArea.NoDockWidgetArea:
             w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         self.dock.show()
@@ -359,17 +368,17 @@ class TransformController(QObject):
     # -- the summary's operators ------------------------------------------------------------------------------
     def show_op(self, op: str) -> None:
         """Select the next difference of the diff whose node has operator ``op`` (each click the next one)."""
-        diff = self.window.diff
+        diff = self._diff()
         if diff.diff is None:
-            self.window.statusBar().showMessage("The diff is closed: Diff > Compare With... opens it again.", 8000)
+            self.status.show_message("The diff is closed: Diff > Compare With... opens it again.", 8000)
             return
         rows = [k for k, d in enumerate(diff.diff.differences) if _difference_op(diff, d) == op]
         if not rows:
-            self.window.statusBar().showMessage(f"No node of operator {op} differs.", 8000)
+            self.status.show_message(f"No node of operator {op} differs.", 8000)
             return
-        current = diff.dock.list.currentRow()
+        current = diff.current_difference()
         row = next((k for k in rows if k > current), rows[0])
-        diff.dock.list.setCurrentRow(row)  # selects it (the diff's own stepping)
+        diff.choose_difference(row)
 
     # -- what it cost ------------------------------------------------------------------------------------------
     def see_cost(self, runs: int = 20, variant: int | None = None) -> Task | None:
@@ -377,7 +386,7 @@ class TransformController(QObject):
         the same inputs (the runner's worker processes, every value captured, the model before as the reference),
         measure each layer, then time both in onnxruntime (its own worker process, every graph optimization on)."""
         before, after = self._pair() if variant is None else self._made_from(variant)
-        if before is None or after is None or self.outcome is None or self.window.doc is None:
+        if before is None or after is None or self.outcome is None or self.document.doc is None:
             self._say("Transform the model first: the cost is that of a transform (the original has none).")
             return None
         if self.task is not None and not self.task.done:
@@ -402,8 +411,8 @@ class TransformController(QObject):
         task.failed.connect(lambda exc, tb: self._cost_failed(task, exc, tb))
         task.cancelled.connect(lambda: self._cost_failed(task, None, ""))
         self.task = task
-        self.window.track_task(task)
-        self.window.statusBar().showMessage("Running both models on the same inputs, then timing them...")
+        self.tasks.track_task(task)
+        self.status.show_message("Running both models on the same inputs, then timing them...")
         task.start(waiting_pool())
         self.update_actions()
         return task
@@ -451,7 +460,7 @@ class TransformController(QObject):
             return
         message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"The models could not be run: {exc}."
         self._say(message)
-        self.window.show_error("See What It Cost", message, getattr(exc, "details", "") or tb)
+        self.status.show_error("See What It Cost", message, getattr(exc, "details", "") or tb)
 
     def show_layer(self, row: int) -> None:
         """A layer of the cost table: its node selected on the graph shown (the model before or after)."""
@@ -463,21 +472,21 @@ class TransformController(QObject):
         if place is None or place[1] < 0:
             self._say("The model shown is neither the model before the transform nor its result.")
             return
-        self.window.diff.show_b(False)
-        self.window.canvas.reveal_node(*place)
+        self._diff().show_b(False)
+        self.canvas.reveal_node(*place)
 
     # -- kept in float, quantized again ------------------------------------------------------------------------
     def keep_in_float(self, nodes: list[int] | None = None) -> list[str]:
         """Keep the canvas's selected nodes (or ``nodes``, positions in the main graph) in float at the next
         quantization; returns the names added (of the model the quantization starts from)."""
-        doc = self.window.doc
+        doc = self.document.doc
         if doc is None:
             return []
         if nodes is None:
-            if self.window.canvas.scope != "" or self.window.canvas.doc is not doc:
+            if self.canvas.scope != "" or not self.document.shows_own:
                 self._say("Select nodes of this model's main graph to keep them in float.")
                 return []
-            nodes = self.window.canvas.selected_nodes()
+            nodes = self.canvas.selected_nodes()
         if not nodes:
             self._say("Select a node or a group on the graph first, then Keep in Float.")
             return []
@@ -523,7 +532,7 @@ class TransformController(QObject):
         return names, unknown
 
     def _paired_in_base(self, nodes: list[int], base: Variant) -> dict[int, str]:
-        diff = self.window.diff
+        diff = self._diff()
         if diff.diff is None or diff.doc_b is None or diff.doc_b.path != base.path:
             return {}
         main = diff.diff.alignment.graphs.get("")
@@ -553,7 +562,7 @@ class TransformController(QObject):
     # -- variants ----------------------------------------------------------------------------------------------
     def variant_action(self, action: str, key: int) -> None:
         variant = self.variants.get(key)
-        doc = self.window.doc
+        doc = self.document.doc
         if variant is None or doc is None:
             return
         try:
@@ -566,13 +575,13 @@ class TransformController(QObject):
             elif action == "measure":
                 self.see_cost(self.dock.runs.value(), key)
             elif action == "compare":
-                self.window.diff.compare_with(variant.path)
+                self._diff().compare_with(variant.path)
             elif action == "remove":
                 self.variants.remove(key)
                 self._show_variants()
         except (OnnxvizError, OSError) as exc:
             message = sentence(exc.message) if isinstance(exc, OnnxvizError) else f"The variant could not be read: {exc}."
-            self.window.show_error("Variant", message)
+            self.status.show_error("Variant", message)
 
     def _use(self, doc: Document, variant: Variant) -> None:
         """The variant replaces the model shown (one undo step), read and indexed in the background."""
@@ -586,7 +595,7 @@ class TransformController(QObject):
             return parsed(path.read_bytes(), token.pause)
 
         def finished(read: tuple[onnx.ModelProto, ModelIndex]) -> None:
-            if doc is not self.window.doc or doc.generation != generation:
+            if doc is not self.document.doc or doc.generation != generation:
                 self._say("The model changed meanwhile; the variant was not used (use it again).")
                 return
             self._replace(doc, read[0], read[1], f"Use {variant.name}", None, variant.key)
@@ -595,9 +604,9 @@ class TransformController(QObject):
 
         task = Task(work, f"Reading {variant.name}", parent=self)
         task.finished.connect(finished)
-        task.failed.connect(lambda exc, tb: self.window.show_error("Variant", f"{variant.name} could not be read: {exc}.",
+        task.failed.connect(lambda exc, tb: self.status.show_error("Variant", f"{variant.name} could not be read: {exc}.",
                                                                    tb))
-        self.window.track_task(task)
+        self.tasks.track_task(task)
         task.start(waiting_pool())
 
     def _in_window(self, doc: Document, variant: Variant) -> None:
@@ -610,14 +619,12 @@ class TransformController(QObject):
 
         task = Task(work, f"Reading {variant.name}", parent=self)
         task.finished.connect(lambda part: self.windows.append(self._open_window(part, doc, variant)))
-        task.failed.connect(lambda exc, tb: self.window.show_error("Variant", f"{variant.name} could not be read: {exc}.",
+        task.failed.connect(lambda exc, tb: self.status.show_error("Variant", f"{variant.name} could not be read: {exc}.",
                                                                    tb))
-        self.window.track_task(task)
+        self.tasks.track_task(task)
         task.start(waiting_pool())
 
     def _save(self, variant: Variant, doc: Document) -> None:
-        from onnxviz.ui.saving import save_document
-
         folder = doc.path.parent if doc.path is not None else Path.cwd()
         chosen, _ = QFileDialog.getSaveFileName(self.window, "Save Variant As", str(folder / variant.path.name),
                                                 MODEL_FILTER)
@@ -627,7 +634,7 @@ class TransformController(QObject):
         if doc.path is not None and target == doc.path:
             raise TransformError("that is the file of the model shown; use the variant here (Use Here) and save, "
                                  "or save it under another name.")
-        save_document(self.window, Document(onnx.load_from_string(self.variants.data(variant.key))), target)
+        self.files.save_copy(Document(onnx.load_from_string(self.variants.data(variant.key))), target)
 
     def _show_variants(self) -> None:
         self.dock.set_variants(self.variants.items, self.shown_key)
@@ -635,17 +642,17 @@ class TransformController(QObject):
     # -- menus ---------------------------------------------------------------------------------------------------
     def add_context_actions(self, menu: QMenu) -> None:
         """The canvas's right-click menu: the selected nodes kept in float (and quantized again)."""
-        add_context_actions(self.window, self.actions, menu, self.quantization is not None)
+        add_context_actions(self.document, self.canvas, self.actions, menu, self.quantization is not None)
 
     def update_actions(self) -> None:
         if not self.actions:
             return
         busy = self.task is not None and not self.task.done
-        enable_actions(self.actions, self.window.doc is not None, busy, self.quantization is not None,
+        enable_actions(self.actions, self.document.doc is not None, busy, self.quantization is not None,
                        bool(self.excluded), self.outcome is not None)
 
     def _say(self, text: str) -> None:
-        self.window.statusBar().showMessage(text, 10000)
+        self.status.show_message(text, 10000)
 
 
 def _document_model(doc: Document, generation: int, token: CancelToken, folder: Path) -> bytes | Path:

@@ -14,10 +14,14 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.transform.catalog import TOOLS
+from onnxviz.ui.ports import Files, Frame, Menus, Registry, ShownDocument, Status, Tasks
+from onnxviz.ui.transform.actions import add_context_actions, enable_actions
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
-    from onnxviz.ui.main_window import MainWindow
+    from PySide6.QtWidgets import QMainWindow
+
+    from onnxviz.ui.canvas.canvas import GraphCanvas
     from onnxviz.ui.transform.controller import TransformController
 
 OPTIMIZERS = ("onnxslim", "onnxscript", "ort-optimize", "simplify", "opset")
@@ -28,14 +32,16 @@ class TransformFeature:
     """The window's Transform menu and actions; :meth:`controller` makes the controller (``window.transforms``)
     the first time it is needed."""
 
-    def __init__(self, window: MainWindow) -> None:
-        self.window = window
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 files: Files, registry: Registry) -> None:
+        self.frame, self.document, self.canvas = frame, document, canvas
+        self.status, self.tasks, self.files, self.registry = status, tasks, files, registry
         self._controller: TransformController | None = None
-        self.actions = _actions(window, self)
-        self.menu = _menu(window, self.actions)
+        self.actions = _actions(frame.window, self)
+        self.menu = _menu(frame.window, frame.menus, self.actions)
         self.menu.aboutToShow.connect(self.controller)
-        window.canvas.context_actions.append(self.add_context_actions)
-        window.document_changed.connect(lambda *_: self.update_actions())
+        canvas.context_actions.append(self.add_context_actions)
+        document.document_changed.connect(lambda *_: self.update_actions())
         self.update_actions()
 
     @property
@@ -46,17 +52,17 @@ class TransformFeature:
         if self._controller is None:
             from onnxviz.ui.transform.controller import TransformController
 
-            w = self.window
-            c = TransformController(w)
+            w, d = self.frame.window, self.document
+            c = TransformController(self.frame, d, self.canvas, self.status, self.tasks, self.files, self.registry)
             c.actions = self.actions
             w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
             w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
             c.dock.hide()  # shown by the first transform
             self.menu.addAction(c.dock.toggleViewAction())
-            w.document_changed.connect(c.set_document)
-            w.model_changed.connect(c.on_model_changed)
+            d.document_changed.connect(c.set_document)
+            d.model_changed.connect(c.on_model_changed)
             self._controller = c
-            c.set_document(w.doc)
+            c.set_document(d.doc)
             c.update_actions()
         return self._controller
 
@@ -64,46 +70,22 @@ class TransformFeature:
         if self._controller is not None:
             self._controller.update_actions()
         else:
-            enable_actions(self.actions, self.window.doc is not None)
+            enable_actions(self.actions, self.document.doc is not None)
 
     def add_context_actions(self, menu: QMenu) -> None:
         if self._controller is not None:
             self._controller.add_context_actions(menu)
         else:
-            add_context_actions(self.window, self.actions, menu, quantized=False)
+            add_context_actions(self.document, self.canvas, self.actions, menu, quantized=False)
 
 
-def install(window: MainWindow) -> TransformFeature:
-    """Called once by the main window after the diff exists (a transform opens it)."""
-    return TransformFeature(window)
+def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks, files: Files,
+            registry: Registry) -> TransformFeature:
+    """Adds the Transform menu (the controller comes on first use; it finds the diff in ``registry``)."""
+    return TransformFeature(frame, document, canvas, status, tasks, files, registry)
 
 
-def enable_actions(a: dict[str, QAction], has_doc: bool, busy: bool = False, quantized: bool = False,
-                   excluded: bool = False, outcome: bool = False) -> None:
-    """The actions enabled as the window's state says (``quantized``: a quantization to run again; ``excluded``:
-    nodes kept in float; ``outcome``: a transform to measure)."""
-    for name, action in a.items():
-        if name.startswith("tool:"):
-            action.setEnabled(has_doc and not busy)
-    a["keep_float"].setEnabled(has_doc)
-    a["quantize_again"].setEnabled(has_doc and not busy and quantized)
-    a["clear_float"].setEnabled(excluded)
-    a["cost"].setEnabled(has_doc and not busy and outcome)
-    a["cancel"].setEnabled(busy)
-
-
-def add_context_actions(window: MainWindow, a: dict[str, QAction], menu: QMenu, quantized: bool) -> None:
-    """The canvas's right-click menu: the selected nodes kept in float (and quantized again)."""
-    doc = window.doc
-    if doc is None or window.canvas.doc is not doc or not window.canvas.selected_nodes():
-        return
-    menu.addSeparator()
-    menu.addAction(a["keep_float"])
-    if quantized:
-        menu.addAction(a["quantize_again"])
-
-
-def _actions(window: MainWindow, f: TransformFeature) -> dict[str, QAction]:
+def _actions(window: QMainWindow, f: TransformFeature) -> dict[str, QAction]:
     a: dict[str, QAction] = {}
     for name, tool in TOOLS.items():
         action = menu_action(window, tool.title + "...", tool.summary[:1].upper() + tool.summary[1:])
@@ -126,7 +108,7 @@ def _actions(window: MainWindow, f: TransformFeature) -> dict[str, QAction]:
     return a
 
 
-def _menu(window: MainWindow, a: dict[str, QAction]) -> QMenu:
+def _menu(window: QMainWindow, menus: Menus, a: dict[str, QAction]) -> QMenu:
     """The Transform menu, before Help; the Transform dock's toggle is added last, with the dock."""
     menu = QMenu("&Transform", window)
     for group in (OPTIMIZERS, QUANTIZERS):
@@ -140,5 +122,5 @@ def _menu(window: MainWindow, a: dict[str, QAction]) -> QMenu:
             menu.addSeparator()
         else:
             menu.addAction(a[key])
-    window.menuBar().insertMenu(window.help_menu.menuAction(), menu)
+    menus.add_before_help(menu)
     return menu

@@ -20,9 +20,10 @@ from window_fixtures import settle
 from onnxviz.model.document import Document
 from onnxviz.model.graph.tensors import load_tensor, tensor_array
 from onnxviz.model.graph.validation import InferenceResult, ValidationResult
-from onnxviz.ui.main_window import MainWindow, settle_layouts
+from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels.feature import Panels
 from onnxviz.ui.panels.tables import RowsModel, source_row
+from onnxviz.ui.screenshot import settle_layouts
 from onnxviz.ui.widgets import tensor_view
 
 

@@ -1,0 +1,160 @@
+"""The features' ports: one owner of the document shown, whose followers (canvas, editing's badges) update by
+themselves when another document is shown; a registry in which the order of provision does not matter; a save
+that a question interrupts is finished by the same save, and the window is refreshed once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+import hostile
+import pytest
+from PySide6.QtCore import SIGNAL
+from PySide6.QtWidgets import QMessageBox, QPushButton
+from pytestqt.qtbot import QtBot
+from window_fixtures import open_and_wait
+
+import onnxviz.ui.main_window as main_window
+import onnxviz.ui.saving as saving
+from onnxviz.model.document import Change, ChangeKind, Document
+from onnxviz.model.graph.validation import node_badges
+from onnxviz.ui.canvas import feature as canvas_feature
+from onnxviz.ui.diff import feature as diff_feature
+from onnxviz.ui.edit import feature as edit_feature
+from onnxviz.ui.main_window import MainWindow
+from onnxviz.ui.panels import feature as panels_feature
+from onnxviz.ui.ports import DiffApi, Frame, Menus, PanelsApi, Registry, RunApi, ShownDocument
+from onnxviz.ui.run import feature as run_feature
+from onnxviz.ui.transform import feature as transform_feature
+
+CONV = 0  # the example's first node
+
+
+class _Api(Protocol):
+    def hello(self) -> str: ...
+
+
+class _Hello:
+    def hello(self) -> str:
+        return "hello"
+
+
+def test_the_registry_hands_an_api_over_whenever_it_comes() -> None:
+    registry, got = Registry(), []
+    registry.when(_Api, lambda api: got.append(("before", api.hello())))  # type: ignore[type-abstract]
+    assert registry.find(_Api) is None and got == []  # type: ignore[type-abstract]
+    with pytest.raises(LookupError):
+        registry.get(_Api)  # type: ignore[type-abstract]
+    hello = _Hello()
+    registry.provide(_Api, hello)  # type: ignore[type-abstract]
+    registry.when(_Api, lambda api: got.append(("after", api.hello())))  # type: ignore[type-abstract]
+    assert got == [("before", "hello"), ("after", "hello")] and registry.get(_Api) is hello  # type: ignore[type-abstract]
+
+
+def test_the_shown_document_says_what_changed_and_forwards_the_documents_changes(example_path: Path) -> None:
+    owner, heard = ShownDocument(), []
+    owner.shown_changed.connect(lambda doc: heard.append(("shown", doc)))
+    owner.document_changed.connect(lambda doc: heard.append(("document", doc)))
+    owner.model_changed.connect(lambda change: heard.append(("model", change.kind)))
+    a, b = Document.open(example_path), Document.open(example_path)
+    owner.set_document(a)
+    assert heard == [("shown", a), ("document", a)] and owner.shows_own
+    heard.clear()
+    owner.show(b)  # another document on the canvas: the window's stays
+    owner.show(b)  # already shown: nothing to say
+    assert heard == [("shown", b)] and owner.doc is a and owner.shown is b and not owner.shows_own
+    heard.clear()
+    a.changed.emit(Change("Save", ChangeKind.SAVED))
+    owner.show(None)  # the window's own again
+    assert heard == [("model", ChangeKind.SAVED), ("shown", a)] and owner.shows_own
+    heard.clear()
+    owner.set_document(b)
+    a.changed.emit(Change("Save", ChangeKind.SAVED))  # the document left is no longer followed
+    assert heard == [("shown", b), ("document", b)]
+
+
+def test_the_window_provides_each_features_api(make_window: Callable[..., MainWindow]) -> None:
+    w = make_window(shown=False)
+    assert w.registry.get(PanelsApi) is w.panels  # type: ignore[type-abstract]
+    assert w.registry.get(RunApi) is w.run_controller  # type: ignore[type-abstract]
+    assert w.registry.get(DiffApi) is w.diff  # type: ignore[type-abstract]
+
+
+def test_another_document_shown_takes_the_canvas_and_the_badges_follow(
+        qtbot: QtBot, make_window: Callable[..., MainWindow], example_copy: Path, example_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the diff's Show B's Graph does: through the owner, so the canvas shows B and the editing's badges (A's
+    problems) leave B's graph and come back with A's, with no feature pushing them by hand."""
+    w = make_window(shown=False)
+    open_and_wait(qtbot, w, example_copy)
+    doc = w.doc
+    assert doc is not None
+    with qtbot.waitSignal(w.validation.finished, timeout=20000):
+        doc.edit.set_op_type(CONV, "Relu")  # a problem on the Conv: an error badge
+    badges: list[dict[tuple[str, int], str]] = []
+    monkeypatch.setattr(w.canvas, "set_node_badges", badges.append)
+    other = Document.open(example_path)
+    w.document.show(other)
+    assert w.canvas.doc is other and w.doc is doc and badges[-1] == {} and not w.editing.on_canvas()
+    w.document.show(None)
+    assert w.canvas.doc is doc and badges[-1] == node_badges(doc.problems) and badges[-1].get(("", CONV)) == "error"
+    assert w.editing.on_canvas()
+
+
+def test_an_answered_save_question_finishes_the_same_save_and_the_window_refreshes_once(
+        qtbot: QtBot, make_window: Callable[..., MainWindow], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = next(c for c in hostile.OPENS if c.name == "invalid_utf8_name")
+    path = case.build(tmp_path)
+    w = make_window()
+    open_and_wait(qtbot, w, path)
+    doc = w.doc
+    assert doc is not None
+    doc.edit.set_model_info(producer_name="unrelated")
+    starts: list[Path] = []
+    real = saving.save_document
+
+    def counted(*args: object, **kwargs: object) -> None:
+        starts.append(args[2])  # type: ignore[arg-type]
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(saving, "save_document", counted)
+    monkeypatch.setattr(main_window, "save_document", counted)  # File > Save's
+    refreshed: list[object] = []
+    show = w.status_fields.show_document
+    monkeypatch.setattr(w.status_fields, "show_document", lambda d: (refreshed.append(d), show(d)))
+    w.save_action.trigger()
+    box = next(b for b in w.findChildren(QMessageBox) if b.isVisible())
+    assert "not valid UTF-8" in box.text().replace("\u200b", "")
+    next(b for b in box.findChildren(QPushButton) if b.text().replace("&", "") == "Save Escaped").click()
+    assert not doc.is_dirty and starts == [path]  # one save, answered, not a second one started
+    assert refreshed == [doc] and w.windowTitle() == f"{doc.name}[*] - onnxviz" and not w.isWindowModified()
+
+
+class _InstalledBackwards(MainWindow):
+    """The features installed in the reverse order (the canvas, a port of the others, first)."""
+
+    def _install_features(self) -> None:
+        frame = Frame(self, Menus(self.menuBar(), self.file_menu, self.edit_menu, self.view_menu, self.run_menu,
+                                  self.help_menu, self.save_action), self.closing)
+        doc, reg, settings = self.document, self.registry, self.settings
+        self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
+        self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
+        self.diff = diff_feature.install(frame, doc, self.canvas, self, self, reg)
+        self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
+        self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
+        self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
+
+
+def test_the_features_find_each_other_whatever_the_order_of_installation(
+        qtbot: QtBot, example_path: Path) -> None:
+    w = _InstalledBackwards()
+    qtbot.addWidget(w)
+    assert w.diff.node_section in w.panels.node_panel.extras  # the diff's section, though the panels came later
+    assert w.run_controller.receivers(SIGNAL("run_finished()")) == 1  # the diff shows A's graph when A runs
+    before = w.diff.receivers(SIGNAL("diff_shown()"))
+    assert w.transforms.dock is not None  # the transforms' controller, made now: it follows the diff's diff_shown
+    assert w.diff.receivers(SIGNAL("diff_shown()")) == before + 1
+    open_and_wait(qtbot, w, example_path)
+    assert w.canvas.doc is w.doc and w.panels.doc is w.doc and w.editing.doc is w.doc
+    w.set_document(None)
