@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from onnxviz.model.process_tuning import tune_window_process
 from onnxviz.ui.applog import append_log, log, log_path
 from onnxviz.ui.settings import APPLICATION, ORGANIZATION
+from onnxviz.ui.tasks import start_task_pools
 from onnxviz.ui.widgets.tooltips import guard_tooltips
 
 
@@ -46,6 +47,7 @@ def ensure_app(argv: list[str] | None = None) -> QApplication:
     app.setDesktopFileName("onnxviz")  # Wayland/X11 match the window to resources/onnxviz.desktop
     app.setWindowIcon(app_icon())
     guard_tooltips(app)  # a tooltip that would load a file is shown as written (text from a file is never markup)
+    start_task_pools(app)  # its threads for tasks, shut down as the interpreter ends
     return app
 
 
