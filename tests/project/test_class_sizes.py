@@ -14,7 +14,6 @@ KNOWN_OVER = {
     "onnxviz/ui/canvas/canvas.py::GraphCanvas",
     "onnxviz/model/layout/engine.py::GraphLayout",
     # split on this branch, one at a time
-    "onnxviz/ui/transform/controller.py::TransformController",
     "onnxviz/ui/diff/controller.py::DiffController",
 }
 
