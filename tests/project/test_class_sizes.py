@@ -13,8 +13,6 @@ PACKAGE = REPO / "onnxviz"
 KNOWN_OVER = {
     "onnxviz/ui/canvas/canvas.py::GraphCanvas",
     "onnxviz/model/layout/engine.py::GraphLayout",
-    # split on this branch, one at a time
-    "onnxviz/ui/diff/controller.py::DiffController",
 }
 
 
