@@ -27,7 +27,6 @@ class NodeEdits:
     def __init__(self, host: EditHost, selection: EditSelection) -> None:
         self.host, self.selection = host, selection
 
-    # the value dialogs' module is imported as one opens (the window's start does without it)
     def edit_attributes(self) -> None:
         from onnxviz.ui.edit.attributes import AttributesDialog
 
@@ -66,8 +65,12 @@ class NodeEdits:
 
         if self.host.doc is None:
             raise EditError("open a model first.")
-        self.host.open_dialog(PaletteDialog(self.host.doc, self.host.window, lambda: self.host.guarded(lambda: self.new_tensor("constant"))))
+        def constant() -> None:
+            self.host.guarded(lambda: self.new_tensor("constant"))
 
+        self.host.open_dialog(PaletteDialog(self.host.doc, self.host.window, constant))
+
+    # the value dialogs' module is imported as one opens (the window's start does without it)
     def rewire_input(self) -> None:
         from onnxviz.ui.edit import value_dialogs
 

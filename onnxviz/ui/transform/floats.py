@@ -48,7 +48,8 @@ class KeptInFloat:
     def _exclude(self, names: list[str], unknown: list[str]) -> list[str]:
         added = [n for n in dict.fromkeys(names) if n not in self.host.excluded]
         self.host.excluded = tuple(dict.fromkeys([*self.host.excluded, *names]))
-        said = f"{len(self.host.excluded)} node{'s' if len(self.host.excluded) != 1 else ''} kept in float at the next quantization"
+        count = len(self.host.excluded)
+        said = f"{count} node{'s' if count != 1 else ''} kept in float at the next quantization"
         if unknown:
             said += f"; {len(unknown)} could not be matched with a node of the model before it"
         hint = " (Transform > Quantize Again)." if self.host.quantization is not None else "."
