@@ -33,6 +33,7 @@ from onnxviz.model.transform.verify import Verification, verify
 BEFORE, AFTER, LOG = "before.onnx", "after.onnx", "tool.log"
 CHECK_SAMPLES = 2  # generated inputs the outputs are compared on, when none are given
 VERIFY_SAMPLES = 8  # at most this many of the calibration samples are run to compare the outputs
+_HISTOGRAM = "Too many bins for data range"  # numpy's error for a histogram over float32's whole range
 LOG_TAIL = 4000  # characters of the library's output kept with an error's details
 
 _samples: dict[str, list[Sample]] = {}  # folder -> the inputs of the transform working there
@@ -80,6 +81,16 @@ def _failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}." if text else f"{type(exc).__name__}."
 
 
+def _failed(settings: Settings, exc: BaseException) -> str:
+    """The sentence for the library's exception: what it said, and what to do where the cause is known."""
+    said = f"{settings.label()} failed ({_failure(exc)[:-1]})"
+    if settings.tool == QUANTIZE_STATIC and settings.calibration_method != "minmax" and _HISTOGRAM in str(exc):
+        return (f"{said}: onnxruntime's {settings.calibration_method} calibration cannot make a histogram of a "
+                "value that holds float32's extreme numbers (an attention mask's -3.4e38, for one); MinMax "
+                "calibration works on such a model.")
+    return f"{said}."
+
+
 # -- the steps ------------------------------------------------------------------------------------------------
 def _prepare(folder: str, source: bytes | str, base_dir: str | None) -> Reply:
     """The model written to ``before.onnx`` with its external weights read in (from ``base_dir`` only)."""
@@ -122,8 +133,7 @@ def _transform(folder: str, settings: Settings) -> Reply:
     except OnnxvizError as exc:
         raise TransformError(exc.message, _with_log(exc.details, place)) from exc
     except Exception as exc:  # noqa: BLE001
-        raise TransformError(f"{settings.label()} failed ({_failure(exc)[:-1]}).",
-                             _with_log(traceback.format_exc(), place)) from exc
+        raise TransformError(_failed(settings, exc), _with_log(traceback.format_exc(), place)) from exc
     if not (place / AFTER).is_file():
         raise TransformError(f"{settings.label()} wrote no model.", _with_log("", place))
     return Reply(time.perf_counter() - started, notes=notes)

@@ -179,7 +179,7 @@ def test_nested_bodies_open_and_close_with_their_buttons(qtbot: QtBot, nested_pa
     state = window.doc.selection.state
     assert (state.scope, state.node) == (ELSE, other.scene.box_ref[relu_local].node) and canvas.scope == ""
     assert canvas.selected_box() == relu
-    assert "Relu" in canvas._tooltip(relu, -1)
+    assert "Relu" in canvas.tooltips.text(relu, -1)
     assert canvas.frame_holder(other.frame) == (BODY, IF)
     # the else branch's '-' puts the If's branches away; the Loop's body stays open
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):

@@ -13,7 +13,7 @@ from window_fixtures import TIMEOUT, open_canvas
 
 from onnxviz.ui.canvas import minimap as mm
 from onnxviz.ui.canvas.canvas import GraphCanvas
-from onnxviz.ui.canvas.search import BATCH
+from onnxviz.ui.canvas.search import BATCH, SearchIndex
 from onnxviz.ui.main_window import MainWindow
 
 
@@ -94,7 +94,9 @@ def test_search_results_scroll_through_every_hit(qtbot: QtBot, synth_small: Path
     canvas.open_search()
     panel.field.setText("layers")
     panel.run()
-    expected = [panel._searcher.hit(row) for row in panel._searcher.scan("layers")]  # type: ignore[union-attr]
+    assert window.doc is not None
+    searcher = SearchIndex(window.doc.index)   # a search of its own: every hit, in order
+    expected = [searcher.hit(row) for row in searcher.scan("layers")]
     assert len(expected) > 2 * BATCH
     assert len(panel.hits) == BATCH and panel.status.text().startswith(f"{BATCH}+")
     bar = panel.results.verticalScrollBar()

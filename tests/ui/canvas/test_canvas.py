@@ -56,7 +56,7 @@ def test_click_selects_and_selection_is_followed(qtbot: QtBot, example_path: Pat
     last = op_box(canvas, "Softmax")
     doc.selection.select_node("", canvas.drawable.scene.box_ref[last].node)
     assert canvas.view.options.selected_box == last
-    assert canvas.view.visible_scene_rect().contains(canvas._box_rect(last))
+    assert canvas.view.visible_scene_rect().contains(canvas.shown.box_rect(last))
     # empty space clears the selection
     canvas.view.set_scale(1.0)
     empty = canvas.view.map_from_scene(canvas.view.visible_scene_rect().topLeft()).toPoint() + QPoint(3, 3)
@@ -237,19 +237,18 @@ def test_enter_and_backspace_open_and_leave_a_loop_body(qtbot: QtBot) -> None:
 
 
 def test_tooltips_and_context_menu(qtbot: QtBot, example_path: Path) -> None:
-    from onnxviz.ui.canvas.menus import context_menu
 
     window, canvas = open_canvas(qtbot, example_path)
     qtbot.waitUntil(lambda: bool(window.doc.index.inferred.get("")), timeout=TIMEOUT)
     stem_conv = next(i for i, n in enumerate(window.doc.model.graph.node) if n.name == "/stem/conv/Conv")
     conv = canvas.drawable.node_box[stem_conv]
-    text = canvas._tooltip(conv, -1)
+    text = canvas.tooltips.text(conv, -1)
     assert "<b>Conv</b>" in text and "/stem/conv/Conv" in text and "float32 [batch × 3 × 32 × 32]" in text
     assert "stem.conv.weight: float32 [16×3×3×3] (initializer)" in text
     edge = int(np.flatnonzero(canvas.drawable.scene.edge_src == conv)[0])
-    assert canvas.drawable.scene.edge_value[edge] in canvas._tooltip(-1, edge)
+    assert canvas.drawable.scene.edge_value[edge] in canvas.tooltips.text(-1, edge)
     pos = show_box(canvas, conv)
-    labels = [a.text() for a in context_menu(canvas, pos).actions()]
+    labels = [a.text() for a in canvas.context_menu(pos).actions()]
     assert "Copy Name" in labels and "Collapse stem" in labels and "&Fit Graph" in labels
     assert window.doc.selection.state.node == stem_conv   # right-click selects what is under the pointer
     # a real right-click shows the same menu, with the editing actions when editing is installed
@@ -413,9 +412,9 @@ def test_jobs_queued_on_a_layout_that_fails_are_dropped(qtbot: QtBot, example_pa
     window, canvas = open_canvas(qtbot, example_path)
     canvas.layout_factory = SlowBrokenLayout
     window.open_path(node_model("test_if"))
-    qtbot.waitUntil(lambda: canvas._task is not None and canvas._unstarted is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: canvas.jobs.task is not None and canvas.jobs.unstarted is None, timeout=TIMEOUT)
     canvas.relabel()
-    assert canvas._pending
+    assert canvas.jobs.pending
     with qtbot.waitSignal(canvas.layout_failed, timeout=TIMEOUT) as failed:
         release.set()
     assert "no room" in failed.args[0] and "no room" in canvas.view.message
@@ -455,8 +454,8 @@ def test_new_documents_layout_starts_after_the_windows_next_frame(qtbot: QtBot, 
     window, canvas = open_canvas(qtbot, example_path)
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
         canvas.set_document(window.doc)
-        assert canvas._unstarted is not None and canvas._unstarted is canvas._task   # queued, not running
-    assert canvas._unstarted is None and canvas.drawable is not None
+        assert canvas.jobs.unstarted is not None and canvas.jobs.unstarted is canvas.jobs.task   # queued, not running
+    assert canvas.jobs.unstarted is None and canvas.drawable is not None
 
 
 def test_new_documents_layout_does_not_queue_behind_background_tasks(qtbot: QtBot, example_path: Path) -> None:
@@ -488,16 +487,16 @@ def test_layout_of_a_hidden_canvas_starts_at_once(qtbot: QtBot, example_path: Pa
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.loading_finished, timeout=TIMEOUT):
         window.open_path(example_path)
-    assert window.canvas._task is not None and window.canvas._unstarted is None
+    assert window.canvas.jobs.task is not None and window.canvas.jobs.unstarted is None
 
 
 def test_waiting_layout_starts_without_a_frame(qtbot: QtBot, example_path: Path) -> None:
     """A window that paints nothing (minimised) still gets its layout, after FRAME_WAIT_MS."""
     window, canvas = open_canvas(qtbot, example_path)
-    canvas.view.painted.disconnect(canvas._on_painted)
+    canvas.view.painted.disconnect(canvas.jobs.frame_painted)
     canvas.set_document(window.doc)
-    assert canvas.drawable is None and canvas._unstarted is not None
-    qtbot.waitUntil(lambda: canvas._task is None and canvas.drawable is not None, timeout=TIMEOUT)
+    assert canvas.drawable is None and canvas.jobs.unstarted is not None
+    qtbot.waitUntil(lambda: canvas.jobs.task is None and canvas.drawable is not None, timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("model", ["example", "synth"])
@@ -515,11 +514,11 @@ def test_overlay_colours_a_box_by_the_largest_value_it_shows(qtbot: QtBot, examp
     values = {("", i): float(v) for i, v in enumerate(rng.normal(size=n))}
     values[("", 1)] = float("nan")
     values[("other", 0)] = 1e9  # another scope's value plays no part
-    shown = overlay_colours(d, values, "", canvas._box_for_node)
+    shown = overlay_colours(d, values, "", canvas.shown.box_of_node)
     rgba, lo, hi = shown.rgba, shown.legend.lo, shown.legend.hi
     expected: dict[int, float] = {}
     for (scope, node), v in values.items():
-        box = canvas._box_for_node(node)
+        box = canvas.shown.box_of_node(node)
         if scope == "" and np.isfinite(v) and box >= 0:
             expected[box] = max(v, expected.get(box, -np.inf))
     assert (lo, hi) == (min(expected.values()), max(expected.values()))  # what is drawn, not every value
@@ -537,7 +536,7 @@ def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, 
     window, canvas = open_canvas(qtbot, example_path)
     d = canvas.drawable
     assert d is not None and window.doc is not None
-    boxes = {i: canvas._box_for_node(i) for i in range(len(window.doc.model.graph.node))}
+    boxes = {i: canvas.shown.box_of_node(i) for i in range(len(window.doc.model.graph.node))}
     own = [i for i, b in boxes.items() if b >= 0 and list(boxes.values()).count(b) == 1][:4]
     assert len(own) == 4
     wide = {("", i): v for i, v in zip(own, (1e-3, 1.0, 1e3, 1e9), strict=True)}
@@ -555,7 +554,7 @@ def test_overlay_spanning_many_decades_is_coloured_on_a_log_scale(qtbot: QtBot, 
 def _own_boxes(window: MainWindow, canvas: GraphCanvas, k: int) -> list[int]:
     """``k`` nodes drawn each in a box of its own."""
     assert window.doc is not None
-    boxes = {i: canvas._box_for_node(i) for i in range(len(window.doc.model.graph.node))}
+    boxes = {i: canvas.shown.box_of_node(i) for i in range(len(window.doc.model.graph.node))}
     own = [i for i, b in boxes.items() if b >= 0 and list(boxes.values()).count(b) == 1][:k]
     assert len(own) == k
     return own
@@ -574,10 +573,10 @@ def test_a_yes_no_overlay_has_a_two_state_legend_and_clean_nodes_neutral(qtbot: 
     assert legend is not None and overlay is not None
     assert [label for label, _ in legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
     neutral, warning = style.FLAG_NO.getRgb(), style.FLAG_YES.getRgb()
-    assert {tuple(overlay[canvas._box_for_node(i)]) for i in own} == {neutral}
+    assert {tuple(overlay[canvas.shown.box_of_node(i)]) for i in own} == {neutral}
     canvas.set_overlay({("", own[0]): 0.0, ("", own[1]): 1.0, ("", own[2]): 0.0}, "NaN/Inf present", scheme=flag)
-    assert tuple(canvas.view.options.overlay[canvas._box_for_node(own[1])]) == warning
-    assert "has NaN/Inf" in canvas._tooltip(canvas._box_for_node(own[1]), -1)
+    assert tuple(canvas.view.options.overlay[canvas.shown.box_of_node(own[1])]) == warning
+    assert "has NaN/Inf" in canvas.tooltips.text(canvas.shown.box_of_node(own[1]), -1)
     canvas.grab().save("/tmp/overlay/test_flag_legend.png")
 
 
@@ -588,7 +587,7 @@ def test_an_overlay_where_every_box_has_the_same_value_says_so(qtbot: QtBot, exa
     canvas.set_overlay({("", i): 13.0 for i in own}, "max |x|")
     legend = canvas.legend
     assert legend is not None and [label for label, _ in legend.swatches] == ["every box: 13"]
-    colours = {tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own}
+    colours = {tuple(canvas.view.options.overlay[canvas.shown.box_of_node(i)]) for i in own}
     assert colours == {legend.swatches[0][1]}
 
 
@@ -602,7 +601,7 @@ def test_a_signed_overlay_is_diverging_and_centred_at_zero(qtbot: QtBot, example
                        scheme=Scheme("signed"))
     legend, overlay = canvas.legend, canvas.view.options.overlay
     assert legend is not None and legend.zero == pytest.approx(0.22 / 0.72) and not legend.log
-    negative, zero, positive = (overlay[canvas._box_for_node(i)].astype(int) for i in own)
+    negative, zero, positive = (overlay[canvas.shown.box_of_node(i)].astype(int) for i in own)
     assert min(zero[:3]) > 220  # the neutral middle: near white
     assert negative[2] > negative[0] and positive[0] > positive[2]  # blue below 0, red above
     canvas.set_overlay({("", i): v for i, v in zip(own, (-0.22, 0.0, 0.5), strict=True)}, "max |x|")
@@ -638,7 +637,7 @@ def test_run_time_of_a_folded_node_is_added_to_the_box_showing_it(qtbot: QtBot, 
     assert legend.scheme.text(legend.lo) == "3.4 ms" and legend.scheme.text(legend.hi) == "0.92 s"
     hot = canvas.legend.colours[-1]
     assert overlay[add].tolist() == hot.tolist() and overlay[relu].tolist() != hot.tolist()
-    assert "run time: <b>0.92 s, including 1 node folded into this box</b>" in canvas._tooltip(add, -1)
+    assert "run time: <b>0.92 s, including 1 node folded into this box</b>" in canvas.tooltips.text(add, -1)
 
 
 def test_a_rename_within_its_group_redraws_the_box_without_a_layout(qtbot: QtBot, example_path: Path) -> None:
@@ -654,13 +653,13 @@ def test_a_rename_within_its_group_redraws_the_box_without_a_layout(qtbot: QtBot
     for step, name in ((lambda: doc.edit.rename_node(7, "/res/Sum"), "/res/Sum"), (doc.undo, "/res/Add"),
                        (doc.redo, "/res/Sum")):
         step()
-        assert canvas._task is None and not canvas._pending   # nothing laid out
+        assert canvas.jobs.task is None and not canvas.jobs.pending   # nothing laid out
         assert canvas.drawable is drawable and drawable.scene.box_name[box] == name
     doc.edit.set_metadata("note", "x")  # nothing drawn changes
-    assert canvas._task is None and canvas.drawable is drawable
+    assert canvas.jobs.task is None and canvas.drawable is drawable
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
         doc.edit.rename_node(7, "/head/Add")   # into another group: laid out again
-        assert canvas._task is not None
+        assert canvas.jobs.task is not None
     assert canvas.drawable is not drawable
     assert canvas.layout_obj.group_of(7) == "head"
     shown = canvas.drawable.node_box[7]
@@ -690,12 +689,12 @@ def test_a_rename_during_a_job_on_the_layout_waits_for_it(qtbot: QtBot, example_
     layout.relabel = slow_relabel
     try:
         canvas.relabel()
-        assert canvas._task is not None
+        assert canvas.jobs.task is not None
         doc.edit.rename_node(7, "/res/Total")
-        assert canvas._running is not None and canvas._running.make_layout is None and not canvas._pending
+        assert canvas.jobs.running is not None and not canvas.jobs.running.new_layout and not canvas.jobs.pending
     finally:
         release.set()
-    qtbot.waitUntil(lambda: canvas._task is None, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: canvas.jobs.task is None, timeout=TIMEOUT)
     assert canvas.layout_obj is layout and canvas.drawable is not None
     assert canvas.drawable.scene.box_name[canvas.drawable.node_box[7]] == "/res/Total"
 
@@ -710,7 +709,7 @@ def test_attention_mask_fills_are_drawn_apart_and_do_not_flatten_the_scale(qtbot
     canvas.set_overlay({("", i): v for i, v in zip(own, (1.0, 2.0, 3.0, 3.4e38), strict=True)}, "max |x|")
     legend = canvas.legend
     assert legend is not None and legend.beyond == 1 and (legend.lo, legend.hi) == (1.0, 3.0)
-    colours = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for i in own]
+    colours = [tuple(canvas.view.options.overlay[canvas.shown.box_of_node(i)]) for i in own]
     assert colours[3] == BEYOND_RGBA and len(set(colours[:3])) == 3 and BEYOND_RGBA not in colours[:3]
     shots = os.environ.get("ONNXVIZ_SHOTS")
     if shots:  # for a person to look at
@@ -731,8 +730,8 @@ def test_a_few_outliers_leave_the_scale_to_the_percentiles_and_the_key_says_so(
     from onnxviz.ui.canvas.legend import legend_title
 
     assert legend_title(legend) == "std, 1st-99th percentile"
-    top = tuple(canvas.view.options.overlay[canvas._box_for_node(own[-1])])
-    nines = [tuple(canvas.view.options.overlay[canvas._box_for_node(i)]) for k, i in enumerate(own[:-1]) if k % 10 == 9]
+    top = tuple(canvas.view.options.overlay[canvas.shown.box_of_node(own[-1])])
+    nines = [tuple(canvas.view.options.overlay[canvas.shown.box_of_node(i)]) for k, i in enumerate(own[:-1]) if k % 10 == 9]
     assert top == nines[0]  # beyond the scale: the end colour
     canvas.set_overlay({("", i): float(k % 10) for k, i in enumerate(own)}, "std")
     assert canvas.legend is not None and canvas.legend.basis == ""  # no outliers: min to max

@@ -247,6 +247,7 @@ from onnxviz.model.document import Document
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.ui.app import ensure_app
 from onnxviz.model.layout.drawable import Drawable
+from onnxviz.ui.canvas.painting import ScenePainter
 from onnxviz.ui.canvas.view import GraphView
 app = ensure_app()
 view = GraphView()
@@ -254,14 +255,15 @@ view.resize(200, 100)
 view.set_drawable(Drawable(GraphLayout(Document.open(sys.argv[1]).index).build()))
 def fail(*_args):
     raise ValueError("drawing failed")
-view._painter.paint = fail
+paint = ScenePainter.paint
+ScenePainter.paint = fail
 view.show()
 try:
     view.repaint()
     app.processEvents()
 except ValueError:
     pass
-del view._painter.paint
+ScenePainter.paint = paint
 view.repaint()
 app.processEvents()
 print("painted again")

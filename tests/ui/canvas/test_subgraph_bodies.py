@@ -52,7 +52,7 @@ def test_an_opened_body_draws_its_outer_scope_reads_dashed(qtbot: QtBot) -> None
         canvas.enter_scope(f"{if_node}.then_branch")
     captured = {box_of_value(canvas, "/Unsqueeze_output_0"), box_of_value(canvas, "/Constant_2_output_0")}
     assert canvas.view.options.outer == captured
-    assert "from the outer graph" in canvas._tooltip(min(captured), -1)
+    assert "from the outer graph" in canvas.tooltips.text(min(captured), -1)
     own_output = box_of_value(canvas, "/Gemm_output_0")
     canvas.view.set_scale(1.0)
     canvas.view.fit()
@@ -115,7 +115,7 @@ def test_bodies_open_inside_their_node_and_close_again(qtbot: QtBot) -> None:
     state = doc.selection.state
     assert (state.scope, state.node) == (then.scope, then.scene.box_ref[conv_local].node)
     assert canvas.scope == "" and canvas.selected_box() == conv
-    assert "Conv" in canvas._tooltip(conv, -1)
+    assert "Conv" in canvas.tooltips.text(conv, -1)
 
     frame_toggle = toggle_rect(d, frame=then.frame).center()   # the then_branch frame's '-'
     canvas.view.center_on(frame_toggle)

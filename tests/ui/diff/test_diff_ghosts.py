@@ -125,7 +125,7 @@ def test_an_inserted_node_is_a_ghost_between_its_neighbours_selectable_and_not_e
     c.dock.list.setCurrentRow(-1)
     w.canvas.view.box_clicked.emit(ghost)
     assert w.canvas.selected_box() == ghost and c.dock.list.currentRow() == rows[0]
-    assert "only in B (added)" in w.canvas._tooltip(ghost, -1)
+    assert "only in B (added)" in w.canvas.tooltips.text(ghost, -1)
     # closing the diff: the ghost goes, A's own boxes stay where they were
     before = d.scene.n_boxes
     with qtbot.waitSignal(w.canvas.scene_ready, timeout=TIMEOUT):
@@ -178,7 +178,7 @@ def test_a_collapsed_group_holding_an_added_node_is_marked_by_a_ghost_counting_t
     marks = [b for b in np.flatnonzero(d.scene.box_kind == BoxKind.GHOST) if d.scene.box_ref[b].group == group]
     assert len(marks) == 1 and d.scene.box_title[marks[0]] == "2 added in B" and _overlaps(w, int(marks[0])) == []
     assert _rect(w, int(marks[0]))[0] > _rect(w, box)[2]   # beside the group box
-    assert "click to open" in w.canvas._tooltip(int(marks[0]), -1)
+    assert "click to open" in w.canvas.tooltips.text(int(marks[0]), -1)
     # clicked: the group opens and its ghosts are drawn between their nodes
     w.canvas.view.box_clicked.emit(int(marks[0]))
     qtbot.waitUntil(lambda: not w.canvas.busy and 3 in w.canvas.drawable.node_box, timeout=TIMEOUT)

@@ -72,6 +72,6 @@ def test_badges_land_on_the_same_boxes_through_the_table(qtbot: QtBot, example_p
     rng = random.Random(3)
     badges = {("", n): rng.choice(["error", "warning", "info"]) for n in range(len(window.doc.model.graph.node))}
     badges[("elsewhere", 0)] = "error"
-    one_by_one = worst_badges(badges, "", canvas._box_for_node)
+    one_by_one = worst_badges(badges, "", canvas.shown.box_of_node)
     assert d.group_box["attn"] in one_by_one and len(one_by_one) > 5
-    assert worst_badges(badges, "", canvas._box_for_node, d) == one_by_one
+    assert worst_badges(badges, "", canvas.shown.box_of_node, d) == one_by_one

@@ -168,9 +168,9 @@ def test_nan_overlay_and_jump_to_first_nan(qtbot: QtBot, tmp_path: Path) -> None
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("nonfinite"))
     assert c.overlay_key == "nonfinite"
-    overlay = window.canvas._overlay
-    assert overlay is not None and overlay[0][("", 3)] == 1.0 and overlay[0][("", 0)] == 0.0
-    assert overlay[2] == ("", 3)
+    overlay = window.canvas.marks.overlay
+    assert overlay is not None and overlay.values[("", 3)] == 1.0 and overlay.values[("", 0)] == 0.0
+    assert overlay.flagged == ("", 3)
     c.dock.nan_button.click()
     qtbot.waitUntil(lambda: window.doc.selection.state.node == 3, timeout=TIMEOUT)
     assert [r.name for r in c.dock.records] == ["d"]
@@ -443,7 +443,7 @@ def test_dock_shows_values_inside_a_loop_body(qtbot: QtBot, tmp_path: Path) -> N
     np.testing.assert_array_equal(c.dock.view.prepared.array, [3.0, 6.0])
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("max_abs"))
-    assert window.canvas._overlay[0][("1.body", 2)] == 6.0
+    assert window.canvas.marks.overlay is not None and window.canvas.marks.overlay.values[("1.body", 2)] == 6.0
     window.grab().save(str(Path("/tmp/onnxviz_run_body.png")))
     window.doc.selection.select_node("1.body/4.else_branch", 0)  # iteration 3 took the then branch
     assert c.dock.records == [] and "did not run" in c.dock.view.message.text()
@@ -617,20 +617,20 @@ def test_node_tooltip_shows_its_run_time_and_overlay_value(qtbot: QtBot, tmp_pat
     qtbot.waitUntil(lambda: canvas.drawable is not None and 3 in canvas.drawable.node_box, timeout=TIMEOUT)
     box = canvas.drawable.node_box[3]
     time_us = c.result.node_times_us[3]
-    tip = canvas._tooltip(box, -1)
+    tip = canvas.tooltips.text(box, -1)
     assert f"run time <b>{duration_text(time_us)}</b>" in tip and "max |x|: no value" in tip  # all NaN
     with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
         window.doc.selection.select_node("", 3)
     assert f"computed by <b>onnxruntime</b> in <b>{duration_text(time_us)}</b>" in c.dock.facts.text()
     sub_max = c.result.measure("max_abs")[("", 2)]
-    assert f"max |x|: <b>{sub_max:.4g}</b>" in canvas._tooltip(canvas.drawable.node_box[2], -1)
+    assert f"max |x|: <b>{sub_max:.4g}</b>" in canvas.tooltips.text(canvas.drawable.node_box[2], -1)
     combo = c.dock.overlay_combo
     combo.setCurrentIndex(combo.findData("time_us"))
     legend = canvas.legend
     assert legend is not None and legend.scheme.kind == "duration" and legend.scheme.text(1500.0) == "1.5 ms"
     combo.setCurrentIndex(combo.findData("nonfinite"))
     assert [label for label, _ in canvas.legend.swatches] == ["no NaN/Inf", "has NaN/Inf"]
-    assert "NaN/Inf present: <b>has NaN/Inf</b>" in canvas._tooltip(box, -1)
+    assert "NaN/Inf present: <b>has NaN/Inf</b>" in canvas.tooltips.text(box, -1)
     combo.setCurrentIndex(combo.findData("mean"))
     assert canvas.legend.scheme.kind == "signed"
     window.grab().save("/tmp/overlay/test_run_ui_mean.png")
