@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
         from onnxviz.ui.main_window import MainWindow
 
-        app = ensure_app()
+        app = ensure_app(guard=False)
         install_exception_hook()
-        window = MainWindow()
+        window = MainWindow()  # which guards the tooltips once built
     if link is not None:
         from onnxviz.ui.remote import serve
 
