@@ -57,8 +57,10 @@ def phases(path: Path) -> dict[str, Any]:
     from onnxviz.ui.main_window import MainWindow
     from onnxviz.ui.screenshot import screenshot_and_quit
 
-    analyse_early(path)  # as the command does, before its window is built
+    early = analyse_early(path)  # as the command does, before its window is built
     window = MainWindow()
+    if early is not None:
+        window.validation.adopt(early)
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
 

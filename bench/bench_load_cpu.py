@@ -27,7 +27,7 @@ import gc, sys, time
 gc.disable()
 import onnx
 from onnxviz.model.document import Document
-from onnxviz.model.graph import validation
+from onnxviz.model.graph import inference, validation
 from onnxviz.model.graph.index import index_escaping_text
 from onnxviz.model.graph.summary import parameters
 
@@ -51,7 +51,7 @@ def inferred_types():  # what the inference worker does with onnx's result: read
     inferred = onnx.shape_inference.infer_shapes(light, check_type=True, strict_mode=True, data_prop=True)
     start = time.process_time()
     types = {}
-    validation._collect_types("", inferred.graph, types)
+    inference._collect_types("", inferred.graph, types)
     {scope: validation.pack_types(table) for scope, table in types.items()}
     return time.process_time() - start
 

@@ -142,7 +142,7 @@ def _run(window: Any, marks: set[str], blocks: GuiStallProbe, sampler: Sampler) 
     feeds = build_feeds(input_specs(window.doc.model), {}, {}, seed=0)
     marks.clear()
     blocks.reset()
-    controller._start(window.doc, feeds, "", None)
+    controller.runs.start(window.doc, feeds, "", None)
     ran = wait_until(lambda: "ran" in marks, timeout_s=900)
     wait_until(lambda: False, timeout_s=0.5)  # the dock and the overlay settle after the result
     return dict(ran=ran, run_block=blocks.worst, run_blame=sampler.blame(blocks.span))

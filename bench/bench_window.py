@@ -104,7 +104,7 @@ def _views_of_the_edited_model(window: Any, stalls: GuiStallProbe) -> dict[str, 
         runs.run_finished.connect(lambda: done.append(True))
         runs.run_failed.connect(done.append)
         stalls.reset()
-        runs._start(doc, feeds, "", None)
+        runs.runs.start(doc, feeds, "", None)
         wait_until(lambda: bool(done), timeout_s=600)
         found["run_stall"] = stalls.worst
     return found

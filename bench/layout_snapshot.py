@@ -30,6 +30,7 @@ import onnx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.append(str(REPO))   # after PYTHONPATH: the onnxviz it names is the one dumped
 sys.path.append(str(REPO / "tests"))
+sys.path.append(str(REPO / "tests" / "model" / "layout"))  # test_nested_inline_bodies: its model
 
 from onnxviz.model.graph.index import ModelIndex  # noqa: E402
 from onnxviz.model.graph.validation import infer_types  # noqa: E402

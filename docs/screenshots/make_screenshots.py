@@ -85,7 +85,7 @@ def main() -> int:
     doc.selection.clear()
     run = getattr(window, "run_controller", None)
     if run is not None:
-        run._plan(doc).dims["batch"] = 1  # what the inputs dialog would ask for
+        run.inputs.plan(doc).dims["batch"] = 1  # what the inputs dialog would ask for
         finished: list[bool] = []
         run.run_finished.connect(lambda: finished.append(True))
         run.run()

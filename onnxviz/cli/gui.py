@@ -93,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
 
     start_analysis_workers()  # forks of this process, before any thread starts: their imports are done
     tune_window_process()  # before any other thread starts: each thread must allocate from the one heap it tunes
+    early = None
     if first and os.path.isfile(first):
         from pathlib import Path
 
-        analyse_early(Path(first))  # in the worker processes, while this one imports Qt and builds its window
+        early = analyse_early(Path(first))  # in the worker processes, while this one imports Qt and builds a window
     with building():
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
         from onnxviz.ui.main_window import MainWindow
@@ -104,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         app = ensure_app(guard=False)
         install_exception_hook()
         window = MainWindow()  # which guards the tooltips once built
+    if early is not None:
+        window.validation.adopt(early)  # the window's open of that file takes it over
     if link is not None:
         from onnxviz.ui.remote import serve
 

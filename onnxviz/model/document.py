@@ -14,6 +14,7 @@ from pathlib import Path
 import onnx
 
 from onnxviz.model.background.contained import validated
+from onnxviz.model.background.early import EarlyAnalysis
 from onnxviz.model.editing.commands import Command, UndoStack
 from onnxviz.model.editing.editor import EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
@@ -119,6 +120,7 @@ class Document:
         self.generation = 0  # bumped by every change; background results for older ones are stale
         self._file_valid = False  # whether the file's state (the undo stack's clean one) had no errors
         self.save_notes: list[str] = []  # what the last save told (other names of a hard-linked file)
+        self.early: EarlyAnalysis | None = None  # the analysis of its file started as it was opened, if any
 
     @property
     def edit(self) -> Editor:

@@ -214,8 +214,11 @@ class RunApi(Protocol):
 class DiffApi(Protocol):
     """The model diff (:mod:`onnxviz.ui.diff`): its A is the window's document."""
 
-    diff: ModelDiff | None
-    doc_b: Document | None
+    @property
+    def diff(self) -> ModelDiff | None: ...
+
+    @property
+    def doc_b(self) -> Document | None: ...
 
     @property
     def diff_shown(self) -> SignalInstance: ...

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, Signal
 
 from onnxviz.model.background.procpool import before_threads_join
 from onnxviz.model.errors import Cancelled
@@ -16,19 +16,14 @@ from onnxviz.model.progress import CancelToken, ProgressFn
 
 Work = Callable[[ProgressFn, CancelToken], Any]
 _ids = itertools.count(1)
-_foreground: QThreadPool | None = None
-_waiting: QThreadPool | None = None
+FOREGROUND_THREADS = 2  # one layout runs while a cancelled one finishes its current step
+WAITING_THREADS = 4
 
 
 def foreground_pool() -> QThreadPool:
     """Threads of their own for work the user waits to see (the canvas's layouts), so it never
-    queues behind other background work in the global pool's one thread per core.
-    Two threads: one layout runs while a cancelled one finishes its current step."""
-    global _foreground
-    if _foreground is None:
-        _foreground = QThreadPool()
-        _foreground.setMaxThreadCount(2)
-    return _foreground
+    queues behind other background work in the global pool's one thread per core (see :class:`TaskPools`)."""
+    return task_pools().foreground
 
 
 def waiting_pool() -> QThreadPool:
@@ -37,11 +32,7 @@ def waiting_pool() -> QThreadPool:
     In the global pool, one thread per core, they held every thread while the process worked
     (a second at 12k nodes, five at 123k), and quick tasks such as the search index or a
     tensor's statistics queued behind them."""
-    global _waiting
-    if _waiting is None:
-        _waiting = QThreadPool()
-        _waiting.setMaxThreadCount(4)
-    return _waiting
+    return task_pools().waiting
 
 
 class _Hub(QObject):
@@ -85,14 +76,53 @@ class _Hub(QObject):
             task._on_cancelled()
 
 
-_hub: _Hub | None = None
+class TaskPools(QObject):
+    """The application's threads for tasks and the relay of their signals: one object, a child of the application
+    (made with it by ``ensure_app``; for an application made elsewhere, on first use: :func:`task_pools`), whose
+    tasks are cancelled and threads waited for as the interpreter ends (:meth:`settle`).
+
+    ``foreground``: work the user waits to see; ``waiting``: tasks that mostly wait for the worker process; other
+    tasks run in Qt's global pool. The pools and the hub are no Qt children: a task may still report while the
+    application goes away."""
+
+    NAME = "onnxviz-task-pools"
+
+    def __init__(self, app: QCoreApplication) -> None:
+        super().__init__(app)
+        self.setObjectName(self.NAME)
+        self.foreground = QThreadPool()
+        self.foreground.setMaxThreadCount(FOREGROUND_THREADS)
+        self.waiting = QThreadPool()
+        self.waiting.setMaxThreadCount(WAITING_THREADS)
+        self.hub = _Hub()   # lives as long as the process: a runner holds it, never a Task
+        pools = (self.foreground, self.waiting, QThreadPool.globalInstance())
+        hub = self.hub
+        before_threads_join(lambda: _settle(hub, pools))
+
+    def settle(self) -> None:
+        """Cancel every running task and wait (up to :data:`EXIT_WAIT_MS` per pool) for the pools' threads
+        to leave Python."""
+        _settle(self.hub, (self.foreground, self.waiting, QThreadPool.globalInstance()))
 
 
-def _the_hub() -> _Hub:
-    global _hub
-    if _hub is None:
-        _hub = _Hub()
-    return _hub
+def start_task_pools(app: QCoreApplication) -> TaskPools:
+    """The application's task pools, made now (the application starts)."""
+    return task_pools(app)
+
+
+def task_pools(app: QCoreApplication | None = None) -> TaskPools:
+    """The task pools of ``app`` (the running application by default): its :class:`TaskPools` child, made on
+    first need."""
+    owner = app if app is not None else QCoreApplication.instance()
+    if owner is None:
+        raise RuntimeError("tasks need a running application")
+    pools = _found(owner)
+    return pools if pools is not None else TaskPools(owner)
+
+
+def _found(app: QCoreApplication) -> TaskPools | None:
+    pools = app.findChild(TaskPools, TaskPools.NAME, Qt.FindChildOption.FindDirectChildrenOnly)
+    return pools if isinstance(pools, TaskPools) else None
 
 
 class Task(QObject):
@@ -122,8 +152,7 @@ class Task(QObject):
     def start(self, pool: QThreadPool | None = None) -> Task:
         if self._work is None:
             raise RuntimeError("a task runs once")
-        _settle_at_exit_once()
-        hub = _the_hub()
+        hub = task_pools().hub
         hub.running[self.id] = self
         work, self._work = self._work, None   # whatever the work holds (a document) goes with the worker
         (pool or QThreadPool.globalInstance()).start(_Runner(hub, self.id, self.token, work))
@@ -166,26 +195,21 @@ EXIT_WAIT_MS = 5000  # for each pool's threads as the interpreter ends
 
 
 def settle() -> None:
-    """Cancel every running task and wait (up to :data:`EXIT_WAIT_MS` per pool) for the pools' threads to
-    leave Python. Called as the interpreter ends: a task still waiting on the worker process, or queued,
+    """Cancel every running task of the application and wait for its pools' threads to leave Python
+    (:meth:`TaskPools.settle`): as the interpreter ends, a task still waiting on the worker process, or queued,
     ran Python in a Qt thread while the interpreter was torn down; the process crashed (SIGSEGV) or hung."""
-    hub = _hub
-    for task in list(hub.running.values()) if hub is not None else []:
+    app = QCoreApplication.instance()
+    pools = _found(app) if app is not None else None
+    if pools is not None:
+        pools.settle()
+
+
+def _settle(hub: _Hub, pools: tuple[QThreadPool, ...]) -> None:
+    for task in list(hub.running.values()):
         task.token.cancel()
-    for pool in (_foreground, _waiting, QThreadPool.globalInstance()):
-        if pool is not None:
-            pool.clear()  # queued runnables never start
-            pool.waitForDone(EXIT_WAIT_MS)
-
-
-_settling = False
-
-
-def _settle_at_exit_once() -> None:
-    global _settling
-    if not _settling:
-        _settling = True
-        before_threads_join(settle)
+    for pool in pools:
+        pool.clear()  # queued runnables never start
+        pool.waitForDone(EXIT_WAIT_MS)
 
 
 class _Runner(QRunnable):

@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.background.contained import RUNTIME as RUNTIME_STEP
 from onnxviz.model.background.contained import NativeCrash, crash_named
-from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early, unclaimed_early
+from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early
 from onnxviz.model.background.jobs import (
     first_problems_job,
     run_on_model,
@@ -163,11 +163,24 @@ class ValidationService(QObject):
         """Start analysing the model file at ``path`` in the worker processes now, while the window opens
         it (any thread may call this): the pass for the opened document takes these results when its bytes
         are the file's (the same digest), so the checks, shape inference and the model's figures run
-        alongside the open. An analysis :func:`analyse_early` started for the file is taken over."""
-        early = unclaimed_early(path, self.worker, self.runtime_worker)
-        if early is None and not analysed_early(path):
+        alongside the open. An analysis handed over by :meth:`adopt` for the file is taken over."""
+        with self._early_lock:
+            at_hand = self._early
+        if at_hand is not None and at_hand.claim(path, self.worker, self.runtime_worker):
             return
-        self._swap_early(early if early is not None else started_early(path, self.worker, self.runtime_worker))
+        if not analysed_early(path):
+            return
+        self._swap_early(started_early(path, self.worker, self.runtime_worker))
+
+    def adopt(self, early: EarlyAnalysis) -> None:
+        """Own ``early``, an analysis started before this window asked for one (the command's, of the file it
+        opens: :func:`~onnxviz.model.background.early.analyse_early`); the open of that file takes it over."""
+        self._swap_early(early)
+
+    @property
+    def early(self) -> EarlyAnalysis | None:
+        """The analysis of the file being opened, until the opened document takes it."""
+        return self._early
 
     def _drop_early(self) -> None:
         self._swap_early(None)
@@ -183,11 +196,19 @@ class ValidationService(QObject):
         """The early analysis, if it was of the file ``doc`` holds (used once)."""
         with self._early_lock:
             early, self._early = self._early, None
-        if early is not None and doc.path is not None and doc.path.absolute() == early.path and doc.file_matches():
+        if early is not None and _is_of(early, doc):
             return early
         if early is not None:
             early.cancel()
         return None
+
+    def _hand_early(self, doc: Document) -> None:
+        """The analysis at hand becomes ``doc``'s when it is of the file ``doc`` holds: its Model panel takes the
+        figures from it (``Document.early``); the document's first pass takes the rest (:meth:`_take_early`)."""
+        with self._early_lock:
+            early = self._early
+        if early is not None and _is_of(early, doc):
+            doc.early = early
 
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
@@ -197,6 +218,8 @@ class ValidationService(QObject):
         self._runtime.clear()
         if doc is None:
             self._drop_early()
+        else:
+            self._hand_early(doc)
         self._cancel_runtime()
         if self._task is not None:
             self._task.cancel()
@@ -360,6 +383,11 @@ def _validation(worker: WorkerProcess, data: bytes, digest: bytes, source: Path 
     found_first(run_on_model(worker, first_problems_job, data, digest, source, generation, key, token=token))
     packed: PackedValidation = run_on_model(worker, validate_job, data, digest, source, generation, key, token=token)
     return packed
+
+
+def _is_of(early: EarlyAnalysis, doc: Document) -> bool:
+    """Whether ``early`` analysed the file ``doc`` was read from, as it still is."""
+    return doc.path is not None and doc.path.absolute() == early.path and doc.file_matches()
 
 
 def _early_result(early: EarlyAnalysis, digest: bytes, found_first: Callable[[list[Problem]], None],

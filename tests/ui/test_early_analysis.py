@@ -118,7 +118,7 @@ def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
     path = tmp_path / "model.onnx"
     onnx.save(_cast_model(None), path)  # what the early analysis reads: errors
     window.validation.prefetch(path)
-    early = window.validation._early
+    early = window.validation.early
     assert early is not None and early.ready.wait(30) and early.futures is not None
     early.futures[1].result(timeout=30)  # the worker has read the broken model...
     onnx.save(_cast_model(TensorProto.FLOAT), path)  # ...and the open reads a sound one
@@ -127,6 +127,32 @@ def test_a_file_changed_after_the_early_analysis_read_it_gets_a_pass_of_its_own(
     doc = window.doc
     assert doc is not None and doc.problems == []
     assert all(sources == set() for _kind, sources in events)  # the broken model's problems were never shown
+
+
+def test_two_windows_opening_files_one_after_the_other_each_take_their_own_analysis(
+        qtbot: QtBot, make_window: Callable[..., MainWindow], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each window's open starts an analysis of its file, and the document it opens owns it: the second open,
+    started before the first document's Model panel asks for its figures, leaves the first window's analysis its
+    own (no figures job in either window, each document's analysis of its own file)."""
+    monkeypatch.setattr(early_module, "EARLY_MIN_BYTES", 0)
+    asked: list[str] = []
+    real = panel_module.run_on_model
+    monkeypatch.setattr(panel_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
+    first, second = make_window(shown=False), make_window(shown=False)
+    paths = [tmp_path / "first.onnx", tmp_path / "second.onnx"]
+    onnx.save(_cast_model(TensorProto.FLOAT), paths[0])
+    onnx.save(_cast_model(TensorProto.INT64), paths[1])
+    with qtbot.waitSignals([first.loading_finished, second.loading_finished], timeout=20000):
+        first.open_path(paths[0])
+        second.open_path(paths[1])  # its analysis starts before the first document is shown
+    for window, path in zip((first, second), paths, strict=True):
+        panel = window.panels.model_panel  # type: ignore[attr-defined]
+        qtbot.waitUntil(lambda w=window, p=panel: p.settled and not w.validation.busy, timeout=30000)
+        doc = window.doc
+        assert doc is not None and doc.early is not None and doc.early.path == path.absolute()
+        assert [c.op_type for c in panel.costs] == ["Cast", "Relu"]
+    assert first.doc is not None and second.doc is not None and first.doc.early is not second.doc.early
+    assert asked == []  # each panel's figures came from its own document's analysis
 
 
 def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
@@ -138,14 +164,14 @@ def test_an_analysis_started_with_the_application_is_taken_over_by_the_open(
     monkeypatch.setattr(service_module, "run_on_model", lambda *a, **k: asked.append(a[1].__name__) or real(*a, **k))
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
-    early_module.analyse_early(path)
-    started = early_module._latest
+    started = early_module.analyse_early(path)
     assert started is not None and started.unclaimed
+    window.validation.adopt(started)  # as the command hands it to its window
     events = _open_and_record(qtbot, window, path)
-    assert early_module._latest is started and not started.unclaimed and asked == []
+    assert window.doc is not None and window.doc.early is started and not started.unclaimed and asked == []
     assert events[-1] == ("finished", {"checker", "validation", "shape_inference"})
     window.validation.prefetch(path)  # e.g. a reload: a new analysis
-    assert early_module._latest is not started
+    assert window.validation.early not in (None, started)
 
 
 def test_onnxruntime_checks_the_file_in_the_analysis_started_with_the_open(
@@ -172,6 +198,6 @@ def test_an_erroneous_file_gets_no_onnxruntime_check(qtbot: QtBot, window: MainW
     path = tmp_path / "no_to.onnx"
     onnx.save(_cast_model(None), path)
     _open_and_record(qtbot, window, path)
-    early = early_module._latest
+    early = window.doc.early if window.doc is not None else None
     assert early is not None and early.runtime_queued.is_set() and early.runtime is None
     assert window.doc is not None and "onnxruntime" not in {p.source for p in window.doc.problems}

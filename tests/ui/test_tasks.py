@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -16,7 +18,8 @@ from pytestqt.qtbot import QtBot
 from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.progress import CancelToken, ProgressFn
-from onnxviz.ui.tasks import Task, settle, waiting_pool
+from onnxviz.ui.app import ensure_app
+from onnxviz.ui.tasks import Task, foreground_pool, settle, task_pools, waiting_pool
 
 TIMEOUT = 10_000
 
@@ -138,6 +141,46 @@ def test_settle_cancels_tasks_waiting_on_the_worker_and_empties_the_pools(qtbot:
     with qtbot.waitSignal(task.cancelled, timeout=TIMEOUT):
         settle()
         assert waiting_pool().activeThreadCount() == 0
+
+
+def test_the_application_owns_its_task_pools(qtbot: QtBot) -> None:
+    """The threads for tasks and the relay of their signals are one object, a child of the application, made
+    with it: no module holds them."""
+    app = ensure_app()
+    pools = task_pools()
+    assert pools is task_pools(app) and pools.parent() is app
+    assert app.findChildren(type(pools)) == [pools]
+    assert (foreground_pool(), waiting_pool()) == (pools.foreground, pools.waiting)
+    assert (pools.foreground.maxThreadCount(), pools.waiting.maxThreadCount()) == (2, 4)
+
+
+_EXIT_WHILE_BUSY = """
+import threading
+from onnxviz.ui.app import ensure_app
+from onnxviz.ui.tasks import Task, waiting_pool
+
+app = ensure_app()
+started = threading.Event()
+
+def work(progress, token):
+    started.set()
+    while True:
+        token.check()
+        sum(range(10000))
+
+Task(work, "Busy in Python").start(waiting_pool())
+assert started.wait(30)
+print("leaving", flush=True)
+"""
+
+
+def test_the_application_leaves_while_a_task_runs() -> None:
+    """The application's pools are shut down as the interpreter ends: a task still running is cancelled and its
+    thread leaves Python before the interpreter is torn down, so the process ends cleanly (without that, it hung)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", _EXIT_WHILE_BUSY], capture_output=True, text=True, env=env,
+                            timeout=50)
+    assert (result.returncode, result.stdout) == (0, "leaving\n"), result.stderr
 
 
 def test_a_pause_between_slices_lets_another_thread_run_and_stops_a_cancelled_task() -> None:

@@ -2,7 +2,9 @@
 shape inference then onnxruntime's check in one worker process; the checker's problems, then the figures' part
 that needs no types, then the rest of the figures in the other (:mod:`onnxviz.model.background.jobs`). The
 window's validation, its onnxruntime check and its Model panel take these results when the bytes they analyse are
-the ones analysed here.
+the ones analysed here. Each analysis has one owner at a time, handed on explicitly: the window's validation service
+that started it (or was handed it by the command), then the document read from that file (``Document.early``);
+two windows opening files one after the other each keep their own.
 
 Nothing here imports onnx: the command starts the analysis as soon as its workers are forked, while it imports Qt.
 """
@@ -56,7 +58,7 @@ class EarlyAnalysis:
         self.path = path
         self.checking, self.inferring = checks, runtime
         self.workers = (checks, runtime)
-        self.unclaimed = False  # started before a window asked for it (analyse_early)
+        self.unclaimed = False  # started before a window asked for it (analyse_early): see claim
         self.ready = threading.Event()  # set once the jobs are queued (or could not be)
         self.futures: EarlyAnalysis.Futures | None = None  # (first problems, inference)
         self.figures_queued = threading.Event()  # set once the figures' job is queued (or will not be)
@@ -121,6 +123,14 @@ class EarlyAnalysis:
             if self._token.cancelled:
                 self._cancel_locked()
 
+    def claim(self, path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> bool:
+        """Take over this analysis, started before a window asked for one (:func:`analyse_early`), for the open
+        of ``path`` with these workers: whether it is of that file in them and was not taken yet."""
+        if not self.unclaimed or self.path != path.absolute() or self.workers != (checks, runtime):
+            return False
+        self.unclaimed = False
+        return True
+
     def wait(self, token: CancelToken) -> EarlyAnalysis.Futures | None:
         """The queued jobs (in a background thread, once queued), or None."""
         while not self.ready.wait(POLL_S):
@@ -171,16 +181,10 @@ class EarlyAnalysis:
             future.cancel()  # still queued: never runs
 
 
-_latest: EarlyAnalysis | None = None  # the last analysis started with an open, for its figures (see early_figures)
-
-
-def early_figures(path: Path | None, digest: bytes, token: CancelToken) -> PackedFigures | None:
-    """The Model panel's figures of the state ``digest`` of the file at ``path``, when the analysis started as
-    it was opened made them (in a background thread: waits for them), else None."""
-    early = _latest
-    if path is None or early is None or early.path != path.absolute():
-        return None
-    return early.figures_of(digest, token)
+def early_figures(early: EarlyAnalysis | None, digest: bytes, token: CancelToken) -> PackedFigures | None:
+    """The Model panel's figures of the state ``digest`` of a document, when ``early``, the analysis started as
+    its file was opened (``Document.early``), made them (in a background thread: waits for them), else None."""
+    return early.figures_of(digest, token) if early is not None else None
 
 
 def analysed_early(path: Path) -> bool:
@@ -192,18 +196,8 @@ def analysed_early(path: Path) -> bool:
 
 
 def started_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis:
-    global _latest
-    early = _latest = EarlyAnalysis(path.absolute(), checks, runtime)
-    return early
-
-
-def unclaimed_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> EarlyAnalysis | None:
-    """The analysis :func:`analyse_early` started for ``path`` with these workers, if no window took it yet."""
-    early = _latest
-    if early is None or early.path != path.absolute() or early.workers != (checks, runtime) or not early.unclaimed:
-        return None
-    early.unclaimed = False
-    return early
+    """The analysis of the file at ``path``, started now in these workers: the caller owns it."""
+    return EarlyAnalysis(path.absolute(), checks, runtime)
 
 
 def start_analysis_workers() -> None:
@@ -213,14 +207,18 @@ def start_analysis_workers() -> None:
     start_workers((CHECKS, RUNTIME, EDITS), JOBS_MODULE)
 
 
-def analyse_early(path: Path) -> None:
+def analyse_early(path: Path) -> EarlyAnalysis | None:
     """As the application starts with the file at ``path`` to open, before its window is built: the file's
-    analysis starts in the worker processes, alongside the application's imports (the window's open takes it
-    over, see ``ValidationService.prefetch``): any file up to :data:`EARLY_MAX_BYTES`, the workers being forks of
-    this process, ready at once (when spawned as it started, they slowed a 12k-node open by 0.7 s on a busy CPU)."""
+    analysis starts in the worker processes, alongside the application's imports; the caller hands it to the
+    window (``ValidationService.adopt``), whose open of that file takes it over (``ValidationService.prefetch``).
+    Any file up to :data:`EARLY_MAX_BYTES`, the workers being forks of this process, ready at once (when spawned
+    as it started, they slowed a 12k-node open by 0.7 s on a busy CPU). None for a bigger file or none."""
     try:
         size = path.stat().st_size
     except OSError:  # no such file: the open says so
-        return
-    if size <= EARLY_MAX_BYTES:
-        started_early(path, shared_worker(), shared_worker(RUNTIME)).unclaimed = True
+        return None
+    if size > EARLY_MAX_BYTES:
+        return None
+    early = started_early(path, shared_worker(), shared_worker(RUNTIME))
+    early.unclaimed = True
+    return early

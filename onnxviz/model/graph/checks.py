@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import onnx
@@ -23,6 +23,7 @@ from onnx import AttributeProto, NodeProto, TensorProto
 from onnxviz.model.dtypes import WHOLE_ITEM_BYTES
 from onnxviz.model.graph.contrib import contrib_domains
 from onnxviz.model.graph.enum_attributes import enum_problem
+from onnxviz.model.graph.graph_index import GraphIndex
 from onnxviz.model.graph.opschema import attribute_type_code, normalize_domain, schema_for
 from onnxviz.model.graph.tensors import RAW_MEASURE_ABOVE, TYPED_FIELDS, packed_nbytes
 from onnxviz.model.io.partial import is_repeated
@@ -30,8 +31,22 @@ from onnxviz.model.io.slices import map_in_slices
 from onnxviz.model.problems import DATA, Problem, Severity
 from onnxviz.model.text import all_text, display_name
 
-if TYPE_CHECKING:
-    from onnxviz.model.graph.index import GraphIndex, ModelIndex
+
+class IndexedModel(Protocol):
+    """What the checks read of a model's index (:class:`~onnxviz.model.graph.index.ModelIndex`, which runs
+    them: named here by what is read, so this module does not import the one that imports it)."""
+
+    @property
+    def model(self) -> onnx.ModelProto: ...
+    @property
+    def graphs(self) -> Mapping[str, GraphIndex]: ...
+    @property
+    def main(self) -> GraphIndex: ...
+    @property
+    def raw_lengths(self) -> Mapping[str, int] | None: ...
+    @property
+    def functions(self) -> Mapping[tuple[str, str, str], onnx.FunctionProto]: ...
+
 
 # Domains whose every operator onnx knows; ops in other domains (com.microsoft...) cannot be checked.
 KNOWN_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
@@ -50,7 +65,7 @@ def newest_opset(domain: str) -> int:
                 if normalize_domain(s.domain) == d), default=0)
 
 
-def model_problems(index: ModelIndex) -> list[Problem]:
+def model_problems(index: IndexedModel) -> list[Problem]:
     """Every problem of this module for the whole model."""
     model = index.model
     problems = version_problems(model)
@@ -65,7 +80,7 @@ def model_problems(index: ModelIndex) -> list[Problem]:
     return problems + output_problems(model.graph) + declared_type_problems(model.graph) + parts_problems(index)
 
 
-def parts_problems(index: ModelIndex) -> list[Problem]:
+def parts_problems(index: IndexedModel) -> list[Problem]:
     """The signs of two models written into one file, which protobuf reads as one model: its opset imports
     listed twice, and a main graph of parts that share no value (no input, weight or intermediate value), each
     making graph outputs. A graph of such parts alone is a model's own choice (two heads on two inputs): said
@@ -174,7 +189,7 @@ def _negative_size_problems(role: str, shown: str, value: str,
     return []
 
 
-def node_local_problems(index: ModelIndex, i: int) -> list[Problem]:
+def node_local_problems(index: IndexedModel, i: int) -> list[Problem]:
     """The problems :func:`model_problems` gives main-graph node ``i`` itself (operator,
     attributes, tensor attributes), for an index brought up to date after an edit of that node."""
     g = index.main
@@ -193,7 +208,7 @@ def _opsets(opset_import: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
     return {normalize_domain(o.domain): int(o.version) for o in opset_import}
 
 
-def _local_domains(index: ModelIndex) -> set[str]:
+def _local_domains(index: IndexedModel) -> set[str]:
     return {normalize_domain(d) for d, _, _ in index.functions}
 
 
@@ -224,7 +239,7 @@ def version_problems(model: onnx.ModelProto) -> list[Problem]:
 
 
 def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str],
-                  index: ModelIndex) -> list[Problem]:
+                  index: IndexedModel) -> list[Problem]:
     out: list[Problem] = []
     bad: dict[tuple[str, str], str] = {}
     keys = set(map_in_slices(_OP_KEY, g.nodes))
@@ -242,7 +257,7 @@ def node_problems(g: GraphIndex, imports: dict[str, int], local_domains: set[str
 
 
 def _op_problem(domain: str, op_type: str, imports: dict[str, int], local_domains: set[str],
-                index: ModelIndex) -> str:
+                index: IndexedModel) -> str:
     d = normalize_domain(domain)
     if any(k[0] == domain and k[1] == op_type for k in index.functions):
         return ""  # a model-local function

@@ -3,7 +3,7 @@
 onnxruntime checks more than ``onnx.checker`` and shape inference: attribute values its kernels
 cannot use, node names given twice, operators or types it does not implement. A session is
 created (CPU, graph optimizations off, nothing run) on the model without its big weights
-(:func:`~onnxviz.model.graph.validation.without_big_weights`: they become typed inputs, so no weight is
+(:func:`~onnxviz.model.graph.slim.without_big_weights`: they become typed inputs, so no weight is
 copied into onnxruntime and no external data file is ever opened). Its messages often name the
 node; a kernel that refuses its attributes does not, and then the node is found by creating a
 session for each kind of node alone (a fraction of a millisecond each, within a time budget).
@@ -24,8 +24,10 @@ from collections.abc import Iterator
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
+from onnxviz.model.graph.inference import infer_types
+from onnxviz.model.graph.node_messages import named_node, node_table
 from onnxviz.model.graph.ort_messages import engine_message
-from onnxviz.model.graph.validation import infer_types, named_node, node_table, without_big_weights
+from onnxviz.model.graph.slim import without_big_weights
 from onnxviz.model.io.external import is_external, iter_all_tensors
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.text import display_name

@@ -157,7 +157,7 @@ class InlineLayout(GraphLayout):
 
     def expand_all(self) -> None:
         """Open every group (before building)."""
-        self._set_expanded(set(range(self.tree.n_groups)))
+        self.expansion.set(set(range(self.tree.n_groups)))
 
     def expand(self, group: str) -> Scene:
         return self._embed(super().expand(group))

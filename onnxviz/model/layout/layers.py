@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from onnxviz.model.layout.ordering import CHECK_EVERY, order_layers
 from onnxviz.model.layout.util import unique_pairs
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
@@ -44,7 +45,6 @@ DUMMY_WEIGHT = 0.02 # dummies give way to boxes
 FREE_WEIGHT = 0.05  # a unit without neighbours on the sweep side barely pulls
 CHAIN_WEIGHT = 8.0    # a unit continuing a chain keeps in line before others
 SPINE_WEIGHT = 1000.0
-CHECK_EVERY = 512     # layers between two cancellation checks
 ARRIVAL_STEP = 14.0  # between the ends of two edges entering one box
 ARRIVAL_SPAN = 0.6   # the share of a box's width its entering edges spread over, at most
 BACK_EDGE_MARGIN = 8.0  # a back edge's lane: right of the level, in the gaps between layers  # the main path stays on its line
@@ -352,60 +352,7 @@ class _Slots:
 
     # -- ordering -----------------------------------------------------------------------
     def order_layers(self, iterations: int) -> None:
-        pos = [0.0] * self.size
-        for layer in self.layers:
-            for k, v in enumerate(layer):
-                pos[v] = float(k)
-        for _ in range(iterations):
-            for lay in range(1, len(self.layers)):
-                self._sort_layer(lay, self.preds, pos)
-            for lay in range(len(self.layers) - 2, -1, -1):
-                self._sort_layer(lay, self.succs, pos)
-        for lay in range(1, len(self.layers)):
-            self._sort_layer(lay, self.preds, pos)
-        if self.size < 20000:
-            self._transpose(pos)
-
-    def _transpose(self, pos: list[float], passes: int = 3) -> None:
-        """Swap neighbours within a layer while that removes crossings (both sides counted)."""
-        for _ in range(passes):
-            improved = False
-            for layer in self.layers:
-                for k in range(len(layer) - 1):
-                    u, v = layer[k], layer[k + 1]
-                    if self._crossings(v, u, pos) < self._crossings(u, v, pos):
-                        layer[k], layer[k + 1] = v, u
-                        pos[u], pos[v] = pos[v], pos[u]
-                        improved = True
-            if not improved:
-                return
-
-    def _crossings(self, left: int, right: int, pos: list[float]) -> int:
-        """Crossings between the edges of ``left`` and ``right`` if ``left`` is drawn first."""
-        count = 0
-        for adj in (self.preds, self.succs):
-            for a in adj[left]:
-                pa = pos[a]
-                for b in adj[right]:
-                    if pos[b] < pa:
-                        count += 1
-        return count
-
-    def _sort_layer(self, lay: int, adj: list[list[int]], pos: list[float]) -> None:
-        if lay % CHECK_EVERY == 0:
-            self.check()
-        layer = self.layers[lay]
-        if len(layer) < 2:
-            return
-        keys = []
-        for v in layer:
-            nb = adj[v]
-            keys.append((sum(pos[u] for u in nb) / len(nb) if nb else pos[v], pos[v]))
-        order = sorted(range(len(layer)), key=keys.__getitem__)
-        new = [layer[k] for k in order]
-        self.layers[lay] = new
-        for k, v in enumerate(new):
-            pos[v] = float(k)
+        order_layers(self.layers, self.preds, self.succs, iterations, self.check)
 
     # -- x placement -------------------------------------------------------------------
     def find_spine(self) -> None:

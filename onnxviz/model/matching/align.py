@@ -422,6 +422,88 @@ def _holds_body(node: NodeProto) -> bool:
 _Bucket = tuple[list[int], list[int]]  # A nodes in topological order, and their ranks in it
 
 
+class _Keys:
+    """How a node of either side is keyed for the sweeps, from the values matched so far: the strict key (its
+    signature and its inputs' contents or A's partners) and the looser ones (inputs followed up past nodes one
+    side lacks, attributes left out, unmatched inputs blurred)."""
+
+    def __init__(self, ga: GraphAlignment, a: GraphSide, b: GraphSide) -> None:
+        self.ga, self.a, self.b = ga, a, b
+
+    def strict_token_a(self, x: str) -> Hashable | None:
+        if not x:
+            return ""
+        if x in self.a.content and self.a.content[x] is not None:
+            return self.a.content[x]
+        return ("v", self.a.canonical(x))
+
+    def strict_token_b(self, y: str) -> Hashable | None:
+        if not y:
+            return ""
+        if y in self.b.content and self.b.content[y] is not None:
+            return self.b.content[y]
+        x = self.partner_of(self.b, y, False)
+        return None if x is None else ("v", x)
+
+    def partner_of(self, side: GraphSide, x: str, is_a: bool) -> str | None:
+        """The A value (as A's keys name it: canonical) standing for value ``x`` of ``side`` when ``x``, or
+        what it stands for, is matched; None otherwise."""
+        look = self.ga.value_b if is_a else self.ga.value_a
+        other = look(x)
+        if other is None and (x in side.alias or x in side.copies):  # what it stands for, or a copy of that
+            stands = side.canonical(x)
+            for v in (stands, *side.copies.get(stands, ())):
+                other = look(v)
+                if other is not None:
+                    x = v
+                    break
+        if other is None:
+            return None
+        return self.a.canonical(x if is_a else other)
+
+    def strict_keys_a(self) -> dict[Hashable, _Bucket]:
+        keys: dict[Hashable, list[int]] = {}
+        for i in self.a.order:
+            if i in self.a.absorbed:
+                continue
+            tokens = _ordered(self.a.sig[i], tuple(self.strict_token_a(x) for x in self.a.inputs[i]))
+            keys.setdefault((self.a.sig[i], tokens), []).append(i)
+        rank = self.a.rank
+        return {k: (v, [rank[i] for i in v]) for k, v in keys.items()}
+
+    def loose_token(self, side: GraphSide, x: str, is_a: bool, follow: bool) -> Hashable:
+        if not x:
+            return ""
+        if x in side.constant:
+            return CONSTANT
+        for _ in range(FOLLOW_DEPTH if follow else 1):
+            matched = self.partner_of(side, x, is_a)
+            if matched is not None:
+                return ("v", matched)
+            x = side.canonical(x)
+            p = side.producer(x)
+            if p < 0 or (p in (self.ga.nodes if is_a else self.ga.nodes_b)):
+                return UNKNOWN
+            data = side.data_inputs(p)
+            if len(data) != 1 or side.ops[p] in LAYER_OPS:
+                return UNKNOWN
+            x = data[0]
+        return UNKNOWN
+
+    def loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool,
+                   blur: bool = False) -> Hashable | None:
+        tokens = tuple(self.loose_token(side, x, is_a, follow) for x in side.inputs[i])
+        if blur:
+            tokens = tuple(CONSTANT if t == UNKNOWN else t for t in tokens)
+        elif UNKNOWN in tokens:
+            return None  # an input not matched yet says nothing: two such nodes are not alike for it
+        tokens = _ordered(side.sig[i], tokens)
+        if not any(isinstance(t, tuple) for t in tokens):
+            return None  # nothing anchors it: left to the backward sweep
+        sig = side.sig[i] if with_attrs else side.sig[i][:2]
+        return sig, tokens
+
+
 # -- matching one graph pair --------------------------------------------------------------------
 class _Matcher:
     def __init__(self, ga: GraphAlignment, token: CancelToken | None) -> None:
@@ -429,12 +511,13 @@ class _Matcher:
         self.a = GraphSide(ga.index_a)
         self.b = GraphSide(ga.index_b)
         ga.sides = (self.a, self.b)
+        self.keys = _Keys(ga, self.a, self.b)
         self.token = token
         self.recent: list[tuple[int, int]] = []  # node pairs made since the last backward sweep
 
     def run(self) -> None:
         self._seed_terminals()
-        strict = self._strict_keys_a()
+        strict = self.keys.strict_keys_a()
         self._forward(strict)
         self._backward(list(self.ga.nodes.items()), outputs=True)
         for _ in range(MAX_ROUNDS):
@@ -493,7 +576,7 @@ class _Matcher:
             nxt = []
             for n in work:
                 for x in side.data_inputs(n):
-                    partner = self._partner_of(side, x, is_a)
+                    partner = self.keys.partner_of(side, x, is_a)
                     if partner is not None:
                         found.add(partner)
                         continue
@@ -610,7 +693,7 @@ class _Matcher:
     def _place(self, side: GraphSide, i: int, is_a: bool) -> Hashable | None:
         """(inputs, the A positions of the nodes reading each output), or None when an input or a reader
         is not matched."""
-        inputs = tuple(self._loose_token(side, x, is_a, False) for x in side.inputs[i])
+        inputs = tuple(self.keys.loose_token(side, x, is_a, False) for x in side.inputs[i])
         if UNKNOWN in inputs:
             return None
         matched = self.ga.nodes if is_a else self.ga.nodes_b
@@ -641,80 +724,6 @@ class _Matcher:
                     and self.a.sig[i][:2] == self.b.sig[j][:2]:
                 self.ga.pair_nodes(i, j, HOW_STRUCTURE)
 
-    # keys
-    def _strict_token_a(self, x: str) -> Hashable | None:
-        if not x:
-            return ""
-        if x in self.a.content and self.a.content[x] is not None:
-            return self.a.content[x]
-        return ("v", self.a.canonical(x))
-
-    def _strict_token_b(self, y: str) -> Hashable | None:
-        if not y:
-            return ""
-        if y in self.b.content and self.b.content[y] is not None:
-            return self.b.content[y]
-        x = self._partner_of(self.b, y, False)
-        return None if x is None else ("v", x)
-
-    def _partner_of(self, side: GraphSide, x: str, is_a: bool) -> str | None:
-        """The A value (as A's keys name it: canonical) standing for value ``x`` of ``side`` when ``x``, or
-        what it stands for, is matched; None otherwise."""
-        look = self.ga.value_b if is_a else self.ga.value_a
-        other = look(x)
-        if other is None and (x in side.alias or x in side.copies):  # what it stands for, or a copy of that
-            stands = side.canonical(x)
-            for v in (stands, *side.copies.get(stands, ())):
-                other = look(v)
-                if other is not None:
-                    x = v
-                    break
-        if other is None:
-            return None
-        return self.a.canonical(x if is_a else other)
-
-    def _strict_keys_a(self) -> dict[Hashable, _Bucket]:
-        keys: dict[Hashable, list[int]] = {}
-        for i in self.a.order:
-            if i in self.a.absorbed:
-                continue
-            tokens = _ordered(self.a.sig[i], tuple(self._strict_token_a(x) for x in self.a.inputs[i]))
-            keys.setdefault((self.a.sig[i], tokens), []).append(i)
-        rank = self.a.rank
-        return {k: (v, [rank[i] for i in v]) for k, v in keys.items()}
-
-    def _loose_token(self, side: GraphSide, x: str, is_a: bool, follow: bool) -> Hashable:
-        if not x:
-            return ""
-        if x in side.constant:
-            return CONSTANT
-        for _ in range(FOLLOW_DEPTH if follow else 1):
-            matched = self._partner_of(side, x, is_a)
-            if matched is not None:
-                return ("v", matched)
-            x = side.canonical(x)
-            p = side.producer(x)
-            if p < 0 or (p in (self.ga.nodes if is_a else self.ga.nodes_b)):
-                return UNKNOWN
-            data = side.data_inputs(p)
-            if len(data) != 1 or side.ops[p] in LAYER_OPS:
-                return UNKNOWN
-            x = data[0]
-        return UNKNOWN
-
-    def _loose_key(self, side: GraphSide, i: int, is_a: bool, with_attrs: bool, follow: bool,
-                   blur: bool = False) -> Hashable | None:
-        tokens = tuple(self._loose_token(side, x, is_a, follow) for x in side.inputs[i])
-        if blur:
-            tokens = tuple(CONSTANT if t == UNKNOWN else t for t in tokens)
-        elif UNKNOWN in tokens:
-            return None  # an input not matched yet says nothing: two such nodes are not alike for it
-        tokens = _ordered(side.sig[i], tokens)
-        if not any(isinstance(t, tuple) for t in tokens):
-            return None  # nothing anchors it: left to the backward sweep
-        sig = side.sig[i] if with_attrs else side.sig[i][:2]
-        return sig, tokens
-
     # sweeps
     def _forward(self, strict: dict[Hashable, _Bucket]) -> None:
         """B's nodes in topological order: the A node with the same strict key, else a looser match among
@@ -724,7 +733,7 @@ class _Matcher:
                 continue
             if k % 4096 == 0:
                 self._check()
-            tokens = tuple(self._strict_token_b(y) for y in self.b.inputs[j])
+            tokens = tuple(self.keys.strict_token_b(y) for y in self.b.inputs[j])
             i = None
             if all(t is not None for t in tokens):
                 bucket = strict.get((self.b.sig[j], _ordered(self.b.sig[j], tokens)))
@@ -763,10 +772,10 @@ class _Matcher:
             return None
         target = self.b.rank[j] * len(self.a.order) / max(1, len(self.b.order))
         for level, (with_attrs, follow, blur) in enumerate(LEVELS):
-            key = self._loose_key(self.b, j, False, with_attrs, follow, blur)
+            key = self.keys.loose_key(self.b, j, False, with_attrs, follow, blur)
             if key is None:
                 continue
-            hits = [i for i in candidates if self._loose_key(self.a, i, True, with_attrs, follow, blur) == key
+            hits = [i for i in candidates if self.keys.loose_key(self.a, i, True, with_attrs, follow, blur) == key
                     and self._same_weight_shapes(i, j)]
             if hits:
                 named = self._named_among(j, hits)
@@ -780,8 +789,8 @@ class _Matcher:
             return False
         others = [k for k in self._readers_of_inputs(self.a, i, True) if k != j]
         for with_attrs, follow, blur in LEVELS[:level]:
-            key = self._loose_key(self.a, i, True, with_attrs, follow, blur)
-            if key is not None and any(self._loose_key(self.b, k, False, with_attrs, follow, blur) == key
+            key = self.keys.loose_key(self.a, i, True, with_attrs, follow, blur)
+            if key is not None and any(self.keys.loose_key(self.b, k, False, with_attrs, follow, blur) == key
                                        for k in others):
                 return True
         return False
@@ -802,7 +811,7 @@ class _Matcher:
         found: set[int] = set()
         for y in side.inputs[j]:
             if y and y not in side.constant:
-                token = self._loose_token(side, y, is_a, True)
+                token = self.keys.loose_token(side, y, is_a, True)
                 if isinstance(token, tuple):
                     partner = self.ga.value_b(token[1]) if is_a else token[1]
                     if partner is not None:

@@ -1,6 +1,6 @@
-"""What the Edit menu's dialog modules (extract, value_dialogs) need of the controller that opens them: the
-:class:`~onnxviz.ui.edit.controller.EditController` is one, and they name this protocol instead of it (the controller
-imports them as a dialog opens: naming it back made an import cycle)."""
+"""What the Edit menu's edits (node_edits, value_edits) and dialog modules (extract, value_dialogs) need of the
+controller that opens them: the :class:`~onnxviz.ui.edit.controller.EditController` is one, and they name this
+protocol instead of it (the controller imports them: naming it back made an import cycle)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 class EditHost(Protocol):
     window: QMainWindow  # the parent of the dialogs
+    dialog: QDialog | None  # the dialog opened last
     canvas: GraphCanvas
     status: Status
     files: Files

@@ -293,7 +293,7 @@ class ModelPanel(Page):
         def work(progress: ProgressFn, token: CancelToken) -> PreparedFigures:
             data = document_bytes_in_thread(doc, state, token)  # over 2 GiB: fails with a sentence
             digest = doc.analysis_digest(data)  # hashed once: validation asks for it too
-            packed = early_figures(doc.path, digest, token) if source is not None else None
+            packed = early_figures(doc.early, digest, token) if source is not None else None
             if packed is None:  # the figures need shape inference's types: a crash of it is named
                 packed = crash_named(lambda: run_on_model(worker, figures_job, data, digest, source, key, token=token),
                                      data, token=token)

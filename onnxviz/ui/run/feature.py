@@ -67,9 +67,9 @@ def _actions(window: QMainWindow, c: RunController) -> dict[str, QAction]:
     a["compare_engines"].triggered.connect(lambda: c.run(compare="engines"))
     a["compare_saved"].triggered.connect(lambda: c.run(compare="saved"))
     a["compare_file"].triggered.connect(c.compare_with_file)
-    a["first_nan"].triggered.connect(c.jump_to_first_nonfinite)
-    a["next_nan"].triggered.connect(c.jump_to_next_nonfinite)
-    a["export_all"].triggered.connect(c.export_all)
+    a["first_nan"].triggered.connect(c.results.jump_to_first_nonfinite)
+    a["next_nan"].triggered.connect(c.results.jump_to_next_nonfinite)
+    a["export_all"].triggered.connect(c.exports.export_all)
     return a
 
 

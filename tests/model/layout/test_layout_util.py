@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.layout import engine
-from onnxviz.model.layout.engine import GraphLayout, _first_by_priority
+from onnxviz.model.layout import wiring
+from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.util import SMALL_ROWS, unique_rows
+from onnxviz.model.layout.wiring import first_by_priority
 
 EXPORTS = TEST_DATA / "exports"
 SIZES = st.sampled_from([0, 1, 2, 5, SMALL_ROWS, SMALL_ROWS + 1, 300])
@@ -35,7 +36,7 @@ def test_units_come_in_the_order_of_their_first_member(case: tuple[list[int], li
     for m, c in zip(members.tolist(), codes.tolist(), strict=True):
         first[c] = min(m, first.get(c, m))
     expected = sorted(first, key=first.__getitem__)
-    assert _first_by_priority(members, codes).tolist() == expected
+    assert first_by_priority(members, codes).tolist() == expected
 
 
 @pytest.mark.parametrize("name", ["bert_legacy.onnx", "gpt2_legacy.onnx", "resnet_int8_qdq.onnx", "vad_if.onnx"])
@@ -45,12 +46,12 @@ def test_a_small_levels_wiring_in_python_is_numpys(name: str, monkeypatch: pytes
     index = ModelIndex(onnx.load(str(EXPORTS / name), load_external_data=False))
     layout = GraphLayout(index)
     full = GraphLayout(index, expanded=layout.tree.paths)
-    levels = [-1, *sorted(full._expanded)]
-    python = [full._wire(g) for g in levels]
-    monkeypatch.setattr(engine, "SMALL_ROWS", -1)
+    levels = [-1, *sorted(full.expansion.opened)]
+    python = [full.wiring.wire(g) for g in levels]
+    monkeypatch.setattr(wiring, "SMALL_ROWS", -1)
     small = 0
     for g, ours in zip(levels, python, strict=True):
-        theirs = full._wire(g)
+        theirs = full.wiring.wire(g)
         small += len(full.tree.members(g)) <= SMALL_ROWS
         for a, b in ((ours.units, theirs.units), (ours.in_vals, theirs.in_vals), (ours.out_vals, theirs.out_vals),
                      (ours.triples, theirs.triples)):

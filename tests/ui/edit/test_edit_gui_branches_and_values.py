@@ -19,7 +19,7 @@ from window_fixtures import doc_of, press_undo
 import onnxviz
 from onnxviz.model.document import Document
 from onnxviz.ui.edit.attributes import AttributesDialog
-from onnxviz.ui.edit.controller import branch_details, branch_question
+from onnxviz.ui.edit.node_edits import branch_details, branch_question
 from onnxviz.ui.edit.palette_dialog import PaletteDialog
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.widgets.forms import FormDialog

@@ -173,7 +173,7 @@ def test_a_part_with_external_weights_reads_them_from_the_source_folder(qtbot: Q
     controller = new.run_controller  # type: ignore[attr-defined]
     image = np.linspace(-1, 1, 3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32)
     with qtbot.waitSignal(controller.run_finished, timeout=30000):
-        controller._start(doc, {"image": image}, "", None)
+        controller.runs.start(doc, {"image": image}, "", None)
     assert controller.result is not None
     whole = onnx.ModelProto()
     whole.CopyFrom(doc.model)

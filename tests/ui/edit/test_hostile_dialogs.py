@@ -386,7 +386,7 @@ def test_a_failed_run_quoting_a_name_whole_is_shown_escaped_and_cut(
     Run the Model box was as wide as the name, and obeyed its right-to-left override."""
     w, _editing, _doc = _open(qtbot, make_window, evil_names)
     c = w.run_controller  # type: ignore[attr-defined]
-    c._report_failure(f"the run failed: Non-zero status code returned while running Add node. Name:'{NODE}' "
+    c.runs.report_failure(f"the run failed: Non-zero status code returned while running Add node. Name:'{NODE}' "
                       f"Status Message: {EVIL_NODE} <b>broadcast</b>")
     settle()
     box = c.failure_box

@@ -163,7 +163,7 @@ def test_sizes_chosen_for_generated_inputs_are_offered_for_the_next_run(qtbot: Q
     dialog = run.inputs_dialog
     assert dialog is not None and dialog.dim_boxes["sequence"].text() == "auto (ran: 50)"
     dialog.reject()
-    run.inputs_dialog = None
+    run.inputs.inputs_dialog = None
     with qtbot.waitSignal(run.run_finished, timeout=TIMEOUT):
         run.run()  # F9 again: no dialog; the sizes that ran are tried first
     assert run.inputs_dialog is None and not any("did not run" in n for n in run.result.notes)

@@ -114,7 +114,7 @@ def test_the_window_runs_a_model_whose_weights_stay_in_their_file(qtbot: QtBot, 
     window, c = _window(qtbot, path)
     window.doc.edit.set_metadata("note", "an unsaved edit: the window hands the worker its own bytes")
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(window.doc, FEEDS, "", None)
+        c.runs.start(window.doc, FEEDS, "", None)
     expected = _expected(path, FEEDS)
     for name in ("xw", "y", "out"):
         np.testing.assert_allclose(c.result.array(name), expected[name], rtol=1e-5, atol=1e-6)

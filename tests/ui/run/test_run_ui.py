@@ -82,7 +82,7 @@ def test_run_menu_runs_example_and_dock_shows_selected_node(qtbot: QtBot, exampl
     tabs = c.dock.view.tabs  # a feature map is seen in Slices; a "Kernels" grid (output x input channels) is for weights
     assert [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)] == ["Histogram", "Slices", "Values"]
     # F9 again: the size of "batch" is remembered, no dialog
-    c.inputs_dialog = None
+    c.inputs.inputs_dialog = None
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
         _menu_action(window, "Run").trigger()
     assert c.inputs_dialog is None
@@ -108,12 +108,12 @@ def test_a_worker_killed_while_planning_is_reported_and_a_new_run_starts(qtbot: 
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker of a never-ending model killed while shape inference planned the capture: the window took
     it for a crash of shape inference, ran the model again in a new process and never reported anything."""
-    from onnxviz.ui.run import controller
+    from onnxviz.ui.run import jobs
 
     window, c = _window(qtbot, _save(_endless_model(), tmp_path / "endless.onnx"))
     doc = window.doc
     before = doc.model.SerializeToString()
-    real_run_model = controller.run_model
+    real_run_model = jobs.run_model
 
     def run_model(*args: Any, **kwargs: Any) -> Any:
         shown = kwargs["progress"]
@@ -125,7 +125,7 @@ def test_a_worker_killed_while_planning_is_reported_and_a_new_run_starts(qtbot: 
 
         return real_run_model(*args, **{**kwargs, "progress": progress})
 
-    monkeypatch.setattr(controller, "run_model", run_model)
+    monkeypatch.setattr(jobs, "run_model", run_model)
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
         c.run()
     assert failed.args[0] == ("the runtime process crashed with SIGKILL (out of memory, or ended from outside); "
@@ -135,7 +135,7 @@ def test_a_worker_killed_while_planning_is_reported_and_a_new_run_starts(qtbot: 
     qtbot.waitUntil(lambda: c.task is None, timeout=TIMEOUT)
     assert _no_run_process_but_the_spare()
     # a new run starts (and is cancelled: the model never ends)
-    monkeypatch.setattr(controller, "run_model", real_run_model)
+    monkeypatch.setattr(jobs, "run_model", real_run_model)
     c.failure_box.close()
     killed = c.active_run
     _menu_action(window, "Run").trigger()
@@ -430,9 +430,9 @@ def test_dock_shows_values_inside_a_loop_body(qtbot: QtBot, tmp_path: Path) -> N
     from tests.model.runner.test_runner_bodies import FEEDS, _if_loop_scan_model
 
     window, c = _window(qtbot, _save(_if_loop_scan_model(), tmp_path / "bodies.onnx"))
-    c.inputs_dialog = None
+    c.inputs.inputs_dialog = None
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(window.doc, dict(FEEDS), "", None)
+        c.runs.start(window.doc, dict(FEEDS), "", None)
     window.canvas.enter_scope("1.body")
     qtbot.waitUntil(lambda: window.canvas.scope == "1.body" and window.canvas.drawable is not None, timeout=TIMEOUT)
     with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
@@ -454,7 +454,7 @@ def test_dock_shows_values_inside_a_local_function(qtbot: QtBot, tmp_path: Path)
 
     window, c = _window(qtbot, _save(_function_model(), tmp_path / "functions.onnx"))
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(window.doc, {"x": np.array([-1.0, 0.5, 2.0], np.float32)}, "", None)
+        c.runs.start(window.doc, {"x": np.array([-1.0, 0.5, 2.0], np.float32)}, "", None)
     scope = "fn:local:Scaled:"
     window.canvas.enter_scope(scope)
     qtbot.waitUntil(lambda: window.canvas.scope == scope and window.canvas.drawable is not None, timeout=TIMEOUT)
@@ -482,19 +482,19 @@ def test_run_uses_the_validated_bytes_and_refuses_a_model_over_2_gib(qtbot: QtBo
     window, c = _window(qtbot, _save(_slow_model(), tmp_path / "m.onnx"))
     doc = window.doc
     assert doc is not None
-    assert [j.model for j in c._jobs(doc, "", None)] == [doc.path]  # unedited: the worker reads the file itself
+    assert [j.model for j in c.runs.jobs(doc, "", None)] == [doc.path]  # unedited: the worker reads the file itself
     doc.edit.set_doc_string(0, "edited")
     qtbot.waitUntil(lambda: not window.validation.busy, timeout=TIMEOUT)
-    assert [j.model for j in c._jobs(doc, "", None)] == [doc.serialize()]
+    assert [j.model for j in c.runs.jobs(doc, "", None)] == [doc.serialize()]
 
     def too_large(*_pause: object) -> bytes:
         raise SaveError("the model is too large to write as one protobuf (over 2 GiB).", "ValueError: 2 GiB")
 
     doc.edit.set_doc_string(0, "edited again")
-    assert [j.model for j in c._jobs(doc, "", None)] == [None]  # not at hand: made in the run's thread
+    assert [j.model for j in c.runs.jobs(doc, "", None)] == [None]  # not at hand: made in the run's thread
     monkeypatch.setattr(doc, "model_output", too_large)
     with qtbot.waitSignal(c.run_failed, timeout=TIMEOUT) as failed:
-        c._start(doc, {}, "", None)
+        c.runs.start(doc, {}, "", None)
     assert "over 2 GiB" in failed.args[0] and c.task is None and window.doc is doc and doc.is_dirty
 
 
@@ -527,7 +527,7 @@ def test_a_shown_activation_does_not_make_the_window_taller(qtbot: QtBot, exampl
     doc = window.doc
     assert doc is not None
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(doc, build_feeds(input_specs(doc.model), {}, {"batch": 1}, seed=0), "", None)
+        c.runs.start(doc, build_feeds(input_specs(doc.model), {}, {"batch": 1}, seed=0), "", None)
     with qtbot.waitSignal(c.dock.view.loaded, timeout=TIMEOUT):
         doc.selection.select_node("", 0)
     window.resize(1024, 640)
@@ -602,7 +602,7 @@ def test_an_array_file_of_another_type_is_noted_in_the_runs_summary(qtbot: QtBot
     assert pending.make()["image"].dtype == np.float32
     window, c = _window(qtbot, example_path)
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(window.doc, pending, "", None)
+        c.runs.start(window.doc, pending, "", None)
     assert c.result is not None and c.result.notes[0] == pending.notes[0]
 
 
@@ -698,7 +698,7 @@ def test_an_edited_big_model_is_written_for_the_run_in_its_thread(qtbot: QtBot, 
     folders = set(Path(tempfile.gettempdir()).glob("onnxviz-model-*"))
     x = np.ones((1, 64), np.float32)
     with qtbot.waitSignal(c.run_finished, timeout=TIMEOUT):
-        c._start(doc, {"x": x}, "", None)
+        c.runs.start(doc, {"x": x}, "", None)
     expected = x @ numpy_helper.to_array(doc.model.graph.initializer[0]) + 1
     assert c.result is not None and np.allclose(c.result.array("y"), expected)
     assert c.result.values["y"].node_name == "plus"  # the edited state ran

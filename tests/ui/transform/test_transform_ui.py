@@ -177,7 +177,7 @@ def qtbot_dialogs(qtbot: QtBot, w: MainWindow, target: Path, act: Callable[[], N
     """Run ``act``, answering its save dialog with ``target``."""
     import unittest.mock
 
-    with unittest.mock.patch("onnxviz.ui.transform.controller.QFileDialog.getSaveFileName",
+    with unittest.mock.patch("onnxviz.ui.transform.variant_actions.QFileDialog.getSaveFileName",
                              return_value=(str(target), "")):
         act()
     settle()

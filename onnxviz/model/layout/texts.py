@@ -1,0 +1,109 @@
+"""The words of one scope's drawing, made once and kept: each item's and each collapsed group's box text (and its
+size as a level lays it out), and each value's edge label (its shape, inferred or declared; its name too when
+the options say so), with the room the labels take between layers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import numpy as np
+
+from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.layout.blocks import UNIT_GROUP, UNIT_ITEM
+from onnxviz.model.layout.groups import GroupTree
+from onnxviz.model.layout.labels import label_room, label_width
+from onnxviz.model.layout.layers import LAYER_GAP_ACROSS
+from onnxviz.model.layout.options import LayoutOptions
+from onnxviz.model.layout.scene import Category, Scene
+from onnxviz.model.layout.scope import BoxText, ScopeGraph, clip, item_text
+from onnxviz.model.text import label_shape_text
+
+EDGE_NAME_TEXT = 40    # characters of a tensor name shown on its edge
+
+
+class LayoutTexts:
+    """Box texts and edge labels of one scope (``options`` may change between layouts: see
+    :meth:`forget_labels`)."""
+
+    def __init__(self, index: ModelIndex, scope: str, graph: ScopeGraph, tree: GroupTree,
+                 options: LayoutOptions) -> None:
+        self.index, self.scope, self.graph, self.tree, self.options = index, scope, graph, tree, options
+        self.items: dict[int, BoxText] = {}   # per item laid out so far
+        self._groups: dict[int, BoxText] = {}
+        self._group_sizes: dict[tuple[int, bool, bool], tuple[float, float]] = {}
+        self._labels: dict[int, tuple[str, bool]] = {}
+
+    def item(self, item: int) -> BoxText:
+        text = self.items.get(item)
+        if text is None:
+            text = self.items[item] = item_text(self.graph, item)
+        return text
+
+    def group(self, g: int) -> BoxText:
+        text = self._groups.get(g)
+        if text is None:
+            count = int(self.tree.count[g])
+            text = self._groups[g] = BoxText(clip(self.tree.title(g)), self.tree.paths[g], [f"{count} nodes"],
+                                             Category.GROUP)
+        return text
+
+    def size(self, text: BoxText) -> tuple[float, float]:
+        """A box's size as a level lays it out (turned for a left-to-right drawing)."""
+        w, h = text.size(self.options.names)
+        return (h, w) if self.options.across else (w, h)
+
+    def group_size(self, g: int) -> tuple[float, float]:
+        """:meth:`size` of group ``g``'s box (kept: relabelling and expanding lay levels out again)."""
+        key = (g, self.options.names, self.options.across)
+        size = self._group_sizes.get(key)
+        if size is None:
+            size = self._group_sizes[key] = self.size(self.group(g))
+        return size
+
+    def edge_label(self, vid: int) -> tuple[str, bool]:
+        """(shape text, came from inference?) of value ``vid``."""
+        if vid < 0:
+            return "", False
+        label = self._labels.get(vid)
+        if label is None:
+            t, inferred = self.index.type_of(self.scope, self.graph.values[vid])
+            text = label_shape_text(t)
+            if self.options.edge_names:
+                name = clip(self.graph.values[vid], EDGE_NAME_TEXT)
+                text = f"{name}: {text}" if text else name
+            label = self._labels[vid] = (text, bool(inferred and t is not None))
+        return label
+
+    def forget_labels(self) -> None:
+        """Inference filled the index (or the options changed): labels are made again when next asked for."""
+        self._labels.clear()
+
+    def labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
+        """``scene`` with the labels of its edges, whose value ids are ``vids``."""
+        labels = [self.edge_label(v) for v in vids]
+        return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
+                                   edge_inferred=np.array([inf for _, inf in labels], bool))
+
+    def label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
+        """Per level edge, the width of the label this level draws beside it below its source: one per
+        (box, value), none for edges leaving a port or a nested frame (their labels sit elsewhere)."""
+        widths = np.zeros(len(triples))
+        seen: set[tuple[int, int]] = set()
+        boxes = (kind == UNIT_ITEM) | (kind == UNIT_GROUP)
+        for e, (a, vid) in enumerate(triples[:, [0, 2]].tolist()):
+            if boxes[a] and (a, vid) not in seen:
+                seen.add((a, vid))
+                text = self.edge_label(vid)[0]
+                widths[e] = label_width(text) if text else 0.0
+        return widths
+
+    def label_room(self, n_units: int, triples: np.ndarray) -> np.ndarray:
+        """Per unit, the room after it (left to right) that the labels of the values it sends need to lie
+        along their edges (labels run along the flow there): at least :data:`LAYER_GAP_ACROSS`."""
+        room = np.full(n_units, LAYER_GAP_ACROSS)
+        for unit, vid in zip(triples[:, 0].tolist(), triples[:, 2].tolist(), strict=True):
+            need = label_room(self.edge_label(vid)[0])
+            if need > room[unit]:
+                room[unit] = need
+        return room
