@@ -102,9 +102,9 @@ def run(args: argparse.Namespace) -> int:
         from onnxviz.ui.app import ensure_app, example_model_path, install_exception_hook
         from onnxviz.ui.main_window import MainWindow
 
-        app = ensure_app()
+        app = ensure_app(guard=False)
         install_exception_hook()
-        window = MainWindow()
+        window = MainWindow()  # which guards the tooltips once built
     if early is not None:
         window.validation.adopt(early)  # the window's open of that file takes it over
     if link is not None:

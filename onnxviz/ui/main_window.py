@@ -83,9 +83,6 @@ class MainWindow(QMainWindow):
         self.remember_window_state = True
         self.setWindowTitle("onnxviz")
         self.setWindowIcon(app_icon())
-        app = QApplication.instance()
-        if isinstance(app, QApplication):  # made by ensure_app, or by a host (tests, show()'s kernel)
-            guard_tooltips(app)
         self.setAcceptDrops(True)
         self.resize(1400, 900)
         self.theme = ThemeManager(self.settings, self)
@@ -113,6 +110,9 @@ class MainWindow(QMainWindow):
         self.panels.problems_panel.listed.connect(self.quiet_bottom.follow)
         self.quiet_bottom.follow(len(self.panels.problems_panel.problems))
         self.statusBar().showMessage("Ready")
+        app = QApplication.instance()
+        if isinstance(app, QApplication):  # made by ensure_app, or by a host (tests, show()'s kernel)
+            guard_tooltips(app)  # once built: no tooltip before it is shown, and building sends ~5,500 events
 
     def _install_features(self) -> None:
         """Each feature gets the ports it needs (not the window) and finds the others' APIs in the registry."""

@@ -245,3 +245,30 @@ def test_a_forked_worker_holds_none_of_the_other_workers_pipes(tmp_path: Path) -
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["FIRST", "True", "SECOND", "False"]
+
+
+def test_the_tooltip_guard_comes_once_the_window_is_built_before_it_is_shown(tmp_path: Path) -> None:
+    """The guard sees every event of the application (building the window sends ~5,500): ``onnxviz FILE`` installs
+    it once the window is built, and it is there before the window can be shown, so before any tooltip."""
+    code = ("import sys\n"
+            "from PySide6.QtCore import QObject\n"
+            "from PySide6.QtWidgets import QApplication\n"
+            "from onnxviz.ui import main_window\n"
+            "from onnxviz.ui.widgets.tooltips import GUARD_NAME\n"
+            "def guarded():\n"
+            "    return QApplication.instance().findChild(QObject, GUARD_NAME) is not None\n"
+            "init, show = main_window.MainWindow.__init__, main_window.MainWindow.show\n"
+            "def built(self, *args):\n"
+            "    print('BUILDING', guarded())\n"
+            "    init(self, *args)\n"
+            "def shown(self):\n"
+            "    print('SHOWN', guarded())\n"
+            "    show(self)\n"
+            "main_window.MainWindow.__init__, main_window.MainWindow.show = built, shown\n"
+            "from onnxviz.cli import main\n"
+            f"assert main([{str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, '--screenshot', 'shot.png']) == 0\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "settings")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["BUILDING", "False", "SHOWN", "True"]

@@ -13,7 +13,7 @@ is not reported again: the added or removed node says it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,12 +71,13 @@ class Difference:
         out.update(self.details)
         return out
 
-    def text(self) -> str:
-        """One line for people: kind, names, what changed."""
+    def text(self, words: Callable[[str], str] | None = None) -> str:
+        """One line for people: kind (in ``words``, if given), names, what changed."""
         names = self.a if self.b is None or self.a == self.b else self.b if self.a is None else f"{self.a} -> {self.b}"
         where = f" (in {self.scope_a or self.scope_b})" if self.scope_a or self.scope_b else ""
         said = _details_text(self.details)
-        return f"{self.kind}: {names}{where}" + (f": {said}" if said else "")
+        kind = self.kind if words is None else words(self.kind)
+        return f"{kind}: {names}{where}" + (f": {said}" if said else "")
 
 
 def _details_text(details: dict[str, Any]) -> str:
@@ -133,13 +134,14 @@ class ModelDiff:
             out[d.kind] = out.get(d.kind, 0) + 1
         return {k: n for k, n in out.items() if n}
 
-    def summary(self) -> str:
-        """``3 differences: 1 node_added, 2 node_changed; 99.9% of nodes aligned`` or ``identical``."""
+    def summary(self, words: Callable[[str], str] | None = None) -> str:
+        """``3 differences: 1 node_added, 2 node_changed; 99.9% of nodes aligned`` or ``identical``; with
+        ``words`` (a kind's words for people): ``3 differences: node added in B (1), node changed (2); ...``."""
         pairs, na, nb = self.alignment.counts()
         aligned = f"{pairs:,} of {na:,} / {nb:,} nodes aligned ({100 * self.alignment.fraction():.1f}%)"
         if self.identical:
             return f"identical; {aligned}"
-        kinds = ", ".join(f"{n} {k}" for k, n in self.counts().items())
+        kinds = ", ".join(f"{n} {k}" if words is None else f"{words(k)} ({n:,})" for k, n in self.counts().items())
         return f"{len(self.differences)} difference{'s' if len(self.differences) != 1 else ''}: {kinds}; {aligned}"
 
     def to_json(self) -> dict[str, Any]:

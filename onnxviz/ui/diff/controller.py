@@ -184,7 +184,8 @@ class DiffController(QObject):
         state.ghost_of = {g.key: g for gs in opened.ghosts.values() for g in gs}
         self.marks.show_ghosts()
         self.state.colouring = DIFFERENCES
-        self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary)
+        self.dock.show_diff(f"{doc_a.name} (A) vs {opened.doc_b.name} (B)", opened.diff, opened.summary,
+                            opened.wording.kind)
         self._place_dock()
         self.marks.apply_colours()
         self.status.show_message(f"Compared with {opened.doc_b.name}: {opened.summary}", 10000)

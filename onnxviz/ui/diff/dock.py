@@ -3,6 +3,7 @@ and, after Run Both, every value pair in the Layers table and the selected value
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -56,6 +57,7 @@ class _Rows(QAbstractListModel):
         self.differences: list[Difference] = []
         self.shown: list[int] = []
         self.row_of: dict[int, int] = {}
+        self.words: Callable[[str], str] | None = None  # a kind in words for people (None: the kind's name)
 
     def set(self, differences: list[Difference], shown: list[int] | None = None) -> None:
         self.beginResetModel()
@@ -72,9 +74,9 @@ class _Rows(QAbstractListModel):
             return None
         d = self.differences[self.shown[index.row()]]
         if role == Qt.ItemDataRole.DisplayRole:
-            return display_name(d.text(), LINE_CHARS)
+            return display_name(d.text(self.words), LINE_CHARS)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain_tooltip(d.text())
+            return plain_tooltip(d.text(self.words))
         if role == Qt.ItemDataRole.ForegroundRole:
             return QBrush(kind_colour(d.kind).darker(130))
         if role == Qt.ItemDataRole.DecorationRole:
@@ -229,8 +231,10 @@ class DiffDock(QDockWidget):
         for w in (self.previous_button, self.next_button):
             w.setEnabled(bool(keep))
 
-    def show_diff(self, title: str, diff: ModelDiff, summary: str) -> None:
+    def show_diff(self, title: str, diff: ModelDiff, summary: str, words: Callable[[str], str] | None = None) -> None:
+        """``diff`` listed, its kinds in ``words`` (see :meth:`Difference.text`)."""
         self.differences = diff.differences
+        self.list.rows.words = words
         self.summary.setText(f"{title}: {summary}")
         self.list.blockSignals(True)
         self.list.rows.set(self.differences)

@@ -68,7 +68,7 @@ class DifferenceList:
                 self.show_b(False)
             self._select_in_a(d)
         self.dock.show_sides(self._sides(d))
-        self.status.show_message(f"Difference {row + 1} of {len(self.state.diff.differences)}: {_short(d)}", 8000)
+        self.status.show_message(f"Difference {row + 1} of {len(self.state.diff.differences)}: {_short(d, self.state.wording.kind)}", 8000)
 
     def _select_in_b(self, d: Difference) -> None:
         """B's graph on the canvas, ``d``'s B node selected (a ghost too many to draw in A's)."""
@@ -165,6 +165,6 @@ def select_value(doc: Document | None, scope: str, name: str) -> bool:
     return True
 
 
-def _short(d: Difference) -> str:
-    text = d.text()
+def _short(d: Difference, words: Callable[[str], str]) -> str:
+    text = d.text(words)
     return text if len(text) <= 160 else text[:157] + "..."

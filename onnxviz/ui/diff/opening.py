@@ -40,6 +40,15 @@ class Wording:
     ghost_note: str = "added in B"
     none_dashed: str = "nothing added"
     ghost_tip: str = "only in B (added)"
+    only_in_b: str = "added in B"      # the list's words for a kind ending in _added (only B has it)
+    only_in_a: str = "removed in B"    # ... and in _removed (only A has it)
+
+    def kind(self, kind: str) -> str:
+        """A difference's kind in words: ``node_added`` -> ``node added in B``, ``value_info_changed`` ->
+        ``value_info changed``."""
+        subject, _, verb = kind.rpartition("_")
+        said = {"added": self.only_in_b, "removed": self.only_in_a}.get(verb, verb)
+        return f"{subject} {said}"
 
 
 AS_B = Wording()
@@ -48,7 +57,7 @@ AFTER_TRANSFORM = Wording(
     Scheme("category", ("renamed only", "changed", "added by the transform", "removed by it (dashed)"),
            DIFF_SCHEME.colours, blank="unchanged"),
     "removed by the transform", "removed by the transform", "nothing removed",
-    "only in the model before (removed by the transform)")
+    "only in the model before (removed by the transform)", "removed by the transform", "added by the transform")
 
 
 @dataclass
@@ -74,7 +83,8 @@ def open_diff(doc_a: Document, path: Path, wording: Wording, progress: ProgressF
                        progress=lambda f, t: progress(0.1 + 0.9 * f, t), token=token)
     ghosts = {scope: [g if g.group else dataclasses.replace(g, note=wording.ghost_note) for g in gs]
               for scope, gs in added_ghosts(diff).items()}
-    return Opened(doc_b, diff, diff_marks(diff), diff.summary(), diff_marks(diff, side_b=True), ghosts, wording)
+    return Opened(doc_b, diff, diff_marks(diff), diff.summary(wording.kind), diff_marks(diff, side_b=True), ghosts,
+                  wording)
 
 
 def diff_marks(diff: ModelDiff, side_b: bool = False) -> dict[tuple[str, int], float]:

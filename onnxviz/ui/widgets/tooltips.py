@@ -57,8 +57,10 @@ class ToolTipGuard(QObject):
     """An application-wide event filter: a tooltip that would load a resource is shown as written instead."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() != QEvent.Type.ToolTip or not isinstance(watched, QWidget) \
-                or not isinstance(event, QHelpEvent):
+        # every event of the application comes here: the type test first (an isinstance costs far less than
+        # event.type(), whose answer PySide makes a Python enum member each call)
+        if not isinstance(event, QHelpEvent) or event.type() != QEvent.Type.ToolTip \
+                or not isinstance(watched, QWidget):
             return False
         text = tooltip_at(watched, event)
         if not loads_a_resource(text):

@@ -75,6 +75,9 @@ def test_edited_copy_lists_exactly_its_edits_and_the_keys_step_through_them(
                      ("node_removed", "/layer2/Relu", None),
                      ("node_changed", "/Flatten", "/Flatten")]
     assert dock.list.count() == 4 and "4 differences" in dock.summary.text()
+    listed = [str(dock.list.rows.data(dock.list.rows.index(r, 0))) for r in range(4)]  # the kinds in words
+    assert listed[0].startswith("weight changed: fc.bias") and listed[2].startswith("node removed in B: /layer2/Relu")
+    assert "node removed in B (1), node changed (2)" in dock.summary.text()
     # the legend and the colours on A's graph
     legend = w.canvas.legend
     assert legend is not None and [s[0] for s in legend.swatches] == ["renamed only", "changed", "removed in B",

@@ -103,6 +103,14 @@ def test_the_whole_loop_on_a_small_model(qtbot: QtBot, make_window: Make, tmp_pa
                                                    "removed by it (dashed)"]
     ghosts = [g for gs in w.diff.ghosts.values() for g in gs if not g.group]
     assert ghosts and {g.note for g in ghosts} == {"removed by the transform"}
+    # and so do the Differences list and its summary
+    listed = w.diff.dock.list.rows
+    row = listed.index(listed.row_of[w.diff.dock.list.currentRow()], 0)
+    assert str(listed.data(row)).startswith("node removed by the transform: ") and "Relu" in str(listed.data(row))
+    added = next(k for k, d in enumerate(w.diff.diff.differences) if d.kind == "node_removed")
+    assert str(listed.data(listed.index(listed.row_of[added], 0))).startswith("node added by the transform: ")
+    assert "node removed by the transform (" in w.diff.dock.summary.text()
+    assert "node_added" not in w.diff.dock.summary.text()
 
     # 2. undo gives the bytes back exactly, redo the result
     press_undo(qtbot, w)
