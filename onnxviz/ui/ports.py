@@ -112,7 +112,20 @@ class Menus:
     save: QAction
 
     def add_before_help(self, menu: QMenu) -> None:
-        self.bar.insertMenu(self.help.menuAction(), menu)
+        """``menu`` in the bar before Help, among the features' menus in :data:`FEATURE_MENUS`' order (whatever
+        the order the features are installed in)."""
+        rank = _menu_rank(menu)
+        later = [m for m in (a.menu() for a in self.bar.actions()) if isinstance(m, QMenu) and rank < _menu_rank(m)]
+        self.bar.insertMenu(later[0].menuAction() if later else self.help.menuAction(), menu)
+
+
+FEATURE_MENUS = ("Diff", "Transform")  # the features' menus between Run and Help, in this order
+
+
+def _menu_rank(menu: QMenu) -> int:
+    """Its place in :data:`FEATURE_MENUS` (-1: not a feature's menu, such as File or Help)."""
+    title = menu.title().replace("&", "")
+    return FEATURE_MENUS.index(title) if title in FEATURE_MENUS else -1
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ def test_the_window_validates_a_big_model_from_its_analysis_bytes(qtbot: QtBot, 
     window = make_window()
     open_and_wait(qtbot, window, big_model(tmp_path / "big.onnx"), timeout_ms=30000)
     panel = window.panels.model_panel  # type: ignore[attr-defined]
-    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel._task is None, timeout=30000)
+    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and not panel.computing, timeout=30000)
     doc = window.doc
     assert doc is not None and doc.problems == []
     assert doc.index.inferred[""]["h"].tensor_type.shape.dim[1].dim_value == SIDE

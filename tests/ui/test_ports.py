@@ -157,4 +157,9 @@ def test_the_features_find_each_other_whatever_the_order_of_installation(
     assert w.diff.receivers(SIGNAL("diff_shown()")) == before + 1
     open_and_wait(qtbot, w, example_path)
     assert w.canvas.doc is w.doc and w.panels.doc is w.doc and w.editing.doc is w.doc
+    assert _menu_titles(w) == _menu_titles(MainWindow())  # the menu bar in one order, whatever the installation's
     w.set_document(None)
+
+
+def _menu_titles(w: MainWindow) -> list[str]:
+    return [a.text().replace("&", "") for a in w.menuBar().actions()]

@@ -42,7 +42,7 @@ def _open_and_settle(qtbot: QtBot, window: MainWindow, path: Path) -> None:
     """Open ``path`` and wait until its layout, validation and Model panel figures are all done."""
     with qtbot.waitSignals([window.canvas.scene_ready, window.validation.finished], timeout=30000):
         window.open_path(path)
-    qtbot.waitUntil(lambda: window.panels.model_panel._task is None, timeout=30000)
+    qtbot.waitUntil(lambda: not window.panels.model_panel.computing, timeout=30000)
 
 
 def test_replaced_document_is_freed_without_the_cycle_collector(qtbot: QtBot, example_path: Path) -> None:

@@ -112,6 +112,11 @@ class ModelPanel(Page):
         """Nothing left to compute: no model, or its figures (or why they failed) are shown."""
         return self.doc is None or self._figures_page == self._shown_page
 
+    @property
+    def computing(self) -> bool:
+        """The figures' background task is running."""
+        return self._task is not None
+
     def show_document(self, doc: Document | None) -> None:
         if self._last_figures is not None and self._last_figures[0] is not doc:
             self._last_figures = None  # nor keep a closed document alive

@@ -123,13 +123,13 @@ def test_model_summary_is_computed_in_the_worker_and_follows_edits(qtbot: QtBot,
     window = make_window()
     open_and_wait(qtbot, window, example_copy, timeout_ms=30000)
     panel = window.panels.model_panel  # type: ignore[attr-defined]
-    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and panel._task is None, timeout=30000)
+    qtbot.waitUntil(lambda: bool(panel.costs) and not window.validation.busy and not panel.computing, timeout=30000)
     doc = window.doc
     assert doc is not None
     conv = next(c for c in panel.costs if c.op_type == "Conv")
     assert conv.macs == 16 * 16 * 16 * 3 * 9
     doc.edit.set_value_type("image", shape=[1, 3, 64, 64])  # four times the pixels: four times the MACs
-    qtbot.waitUntil(lambda: not window.validation.busy and panel._task is None
+    qtbot.waitUntil(lambda: not window.validation.busy and not panel.computing
                     and [c.macs for c in panel.costs if c.op_type == "Conv"][:1] == [4 * conv.macs], timeout=30000)
 
 
@@ -207,7 +207,7 @@ def test_figures_are_not_computed_again_when_the_same_state_is_validated(
     asked.clear()
     with qtbot.waitSignal(window.validation.finished, timeout=30000):
         doc.edit.rename_node(0, "renamed")
-    qtbot.waitUntil(lambda: panel.settled and panel._task is None, timeout=30000)
+    qtbot.waitUntil(lambda: panel.settled and not panel.computing, timeout=30000)
     QApplication.processEvents()  # a figures job the validation result starts waits behind a zero timer
     assert asked == ["figures_job"] and panel.costs
 
