@@ -30,7 +30,7 @@ import onnx
 
 from onnxviz.model.errors import Cancelled, OnnxvizError
 from onnxviz.model.forking import start_method
-from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, write_npz
+from onnxviz.model.io.disk import DiskError, atomic_write, atomic_write_with, process_alive, write_npz
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 from onnxviz.model.runner.budget import CaptureTooBig
 from onnxviz.model.runner.errors import InputsRefused, RunError
@@ -469,15 +469,7 @@ def _sweep_orphans() -> None:
 def _owner_alive(folder_name: str) -> bool:
     """Whether the process that made this run folder still runs (True when that cannot be told)."""
     owner = folder_name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0]
-    if not owner.isdigit() or os.name != "posix":  # an older version's folder; Windows' kill() would kill
-        return True
-    try:
-        os.kill(int(owner), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
+    return not owner.isdigit() or process_alive(int(owner))  # not a number: an older version's folder
 
 
 class WorkerEnded(RunError):
