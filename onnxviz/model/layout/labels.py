@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from onnxviz.model.layout.scene import Scene
-from onnxviz.model.layout.util import tolist_in_slices
+from onnxviz.model.layout.util import PASS_ROWS, tolist_in_slices
 
 LABEL_SIZE = 11.0   # the labels' text size in scene units (pixels at 1:1), as Netron's
 LABEL_LINE = 15.0   # scene units between stacked labels: the label text and a little air
@@ -116,16 +116,26 @@ class _Boxes:
         order = np.lexsort((ky, kx))
         keys = np.stack([kx[order], ky[order]], 1)
         starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
-        ends = np.r_[starts[1:], len(keys)]
-        self.slices = {(a, b): (s, e) for (a, b), s, e in   # lists of Python ints: no int() per entry
-                       zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
-        self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
+        self._keys, self._starts = keys, starts
         self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
         self.reach_y = int(float(scene.box_h.max()) // CELL) + 1 if scene.n_boxes else 0
+        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+        self._sorted = np.stack([v[order] for v in (x0, y0, x1, y1)], 1)
+
+    @cached_property
+    def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[Rect]]:
+        """For :meth:`free`: each cell's slice of the boxes, the boxes' rectangles (made on the first label whose
+        first spot is not free: most scenes need none)."""
+        keys, starts = self._keys, self._starts
+        ends = np.r_[starts[1:], len(keys)] if len(starts) else starts
+        slices = {(a, b): (s, e) for (a, b), s, e in   # lists of Python ints: no int() per entry
+                  zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
+        return slices, [tuple(r) for r in tolist_in_slices(self._sorted)]
 
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r
-        get, rects = self.slices.get, self.rects
+        slices, rects = self._lists
+        get = slices.get
         rows = range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1)
         for i in range(int(x0 // CELL) - self.reach_x, int(x1 // CELL) + 1):
             for j in rows:
@@ -136,6 +146,42 @@ class _Boxes:
                     if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
                         return False
         return True
+
+    def free_many(self, r: np.ndarray) -> np.ndarray:
+        """:meth:`free` of each row (x0, y0, x1, y1) of ``r``, in numpy: the same cells looked in, the same test."""
+        i0 = np.floor_divide(r[:, 0], CELL).astype(np.int64) - self.reach_x
+        j0 = np.floor_divide(r[:, 1], CELL).astype(np.int64) - self.reach_y
+        i1, j1 = np.floor_divide(r[:, 2], CELL).astype(np.int64), np.floor_divide(r[:, 3], CELL).astype(np.int64)
+        row, found = self._cells.pairs(i0, j0, i1, j1)
+        a, q = self._sorted[found], r[row]
+        hit = (q[:, 0] < a[:, 2]) & (a[:, 0] < q[:, 2]) & (q[:, 1] < a[:, 3]) & (a[:, 1] < q[:, 3])
+        free = np.ones(len(r), bool)
+        free[row[hit]] = False
+        return free
+
+
+class _CellIndex:
+    """Entries sorted by grid cell (column, then row): for many rectangles of cells at once, the (rectangle,
+    entry) pairs of every entry in their cells, with numpy."""
+
+    def __init__(self, cx: np.ndarray, cy: np.ndarray) -> None:
+        self.low = int(cy.min()) - 1 if len(cy) else 0
+        self.span = int(cy.max()) - self.low + 2 if len(cy) else 1   # rows low .. high + 1: every key one cell
+        self.keys = cx * self.span + (cy - self.low)
+
+    def pairs(self, i0: np.ndarray, j0: np.ndarray, i1: np.ndarray, j1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rectangle, entry) of each entry in each cell (i, j), i0 <= i <= i1 and j0 <= j <= j1, of each rectangle."""
+        j0, j1 = np.clip(j0, self.low, self.low + self.span - 1), np.clip(j1, self.low, self.low + self.span - 1)
+        rows = j1 - j0 + 1
+        count = (i1 - i0 + 1) * rows
+        rect = np.repeat(np.arange(len(count)), count)
+        k = np.arange(len(rect)) - np.repeat(np.cumsum(count) - count, count)
+        cell = (i0[rect] + k // rows[rect]) * self.span + (j0[rect] + k % rows[rect] - self.low)
+        lo, hi = np.searchsorted(self.keys, cell, "left"), np.searchsorted(self.keys, cell, "right")
+        n = hi - lo
+        pair_rect = np.repeat(rect, n)
+        entry = np.arange(len(pair_rect)) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+        return pair_rect, entry
 
 
 class _Segments:
@@ -149,9 +195,9 @@ class _Segments:
         last[np.maximum(off[1:] - 1, 0)] = True   # no segment from an edge's last point to the next edge's first
         starts = starts[~last[:-1]] if len(starts) else starts
         a, b = pts[starts], pts[starts + 1]
-        self.segments = tolist_in_slices(np.concatenate([a, b], axis=1)) if len(starts) else []
+        self._ends = np.concatenate([a, b], axis=1)
         edge = np.searchsorted(off, starts, side="right") - 1
-        self.source = scene.edge_src[edge].tolist() if len(starts) else []  # the box each segment's edge leaves
+        self._source = scene.edge_src[edge] if len(starts) else np.zeros(0, np.int64)  # the box its edge leaves
         lo, hi = np.floor(np.minimum(a, b) / LABEL_CELL).astype(np.int64), np.floor(np.maximum(a, b) / LABEL_CELL
                                                                                      ).astype(np.int64)
         span = hi - lo + 1
@@ -162,18 +208,27 @@ class _Segments:
         cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
         order = np.lexsort((cy, cx))
         keys = np.stack([cx[order], cy[order]], 1)
-        self.which = tolist_in_slices(which[order])
+        self._which, self._keys = which[order], keys
+        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+
+    @cached_property
+    def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[int], list[list[float]], list[int]]:
+        """For :meth:`free`: each cell's slice of ``which``, the segments in cell order, each segment's ends and
+        source box (made on the first label whose first spot is not free: most scenes need none)."""
+        keys = self._keys
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
-        ends = np.r_[firsts[1:], len(keys)]
-        self.slices = {(i, j): (f, e) for (i, j), f, e in   # lists of Python ints: no int() per entry
-                       zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
+        ends = np.r_[firsts[1:], len(keys)] if len(firsts) else firsts
+        slices = {(i, j): (f, e) for (i, j), f, e in   # lists of Python ints: no int() per entry
+                  zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
+        return slices, tolist_in_slices(self._which), tolist_in_slices(self._ends), self._source.tolist()
 
     def free(self, r: Rect, source: int) -> bool:
         """No segment crosses the rectangle ``r``, but those of the edges leaving box ``source``: a node's
         edges fan out from one point, and its labels stack beside them there."""
         x0, y0, x1, y1 = r
-        get, which, segments, sources = self.slices.get, self.which, self.segments, self.source
+        slices, which, segments, sources = self._lists
+        get = slices.get
         seen: set[int] = set()
         rows = range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1)
         for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
@@ -187,6 +242,20 @@ class _Segments:
                         if sources[s] != source and _crosses(segments[s], r):
                             return False
         return True
+
+    def free_many(self, r: np.ndarray, source: np.ndarray) -> np.ndarray:
+        """:meth:`free` of each row (x0, y0, x1, y1) of ``r`` with its ``source``, in numpy: the same segments
+        looked at, the same test."""
+        i0, j0 = np.floor_divide(r[:, 0], LABEL_CELL).astype(np.int64), np.floor_divide(r[:, 1], LABEL_CELL).astype(np.int64)
+        i1, j1 = np.floor_divide(r[:, 2], LABEL_CELL).astype(np.int64), np.floor_divide(r[:, 3], LABEL_CELL).astype(np.int64)
+        row, found = self._cells.pairs(i0, j0, i1, j1)
+        seg = self._which[found]
+        other = self._source[seg] != source[row]
+        row, seg = row[other], seg[other]
+        hit = _crosses_many(self._ends[seg], r[row])
+        free = np.ones(len(r), bool)
+        free[row[hit]] = False
+        return free
 
 
 def _crosses(seg: list[float], r: Rect) -> bool:
@@ -210,6 +279,23 @@ def _crosses(seg: list[float], r: Rect) -> bool:
     return True
 
 
+def _crosses_many(seg: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """:func:`_crosses` of each row of ``seg`` with the same row of ``r``: the same arithmetic, in numpy (once
+    t0 > t1 it stays so: the early returns change no answer)."""
+    ax, ay, bx, by = seg.T
+    dx, dy = bx - ax, by - ay
+    t0, t1 = np.zeros(len(seg)), np.ones(len(seg))
+    meets = np.ones(len(seg), bool)
+    for p, q in ((-dx, ax - r[:, 0]), (dx, r[:, 2] - ax), (-dy, ay - r[:, 1]), (dy, r[:, 3] - ay)):
+        flat = p == 0
+        meets &= ~(flat & (q < 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = q / np.where(flat, 1.0, p)
+        t0 = np.where(~flat & (p < 0), np.maximum(t0, t), t0)
+        t1 = np.where(~flat & (p > 0), np.minimum(t1, t), t1)
+    return meets & ~(t0 > t1)
+
+
 def text_band(r: Rect) -> Rect:
     """The part of a label's rectangle its letters cover, which no edge may cross."""
     return r[0], r[1] + 2.0, r[2], r[3] - 2.0
@@ -227,9 +313,17 @@ def label_spots(scene: Scene) -> LabelSpots:
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
     sources = scene.edge_src.tolist()
-    for e, outer in labelled:
-        pts = points[offsets[e]:offsets[e + 1]]
+    firsts = _first_spots(scene, labelled, boxes, edges)
+    for (e, outer), first in zip(labelled, firsts, strict=True):
         text = scene.edge_label[e]
+        if first is not None:   # free of boxes and edges: free of the labels placed so far?
+            x0, y0, x1, y1 = label_rect(first[0], first[1], first[2], text)
+            padded = (x0 - AIR, y0, x1 + AIR, y1)
+            if grid.free(padded):
+                grid.add(padded)
+                rows.append((e, *first))
+                continue
+        pts = points[offsets[e]:offsets[e + 1]]
         for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
@@ -242,6 +336,45 @@ def label_spots(scene: Scene) -> LabelSpots:
     edge, x, y, left = zip(*rows, strict=True)
     return LabelSpots(np.array(edge, np.int64), np.array(x, np.float64), np.array(y, np.float64),
                       np.array(left, bool))
+
+
+def _first_spots(scene: Scene, labelled: list[tuple[int, bool]], boxes: _Boxes,
+                 edges: _Segments) -> list[tuple[float, float, bool] | None]:
+    """Per labelled edge, its first spot (what :func:`_candidates` tries first) when it is free of boxes and of
+    other boxes' edges, else None; for all labels at once in numpy, a slice of rows at a time (one check per
+    label in Python was most of the labels' time). Only the first spot of an edge whose first segment heads
+    along the flow is found here (the others, None, are tried one by one)."""
+    found: list[tuple[float, float, bool] | None] = []
+    for start in range(0, len(labelled), PASS_ROWS):
+        part = labelled[start:start + PASS_ROWS]
+        e = np.array([e for e, _ in part], np.int64)
+        x, y, left, known = _first_spot_rows(scene, e, np.array([outer for _, outer in part], bool))
+        width = np.array([label_width(scene.edge_label[k]) for k in e.tolist()])
+        x0 = np.where(left, x - width, x)
+        x1 = x0 + width
+        ok = known & boxes.free_many(np.stack([x0 - AIR, y, x1 + AIR, y + LABEL_LINE], 1))
+        ok &= edges.free_many(np.stack([x0, y + 2.0, x1, y + LABEL_LINE - 2.0], 1), scene.edge_src[e])
+        found += [(a, b, c) if k else None for a, b, c, k in
+                  zip(x.tolist(), y.tolist(), left.tolist(), ok.tolist(), strict=True)]
+    return found
+
+
+def _first_spot_rows(scene: Scene, e: np.ndarray,
+                     outer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, left) of the first spot :func:`_candidates` gives each edge ``e``, and whether it is known here:
+    its first segment heads along the flow, so the spot is at the edge's first point."""
+    start = scene.edge_offsets[e]
+    p0 = scene.edge_points[start].astype(np.float64)
+    p1 = scene.edge_points[np.minimum(start + 1, len(scene.edge_points) - 1)].astype(np.float64)
+    if scene.direction == "LR":  # above the edge at its start, text along it
+        known = (scene.edge_offsets[e + 1] - start >= 2) & (p1[:, 0] > p0[:, 0])
+        return p0[:, 0] + GAP, p0[:, 1] - LABEL_LINE - 1.0, np.zeros(len(e), bool), known
+    known = (scene.edge_offsets[e + 1] - start >= 2) & (p1[:, 1] > p0[:, 1])
+    dx, dy = p1[:, 0] - p0[:, 0], np.where(known, p1[:, 1] - p0[:, 1], 1.0)
+    left = ~outer
+    slope = np.minimum(np.maximum(np.where(left, -(dx / dy), dx / dy), 0.0), MAX_LEAN)
+    away = GAP + slope * LABEL_LINE
+    return np.where(left, p0[:, 0] - away, p0[:, 0] + away), p0[:, 1] + 1.0, left, known
 
 
 def frame_marks(scene: Scene) -> list[Rect]:
