@@ -395,6 +395,34 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
     The edges of a box all start at one point, so a label there must sit on the side facing away
     from its box's other edges: right of an edge heading right, left of one heading left, and left of
     a straight one only when a sibling heads right (a Loop's two outputs)."""
+    if scene.n_edges == 0 or int(scene.edge_src.min()) < 0:
+        return _labelled_edges_one_by_one(scene)
+    src = scene.edge_src.astype(np.int64)
+    ids: dict[str, int] = {}
+    value = np.array([ids.setdefault(v, len(ids)) for v in scene.edge_value], np.int64)
+    keep = np.flatnonzero(np.array([bool(t) for t in scene.edge_label], bool) & (np.diff(scene.edge_offsets) >= 2))
+    if len(keep) == 0:
+        return []
+    key = src[keep] * len(ids) + value[keep]
+    order = np.argsort(key, kind="stable")   # the first edge of each (source, value): the one labelled
+    firsts = np.ones(len(order), bool)
+    firsts[1:] = key[order][1:] != key[order][:-1]
+    labelled = np.sort(keep[order[firsts]])
+    first = np.array(_first_slopes(scene))
+    rightward = np.zeros(scene.n_boxes, bool)
+    rightward[src[first > RIGHTWARD]] = True   # a box with an edge heading right (left), labelled or not
+    leftward = np.zeros(scene.n_boxes, bool)
+    leftward[src[first < -RIGHTWARD]] = True
+    flow = (scene.box_x if scene.direction == "LR" else scene.box_y).astype(np.float64)
+    s, slope = src[labelled], first[labelled]
+    labelled = labelled[np.lexsort((np.abs(slope), s, flow[s]))]  # sources in flow order, straightest first
+    s, slope = src[labelled], first[labelled]
+    outer = (slope > RIGHTWARD) | ((np.abs(slope) <= RIGHTWARD) & ~(rightward[s] & ~leftward[s]))
+    return list(zip(labelled.tolist(), outer.tolist(), strict=True))
+
+
+def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
+    """:func:`_labelled_edges` in Python's dicts (a scene with an edge of no source box)."""
     by_source: dict[int, list[int]] = {}
     seen: set[tuple[int, str]] = set()
     offsets = scene.edge_offsets.tolist()

@@ -1,5 +1,5 @@
-"""The labels' first spots are checked for all labels at once in numpy (free of boxes and of other boxes' edges):
-the same answers as the one-by-one checks, and the same spots for every label."""
+"""The labels' edges are chosen and ordered, and their first spots checked (free of boxes and of other boxes' edges),
+for all labels at once in numpy: the same answers as the one-by-one checks, and the same spots for every label."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ def test_edges_checked_at_once_answer_as_one_by_one(edges: tuple[list[int], np.n
 def _one_by_one(monkeypatch: pytest.MonkeyPatch, scene: Scene) -> labels.LabelSpots:
     with monkeypatch.context() as patch:
         patch.setattr(labels, "_first_spots", lambda _s, labelled, _b, _e: [None] * len(labelled))
+        patch.setattr(labels, "_labelled_edges", labels._labelled_edges_one_by_one)
         return labels.label_spots(scene)
 
 
@@ -80,6 +81,7 @@ def test_the_first_spots_at_once_give_every_label_the_spot_one_by_one_gives(
     collapsed = GraphLayout(index, options=LayoutOptions(direction=direction))
     collapsed.build()
     scene = GraphLayout(index, expanded=collapsed.tree.paths, options=LayoutOptions(direction=direction)).build()
+    assert labels._labelled_edges(scene) == labels._labelled_edges_one_by_one(scene)
     found, expected = labels.label_spots(scene), _one_by_one(monkeypatch, scene)
     assert len(found.edge) > 0
     for name in ("edge", "x", "y", "left"):
