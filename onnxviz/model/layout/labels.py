@@ -307,28 +307,39 @@ def label_spots(scene: Scene) -> LabelSpots:
     if not labelled:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
     grid, boxes, edges = _Grid(), _Boxes(scene), _Segments(scene)
-    for mark in frame_marks(scene):   # a label over a frame's name or its button hides it
+    marks = frame_marks(scene)
+    for mark in marks:   # a label over a frame's name or its button hides it
         grid.add(mark)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
     sources = scene.edge_src.tolist()
     firsts = _first_spots(scene, labelled, boxes, edges)
-    for (e, outer), first in zip(labelled, firsts, strict=True):
-        text = scene.edge_label[e]
-        if first is not None:   # free of boxes and edges: free of the labels placed so far?
-            x0, y0, x1, y1 = label_rect(first[0], first[1], first[2], text)
-            padded = (x0 - AIR, y0, x1 + AIR, y1)
+    padded_firsts = [_padded(first, scene.edge_label[e]) if first is not None else None
+                     for (e, _), first in zip(labelled, firsts, strict=True)]
+    apart = _apart(padded_firsts, marks)
+    pending: list[Rect] = []   # labels placed at their first spot and not yet in the grid
+    elsewhere = _Grid()        # labels placed at another spot
+    for (e, outer), first, padded, alone in zip(labelled, firsts, padded_firsts, apart, strict=True):
+        if first is not None and padded is not None:   # free of boxes and edges: free of the labels placed so far?
+            if alone and (not elsewhere.cells or elsewhere.free(padded)):
+                pending.append(padded)
+                rows.append((e, *first))
+                continue
+            _flush(pending, grid)
             if grid.free(padded):
                 grid.add(padded)
                 rows.append((e, *first))
                 continue
+        _flush(pending, grid)
+        text = scene.edge_label[e]
         pts = points[offsets[e]:offsets[e + 1]]
         for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
             if grid.free(padded) and boxes.free(padded) and edges.free(text_band((x0, y0, x1, y1)), sources[e]):
                 grid.add(padded)
+                elsewhere.add(padded)
                 rows.append((e, *spot))
                 break
     if not rows:
@@ -336,6 +347,46 @@ def label_spots(scene: Scene) -> LabelSpots:
     edge, x, y, left = zip(*rows, strict=True)
     return LabelSpots(np.array(edge, np.int64), np.array(x, np.float64), np.array(y, np.float64),
                       np.array(left, bool))
+
+
+def _padded(spot: tuple[float, float, bool], text: str) -> Rect:
+    """The rectangle a label at ``spot`` keeps to itself: its text and the air left and right of it."""
+    x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
+    return x0 - AIR, y0, x1 + AIR, y1
+
+
+def _flush(pending: list[Rect], grid: _Grid) -> None:
+    for r in pending:
+        grid.add(r)
+    pending.clear()
+
+
+def _apart(padded: list[Rect | None], marks: list[Rect]) -> list[bool]:
+    """Per rectangle (None: none), whether it overlaps no other of them and no frame mark: such a label, at its
+    first spot, can meet only labels placed at another spot (found for all at once in numpy: the grid's check
+    one label at a time was most of what was left of the labels' time)."""
+    given = [r is not None for r in padded]
+    rects = np.array([r for r in padded if r is not None] + marks, np.float64).reshape(-1, 4)
+    lo = np.floor_divide(rects[:, :2], LABEL_CELL).astype(np.int64)
+    hi = np.floor_divide(rects[:, 2:], LABEL_CELL).astype(np.int64)
+    span = hi - lo + 1
+    count = span[:, 0] * span[:, 1]
+    owner = np.repeat(np.arange(len(rects)), count)   # each rectangle once in each cell it covers
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
+    cx, cy = lo[owner, 0] + k // span[owner, 1], lo[owner, 1] + k % span[owner, 1]
+    order = np.lexsort((cy, cx))
+    cells, owner = _CellIndex(cx[order], cy[order]), owner[order]
+    n = int(sum(given))
+    alone = np.ones(n, bool)
+    for start in range(0, n, PASS_ROWS):
+        stop = min(n, start + PASS_ROWS)
+        row, entry = cells.pairs(lo[start:stop, 0], lo[start:stop, 1], hi[start:stop, 0], hi[start:stop, 1])
+        row, other = row + start, owner[entry]
+        a, b = rects[row], rects[other]
+        meet = (row != other) & (a[:, 0] < b[:, 2]) & (b[:, 0] < a[:, 2]) & (a[:, 1] < b[:, 3]) & (b[:, 1] < a[:, 3])
+        alone[row[meet]] = False
+    found = iter(alone.tolist())
+    return [next(found) if g else False for g in given]
 
 
 def _first_spots(scene: Scene, labelled: list[tuple[int, bool]], boxes: _Boxes,

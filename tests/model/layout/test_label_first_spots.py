@@ -86,3 +86,20 @@ def test_the_first_spots_at_once_give_every_label_the_spot_one_by_one_gives(
     assert len(found.edge) > 0
     for name in ("edge", "x", "y", "left"):
         np.testing.assert_array_equal(getattr(found, name), getattr(expected, name))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 30).flatmap(lambda n: st.tuples(_rects(n), st.lists(st.booleans(), min_size=n, max_size=n))),
+       st.integers(0, 6).flatmap(_rects))
+def test_labels_apart_overlap_no_other_first_spot_and_no_frame_mark(spots: tuple[np.ndarray, list[bool]],
+                                                                     marks: np.ndarray) -> None:
+    rects, given = spots
+    padded = [tuple(r) if g else None for r, g in zip(rects.tolist(), given, strict=True)]
+    mark_list = [tuple(m) for m in marks.tolist()]
+
+    def meets(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    expected = [r is not None and not any(o is not None and k != i and meets(r, o) for k, o in enumerate(padded))
+                and not any(meets(r, m) for m in mark_list) for i, r in enumerate(padded)]
+    assert labels._apart(padded, mark_list) == expected  # type: ignore[arg-type]
