@@ -34,6 +34,7 @@ MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
 MAX_ROOM = 260.0    # the most room between two layers laid out left to right that labels may ask for
 BOLD = 1.15         # a frame's bold title is at most this much wider than a label of the same text
 STACKED = 3         # left to right, lines above (below) an edge a label that fits nowhere along it may go
+WHOLE_SCENE = 500   # labels (edges) from which the whole-scene passes in numpy beat the checks one at a time
 
 Rect = tuple[float, float, float, float]
 
@@ -314,10 +315,14 @@ def label_spots(scene: Scene) -> LabelSpots:
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
     sources = scene.edge_src.tolist()
-    firsts = _first_spots(scene, labelled, boxes, edges)
+    firsts: list[tuple[float, float, bool] | None] = [None] * len(labelled)   # small: one label at a time
+    apart = [False] * len(labelled)
+    if len(labelled) >= WHOLE_SCENE:
+        firsts = _first_spots(scene, labelled, boxes, edges)
     padded_firsts = [_padded(first, scene.edge_label[e]) if first is not None else None
                      for (e, _), first in zip(labelled, firsts, strict=True)]
-    apart = _apart(padded_firsts, marks)
+    if len(labelled) >= WHOLE_SCENE:
+        apart = _apart(padded_firsts, marks)
     pending: list[Rect] = []   # labels placed at their first spot and not yet in the grid
     elsewhere = _Grid()        # labels placed at another spot
     for (e, outer), first, padded, alone in zip(labelled, firsts, padded_firsts, apart, strict=True):
@@ -446,7 +451,7 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
     The edges of a box all start at one point, so a label there must sit on the side facing away
     from its box's other edges: right of an edge heading right, left of one heading left, and left of
     a straight one only when a sibling heads right (a Loop's two outputs)."""
-    if scene.n_edges == 0 or int(scene.edge_src.min()) < 0:
+    if scene.n_edges < max(WHOLE_SCENE, 1) or int(scene.edge_src.min()) < 0:
         return _labelled_edges_one_by_one(scene)
     src = scene.edge_src.astype(np.int64)
     ids: dict[str, int] = {}
@@ -473,7 +478,7 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
 
 
 def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
-    """:func:`_labelled_edges` in Python's dicts (a scene with an edge of no source box)."""
+    """:func:`_labelled_edges` in Python's dicts (a small scene, or one with an edge of no source box)."""
     by_source: dict[int, list[int]] = {}
     seen: set[tuple[int, str]] = set()
     offsets = scene.edge_offsets.tolist()
