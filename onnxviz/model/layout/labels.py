@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from onnxviz.model.layout.scene import Scene
-from onnxviz.model.layout.util import tolist_in_slices
+from onnxviz.model.layout.util import PASS_ROWS, tolist_in_slices
 
 LABEL_SIZE = 11.0   # the labels' text size in scene units (pixels at 1:1), as Netron's
 LABEL_LINE = 15.0   # scene units between stacked labels: the label text and a little air
@@ -34,6 +34,7 @@ MAX_LEAN = 3.0      # dx/dy of an edge a label beside it makes room for
 MAX_ROOM = 260.0    # the most room between two layers laid out left to right that labels may ask for
 BOLD = 1.15         # a frame's bold title is at most this much wider than a label of the same text
 STACKED = 3         # left to right, lines above (below) an edge a label that fits nowhere along it may go
+WHOLE_SCENE = 500   # labels (edges) from which the whole-scene passes in numpy beat the checks one at a time
 
 Rect = tuple[float, float, float, float]
 
@@ -116,16 +117,26 @@ class _Boxes:
         order = np.lexsort((ky, kx))
         keys = np.stack([kx[order], ky[order]], 1)
         starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.zeros(0, int)
-        ends = np.r_[starts[1:], len(keys)]
-        self.slices = {(a, b): (s, e) for (a, b), s, e in   # lists of Python ints: no int() per entry
-                       zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
-        self.rects = list(zip(*(v[order].tolist() for v in (x0, y0, x1, y1)), strict=True))
+        self._keys, self._starts = keys, starts
         self.reach_x = int(float(scene.box_w.max()) // CELL) + 1 if scene.n_boxes else 0
         self.reach_y = int(float(scene.box_h.max()) // CELL) + 1 if scene.n_boxes else 0
+        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+        self._sorted = np.stack([v[order] for v in (x0, y0, x1, y1)], 1)
+
+    @cached_property
+    def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[Rect]]:
+        """For :meth:`free`: each cell's slice of the boxes, the boxes' rectangles (made on the first label whose
+        first spot is not free: most scenes need none)."""
+        keys, starts = self._keys, self._starts
+        ends = np.r_[starts[1:], len(keys)] if len(starts) else starts
+        slices = {(a, b): (s, e) for (a, b), s, e in   # lists of Python ints: no int() per entry
+                  zip(tolist_in_slices(keys[starts]), starts.tolist(), ends.tolist(), strict=True)}
+        return slices, [tuple(r) for r in tolist_in_slices(self._sorted)]
 
     def free(self, r: Rect) -> bool:
         x0, y0, x1, y1 = r
-        get, rects = self.slices.get, self.rects
+        slices, rects = self._lists
+        get = slices.get
         rows = range(int(y0 // CELL) - self.reach_y, int(y1 // CELL) + 1)
         for i in range(int(x0 // CELL) - self.reach_x, int(x1 // CELL) + 1):
             for j in rows:
@@ -136,6 +147,42 @@ class _Boxes:
                     if x0 < a[2] and a[0] < x1 and y0 < a[3] and a[1] < y1:
                         return False
         return True
+
+    def free_many(self, r: np.ndarray) -> np.ndarray:
+        """:meth:`free` of each row (x0, y0, x1, y1) of ``r``, in numpy: the same cells looked in, the same test."""
+        i0 = np.floor_divide(r[:, 0], CELL).astype(np.int64) - self.reach_x
+        j0 = np.floor_divide(r[:, 1], CELL).astype(np.int64) - self.reach_y
+        i1, j1 = np.floor_divide(r[:, 2], CELL).astype(np.int64), np.floor_divide(r[:, 3], CELL).astype(np.int64)
+        row, found = self._cells.pairs(i0, j0, i1, j1)
+        a, q = self._sorted[found], r[row]
+        hit = (q[:, 0] < a[:, 2]) & (a[:, 0] < q[:, 2]) & (q[:, 1] < a[:, 3]) & (a[:, 1] < q[:, 3])
+        free = np.ones(len(r), bool)
+        free[row[hit]] = False
+        return free
+
+
+class _CellIndex:
+    """Entries sorted by grid cell (column, then row): for many rectangles of cells at once, the (rectangle,
+    entry) pairs of every entry in their cells, with numpy."""
+
+    def __init__(self, cx: np.ndarray, cy: np.ndarray) -> None:
+        self.low = int(cy.min()) - 1 if len(cy) else 0
+        self.span = int(cy.max()) - self.low + 2 if len(cy) else 1   # rows low .. high + 1: every key one cell
+        self.keys = cx * self.span + (cy - self.low)
+
+    def pairs(self, i0: np.ndarray, j0: np.ndarray, i1: np.ndarray, j1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rectangle, entry) of each entry in each cell (i, j), i0 <= i <= i1 and j0 <= j <= j1, of each rectangle."""
+        j0, j1 = np.clip(j0, self.low, self.low + self.span - 1), np.clip(j1, self.low, self.low + self.span - 1)
+        rows = j1 - j0 + 1
+        count = (i1 - i0 + 1) * rows
+        rect = np.repeat(np.arange(len(count)), count)
+        k = np.arange(len(rect)) - np.repeat(np.cumsum(count) - count, count)
+        cell = (i0[rect] + k // rows[rect]) * self.span + (j0[rect] + k % rows[rect] - self.low)
+        lo, hi = np.searchsorted(self.keys, cell, "left"), np.searchsorted(self.keys, cell, "right")
+        n = hi - lo
+        pair_rect = np.repeat(rect, n)
+        entry = np.arange(len(pair_rect)) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+        return pair_rect, entry
 
 
 class _Segments:
@@ -149,9 +196,9 @@ class _Segments:
         last[np.maximum(off[1:] - 1, 0)] = True   # no segment from an edge's last point to the next edge's first
         starts = starts[~last[:-1]] if len(starts) else starts
         a, b = pts[starts], pts[starts + 1]
-        self.segments = tolist_in_slices(np.concatenate([a, b], axis=1)) if len(starts) else []
+        self._ends = np.concatenate([a, b], axis=1)
         edge = np.searchsorted(off, starts, side="right") - 1
-        self.source = scene.edge_src[edge].tolist() if len(starts) else []  # the box each segment's edge leaves
+        self._source = scene.edge_src[edge] if len(starts) else np.zeros(0, np.int64)  # the box its edge leaves
         lo, hi = np.floor(np.minimum(a, b) / LABEL_CELL).astype(np.int64), np.floor(np.maximum(a, b) / LABEL_CELL
                                                                                      ).astype(np.int64)
         span = hi - lo + 1
@@ -162,18 +209,27 @@ class _Segments:
         cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
         order = np.lexsort((cy, cx))
         keys = np.stack([cx[order], cy[order]], 1)
-        self.which = tolist_in_slices(which[order])
+        self._which, self._keys = which[order], keys
+        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+
+    @cached_property
+    def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[int], list[list[float]], list[int]]:
+        """For :meth:`free`: each cell's slice of ``which``, the segments in cell order, each segment's ends and
+        source box (made on the first label whose first spot is not free: most scenes need none)."""
+        keys = self._keys
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
-        ends = np.r_[firsts[1:], len(keys)]
-        self.slices = {(i, j): (f, e) for (i, j), f, e in   # lists of Python ints: no int() per entry
-                       zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
+        ends = np.r_[firsts[1:], len(keys)] if len(firsts) else firsts
+        slices = {(i, j): (f, e) for (i, j), f, e in   # lists of Python ints: no int() per entry
+                  zip(tolist_in_slices(keys[firsts]), firsts.tolist(), ends.tolist(), strict=True)}
+        return slices, tolist_in_slices(self._which), tolist_in_slices(self._ends), self._source.tolist()
 
     def free(self, r: Rect, source: int) -> bool:
         """No segment crosses the rectangle ``r``, but those of the edges leaving box ``source``: a node's
         edges fan out from one point, and its labels stack beside them there."""
         x0, y0, x1, y1 = r
-        get, which, segments, sources = self.slices.get, self.which, self.segments, self.source
+        slices, which, segments, sources = self._lists
+        get = slices.get
         seen: set[int] = set()
         rows = range(int(y0 // LABEL_CELL), int(y1 // LABEL_CELL) + 1)
         for i in range(int(x0 // LABEL_CELL), int(x1 // LABEL_CELL) + 1):
@@ -187,6 +243,20 @@ class _Segments:
                         if sources[s] != source and _crosses(segments[s], r):
                             return False
         return True
+
+    def free_many(self, r: np.ndarray, source: np.ndarray) -> np.ndarray:
+        """:meth:`free` of each row (x0, y0, x1, y1) of ``r`` with its ``source``, in numpy: the same segments
+        looked at, the same test."""
+        i0, j0 = np.floor_divide(r[:, 0], LABEL_CELL).astype(np.int64), np.floor_divide(r[:, 1], LABEL_CELL).astype(np.int64)
+        i1, j1 = np.floor_divide(r[:, 2], LABEL_CELL).astype(np.int64), np.floor_divide(r[:, 3], LABEL_CELL).astype(np.int64)
+        row, found = self._cells.pairs(i0, j0, i1, j1)
+        seg = self._which[found]
+        other = self._source[seg] != source[row]
+        row, seg = row[other], seg[other]
+        hit = _crosses_many(self._ends[seg], r[row])
+        free = np.ones(len(r), bool)
+        free[row[hit]] = False
+        return free
 
 
 def _crosses(seg: list[float], r: Rect) -> bool:
@@ -210,6 +280,23 @@ def _crosses(seg: list[float], r: Rect) -> bool:
     return True
 
 
+def _crosses_many(seg: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """:func:`_crosses` of each row of ``seg`` with the same row of ``r``: the same arithmetic, in numpy (once
+    t0 > t1 it stays so: the early returns change no answer)."""
+    ax, ay, bx, by = seg.T
+    dx, dy = bx - ax, by - ay
+    t0, t1 = np.zeros(len(seg)), np.ones(len(seg))
+    meets = np.ones(len(seg), bool)
+    for p, q in ((-dx, ax - r[:, 0]), (dx, r[:, 2] - ax), (-dy, ay - r[:, 1]), (dy, r[:, 3] - ay)):
+        flat = p == 0
+        meets &= ~(flat & (q < 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = q / np.where(flat, 1.0, p)
+        t0 = np.where(~flat & (p < 0), np.maximum(t0, t), t0)
+        t1 = np.where(~flat & (p > 0), np.minimum(t1, t), t1)
+    return meets & ~(t0 > t1)
+
+
 def text_band(r: Rect) -> Rect:
     """The part of a label's rectangle its letters cover, which no edge may cross."""
     return r[0], r[1] + 2.0, r[2], r[3] - 2.0
@@ -221,20 +308,43 @@ def label_spots(scene: Scene) -> LabelSpots:
     if not labelled:
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
     grid, boxes, edges = _Grid(), _Boxes(scene), _Segments(scene)
-    for mark in frame_marks(scene):   # a label over a frame's name or its button hides it
+    marks = frame_marks(scene)
+    for mark in marks:   # a label over a frame's name or its button hides it
         grid.add(mark)
     across = scene.direction == "LR"
     rows: list[tuple[int, float, float, bool]] = []
     points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
     sources = scene.edge_src.tolist()
-    for e, outer in labelled:
-        pts = points[offsets[e]:offsets[e + 1]]
+    firsts: list[tuple[float, float, bool] | None] = [None] * len(labelled)   # small: one label at a time
+    apart = [False] * len(labelled)
+    if len(labelled) >= WHOLE_SCENE:
+        firsts = _first_spots(scene, labelled, boxes, edges)
+    padded_firsts = [_padded(first, scene.edge_label[e]) if first is not None else None
+                     for (e, _), first in zip(labelled, firsts, strict=True)]
+    if len(labelled) >= WHOLE_SCENE:
+        apart = _apart(padded_firsts, marks)
+    pending: list[Rect] = []   # labels placed at their first spot and not yet in the grid
+    elsewhere = _Grid()        # labels placed at another spot
+    for (e, outer), first, padded, alone in zip(labelled, firsts, padded_firsts, apart, strict=True):
+        if first is not None and padded is not None:   # free of boxes and edges: free of the labels placed so far?
+            if alone and (not elsewhere.cells or elsewhere.free(padded)):
+                pending.append(padded)
+                rows.append((e, *first))
+                continue
+            _flush(pending, grid)
+            if grid.free(padded):
+                grid.add(padded)
+                rows.append((e, *first))
+                continue
+        _flush(pending, grid)
         text = scene.edge_label[e]
+        pts = points[offsets[e]:offsets[e + 1]]
         for spot in _candidates(pts, text, across, outer):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
             padded = (x0 - AIR, y0, x1 + AIR, y1)
             if grid.free(padded) and boxes.free(padded) and edges.free(text_band((x0, y0, x1, y1)), sources[e]):
                 grid.add(padded)
+                elsewhere.add(padded)
                 rows.append((e, *spot))
                 break
     if not rows:
@@ -242,6 +352,85 @@ def label_spots(scene: Scene) -> LabelSpots:
     edge, x, y, left = zip(*rows, strict=True)
     return LabelSpots(np.array(edge, np.int64), np.array(x, np.float64), np.array(y, np.float64),
                       np.array(left, bool))
+
+
+def _padded(spot: tuple[float, float, bool], text: str) -> Rect:
+    """The rectangle a label at ``spot`` keeps to itself: its text and the air left and right of it."""
+    x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
+    return x0 - AIR, y0, x1 + AIR, y1
+
+
+def _flush(pending: list[Rect], grid: _Grid) -> None:
+    for r in pending:
+        grid.add(r)
+    pending.clear()
+
+
+def _apart(padded: list[Rect | None], marks: list[Rect]) -> list[bool]:
+    """Per rectangle (None: none), whether it overlaps no other of them and no frame mark: such a label, at its
+    first spot, can meet only labels placed at another spot (found for all at once in numpy: the grid's check
+    one label at a time was most of what was left of the labels' time)."""
+    given = [r is not None for r in padded]
+    rects = np.array([r for r in padded if r is not None] + marks, np.float64).reshape(-1, 4)
+    lo = np.floor_divide(rects[:, :2], LABEL_CELL).astype(np.int64)
+    hi = np.floor_divide(rects[:, 2:], LABEL_CELL).astype(np.int64)
+    span = hi - lo + 1
+    count = span[:, 0] * span[:, 1]
+    owner = np.repeat(np.arange(len(rects)), count)   # each rectangle once in each cell it covers
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
+    cx, cy = lo[owner, 0] + k // span[owner, 1], lo[owner, 1] + k % span[owner, 1]
+    order = np.lexsort((cy, cx))
+    cells, owner = _CellIndex(cx[order], cy[order]), owner[order]
+    n = int(sum(given))
+    alone = np.ones(n, bool)
+    for start in range(0, n, PASS_ROWS):
+        stop = min(n, start + PASS_ROWS)
+        row, entry = cells.pairs(lo[start:stop, 0], lo[start:stop, 1], hi[start:stop, 0], hi[start:stop, 1])
+        row, other = row + start, owner[entry]
+        a, b = rects[row], rects[other]
+        meet = (row != other) & (a[:, 0] < b[:, 2]) & (b[:, 0] < a[:, 2]) & (a[:, 1] < b[:, 3]) & (b[:, 1] < a[:, 3])
+        alone[row[meet]] = False
+    found = iter(alone.tolist())
+    return [next(found) if g else False for g in given]
+
+
+def _first_spots(scene: Scene, labelled: list[tuple[int, bool]], boxes: _Boxes,
+                 edges: _Segments) -> list[tuple[float, float, bool] | None]:
+    """Per labelled edge, its first spot (what :func:`_candidates` tries first) when it is free of boxes and of
+    other boxes' edges, else None; for all labels at once in numpy, a slice of rows at a time (one check per
+    label in Python was most of the labels' time). Only the first spot of an edge whose first segment heads
+    along the flow is found here (the others, None, are tried one by one)."""
+    found: list[tuple[float, float, bool] | None] = []
+    for start in range(0, len(labelled), PASS_ROWS):
+        part = labelled[start:start + PASS_ROWS]
+        e = np.array([e for e, _ in part], np.int64)
+        x, y, left, known = _first_spot_rows(scene, e, np.array([outer for _, outer in part], bool))
+        width = np.array([label_width(scene.edge_label[k]) for k in e.tolist()])
+        x0 = np.where(left, x - width, x)
+        x1 = x0 + width
+        ok = known & boxes.free_many(np.stack([x0 - AIR, y, x1 + AIR, y + LABEL_LINE], 1))
+        ok &= edges.free_many(np.stack([x0, y + 2.0, x1, y + LABEL_LINE - 2.0], 1), scene.edge_src[e])
+        found += [(a, b, c) if k else None for a, b, c, k in
+                  zip(x.tolist(), y.tolist(), left.tolist(), ok.tolist(), strict=True)]
+    return found
+
+
+def _first_spot_rows(scene: Scene, e: np.ndarray,
+                     outer: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(x, y, left) of the first spot :func:`_candidates` gives each edge ``e``, and whether it is known here:
+    its first segment heads along the flow, so the spot is at the edge's first point."""
+    start = scene.edge_offsets[e]
+    p0 = scene.edge_points[start].astype(np.float64)
+    p1 = scene.edge_points[np.minimum(start + 1, len(scene.edge_points) - 1)].astype(np.float64)
+    if scene.direction == "LR":  # above the edge at its start, text along it
+        known = (scene.edge_offsets[e + 1] - start >= 2) & (p1[:, 0] > p0[:, 0])
+        return p0[:, 0] + GAP, p0[:, 1] - LABEL_LINE - 1.0, np.zeros(len(e), bool), known
+    known = (scene.edge_offsets[e + 1] - start >= 2) & (p1[:, 1] > p0[:, 1])
+    dx, dy = p1[:, 0] - p0[:, 0], np.where(known, p1[:, 1] - p0[:, 1], 1.0)
+    left = ~outer
+    slope = np.minimum(np.maximum(np.where(left, -(dx / dy), dx / dy), 0.0), MAX_LEAN)
+    away = GAP + slope * LABEL_LINE
+    return np.where(left, p0[:, 0] - away, p0[:, 0] + away), p0[:, 1] + 1.0, left, known
 
 
 def frame_marks(scene: Scene) -> list[Rect]:
@@ -262,6 +451,34 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
     The edges of a box all start at one point, so a label there must sit on the side facing away
     from its box's other edges: right of an edge heading right, left of one heading left, and left of
     a straight one only when a sibling heads right (a Loop's two outputs)."""
+    if scene.n_edges < max(WHOLE_SCENE, 1) or int(scene.edge_src.min()) < 0:
+        return _labelled_edges_one_by_one(scene)
+    src = scene.edge_src.astype(np.int64)
+    ids: dict[str, int] = {}
+    value = np.array([ids.setdefault(v, len(ids)) for v in scene.edge_value], np.int64)
+    keep = np.flatnonzero(np.array([bool(t) for t in scene.edge_label], bool) & (np.diff(scene.edge_offsets) >= 2))
+    if len(keep) == 0:
+        return []
+    key = src[keep] * len(ids) + value[keep]
+    order = np.argsort(key, kind="stable")   # the first edge of each (source, value): the one labelled
+    firsts = np.ones(len(order), bool)
+    firsts[1:] = key[order][1:] != key[order][:-1]
+    labelled = np.sort(keep[order[firsts]])
+    first = np.array(_first_slopes(scene))
+    rightward = np.zeros(scene.n_boxes, bool)
+    rightward[src[first > RIGHTWARD]] = True   # a box with an edge heading right (left), labelled or not
+    leftward = np.zeros(scene.n_boxes, bool)
+    leftward[src[first < -RIGHTWARD]] = True
+    flow = (scene.box_x if scene.direction == "LR" else scene.box_y).astype(np.float64)
+    s, slope = src[labelled], first[labelled]
+    labelled = labelled[np.lexsort((np.abs(slope), s, flow[s]))]  # sources in flow order, straightest first
+    s, slope = src[labelled], first[labelled]
+    outer = (slope > RIGHTWARD) | ((np.abs(slope) <= RIGHTWARD) & ~(rightward[s] & ~leftward[s]))
+    return list(zip(labelled.tolist(), outer.tolist(), strict=True))
+
+
+def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
+    """:func:`_labelled_edges` in Python's dicts (a small scene, or one with an edge of no source box)."""
     by_source: dict[int, list[int]] = {}
     seen: set[tuple[int, str]] = set()
     offsets = scene.edge_offsets.tolist()
