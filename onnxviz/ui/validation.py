@@ -106,6 +106,18 @@ def document_model_in_thread(doc: Document, generation: int, token: CancelToken,
     return path
 
 
+def handed_model(doc: Document, generation: int, token: CancelToken, folder: Path,
+                 edited: Callable[[], OnnxvizError]) -> bytes | Path:
+    """:func:`document_model_in_thread` for a worker process that the document's edit stops: ``edited()`` raised
+    when the document left state ``generation`` meanwhile (Cancelled only when ``token`` was cancelled)."""
+    try:
+        return document_model_in_thread(doc, generation, token, folder)
+    except Cancelled:
+        if token.cancelled:
+            raise
+        raise edited() from None
+
+
 def _in_state(doc: Document, generation: int, token: CancelToken) -> Callable[[], None]:
     """A background serialization's ``pause``: raises Cancelled once ``doc`` leaves state ``generation`` (or
     ``token`` is cancelled), and lets the other threads run."""

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxviz.model.document import Document
-from onnxviz.model.errors import Cancelled
 from onnxviz.model.matching import Alignment, ValuePairing, align_models, pair_values
 from onnxviz.model.matching.crossrun import inputs_for_b, paired_specs
 from onnxviz.model.matching.samples import PairOverSamples, aggregate
@@ -28,7 +27,7 @@ from onnxviz.model.runner import (
 from onnxviz.model.runner.compare import PairSpec, Tolerance, ValueDiff, compare_pairs, compare_results
 from onnxviz.model.runner.store import MEASURES
 from onnxviz.ui.run.input_sources import PendingFeeds
-from onnxviz.ui.validation import document_model_in_thread
+from onnxviz.ui.validation import handed_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,7 +96,7 @@ class RunWork:
         with tempfile.TemporaryDirectory(prefix="onnxviz-model-") as scratch:
             jobs = self.jobs
             if jobs[0].model is None:
-                made = _document_model(self.doc, self.generation, token, Path(scratch))
+                made = handed_model(self.doc, self.generation, token, Path(scratch), _edited_meanwhile)
                 jobs = [replace(job, model=made) if job.model is None else job for job in jobs]
             return self._run_jobs(jobs, progress, token)
 
@@ -198,14 +197,8 @@ def compare_runs(a: RunResult, b: RunResult, pairs: list[PairSpec] | None, toler
     return compare_pairs(a, b, pairs, tolerance, progress, token)
 
 
-def _document_model(doc: Document, generation: int, token: CancelToken, folder: Path) -> bytes | Path:
-    """(the run's thread) The document's model in state ``generation`` (see :func:`document_model_in_thread`)."""
-    try:
-        return document_model_in_thread(doc, generation, token, folder)
-    except Cancelled:
-        if token.cancelled:
-            raise
-        raise RunError("the model was edited while it was being handed to the runtime; run it again.") from None
+def _edited_meanwhile() -> RunError:
+    return RunError("the model was edited while it was being handed to the runtime; run it again.")
 
 
 def _sample_part(progress: ProgressFn, k: int, n: int) -> ProgressFn:

@@ -45,8 +45,9 @@ from onnxviz.ui.transform.cost import CostReport
 from onnxviz.ui.transform.dialog import Request, TransformDialog
 from onnxviz.ui.transform.dock import TransformDock
 from onnxviz.ui.transform.floats import KeptInFloat
-from onnxviz.ui.transform.models import document_model, parsed, prepared_part, variant_stem
+from onnxviz.ui.transform.models import parsed, prepared_part, variant_stem
 from onnxviz.ui.transform.variant_actions import VariantActions
+from onnxviz.ui.validation import handed_model
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
@@ -200,7 +201,7 @@ class TransformController(QObject):
                     model: bytes | Path = variant.path
                     before = None
                 else:
-                    model = document_model(doc, generation, token, Path(scratch))
+                    model = handed_model(doc, generation, token, Path(scratch), _edited_meanwhile)
                     data = model if isinstance(model, bytes) else model.read_bytes()
                     if external:  # the variant's file must hold its weights (it lies in another folder)
                         data = inlined(parse_in_slices(data, token.pause), doc.base_dir)
@@ -413,6 +414,10 @@ class TransformController(QObject):
     def say(self, text: str) -> None:
         self.status.show_message(text, 10000)
 
+
+
+def _edited_meanwhile() -> TransformError:
+    return TransformError("the model was edited while it was being handed to the transform; run it again.")
 
 
 def _difference_op(diff: object, d: object) -> str:

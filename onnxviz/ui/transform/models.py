@@ -9,25 +9,11 @@ from pathlib import Path
 import onnx
 
 from onnxviz.model.document import ANALYSE_WHOLE_BELOW, Document
-from onnxviz.model.errors import Cancelled
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.io.slices import parse_in_slices
-from onnxviz.model.progress import CancelToken
-from onnxviz.model.transform import TransformError
-from onnxviz.ui.validation import document_model_in_thread
 
 MODEL_FILTER = "ONNX models (*.onnx);;All files (*)"
-
-
-def document_model(doc: Document, generation: int, token: CancelToken, folder: Path) -> bytes | Path:
-    """(a background thread) The document's model in state ``generation`` (see :func:`document_model_in_thread`)."""
-    try:
-        return document_model_in_thread(doc, generation, token, folder)
-    except Cancelled:
-        if token.cancelled:
-            raise
-        raise TransformError("the model was edited while it was being handed to the transform; run it again.") from None
 
 
 def parsed(data: bytes, pause: Callable[[], None]) -> tuple[onnx.ModelProto, ModelIndex]:
