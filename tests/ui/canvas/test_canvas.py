@@ -341,6 +341,24 @@ def test_layout_runs_in_the_background_and_can_be_cancelled(qtbot: QtBot, exampl
     assert not canvas.busy and not canvas.progress_bar.isVisible()
 
 
+def test_expand_all_progress_goes_on_through_the_drawing(qtbot: QtBot, example_path: Path) -> None:
+    """The status bar's fraction only grows, and after the layout's own steps it names the drawing's arrays (123k
+    nodes: ~1 s, which used to stand at "Layout done")."""
+    _, canvas = open_canvas(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["collapse_all"].trigger()
+    steps: list[tuple[float, str]] = []
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["expand_all"].trigger()
+        task = canvas.jobs.task
+        assert task is not None
+        task.progress.connect(lambda fraction, text: steps.append((fraction, text)))
+    fractions = [f for f, _ in steps]
+    assert fractions == sorted(fractions) and 0 < fractions[-1] < 1
+    assert steps[-1][1] == "Preparing the drawing" and "Layout done" in [t for _, t in steps[:-1]]
+    assert "attn/k" in canvas.drawable.scene.group_path
+
+
 def test_expand_and_collapse_all_groups(qtbot: QtBot, example_path: Path) -> None:
     _, canvas = open_canvas(qtbot, example_path)
     with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
