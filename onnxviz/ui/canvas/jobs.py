@@ -144,6 +144,9 @@ class LayoutJobs(QObject):
                     scene = merge_ghosts(scene, ghosts, layout.embedded, layout.options.names)
                 token.check()
                 drawable = Drawable(scene)
+            # cancelled meanwhile (the status bar cancels the task alone): end as cancelled, so that this queue
+            # hears of it; a result the task drops would leave the job "running" and every later edit waiting
+            token.check()
             return layout, drawable
 
         task = Task(work, job.label, parent=self)   # dies with the canvas: no late deliveries
