@@ -52,7 +52,7 @@ class DiffFeature:
             from onnxviz.ui.diff.controller import DiffController
 
             w, d = self.frame.window, self.document
-            c = DiffController(self.frame, d, self.canvas, self.status, self.tasks, self.registry)
+            c = self._controller = DiffController(self.frame, d, self.canvas, self.status, self.tasks, self.registry)
             c.actions = self.actions
             w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
             w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
@@ -62,7 +62,6 @@ class DiffFeature:
             c.side_changed.connect(self.actions["show_b"].setChecked)
             for signal in (c.diff_shown, c.diff_closed):
                 signal.connect(lambda *_: self.update_actions())
-            self._controller = c
             c.set_document(d.doc)
             self.registry.provide(DiffApi, c)  # type: ignore[type-abstract]
             self.update_actions()
