@@ -9,6 +9,8 @@ then, with ``--netron``, the command given (its arguments then MODEL OUT.png; it
 as the team's netron_shot.py does), one after the other. Prints the medians of the rounds, Netron's, their ratio,
 and the load average before and after (the machine has 2 cores: the wall times follow the load).
 
+Below each file: the CPU time of its processes (the window's and its workers', medians).
+
 ``--against CHECKOUT``: the same command run from another checkout of onnxviz (its folder put first on PYTHONPATH;
 compile its bytecode first), alternately with this one's: the medians of both, wall and CPU time with the worker
 processes (with ``--phases``, both checkouts' steps side by side).
@@ -128,6 +130,8 @@ def main() -> None:
                      f"{med / statistics.median(theirs):>5.2f}" if theirs else f"{'':>8} {'':>11} {'':>5}"
             print(f"{path.name:<28} {med:>9.2f} {min(ours):>5.2f}-{max(ours):<5.2f} {anchor}  "
                   f"{load:.1f}-{os.getloadavg()[0]:.1f}")
+            if not other:
+                print(f"    CPU with its workers {statistics.median(cpu):.2f} s ({min(cpu):.2f}-{max(cpu):.2f})")
             if other:
                 print(f"    {args.against}: {statistics.median(w for w, _c in other):.2f} s "
                       f"({min(w for w, _c in other):.2f}-{max(w for w, _c in other):.2f}), CPU "
