@@ -221,6 +221,12 @@ class Document:
         """The index if it is built and current (edits that move the graph's structure drop it)."""
         return self._index
 
+    @property
+    def inferred_types(self) -> dict[str, dict[str, onnx.TypeProto]]:
+        """The inferred types the index reads (scope -> value -> type), without building it: one mapping per
+        validation result, replaced whole when the next one comes."""
+        return self._inferred
+
     def known_bytes(self) -> bytes | None:
         """The model's bytes in this state when at hand (its file's, or serialized for this state), else None."""
         if self._serialized is not None and self._serialized[0] == self.generation:

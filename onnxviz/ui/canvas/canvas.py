@@ -332,7 +332,7 @@ class GraphCanvas(QWidget):
         if change.kind.changes_model:
             self.navigation.rebuild()
         elif change.kind == ChangeKind.VALIDATED:
-            self.navigation.relabel()
+            self.navigation.follow_validation()
 
     # -- a finished layout job -------------------------------------------------------------------
     def _deliver(self, job: Job, layout: InlineLayout, drawable: Drawable) -> None:

@@ -43,6 +43,9 @@ class ScopeNavigator(QObject):
         self.layout_factory: Callable[..., Any] = default_layout_factory   # (index, scope, expanded[, inline])
         self.options = LayoutOptions()   # View menu choices every layout follows
         self._call: dict[str, str] = {}   # the attributes of the call a shown function body was entered from
+        # the inferred types (one mapping per validation result) the last layout or edge-label job asked for
+        # reads: edge labels are made from them and the declared types alone
+        self._labels_from: object = None
 
     # -- layouts -----------------------------------------------------------------------------------------
     def load_scope(self, scope: str, trail: list[str], expanded: Any, keep_view: bool,
@@ -53,6 +56,7 @@ class ScopeNavigator(QObject):
         assert self.shown.doc is not None
         index, factory, options = self.shown.doc.index, self.layout_factory, self.options
         self.shown.inline = inline
+        self._labels_from = self.shown.doc.inferred_types
         call = self._call if scope.startswith("fn:") else {}
 
         def make() -> Any:
@@ -79,7 +83,15 @@ class ScopeNavigator(QObject):
         """Edge labels again, now that inferred shapes arrived (in the background, after any running job)."""
         if self.shown.doc is None or (self.shown.layout is None and self.jobs.task is None):
             return
+        self._labels_from = self.shown.doc.inferred_types
         self.jobs.submit(edit_job("Edge labels", lambda lay, p, t: lay.relabel(), announce=False))
+
+    def follow_validation(self) -> None:
+        """A validation result came: edge labels again unless its inferred types are those the shown layout or
+        a queued job reads already (the first problems come with the types there were: light_resnet50's open
+        made a label job and a frame more before its screenshot)."""
+        if self.shown.doc is not None and self.shown.doc.inferred_types is not self._labels_from:
+            self.relabel()
 
     def set_options(self, options: LayoutOptions) -> None:
         """Follow new layout choices: a new layout of the shown graph, or only new edge labels."""

@@ -223,6 +223,26 @@ def test_edits_rebuild_and_validation_relabels(qtbot: QtBot, example_path: Path)
     assert canvas.scope == "" and "Loop" in canvas.drawable.scene.box_title
 
 
+def test_first_problems_with_the_types_already_read_make_no_label_job(qtbot: QtBot, example_path: Path) -> None:
+    """The first problems of a validation come with the inferred types there were: the edge labels are not made
+    again for them (a layout pass and a frame on every open); a result with other types relabels."""
+    from onnxviz.model.graph.validation import InferenceResult, ValidationResult
+
+    window, canvas = open_canvas(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None
+    qtbot.waitUntil(lambda: not canvas.busy and not window.validation.busy, timeout=TIMEOUT)
+    assert canvas.drawable.scene.edge_inferred.any()
+    assert doc.apply_first_problems(doc.generation, list(doc.validation_problems))
+    assert not canvas.busy
+    fewer = {scope: dict(list(types.items())[1:]) for scope, types in doc.inferred_types.items()}
+    assert doc.apply_validation(ValidationResult(doc.generation, InferenceResult(fewer), list(doc.validation_problems)))
+    assert canvas.jobs.running is not None and canvas.jobs.running.label == "Edge labels"
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
+    assert doc.apply_first_problems(doc.generation, [])
+    assert not canvas.busy
+
+
 def test_enter_and_backspace_open_and_leave_a_loop_body(qtbot: QtBot) -> None:
     window, canvas = open_canvas(qtbot, node_model("test_loop11"))
     loop = op_box(canvas, "Loop")
