@@ -174,6 +174,10 @@ def rich_label(text: str, on_link: Callable[[str], None] | None = None, wrap: bo
     return label
 
 
+def _arrow(expanded: bool) -> Qt.ArrowType:
+    return Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow
+
+
 class Section(QWidget):
     """A titled block whose body collapses when its header is clicked."""
 
@@ -197,14 +201,17 @@ class Section(QWidget):
         layout.addWidget(line)
         layout.addWidget(body)
         self.header.toggled.connect(self._set_expanded)
-        self._set_expanded(expanded)
+        self.header.setArrowType(_arrow(expanded))
+        if not expanded or body.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide):
+            body.setVisible(expanded)  # an open body shows with its section: showing it now would polish its
+            # widgets in the application's style, and again in the page's style sheet once the section is added
 
     @property
     def expanded(self) -> bool:
         return self.header.isChecked()
 
     def _set_expanded(self, on: bool) -> None:
-        self.header.setArrowType(Qt.ArrowType.DownArrow if on else Qt.ArrowType.RightArrow)
+        self.header.setArrowType(_arrow(on))
         self.body.setVisible(on)
 
 

@@ -608,3 +608,29 @@ def test_the_node_panel_never_scrolls_sideways(qtbot: QtBot, window: MainWindow,
         qtbot.waitUntil(lambda: page.verticalScrollBar().maximum() > 0, timeout=5000)
         assert page.widget().width() <= page.viewport().width(), op
         assert page.horizontalScrollBar().maximum() == 0, op
+
+
+def test_sections_show_their_bodies_as_asked_and_polish_them_once(qtbot: QtBot) -> None:
+    """An open section's body shows with the page, in the page's style sheet only (shown at once, it was
+    polished in the application's style first); a folded one stays hidden until its header is clicked; a body
+    hidden by its maker is shown when its section opens."""
+    from onnxviz.ui.panels.common import Page
+
+    page = Page(lambda _href: None)
+    qtbot.addWidget(page)
+    page.resize(300, 400)
+    page.show()
+    page.begin()
+    open_body, folded_body, hidden_body = QLabel("open"), QLabel("folded"), QLabel("hidden")
+    hidden_body.hide()
+    opened = page.add_section("Open", open_body)
+    assert not open_body.testAttribute(Qt.WidgetAttribute.WA_WState_Polished)
+    folded = page.add_section("Folded", folded_body, expanded=False)
+    page.add_section("Hidden", hidden_body)
+    page.end()
+    qtbot.waitUntil(lambda: open_body.isVisible() and hidden_body.isVisible())
+    assert not folded_body.isVisible() and not folded.expanded and opened.expanded
+    qtbot.mouseClick(folded.header, Qt.MouseButton.LeftButton)
+    assert folded_body.isVisible() and folded.header.arrowType() == Qt.ArrowType.DownArrow
+    qtbot.mouseClick(opened.header, Qt.MouseButton.LeftButton)
+    assert not open_body.isVisible() and opened.header.arrowType() == Qt.ArrowType.RightArrow
