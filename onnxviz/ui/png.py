@@ -40,7 +40,7 @@ def png_bytes(image: QImage, level: int = LEVEL) -> bytes:
     for top in range(1, height, STRIP):
         n = min(STRIP, height - top)
         np.subtract(pixels[top:top + n], pixels[top - 1:top + n - 1], out=rows[:n, 1:])
-        packed.append(packer.compress(rows[:n]))
+        packed.append(packer.compress(rows[:n].data))
     packed.append(packer.flush())
     idat = b"".join(packed)
     return b"".join((SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))
