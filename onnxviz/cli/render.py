@@ -15,6 +15,7 @@ from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOpt
 
 if TYPE_CHECKING:
     from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.layout.engine import GraphLayout
     from onnxviz.model.layout.scene import Scene
 
 
@@ -48,27 +49,33 @@ def run(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace, out: Path) -> int:
     from onnxviz.model.document import Document
-    from onnxviz.model.layout.describe import enterable_boxes
-    from onnxviz.model.layout.drawable import Drawable
-    from onnxviz.ui.canvas.export import export_image, image_scale
-    from onnxviz.ui.canvas.painting import PaintOptions
 
     doc = Document.open(args.file)
     index = doc.index
     if args.scope not in index.graphs:
         known = ", ".join(repr(s) for s in list(index.graphs)[:6])
         raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
-    if not args.no_shapes:
-        from onnxviz.model.background.contained import NativeCrash, inferred_types
+    inference = None
+    if not args.no_shapes:  # begun first, in a child of its own: what needs no types is done meanwhile
+        from onnxviz.model.background.contained import NativeCrash, inferred_types_begun
 
-        try:
-            index.set_inferred(inferred_types(doc.analysis_bytes()).types)
-        except NativeCrash as crash:
-            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
-    ensure_gui_app()  # after shape inference: a child forked for it must not inherit Qt's threads
+        inference = inferred_types_begun(doc.analysis_bytes())
+    from onnxviz.model.layout.describe import enterable_boxes
+    from onnxviz.model.layout.drawable import Drawable
+    from onnxviz.ui.canvas.export import export_image, image_scale
+    from onnxviz.ui.canvas.painting import PaintOptions
+
     options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
                             direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
-    scene = lay_out(index, args.scope, args.expand_all, options)
+    layout = layout_of(index, args.scope, args.expand_all, options)
+    layout.wire()
+    if inference is not None:
+        try:
+            index.set_inferred(inference().types)
+        except NativeCrash as crash:
+            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
+    ensure_gui_app()  # after shape inference began: a child forked for it must not inherit Qt's threads
+    scene = layout.build()
     drawable = Drawable(scene)
     paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
     export_image(drawable, out, scale=args.scale, options=paint)
@@ -79,12 +86,17 @@ def _render(args: argparse.Namespace, out: Path) -> int:
 
 
 def lay_out(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> Scene:
+    return layout_of(index, scope, expand_all, options).build()
+
+
+def layout_of(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> GraphLayout:
+    """The layout ``render`` builds: the scope's groups as a window first opens them, or every one open."""
     from onnxviz.model.layout.engine import GraphLayout
 
     layout = GraphLayout(index, scope, options=options)
     if expand_all:
-        layout.expand_all()  # the same layout (its groups were made once: 0.3 s at 61k nodes)
-    return layout.build()
+        layout.expand_all()
+    return layout
 
 
 def ensure_gui_app() -> object:

@@ -110,6 +110,12 @@ class GraphLayout:
         """Open every group (before building)."""
         self.expansion.set(set(range(self.tree.n_groups)))
 
+    def wire(self) -> None:
+        """Wire each shown level now (its units and edges need neither texts nor types: ``render`` wires while
+        shape inference runs in a child process)."""
+        for g in [-1, *self.expansion.shown.tolist()]:
+            self.wiring.of(g)
+
     def expand(self, group: str) -> Scene:
         """Open ``group`` (and the groups around it, so it shows)."""
         g = self.tree.id_of.get(group)
