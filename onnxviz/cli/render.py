@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 
 if TYPE_CHECKING:
+    from onnxviz.model.document import Document
     from onnxviz.model.graph.index import ModelIndex
     from onnxviz.model.layout.engine import GraphLayout
     from onnxviz.model.layout.scene import Scene
@@ -51,31 +53,31 @@ def _render(args: argparse.Namespace, out: Path) -> int:
     from onnxviz.model.document import Document
 
     doc = Document.open(args.file)
-    index = doc.index
-    if args.scope not in index.graphs:
-        known = ", ".join(repr(s) for s in list(index.graphs)[:6])
-        raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
     inference = None
     if not args.no_shapes:  # begun first, in a child of its own: what needs no types is done meanwhile
         from onnxviz.model.background.contained import NativeCrash, inferred_types_begun
 
         inference = inferred_types_begun(doc.analysis_bytes())
+    try:
+        layout = _untyped_layout(doc, args)
+    except BaseException:
+        if inference is not None:
+            with contextlib.suppress(Exception):
+                inference()  # the child ends before this process does
+        raise
+    if inference is not None:
+        try:
+            layout.index.set_inferred(inference().types)
+        except NativeCrash as crash:
+            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
+    ensure_gui_app()  # after shape inference began: a child forked for it must not inherit Qt's threads
+    scene = layout.build()
+    index = layout.index
     from onnxviz.model.layout.describe import enterable_boxes
     from onnxviz.model.layout.drawable import Drawable
     from onnxviz.ui.canvas.export import export_image, image_scale
     from onnxviz.ui.canvas.painting import PaintOptions
 
-    options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
-                            direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
-    layout = layout_of(index, args.scope, args.expand_all, options)
-    layout.wire()
-    if inference is not None:
-        try:
-            index.set_inferred(inference().types)
-        except NativeCrash as crash:
-            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
-    ensure_gui_app()  # after shape inference began: a child forked for it must not inherit Qt's threads
-    scene = layout.build()
     drawable = Drawable(scene)
     paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
     export_image(drawable, out, scale=args.scale, options=paint)
@@ -83,6 +85,22 @@ def _render(args: argparse.Namespace, out: Path) -> int:
     scaled = "" if out.suffix.lower() == ".svg" or scale >= args.scale else f" at scale {scale:.3g}"
     say(f"wrote {out} ({scene.n_boxes} boxes, {scene.n_edges} edges{scaled})")
     return 0
+
+
+def _untyped_layout(doc: Document, args: argparse.Namespace) -> GraphLayout:
+    """What ``render`` does while shape inference runs: the index, the layout's groups and each shown level's
+    wiring (none needs types), and the drawing's modules imported."""
+    index = doc.index
+    if args.scope not in index.graphs:
+        known = ", ".join(repr(s) for s in list(index.graphs)[:6])
+        raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
+    import onnxviz.ui.canvas.export  # noqa: F401  # imported meanwhile
+
+    options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
+                            direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
+    layout = layout_of(index, args.scope, args.expand_all, options)
+    layout.wire()
+    return layout
 
 
 def lay_out(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> Scene:
