@@ -1,14 +1,19 @@
 """Expand All in the window: from the menu's action until the expanded graph is drawn, and the longest time the
 GUI thread could not react meanwhile.
 
-    python bench/bench_expand_all.py [--runs 3] [FILE ...]
+    python bench/bench_expand_all.py [--runs 3] [--against CHECKOUT] [FILE ...]
 
 Defaults to the 123k-node model of bench/synth.py (3000 layers, made on first use into .cache/onnxviz-tests/).
 Each run is a fresh process, offscreen, with the real MainWindow at 1400x900: the model is opened and left to
 settle (drawn, validated, the Model panel's figures in), then View > Expand All Groups is triggered. "drawn" is
 the canvas's ``scene_ready`` with every group open; a 10 ms QTimer on the GUI thread measures the longest gap
 between its ticks ("block"), and the sampler of bench_responsiveness.py names what the GUI thread ran then.
-Prints the medians over the runs (seconds, milliseconds, CPU seconds of the window's process) and the load average.
+With ``--against CHECKOUT`` each run is followed by one of that checkout of onnxviz (put first on PYTHONPATH).
+Prints the medians over the runs (seconds, milliseconds, CPU seconds of the window's process) and the load average,
+then where the time until drawn went (medians): the layout job's thread making the layout object and laying it out
+(wall; its thread's CPU), the same thread making the drawing's arrays (``Drawable``), the GUI thread taking the result
+in (``_deliver``: the canvas's state, the minimap's image) and painting the first frame; "other" is the rest (the job
+waiting to start, signals waiting for the GUI thread).
 """
 
 from __future__ import annotations
@@ -24,9 +29,54 @@ from bench_responsiveness import Sampler, print_blame
 from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_until
 from synth import synth_file
 
+STAGES = ("layout", "drawing", "handover", "paint")
+
+
+class Stages:
+    """Wall and thread-CPU seconds of each stage of the canvas's layout jobs, from :meth:`reset` on (wraps the
+    canvas's code in this process only)."""
+
+    def __init__(self) -> None:
+        from onnxviz.ui.canvas import canvas as canvas_module
+        from onnxviz.ui.canvas import jobs, view
+
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        start, deliver, paint = jobs.LayoutJobs._start, canvas_module.GraphCanvas._deliver, view.GraphView.paintEvent
+        drawable, timed = jobs.Drawable, self.timed
+
+        def timed_start(owner: Any, job: Any) -> None:
+            make, work = job.make_layout, job.work
+            job.make_layout = None if make is None else (lambda: timed("layout", make))
+            job.work = lambda lay, progress, token: timed("layout", lambda: work(lay, progress, token))
+            start(owner, job)
+
+        def timed_paint(owner: Any, event: Any) -> None:
+            first = "handover" in self.wall and "paint" not in self.wall
+            timed("paint", lambda: paint(owner, event)) if first else paint(owner, event)
+
+        jobs.LayoutJobs._start = timed_start  # type: ignore[method-assign, assignment]
+        jobs.Drawable = lambda scene: timed("drawing", lambda: drawable(scene))  # type: ignore[misc, assignment]
+        canvas_module.GraphCanvas._deliver = (  # type: ignore[method-assign]
+            lambda owner, *a: timed("handover", lambda: deliver(owner, *a)))
+        view.GraphView.paintEvent = timed_paint  # type: ignore[method-assign, assignment]
+
+    def timed(self, stage: str, fn: Any) -> Any:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return fn()
+        finally:
+            self.wall[stage] = self.wall.get(stage, 0.0) + time.perf_counter() - wall
+            self.cpu[stage] = self.cpu.get(stage, 0.0) + time.thread_time() - cpu
+
+    def reset(self) -> None:
+        self.wall.clear()
+        self.cpu.clear()
+
 
 def measure(path: Path) -> dict[str, Any]:
     """In a fresh process: open ``path``, let it settle, Expand All; the time until drawn and the pauses."""
+    stages = Stages()
     fresh_app()
     window = fresh_window()
     marks: set[str] = set()
@@ -40,6 +90,7 @@ def measure(path: Path) -> dict[str, Any]:
     marks.clear()
     blocks, sampler = GuiStallProbe(interval_ms=10), Sampler()
     sampler.start()
+    stages.reset()
     cpu = time.process_time()
     canvas.expand_all(True)
     took = wait_until(lambda: "drawn" in marks and not canvas.busy and
@@ -51,13 +102,27 @@ def measure(path: Path) -> dict[str, Any]:
     shared_worker().shutdown()
     scene = canvas.layout_obj.scene
     return dict(drawn=took, block=blocks.worst, blame=sampler.blame(blocks.span), cpu=cpu,
-                boxes=scene.n_boxes, nodes=window.doc.index.node_count())
+                boxes=scene.n_boxes, nodes=window.doc.index.node_count(),
+                **{f"{s} s": stages.wall.get(s, 0.0) for s in STAGES}, **{f"{s} CPU": stages.cpu.get(s, 0.0) for s in STAGES})
+
+
+def report(name: str, runs: list[dict[str, Any]]) -> None:
+    med = {k: statistics.median(r[k] for r in runs) for k in ("nodes", "boxes", "drawn", "block", "cpu")}
+    each = ", ".join(f"{r['drawn']:.2f}" for r in runs)
+    print(f"{name:<18} {int(med['nodes']):>7} {int(med['boxes']):>7} {med['drawn']:>8.2f} "
+          f"{1000 * med['block']:>8.0f} {med['cpu']:>6.2f}   (drawn: {each})")
+    print_blame("expand", max(runs, key=lambda r: r["block"])["blame"])
+    walls = {s: statistics.median(r[f"{s} s"] for r in runs) for s in STAGES}
+    cpus = {s: statistics.median(r[f"{s} CPU"] for r in runs) for s in STAGES}
+    print("    until drawn: " + ", ".join(f"{s} {walls[s]:.2f} s (CPU {cpus[s]:.2f})" for s in STAGES)
+          + f", other {med['drawn'] - sum(walls.values()):.2f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="another checkout of onnxviz, run alternately with this one")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -65,11 +130,14 @@ def main() -> None:
     print(f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"{'file':<18} {'nodes':>7} {'boxes':>7} {'drawn s':>8} {'block ms':>8} {'CPU s':>6}")
     for path in args.files or [synth_file(3000)]:
-        runs = [run_child(__file__, [str(path)]) for _ in range(args.runs)]
-        med = {k: statistics.median(r[k] for r in runs) for k in ("nodes", "boxes", "drawn", "block", "cpu")}
-        print(f"{path.name:<18} {int(med['nodes']):>7} {int(med['boxes']):>7} {med['drawn']:>8.2f} "
-              f"{1000 * med['block']:>8.0f} {med['cpu']:>6.2f}")
-        print_blame("expand", max(runs, key=lambda r: r["block"])["blame"])
+        checkouts: list[Path | None] = [None] if args.against is None else [None, args.against.resolve()]
+        runs: dict[Path | None, list[dict[str, Any]]] = {c: [] for c in checkouts}
+        for _ in range(args.runs):
+            for checkout in checkouts:
+                env = None if checkout is None else {"PYTHONPATH": str(checkout)}
+                runs[checkout].append(run_child(__file__, [str(path)], extra_env=env))
+        for checkout, done in runs.items():
+            report(path.name if checkout is None else f"{path.name} ({checkout})", done)
     print(f"medians of {args.runs} fresh processes; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

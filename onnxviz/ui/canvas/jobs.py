@@ -25,6 +25,7 @@ from onnxviz.ui.tasks import Task, foreground_pool
 
 LayoutWork = Callable[[Any, ProgressFn, CancelToken], Scene]   # (layout, progress, token) -> scene
 FRAME_WAIT_MS = 250   # a new document's layout starts after the window's next frame, or after this
+LAYOUT_SHARE = 0.87   # of a job's progress bar: the layout; the rest is the drawing's arrays (123k nodes: ~1 s of ~7)
 
 
 @dataclass
@@ -136,12 +137,16 @@ class LayoutJobs(QObject):
             with building():
                 layout = job.make_layout() if job.make_layout is not None else current
                 assert layout is not None   # jobs without a layout of their own start only once there is one
-                scene = job.work(layout, progress, token)
+                scene = job.work(layout, lambda fraction, text: progress(LAYOUT_SHARE * fraction, text), token)
+                progress(LAYOUT_SHARE, "Preparing the drawing")
                 ghosts = self._ghosts()   # as they are now: set_ghosts queues another job after this one
                 if ghosts:
                     scene = merge_ghosts(scene, ghosts, layout.embedded, layout.options.names)
                 token.check()
                 drawable = Drawable(scene)
+            # cancelled meanwhile (the status bar cancels the task alone): end as cancelled, so that this queue
+            # hears of it; a result the task drops would leave the job "running" and every later edit waiting
+            token.check()
             return layout, drawable
 
         task = Task(work, job.label, parent=self)   # dies with the canvas: no late deliveries

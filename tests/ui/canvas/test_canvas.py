@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -339,6 +340,57 @@ def test_layout_runs_in_the_background_and_can_be_cancelled(qtbot: QtBot, exampl
     canvas.view.zoom_by(1.5)   # the GUI stays responsive meanwhile
     canvas.cancel_layout()
     assert not canvas.busy and not canvas.progress_bar.isVisible()
+
+
+def test_expand_all_progress_goes_on_through_the_drawing(qtbot: QtBot, example_path: Path) -> None:
+    """The status bar's fraction only grows, and after the layout's own steps it names the drawing's arrays (123k
+    nodes: ~1 s, which used to stand at "Layout done")."""
+    _, canvas = open_canvas(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["collapse_all"].trigger()
+    steps: list[tuple[float, str]] = []
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["expand_all"].trigger()
+        task = canvas.jobs.task
+        assert task is not None
+        task.progress.connect(lambda fraction, text: steps.append((fraction, text)))
+    fractions = [f for f, _ in steps]
+    assert fractions == sorted(fractions) and 0 < fractions[-1] < 1
+    assert steps[-1][1] == "Preparing the drawing" and "Layout done" in [t for _, t in steps[:-1]]
+    assert "attn/k" in canvas.drawable.scene.group_path
+
+
+def test_cancel_while_the_drawing_is_prepared_leaves_the_canvas_free(qtbot: QtBot, example_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status bar's Cancel cancels the task alone; clicked while the drawing's arrays are made (no check
+    inside: ~1 s at 123k nodes), the job ends as cancelled, the drawing shown stays, and the next expand runs
+    (the canvas used to wait for that job forever)."""
+    import threading
+
+    from onnxviz.ui.canvas import jobs
+
+    _, canvas = open_canvas(qtbot, example_path)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.actions_by_name["collapse_all"].trigger()
+    shown, clicked, real = canvas.drawable, threading.Event(), jobs.Drawable
+    tokens: list[Any] = []
+
+    def drawing_cancelled_meanwhile(scene: Any) -> Any:
+        assert clicked.wait(TIMEOUT / 1000)
+        tokens[0].cancel()   # the status bar's Cancel: Task.cancel()
+        return real(scene)
+
+    monkeypatch.setattr(jobs, "Drawable", drawing_cancelled_meanwhile)
+    canvas.actions_by_name["expand_all"].trigger()
+    assert canvas.jobs.task is not None
+    tokens.append(canvas.jobs.task.token)
+    clicked.set()
+    qtbot.waitUntil(lambda: not canvas.busy, timeout=TIMEOUT)
+    assert canvas.drawable is shown and "attn" in canvas.drawable.group_box
+    monkeypatch.setattr(jobs, "Drawable", real)
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.expand_group("attn")
+    assert "attn" in canvas.drawable.scene.group_path
 
 
 def test_expand_and_collapse_all_groups(qtbot: QtBot, example_path: Path) -> None:
