@@ -59,6 +59,7 @@ def _render(args: argparse.Namespace, out: Path) -> int:
 
         inference = inferred_types_begun(doc.analysis_bytes())
     try:
+        ensure_gui_app()  # after inference's child was forked: it must not inherit Qt's threads
         layout = _untyped_layout(doc, args)
     except BaseException:
         if inference is not None:
@@ -70,7 +71,6 @@ def _render(args: argparse.Namespace, out: Path) -> int:
             layout.index.set_inferred(inference().types)
         except NativeCrash as crash:
             note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
-    ensure_gui_app()  # after shape inference began: a child forked for it must not inherit Qt's threads
     scene = layout.build()
     index = layout.index
     from onnxviz.model.layout.describe import enterable_boxes
@@ -88,8 +88,8 @@ def _render(args: argparse.Namespace, out: Path) -> int:
 
 
 def _untyped_layout(doc: Document, args: argparse.Namespace) -> GraphLayout:
-    """What ``render`` does while shape inference runs: the index, the layout's groups and each shown level's
-    wiring (none needs types), and the drawing's modules imported."""
+    """What ``render`` does while shape inference runs (besides starting Qt): the index, the layout's groups and
+    each shown level's wiring (none needs types), and the drawing's modules imported."""
     index = doc.index
     if args.scope not in index.graphs:
         known = ", ".join(repr(s) for s in list(index.graphs)[:6])
