@@ -9,9 +9,11 @@ then, with ``--netron``, the command given (its arguments then MODEL OUT.png; it
 as the team's netron_shot.py does), one after the other. Prints the medians of the rounds, Netron's, their ratio,
 and the load average before and after (the machine has 2 cores: the wall times follow the load).
 
+Below each file: the CPU time of its processes (the window's and its workers', medians).
+
 ``--against CHECKOUT``: the same command run from another checkout of onnxviz (its folder put first on PYTHONPATH;
 compile its bytecode first), alternately with this one's: the medians of both, wall and CPU time with the worker
-processes.
+processes (with ``--phases``, both checkouts' steps side by side).
 
 ``--phases``: each process's steps in milliseconds from its start (the median of the rounds) with the window process's
 CPU time then: Python's start, onnx imported, the worker processes forked, Qt imported, the window built, the file
@@ -111,6 +113,7 @@ def main() -> None:
             traces: list[dict[str, tuple[float, float]]] = []
             cpu: list[float] = []
             other: list[tuple[float, float]] = []
+            other_traces: list[dict[str, tuple[float, float]]] = []
             for _round in range(args.runs):
                 seconds, used, steps = onnxviz_run(path, folder, args.phases)
                 ours.append(seconds)
@@ -119,22 +122,37 @@ def main() -> None:
                 if netron is not None:
                     theirs.append(netron_run(netron, path, folder))
                 if args.against is not None:
-                    other.append(onnxviz_run(path, folder, False, args.against.resolve())[:2])
+                    seconds, used, steps = onnxviz_run(path, folder, args.phases, args.against.resolve())
+                    other.append((seconds, used))
+                    other_traces.append(steps)
             med = statistics.median(ours)
             anchor = f"{statistics.median(theirs):>8.2f} {min(theirs):>5.2f}-{max(theirs):<5.2f} " \
                      f"{med / statistics.median(theirs):>5.2f}" if theirs else f"{'':>8} {'':>11} {'':>5}"
             print(f"{path.name:<28} {med:>9.2f} {min(ours):>5.2f}-{max(ours):<5.2f} {anchor}  "
                   f"{load:.1f}-{os.getloadavg()[0]:.1f}")
+            if not other:
+                print(f"    CPU with its workers {statistics.median(cpu):.2f} s ({min(cpu):.2f}-{max(cpu):.2f})")
             if other:
                 print(f"    {args.against}: {statistics.median(w for w, _c in other):.2f} s "
                       f"({min(w for w, _c in other):.2f}-{max(w for w, _c in other):.2f}), CPU "
                       f"{statistics.median(c for _w, c in other):.2f} s; this checkout's CPU {statistics.median(cpu):.2f} s")
             if args.phases:
-                for key, label in (*STEPS, ("end", "process ended")):
-                    at = [t[key] for t in traces if key in t]
-                    if at:
-                        print(f"    {label:<28} {statistics.median(a for a, _c in at):>6.0f} ms  "
-                              f"cpu {statistics.median(c for _a, c in at):>5.0f} ms")
+                print_phases(traces, other_traces, args.against)
+
+
+def print_phases(traces: list[dict[str, tuple[float, float]]], other: list[dict[str, tuple[float, float]]],
+                 against: Path | None) -> None:
+    """The medians of each step's time and the window process's CPU then; with ``--against``, the other
+    checkout's beside them (its runs alternated with these)."""
+    if other:
+        print(f"    {'':<28} {'this checkout':>22}   {str(against):>22}")
+    for key, label in (*STEPS, ("end", "process ended")):
+        row = [f"    {label:<28}"]
+        for runs in (traces, other) if other else (traces,):
+            at = [t[key] for t in runs if key in t]
+            row.append(f"{statistics.median(a for a, _c in at):>6.0f} ms  cpu {statistics.median(c for _a, c in at):>5.0f} ms"
+                       if at else f"{'':>22}")
+        print("   ".join(row))
 
 
 if __name__ == "__main__":

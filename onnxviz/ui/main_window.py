@@ -54,6 +54,7 @@ from onnxviz.ui.widgets.names import short_name
 from onnxviz.ui.widgets.tooltips import guard_tooltips
 
 if TYPE_CHECKING:
+    from onnxviz.ui.diff.controller import DiffController
     from onnxviz.ui.transform.controller import TransformController
 
 WATCH_KEY = "file/watch"
@@ -123,8 +124,8 @@ class MainWindow(QMainWindow):
         self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
         self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
         self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
-        self.diff = diff_feature.install(frame, doc, self.canvas, self, self, reg)
-        # the menu now, the rest on first use
+        # the menus now, the rest on first use
+        self.diff_feature = diff_feature.install(frame, doc, self.canvas, self, self, reg)
         self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
 
     @property
@@ -141,6 +142,11 @@ class MainWindow(QMainWindow):
     def model_changed(self) -> SignalInstance:
         """A model.document.Change after each edit/undo/redo/save/validation of the window's document."""
         return self.document.model_changed
+
+    @property
+    def diff(self) -> DiffController:
+        """The Diff feature's controller, made (its modules imported) the first time it is asked for."""
+        return self.diff_feature.controller()
 
     @property
     def transforms(self) -> TransformController:

@@ -145,13 +145,23 @@ class Registry:
     def __init__(self) -> None:
         self._apis: dict[type, object] = {}
         self._waiting: dict[type, list[Callable[[Any], object]]] = {}
+        self._makers: dict[type, Callable[[], object]] = {}
 
     def provide(self, key: type[T], api: T) -> None:
         self._apis[key] = api
+        self._makers.pop(key, None)
         for callback in self._waiting.pop(key, []):
             callback(api)
 
+    def provide_on_demand(self, key: type[T], make: Callable[[], T]) -> None:
+        """A feature made on first use: ``make`` (which calls :meth:`provide`) runs the first time another feature
+        asks for its API (:meth:`find`, :meth:`get`); :meth:`when`'s callbacks wait until it is made."""
+        self._makers[key] = make
+
     def find(self, key: type[T]) -> T | None:
+        make = self._makers.pop(key, None) if key not in self._apis else None
+        if make is not None:
+            make()
         api = self._apis.get(key)
         return api  # type: ignore[return-value]
 
@@ -162,10 +172,11 @@ class Registry:
         return api
 
     def when(self, key: type[T], callback: Callable[[T], object]) -> None:
-        """Call ``callback`` with the API once it is provided (now, if it already is)."""
-        api = self.find(key)
+        """Call ``callback`` with the API once it is provided (now, if it already is; a feature made on demand is
+        not made for this)."""
+        api = self._apis.get(key)
         if api is not None:
-            callback(api)
+            callback(api)  # type: ignore[arg-type]
         else:
             self._waiting.setdefault(key, []).append(callback)
 

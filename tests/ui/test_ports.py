@@ -52,6 +52,54 @@ def test_the_registry_hands_an_api_over_whenever_it_comes() -> None:
     assert got == [("before", "hello"), ("after", "hello")] and registry.get(_Api) is hello  # type: ignore[type-abstract]
 
 
+def test_a_feature_made_on_demand_is_made_by_the_first_feature_asking_for_it() -> None:
+    """A feature made on first use: :meth:`Registry.when` waits for it without making it; ``find``/``get`` make it,
+    once, and whoever provided it first (its own first use) is the one found."""
+    registry, got, made = Registry(), [], []
+
+    def make() -> _Hello:
+        made.append(_Hello())
+        registry.provide(_Api, made[-1])  # type: ignore[type-abstract]
+        return made[-1]
+
+    registry.provide_on_demand(_Api, make)  # type: ignore[type-abstract]
+    registry.when(_Api, lambda api: got.append(api.hello()))  # type: ignore[type-abstract]
+    assert made == [] and got == []
+    assert registry.get(_Api) is made[0] and registry.find(_Api) is made[0]  # type: ignore[type-abstract]
+    assert len(made) == 1 and got == ["hello"]
+    early = Registry()
+    early.provide_on_demand(_Api, lambda: pytest.fail("made twice"))  # type: ignore[type-abstract]
+    hello = _Hello()
+    early.provide(_Api, hello)  # type: ignore[type-abstract]  # its own first use came before any request
+    assert early.get(_Api) is hello  # type: ignore[type-abstract]
+
+
+def test_the_diff_menu_is_there_from_the_start_and_the_diff_loads_on_first_use(
+        qtbot: QtBot, example_path: Path) -> None:
+    """File > Compare With... and the Diff menu (before Transform) are the window's from its first frame, enabled as
+    before; the controller and its dock come when first asked for: by another feature (the transforms' diff), by
+    ``window.diff``, or by an action."""
+    w, other = MainWindow(), MainWindow()
+    qtbot.addWidget(w)
+    qtbot.addWidget(other)
+    f = w.diff_feature
+    titles = [a.text() for a in w.menuBar().actions()]
+    assert titles.index("&Diff") == titles.index("&Transform") - 1
+    assert f.actions["compare"] in w.file_menu.actions() and not f.actions["compare"].isEnabled()
+    open_and_wait(qtbot, w, example_path)
+    assert not f.loaded and f.actions["compare"].isEnabled() and not f.actions["next"].isEnabled()
+    assert w.registry.get(DiffApi) is w.diff and f.loaded  # type: ignore[type-abstract]
+    assert w.diff.actions is f.actions and not w.diff.dock.isVisible()
+    assert f.actions["compare"].isEnabled() and not f.actions["close"].isEnabled()
+    assert not other.diff_feature.loaded
+    other.diff_feature.actions["close"].trigger()  # disabled: nothing happens
+    assert not other.diff_feature.loaded
+    other.diff_feature.actions["close"].setEnabled(True)
+    other.diff_feature.actions["close"].trigger()
+    assert other.diff_feature.loaded and not other.diff_feature.actions["close"].isEnabled()
+    w.set_document(None)
+
+
 def test_the_shown_document_says_what_changed_and_forwards_the_documents_changes(example_path: Path) -> None:
     owner, heard = ShownDocument(), []
     owner.shown_changed.connect(lambda doc: heard.append(("shown", doc)))
@@ -140,7 +188,7 @@ class _InstalledBackwards(MainWindow):
         doc, reg, settings = self.document, self.registry, self.settings
         self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
         self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
-        self.diff = diff_feature.install(frame, doc, self.canvas, self, self, reg)
+        self.diff_feature = diff_feature.install(frame, doc, self.canvas, self, self, reg)
         self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
         self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
         self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)

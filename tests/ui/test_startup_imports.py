@@ -1,5 +1,6 @@
 """The window starts without what only some views need: pyqtgraph comes with the first plot shown,
-onnxruntime and the reference evaluator with a run (the analysis uses them in worker processes).
+onnxruntime and the reference evaluator with a run (the analysis uses them in worker processes), the diff's
+controller and the matcher with the first diff or comparison with another model.
 The canvas draws its far-away batches with its own numpy -> QPainter calls (canvas/batch.py)."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pytestqt.qtbot import QtBot
 
 from onnxviz.ui.canvas.batch import draw_lines, draw_rects
 
-LATE = ("pyqtgraph", "onnxruntime", "onnx.reference", "scipy", "matplotlib")
+LATE = ("pyqtgraph", "onnxruntime", "onnx.reference", "scipy", "matplotlib", "onnxviz.model.matching",
+        "onnxviz.ui.diff.controller")
 
 _CHILD = """
 import sys

@@ -29,6 +29,7 @@ from onnxviz.model.background.procpool import (
     start_workers,
 )
 from onnxviz.model.errors import Cancelled, OnnxvizError
+from onnxviz.model.forking import start_method
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.progress import CancelToken
 
@@ -202,9 +203,21 @@ def started_early(path: Path, checks: WorkerProcess, runtime: WorkerProcess) -> 
 
 def start_analysis_workers() -> None:
     """As the application starts, before any thread: its worker processes, as forks of it where they can be
-    (see :func:`~onnxviz.model.background.procpool.fork_workers`), else spawned, importing the jobs' module."""
+    (see :func:`~onnxviz.model.background.procpool.fork_workers`), else spawned, importing the jobs' module. The
+    forks get onnx's table of operator schemas built (see :func:`_build_schemas`)."""
+    if start_method() == "fork":
+        _build_schemas()
     fork_workers((CHECKS, RUNTIME, EDITS))
     start_workers((CHECKS, RUNTIME, EDITS), JOBS_MODULE)
+
+
+def _build_schemas() -> None:
+    """Build onnx's table of operator schemas now. onnx builds it on first use, in each process that checks,
+    infers shapes or looks a schema up (~15 ms of CPU): the window's process does as it opens a file, and each
+    worker did again for its first job; built once before they are forked, they have it."""
+    import onnx.defs
+
+    onnx.defs.get_schema("Identity", "")
 
 
 def analyse_early(path: Path) -> EarlyAnalysis | None:

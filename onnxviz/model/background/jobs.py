@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, replace
@@ -128,6 +129,7 @@ class PackedFigures:
     bodies: list[tuple[str, int, int]]  # (scope, MACs, FLOPs) of one run of each body
 
 
+FREE_AFTER_S = 0.1  # after onnxruntime's check, before its session is freed (see _freed_after_answer)
 REMEMBERED_STATES = 2  # the current state and the one before (the GUI remembers validations for undo itself)
 
 
@@ -311,7 +313,7 @@ def early_runtime_job(path: str, digest: bytes) -> list[Problem]:
     """:func:`runtime_job` of the file opened (after :func:`early_figures_job`), when this process read the state
     ``digest`` of it (else raises SourceChanged)."""
     data, model = _model(digest, ModelFile(path, digest, temporary=False))
-    return runtime_problems(model, data)
+    return _freed_after_answer(lambda made: runtime_problems(model, data, made=made))
 
 
 def runtime_job(handed: ModelData) -> list[Problem]:
@@ -319,7 +321,21 @@ def runtime_job(handed: ModelData) -> list[Problem]:
     data = received(handed)
     if data is None:
         raise SourceChanged()
-    return runtime_problems(onnx.ModelProto.FromString(data), data)
+    return _freed_after_answer(lambda made: runtime_problems(onnx.ModelProto.FromString(data), data, made=made))
+
+
+def _freed_after_answer(check: Callable[[list[object]], T]) -> T:
+    """``check(made)`` in the worker, what it put in ``made`` (onnxruntime's session) freed by a thread of its own
+    :data:`FREE_AFTER_S` later, once the answer is sent: freeing a 12k-node session takes ~70 ms of CPU with the
+    GIL held, which the window's answer need not wait for."""
+    made: list[object] = []
+    try:
+        return check(made)
+    finally:
+        if made:
+            later = threading.Timer(FREE_AFTER_S, made.clear)
+            later.daemon = True
+            later.start()
 
 
 def unpack_figures(packed: PackedFigures) -> ModelFigures:

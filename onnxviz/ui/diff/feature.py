@@ -1,5 +1,9 @@
 """Plugs the model diff into the main window: File > Compare With..., the Diff menu's stepping and
-closing actions, and the Differences dock at the bottom."""
+closing actions, and the Differences dock at the bottom.
+
+The menu and its actions (with their shortcuts and enabled states) are there from the first frame; the controller,
+its dock and the matcher's modules (~35 ms of CPU at every start when they were made then) come on first use: an
+action triggered, or another feature asking for :class:`DiffApi` (``window.diff`` too)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
-from onnxviz.ui.diff.controller import DiffController
 from onnxviz.ui.ports import DiffApi, Frame, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.widgets.actions import menu_action
 
@@ -17,30 +20,65 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
     from onnxviz.ui.canvas.canvas import GraphCanvas
+    from onnxviz.ui.diff.controller import DiffController
+
+STEPPING = ("next", "previous", "show_b", "run_both", "run_with_inputs", "close")  # enabled while a diff is open
+
+
+class DiffFeature:
+    """File > Compare With... and the Diff menu; :meth:`controller` makes the controller (``window.diff``) the
+    first time it is needed."""
+
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 registry: Registry) -> None:
+        self.frame, self.document, self.canvas = frame, document, canvas
+        self.status, self.tasks, self.registry = status, tasks, registry
+        self._controller: DiffController | None = None
+        window, menus = frame.window, frame.menus
+        self.actions = _actions(window, self)
+        menus.file.insertAction(menus.save, self.actions["compare"])
+        menus.file.insertSeparator(menus.save)
+        menus.add_before_help(_diff_menu(window, self.actions))
+        document.document_changed.connect(lambda *_: self.update_actions())
+        registry.provide_on_demand(DiffApi, self.controller)  # type: ignore[type-abstract]
+        self.update_actions()
+
+    @property
+    def loaded(self) -> bool:
+        return self._controller is not None
+
+    def controller(self) -> DiffController:
+        if self._controller is None:
+            from onnxviz.ui.diff.controller import DiffController
+
+            w, d = self.frame.window, self.document
+            c = self._controller = DiffController(self.frame, d, self.canvas, self.status, self.tasks, self.registry)
+            c.actions = self.actions
+            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
+            w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
+            c.dock.hide()  # shown when a diff is ready
+            d.document_changed.connect(c.set_document)
+            d.model_changed.connect(c.on_model_changed)
+            c.side_changed.connect(self.actions["show_b"].setChecked)
+            for signal in (c.diff_shown, c.diff_closed):
+                signal.connect(lambda *_: self.update_actions())
+            c.set_document(d.doc)
+            self.registry.provide(DiffApi, c)  # type: ignore[type-abstract]
+            self.update_actions()
+        return self._controller
+
+    def update_actions(self) -> None:
+        active = self._controller is not None and self._controller.active
+        self.actions["compare"].setEnabled(self.document.doc is not None)
+        for name in STEPPING:
+            self.actions[name].setEnabled(active)
 
 
 def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
-            registry: Registry) -> DiffController:
-    """Adds File > Compare With..., the Diff menu and the Differences dock; returns the controller (provided to
-    the other features as :class:`DiffApi`)."""
-    controller = DiffController(frame, document, canvas, status, tasks, registry)
-    window, menus = frame.window, frame.menus
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, controller.dock)
-    controller.dock.hide()  # shown when a diff is ready
-    actions = _actions(window, controller)
-    compare = actions["compare"]
-    menus.file.insertAction(menus.save, compare)
-    menus.file.insertSeparator(menus.save)
-    menus.add_before_help(_diff_menu(window, actions))
-    document.document_changed.connect(controller.set_document)
-    document.model_changed.connect(controller.on_model_changed)
-    controller.actions = actions
-    _enable(controller)
-    for signal in (document.document_changed, controller.diff_shown, controller.diff_closed):
-        signal.connect(lambda *_: _enable(controller))
-    controller.set_document(document.doc)
-    registry.provide(DiffApi, controller)  # type: ignore[type-abstract]
-    return controller
+            registry: Registry) -> DiffFeature:
+    """Adds File > Compare With... and the Diff menu; the controller (provided to the other features as
+    :class:`DiffApi`) and the Differences dock come on first use."""
+    return DiffFeature(frame, document, canvas, status, tasks, registry)
 
 
 def _diff_menu(window: QMainWindow, actions: dict[str, QAction]) -> QMenu:
@@ -59,7 +97,7 @@ def _action(window: QMainWindow, text: str, tip: str, shortcut: str | None = Non
     return action
 
 
-def _actions(window: QMainWindow, c: DiffController) -> dict[str, QAction]:
+def _actions(window: QMainWindow, f: DiffFeature) -> dict[str, QAction]:
     a = {
         "compare": _action(window, "Co&mpare With...", "Diff this model against another .onnx (e.g. its "
                            "optimized, quantized or re-exported version)"),
@@ -72,20 +110,12 @@ def _actions(window: QMainWindow, c: DiffController) -> dict[str, QAction]:
         "show_b": _action(window, "Show &B's Graph", "Show B's graph on the canvas, the nodes only B has marked"),
         "close": _action(window, "&Close Diff", "Back to the plain view of this model", "Ctrl+Shift+F8"),
     }
-    a["compare"].triggered.connect(c.compare_with_dialog)
-    a["next"].triggered.connect(lambda: c.step(1))
-    a["previous"].triggered.connect(lambda: c.step(-1))
-    a["run_both"].triggered.connect(c.run_both)
-    a["run_with_inputs"].triggered.connect(c.run_both_with_inputs)
+    a["compare"].triggered.connect(lambda: f.controller().compare_with_dialog())
+    a["next"].triggered.connect(lambda: f.controller().step(1))
+    a["previous"].triggered.connect(lambda: f.controller().step(-1))
+    a["run_both"].triggered.connect(lambda: f.controller().run_both())
+    a["run_with_inputs"].triggered.connect(lambda: f.controller().run_both_with_inputs())
     a["show_b"].setCheckable(True)
-    a["show_b"].triggered.connect(c.show_b)
-    c.side_changed.connect(a["show_b"].setChecked)
-    a["close"].triggered.connect(c.close_diff)
+    a["show_b"].triggered.connect(lambda on: f.controller().show_b(on))
+    a["close"].triggered.connect(lambda: f.controller().close_diff())
     return a
-
-
-def _enable(c: DiffController) -> None:
-    has_doc = c.document.doc is not None
-    c.actions["compare"].setEnabled(has_doc)
-    for name in ("next", "previous", "show_b", "run_both", "run_with_inputs", "close"):
-        c.actions[name].setEnabled(c.active)

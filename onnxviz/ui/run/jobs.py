@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxviz.model.document import Document
-from onnxviz.model.matching import Alignment, ValuePairing, align_models, pair_values
-from onnxviz.model.matching.crossrun import inputs_for_b, paired_specs
-from onnxviz.model.matching.samples import PairOverSamples, aggregate
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.model.runner import (
     ENGINE_ORT,
@@ -33,10 +30,13 @@ if TYPE_CHECKING:
     import numpy as np
 
     from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.matching import Alignment, ValuePairing
+    from onnxviz.model.matching.samples import PairOverSamples
     from onnxviz.model.runner.sizes import GeneratedInputs
 
+# the matcher (onnxviz.model.matching) is imported by a comparison with another model, not by the window's start
 Feeds = Mapping[str, "np.ndarray"] | PendingFeeds
-Matched = tuple[Alignment, ValuePairing, "ModelIndex"]
+Matched = tuple["Alignment", "ValuePairing", "ModelIndex"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,8 @@ class RunWork:
                     r.cleanup()
             raise
         assert outcome is not None
+        from onnxviz.model.matching.samples import aggregate
+
         outcome.over = aggregate(per_sample)
         outcome.diffs = [p.worst for p in outcome.over]
         outcome.samples = [Path(path).name for path in samples]
@@ -140,6 +142,8 @@ class RunWork:
                 if k > 0:  # the arrays the first run ran on, generated ones included
                     job_feeds, job_generated = results[0].input_arrays(), None
                     if matched is not None:
+                        from onnxviz.model.matching.crossrun import inputs_for_b
+
                         job_feeds, job_generated = inputs_for_b(matched[0], job_feeds, matched[2])
                 results.append(self._run_job(k, job, job_feeds, job_generated, part, token))
                 warm_up()  # for the next run, or the comparison's second one
@@ -150,6 +154,8 @@ class RunWork:
             diffs = None
             pairs = None
             if matched is not None and len(results) > 1:  # integer values read as floats, wrong shapes out
+                from onnxviz.model.matching.crossrun import paired_specs
+
                 pairs = paired_specs(results[0], results[1], matched[0], matched[1],
                                      base_dir_a=jobs[0].base_dir, base_dir_b=jobs[1].base_dir)
             if len(results) > 1:
@@ -184,6 +190,8 @@ def _matched_model(index: ModelIndex, other: Path, token: CancelToken) -> Matche
     input it is aligned with), its values paired with ours by the matcher (the one the model diff uses: through
     DequantizeLinear outputs, past fused or removed nodes, quantized ops as float ones; main-graph values, as
     this panel compares runs of one model) and its index."""
+    from onnxviz.model.matching import align_models, pair_values
+
     other_index = Document.open(other).index
     alignment = align_models(index, other_index, token=token)
     return alignment, pair_values(alignment, bodies=False), other_index

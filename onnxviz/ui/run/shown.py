@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.matching.crossrun import badness
-from onnxviz.model.matching.samples import PairOverSamples
 from onnxviz.model.runner import RunResult
 from onnxviz.model.runner.compare import (
     DEFAULT_TOLERANCE,
@@ -21,6 +20,9 @@ from onnxviz.model.runner.compare import (
 from onnxviz.model.runner.sizes import expression_names
 from onnxviz.model.runner.store import ValueRecord, value_key
 from onnxviz.ui.widgets.names import wrappable
+
+if TYPE_CHECKING:
+    from onnxviz.model.matching.samples import PairOverSamples
 
 
 @dataclass
@@ -122,6 +124,9 @@ class ShownRuns:
         compare sorts by default."""
         if self.pairs is None or not diffs:
             return ""
+        # a comparison with another model: the matcher is imported by now
+        from onnxviz.model.matching.crossrun import badness
+
         low = min(diffs, key=lambda d: (badness(d, "sqnr"), d.order))
         return f", lowest SQNR {low.sqnr_db:.2f} dB (<b>{name_html(low.name)}</b>)"
 
