@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -14,7 +15,9 @@ from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.layout.options import LEFT_TO_RIGHT, TOP_TO_BOTTOM, LayoutOptions
 
 if TYPE_CHECKING:
+    from onnxviz.model.document import Document
     from onnxviz.model.graph.index import ModelIndex
+    from onnxviz.model.layout.engine import GraphLayout
     from onnxviz.model.layout.scene import Scene
 
 
@@ -48,27 +51,33 @@ def run(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace, out: Path) -> int:
     from onnxviz.model.document import Document
+
+    doc = Document.open(args.file)
+    inference = None
+    if not args.no_shapes:  # begun first, in a child of its own: what needs no types is done meanwhile
+        from onnxviz.model.background.contained import NativeCrash, inferred_types_begun
+
+        inference = inferred_types_begun(doc.analysis_bytes())
+    try:
+        ensure_gui_app()  # after inference's child was forked: it must not inherit Qt's threads
+        layout = _untyped_layout(doc, args)
+    except BaseException:
+        if inference is not None:
+            with contextlib.suppress(Exception):
+                inference()  # the child ends before this process does
+        raise
+    if inference is not None:
+        try:
+            layout.index.set_inferred(inference().types)
+        except NativeCrash as crash:
+            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
+    scene = layout.build()
+    index = layout.index
     from onnxviz.model.layout.describe import enterable_boxes
     from onnxviz.model.layout.drawable import Drawable
     from onnxviz.ui.canvas.export import export_image, image_scale
     from onnxviz.ui.canvas.painting import PaintOptions
 
-    doc = Document.open(args.file)
-    index = doc.index
-    if args.scope not in index.graphs:
-        known = ", ".join(repr(s) for s in list(index.graphs)[:6])
-        raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
-    if not args.no_shapes:
-        from onnxviz.model.background.contained import NativeCrash, inferred_types
-
-        try:
-            index.set_inferred(inferred_types(doc.analysis_bytes()).types)
-        except NativeCrash as crash:
-            note(f"{crash.message.rstrip('.')}: the graph is drawn without inferred shapes")
-    ensure_gui_app()  # after shape inference: a child forked for it must not inherit Qt's threads
-    options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
-                            direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
-    scene = lay_out(index, args.scope, args.expand_all, options)
     drawable = Drawable(scene)
     paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
     export_image(drawable, out, scale=args.scale, options=paint)
@@ -78,13 +87,34 @@ def _render(args: argparse.Namespace, out: Path) -> int:
     return 0
 
 
+def _untyped_layout(doc: Document, args: argparse.Namespace) -> GraphLayout:
+    """What ``render`` does while shape inference runs (besides starting Qt): the index, the layout's groups and
+    each shown level's wiring (none needs types), and the drawing's modules imported."""
+    index = doc.index
+    if args.scope not in index.graphs:
+        known = ", ".join(repr(s) for s in list(index.graphs)[:6])
+        raise OnnxvizError(f"the model has no graph scope {args.scope!r} (scopes: {known}).")
+    import onnxviz.ui.canvas.export  # noqa: F401  # imported meanwhile
+
+    options = LayoutOptions(names=args.names, edge_names=args.tensor_names,
+                            direction=LEFT_TO_RIGHT if args.left_to_right else TOP_TO_BOTTOM)
+    layout = layout_of(index, args.scope, args.expand_all, options)
+    layout.wire()
+    return layout
+
+
 def lay_out(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> Scene:
+    return layout_of(index, scope, expand_all, options).build()
+
+
+def layout_of(index: ModelIndex, scope: str, expand_all: bool, options: LayoutOptions | None = None) -> GraphLayout:
+    """The layout ``render`` builds: the scope's groups as a window first opens them, or every one open."""
     from onnxviz.model.layout.engine import GraphLayout
 
     layout = GraphLayout(index, scope, options=options)
     if expand_all:
-        layout = GraphLayout(index, scope, expanded=layout.tree.paths, options=options)
-    return layout.build()
+        layout.expand_all()
+    return layout
 
 
 def ensure_gui_app() -> object:

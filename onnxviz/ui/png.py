@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,8 @@ from onnxviz.model.io.disk import atomic_write
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LEVEL = 3  # zlib's: 6 packs 8% smaller in 1.6x the time
+STRIP = 64  # rows converted, filtered and packed at a time: in the cache, and no copy of a whole big picture
+# (a 7127x16837 render: 0.75-0.89 s instead of 1.4-2.0, the same bytes: zlib packs a stream fed in parts as in one)
 _RGB, _RGBA = 2, 6  # PNG colour types
 _NONE, _UP = 0, 2  # PNG row filters
 
@@ -26,18 +29,38 @@ _NONE, _UP = 0, 2  # PNG row filters
 def png_bytes(image: QImage, level: int = LEVEL) -> bytes:
     """``image`` as a PNG file's bytes: 8-bit RGB, or RGBA when it has an alpha channel (not premultiplied)."""
     alpha = image.hasAlphaChannel()
-    image = image.convertToFormat(QImage.Format.Format_RGBA8888 if alpha else QImage.Format.Format_RGB888)
+    target = QImage.Format.Format_RGBA8888 if alpha else QImage.Format.Format_RGB888
+    if image.colorCount():  # a colour table: converted whole (a strip of it alone would have none)
+        image = image.convertToFormat(target)
     width, height, channels = image.width(), image.height(), 4 if alpha else 3
-    data = np.frombuffer(image.constBits(), np.uint8, count=image.sizeInBytes())
-    pixels = data.reshape(height, image.bytesPerLine())[:, :width * channels]
-    rows = np.empty((height, 1 + width * channels), np.uint8)  # each row starts with its filter:
-    rows[:, 0] = _UP  # the difference from the row above (modulo 256)
-    rows[0, 0] = _NONE
-    rows[:, 1:] = pixels
-    rows[1:, 1:] -= pixels[:-1]
     header = struct.pack(">IIBBBBB", width, height, 8, _RGBA if alpha else _RGB, 0, 0, 0)
-    return b"".join((SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", zlib.compress(rows.data, level)),
-                     _chunk(b"IEND", b"")))
+    packer = zlib.compressobj(level)
+    packed = []
+    rows = np.empty((min(STRIP, height), 1 + width * channels), np.uint8)  # each row starts with its filter:
+    rows[:, 0] = _UP  # the difference from the row above (modulo 256)
+    above = np.zeros(width * channels, np.uint8)  # the first row is kept as it is (filter None)
+    for top, pixels in _strips(image, target, channels):
+        n = len(pixels)
+        np.subtract(pixels[0], above, out=rows[0, 1:])
+        np.subtract(pixels[1:], pixels[:-1], out=rows[1:n, 1:])
+        rows[0, 0] = _NONE if top == 0 else _UP
+        packed.append(packer.compress(rows[:n].data))
+        above = pixels[-1].copy()
+    packed.append(packer.flush())
+    idat = b"".join(packed)
+    return b"".join((SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))
+
+
+def _strips(image: QImage, target: QImage.Format, channels: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(first row, its pixels) of each strip of :data:`STRIP` rows of ``image``, converted to ``target`` a strip
+    at a time (a 7127x16837 render: no second picture of 360 MB)."""
+    width, height, line = image.width(), image.height(), image.bytesPerLine()
+    source = np.frombuffer(image.constBits(), np.uint8, count=image.sizeInBytes()).reshape(height, line)
+    for top in range(0, height, STRIP):
+        n = min(STRIP, height - top)
+        strip = QImage(source[top:top + n].data, width, n, line, image.format()).convertToFormat(target)
+        data = np.frombuffer(strip.constBits(), np.uint8, count=strip.sizeInBytes())
+        yield top, data.reshape(n, strip.bytesPerLine())[:, :width * channels]
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:

@@ -74,6 +74,30 @@ def test_render_errors_are_one_line(tmp_path: Path, example_path: Path) -> None:
         assert "Traceback" not in result.stderr
 
 
+def test_render_leaves_no_process_behind_on_an_error(tmp_path: Path, example_path: Path) -> None:
+    """Shape inference begins in a child before the scope is checked: an unknown scope waits for that child,
+    so nothing of the command's session is alive once it has exited."""
+    argv = ["render", str(example_path), "-o", str(tmp_path / "a.png"), "--scope", "7.body"]
+    with subprocess.Popen([sys.executable, "-m", "onnxviz", *argv], stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "no graph scope" in err
+    assert _in_session(proc.pid) == [], "a process of the command outlived it"
+
+
+def _in_session(sid: int) -> list[int]:
+    """The processes of session ``sid`` (from /proc: Linux)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == sid:   # after the state, the parent and the group: the session
+            found.append(int(stat.parent.name))
+    return found
+
+
 def test_every_corpus_model_renders(tmp_path: Path, corpus_model: CorpusModel) -> None:
     """Each graph of a conformance model, laid out as ``render`` lays it out (no inference), draws (small
     images)."""

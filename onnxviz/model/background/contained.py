@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import onnx
 
@@ -160,6 +160,11 @@ def may_fork() -> bool:
 def forked(fn: Callable[..., T], *args: object) -> T:
     """``fn(*args)`` in a forked child, its result (or exception) sent back pickled; raises WorkerDied with the
     signal that ended the child if it crashed."""
+    return fork_job(fn, *args)()
+
+
+def fork_job(fn: Callable[..., T], *args: object) -> Callable[[], T]:
+    """:func:`forked`, begun: the child is forked now; the call returned waits for its answer (once)."""
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -178,6 +183,14 @@ def forked(fn: Callable[..., T], *args: object) -> T:
             out.write(payload)
         os._exit(0)
     os.close(write_end)
+
+    def wait() -> T:
+        return _answer(read_end, pid)  # type: ignore[no-any-return]  # fn's result
+    return wait
+
+
+def _answer(read_end: int, pid: int) -> Any:
+    """The answer of the child ``pid`` (see :func:`fork_job`), read from ``read_end``."""
     with os.fdopen(read_end, "rb") as answers:
         payload = answers.read()
     _, status = os.waitpid(pid, 0)
@@ -186,8 +199,8 @@ def forked(fn: Callable[..., T], *args: object) -> T:
         raise WorkerDied("the checks' process stopped unexpectedly.", signal=ended_by)
     ok, value = pickle.loads(payload)  # noqa: S301 - this process's own child wrote it
     if not ok:
-        raise value  # type: ignore[misc]  # an exception, as sent
-    return value  # type: ignore[no-any-return]  # fn's result
+        raise value  # an exception, as sent
+    return value
 
 
 def crash_named(call: Callable[[], T], data: bytes, steps: Sequence[Step] = STEPS[:2],
@@ -224,6 +237,16 @@ def inferred_types(data: bytes, role: str = CHECKS) -> InferenceResult:
     """Shape inference's types of the model ``data`` (lenient; see :func:`types_job`), in the worker of ``role``
     when this process may not fork; raises :class:`NativeCrash` when inference crashed."""
     return run_checks(types_job, data, steps=(INFERENCE,), role=role)
+
+
+def inferred_types_begun(data: bytes) -> Callable[[], InferenceResult]:
+    """:func:`inferred_types` of ``data``, begun now in a forked child when this process may fork, so the caller
+    works on while it runs (``render``: its layout's wiring, Qt's start); the call returned waits for the types
+    (or runs the job then, in the worker, when this process may not fork) and raises what that raises."""
+    if not may_fork():
+        return lambda: inferred_types(data)
+    answer = fork_job(types_job, data)
+    return lambda: crash_named(answer, data, (INFERENCE,))
 
 
 def converted(model: onnx.ModelProto, version: int) -> onnx.ModelProto:

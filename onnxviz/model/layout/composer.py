@@ -23,9 +23,10 @@ from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
 from onnxviz.model.layout.groups import GroupTree
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText, ScopeGraph
-from onnxviz.model.layout.util import float32_points, tolist_in_slices, unique_rows
+from onnxviz.model.layout.util import tolist_in_slices, unique_rows
 
 Point = tuple[float, float]
+ABSOLUTE = -2   # the "level" of a route in the scene's own place (at (0, 0))
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,10 @@ class _Composer:
         self.n_items = levels.graph.n_items
         self.blocks = levels.blocks
         self.origin: dict[int, Point] = {}
-        self.segments: dict[tuple[int, int], list[Point]] = {}
-        self.local_routes: dict[tuple[int, int, float, float | None], list[Point]] = {}  # in a layout's own place
+        self.segments: dict[tuple[int, int], tuple[int, int]] = {}   # (level, level edge) -> (route, level)
+        self.local_routes: dict[tuple[int, int, float, float | None], int] = {}  # -> a route in a layout's place
+        self.route_points: list[Point] = []   # every such route's points, one after another
+        self.route_start: list[int] = []      # per route: its first point there
         self.units: dict[int, tuple[list[int], list[int], list[int]]] = {}  # per level: its blocks' rows as lists
         self.chains: dict[int, list[int]] = {}
         self.scene = Scene(scope=levels.scope)
@@ -145,8 +148,8 @@ class _Composer:
             triples = unique_rows(triples)
         else:
             triples = np.zeros((0, 3), np.int64)
-        points: list[Point] = []
-        offsets = [0]
+        pieces: list[tuple[int, int]] = []   # each edge's routes in its levels, one edge after another
+        counts: list[int] = []
         srcs: list[int] = []
         dsts: list[int] = []
         vids: list[int] = []
@@ -156,15 +159,34 @@ class _Composer:
                 continue
             srcs.append(sb)
             dsts.append(db)
-            points.extend(self.route(a, b, v, sb, db))
-            offsets.append(len(points))
+            found = self.route(a, b, v, sb, db)
+            pieces += found
+            counts.append(len(found))
             vids.append(v)
         s.edge_value = [sg.values[v] for v in vids]
         s.edge_src = np.array(srcs, np.int32)
         s.edge_dst = np.array(dsts, np.int32)
-        s.edge_offsets = np.array(offsets, np.int64)
-        s.edge_points = float32_points(points)
+        s.edge_points, s.edge_offsets = self._points(pieces, counts)
         return vids
+
+    def _points(self, pieces: list[tuple[int, int]], counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The edges' points (each piece's route moved to its level's place, in one pass over arrays: repeated
+        levels share their routes) and each edge's first point there."""
+        start = np.array([*self.route_start, len(self.route_points)], np.int64)
+        if not pieces:
+            return np.zeros((0, 2), np.float32), np.zeros(len(counts) + 1, np.int64)
+        route, level = np.array(pieces, np.int64).reshape(-1, 2).T
+        lengths = (start[1:] - start[:-1])[route]
+        first = np.cumsum(lengths) - lengths   # each piece's first point among the edges'
+        index = np.arange(int(lengths.sum())) + np.repeat(start[route] - first, lengths)
+        levels = list(self.origin)
+        slot = {g: k for k, g in enumerate(levels)}
+        origin = np.array([self.origin[g] for g in levels], np.float64).reshape(-1, 2)
+        local = np.array(self.route_points, np.float64).reshape(-1, 2)
+        moved = local[index] + origin[np.repeat([slot[g] for g in level.tolist()], lengths)]
+        piece_end = np.cumsum(lengths)
+        edge_end = piece_end[np.cumsum(counts) - 1] if counts else np.zeros(0, np.int64)
+        return moved.astype(np.float32), np.concatenate([[0], edge_end]).astype(np.int64)
 
     def home_of(self, code: int) -> int:
         """Group whose level holds unit ``code`` (item id, or n_items + group id); -1 for the root."""
@@ -176,43 +198,46 @@ class _Composer:
             found = self.chains[g] = self.levels.tree.chain(g)
         return found
 
-    def route(self, a: int, b: int, v: int, sb: int, db: int) -> list[Point]:
+    def route(self, a: int, b: int, v: int, sb: int, db: int) -> list[tuple[int, int]]:
+        """The edge from unit ``a`` to unit ``b`` (value ``v``; boxes ``sb``, ``db``): its (route, level) pieces."""
         try:
             return self._route(a, b, v)
         except KeyError:  # not expected; never lose an edge over it
             s = self.scene
-            return [(float(s.box_x[sb] + s.box_w[sb] / 2), float(s.box_y[sb] + s.box_h[sb])),
-                    (float(s.box_x[db] + s.box_w[db] / 2), float(s.box_y[db]))]
+            self.origin.setdefault(ABSOLUTE, (0.0, 0.0))
+            return [(self._new_route([(float(s.box_x[sb] + s.box_w[sb] / 2), float(s.box_y[sb] + s.box_h[sb])),
+                                      (float(s.box_x[db] + s.box_w[db] / 2), float(s.box_y[db]))]), ABSOLUTE)]
 
-    def _route(self, a: int, b: int, v: int) -> list[Point]:
+    def _route(self, a: int, b: int, v: int) -> list[tuple[int, int]]:
         n = self.n_items
         home_a, home_b = self.home_of(a), self.home_of(b)
         if home_a == home_b:  # the common case: both ends in one level
             block = self.blocks[home_a]
-            return self.segment(home_a, block.edge_of[(block.row_of[a], block.row_of[b], v)])
+            return [self.segment(home_a, block.edge_of[(block.row_of[a], block.row_of[b], v)])]
         up = self.chain(home_a)
         down = self.chain(home_b)
         k = 0
         while k < len(up) and k < len(down) and up[k] == down[k]:
             k += 1
-        pts: list[Point] = []
+        pieces: list[tuple[int, int]] = []
         code = a
         for level in reversed(up[k:]):
             block = self.blocks[level]
-            pts += self.segment(level, block.edge_of[(block.row_of[code], block.out_port[v], v)])
+            pieces.append(self.segment(level, block.edge_of[(block.row_of[code], block.out_port[v], v)]))
             code = n + level
         lca = up[k - 1] if k else -1
         block = self.blocks[lca]
         target = b if k == len(down) else n + down[k]
-        pts += self.segment(lca, block.edge_of[(block.row_of[code], block.row_of[target], v)])
+        pieces.append(self.segment(lca, block.edge_of[(block.row_of[code], block.row_of[target], v)]))
         for j in range(k, len(down)):
             level = down[j]
             block = self.blocks[level]
             target = b if j == len(down) - 1 else n + down[j + 1]
-            pts += self.segment(level, block.edge_of[(block.in_port[v], block.row_of[target], v)])
-        return pts
+            pieces.append(self.segment(level, block.edge_of[(block.in_port[v], block.row_of[target], v)]))
+        return pieces
 
-    def segment(self, level: int, e: int) -> list[Point]:
+    def segment(self, level: int, e: int) -> tuple[int, int]:
+        """Edge ``e`` of ``level``'s layout: (its route in the layout's own place, the level)."""
         found = self.segments.get((level, e))
         if found is not None:
             return found
@@ -236,11 +261,14 @@ class _Composer:
         key = (id(lay), e, src_dx, dst_dx)
         local = self.local_routes.get(key)
         if local is None:
-            local = self.local_routes[key] = lay.polyline(e, src_dx, dst_dx)
-        ox, oy = self.origin[level]
-        pts = [(x + ox, y + oy) for x, y in local]
-        self.segments[(level, e)] = pts
-        return pts
+            local = self.local_routes[key] = self._new_route(lay.polyline(e, src_dx, dst_dx))
+        found = self.segments[(level, e)] = (local, level)
+        return found
+
+    def _new_route(self, points: list[Point]) -> int:
+        self.route_start.append(len(self.route_points))
+        self.route_points += points
+        return len(self.route_start) - 1
 
 
 def compose_scene(levels: Levels) -> tuple[Scene, list[int]]:

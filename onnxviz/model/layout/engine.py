@@ -106,6 +106,16 @@ class GraphLayout:
             self._progress, self._cancel = no_progress, None
         return self._scene
 
+    def expand_all(self) -> None:
+        """Open every group (before building)."""
+        self.expansion.set(set(range(self.tree.n_groups)))
+
+    def wire(self) -> None:
+        """Wire each shown level now (its units and edges need neither texts nor types: ``render`` wires while
+        shape inference runs in a child process)."""
+        for g in [-1, *self.expansion.shown.tolist()]:
+            self.wiring.of(g)
+
     def expand(self, group: str) -> Scene:
         """Open ``group`` (and the groups around it, so it shows)."""
         g = self.tree.id_of.get(group)

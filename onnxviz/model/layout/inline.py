@@ -155,10 +155,6 @@ class InlineLayout(GraphLayout):
             out.append(_Body(scope, label.rsplit(".", 1)[-1], body, scene, scene.bounds()))
         return out
 
-    def expand_all(self) -> None:
-        """Open every group (before building)."""
-        self.expansion.set(set(range(self.tree.n_groups)))
-
     def expand(self, group: str) -> Scene:
         return self._embed(super().expand(group))
 
