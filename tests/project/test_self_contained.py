@@ -11,8 +11,8 @@ import outside_reads
 import pytest
 from conftest import REPO
 
-SOURCES = [p for p in [*REPO.glob("tests/**/*.py"), *REPO.glob("bench/*.py"), *REPO.glob("scripts/*"),
-                       REPO / "Makefile", REPO / ".ci" / "run", REPO / "pyproject.toml"]
+SOURCES = [p for p in [*REPO.glob("tests/**/*.py"), *REPO.glob("bench/*.py"), *REPO.glob("bench/*.sh"),
+                       *REPO.glob("scripts/*"), REPO / "Makefile", REPO / ".ci" / "run", REPO / "pyproject.toml"]
            if p.name != Path(__file__).name]  # this file spells the patterns out
 # ../shared or shared/bench/..., a checkout under /work/, the old ONNXVIZ_SHARED variable, a parent of the repository
 OUTSIDE = re.compile(r"\.\./shared|\bshared/(bench|onnx-node-tests)|/work/|ONNXVIZ_SHARED|\.parents\[[2-9]\]")
