@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from PySide6.QtCore import QObject, Signal, SignalInstance
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QMenuBar, QMessageBox, QWidget
 
@@ -128,6 +128,17 @@ def _menu_rank(menu: QMenu) -> int:
     return FEATURE_MENUS.index(title) if title in FEATURE_MENUS else -1
 
 
+class DockedController(Protocol):
+    """A feature's controller with a dock of its own that follows the shown document."""
+
+    @property
+    def dock(self) -> QDockWidget: ...
+
+    def set_document(self, doc: Document | None) -> None: ...
+
+    def on_model_changed(self, change: Change) -> None: ...
+
+
 @dataclass(frozen=True)
 class Frame:
     """The window as a place: the parent of dialogs, docks and toolbars (plain Qt), its menus, and its closing
@@ -136,6 +147,16 @@ class Frame:
     window: QMainWindow
     menus: Menus
     closing: SignalInstance
+
+    def dock_late(self, controller: DockedController, document: ShownDocument) -> None:
+        """A controller made on first use: its dock at the bottom, where the user last had it if the window's saved
+        state says, hidden until it has something to show; it follows ``document`` from now on (the caller hands
+        it the current one once its own signals are connected)."""
+        self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, controller.dock)
+        self.window.restoreDockWidget(controller.dock)
+        controller.dock.hide()
+        document.document_changed.connect(controller.set_document)
+        document.model_changed.connect(controller.on_model_changed)
 
 
 class Registry:

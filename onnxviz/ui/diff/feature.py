@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -51,14 +50,10 @@ class DiffFeature:
         if self._controller is None:
             from onnxviz.ui.diff.controller import DiffController
 
-            w, d = self.frame.window, self.document
+            d = self.document
             c = self._controller = DiffController(self.frame, d, self.canvas, self.status, self.tasks, self.registry)
             c.actions = self.actions
-            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
-            w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
-            c.dock.hide()  # shown when a diff is ready
-            d.document_changed.connect(c.set_document)
-            d.model_changed.connect(c.on_model_changed)
+            self.frame.dock_late(c, d)  # its dock shown when a diff is ready
             c.side_changed.connect(self.actions["show_b"].setChecked)
             for signal in (c.diff_shown, c.diff_closed):
                 signal.connect(lambda *_: self.update_actions())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -52,15 +51,11 @@ class TransformFeature:
         if self._controller is None:
             from onnxviz.ui.transform.controller import TransformController
 
-            w, d = self.frame.window, self.document
+            d = self.document
             c = TransformController(self.frame, d, self.canvas, self.status, self.tasks, self.files, self.registry)
             c.actions = self.actions
-            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, c.dock)
-            w.restoreDockWidget(c.dock)  # where the user last had it, if the window's saved state says
-            c.dock.hide()  # shown by the first transform
+            self.frame.dock_late(c, d)  # its dock shown by the first transform
             self.menu.addAction(c.dock.toggleViewAction())
-            d.document_changed.connect(c.set_document)
-            d.model_changed.connect(c.on_model_changed)
             self._controller = c
             c.set_document(d.doc)
             c.update_actions()
