@@ -115,9 +115,8 @@ def _chunked_histogram(flat: np.ndarray, low: float, high: float, bins: int, has
         if has_nonfinite:
             chunk = chunk[np.isfinite(chunk)]
         position = np.subtract(chunk, np.float64(low), out=scratch.wide[:chunk.size])
-        np.multiply(position, scale, out=position)  # from 0 to bins: high itself (and a rounding above it) is bins
-        slots = scratch.slots[:chunk.size]
-        np.copyto(slots, position, casting="unsafe")  # truncated: the floor of a number >= 0
+        # from 0 to bins (high itself, or a rounding above it, is bins), truncated: the floor of a number >= 0
+        slots = np.multiply(position, scale, out=scratch.slots[:chunk.size], casting="unsafe")
         counts += np.bincount(slots, minlength=bins + 1)
     counts[bins - 1] += counts[bins]  # the last bin holds its upper edge
     return counts[:bins], np.linspace(low, high, bins + 1)
