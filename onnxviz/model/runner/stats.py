@@ -9,6 +9,7 @@ same :class:`~onnxviz.model.graph.tensors.TensorStats` (tests compare the two pa
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -30,8 +31,9 @@ def summarize(values: dict[str, np.ndarray], bins: int = DEFAULT_BINS) -> dict[s
     small = [n for n, a in values.items() if 0 < a.size <= SMALL and a.dtype.kind in "biuf"]
     chosen = set(small)
     large = [n for n in values if n not in chosen]
+    buffers = threading.local()  # each thread's scratch buffers (see _Scratch), gone with this call
     with ThreadPoolExecutor(THREADS) as pool:  # numpy releases the GIL in its loops
-        each = pool.map(lambda n: _large_stats(n, values[n], bins), large)
+        each = pool.map(lambda n: _large_stats(n, values[n], bins, _Scratch.of(buffers)), large)
         batches = [pool.submit(_batch_stats, batch, values, bins) for batch in _batches(small, values)]
         out = dict(zip(large, each, strict=True))
         for batch in batches:
@@ -39,15 +41,12 @@ def summarize(values: dict[str, np.ndarray], bins: int = DEFAULT_BINS) -> dict[s
     return {name: out[name] for name in values}
 
 
-def _large_stats(name: str, array: np.ndarray, bins: int) -> TensorStats:
+def _large_stats(name: str, array: np.ndarray, bins: int, scratch: _Scratch) -> TensorStats:
     """float32/float64 in their own precision (min/max/sum are SIMD loops, several times faster than
-    converting every chunk to float64); everything else through stats_of_array. Each step writes into the
-    same scratch buffers: a new temporary per chunk is memory fresh from the kernel, whose zeroing cost more
-    than the arithmetic."""
+    converting every chunk to float64); everything else through stats_of_array."""
     if array.dtype not in (np.float32, np.float64) or array.size == 0:
         return stats_of_array(array, name, bins=bins)
     flat = array.reshape(-1)
-    scratch = _Scratch(min(flat.size, CHUNK), array.dtype)
     m = _Moments()
     for start in range(0, flat.size, CHUNK):
         m.add(flat[start:start + CHUNK], scratch)
@@ -61,12 +60,20 @@ def _large_stats(name: str, array: np.ndarray, bins: int) -> TensorStats:
 
 
 class _Scratch:
-    """Buffers of one chunk, reused by every step of one value's statistics."""
+    """One thread's buffers of a chunk, which every step of the values it summarizes writes into: a temporary
+    per step (or per value) is memory fresh from the kernel, whose zeroing cost more than the arithmetic."""
 
-    def __init__(self, size: int, dtype: np.dtype) -> None:
-        self.same = np.empty(size, dtype)  # deviations in the value's own precision
-        self.wide = np.empty(size, np.float64)  # deviations of huge values; histogram positions
-        self.slots = np.empty(size, np.intp)
+    def __init__(self) -> None:
+        self.wide = np.empty(CHUNK, np.float64)  # a chunk's deviations (in any float type), then its positions
+        self.slots = np.empty(CHUNK, np.intp)
+
+    @classmethod
+    def of(cls, buffers: threading.local) -> _Scratch:
+        """The calling thread's scratch in ``buffers``, made on its first use."""
+        if not hasattr(buffers, "scratch"):
+            buffers.scratch = cls()
+        scratch: _Scratch = buffers.scratch
+        return scratch
 
 
 class _Moments:
@@ -92,7 +99,8 @@ class _Moments:
         self.zeros += k - int(np.count_nonzero(chunk))
         mean = float(np.sum(chunk, dtype=np.float64)) / k
         wide = max(abs(float(low)), abs(float(high))) > 1e12  # a million squares could overflow float32
-        deviation = np.subtract(chunk, np.float64(mean) if wide else mean, out=(scratch.wide if wide else scratch.same)[:k])
+        into = scratch.wide[:k] if wide else scratch.wide.view(chunk.dtype)[:k]
+        deviation = np.subtract(chunk, np.float64(mean) if wide else mean, out=into)
         m2 = float(np.add.reduce(np.square(deviation, out=deviation)))  # pairwise summation
         total = self.count + k
         delta = mean - self.mean
