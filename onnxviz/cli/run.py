@@ -25,6 +25,7 @@ from onnxviz.model.runner import (
     RunResult,
     run_model,
     too_new,
+    warm_up,
 )
 from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
 from onnxviz.model.runner.input_files import read_array_file, read_inputs
@@ -109,6 +110,7 @@ class _Model:
 
 
 def run(args: argparse.Namespace) -> int:
+    warm_up()  # the runner process imports onnxruntime while this one reads and checks the model
     doc = _Model.read(args.file)
     newer = too_new(doc.model)
     if newer and not args.allow_newer:
