@@ -15,93 +15,81 @@ then where the time until drawn went (medians): the layout job's thread making t
 in (``_deliver``: the canvas's state, the minimap's image) and painting the first frame; "other" is the rest (the job
 waiting to start, signals waiting for the GUI thread). With the longest pause: what each thread ran on a CPU in it
 (the GUI thread, the layout job's, the others; Linux): a pause far longer than that is time the whole process waited
-for a CPU on a loaded machine. ``--holds`` adds figures the load does not change: the layout job's thread's longest C
-calls and the GUI thread's longest callbacks, in thread CPU (each holds the GIL throughout; the runs take ~3x as long).
+for a CPU on a loaded machine. Last, a figure the load does not change: the longest time the GUI thread and the layout
+job's thread each held the GIL, in that thread's CPU (a C call, a frame freed with big locals), and where it stood.
 """
 
 from __future__ import annotations
 
 import argparse
-import heapq
 import os
 import statistics
 import sys
 import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from bench_responsiveness import Sampler, print_blame
-from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_until
+from bench_responsiveness import Sampler, print_blame, where
+from gui_probe import (
+    GuiStallProbe,
+    fresh_app,
+    fresh_window,
+    print_and_exit,
+    run_child,
+    thread_cpu,
+    wait_until,
+)
 from synth import synth_file
 
 STAGES = ("layout", "drawing", "handover", "paint")
-TOP_HOLDS = 3
 
 
-class Holds:
-    """What held the GIL longest, counted in thread CPU (so the machine's load does not change it): the longest
-    C calls of the layout job's thread (a C call returns the GIL to no other thread until it ends), and the GUI
-    thread's longest callbacks from the event loop (Python with the C++ it calls). A profile function on every
-    call: the layout takes ~3x as long, so only with ``--holds``."""
+class GilProbe(threading.Thread):
+    """The longest time one thread held the GIL, counted in that thread's CPU (so the machine's load does not change
+    it): every millisecond this thread sleeps and takes the GIL back, and looks at how long the GUI thread and the
+    layout job's thread ran on a CPU meanwhile. Python hands the GIL over every 0.5 ms, so a long run is one C call
+    or a frame freed with big locals, and where the job's thread stands once the probe has the GIL says which (a
+    NumPy sort that lets the GIL go counts too: an upper bound)."""
 
-    def __init__(self) -> None:
-        self.worker: list[tuple[float, str]] = []
-        self.gui: list[tuple[float, str]] = []
+    def __init__(self, stages: Stages) -> None:
+        super().__init__(daemon=True)
+        self.stages = stages
+        self.running = True
+        self.worst: dict[str, tuple[float, str]] = {"gui": (0.0, ""), "job": (0.0, "")}
 
-    @staticmethod
-    def keep(found: list[tuple[float, str]], cpu: float, what: str) -> None:
-        heapq.heappush(found, (cpu, what))
-        if len(found) > TOP_HOLDS:
-            heapq.heappop(found)
+    def run(self) -> None:
+        gui = threading.main_thread()
+        before: dict[str, tuple[int, float]] = {}
+        while self.running:
+            tids = {"gui": gui.native_id or 0, "job": self.stages.threads.get("layout", 0)}
+            now = {who: (tid, thread_cpu(tid)) for who, tid in tids.items() if tid}
+            for who, (tid, cpu) in now.items():
+                if who in before and before[who][0] == tid and cpu - before[who][1] > self.worst[who][0]:
+                    self.worst[who] = (cpu - before[who][1], self._where(who))
+            before = now
+            time.sleep(0.001)
 
-    def worker_profile(self) -> Any:
-        """A profile function for the layout job's thread (set in that thread)."""
-        started: list[float] = []
-
-        def profile(frame: FrameType, event: str, arg: Any) -> None:
-            if event == "c_call":
-                started.append(time.thread_time())
-            elif event in ("c_return", "c_exception") and started:
-                cpu = time.thread_time() - started.pop()
-                if cpu > 0.002:
-                    name = getattr(arg, "__qualname__", str(arg))
-                    self.keep(self.worker, cpu, f"{name} in {_place(frame)}")
-        return profile
-
-    def gui_profile(self) -> Any:
-        """A profile function for the GUI thread: each callback of the event loop run by :func:`wait_until`."""
-        loop_code, started = wait_until.__code__, {}
-
-        def profile(frame: FrameType, event: str, arg: Any) -> None:
-            if event == "call" and frame.f_back is not None and frame.f_back.f_code is loop_code:
-                started[id(frame)] = time.thread_time()
-            elif event == "return" and id(frame) in started:
-                cpu = time.thread_time() - started.pop(id(frame))
-                if cpu > 0.002:
-                    self.keep(self.gui, cpu, _place(frame))
-        return profile
-
-
-def _place(frame: FrameType) -> str:
-    path = frame.f_code.co_filename
-    short = path.split("/onnxviz/")[-1] if "/onnxviz/" in path else Path(path).name
-    return f"{short}:{frame.f_lineno} {frame.f_code.co_name}"
+    def _where(self, who: str) -> str:
+        ident = threading.main_thread().ident if who == "gui" else self.stages.idents.get("layout")
+        frames = sys._current_frames()
+        found = where(frames.get(ident or 0)) or "idle or in C++"
+        del frames  # no frame kept (see the Sampler)
+        return found
 
 
 class Stages:
     """Wall and thread-CPU seconds of each stage of the canvas's layout jobs, from :meth:`reset` on (wraps the
     canvas's code in this process only)."""
 
-    def __init__(self, holds: Holds | None = None) -> None:
+    def __init__(self) -> None:
         from onnxviz.ui.canvas import canvas as canvas_module
         from onnxviz.ui.canvas import jobs, view
 
         self.wall: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
         self.threads: dict[str, int] = {}  # stage -> native id of the thread that ran it last
-        self.holds = holds
+        self.idents: dict[str, int] = {}  # and its Python ident
         start, deliver, paint = jobs.LayoutJobs._start, canvas_module.GraphCanvas._deliver, view.GraphView.paintEvent
         drawable, timed = jobs.Drawable, self.timed
 
@@ -122,17 +110,11 @@ class Stages:
         view.GraphView.paintEvent = timed_paint  # type: ignore[method-assign, assignment]
 
     def timed(self, stage: str, fn: Any) -> Any:
-        self.threads[stage] = threading.get_native_id()
-        profiled = self.holds is not None and stage in ("layout", "drawing")
-        if profiled:
-            assert self.holds is not None
-            sys.setprofile(self.holds.worker_profile())
+        self.threads[stage], self.idents[stage] = threading.get_native_id(), threading.get_ident()
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
             return fn()
         finally:
-            if profiled:
-                sys.setprofile(None)
             self.wall[stage] = self.wall.get(stage, 0.0) + time.perf_counter() - wall
             self.cpu[stage] = self.cpu.get(stage, 0.0) + time.thread_time() - cpu
 
@@ -141,10 +123,10 @@ class Stages:
         self.cpu.clear()
 
 
-def measure(path: Path, holds: Holds | None = None) -> dict[str, Any]:
-    """In a fresh process: open ``path``, let it settle, Expand All; the time until drawn and the pauses (with
-    ``holds``, also what held the GIL longest)."""
-    stages = Stages(holds)
+def measure(path: Path) -> dict[str, Any]:
+    """In a fresh process: open ``path``, let it settle, Expand All; the time until drawn, the pauses, the longest
+    GIL holds."""
+    stages = Stages()
     fresh_app()
     window = fresh_window()
     marks: set[str] = set()
@@ -156,18 +138,16 @@ def measure(path: Path, holds: Holds | None = None) -> dict[str, Any]:
     canvas = window.canvas
     groups = len(canvas.layout_obj.tree.paths)
     marks.clear()
-    blocks, sampler = GuiStallProbe(interval_ms=10, cpu=True), Sampler()
+    blocks, sampler, gil = GuiStallProbe(interval_ms=10, cpu=True), Sampler(), GilProbe(stages)
     sampler.start()
     stages.reset()
-    if holds is not None:
-        sys.setprofile(holds.gui_profile())
+    gil.start()
     cpu = time.process_time()
     canvas.expand_all(True)
     took = wait_until(lambda: "drawn" in marks and not canvas.busy and
                       len(canvas.layout_obj.expanded) == groups, timeout_s=600)
     cpu = time.process_time() - cpu
-    sys.setprofile(None)
-    sampler.running = False
+    sampler.running = gil.running = False
     from onnxviz.model.background.procpool import shared_worker
 
     shared_worker().shutdown()
@@ -175,9 +155,8 @@ def measure(path: Path, holds: Holds | None = None) -> dict[str, Any]:
     gui, job = threading.main_thread().native_id, stages.threads.get("layout")
     in_block = dict(gui=blocks.worst_cpu.get(gui or 0, 0.0), job=blocks.worst_cpu.get(job or 0, 0.0),
                     others=sum(c for t, c in blocks.worst_cpu.items() if t not in (gui, job)))
-    held = {} if holds is None else dict(held_worker=sorted(holds.worker, reverse=True),
-                                         held_gui=sorted(holds.gui, reverse=True))
-    return dict(drawn=took, block=blocks.worst, blame=sampler.blame(blocks.span), cpu=cpu, in_block=in_block, **held,
+    return dict(drawn=took, block=blocks.worst, blame=sampler.blame(blocks.span), cpu=cpu, in_block=in_block,
+                held=gil.worst,
                 boxes=scene.n_boxes, nodes=window.doc.index.node_count(),
                 **{f"{s} s": stages.wall.get(s, 0.0) for s in STAGES}, **{f"{s} CPU": stages.cpu.get(s, 0.0) for s in STAGES})
 
@@ -191,11 +170,9 @@ def report(name: str, runs: list[dict[str, Any]]) -> None:
     print_blame("expand", worst["blame"])
     print("    CPU in the longest pause, by thread (the rest of it the process waited for a CPU): "
           + ", ".join(f"{who} {1000 * cpu:.0f} ms" for who, cpu in worst["in_block"].items()))
-    for key, whose in (("held_worker", "the layout job's thread, longest C calls"),
-                       ("held_gui", "the GUI thread, longest callbacks")):
-        if key in worst:
-            print(f"    GIL held (thread CPU), {whose}: "
-                  + "; ".join(f"{1000 * cpu:.0f} ms {what}" for cpu, what in worst[key]))
+    held = max(runs, key=lambda r: max(cpu for cpu, _ in r["held"].values()))["held"]
+    print("    longest GIL hold in thread CPU (the load does not change it), then where the thread stood: "
+          + "; ".join(f"{who} {1000 * cpu:.0f} ms at {at}" for who, (cpu, at) in held.items()))
     walls = {s: statistics.median(r[f"{s} s"] for r in runs) for s in STAGES}
     cpus = {s: statistics.median(r[f"{s} CPU"] for r in runs) for s in STAGES}
     print("    until drawn: " + ", ".join(f"{s} {walls[s]:.2f} s (CPU {cpus[s]:.2f})" for s in STAGES)
@@ -207,12 +184,10 @@ def main() -> None:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another checkout of onnxviz, run alternately with this one")
-    parser.add_argument("--holds", action="store_true",
-                        help="also what held the GIL longest, in thread CPU (load-independent; ~3x slower)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print_and_exit(measure(args.files[0], Holds() if args.holds else None))
+        print_and_exit(measure(args.files[0]))
     print(f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"{'file':<18} {'nodes':>7} {'boxes':>7} {'drawn s':>8} {'block ms':>8} {'CPU s':>6}")
     for path in args.files or [synth_file(3000)]:
@@ -221,8 +196,7 @@ def main() -> None:
         for _ in range(args.runs):
             for checkout in checkouts:
                 env = None if checkout is None else {"PYTHONPATH": str(checkout)}
-                runs[checkout].append(run_child(__file__, [str(path), *(["--holds"] if args.holds else [])],
-                                                extra_env=env))
+                runs[checkout].append(run_child(__file__, [str(path)], extra_env=env))
         for checkout, done in runs.items():
             report(path.name if checkout is None else f"{path.name} ({checkout})", done)
     print(f"medians of {args.runs} fresh processes; load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")

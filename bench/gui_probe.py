@@ -60,18 +60,20 @@ class GuiStallProbe:
 
 def threads_cpu() -> dict[int, float]:
     """Seconds each thread of this process has run on a CPU, by native thread id (Linux; empty elsewhere)."""
-    found: dict[int, float] = {}
     try:
         tids = os.listdir("/proc/self/task")
     except OSError:
-        return found
-    for tid in tids:
-        try:
-            with open(f"/proc/self/task/{tid}/schedstat") as f:
-                found[int(tid)] = int(f.read().split()[0]) / 1e9
-        except (OSError, ValueError, IndexError):
-            pass  # the thread ended meanwhile
-    return found
+        return {}
+    return {int(tid): thread_cpu(int(tid)) for tid in tids}
+
+
+def thread_cpu(tid: int) -> float:
+    """Seconds thread ``tid`` (a native id) of this process has run on a CPU; 0 when unknown (ended, not Linux)."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = 300.0) -> float:
