@@ -46,11 +46,12 @@ STAGES = ("layout", "drawing", "handover", "paint")
 
 
 class GilProbe(threading.Thread):
-    """The longest time one thread held the GIL, counted in that thread's CPU (so the machine's load does not change
-    it): every millisecond this thread sleeps and takes the GIL back, and looks at how long the GUI thread and the
-    layout job's thread ran on a CPU meanwhile. Python hands the GIL over every 0.5 ms, so a long run is one C call
-    or a frame freed with big locals, and where the job's thread stands once the probe has the GIL says which (a
-    NumPy sort that lets the GIL go counts too: an upper bound)."""
+    """The longest time one thread held the GIL, counted in CPU time (so the machine's load does not change it): every
+    millisecond this thread sleeps and takes the GIL back, and looks at how long the GUI thread and the layout job's
+    thread ran on a CPU meanwhile, less the time this thread itself waited for a CPU (meanwhile the others may have
+    passed the GIL between them). Python hands the GIL over every 0.5 ms, so what is left of a long run is one C call
+    or a frame freed with big locals, and where the thread stands once the probe has the GIL says which (a NumPy sort
+    that lets the GIL go counts too: an upper bound)."""
 
     def __init__(self, stages: Stages) -> None:
         super().__init__(daemon=True)
@@ -59,15 +60,18 @@ class GilProbe(threading.Thread):
         self.worst: dict[str, tuple[float, str]] = {"gui": (0.0, ""), "job": (0.0, "")}
 
     def run(self) -> None:
-        gui = threading.main_thread()
+        gui, me = threading.main_thread(), threading.get_native_id()
         before: dict[str, tuple[int, float]] = {}
+        waited_before = thread_cpu(me, waited=True)
         while self.running:
             tids = {"gui": gui.native_id or 0, "job": self.stages.threads.get("layout", 0)}
             now = {who: (tid, thread_cpu(tid)) for who, tid in tids.items() if tid}
+            waited = thread_cpu(me, waited=True)
             for who, (tid, cpu) in now.items():
-                if who in before and before[who][0] == tid and cpu - before[who][1] > self.worst[who][0]:
-                    self.worst[who] = (cpu - before[who][1], self._where(who))
-            before = now
+                held = cpu - before[who][1] - (waited - waited_before) if before.get(who, (0,))[0] == tid else 0.0
+                if held > self.worst[who][0]:
+                    self.worst[who] = (held, self._where(who))
+            before, waited_before = now, waited
             time.sleep(0.001)
 
     def _where(self, who: str) -> str:

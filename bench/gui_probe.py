@@ -67,11 +67,12 @@ def threads_cpu() -> dict[int, float]:
     return {int(tid): thread_cpu(int(tid)) for tid in tids}
 
 
-def thread_cpu(tid: int) -> float:
-    """Seconds thread ``tid`` (a native id) of this process has run on a CPU; 0 when unknown (ended, not Linux)."""
+def thread_cpu(tid: int, waited: bool = False) -> float:
+    """Seconds thread ``tid`` (a native id) of this process has run on a CPU (``waited``: has waited for one, ready to
+    run); 0 when unknown (ended, not Linux)."""
     try:
         with open(f"/proc/self/task/{tid}/schedstat") as f:
-            return int(f.read().split()[0]) / 1e9
+            return int(f.read().split()[1 if waited else 0]) / 1e9
     except (OSError, ValueError, IndexError):
         return 0.0
 
