@@ -13,7 +13,10 @@ Prints the medians over the runs (seconds, milliseconds, CPU seconds of the wind
 then where the time until drawn went (medians): the layout job's thread making the layout object and laying it out
 (wall; its thread's CPU), the same thread making the drawing's arrays (``Drawable``), the GUI thread taking the result
 in (``_deliver``: the canvas's state, the minimap's image) and painting the first frame; "other" is the rest (the job
-waiting to start, signals waiting for the GUI thread).
+waiting to start, signals waiting for the GUI thread). With the longest pause: what each thread ran on a CPU in it
+(the GUI thread, the layout job's, the others; Linux): a pause far longer than that is time the whole process waited
+for a CPU on a loaded machine. Last, a figure the load does not change: the longest time the GUI thread and the layout
+job's thread each held the GIL, in that thread's CPU (a C call, a frame freed with big locals), and where it stood.
 """
 
 from __future__ import annotations
@@ -21,15 +24,62 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_responsiveness import Sampler, print_blame
-from gui_probe import GuiStallProbe, fresh_app, fresh_window, print_and_exit, run_child, wait_until
+from bench_responsiveness import Sampler, print_blame, where
+from gui_probe import (
+    GuiStallProbe,
+    fresh_app,
+    fresh_window,
+    print_and_exit,
+    run_child,
+    thread_cpu,
+    wait_until,
+)
 from synth import synth_file
 
 STAGES = ("layout", "drawing", "handover", "paint")
+
+
+class GilProbe(threading.Thread):
+    """The longest time one thread held the GIL, counted in CPU time (so the machine's load does not change it): every
+    millisecond this thread sleeps and takes the GIL back, and looks at how long the GUI thread and the layout job's
+    thread ran on a CPU meanwhile, less the time this thread itself waited for a CPU (meanwhile the others may have
+    passed the GIL between them). Python hands the GIL over every 0.5 ms, so what is left of a long run is one C call
+    or a frame freed with big locals, and where the thread stands once the probe has the GIL says which (a NumPy sort
+    that lets the GIL go counts too: an upper bound)."""
+
+    def __init__(self, stages: Stages) -> None:
+        super().__init__(daemon=True)
+        self.stages = stages
+        self.running = True
+        self.worst: dict[str, tuple[float, str]] = {"gui": (0.0, ""), "job": (0.0, "")}
+
+    def run(self) -> None:
+        gui, me = threading.main_thread(), threading.get_native_id()
+        before: dict[str, tuple[int, float]] = {}
+        waited_before = thread_cpu(me, waited=True)
+        while self.running:
+            tids = {"gui": gui.native_id or 0, "job": self.stages.threads.get("layout", 0)}
+            now = {who: (tid, thread_cpu(tid)) for who, tid in tids.items() if tid}
+            waited = thread_cpu(me, waited=True)
+            for who, (tid, cpu) in now.items():
+                held = cpu - before[who][1] - (waited - waited_before) if before.get(who, (0,))[0] == tid else 0.0
+                if held > self.worst[who][0]:
+                    self.worst[who] = (held, self._where(who))
+            before, waited_before = now, waited
+            time.sleep(0.001)
+
+    def _where(self, who: str) -> str:
+        ident = threading.main_thread().ident if who == "gui" else self.stages.idents.get("layout")
+        frames = sys._current_frames()
+        found = where(frames.get(ident or 0)) or "idle or in C++"
+        del frames  # no frame kept (see the Sampler)
+        return found
 
 
 class Stages:
@@ -42,6 +92,8 @@ class Stages:
 
         self.wall: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
+        self.threads: dict[str, int] = {}  # stage -> native id of the thread that ran it last
+        self.idents: dict[str, int] = {}  # and its Python ident
         start, deliver, paint = jobs.LayoutJobs._start, canvas_module.GraphCanvas._deliver, view.GraphView.paintEvent
         drawable, timed = jobs.Drawable, self.timed
 
@@ -62,6 +114,7 @@ class Stages:
         view.GraphView.paintEvent = timed_paint  # type: ignore[method-assign, assignment]
 
     def timed(self, stage: str, fn: Any) -> Any:
+        self.threads[stage], self.idents[stage] = threading.get_native_id(), threading.get_ident()
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
             return fn()
@@ -75,7 +128,8 @@ class Stages:
 
 
 def measure(path: Path) -> dict[str, Any]:
-    """In a fresh process: open ``path``, let it settle, Expand All; the time until drawn and the pauses."""
+    """In a fresh process: open ``path``, let it settle, Expand All; the time until drawn, the pauses, the longest
+    GIL holds."""
     stages = Stages()
     fresh_app()
     window = fresh_window()
@@ -88,20 +142,25 @@ def measure(path: Path) -> dict[str, Any]:
     canvas = window.canvas
     groups = len(canvas.layout_obj.tree.paths)
     marks.clear()
-    blocks, sampler = GuiStallProbe(interval_ms=10), Sampler()
+    blocks, sampler, gil = GuiStallProbe(interval_ms=10, cpu=True), Sampler(), GilProbe(stages)
     sampler.start()
     stages.reset()
+    gil.start()
     cpu = time.process_time()
     canvas.expand_all(True)
     took = wait_until(lambda: "drawn" in marks and not canvas.busy and
                       len(canvas.layout_obj.expanded) == groups, timeout_s=600)
     cpu = time.process_time() - cpu
-    sampler.running = False
+    sampler.running = gil.running = False
     from onnxviz.model.background.procpool import shared_worker
 
     shared_worker().shutdown()
     scene = canvas.layout_obj.scene
-    return dict(drawn=took, block=blocks.worst, blame=sampler.blame(blocks.span), cpu=cpu,
+    gui, job = threading.main_thread().native_id, stages.threads.get("layout")
+    in_block = dict(gui=blocks.worst_cpu.get(gui or 0, 0.0), job=blocks.worst_cpu.get(job or 0, 0.0),
+                    others=sum(c for t, c in blocks.worst_cpu.items() if t not in (gui, job)))
+    return dict(drawn=took, block=blocks.worst, blame=sampler.blame(blocks.span), cpu=cpu, in_block=in_block,
+                held=gil.worst,
                 boxes=scene.n_boxes, nodes=window.doc.index.node_count(),
                 **{f"{s} s": stages.wall.get(s, 0.0) for s in STAGES}, **{f"{s} CPU": stages.cpu.get(s, 0.0) for s in STAGES})
 
@@ -111,7 +170,13 @@ def report(name: str, runs: list[dict[str, Any]]) -> None:
     each = ", ".join(f"{r['drawn']:.2f}" for r in runs)
     print(f"{name:<18} {int(med['nodes']):>7} {int(med['boxes']):>7} {med['drawn']:>8.2f} "
           f"{1000 * med['block']:>8.0f} {med['cpu']:>6.2f}   (drawn: {each})")
-    print_blame("expand", max(runs, key=lambda r: r["block"])["blame"])
+    worst = max(runs, key=lambda r: r["block"])
+    print_blame("expand", worst["blame"])
+    print("    CPU in the longest pause, by thread (the rest of it the process waited for a CPU): "
+          + ", ".join(f"{who} {1000 * cpu:.0f} ms" for who, cpu in worst["in_block"].items()))
+    held = max(runs, key=lambda r: max(cpu for cpu, _ in r["held"].values()))["held"]
+    print("    longest GIL hold in thread CPU (the load does not change it), then where the thread stood: "
+          + "; ".join(f"{who} {1000 * cpu:.0f} ms at {at}" for who, (cpu, at) in held.items()))
     walls = {s: statistics.median(r[f"{s} s"] for r in runs) for s in STAGES}
     cpus = {s: statistics.median(r[f"{s} CPU"] for r in runs) for s in STAGES}
     print("    until drawn: " + ", ".join(f"{s} {walls[s]:.2f} s (CPU {cpus[s]:.2f})" for s in STAGES)

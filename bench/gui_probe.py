@@ -24,11 +24,17 @@ from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
 
 
 class GuiStallProbe:
-    """The longest gap between ticks of an ``interval_ms`` timer on the GUI thread, and when."""
+    """The longest gap between ticks of an ``interval_ms`` timer on the GUI thread, and when.
 
-    def __init__(self, interval_ms: int = 10) -> None:
+    With ``cpu=True`` (Linux) also what each thread of the process ran on a CPU during the longest gap
+    (:attr:`worst_cpu`, native thread id -> seconds, from the kernel's ``schedstat``): a gap much longer than any
+    thread's CPU in it is time the process waited for a CPU (the machine's load), not work that held the GIL."""
+
+    def __init__(self, interval_ms: int = 10, cpu: bool = False) -> None:
         self.worst = 0.0
         self.span = (0.0, 0.0)
+        self.worst_cpu: dict[int, float] = {}
+        self._cpu = threads_cpu() if cpu else None
         self._last = time.perf_counter()
         self._timer = QTimer(interval=interval_ms)
         self._timer.timeout.connect(self.tick)
@@ -37,14 +43,38 @@ class GuiStallProbe:
     def tick(self) -> None:
         """Also call it after synchronous work that never let the timer run, to count it."""
         now = time.perf_counter()
+        cpu = threads_cpu() if self._cpu is not None else None
         if now - self._last > self.worst:
             self.worst, self.span = now - self._last, (self._last, now)
-        self._last = now
+            if cpu is not None and self._cpu is not None:
+                self.worst_cpu = {t: c - self._cpu.get(t, 0.0) for t, c in cpu.items()}
+        self._last, self._cpu = now, cpu
 
     def reset(self) -> None:
         self._last = time.perf_counter()
         self.worst = 0.0
         self.span = (0.0, 0.0)
+        self.worst_cpu = {}
+        self._cpu = threads_cpu() if self._cpu is not None else None
+
+
+def threads_cpu() -> dict[int, float]:
+    """Seconds each thread of this process has run on a CPU, by native thread id (Linux; empty elsewhere)."""
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return {}
+    return {int(tid): thread_cpu(int(tid)) for tid in tids}
+
+
+def thread_cpu(tid: int, waited: bool = False) -> float:
+    """Seconds thread ``tid`` (a native id) of this process has run on a CPU (``waited``: has waited for one, ready to
+    run); 0 when unknown (ended, not Linux)."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as f:
+            return int(f.read().split()[1 if waited else 0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = 300.0) -> float:

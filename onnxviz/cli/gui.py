@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 
 # The model's modules the window uses, imported before Qt: PySide6 reads the source of every module imported
 # after it (its __feature__ import hook), ~0.05 s for these with onnx and numpy, at the start of every window.
-# The matcher (onnxviz.model.matching) is not among them: the diff and a comparison with another model import it.
+# The matcher (onnxviz.model.matching) is not among them: the diff and a comparison with another model import it;
+# nor the runner (onnxviz.model.runner), which the Run feature imports on first use.
 MODEL_FIRST = ("onnxviz.model.document", "onnxviz.model.background.jobs", "onnxviz.model.layout.inline",
-               "onnxviz.model.runner.store", "onnxviz.model.runner.worker", "onnxviz.model.editing.palette",
-               "onnxviz.model.background.early", "onnxviz.model.graph.opdocs", "onnxviz.model.runner.input_files")
+               "onnxviz.model.editing.palette", "onnxviz.model.background.early", "onnxviz.model.graph.opdocs")
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

@@ -240,6 +240,15 @@ def _escape_char(c: str) -> str:
 
 
 # -- numbers: the shortest text that reads back to the stored value ---------------------------
+def duration_text(us: float) -> str:
+    """Microseconds as people read them: "120 us", "3.4 ms", "0.92 s"."""
+    if abs(us) >= 5e5:
+        return f"{us / 1e6:.3g} s"
+    if abs(us) >= 999.5:  # rounds to 1000 us: "1 ms"
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} us"
+
+
 def float_text(x: float) -> str:
     """The shortest text that reads back as the same float32: ``0.2``, ``1e-07``, ``3.0``, ``inf``."""
     return str(np.float32(x))

@@ -55,6 +55,7 @@ from onnxviz.ui.widgets.tooltips import guard_tooltips
 
 if TYPE_CHECKING:
     from onnxviz.ui.diff.controller import DiffController
+    from onnxviz.ui.run.controller import RunController
     from onnxviz.ui.transform.controller import TransformController
 
 WATCH_KEY = "file/watch"
@@ -123,8 +124,8 @@ class MainWindow(QMainWindow):
         self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
         self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
         self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
-        self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
-        # the menus now, the rest on first use
+        # the menus (and the Activations dock's tab) now, the rest on first use
+        self.run_feature = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
         self.diff_feature = diff_feature.install(frame, doc, self.canvas, self, self, reg)
         self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
 
@@ -142,6 +143,11 @@ class MainWindow(QMainWindow):
     def model_changed(self) -> SignalInstance:
         """A model.document.Change after each edit/undo/redo/save/validation of the window's document."""
         return self.document.model_changed
+
+    @property
+    def run_controller(self) -> RunController:
+        """The Run feature's controller, made (its modules imported) the first time it is asked for."""
+        return self.run_feature.controller()
 
     @property
     def diff(self) -> DiffController:

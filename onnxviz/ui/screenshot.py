@@ -22,8 +22,10 @@ SETTLED_POLL_MS = 10  # how often --screenshot looks whether they are in (cheap:
 
 
 def background_settled(window: MainWindow) -> bool:
-    """No validation, figures or other tracked task of ``window`` is still on its way."""
-    return not window.task_progress.running and not window.validation.busy and window.panels.model_panel.settled
+    """No validation, figures, layout or label job or other tracked task of ``window`` is still on its way (the
+    edge labels a validation result brings come in a job after the first drawing)."""
+    return (not window.task_progress.running and not window.validation.busy and window.panels.model_panel.settled
+            and not window.canvas.busy)
 
 
 def screenshot_and_quit(window: MainWindow, path: str | None, out: str, size: str = "1400x900") -> int:

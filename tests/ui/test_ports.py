@@ -100,6 +100,44 @@ def test_the_diff_menu_is_there_from_the_start_and_the_diff_loads_on_first_use(
     w.set_document(None)
 
 
+def test_the_run_menu_and_the_activations_tab_are_there_from_the_start_and_the_run_loads_on_first_use(
+        qtbot: QtBot, example_path: Path) -> None:
+    """The Run menu, its toolbar and the Activations dock (a tab of the bottom group) are the window's from its
+    first frame, enabled as before; the controller, the dock's content and the runner's modules come when first
+    asked for: by an action (F9 runs the model), by the dock shown, or by another feature (``RunApi``)."""
+    w, other = MainWindow(), MainWindow()
+    qtbot.addWidget(w)
+    qtbot.addWidget(other)
+    f = w.run_feature
+    assert f.actions["run"] in w.run_menu.actions() and not f.actions["run"].isEnabled()
+    assert f.dock.toggleViewAction() in w.run_menu.actions() and not f.dock.built
+    w.show()
+    open_and_wait(qtbot, w, example_path)
+    assert not f.loaded and not f.dock.built
+    assert f.actions["run"].isEnabled() and f.actions["compare_saved"].isEnabled()
+    assert not f.actions["cancel"].isEnabled() and not f.actions["export_all"].isEnabled()
+    f.actions["run"].trigger()  # F9
+    c = w.run_controller
+    assert f.loaded and f.dock.built and c.actions is f.actions
+    dialog = c.inputs_dialog  # "batch" was never given: the dialog asks once
+    assert dialog is not None and not dialog.isHidden()
+    dialog.dim_boxes["batch"].setValue(1)
+    with qtbot.waitSignal(c.run_finished, timeout=60000):
+        dialog.run_button.click()
+    assert c.result is not None and "25 values" in f.dock.summary.text()
+    assert f.actions["export_all"].isEnabled()  # the controller's states now
+    other.show()
+    open_and_wait(qtbot, other, example_path)
+    assert not other.run_feature.loaded
+    other.run_feature.dock.show()
+    other.run_feature.dock.raise_()
+    qtbot.waitUntil(lambda: other.run_feature.loaded)
+    assert other.run_feature.dock.built and "Run the model" in other.run_feature.dock.summary.text()
+    assert other.registry.get(RunApi) is other.run_controller  # type: ignore[type-abstract]
+    w.set_document(None)
+    other.set_document(None)
+
+
 def test_the_shown_document_says_what_changed_and_forwards_the_documents_changes(example_path: Path) -> None:
     owner, heard = ShownDocument(), []
     owner.shown_changed.connect(lambda doc: heard.append(("shown", doc)))
@@ -189,7 +227,7 @@ class _InstalledBackwards(MainWindow):
         self.canvas = canvas_feature.install(frame, doc, self, self.task_progress, self.theme, settings)
         self.transform_feature = transform_feature.install(frame, doc, self.canvas, self, self, self, reg)
         self.diff_feature = diff_feature.install(frame, doc, self.canvas, self, self, reg)
-        self.run_controller = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
+        self.run_feature = run_feature.install(frame, doc, self.canvas, self, self, settings, reg)
         self.editing = edit_feature.install(frame, doc, self.canvas, self, self)
         self.panels = panels_feature.install(frame, doc, self.canvas, settings, reg)
 

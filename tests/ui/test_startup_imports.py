@@ -1,6 +1,7 @@
 """The window starts without what only some views need: pyqtgraph comes with the first plot shown,
 onnxruntime and the reference evaluator with a run (the analysis uses them in worker processes), the diff's
-controller and the matcher with the first diff or comparison with another model.
+controller and the matcher with the first diff or comparison with another model, the run's controller and the
+runner with the first use of the Run feature.
 The canvas draws its far-away batches with its own numpy -> QPainter calls (canvas/batch.py)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pytestqt.qtbot import QtBot
 from onnxviz.ui.canvas.batch import draw_lines, draw_rects
 
 LATE = ("pyqtgraph", "onnxruntime", "onnx.reference", "scipy", "matplotlib", "onnxviz.model.matching",
-        "onnxviz.ui.diff.controller")
+        "onnxviz.ui.diff.controller", "onnxviz.model.runner", "onnxviz.ui.run.controller")
 
 _CHILD = """
 import sys

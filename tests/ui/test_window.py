@@ -110,3 +110,7 @@ def test_background_settles_once_validation_and_figures_are_in(qtbot: QtBot, exa
     assert not background_settled(window)  # validation is due again, the page will be rebuilt
     qtbot.waitUntil(lambda: background_settled(window), timeout=30000)
     assert "computing" not in panel.cost_form.values["Parameters"].text()
+    window.canvas.relabel()  # edge labels in a job, as when a validation result brings new types
+    assert not background_settled(window)  # a grab now would show the drawing without them
+    qtbot.waitUntil(lambda: background_settled(window), timeout=30000)
+    assert not window.canvas.busy

@@ -30,13 +30,12 @@ from onnxviz.model.runner.store import (
     MEASURES,
     RunResult,
     ValueRecord,
-    duration_text,
 )
 from onnxviz.model.runner.worker import WorkerRun, run_in_worker, warm_up
 
 __all__ = ["ENGINES", "ENGINE_ORT", "ENGINE_REFERENCE", "FLAG_STATES", "MEASURES", "MEASURE_KINDS",
            "GeneratedInputs", "RunError", "RunOptions", "RunResult", "ValueRecord", "WorkerRun", "check_runnable",
-           "duration_text", "refusal", "run_model", "warm_up"]
+           "refusal", "run_model", "warm_up"]
 
 
 def check_runnable(model: onnx.ModelProto, index: ModelIndex | None = None) -> None:

@@ -71,15 +71,6 @@ FLAG_STATES: dict[str, tuple[str, str]] = {"nonfinite": ("no NaN/Inf", "has NaN/
 """A flag measure's two states as the legend names them: (0, 1)."""
 
 
-def duration_text(us: float) -> str:
-    """Microseconds as people read them: "120 us", "3.4 ms", "0.92 s"."""
-    if abs(us) >= 5e5:
-        return f"{us / 1e6:.3g} s"
-    if abs(us) >= 999.5:  # rounds to 1000 us: "1 ms"
-        return f"{us / 1e3:.3g} ms"
-    return f"{us:.3g} us"
-
-
 def _numpy_dtype(name: str) -> np.dtype:
     """numpy's dtype names, plus the ml_dtypes ones (bfloat16, float8_*, int4) numpy does not know."""
     try:

@@ -52,7 +52,7 @@ from onnxviz.model.layout.describe import enterable_boxes, outer_boxes
 from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.inline import Holder, InlineLayout
 from onnxviz.model.layout.options import LayoutOptions
-from onnxviz.ui.canvas import export, style
+from onnxviz.ui.canvas import style
 from onnxviz.ui.canvas.breadcrumb import Breadcrumb, scope_trail
 from onnxviz.ui.canvas.jobs import Job, LayoutJobs
 from onnxviz.ui.canvas.legend import LegendStrip
@@ -402,7 +402,9 @@ class GraphCanvas(QWidget):
         plain = type(options)(show_names=options.show_names, badges=options.badges, overlay=options.overlay,
                               flagged_box=options.flagged_box, enterable=options.enterable,
                               outer=options.outer)
-        export.export_image(self.shown.drawable, Path(path), options=plain)
+        from onnxviz.ui.canvas.export import export_image  # with QtSvg: not in the first frame
+
+        export_image(self.shown.drawable, Path(path), options=plain)
 
     def set_dark(self, on: bool) -> None:
         """Follow the window's light/dark theme."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.scene import BoxKind
-from onnxviz.model.runner.store import duration_text
+from onnxviz.model.text import duration_text
 from onnxviz.ui.canvas import style
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
@@ -25,20 +26,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxviz.model.runner.compare import COMPARE_MEASURES, DEFAULT_TOLERANCE, ValueDiff
-from onnxviz.model.runner.errors import RunError
-from onnxviz.model.runner.store import MEASURES, RunResult, ValueRecord, duration_text
-from onnxviz.model.text import display_name
+from onnxviz.model.text import display_name, duration_text
 from onnxviz.ui.run.structured_view import StructuredView
 from onnxviz.ui.widgets.names import name_tooltip, wrappable
 from onnxviz.ui.widgets.pair_view import ValuesView
 from onnxviz.ui.widgets.tensor_view import TensorView
 
+if TYPE_CHECKING:
+    from onnxviz.model.runner.compare import ValueDiff
+    from onnxviz.model.runner.store import RunResult, ValueRecord
+
 NO_RUN_TEXT = "Run the model (Run > Run, F9) to see the value of every node output here."
 
 
 class ActivationsDock(QDockWidget):
-    """A view of the controller's result; it never runs anything itself."""
+    """A view of the controller's result; it never runs anything itself. The window shows it (a tab of the bottom
+    group) from its first frame; its content and the runner's modules (~25 ms of CPU at every start) come with
+    :meth:`build`, which the Run feature calls the first time it is needed (the controller made, or the dock
+    shown)."""
 
     overlay_chosen = Signal(str)          # a MEASURES / COMPARE_MEASURES key, or "" for none
     first_nonfinite_requested = Signal()
@@ -55,6 +60,19 @@ class ActivationsDock(QDockWidget):
         self.records: list[ValueRecord] = []
         self.structured: list[str] = []  # keys of the sequences and maps offered after the records
         self.scope_label: Callable[[str], str] = str  # the controller names scopes like the breadcrumb
+        self.page = QScrollArea()  # its minimum height (180) must not set the bottom docks' (the graph's room)
+        self.page.setWidgetResizable(True)
+        self.page.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(self.page)
+
+    @property
+    def built(self) -> bool:
+        return self.page.widget() is not None
+
+    def build(self) -> None:
+        """The dock's content, once."""
+        if self.built:
+            return
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -92,11 +110,7 @@ class ActivationsDock(QDockWidget):
         self.tree = StructuredView()  # in the view's place for a sequence or map
         self.tree.hide()
         layout.addWidget(self.tree, 1)
-        page = QScrollArea()  # its minimum height (180) must not set the bottom docks' (the graph's room)
-        page.setWidgetResizable(True)
-        page.setFrameShape(QFrame.Shape.NoFrame)
-        page.setWidget(body)
-        self.setWidget(page)
+        self.page.setWidget(body)
         self.set_result(None)
 
     # -- building ------------------------------------------------------------------------------
@@ -150,6 +164,8 @@ class ActivationsDock(QDockWidget):
         self.difference_row = QWidget()
         row = QHBoxLayout(self.difference_row)
         row.setContentsMargins(0, 0, 0, 0)
+        from onnxviz.model.runner.compare import DEFAULT_TOLERANCE
+
         self.rtol, self.atol = QLineEdit(f"{DEFAULT_TOLERANCE.rtol:g}"), QLineEdit(f"{DEFAULT_TOLERANCE.atol:g}")
         for text, field in (("rtol:", self.rtol), ("atol:", self.atol)):
             row.addWidget(QLabel(text))
@@ -183,6 +199,9 @@ class ActivationsDock(QDockWidget):
         self.show_records([])
 
     def _fill_overlay_combo(self, result: RunResult | None, current: str) -> None:
+        from onnxviz.model.runner.compare import COMPARE_MEASURES
+        from onnxviz.model.runner.store import MEASURES
+
         combo = self.overlay_combo
         combo.blockSignals(True)
         combo.clear()
@@ -250,6 +269,8 @@ class ActivationsDock(QDockWidget):
         index = self.value_combo.currentIndex()
         record = self.records[index] if 0 <= index < len(self.records) else None
         d = self.diffs.get(record.name) if record is not None and record.scope == "" else None
+        from onnxviz.model.runner.errors import RunError
+
         if self.result is None or self.other is None or record is None or d is None:
             self.pair.show_message("This value was not compared (it has no partner in the other run).")
             return
@@ -259,6 +280,8 @@ class ActivationsDock(QDockWidget):
             self.pair.show_message(f"The values could not be read: {exc}")
 
     def _show_structured(self, key: str) -> None:
+        from onnxviz.model.runner.errors import RunError
+
         assert self.result is not None
         entry = self.result.structured[key]
         node = entry["node_name"] or f"node {entry['node']}"
@@ -293,6 +316,8 @@ class ActivationsDock(QDockWidget):
         return "<br>".join(parts)
 
     def _on_diff_clicked(self) -> None:
+        from onnxviz.model.runner.compare import DEFAULT_TOLERANCE
+
         self.first_difference_requested.emit(_tolerance_field(self.rtol, DEFAULT_TOLERANCE.rtol),
                                              _tolerance_field(self.atol, DEFAULT_TOLERANCE.atol))
 

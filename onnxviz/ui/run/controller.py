@@ -49,15 +49,15 @@ class RunController(QObject):
     run_finished = Signal()        # a result is shown
     run_failed = Signal(str)       # one-sentence reason
 
-    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
-                 settings: QSettings) -> None:
+    def __init__(self, frame: Frame, dock: ActivationsDock, document: ShownDocument, canvas: GraphCanvas,
+                 status: Status, tasks: Tasks, settings: QSettings) -> None:
         super().__init__(frame.window)
         self.toolbar: QToolBar | None = None  # the Run toolbar, once the feature installs it
         self.window = frame.window  # the parent of the dialogs and the Activations dock
         self.document, self.status = document, status
         self.actions: dict[str, QAction] = {}
         self.inputs = InputPlans(frame.window, document, settings)
-        self.results = RunResults(frame.window, document, canvas, status)
+        self.results = RunResults(frame.window, dock, document, canvas, status)
         self.runs = Runs(frame.window, document, canvas, status, tasks, self.results.shown, self.options)
         self.exports = ValueExport(frame.window, self.runs, self.results.shown, status)
         self.runs.busy_changed.connect(self.update_actions)
@@ -149,6 +149,12 @@ class RunController(QObject):
     def set_document(self, doc: Document | None) -> None:
         self.runs.forget_document()
         self.results.follow(doc)
+        self.update_actions()
+
+    def adopt(self, doc: Document | None) -> None:
+        """``doc``, shown before this controller was made: followed from now on (no run of it to drop, and the
+        canvas's colours are another feature's if any)."""
+        self.results.watch(doc)
         self.update_actions()
 
     def on_model_changed(self, change: Change) -> None:

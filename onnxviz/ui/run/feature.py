@@ -1,4 +1,9 @@
-"""Plugs running into the main window: the Run menu and toolbar, and the Activations dock."""
+"""Plugs running into the main window: the Run menu and toolbar, and the Activations dock.
+
+The menu, the toolbar (with their shortcuts and enabled states) and the dock's tab are there from the first frame;
+the controller, the dock's content and the runner's modules (~40 ms of CPU at every start when they were made then)
+come on first use: an action triggered, the dock shown, or another feature asking for :class:`RunApi`
+(``window.run_controller`` too)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolBar
 
 from onnxviz.ui.ports import Frame, Registry, RunApi, ShownDocument, Status, Tasks
-from onnxviz.ui.run.controller import RunController
+from onnxviz.ui.run.activations_dock import ActivationsDock
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
@@ -17,26 +22,70 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
 
     from onnxviz.ui.canvas.canvas import GraphCanvas
+    from onnxviz.ui.run.controller import RunController
+
+WITH_DOCUMENT = ("run", "run_inputs", "compare_engines", "compare_file")  # enabled while a document is open
+
+
+class RunFeature:
+    """The Run menu and toolbar and the Activations dock; :meth:`controller` makes the controller
+    (``window.run_controller``) the first time it is needed."""
+
+    def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
+                 settings: QSettings, registry: Registry) -> None:
+        self.frame, self.document, self.canvas = frame, document, canvas
+        self.status, self.tasks, self.settings, self.registry = status, tasks, settings, registry
+        self._controller: RunController | None = None
+        window = frame.window
+        self.dock = ActivationsDock(window)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
+        self.dock.hide()  # placed beside the Weights panel when the first run finishes
+        self.dock.visibilityChanged.connect(lambda shown: self.controller() if shown else None)
+        self.actions = _actions(window, self)
+        self.toolbar = _fill_menu(frame, self.actions, self.dock)
+        document.document_changed.connect(lambda *_: self.update_actions())
+        registry.provide_on_demand(RunApi, self.controller)  # type: ignore[type-abstract]
+        self.update_actions()
+
+    @property
+    def loaded(self) -> bool:
+        return self._controller is not None
+
+    def controller(self) -> RunController:
+        if self._controller is None:
+            from onnxviz.ui.run.controller import RunController
+
+            d = self.document
+            c = self._controller = RunController(self.frame, self.dock, d, self.canvas, self.status, self.tasks,
+                                                 self.settings)
+            c.actions, c.toolbar = self.actions, self.toolbar
+            d.document_changed.connect(c.set_document)
+            d.model_changed.connect(c.on_model_changed)
+            c.adopt(d.doc)
+            self.registry.provide(RunApi, c)  # type: ignore[type-abstract]
+        return self._controller
+
+    def update_actions(self) -> None:
+        """The actions' enabled states: the controller's once it is made (it follows runs too)."""
+        if self._controller is not None:
+            self._controller.update_actions()
+            return
+        doc = self.document.doc
+        for name in WITH_DOCUMENT:
+            self.actions[name].setEnabled(doc is not None)
+        self.actions["compare_saved"].setEnabled(doc is not None and doc.path is not None)
+        for name in ("cancel", "first_nan", "next_nan", "export_all"):
+            self.actions[name].setEnabled(False)
 
 
 def install(frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
-            settings: QSettings, registry: Registry) -> RunController:
-    """Adds the Run menu and toolbar and the Activations dock; returns the controller (provided to the other
-    features as :class:`RunApi`)."""
-    controller = RunController(frame, document, canvas, status, tasks, settings)
-    window = frame.window
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, controller.dock)
-    controller.dock.hide()  # placed beside the Weights panel when the first run finishes
-    controller.actions = _actions(window, controller)
-    _fill_menu(frame, controller)
-    document.document_changed.connect(controller.set_document)
-    document.model_changed.connect(controller.on_model_changed)
-    controller.update_actions()
-    registry.provide(RunApi, controller)  # type: ignore[type-abstract]
-    return controller
+            settings: QSettings, registry: Registry) -> RunFeature:
+    """Adds the Run menu and toolbar and the Activations dock; the controller (provided to the other features as
+    :class:`RunApi`) comes on first use."""
+    return RunFeature(frame, document, canvas, status, tasks, settings, registry)
 
 
-def _actions(window: QMainWindow, c: RunController) -> dict[str, QAction]:
+def _actions(window: QMainWindow, f: RunFeature) -> dict[str, QAction]:
     a = {
         "run": menu_action(window, "&Run", "Run the model on CPU and capture every node output", "F9"),
         "run_inputs": menu_action(window, "Run with &Inputs...", "Choose the inputs, then run", "Shift+F9"),
@@ -61,21 +110,20 @@ def _actions(window: QMainWindow, c: RunController) -> dict[str, QAction]:
         "reference": menu_action(window, "Use the Reference E&valuator", "Run on onnx.reference instead of "
                              "onnxruntime", checkable=True),
     }
-    a["run"].triggered.connect(lambda: c.run())
-    a["run_inputs"].triggered.connect(lambda: c.run(ask=True))
-    a["cancel"].triggered.connect(c.cancel)
-    a["compare_engines"].triggered.connect(lambda: c.run(compare="engines"))
-    a["compare_saved"].triggered.connect(lambda: c.run(compare="saved"))
-    a["compare_file"].triggered.connect(c.compare_with_file)
-    a["first_nan"].triggered.connect(c.results.jump_to_first_nonfinite)
-    a["next_nan"].triggered.connect(c.results.jump_to_next_nonfinite)
-    a["export_all"].triggered.connect(c.exports.export_all)
+    a["run"].triggered.connect(lambda: f.controller().run())
+    a["run_inputs"].triggered.connect(lambda: f.controller().run(ask=True))
+    a["cancel"].triggered.connect(lambda: f.controller().cancel())
+    a["compare_engines"].triggered.connect(lambda: f.controller().run(compare="engines"))
+    a["compare_saved"].triggered.connect(lambda: f.controller().run(compare="saved"))
+    a["compare_file"].triggered.connect(lambda: f.controller().compare_with_file())
+    a["first_nan"].triggered.connect(lambda: f.controller().results.jump_to_first_nonfinite())
+    a["next_nan"].triggered.connect(lambda: f.controller().results.jump_to_next_nonfinite())
+    a["export_all"].triggered.connect(lambda: f.controller().exports.export_all())
     return a
 
 
-def _fill_menu(frame: Frame, c: RunController) -> None:
+def _fill_menu(frame: Frame, a: dict[str, QAction], dock: ActivationsDock) -> QToolBar:
     window, menu = frame.window, frame.menus.run
-    a = c.actions
     for name in ("run", "run_inputs", "cancel"):
         menu.addAction(a[name])
     menu.addSeparator()
@@ -85,7 +133,7 @@ def _fill_menu(frame: Frame, c: RunController) -> None:
     menu.addAction(a["first_nan"])
     menu.addAction(a["next_nan"])
     menu.addAction(a["export_all"])
-    menu.addAction(c.dock.toggleViewAction())
+    menu.addAction(dock.toggleViewAction())
     menu.addSeparator()
     for name in ("optimized", "profile", "reference"):
         menu.addAction(a[name])
@@ -95,4 +143,4 @@ def _fill_menu(frame: Frame, c: RunController) -> None:
     toolbar.addAction(a["run_inputs"])
     toolbar.addAction(a["cancel"])
     window.addToolBar(toolbar)
-    c.toolbar = toolbar
+    return toolbar

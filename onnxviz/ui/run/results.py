@@ -10,8 +10,9 @@ from PySide6.QtCore import QObject, Qt, QTimer
 
 from onnxviz.model.graph.index import scope_label
 from onnxviz.model.runner.compare import COMPARE_MEASURES, Tolerance, ValueDiff, first_exceeding, per_node
-from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, duration_text, value_key
+from onnxviz.model.runner.store import FLAG_STATES, MEASURE_KINDS, MEASURES, value_key
 from onnxviz.model.selection import SelectionState
+from onnxviz.model.text import duration_text
 from onnxviz.ui.canvas.marks import Scheme
 from onnxviz.ui.docks import RIGHT_TABS, find_dock
 from onnxviz.ui.run.activations_dock import ActivationsDock, node_label
@@ -35,13 +36,15 @@ DOCK_SHARE = (20, 80)  # of the right column's height when the dock first shows:
 class RunResults(QObject):
     """Shows :attr:`shown` (the runs) in the dock and on the canvas, and follows the document's selection."""
 
-    def __init__(self, window: QMainWindow, document: ShownDocument, canvas: GraphCanvas, status: Status) -> None:
+    def __init__(self, window: QMainWindow, dock: ActivationsDock, document: ShownDocument, canvas: GraphCanvas,
+                 status: Status) -> None:
         super().__init__(window)
         self.window, self.document, self.canvas, self.status = window, document, canvas, status
         self.shown = ShownRuns()
         self._doc: Document | None = None
         self._dock_placed = False
-        self.dock = ActivationsDock(window)
+        self.dock = dock
+        dock.build()
         self.dock.scope_label = lambda scope: scope_label(document.doc.index if document.doc else None, scope)
         self.dock.overlay_chosen.connect(self.set_overlay)
         self.dock.first_nonfinite_requested.connect(self.jump_to_first_nonfinite)
@@ -50,14 +53,18 @@ class RunResults(QObject):
 
     def follow(self, doc: Document | None) -> None:
         """The window's document is now ``doc``: the runs of the one left go."""
+        self.watch(doc)
+        self.shown.drop()
+        self.dock.set_result(None)
+        self.apply_overlay()
+
+    def watch(self, doc: Document | None) -> None:
+        """Follow the selection of ``doc`` (of no other document)."""
         if self._doc is not None:
             self._doc.selection.changed.disconnect(self.on_selection)
         self._doc = doc
         if doc is not None:
             doc.selection.changed.connect(self.on_selection)
-        self.shown.drop()
-        self.dock.set_result(None)
-        self.apply_overlay()
 
     def set_stale(self) -> None:
         """The model changed since the run shown: its values are kept, marked stale, its colours go."""

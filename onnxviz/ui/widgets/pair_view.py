@@ -11,13 +11,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from onnxviz.model.runner.compare import ValueDiff
 from onnxviz.model.text import display_name
 from onnxviz.ui.widgets.plotlib import StepBuild, import_plots, when_plots_imported
 
 if TYPE_CHECKING:
     import pyqtgraph as pg
 
+    from onnxviz.model.runner.compare import ValueDiff
     from onnxviz.ui.widgets.heatmap import HeatmapPlot
 
 CELL_HEIGHT = 300   # pixels of a picture with its caption at most (a tall narrow column made them strips)

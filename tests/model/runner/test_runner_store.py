@@ -136,7 +136,8 @@ def test_a_dump_index_is_plain_json_with_every_value(tmp_path: Path) -> None:
 
 def test_run_times_read_in_units_people_use() -> None:
     """The overlay's key read "9.211e+05 us" for vgg19's slowest node."""
-    from onnxviz.model.runner import MEASURE_KINDS, duration_text
+    from onnxviz.model.runner import MEASURE_KINDS
+    from onnxviz.model.text import duration_text
 
     assert [duration_text(us) for us in (0.0, 120.0, 999.7, 3400.0, 120_000.0, 921_100.0, 12_500_000.0)] == \
         ["0 us", "120 us", "1 ms", "3.4 ms", "120 ms", "0.921 s", "12.5 s"]

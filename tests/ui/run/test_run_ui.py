@@ -22,7 +22,7 @@ from pytestqt.qtbot import QtBot
 from onnxviz.model.errors import Cancelled, sentence
 from onnxviz.model.runner import WorkerRun, worker
 from onnxviz.model.runner.protocol import PLANNING
-from onnxviz.model.runner.store import duration_text
+from onnxviz.model.text import duration_text
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.run.controller import RunController
 from onnxviz.ui.run.input_sources import InputChoice, InputPlan
