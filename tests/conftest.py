@@ -75,6 +75,20 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, out, err
 
 
+def session_processes(sid: int) -> list[int]:
+    """The processes of session ``sid`` (from /proc: Linux): a command started with ``start_new_session`` has
+    left none behind when this is empty after it exited."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == sid:  # after the state, the parent and the group: the session
+            found.append(int(stat.parent.name))
+    return found
+
+
 def dumped(dump: Path, key: str) -> Any:
     """The value ``key`` of a ``run --dump`` folder, read as the README says: from its index.json entry, the bytes
     at ``offset`` of ``values.bin``, or its own .npy file (strings)."""

@@ -13,8 +13,10 @@ import numpy as np
 import onnx
 
 from onnxviz.cli import output
-from onnxviz.model.document import Document
+from onnxviz.model.graph.index import ModelIndex, index_escaping_text
+from onnxviz.model.graph.tensors import RawLengths
 from onnxviz.model.io.disk import reason
+from onnxviz.model.io.loading import read_model_file
 from onnxviz.model.runner import (
     ENGINE_ORT,
     ENGINE_REFERENCE,
@@ -23,6 +25,7 @@ from onnxviz.model.runner import (
     RunResult,
     run_model,
     too_new,
+    warm_up,
 )
 from onnxviz.model.runner.budget import CaptureTooBig, upstream_values
 from onnxviz.model.runner.input_files import read_array_file, read_inputs
@@ -89,14 +92,32 @@ def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace],
     return run
 
 
+@dataclass(frozen=True)
+class _Model:
+    """The model file as read (text that is not valid UTF-8 escaped, as the window shows it) and its index: what
+    a run needs of it, without the window's document (its editing and saving modules are a tenth of the command's
+    start)."""
+
+    model: onnx.ModelProto
+    index: ModelIndex
+    path: Path
+
+    @classmethod
+    def read(cls, file: str) -> _Model:
+        path = Path(file).absolute()
+        model, data = read_model_file(path)
+        return cls(model, index_escaping_text(model, RawLengths(data))[0], path)
+
+
 def run(args: argparse.Namespace) -> int:
-    doc = Document.open(args.file)
+    warm_up()  # the runner process imports onnxruntime while this one reads and checks the model
+    doc = _Model.read(args.file)
     newer = too_new(doc.model)
     if newer and not args.allow_newer:
         raise RunError(f"{newer.rstrip('.')}; --allow-newer runs it anyway.")
     if newer:
         output.note(newer)
-    keep, check = _capture_choice(args.capture, doc)
+    keep, check = _capture_choice(args.capture, doc.model)
     specs = input_specs(doc.model, doc.index)
     given = _given_inputs(args, specs)
     # first: a refused input says so alone, before any note
@@ -109,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                          capture=bool(args.dump) or args.profile, keep=keep, check_memory=check)
     dump = _dump_folder(args.dump) if args.dump else None
     try:
-        result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.base_dir, out_dir=dump,
+        result = run_model(doc.model, feeds, options, index=doc.index, base_dir=doc.path.parent, out_dir=dump,
                            generated=generated)
     except CaptureTooBig as exc:
         raise RunError(f"{exc.message}; capture a part with --capture outputs or --capture upstream-of:NODE "
@@ -122,9 +143,9 @@ def run(args: argparse.Namespace) -> int:
             output.note(f"the generated inputs ran with {chosen}")
         slowest = slowest_nodes(result, doc.model.graph) if args.profile else None
         if args.json:
-            output.print_json(_json(doc.name, result, options, dump, slowest, args.values))
+            output.print_json(_json(doc.path.name, result, options, dump, slowest, args.values))
         else:
-            output.say(*_text(doc.name, result, options, dump, slowest, args.values))
+            output.say(*_text(doc.path.name, result, options, dump, slowest, args.values))
     finally:
         result.cleanup()
     return 0
@@ -158,7 +179,7 @@ def _with_partial(error: RunError, dump: Path | None) -> RunError:
                     "(index.json).", error.details, error.node)
 
 
-def _capture_choice(part: str | None, doc: Document) -> tuple[frozenset[str] | None, bool]:
+def _capture_choice(part: str | None, model: onnx.ModelProto) -> tuple[frozenset[str] | None, bool]:
     """The values to keep (None: all) and whether to check they fit, for ``--capture`` 'all', 'outputs'
     or 'upstream-of:NODE'."""
     if part is None:
@@ -170,7 +191,7 @@ def _capture_choice(part: str | None, doc: Document) -> tuple[frozenset[str] | N
         return None, False
     if kind == "outputs":
         return frozenset(), True
-    nodes = doc.model.graph.node
+    nodes = model.graph.node
     position = next((i for i, n in enumerate(nodes) if n.name == name), -1)
     if position < 0:  # a value's name: its producer
         position = next((i for i, n in enumerate(nodes) if name in n.output), -1)

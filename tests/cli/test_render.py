@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import session_processes
 from corpus_fixtures import CorpusModel
 from onnx_data import LIGHT_MODELS, node_model
 from PySide6.QtGui import QImage
@@ -82,20 +83,7 @@ def test_render_leaves_no_process_behind_on_an_error(tmp_path: Path, example_pat
                           start_new_session=True) as proc:
         _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and "no graph scope" in err
-    assert _in_session(proc.pid) == [], "a process of the command outlived it"
-
-
-def _in_session(sid: int) -> list[int]:
-    """The processes of session ``sid`` (from /proc: Linux)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended meanwhile
-            continue
-        if int(fields[3]) == sid:   # after the state, the parent and the group: the session
-            found.append(int(stat.parent.name))
-    return found
+    assert session_processes(proc.pid) == [], "a process of the command outlived it"
 
 
 def test_every_corpus_model_renders(tmp_path: Path, corpus_model: CorpusModel) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import dumped, run_cli
+from conftest import dumped, run_cli, session_processes
 from onnx import TensorProto, numpy_helper
 from onnx_data import node_model
 
@@ -309,3 +311,20 @@ def test_run_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], 
     assert code == 2
     assert err.startswith("usage: onnxviz run ")
     assert err.endswith("onnxviz: error: argument --seed: '-1' is not a whole number of 0 or more\n")
+
+
+@pytest.mark.parametrize("model", ["example", "unreadable"])
+def test_run_dump_leaves_no_process_behind(tmp_path: Path, example_path: Path, model: str) -> None:
+    """The command starts its runner process before it reads the model: that process ends with the command, after a
+    dump or when the model cannot be read."""
+    path = example_path if model == "example" else tmp_path / "bad.onnx"
+    if model == "unreadable":
+        path.write_bytes(b"not a model")
+    dump = tmp_path / "dump"
+    with subprocess.Popen([sys.executable, "-m", "onnxviz", "run", str(path), "--dump", str(dump)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+        out, err = proc.communicate(timeout=300)
+    assert (proc.returncode, "Traceback" in err) == ((0, False) if model == "example" else (2, False)), err
+    assert ("values written to" in out) == (model == "example")
+    assert session_processes(proc.pid) == [], "a process of the command outlived it"
+

@@ -59,7 +59,9 @@ RUN_FOLDER_PREFIX = "onnxviz-run-"  # then the owner's process id: onnxviz-run-<
 def worker_main(conn: Connection) -> None:
     """Entry point of the worker process: import the runtime, wait for the request (a spare
     process waits here until a run needs it), run, write the values, report."""
-    from onnxviz.model.runner.capture import capture  # noqa: F401 - imported while the process waits
+    import onnxruntime  # noqa: F401 - imported while the process waits
+
+    from onnxviz.model.runner.capture import capture  # noqa: F401 - the same
     from onnxviz.model.runner.store import write_result
 
     try:
