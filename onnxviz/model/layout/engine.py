@@ -98,6 +98,7 @@ class GraphLayout:
         self._told = (0.0, "Laying out the graph")
         try:
             progress(*self._told)
+            self.wire()   # every shown level at once (one pass over arrays), before each is laid out
             self._block(-1)
             progress(0.95, "Routing edges")
             self._scene = self._compose()
@@ -113,8 +114,7 @@ class GraphLayout:
     def wire(self) -> None:
         """Wire each shown level now (its units and edges need neither texts nor types: ``render`` wires while
         shape inference runs in a child process)."""
-        for g in [-1, *self.expansion.shown.tolist()]:
-            self.wiring.of(g)
+        self.wiring.wire_all([-1, *self.expansion.shown.tolist()])
 
     def expand(self, group: str) -> Scene:
         """Open ``group`` (and the groups around it, so it shows)."""
