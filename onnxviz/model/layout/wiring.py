@@ -9,7 +9,7 @@ import numpy as np
 
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree
 from onnxviz.model.layout.scope import ScopeGraph
-from onnxviz.model.layout.util import distinct
+from onnxviz.model.layout.util import distinct, runs
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,12 @@ class LevelWiring:
         lo, hi = lo_of[gs], hi_of[gs]
         col = np.append(tree.depth, -1)[gs] + 1   # the depth column of its child groups (the root: 0)
         # each level's members (its run of the tree's order) and their unit codes, levels one after another
-        mem_level, mem_pos = _runs(lo, hi)
+        mem_level, mem_pos = runs(lo, hi)
         members = tree.order[mem_pos]
         codes = self._codes(members, col[mem_level])
         units_level, units = _first_codes(mem_level, members, codes, n_codes)
         # each level's edges: those from or to a member, in ascending order
-        parts = [_runs(bounds[gs, 0], bounds[gs, 1]) for _order, bounds in sorts]
+        parts = [runs(bounds[gs, 0], bounds[gs, 1]) for _order, bounds in sorts]
         edge_level = np.concatenate([parts[0][0], parts[1][0]])
         edge_id = np.concatenate([order[pos] for (order, _b), (_l, pos) in zip(sorts, parts, strict=True)])
         keys = distinct(edge_level * max(1, len(sg.e_src)) + edge_id)
@@ -130,14 +130,6 @@ class LevelWiring:
                 sorts.append((order, np.stack([np.searchsorted(ordered, lo), np.searchsorted(ordered, hi)], 1)))
             self._by_place = (place, sorts, lo, hi)
         return self._by_place
-
-
-def _runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The runs ``lo[j]..hi[j]-1`` one after another: each position's run ``j`` and the position."""
-    lengths = hi - lo
-    level = np.repeat(np.arange(len(lo)), lengths)
-    starts = np.cumsum(lengths) - lengths
-    return level, np.arange(int(lengths.sum())) + (lo - starts)[level]
 
 
 def _first_codes(level: np.ndarray, members: np.ndarray, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
