@@ -307,7 +307,8 @@ class GraphLayout:
         self.wiring.wire_all(todo)
         try:
             self._units = self._unit_tables(todo)
-            self._block(-1)
+            for g in todo:   # the root first: it lays out the levels inside it (a nested frame's level first)
+                self._block(g)
         finally:
             self._units = {}
 
