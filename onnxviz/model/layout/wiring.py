@@ -91,9 +91,12 @@ class LevelWiring:
                            _lookup(out_keys, out_row, edge_level * len(sg.values) + vals))
         keep = src_row != dst_row
         rows = np.stack([edge_level[keep], src_row[keep], dst_row[keep], vals[keep]], 1)
-        rows = rows[np.lexsort(rows.T[::-1])]
+        span = int(rows[:, 1:3].max(initial=0)) + 1   # sorted by (level, source row) then (target row, value)
+        first, second = rows[:, 0] * span + rows[:, 1], rows[:, 2] * max(1, len(sg.values)) + rows[:, 3]
+        order = np.lexsort((second, first))
+        rows, first, second = rows[order], first[order], second[order]
         if len(rows) > 1:
-            rows = rows[np.concatenate([[True], np.any(rows[1:] != rows[:-1], axis=1)])]
+            rows = rows[np.concatenate([[True], (first[1:] != first[:-1]) | (second[1:] != second[:-1])])]
         cut = [np.searchsorted(a, np.arange(k + 1)).tolist() for a in (units_level, in_level, out_level, rows[:, 0])]
         unit_list, in_list, out_list = units.tolist(), in_vals.tolist(), out_vals.tolist()
         triple_list = rows[:, 1:].tolist()
