@@ -37,11 +37,25 @@ from onnxviz.model.layout.options import LEFT_TO_RIGHT, LayoutOptions
 from onnxviz.model.layout.scene import BoxKind, Scene
 from onnxviz.model.layout.scope import TITLE_CHAR_W, BoxText, ScopeGraph, build_scope_graph, item_text
 from onnxviz.model.layout.texts import LayoutTexts
-from onnxviz.model.layout.wiring import LevelWiring
+from onnxviz.model.layout.util import runs
+from onnxviz.model.layout.wiring import LevelWiring, Wiring
 from onnxviz.model.progress import CancelToken, ProgressFn, no_progress
 
+CANCEL_ITEMS = 20_000  # box texts made between two checks of the cancel
 PROGRESS_STEP = 0.005   # the least move of the progress reported (at most 200 reports per text)
 KEEP_PLACEMENT = 1000  # levels of this many units keep their placement (relabelling lays out only the gaps again)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Units:
+    """One level's unit rows before it is laid out (its nested frames' rows get their sizes then)."""
+
+    kind: np.ndarray                # UNIT_* per row
+    ref: np.ndarray                 # item id, group id or value id per row
+    w: np.ndarray
+    h: np.ndarray
+    label_w: np.ndarray | None      # per level edge (None left to right: the labels lie along the edges)
+    frames: list[int]               # rows of nested frames
 
 
 class GraphLayout:
@@ -72,6 +86,7 @@ class GraphLayout:
         self._cancel: CancelToken | None = None
         self._done_items = 0
         self._own_items: list[int] | None = None
+        self._units: dict[int, _Units] = {}   # while laying out: the unit rows of the levels not laid out yet
         self._said = 0.0
         self._told = (-1.0, "")   # the progress last passed on
 
@@ -98,7 +113,7 @@ class GraphLayout:
         self._told = (0.0, "Laying out the graph")
         try:
             progress(*self._told)
-            self._block(-1)
+            self._lay_out_shown()
             progress(0.95, "Routing edges")
             self._scene = self._compose()
             progress(1.0, "Layout done")
@@ -113,8 +128,7 @@ class GraphLayout:
     def wire(self) -> None:
         """Wire each shown level now (its units and edges need neither texts nor types: ``render`` wires while
         shape inference runs in a child process)."""
-        for g in [-1, *self.expansion.shown.tolist()]:
-            self.wiring.of(g)
+        self.wiring.wire_all([-1, *self.expansion.shown.tolist()])
 
     def expand(self, group: str) -> Scene:
         """Open ``group`` (and the groups around it, so it shows)."""
@@ -223,6 +237,7 @@ class GraphLayout:
         # parent is shown; every item of a laid-out level had its text made then
         shown = np.zeros(self.tree.n_groups + 1, bool)
         shown[[-1, *self.expansion.shown.tolist()]] = True
+        self._lay_out_shown()
         blocks = {g: self._block(g) for g in np.flatnonzero(shown[:-1]).tolist() + [-1]}
         groups = np.flatnonzero(shown[self.tree.parent] & ~shown[:-1]).tolist()
         levels = Levels(self.scope, self.graph, self.tree, blocks, MappingProxyType(self.texts.items),
@@ -282,7 +297,21 @@ class GraphLayout:
                 self._blocks[key] = old.resized(row, w, h, kind, shift)
             child = level
 
-    # -- laying out one level -------------------------------------------------------------
+    # -- laying out the levels -------------------------------------------------------------
+    def _lay_out_shown(self) -> None:
+        """Lay out every shown level not laid out yet, their wiring and unit rows first made for all of them at once
+        (one pass over arrays: numpy's fixed cost per level was most of a level's)."""
+        todo = [g for g in [-1, *self.expansion.shown.tolist()] if (g, self.expansion.key(g)) not in self._blocks]
+        if not todo:
+            return
+        self.wiring.wire_all(todo)
+        try:
+            self._units = self._unit_tables(todo)
+            for g in todo:   # the root first: it lays out the levels inside it (a nested frame's level first)
+                self._block(g)
+        finally:
+            self._units = {}
+
     def _block(self, g: int) -> Block:
         key = (g, self.expansion.key(g))
         block = self._blocks.get(key)
@@ -295,9 +324,13 @@ class GraphLayout:
             self._cancel.check()
         wiring = self.wiring.of(g)
         triples = wiring.triples
-        kind, ref, w, h = self._unit_table(wiring.units, wiring.in_vals, wiring.out_vals)
+        units = self._units.pop(g, None) or self._unit_tables([g])[g]
+        kind, ref, w, h = units.kind, units.ref, units.w, units.h
+        for row in units.frames:   # a nested frame's size: its level laid out first
+            sub = self._block(int(ref[row]))
+            w[row], h[row] = sub.width, sub.height
         src_dx, dst_dx = self._port_offsets(kind, ref, triples)
-        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx)
+        lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx, units.label_w)
         title_w = len(self.tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
         self._report(g)
         return Block(g, kind, ref, lay, wiring.row_of, wiring.in_port, wiring.out_port, wiring.edge_of,
@@ -322,10 +355,9 @@ class GraphLayout:
         return src_dx, dst_dx
 
     def _level_layout(self, kind: np.ndarray, w: np.ndarray, h: np.ndarray, triples: np.ndarray,
-                      src_dx: np.ndarray, dst_dx: np.ndarray) -> LevelLayout:
+                      src_dx: np.ndarray, dst_dx: np.ndarray, label_w: np.ndarray | None) -> LevelLayout:
         """Lay out one level; levels of identical shape (repeated layers) share one result."""
         gap = self.texts.label_room(len(w), triples) if self.options.across else LAYER_GAP
-        label_w = None if self.options.across else self.texts.label_widths(kind, triples)
         shape = (kind.tobytes(), w.tobytes(), h.tobytes(), triples[:, :2].tobytes(), src_dx.tobytes(),
                  dst_dx.tobytes(), gap.tobytes() if isinstance(gap, np.ndarray) else b"",
                  b"" if label_w is None else label_w.tobytes())
@@ -362,30 +394,75 @@ class GraphLayout:
             self._told = (self._said, text)
             self._progress(self._said, text)
 
-    def _unit_table(self, units: np.ndarray, in_vals: np.ndarray,
-                    out_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        n = self.graph.n_items
-        kinds = [UNIT_IN] * len(in_vals)
-        refs = in_vals.tolist()
-        sizes = [(DUMMY_W, 0.0)] * len(in_vals)
-        names, across = self.options.names, self.options.across
-        for code in units.tolist():
-            if code < n:
-                kinds.append(UNIT_ITEM)
-                refs.append(code)
-                w, h = self.item_text(code).size(names)
-                sizes.append((h, w) if across else (w, h))
-            elif code - n in self.expansion.opened:
-                sub = self._block(code - n)
-                kinds.append(UNIT_BLOCK)
-                refs.append(code - n)
-                sizes.append((sub.width, sub.height))
-            else:
-                kinds.append(UNIT_GROUP)
-                refs.append(code - n)
-                sizes.append(self.texts.group_size(code - n))
-        kinds += [UNIT_OUT] * len(out_vals)
-        refs += out_vals.tolist()
-        sizes += [(DUMMY_W, 0.0)] * len(out_vals)
-        size = np.array(sizes, float).reshape(-1, 2)
-        return np.array(kinds, np.int8), np.array(refs, np.int64), size[:, 0], size[:, 1]
+    def _unit_tables(self, levels: list[int]) -> dict[int, _Units]:
+        """Each level's unit rows (entry ports, units, exit ports: kind, ref, size) and the widths of the labels
+        it draws, made for all ``levels`` at once. A nested frame's row gets its size when the level is laid out."""
+        n, across = self.graph.n_items, self.options.across
+        wirings = [self.wiring.of(g) for g in levels]
+        n_in, n_units, n_out, n_edges = (np.array([len(x) for x in rows], np.int64) for rows in zip(
+            *[(w.in_vals, w.units, w.out_vals, w.triples) for w in wirings], strict=True))
+        size = n_in + n_units + n_out
+        start = np.cumsum(size) - size
+        kind = np.empty(int(size.sum()), np.int8)
+        ref = np.empty(len(kind), np.int64)
+        w, h = np.full(len(kind), DUMMY_W), np.zeros(len(kind))
+        for (lo, hi), k, vals in (((start, start + n_in), UNIT_IN, [x.in_vals for x in wirings]),
+                                  ((start + n_in + n_units, start + size), UNIT_OUT, [x.out_vals for x in wirings])):
+            at = runs(lo, hi)[1]
+            kind[at], ref[at] = k, np.concatenate(vals)
+        at = runs(start + n_in, start + n_in + n_units)[1]
+        codes = np.concatenate([x.units for x in wirings])
+        item = codes < n
+        group = np.where(item, -1, codes - n)
+        opened = self.expansion.opened
+        kind[at] = np.where(item, UNIT_ITEM, UNIT_GROUP)
+        ref[at] = np.where(item, codes, group)
+        groups = at[~item]
+        kind[groups[[g in opened for g in group[~item].tolist()]]] = UNIT_BLOCK
+        boxes = at[item]
+        sizes = np.array(self._item_sizes(codes[item].tolist()), float).reshape(-1, 2)
+        w[boxes], h[boxes] = (sizes[:, 1], sizes[:, 0]) if across else (sizes[:, 0], sizes[:, 1])
+        collapsed = at[kind[at] == UNIT_GROUP]
+        sizes = np.array([self.texts.group_size(g) for g in ref[collapsed].tolist()], float).reshape(-1, 2)
+        w[collapsed], h[collapsed] = sizes[:, 0], sizes[:, 1]
+        label_w = None if across else self._label_widths(wirings, kind, start, n_edges)
+        frames = np.flatnonzero(kind == UNIT_BLOCK)
+        frame_level = np.searchsorted(start, frames, side="right") - 1
+        frame_cut = np.searchsorted(frame_level, np.arange(len(levels) + 1)).tolist()
+        frame_rows = (frames - start[frame_level]).tolist()
+        cut = np.concatenate([[0], np.cumsum(size)]).tolist()
+        edge_cut = np.concatenate([[0], np.cumsum(n_edges)]).tolist()
+        return {g: _Units(kind[cut[j]:cut[j + 1]], ref[cut[j]:cut[j + 1]], w[cut[j]:cut[j + 1]], h[cut[j]:cut[j + 1]],
+                          None if label_w is None else label_w[edge_cut[j]:edge_cut[j + 1]],
+                          frame_rows[frame_cut[j]:frame_cut[j + 1]])
+                for j, g in enumerate(levels)}
+
+    def _item_sizes(self, items: list[int]) -> list[tuple[float, float]]:
+        """Each item's box size (its text made now if not yet), a slice at a time between checks of the cancel."""
+        names = self.options.names
+        sizes: list[tuple[float, float]] = []
+        for first in range(0, len(items), CANCEL_ITEMS):
+            if self._cancel is not None:
+                self._cancel.check()
+            sizes += [self.item_text(code).size(names) for code in items[first:first + CANCEL_ITEMS]]
+        return sizes
+
+    def _label_widths(self, wirings: list[Wiring], kind: np.ndarray, start: np.ndarray,
+                      n_edges: np.ndarray) -> np.ndarray:
+        """Per level edge, levels one after another, the width of the label its level draws beside it below its
+        source: one per (box, value), at its first edge; none for edges leaving a port or a nested frame (their
+        labels sit elsewhere)."""
+        triples = np.concatenate([x.triples for x in wirings]).reshape(-1, 3)
+        level = np.repeat(np.arange(len(wirings)), n_edges)
+        src_kind = kind[start[level] + triples[:, 0]]
+        labelled = np.flatnonzero((src_kind == UNIT_ITEM) | (src_kind == UNIT_GROUP))
+        span = int(triples[:, 2].max()) + 1 if len(triples) else 1
+        keys = (level[labelled] * (int(triples[:, 0].max(initial=0)) + 1) + triples[labelled, 0]) * span \
+            + triples[labelled, 2]
+        order = np.argsort(keys, kind="stable")
+        first = np.ones(len(order), bool)
+        first[1:] = keys[order[1:]] != keys[order[:-1]]
+        rows = labelled[order[first]]
+        widths = np.zeros(len(triples))
+        widths[rows] = self.texts.label_widths(triples[rows, 2])
+        return widths

@@ -143,9 +143,12 @@ class LevelLayout:
         return pts
 
     def size(self) -> tuple[float, float]:
-        if len(self.x) == 0:
-            return (0.0, 0.0)
-        return (float((self.x + self.w).max()), float((self.y + self.h).max()))
+        """(width, height), made once per layout (repeated levels share theirs)."""
+        cached = self.__dict__.get("_size")
+        if cached is None:
+            cached = (0.0, 0.0) if len(self.x) == 0 else (float((self.x + self.w).max()), float((self.y + self.h).max()))
+            self.__dict__["_size"] = cached
+        return cached
 
 
 def layered_layout(w: np.ndarray, h: np.ndarray, src: np.ndarray, dst: np.ndarray,

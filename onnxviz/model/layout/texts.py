@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.layout.blocks import UNIT_GROUP, UNIT_ITEM
 from onnxviz.model.layout.groups import GroupTree
 from onnxviz.model.layout.labels import label_room, label_width
 from onnxviz.model.layout.layers import LAYER_GAP_ACROSS
@@ -38,6 +37,7 @@ class LayoutTexts:
         self._group_sizes: dict[tuple[int, bool, bool], tuple[float, float]] = {}
         self._labels: dict[int, tuple[str, bool]] = {}
         self._shape_texts: dict[bytes, str] = {}   # a type's bytes -> its label text
+        self._widths: dict[str, float] = {}        # a label's text -> its width
 
     def item(self, item: int) -> BoxText:
         text = self.items.get(item)
@@ -102,18 +102,14 @@ class LayoutTexts:
         return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
                                    edge_inferred=np.array([inf for _, inf in labels], bool))
 
-    def label_widths(self, kind: np.ndarray, triples: np.ndarray) -> np.ndarray:
-        """Per level edge, the width of the label this level draws beside it below its source: one per
-        (box, value), none for edges leaving a port or a nested frame (their labels sit elsewhere)."""
+    def label_widths(self, vids: np.ndarray) -> np.ndarray:
+        """The width of each value's edge label (0 without one), once per distinct text."""
         widths: list[float] = []
-        seen: set[tuple[int, int]] = set()
-        kinds = kind.tolist()
-        for a, _b, vid in triples.tolist():
-            width = 0.0
-            if (kinds[a] == UNIT_ITEM or kinds[a] == UNIT_GROUP) and (a, vid) not in seen:
-                seen.add((a, vid))
-                text = self.edge_label(vid)[0]
-                width = label_width(text) if text else 0.0
+        for vid in vids.tolist():
+            text = self.edge_label(vid)[0]
+            width = self._widths.get(text)
+            if width is None:
+                width = self._widths[text] = label_width(text) if text else 0.0
             widths.append(width)
         return np.array(widths, float)
 

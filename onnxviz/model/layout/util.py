@@ -73,3 +73,11 @@ def unique_small(values: np.ndarray) -> np.ndarray:
     if len(values) > 256:
         return distinct(values)
     return np.array(sorted(set(values.tolist())), values.dtype)
+
+
+def runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs ``lo[j]..hi[j]-1`` one after another: each position's run ``j``, and the position."""
+    lengths = hi - lo
+    run = np.repeat(np.arange(len(lo)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    return run, np.arange(int(lengths.sum())) + (lo - starts)[run]

@@ -9,7 +9,7 @@ import numpy as np
 
 from onnxviz.model.layout.groups import MAX_DEPTH, GroupTree
 from onnxviz.model.layout.scope import ScopeGraph
-from onnxviz.model.layout.util import SMALL_ROWS, unique_rows, unique_small
+from onnxviz.model.layout.util import distinct, runs
 
 
 @dataclass(frozen=True)
@@ -32,115 +32,139 @@ class LevelWiring:
     def __init__(self, graph: ScopeGraph, tree: GroupTree) -> None:
         self.graph = graph
         self.tree = tree
-        n = graph.n_items
-        # made on first need: each item's place in the tree's order, and the edges sorted by their ends' places
-        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, list[list[int]]]]] | None = None
-        self._scratch = np.full(n, -1, np.int64)
-        self._code_row = np.full(n + tree.n_groups, -1, np.int64)   # scratch: unit code -> row
-        self._value_row = np.full(len(graph.values), -1, np.int64)  # scratch: value id -> port row
+        # made on first need: each item's place in the tree's order, the edges sorted by their ends' places there
+        # with each level's runs of them, and each level's run of the tree's order
+        self._by_place: tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray] | None = None
         self._levels: dict[int, Wiring] = {}
 
     def of(self, g: int) -> Wiring:
         wiring = self._levels.get(g)
         if wiring is None:
-            wiring = self._levels[g] = self.wire(g)
+            self.wire_all([g])
+            wiring = self._levels[g]
         return wiring
 
-    def wire(self, g: int) -> Wiring:
-        """The units of level ``g`` (its items, child groups and ports) and the edges between them."""
-        sg = self.graph
-        members = self.tree.members(g)
-        codes = self._unit_codes(g, members)
-        units = first_by_priority(members, codes)
-        edges = self._incident_edges(g, members)
-        if len(members) <= SMALL_ROWS and len(edges) <= 4 * SMALL_ROWS:
-            return self._wire_small(members, codes, units, edges)
-        scratch = self._scratch
-        scratch[members] = codes  # temporarily: unit code per member
-        src_code = scratch[sg.e_src[edges]]
-        dst_code = scratch[sg.e_dst[edges]]
-        scratch[members] = -1
-        vals = sg.e_val[edges]
-        in_vals = unique_small(vals[src_code < 0])
-        out_vals = unique_small(vals[dst_code < 0])
-        n_in, n_units = len(in_vals), len(units)
-        code_row, value_row = self._code_row, self._value_row   # scratch: rows of codes and ports
-        code_row[units] = np.arange(n_in, n_in + n_units)
-        value_row[in_vals] = np.arange(n_in)
-        src_row = np.where(src_code >= 0, code_row[src_code], value_row[vals])
-        value_row[in_vals] = -1
-        value_row[out_vals] = np.arange(n_in + n_units, n_in + n_units + len(out_vals))
-        dst_row = np.where(dst_code >= 0, code_row[dst_code], value_row[vals])
-        value_row[out_vals] = -1
-        code_row[units] = -1
-        triples = np.stack([src_row, dst_row, vals], 1)
-        triples = unique_rows(triples[triples[:, 0] != triples[:, 1]])
-        return Wiring(
-            units, in_vals, out_vals, {int(c): n_in + k for k, c in enumerate(units.tolist())},
-            {int(v): k for k, v in enumerate(in_vals.tolist())},
-            {int(v): n_in + n_units + k for k, v in enumerate(out_vals.tolist())}, triples,
-            {(a, b, v): e for e, (a, b, v) in enumerate(triples.tolist())})
+    def wire_all(self, levels: list[int]) -> None:
+        """Wire the levels (groups, -1 for the root) not wired yet, all in one pass over arrays: per level, its
+        units (items, child groups) and ports, and the edges between them (numpy's fixed cost per level was most of
+        a level's wiring, at 61k nodes 13.5k levels of a few boxes)."""
+        todo = list(dict.fromkeys(g for g in levels if g not in self._levels))
+        if not todo:
+            return
+        sg, tree = self.graph, self.tree
+        n_codes = sg.n_items + tree.n_groups
+        place, sorts, lo_of, hi_of = self._places()
+        gs = np.array(todo, np.int64)
+        lo, hi = lo_of[gs], hi_of[gs]
+        col = np.append(tree.depth, -1)[gs] + 1   # the depth column of its child groups (the root: 0)
+        # each level's members (its run of the tree's order) and their unit codes, levels one after another
+        mem_level, mem_pos = runs(lo, hi)
+        members = tree.order[mem_pos]
+        codes = self._codes(members, col[mem_level])
+        units_level, units = _first_codes(mem_level, members, codes, n_codes)
+        # each level's edges: those from or to a member, in ascending order
+        parts = [runs(bounds[gs, 0], bounds[gs, 1]) for _order, bounds in sorts]
+        edge_level = np.concatenate([parts[0][0], parts[1][0]])
+        edge_id = np.concatenate([order[pos] for (order, _b), (_l, pos) in zip(sorts, parts, strict=True)])
+        keys = distinct(edge_level * max(1, len(sg.e_src)) + edge_id)
+        edge_level, edge_id = keys // max(1, len(sg.e_src)), keys % max(1, len(sg.e_src))
+        vals = sg.e_val[edge_id]
+        ends = []
+        for end in (sg.e_src[edge_id], sg.e_dst[edge_id]):
+            p = place[end]
+            inside = (lo[edge_level] <= p) & (p < hi[edge_level])
+            ends.append(np.where(inside, self._codes(end, col[edge_level]), -1))
+        src_code, dst_code = ends
+        in_level, in_vals = _pairs(edge_level[src_code < 0], vals[src_code < 0], len(sg.values))
+        out_level, out_vals = _pairs(edge_level[dst_code < 0], vals[dst_code < 0], len(sg.values))
+        k = len(todo)
+        n_in = np.bincount(in_level, minlength=k)
+        n_units = np.bincount(units_level, minlength=k)
+        unit_row = _ranks(units_level, k) + n_in[units_level]
+        in_row = _ranks(in_level, k)
+        out_row = _ranks(out_level, k) + (n_in + n_units)[out_level]
+        unit_keys, in_keys, out_keys = (units_level * n_codes + units, in_level * len(sg.values) + in_vals,
+                                        out_level * len(sg.values) + out_vals)
+        src_row = np.where(src_code >= 0, _lookup(unit_keys, unit_row, edge_level * n_codes + src_code),
+                           _lookup(in_keys, in_row, edge_level * len(sg.values) + vals))
+        dst_row = np.where(dst_code >= 0, _lookup(unit_keys, unit_row, edge_level * n_codes + dst_code),
+                           _lookup(out_keys, out_row, edge_level * len(sg.values) + vals))
+        keep = src_row != dst_row
+        rows = np.stack([edge_level[keep], src_row[keep], dst_row[keep], vals[keep]], 1)
+        span = int(rows[:, 1:3].max(initial=0)) + 1   # sorted by (level, source row) then (target row, value)
+        first, second = rows[:, 0] * span + rows[:, 1], rows[:, 2] * max(1, len(sg.values)) + rows[:, 3]
+        order = np.lexsort((second, first))
+        rows, first, second = rows[order], first[order], second[order]
+        if len(rows) > 1:
+            rows = rows[np.concatenate([[True], (first[1:] != first[:-1]) | (second[1:] != second[:-1])])]
+        cut = [np.searchsorted(a, np.arange(k + 1)).tolist() for a in (units_level, in_level, out_level, rows[:, 0])]
+        unit_list, in_list, out_list = units.tolist(), in_vals.tolist(), out_vals.tolist()
+        triple_list = rows[:, 1:].tolist()
+        for j, g in enumerate(todo):
+            (u0, u1), (i0, i1), (o0, o1), (t0, t1) = [(c[j], c[j + 1]) for c in cut]
+            level_units, level_in, level_out = unit_list[u0:u1], in_list[i0:i1], out_list[o0:o1]
+            first_out = len(level_in) + len(level_units)
+            self._levels[g] = Wiring(
+                units[u0:u1], in_vals[i0:i1], out_vals[o0:o1],
+                {c: len(level_in) + r for r, c in enumerate(level_units)},
+                {v: r for r, v in enumerate(level_in)}, {v: first_out + r for r, v in enumerate(level_out)},
+                rows[t0:t1, 1:], {(a, b, v): e for e, (a, b, v) in enumerate(triple_list[t0:t1])})
 
-    def _wire_small(self, members: np.ndarray, codes: np.ndarray, units: np.ndarray, edges: np.ndarray) -> Wiring:
-        """:meth:`wire` of a level of a few boxes, in Python's lists and sets (numpy's fixed cost per call was
-        most of it): the same units, ports and edges."""
-        sg = self.graph
-        code_of = dict(zip(members.tolist(), codes.tolist(), strict=True))
-        vals = sg.e_val[edges].tolist()
-        src_code = [code_of.get(x, -1) for x in sg.e_src[edges].tolist()]
-        dst_code = [code_of.get(x, -1) for x in sg.e_dst[edges].tolist()]
-        in_vals = sorted({v for v, c in zip(vals, src_code, strict=True) if c < 0})
-        out_vals = sorted({v for v, c in zip(vals, dst_code, strict=True) if c < 0})
-        unit_codes = units.tolist()
-        n_in, n_units = len(in_vals), len(unit_codes)
-        row_of = {c: n_in + k for k, c in enumerate(unit_codes)}
-        in_port = {v: k for k, v in enumerate(in_vals)}
-        out_port = {v: n_in + n_units + k for k, v in enumerate(out_vals)}
-        rows = {(row_of[a] if a >= 0 else in_port[v], row_of[b] if b >= 0 else out_port[v], v)
-                for a, b, v in zip(src_code, dst_code, vals, strict=True)}
-        triples = sorted(r for r in rows if r[0] != r[1])
-        dtype = sg.e_val.dtype
-        return Wiring(units, np.array(in_vals, dtype), np.array(out_vals, dtype), row_of, in_port, out_port,
-                      np.array(triples, np.int64).reshape(-1, 3), {t: e for e, t in enumerate(triples)})
+    def _codes(self, items: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """The unit code of each item in a level whose child groups sit at depth column ``col`` of the tree."""
+        deep = col >= MAX_DEPTH
+        child = self.tree.ancestors[self.tree.item_group[items], np.where(deep, 0, col)]
+        return np.where((child >= 0) & ~deep, self.graph.n_items + child, items)
 
-    def _unit_codes(self, g: int, members: np.ndarray) -> np.ndarray:
-        col = int(self.tree.depth[g]) + 1 if g >= 0 else 0
-        if col >= MAX_DEPTH:
-            return members.copy()
-        child = self.tree.ancestors[self.tree.item_group[members], col]
-        return np.where(child >= 0, self.graph.n_items + child, members)
-
-    def _incident_edges(self, g: int, members: np.ndarray) -> np.ndarray:
-        """The edges from or to ``members``, group ``g``'s items: a run of the tree's order, so the edges whose
-        source (target) lies in it are a run of the edges sorted by their source's (target's) place there
-        (each group's two runs found at once for all groups, on first need)."""
-        if len(members) == self.graph.n_items:
-            return np.arange(len(self.graph.e_src))
-        if len(members) == 0:
-            return np.zeros(0, np.int64)
+    def _places(self) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+        """Each item's place in the tree's order; the edges sorted by their source's (target's) place there, with
+        each level's run of them; each level's run of the tree's order (indexed by group id, the root's last)."""
         if self._by_place is None:
-            place = np.empty(len(self.tree.order), np.int64)
-            place[self.tree.order] = np.arange(len(place))
-            keys = self.tree.item_group[self.tree.order]
-            lo = np.searchsorted(keys, np.arange(self.tree.n_groups))   # each group's run of the tree's order
-            hi = np.searchsorted(keys, self.tree.end)
+            tree = self.tree
+            place = np.empty(len(tree.order), np.int64)
+            place[tree.order] = np.arange(len(place))
+            keys = tree.item_group[tree.order]
+            lo = np.append(np.searchsorted(keys, np.arange(tree.n_groups)), 0)
+            hi = np.append(np.searchsorted(keys, tree.end), len(tree.order))
             sorts = []
             for ends in (self.graph.e_src, self.graph.e_dst):
                 order = np.argsort(place[ends], kind="stable")
                 ordered = place[ends][order]
-                sorts.append((order, np.stack([np.searchsorted(ordered, lo), np.searchsorted(ordered, hi)], 1).tolist()))
-            self._by_place = (place, sorts)
-        _place, sorts = self._by_place
-        runs = [order[bounds[g][0]:bounds[g][1]] for order, bounds in sorts]
-        return unique_small(np.concatenate(runs))
+                sorts.append((order, np.stack([np.searchsorted(ordered, lo), np.searchsorted(ordered, hi)], 1)))
+            self._by_place = (place, sorts, lo, hi)
+        return self._by_place
 
 
-def first_by_priority(members: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Distinct unit codes ordered by their lowest member item (file order)."""
-    if len(members) <= SMALL_ROWS:  # a dict keeps the first of each code, met in ascending members
-        seen = dict.fromkeys(code for _m, code in sorted(zip(members.tolist(), codes.tolist(), strict=True)))
-        return np.array(list(seen), codes.dtype)
-    order = np.argsort(members, kind="stable")
-    by_item = codes[order]
-    uniq, first = np.unique(by_item, return_index=True)
-    return uniq[np.argsort(first, kind="stable")]
+def _first_codes(level: np.ndarray, members: np.ndarray, codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per level, its distinct unit codes ordered by their lowest member item (file order): (level, code) rows."""
+    by_member = np.lexsort((members, level))
+    key = (level * n_codes + codes)[by_member]
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    first = np.ones(len(key), bool)
+    first[1:] = sorted_key[1:] != sorted_key[:-1]
+    firsts = np.sort(order[first])   # the first place of each (level, code) in member order
+    key = key[firsts]
+    return key // n_codes, key % n_codes
+
+
+def _pairs(level: np.ndarray, vals: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (level, value) pairs, sorted."""
+    keys = distinct(level * max(1, span) + vals)
+    return keys // max(1, span), keys % max(1, span)
+
+
+def _ranks(level: np.ndarray, k: int) -> np.ndarray:
+    """Each row's place among its level's rows (``level`` ascending)."""
+    starts = np.searchsorted(level, np.arange(k))
+    return np.arange(len(level)) - starts[level]
+
+
+def _lookup(keys: np.ndarray, rows: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The row of each ``wanted`` key among the distinct ``keys`` (-1 where absent)."""
+    if len(keys) == 0:
+        return np.full(len(wanted), -1, np.int64)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    at = order[np.minimum(np.searchsorted(ordered, wanted), len(keys) - 1)]
+    return np.where(keys[at] == wanted, rows[at], -1)

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from onnxviz.model.graph.index import ModelIndex
-from onnxviz.model.layout import wiring
 from onnxviz.model.layout.engine import GraphLayout
+from onnxviz.model.layout.groups import MAX_DEPTH
 from onnxviz.model.layout.util import SMALL_ROWS, float32_points, tolist_in_slices, unique_rows
-from onnxviz.model.layout.wiring import first_by_priority
+from onnxviz.model.layout.wiring import Wiring
 
 EXPORTS = TEST_DATA / "exports"
 SIZES = st.sampled_from([0, 1, 2, 5, SMALL_ROWS, SMALL_ROWS + 1, 300])
@@ -41,34 +41,49 @@ def test_passes_in_slices_give_what_one_pass_gives(points: np.ndarray) -> None:
     np.testing.assert_array_equal(found, expected)
 
 
-@given(SIZES.flatmap(lambda n: st.tuples(st.permutations(list(range(n))),
-                                         st.lists(st.integers(0, 20), min_size=n, max_size=n))))
-def test_units_come_in_the_order_of_their_first_member(case: tuple[list[int], list[int]]) -> None:
-    members, codes = np.array(case[0], np.int64), np.array(case[1], np.int64)
-    first: dict[int, int] = {}
-    for m, c in zip(members.tolist(), codes.tolist(), strict=True):
-        first[c] = min(m, first.get(c, m))
-    expected = sorted(first, key=first.__getitem__)
-    assert first_by_priority(members, codes).tolist() == expected
+def _plain_wiring(layout: GraphLayout, g: int) -> Wiring:
+    """Level ``g``'s wiring by its definition, one level in Python: its units are the codes of the items inside it
+    (an item, or the child group holding it) in the order of their first item; an entry (exit) port per value that
+    comes in from (goes out to) an item outside; an edge per distinct (source row, target row, value), sorted."""
+    sg, tree = layout.graph, layout.tree
+    members = set(tree.members(g).tolist())
+    col = int(tree.depth[g]) + 1 if g >= 0 else 0
+
+    def code(item: int) -> int:
+        child = int(tree.ancestors[tree.item_group[item], col]) if col < MAX_DEPTH else -1
+        return sg.n_items + child if child >= 0 else item
+    units = list(dict.fromkeys(code(m) for m in sorted(members)))
+    edges = [(a, b, v) for a, b, v in zip(sg.e_src.tolist(), sg.e_dst.tolist(), sg.e_val.tolist(), strict=True)
+             if a in members or b in members]
+    in_vals = sorted({v for a, _b, v in edges if a not in members})
+    out_vals = sorted({v for _a, b, v in edges if b not in members})
+    row_of = {c: len(in_vals) + k for k, c in enumerate(units)}
+    in_port = {v: k for k, v in enumerate(in_vals)}
+    out_port = {v: len(in_vals) + len(units) + k for k, v in enumerate(out_vals)}
+    rows = {(row_of[code(a)] if a in members else in_port[v], row_of[code(b)] if b in members else out_port[v], v)
+            for a, b, v in edges}
+    triples = sorted(r for r in rows if r[0] != r[1])
+    return Wiring(np.array(units, np.int64), np.array(in_vals, np.int64), np.array(out_vals, np.int64), row_of,
+                  in_port, out_port, np.array(triples, np.int64).reshape(-1, 3), {t: e for e, t in enumerate(triples)})
 
 
-@pytest.mark.parametrize("name", ["bert_legacy.onnx", "gpt2_legacy.onnx", "resnet_int8_qdq.onnx", "vad_if.onnx"])
-def test_a_small_levels_wiring_in_python_is_numpys(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every level of the exports, all groups open: the units, ports and edges of the Python path for small
-    levels are those of the numpy path."""
+@pytest.mark.parametrize("name", ["bert_legacy.onnx", "gpt2_legacy.onnx", "resnet_int8_qdq.onnx", "vad_if.onnx",
+                                  "whisper_legacy.onnx", "lstm_tagger.onnx"])
+def test_every_levels_wiring_in_one_pass_is_each_levels_by_its_definition(name: str) -> None:
+    """Every level of the exports, all groups open, wired in one pass over arrays (and, in another layout, one
+    level at a time): the units, ports and edges of each level by their definition, in the same order."""
     index = ModelIndex(onnx.load(str(EXPORTS / name), load_external_data=False))
-    layout = GraphLayout(index)
-    full = GraphLayout(index, expanded=layout.tree.paths)
+    full = GraphLayout(index, expanded=GraphLayout(index).tree.paths)
     levels = [-1, *sorted(full.expansion.opened)]
-    python = [full.wiring.wire(g) for g in levels]
-    monkeypatch.setattr(wiring, "SMALL_ROWS", -1)
-    small = 0
-    for g, ours in zip(levels, python, strict=True):
-        theirs = full.wiring.wire(g)
-        small += len(full.tree.members(g)) <= SMALL_ROWS
-        for a, b in ((ours.units, theirs.units), (ours.in_vals, theirs.in_vals), (ours.out_vals, theirs.out_vals),
-                     (ours.triples, theirs.triples)):
-            np.testing.assert_array_equal(a, b)
-        assert (ours.row_of, ours.in_port, ours.out_port, ours.edge_of) == \
-            (theirs.row_of, theirs.in_port, theirs.out_port, theirs.edge_of)
-    assert small > 0
+    full.wiring.wire_all(levels)
+    alone = GraphLayout(index, expanded=full.tree.paths)
+    for g in levels:
+        expected = _plain_wiring(full, g)
+        for ours in (full.wiring.of(g), alone.wiring.of(g)):
+            for a, b in ((ours.units, expected.units), (ours.in_vals, expected.in_vals),
+                         (ours.out_vals, expected.out_vals), (ours.triples, expected.triples)):
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+            for a, b in ((ours.row_of, expected.row_of), (ours.in_port, expected.in_port),
+                         (ours.out_port, expected.out_port), (ours.edge_of, expected.edge_of)):
+                assert list(a.items()) == list(b.items())
