@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,17 +28,13 @@ STRIP = 64  # rows converted, filtered and packed at a time: in the cache, and n
 _RGB, _RGBA = 2, 6  # PNG colour types
 _NONE, _UP = 0, 2  # PNG row filters
 BAND_BYTES = 16 << 20  # rows packed apart from the band above: at least this many bytes
-MAX_BANDS = 8  # each band is painted apart (the painter's culling once more) and starts a stream from 32 KiB
 WINDOW = 32 << 10  # deflate's window: how far back a band's packer may look into the band above
 _ADLER_BASE = 65521
 
 
-def png_bytes(image: QImage, level: int = LEVEL, bands: int | None = None,
-              ready: Callable[[int, int], None] | None = None) -> bytes:
+def png_bytes(image: QImage, level: int = LEVEL, bands: int | None = None) -> bytes:
     """``image`` as a PNG file's bytes: 8-bit RGB, or RGBA when it has an alpha channel (not premultiplied).
-    A big picture's ``bands`` of rows are packed in threads, as pigz does; ``ready(top, bottom)`` is called here,
-    band after band, before the rows of a band are read (a picture painted a band at a time while the bands
-    above it are packed)."""
+    The rows are packed in ``bands`` at once (by default one per core for a big picture), as pigz does."""
     alpha = image.hasAlphaChannel()
     target = QImage.Format.Format_RGBA8888 if alpha else QImage.Format.Format_RGB888
     if image.colorCount():  # a colour table: converted whole (a strip of it alone would have none)
@@ -49,13 +45,12 @@ def png_bytes(image: QImage, level: int = LEVEL, bands: int | None = None,
     cuts = _cuts(height, 1 + width * channels, bands)
     spans = list(zip(cuts[:-1], cuts[1:], strict=True))
     last = len(spans) - 1
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:  # zlib and numpy let go of the GIL (Qt's conversion not)
-        packing = []
-        for k, span in enumerate(spans):
-            if ready is not None:
-                ready(*span)
-            packing.append(pool.submit(_pack_band, rows, span, level, k == last))
-        packed = [f.result() for f in packing]
+    if last:
+        with ThreadPoolExecutor(last) as pool:  # zlib and numpy let go of the GIL (Qt's conversion does not)
+            later = [pool.submit(_pack_band, rows, span, level, k == last) for k, span in enumerate(spans) if k]
+            packed = [_pack_band(rows, spans[0], level, False), *(f.result() for f in later)]
+    else:
+        packed = [_pack_band(rows, spans[0], level, True)]
     checksum = 1  # Adler-32 of nothing
     for _, adler, length in packed:
         checksum = _adler32_combine(checksum, adler, length)
@@ -64,10 +59,10 @@ def png_bytes(image: QImage, level: int = LEVEL, bands: int | None = None,
 
 
 def _cuts(height: int, row_bytes: int, bands: int | None) -> list[int]:
-    """The first row of each band and the picture's height: a band per :data:`BAND_BYTES`, at most
-    :data:`MAX_BANDS` (a window's screenshot is one)."""
+    """The first row of each band and the picture's height: one band per core, each of at least
+    :data:`BAND_BYTES` (a window's screenshot is one)."""
     if bands is None:
-        bands = min(MAX_BANDS, height * row_bytes // BAND_BYTES)
+        bands = min(os.cpu_count() or 1, height * row_bytes // BAND_BYTES)
     bands = max(1, min(bands, height))
     return [height * k // bands for k in range(bands + 1)]
 
@@ -136,16 +131,13 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(body, zlib.crc32(kind)))
 
 
-def write_image(image: QImage, out: Path, paint: Callable[[int, int], None] | None = None) -> None:
+def write_image(image: QImage, out: Path) -> None:
     """``image`` in the format ``out``'s suffix names (PNG by :func:`png_bytes`, others by Qt), written to ``out``
-    in one step with every byte checked (a full disk is one sentence and leaves no part of a picture).
-    ``paint(top, bottom)`` paints those rows of ``image`` first (a PNG's bands are packed meanwhile)."""
+    in one step with every byte checked (a full disk is one sentence and leaves no part of a picture)."""
     kind = out.suffix.lstrip(".").upper() or "PNG"
     if kind == "PNG":
-        data = png_bytes(image, ready=paint)  # Qt's writer took 4.8 s for a 120-megapixel render, this 0.9 s
+        data = png_bytes(image)  # Qt's writer took 4.8 s for a 120-megapixel render, this 0.9 s
     else:
-        if paint is not None:
-            paint(0, image.height())
         buffer = QBuffer()
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         if not image.save(buffer, kind):  # type: ignore[call-overload]  # PySide6 takes the format as str here

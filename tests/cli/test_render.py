@@ -124,32 +124,3 @@ def test_edge_labels_placed_on_first_use_draw_the_same_picture(tmp_path: Path, e
     assert far._spots is None
     far.retext(scene)
     assert far._spots is None and len(far.labels.edge) == len(placed.labels.edge)
-
-
-def test_a_page_painted_a_band_of_rows_at_a_time_is_the_page_painted_at_once(example_path: Path) -> None:
-    """A big render is painted a band of rows at a time (each band's PNG packed meanwhile): the same pixels,
-    texts, edge labels and column rules across the bands' edges included."""
-    from PySide6.QtCore import QSize
-    from PySide6.QtGui import QPainter
-
-    from onnxviz.ui.canvas.export import paint_page, plan_page
-    from onnxviz.ui.canvas.painting import PaintOptions
-
-    ensure_gui_app()
-    d = Drawable(lay_out(Document.open(example_path).index, "", expand_all=True))
-    page = plan_page(d, 1.0, columns=3)
-    pw, ph = page.size
-    size = QSize(round(pw * page.scale), round(ph * page.scale))
-    images = []
-    for cuts in ([0, size.height()], [*range(0, size.height(), 7), size.height()]):
-        image = QImage(size, QImage.Format.Format_RGB32)
-        p = QPainter(image)
-        for top, bottom in zip(cuts[:-1], cuts[1:], strict=True):
-            paint_page(p, d, page, PaintOptions(), (top, bottom))
-        p.end()
-        images.append(image)
-    whole = QImage(size, QImage.Format.Format_RGB32)
-    p = QPainter(whole)
-    paint_page(p, d, page, PaintOptions())
-    p.end()
-    assert len(page.slices) == 3 and images[0] == whole and images[1] == whole

@@ -118,24 +118,3 @@ def test_adler32_of_parts_combines_to_the_whole(parts: list[bytes]) -> None:
     for part in parts:
         combined = _adler32_combine(combined, zlib.adler32(part), len(part))
     assert combined == zlib.adler32(b"".join(parts))
-
-
-def test_each_band_is_read_after_it_is_ready(qapp: object) -> None:
-    """``ready(top, bottom)`` is called band after band, covering every row once, before those rows are read:
-    rows made only then (as a render paints them) are the rows in the file."""
-    width, height = 40, 3 * STRIP + 5
-    want = np.random.default_rng(4).integers(0, 256, (height, width, 4), np.uint8)
-    want[..., 3] = 255
-    image = QImage(width, height, QImage.Format.Format_RGB32)
-    image.fill(0)
-    spans: list[tuple[int, int]] = []
-
-    def ready(top: int, bottom: int) -> None:
-        spans.append((top, bottom))
-        pixels = np.frombuffer(image.bits(), np.uint8).reshape(height, image.bytesPerLine())
-        pixels[top:bottom, :width * 4] = want[top:bottom].reshape(bottom - top, -1)
-
-    data = png_bytes(image, bands=4, ready=ready)
-    assert [s for span in spans for s in span] == [0, *(b for span in spans[:-1] for b in (span[1], span[1])), height]
-    assert len(spans) == 4
-    assert np.array_equal(_decoded(data), want[..., [2, 1, 0]])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QIODevice, QLineF, QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QLineF, QRectF, QSize
 from PySide6.QtGui import QImage, QImageWriter, QPainter, QPen
 from PySide6.QtSvg import QSvgGenerator
 
@@ -28,7 +28,6 @@ MAX_SIDE = 32000            # QImage's limit is 32767 pixels a side
 MAX_PIXELS = 120_000_000    # about 480 MB of ARGB
 COLUMN_HEIGHT = 12000.0     # scene units per column once a graph needs columns
 MAX_COLUMNS = 64
-BAND_REACH = 200.0          # scene units: how far past a box or an edge what is drawn for it may reach
 
 
 @dataclass
@@ -105,39 +104,29 @@ def export_image(d: Drawable, path: str | Path, scale: float = 1.0, options: Pai
     return out
 
 
-def paint_page(p: QPainter, d: Drawable, page: Page, options: PaintOptions, rows: tuple[int, int] | None = None) -> None:
-    """Background, then each column's slice of the scene, then thin rules between columns; only device ``rows``
-    (top, bottom) when given (a picture painted a band at a time, the same pixels)."""
+def paint_page(p: QPainter, d: Drawable, page: Page, options: PaintOptions) -> None:
+    """Background, then each column's slice of the scene, then thin rules between columns."""
     pw, ph = page.size
     s = page.scale
-    if rows is not None:
-        p.setClipRect(QRectF(0, rows[0], pw * s, rows[1] - rows[0]))
     p.fillRect(QRectF(0, 0, pw * s, ph * s), style.BACKGROUND)
     painter = ScenePainter()
     step = page.width + 2 * MARGIN + COLUMN_GAP
     for k, (top, bottom) in enumerate(page.slices):
-        view = QRectF(page.x - MARGIN, top - MARGIN, page.width + 2 * MARGIN, bottom - top + 2 * MARGIN)
-        if rows is not None:  # what is drawn near the rows (a box's text or an edge's label reaches past its box)
-            near = QRectF(view.x(), top - MARGIN + rows[0] / s - BAND_REACH, view.width(),
-                          (rows[1] - rows[0]) / s + 2 * BAND_REACH)
-            view = view.intersected(near)
-            if view.isEmpty():
-                continue
         p.save()
         p.scale(s, s)
         p.translate(k * step, 0)
         # between columns the cut is in the gap under a row of boxes: show nothing above or below it
         clip_top = 0.0 if k == 0 else MARGIN - 1
         clip_bottom = bottom - top + (2 * MARGIN if k == len(page.slices) - 1 else MARGIN + 1)
-        p.setClipRect(QRectF(0, clip_top, page.width + 2 * MARGIN, clip_bottom - clip_top),
-                      Qt.ClipOperation.IntersectClip)
+        p.setClipRect(QRectF(0, clip_top, page.width + 2 * MARGIN, clip_bottom - clip_top))
         p.translate(MARGIN - page.x, MARGIN - top)
-        painter.paint(p, d, view, s, options)
+        painter.paint(p, d, QRectF(page.x - MARGIN, top - MARGIN, page.width + 2 * MARGIN, bottom - top + 2 * MARGIN),
+                      s, options)
         p.restore()
-    p.setPen(QPen(style.BOX_BORDER, 1))
-    for k in range(1, len(page.slices)):
-        x = (k * step - COLUMN_GAP / 2) * s
-        p.drawLine(QLineF(x, MARGIN * s, x, (ph - MARGIN) * s))
+        if k:
+            p.setPen(QPen(style.BOX_BORDER, 1))
+            x = (k * step - COLUMN_GAP / 2) * s
+            p.drawLine(QLineF(x, MARGIN * s, x, (ph - MARGIN) * s))
 
 
 def _export_raster(d: Drawable, out: Path, page: Page, options: PaintOptions) -> None:
@@ -149,10 +138,11 @@ def _export_raster(d: Drawable, out: Path, page: Page, options: PaintOptions) ->
     if image.isNull():
         raise OnnxvizError(f"not enough memory for a {size.width()}x{size.height()} image.")
     p = QPainter(image)
-    try:  # painted a band of rows at a time, each packed in a thread while the next is painted
-        write_image(image, out, lambda top, bottom: paint_page(p, d, page, options, (top, bottom)))
+    try:
+        paint_page(p, d, page, options)
     finally:
         p.end()
+    write_image(image, out)
 
 
 def _export_svg(d: Drawable, out: Path, page: Page, options: PaintOptions) -> None:
