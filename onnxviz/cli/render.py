@@ -78,7 +78,7 @@ def _render(args: argparse.Namespace, out: Path) -> int:
     from onnxviz.ui.canvas.export import export_image, image_scale
     from onnxviz.ui.canvas.painting import PaintOptions
 
-    drawable = Drawable(scene)
+    drawable = Drawable(scene, labels_now=False)  # a big picture is drawn too far out for them
     paint = PaintOptions(show_names=args.names, enterable=enterable_boxes(index, scene))
     export_image(drawable, out, scale=args.scale, options=paint)
     scale = image_scale(drawable, args.scale)

@@ -94,3 +94,21 @@ def test_every_corpus_model_renders(tmp_path: Path, corpus_model: CorpusModel) -
     for scene in corpus_model.scenes:
         export_image(Drawable(scene), out, scale=0.25)
         assert QImage(str(out)).width() > 0
+
+
+def test_edge_labels_placed_on_first_use_draw_the_same_picture(tmp_path: Path, example_path: Path) -> None:
+    """``render`` places the edge labels only when the painter reads them (a big graph's picture is drawn too
+    far out for them): at 1:1 they are read and drawn, the picture the window's way of placing them draws."""
+    ensure_gui_app()
+    scene = lay_out(Document.open(example_path).index, "", expand_all=True)
+    lazy, placed = Drawable(scene, labels_now=False), Drawable(scene)
+    assert lazy._spots is None and placed._spots is not None
+    export_image(lazy, tmp_path / "lazy.png")
+    export_image(placed, tmp_path / "placed.png")
+    assert lazy._spots is not None and (lazy.label_row == placed.label_row).all()
+    assert QImage(str(tmp_path / "lazy.png")) == QImage(str(tmp_path / "placed.png"))
+    far = Drawable(scene, labels_now=False)
+    export_image(far, tmp_path / "far.png", scale=0.3)  # below the labels' scale: none drawn, none placed
+    assert far._spots is None
+    far.retext(scene)
+    assert far._spots is None and len(far.labels.edge) == len(placed.labels.edge)

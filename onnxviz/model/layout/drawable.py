@@ -5,7 +5,7 @@ Pure numpy (no Qt), so it can be built off the GUI thread right after the layout
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 
@@ -33,10 +33,12 @@ class Drawable:
     ghost_box: dict[int, int] = field(init=False)   # a ghost's key -> its GHOST box row (a diff's added nodes)
     box_node: np.ndarray = field(init=False)        # OP box row -> its node position; -1 for other boxes
     bounds: tuple[float, float, float, float] = field(init=False)
-    labels: LabelSpots = field(init=False)          # where each edge label is drawn
-    label_row: np.ndarray = field(init=False)       # edge -> its row in ``labels``; -1 for none
+    # where the edge labels go: placed now (the window builds its drawing off the GUI thread), or on first use (a
+    # render too far out to draw them never places them: 0.6 s of CPU at 61k nodes)
+    labels_now: InitVar[bool] = True
+    _spots: tuple[LabelSpots, np.ndarray] | None = field(init=False, default=None, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, labels_now: bool) -> None:
         s = self.scene
         self.x0 = s.box_x.astype(np.float32, copy=False)
         self.y0 = s.box_y.astype(np.float32, copy=False)
@@ -59,20 +61,36 @@ class Drawable:
             else:
                 self.value_box.setdefault(ref.value, i)
         self.bounds = s.bounds()
-        self._place_labels()
+        if labels_now:
+            self._place_labels()
 
-    def _place_labels(self) -> None:
-        self.labels = label_spots(self.scene)
-        self.label_row = np.full(self.scene.n_edges, -1, np.int64)
-        self.label_row[self.labels.edge] = np.arange(len(self.labels.edge))
+    @property
+    def labels(self) -> LabelSpots:
+        """Where each edge label is drawn."""
+        return self._place_labels()[0]
+
+    @property
+    def label_row(self) -> np.ndarray:
+        """Edge -> its row in :attr:`labels`; -1 for none."""
+        return self._place_labels()[1]
+
+    def _place_labels(self) -> tuple[LabelSpots, np.ndarray]:
+        if self._spots is None:
+            spots = label_spots(self.scene)
+            row = np.full(self.scene.n_edges, -1, np.int64)
+            row[spots.edge] = np.arange(len(spots.edge))
+            self._spots = spots, row
+        return self._spots
 
     def retext(self, scene: Scene) -> None:
         """Draw ``scene`` from now on: the same boxes and edges in the same places, other texts
         (a renamed node). Everything derived here stays valid."""
         assert scene.box_ref is self.scene.box_ref and scene.edge_points is self.scene.edge_points
-        relabelled = scene.edge_label != self.scene.edge_label
+        placed = self._spots is not None
+        if scene.edge_label != self.scene.edge_label:
+            self._spots = None
         self.scene = scene
-        if relabelled:
+        if placed:  # placed again now, as they were
             self._place_labels()
 
     def sights(self, until: float = np.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

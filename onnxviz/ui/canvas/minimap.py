@@ -237,7 +237,7 @@ class Minimap(QWidget):
         try:
             p.scale(scale, scale)
             p.translate(-band.x(), -band.y())
-            self._painter.paint(p, d, band, min(scale, style.TEXT_SCALE * 0.99), PaintOptions())
+            self._painter.paint(p, d, band, min(scale, style.TEXT_SCALE * 0.99), PaintOptions(background=style.PANEL))
         finally:  # see GraphView.paintEvent
             p.end()
         self._image, self._band, self._image_scale = image, band, scale

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QImage, QPainter, QPainterPath, QPen, QPolygonF
 
 from onnxviz.model.layout.drawable import Drawable
 from onnxviz.model.layout.labels import LABEL_LINE
@@ -41,6 +41,7 @@ class PaintOptions:
     outer: frozenset[int] = frozenset()                            # inputs a subgraph reads from outside it
     body_toggles: dict[int, bool] = field(default_factory=dict)    # If/Loop/Scan box -> bodies shown inside it
     selected_frame: int = -1                                       # an expanded group selected by its title
+    background: QColor | None = None                               # what the scene is drawn on; None: the canvas's
 
 
 class ScenePainter:
@@ -54,7 +55,7 @@ class ScenePainter:
         detailed = scale >= style.TEXT_SCALE
         p.setRenderHint(QPainter.RenderHint.Antialiasing, detailed)
         p.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
-        self._paint_frames(p, d, view, scale)
+        self._paint_frames(p, d, view, scale, style.BACKGROUND if opts.background is None else opts.background)
         if detailed:
             labels = scale >= style.LABEL_SCALE
             holes = _label_holes(d, segs, view) if labels and d.ghost_box else None
@@ -152,19 +153,21 @@ class ScenePainter:
             p.restore()
 
     # -- group frames ------------------------------------------------------------------
-    def _paint_frames(self, p: QPainter, d: Drawable, view: QRectF, scale: float) -> None:
+    def _paint_frames(self, p: QPainter, d: Drawable, view: QRectF, scale: float, background: QColor) -> None:
         g = d.scene.group_rect
         if not len(g):
             return
         rows = np.flatnonzero((g[:, 0] + g[:, 2] >= view.left()) & (g[:, 0] <= view.right())
                               & (g[:, 1] + g[:, 3] >= view.top()) & (g[:, 1] <= view.bottom()))
         rows = rows[np.argsort(d.scene.group_depth[rows], kind="stable")]
-        p.setBrush(style.FRAME_FILL)
-        if scale < style.TEXT_SCALE:   # far away: square frames in one batch, tiny ones left out
+        if scale < style.TEXT_SCALE:   # far away: square frames in batches, tiny ones left out
             rows = rows[(g[rows, 2] * scale >= 3) & (g[rows, 3] * scale >= 3)]
+            _fill_nested(p, g[rows], d.scene.group_depth[rows], background)
+            p.setBrush(Qt.BrushStyle.NoBrush)
             p.setPen(QPen(style.FRAME_BORDER, 0))
             draw_rects(p, g[rows])
         else:
+            p.setBrush(style.FRAME_FILL)
             p.setPen(QPen(style.FRAME_BORDER, 1.0))
             around = view.adjusted(-20, -20, 20, 20)   # huge frames: only the part on screen is rasterized
             for r in rows:
@@ -206,6 +209,37 @@ class ScenePainter:
 
 
 # -- one box close up ------------------------------------------------------------------------
+def _fill_nested(p: QPainter, rects: np.ndarray, depth: np.ndarray, background: QColor) -> None:
+    """Fill frames nested in one another on ``background`` (each inside the frames of lower depth around it, none
+    over a sibling) as their translucent fill, once per frame over a pixel, leaves them: each depth at once in the
+    colour that many layers compose to, without blending (at 61k nodes 150 MP blended: 0.5 s)."""
+    p.setPen(Qt.PenStyle.NoPen)
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)  # a translucent background's too
+    for k, colour in enumerate(_layered(background, int(depth.max()) + 1 if len(depth) else 0)):
+        p.setBrush(colour)
+        draw_rects(p, rects[depth == k])
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
+
+
+_layers: dict[tuple[int, int, int], list[QColor]] = {}
+
+
+def _layered(background: QColor, n: int) -> list[QColor]:
+    """``background`` under 1 to ``n`` layers of the frames' fill, as Qt's raster engine blends them."""
+    key = (background.rgba(), style.FRAME_FILL.rgba(), n)
+    if key not in _layers:
+        image = QImage(8, 1, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(background)
+        p = QPainter(image)
+        colours = []
+        for _ in range(n):
+            p.fillRect(QRectF(0, 0, 8, 1), style.FRAME_FILL)
+            colours.append(image.pixelColor(0, 0))
+        p.end()
+        _layers[key] = colours
+    return _layers[key]
+
+
 def _paint_box(p: QPainter, d: Drawable, b: int, scale: float, opts: PaintOptions) -> None:
     s = d.scene
     rect = QRectF(float(d.x0[b]), float(d.y0[b]), float(s.box_w[b]), float(s.box_h[b]))
