@@ -11,7 +11,6 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -44,18 +43,24 @@ def png_bytes(image: QImage, level: int = LEVEL, bands: int | None = None) -> by
     rows = _Rows(image, target, channels)
     cuts = _cuts(height, 1 + width * channels, bands)
     spans = list(zip(cuts[:-1], cuts[1:], strict=True))
-    last = len(spans) - 1
-    if last:
-        with ThreadPoolExecutor(last) as pool:  # zlib and numpy let go of the GIL (Qt's conversion does not)
-            later = [pool.submit(_pack_band, rows, span, level, k == last) for k, span in enumerate(spans) if k]
-            packed = [_pack_band(rows, spans[0], level, False), *(f.result() for f in later)]
-    else:
-        packed = [_pack_band(rows, spans[0], level, True)]
+    packed = _pack_bands(rows, spans, level) if len(spans) > 1 else [_pack_band(rows, spans[0], level, True)]
     checksum = 1  # Adler-32 of nothing
     for _, adler, length in packed:
         checksum = _adler32_combine(checksum, adler, length)
     idat = b"".join((zlib.compress(b"", level)[:2], *(p[0] for p in packed), struct.pack(">I", checksum)))
     return b"".join((SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", idat), _chunk(b"IEND", b"")))
+
+
+def _pack_bands(rows: _Rows, spans: list[tuple[int, int]], level: int) -> list[tuple[bytes, int, int]]:
+    """Every band packed at once: the first here, the others in threads (zlib and numpy let go of the GIL, Qt's
+    conversion does not). Only big pictures have more than one band: the thread pool is imported for them, not
+    with the window's first frame."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    last = len(spans) - 1
+    with ThreadPoolExecutor(last) as pool:
+        later = [pool.submit(_pack_band, rows, span, level, k == last) for k, span in enumerate(spans) if k]
+        return [_pack_band(rows, spans[0], level, False), *(f.result() for f in later)]
 
 
 def _cuts(height: int, row_bytes: int, bands: int | None) -> list[int]:
