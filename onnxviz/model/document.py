@@ -29,7 +29,7 @@ from onnxviz.model.io.commit import recover
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
-from onnxviz.model.io.file_copy import STREAM_ABOVE, DiskCopy, WrittenFiles, model_bytes
+from onnxviz.model.io.file_copy import STREAM_ABOVE, DiskCopy, ModelBytes, WrittenFiles, model_bytes
 from onnxviz.model.io.held import DataFiles
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
 from onnxviz.model.io.slices import serialize_in_slices
@@ -38,7 +38,7 @@ from onnxviz.model.selection import Selection
 
 if TYPE_CHECKING:
     from onnxviz.model.editing.editor import Editor
-    from onnxviz.model.io.saving import External, ModelBytes, SaveOptions, SavePlan, SaveSource
+    from onnxviz.model.io.saving import External, SaveOptions, SavePlan, SaveSource
 
 
 class ChangeKind(str, Enum):

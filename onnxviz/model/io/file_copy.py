@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import onnx
 
@@ -17,8 +17,9 @@ from onnxviz.model.io.loading import MAX_PROTO_BYTES
 from onnxviz.model.io.slices import serialize_in_slices
 
 if TYPE_CHECKING:
-    from onnxviz.model.io.saving import ModelBytes
+    from onnxviz.model.io.streaming import StreamedModel
 
+ModelBytes: TypeAlias = "bytes | StreamedModel"  # what a save writes to the model file
 STREAM_ABOVE = 64 << 20  # bytes; an edited model this big is written a piece at a time (see io.streaming)
 
 

@@ -48,6 +48,7 @@ from onnxviz.model.io.external import (
 from onnxviz.model.io.file_copy import (
     STREAM_ABOVE,
     DiskCopy,
+    ModelBytes,
     ModelTooLarge,
     WrittenFiles,
     model_bytes,
@@ -143,9 +144,6 @@ def _as_arguments(options: SaveOptions) -> str:
     changed = [f"{f.name}={getattr(options, f.name)!r}" for f in fields(SaveOptions)
                if getattr(options, f.name) != getattr(default, f.name)]
     return "save(..., " + ", ".join(changed) + ")"
-
-
-ModelBytes = bytes | StreamedModel  # what a save writes to the model file
 
 
 @dataclass(frozen=True)
