@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 # The model's modules the window uses, imported before Qt: PySide6 reads the source of every module imported
 # after it (its __feature__ import hook), ~0.05 s for these with onnx and numpy, at the start of every window.
 # The matcher (onnxviz.model.matching) is not among them: the diff and a comparison with another model import it;
-# nor the runner (onnxviz.model.runner), which the Run feature imports on first use.
+# nor the runner (onnxviz.model.runner), which the Run feature imports on first use, nor the editor, the operator
+# palette and the saving modules, which the first edit or save imports.
 MODEL_FIRST = ("onnxviz.model.document", "onnxviz.model.background.jobs", "onnxviz.model.layout.inline",
-               "onnxviz.model.editing.palette", "onnxviz.model.background.early", "onnxviz.model.graph.opdocs")
+               "onnxviz.model.editing.values", "onnxviz.model.background.early", "onnxviz.model.graph.opdocs")
 
 
 def configure(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:

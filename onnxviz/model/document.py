@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import onnx
 
 from onnxviz.model.background.contained import validated
 from onnxviz.model.background.early import EarlyAnalysis
 from onnxviz.model.editing.commands import Command, UndoStack
-from onnxviz.model.editing.editor import EditContext, Editor
 from onnxviz.model.editing.names import NameLookup
 from onnxviz.model.editing.target import REBUILD, EditTarget, IndexEffect
 from onnxviz.model.errors import EditError, SaveError
@@ -29,24 +29,16 @@ from onnxviz.model.io.commit import recover
 from onnxviz.model.io.digest import digest_of
 from onnxviz.model.io.disk import FileStamp
 from onnxviz.model.io.external import external_data_problems, is_external, iter_all_tensors
+from onnxviz.model.io.file_copy import STREAM_ABOVE, DiskCopy, ModelBytes, WrittenFiles, model_bytes
 from onnxviz.model.io.held import DataFiles
 from onnxviz.model.io.loading import read_model_file, read_text_model_file
-from onnxviz.model.io.saving import (
-    EXTERNAL_CHOICES,
-    STREAM_ABOVE,
-    DiskCopy,
-    External,
-    ModelBytes,
-    SaveNotice,
-    SaveOptions,
-    SavePlan,
-    SaveSource,
-    WrittenFiles,
-    plan_save,
-)
 from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.problems import Problem, Severity
 from onnxviz.model.selection import Selection
+
+if TYPE_CHECKING:
+    from onnxviz.model.editing.editor import Editor
+    from onnxviz.model.io.saving import External, SaveOptions, SavePlan, SaveSource
 
 
 class ChangeKind(str, Enum):
@@ -128,9 +120,12 @@ class Document:
 
         One editor as long as anything holds it (``doc.edit is doc.edit``). The editor refers to the
         document and the document keeps it by a weak reference only: both ways strong would be a cycle,
-        and a replaced document must go by reference counting alone, without the cycle collector."""
+        and a replaced document must go by reference counting alone, without the cycle collector. Made at the
+        first edit, with the editing package's modules (~10 ms to import), which showing a model does not need."""
         editor = self._editor()
         if editor is None:
+            from onnxviz.model.editing.editor import EditContext, Editor
+
             editor = Editor(EditContext(self.target, self.names, index=lambda: self.index,
                                         built_index=lambda: self._index, generation=lambda: self.generation,
                                         run=self.execute))
@@ -248,7 +243,7 @@ class Document:
         """Build what browsing and the first edit need (the index, the node-name table) now, e.g. in
         the loading thread, rather than on first use on the GUI thread (123k nodes: 0.6 s and 60 ms)."""
         _ = self.index
-        self.edit.find.node_table()
+        self.names.nodes(self.generation, self._index)
 
     @property
     def problems(self) -> list[Problem]:
@@ -418,9 +413,11 @@ class Document:
         ``first_problems``) until its result comes; the inferred types stay. False if the model changed since."""
         return self.apply_validation(ValidationResult(generation, InferenceResult(self._inferred), problems))
 
-    # -- saving --------------------------------------------------------------------
+    # -- saving (onnxviz.model.io.saving, ~6 ms to import: at the first save or run) --------------------------
     def save_source(self) -> SaveSource:
         """What a save of this document needs to know of it (see :mod:`onnxviz.model.io.saving`)."""
+        from onnxviz.model.io.saving import SaveSource
+
         _ = self.index  # built first: the first index decides which text is escaped
         return SaveSource(self.model, self.base_dir, self._disk, self.undo_stack.is_clean, self._written,
                           len(self.escaped_text), self.size_hint(), self.data_files,
@@ -436,7 +433,8 @@ class Document:
         generation, cached = self.generation, self._serialized
         if cached is not None and cached[0] == generation:
             return cached[1]
-        data = self.save_source().model_bytes(pause)
+        _ = self.index  # built first: the first index decides which text is escaped
+        data = model_bytes(self.model, self._disk if self.undo_stack.is_clean else None, pause)
         if self.generation == generation:
             self._serialized = (generation, data)
         return data
@@ -509,7 +507,9 @@ class Document:
         model reads was replaced by another program: the weights read go to a new data file). On any
         failure the files on disk are unchanged. What the user should know of a save that succeeded (a
         hard-linked file's other names keep the old model) is a :class:`SaveNotice` warning."""
-        options = SaveOptions(_external_choice(external), overwrite=overwrite, replace_data=replace_data,
+        from onnxviz.model.io.saving import SaveNotice, SaveOptions, external_choice
+
+        options = SaveOptions(external_choice(external), overwrite=overwrite, replace_data=replace_data,
                               escaped_text=escaped_text, allow_errors=allow_errors)
         plan = self.plan_save(path, options)
         plan.write()
@@ -525,6 +525,8 @@ class Document:
         target = Path(path).absolute() if path is not None else self.path
         if target is None:
             raise SaveError("this model has no file name yet; use Save As.")
+        from onnxviz.model.io.saving import plan_save
+
         source = self.save_source()
         if not source.clean:  # whether a model with errors would replace a file without any
             source = replace(source, errors=self.errors(), file_valid=self._file_valid)
@@ -568,13 +570,6 @@ def _external_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
 
 def _errors(problems: list[Problem]) -> list[str]:
     return [p.message for p in problems if p.severity is Severity.ERROR]
-
-
-def _external_choice(external: str) -> External:
-    for choice in EXTERNAL_CHOICES:
-        if external == choice:
-            return choice
-    raise SaveError(f"external must be one of {', '.join(map(repr, EXTERNAL_CHOICES))}, not {external!r}.")
 
 
 ANALYSE_WHOLE_BELOW = 64 << 20  # bytes; bigger models reach background analysis without their weights' data

@@ -40,7 +40,6 @@ from onnxviz.ui.panels import feature as panels_feature
 from onnxviz.ui.ports import Frame, Menus, Registry, ShownDocument
 from onnxviz.ui.recent import RecentFiles
 from onnxviz.ui.run import feature as run_feature
-from onnxviz.ui.saving import save_document
 from onnxviz.ui.settings import open_settings, read_bool, read_bytes
 from onnxviz.ui.settings import sync as sync_settings
 from onnxviz.ui.shortcuts import KEY_ROWS_PROPERTY, show_shortcuts
@@ -448,7 +447,7 @@ class MainWindow(QMainWindow):
         if self.doc.path is None:
             self.save_as(then)
             return
-        save_document(self, self.doc, self.doc.path, then)
+        self.save_copy(self.doc, self.doc.path, then)
 
     def save_as(self, then: Callable[[], None] | None = None) -> None:
         if self.doc is None:
@@ -459,7 +458,7 @@ class MainWindow(QMainWindow):
             target = Path(path)
             if not target.suffix:  # "model" typed in the dialog means model.onnx
                 target = target.with_suffix(".onnx")
-            save_document(self, self.doc, target, then)
+            self.save_copy(self.doc, target, then)
 
     def after_save(self, doc: Document, saved: Path) -> None:
         """Called by :mod:`onnxviz.ui.saving` once ``doc`` is on disk at ``saved`` (the title, actions and status
@@ -468,9 +467,12 @@ class MainWindow(QMainWindow):
         if doc is self.doc and self.watch_action.isChecked():
             self.watcher.watch(saved)  # also takes the new stamp: our own write is not a change
 
-    def save_copy(self, doc: Document, target: Path) -> None:
-        """Save ``doc``, not the window's (a transform's variant), to ``target`` (the Files port)."""
-        save_document(self, doc, target)
+    def save_copy(self, doc: Document, target: Path, then: Callable[[], None] | None = None) -> None:
+        """Save ``doc`` (the window's, or a transform's variant: the Files port) to ``target``; ``then`` runs after
+        a successful save. :mod:`onnxviz.ui.saving` and the model's saving modules come with the first save."""
+        from onnxviz.ui.saving import save_document
+
+        save_document(self, doc, target, then)
 
     # -- questions -----------------------------------------------------------------
     def resolve_unsaved_changes(self, then: Callable[[], None]) -> None:

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 from window_fixtures import open_and_wait
 
-import onnxviz.ui.main_window as main_window
 import onnxviz.ui.saving as saving
 from onnxviz.model.document import Change, ChangeKind, Document
 from onnxviz.model.graph.validation import node_badges
@@ -204,8 +203,7 @@ def test_an_answered_save_question_finishes_the_same_save_and_the_window_refresh
         starts.append(args[2])  # type: ignore[arg-type]
         real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(saving, "save_document", counted)
-    monkeypatch.setattr(main_window, "save_document", counted)  # File > Save's
+    monkeypatch.setattr(saving, "save_document", counted)  # File > Save's too: the window imports it at a save
     refreshed: list[object] = []
     show = w.status_fields.show_document
     monkeypatch.setattr(w.status_fields, "show_document", lambda d: (refreshed.append(d), show(d)))

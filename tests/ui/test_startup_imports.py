@@ -21,7 +21,9 @@ from pytestqt.qtbot import QtBot
 from onnxviz.ui.canvas.batch import draw_lines, draw_rects
 
 LATE = ("pyqtgraph", "onnxruntime", "onnx.reference", "scipy", "matplotlib", "onnxviz.model.matching",
-        "onnxviz.ui.diff.controller", "onnxviz.model.runner", "onnxviz.ui.run.controller")
+        "onnxviz.ui.diff.controller", "onnxviz.model.runner", "onnxviz.ui.run.controller",
+        "onnxviz.model.editing.editor", "onnxviz.model.editing.finder", "onnxviz.model.editing.palette",
+        "onnxviz.model.io.saving", "onnxviz.model.io.streaming", "onnxviz.ui.saving")
 
 _CHILD = """
 import sys

@@ -32,12 +32,10 @@ from onnxviz.model.errors import OnnxvizError, SaveError
 from onnxviz.model.io.commit import Journal, family, mentions, recover
 from onnxviz.model.io.disk import (
     CheckedFile,
-    FileStamp,
     Written,
     atomic_copy,
     atomic_write,
     atomic_write_with,
-    same_content,
     same_files,
 )
 from onnxviz.model.io.external import (
@@ -47,15 +45,23 @@ from onnxviz.model.io.external import (
     read_external_bytes,
     resolve_location,
 )
+from onnxviz.model.io.file_copy import (
+    STREAM_ABOVE,
+    DiskCopy,
+    ModelBytes,
+    ModelTooLarge,
+    WrittenFiles,
+    model_bytes,
+    output_size,
+    serialize,
+)
 from onnxviz.model.io.held import DataFiles, DataState, same_bytes
 from onnxviz.model.io.loading import MAX_PROTO_BYTES
-from onnxviz.model.io.slices import serialize_in_slices
 from onnxviz.model.io.streaming import SizeGuessWrong, StreamedModel, stream_model
 from onnxviz.model.progress import ProgressFn
 
 External = Literal["keep", "embed", "file"]
 EXTERNAL_CHOICES: tuple[External, ...] = ("keep", "embed", "file")
-STREAM_ABOVE = 64 << 20  # bytes; an edited model this big is written a piece at a time (see io.streaming)
 DATA_THRESHOLD = 1024  # tensors of at least this many bytes go to the data file of external="file"
 _ALIGN = 4096  # offsets in a data file we write: page-aligned, so every tensor can be memory-mapped
 
@@ -124,68 +130,20 @@ class DataChangedError(SaveQuestion):
             self.details = "Reload the model (onnxviz.open) to save it with the data now on disk."
 
 
+def external_choice(external: str) -> External:
+    """``external`` as one of :data:`EXTERNAL_CHOICES`; a SaveError naming them when it is none."""
+    for choice in EXTERNAL_CHOICES:
+        if external == choice:
+            return choice
+    raise SaveError(f"external must be one of {', '.join(map(repr, EXTERNAL_CHOICES))}, not {external!r}.")
+
+
 def _as_arguments(options: SaveOptions) -> str:
     """The keyword arguments of ``Document.save`` that give ``options`` (those not at their default)."""
     default = SaveOptions()
     changed = [f"{f.name}={getattr(options, f.name)!r}" for f in fields(SaveOptions)
                if getattr(options, f.name) != getattr(default, f.name)]
     return "save(..., " + ", ".join(changed) + ")"
-
-
-ModelBytes = bytes | StreamedModel  # what a save writes to the model file
-
-
-@dataclass
-class DiskCopy:
-    """The last version of the model file this document read or wrote: where, its stamp, its size and
-    its bytes, unless they were let go (a big model once edited, or saved a piece at a time)."""
-
-    path: Path
-    stamp: FileStamp | None
-    data: bytes | None
-    size: int
-
-    @classmethod
-    def of(cls, path: Path, data: ModelBytes) -> DiskCopy:
-        return cls(path, FileStamp.of(path), data if isinstance(data, bytes) else None, _length(data))
-
-    def changed_on_disk(self) -> bool:
-        """True if the file is no longer what this document read or wrote (compared by content when
-        only its stamp moved, e.g. after a ``touch``, while the bytes are held)."""
-        stamp = FileStamp.of(self.path)
-        if stamp is None:
-            return False  # gone: writing it again replaces nothing
-        return stamp != self.stamp and (self.data is None or not same_content(self.path, self.data))
-
-    def file_bytes(self) -> bytes | None:
-        """The file's bytes: those held, else read again (and held) while its stamp is unchanged; else None."""
-        if self.data is None and self.stamp is not None and FileStamp.of(self.path) == self.stamp:
-            try:
-                data = self.path.read_bytes()
-            except OSError:
-                return None
-            if len(data) == self.size and FileStamp.of(self.path) == self.stamp:
-                self.data = data
-        return self.data
-
-
-def _length(data: ModelBytes) -> int:
-    return len(data) if isinstance(data, bytes) else data.size
-
-
-@dataclass
-class WrittenFiles:
-    """Files this document wrote, with their stamps, so that it may replace its own files again."""
-
-    stamps: dict[Path, FileStamp | None] = field(default_factory=dict)
-
-    def add_all(self, paths: list[Path]) -> None:
-        for path in paths:
-            self.stamps[path.absolute()] = FileStamp.of(path)
-
-    def wrote(self, path: Path) -> bool:
-        stamp = self.stamps.get(path.absolute())
-        return stamp is not None and stamp == FileStamp.of(path)
 
 
 @dataclass(frozen=True)
@@ -241,7 +199,7 @@ class SavePlan:
     def size(self) -> int:
         """Bytes this plan writes in all."""
         copied = sum(copy.size() for copy in self.copies)
-        return _length(self.data) + copied + (self.data_file.size if self.data_file is not None else 0)
+        return output_size(self.data) + copied + (self.data_file.size if self.data_file is not None else 0)
 
     def write(self, progress: ProgressFn | None = None) -> None:
         """Data first, each synced, then the model file renamed into place, the one step that commits the
@@ -326,8 +284,7 @@ class SaveSource:
 
     def model_bytes(self, pause: Callable[[], None] | None = None) -> bytes:
         """The bytes of the model as it is now: the file's own while the model equals it."""
-        original = self.original()
-        return original if original is not None else serialize(self.model, pause)
+        return model_bytes(self.model, self.disk if self.clean else None, pause)
 
     def model_output(self, pause: Callable[[], None] | None = None) -> ModelBytes:
         """What a save writes to the model file: :meth:`model_bytes`, or for an edited model of at least
@@ -354,7 +311,7 @@ def output_of(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -
     """``model``'s pieces, written a piece at a time (see :mod:`onnxviz.model.io.streaming`)."""
     streamed = stream_model(model, pause)
     if streamed.size > MAX_PROTO_BYTES:
-        raise _TooLarge("the model is too large to write as one file (over 2 GiB).")
+        raise ModelTooLarge("the model is too large to write as one file (over 2 GiB).")
     return streamed
 
 
@@ -380,7 +337,7 @@ def plan_save(source: SaveSource, target: Path, options: SaveOptions,
             output = serialize(model, pause) if source.size_hint < STREAM_ABOVE else output_of(model, pause)
             return SavePlan(target, output, copies, written_model=model, journal=journal, notes=notes)
         return SavePlan(target, source.model_output(pause), copies, journal=journal, notes=notes)
-    except _TooLarge as exc:
+    except ModelTooLarge as exc:
         raise TooLargeError(
             "the model is too large to write as one file (over 2 GiB); its weights can go to a data file "
             f"beside it ({data_file_for(target).name}).",
@@ -624,22 +581,6 @@ def _point_into(tensor: onnx.TensorProto, location: str, offset: int, size: int)
         tensor.external_data.add(key=key, value=value)
     tensor.ClearField("raw_data")
     tensor.data_location = onnx.TensorProto.EXTERNAL
-
-
-class _TooLarge(SaveError):
-    """The model does not fit in one protobuf file; :func:`plan_save` says what to do about it."""
-
-
-def serialize(model: onnx.ModelProto, pause: Callable[[], None] | None = None) -> bytes:
-    """The model's bytes; a SaveError when they do not fit in one protobuf file (2 GiB)."""
-    message = "the model is too large to write as one file (over 2 GiB)."
-    try:
-        data = serialize_in_slices(model, pause) if pause is not None else model.SerializeToString()
-    except ValueError as exc:  # protobuf's EncodeError: over 2 GiB
-        raise _TooLarge(message, str(exc)) from exc
-    if len(data) > MAX_PROTO_BYTES:
-        raise _TooLarge(message)
-    return data
 
 
 def embedded(source: SaveSource) -> onnx.ModelProto:

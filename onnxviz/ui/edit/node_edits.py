@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from onnxviz.model.editing.palette import CONTRIB_DOMAIN, palette
 from onnxviz.model.errors import EditError
 from onnxviz.model.text import dtype_text, first_names, quoted_name, shape_list
 from onnxviz.ui.widgets.names import message_text, short_name
@@ -44,6 +43,7 @@ class NodeEdits:
         self.host.open_dialog(form)
 
     def change_operator(self) -> None:
+        from onnxviz.model.editing.palette import CONTRIB_DOMAIN, palette
         from onnxviz.ui.edit.attributes import node_ref
 
         doc, scope, i = self.selection.require_node()
