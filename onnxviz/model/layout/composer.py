@@ -21,9 +21,10 @@ import numpy as np
 
 from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
 from onnxviz.model.layout.groups import GroupTree
+from onnxviz.model.layout.layers import LevelLayout
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText, ScopeGraph
-from onnxviz.model.layout.util import tolist_in_slices, unique_rows
+from onnxviz.model.layout.util import distinct_ids, tolist_in_slices, unique_rows
 
 Point = tuple[float, float]
 ABSOLUTE = -2   # the "level" of a route in the scene's own place (at (0, 0))
@@ -51,16 +52,25 @@ class _Composer:
         self.n_items = levels.graph.n_items
         self.blocks = levels.blocks
         self.origin: dict[int, Point] = {}
-        self.segments: dict[tuple[int, int], tuple[int, int]] = {}   # (level, level edge) -> (route, level)
-        self.local_routes: dict[tuple[int, int, float, float | None], int] = {}  # -> a route in a layout's place
+        # made by level_routes, for the edges of every level one level after another:
+        self.edge_start: dict[int, int] = {}      # per level: its first edge among them
+        self.level_route: list[int] = []          # per edge: its route in its layout's place (-1: none)
+        self.level_route_array = np.zeros(0, np.int64)
+        self.edge_level = np.zeros(0, np.int64)  # per edge: its level
+        self.row_of_code = np.zeros(0, np.int64)  # per unit code: its row among every level's rows, -1 if none
+        self.edge_keys = np.zeros(0, np.int64)   # the edges by (their ends' rows, value), sorted
+        self.edge_order = np.zeros(0, np.int64)  # the edge at each place there
+        self.edge_hi = (0, 0)                     # the rows' and the values' count in those keys
         self.route_points: list[Point] = []   # every such route's points, one after another
         self.route_start: list[int] = []      # per route: its first point there
-        self.units: dict[int, tuple[list[int], list[int], list[int]]] = {}  # per level: its blocks' rows as lists
         self.chains: dict[int, list[int]] = {}
         self.scene = Scene(scope=levels.scope)
         self.code_box: dict[int, int] = {}
-        self.item_group: list[int] = levels.tree.item_group.tolist()
-        self.group_parent: list[int] = levels.tree.parent.tolist()
+        tree = levels.tree
+        self.item_group: list[int] = tree.item_group.tolist()
+        self.group_parent: list[int] = tree.parent.tolist()
+        # per unit code (and a last -1): the group whose level holds it (home_of)
+        self.home = np.concatenate([tree.item_group[:self.n_items], tree.parent[:tree.n_groups], [-1]])
 
     # -- boxes ----------------------------------------------------------------------------
     def place_boxes(self) -> None:
@@ -122,12 +132,17 @@ class _Composer:
         s.group_rect = np.array([f[1] for f in frames], np.float32).reshape(-1, 4)
         s.group_depth = np.array([f[2] for f in frames], np.int16)
 
-    def node_boxes(self, visible: np.ndarray) -> np.ndarray:
-        node_item = self.levels.graph.node_item
+    def box_of_code(self) -> np.ndarray:
+        """Per unit code (and a last -1): the box showing it, -1 if none."""
         box_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
         if self.code_box:
             codes = np.fromiter(self.code_box.keys(), np.int64)
             box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
+        return box_of_code
+
+    def node_boxes(self, visible: np.ndarray) -> np.ndarray:
+        node_item = self.levels.graph.node_item
+        box_of_code = self.box_of_code()
         out = np.where(node_item >= 0, box_of_code[visible[node_item]], -1)
         # a Constant (or a weight's Identity, DequantizeLinear...) listed inside its reader's box is shown by that box
         sg = self.levels.graph
@@ -148,26 +163,47 @@ class _Composer:
             triples = unique_rows(triples)
         else:
             triples = np.zeros((0, 3), np.int64)
+        box_of_code = self.box_of_code()
+        srcs, dsts = box_of_code[triples[:, 0]], box_of_code[triples[:, 1]]
+        shown = (srcs >= 0) & (dsts >= 0)
+        triples, srcs, dsts = triples[shown], srcs[shown], dsts[shown]
+        same = self.same_level(triples)
         pieces: list[tuple[int, int]] = []   # each edge's routes in its levels, one edge after another
         counts: list[int] = []
-        srcs: list[int] = []
-        dsts: list[int] = []
-        vids: list[int] = []
-        for a, b, v in tolist_in_slices(triples):
-            sb, db = self.code_box.get(a, -1), self.code_box.get(b, -1)
-            if sb < 0 or db < 0:
+        for (a, b, v), sb, db, route, level in zip(tolist_in_slices(triples), srcs.tolist(), dsts.tolist(),
+                                                   *same, strict=True):
+            if route >= 0:
+                pieces.append((route, level))
+                counts.append(1)
                 continue
-            srcs.append(sb)
-            dsts.append(db)
             found = self.route(a, b, v, sb, db)
             pieces += found
             counts.append(len(found))
-            vids.append(v)
+        vids = triples[:, 2].tolist()
         s.edge_value = [sg.values[v] for v in vids]
-        s.edge_src = np.array(srcs, np.int32)
-        s.edge_dst = np.array(dsts, np.int32)
+        s.edge_src = srcs.astype(np.int32)
+        s.edge_dst = dsts.astype(np.int32)
         s.edge_points, s.edge_offsets = self._points(pieces, counts)
         return vids
+
+    def same_level(self, triples: np.ndarray) -> tuple[list[int], list[int]]:
+        """Per edge (unit, unit, value) with both ends in one level (the common case): its route there and the
+        level, looked up for all edges at once among the levels' edges; -1 and -1 for the others."""
+        self.level_routes()
+        route = np.full(len(triples), -1, np.int64)
+        level = route.copy()
+        if len(self.edge_keys) and len(triples):
+            a, b, v = triples.T
+            src, dst = self.row_of_code[a], self.row_of_code[b]
+            rows, hi = self.edge_hi
+            key = (src * rows + dst) * hi + v
+            at = np.minimum(np.searchsorted(self.edge_keys, key), len(self.edge_keys) - 1)
+            same = (src >= 0) & (dst >= 0) & (v < hi) & (self.edge_keys[at] == key) \
+                & (self.edge_level[self.edge_order[at]] == self.home[a]) & (self.home[a] == self.home[b])
+            edge = self.edge_order[at[same]]
+            route[same] = self.level_route_array[edge]
+            level[same] = self.edge_level[edge]
+        return route.tolist(), level.tolist()
 
     def _points(self, pieces: list[tuple[int, int]], counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The edges' points (each piece's route moved to its level's place, in one pass over arrays: repeated
@@ -238,32 +274,104 @@ class _Composer:
 
     def segment(self, level: int, e: int) -> tuple[int, int]:
         """Edge ``e`` of ``level``'s layout: (its route in the layout's own place, the level)."""
-        found = self.segments.get((level, e))
-        if found is not None:
-            return found
-        block = self.blocks[level]
-        lay = block.lay
-        units = self.units.get(level)
-        if units is None:
-            units = self.units[level] = (block.kind.tolist(), block.ref.tolist(), block.edge_val.tolist())
-        kind, ref, edge_val = units
-        plain = lay.plain()
-        v, src, dst = edge_val[e], plain.edge_src[e], plain.edge_dst[e]
-        src_dx = 0.0
-        dst_dx: float | None = None  # a box's own spot for the edge, beside the others into it
-        if kind[src] == UNIT_BLOCK:
-            sub = self.blocks[ref[src]]
-            src_dx = sub.port_dx(sub.out_port[v])
-        if kind[dst] == UNIT_BLOCK:
-            sub = self.blocks[ref[dst]]
-            dst_dx = sub.port_dx(sub.in_port[v])
-        # repeated levels share their layout: its route of an edge is made once, then moved to each level
-        key = (id(lay), e, src_dx, dst_dx)
-        local = self.local_routes.get(key)
-        if local is None:
-            local = self.local_routes[key] = self._new_route(lay.polyline(e, src_dx, dst_dx))
-        found = self.segments[(level, e)] = (local, level)
-        return found
+        route = self.level_route[self.edge_start[level] + e]
+        if route < 0:
+            raise KeyError((level, e))
+        return route, level
+
+    def level_routes(self) -> None:
+        """Every edge of every level: its route in its layout's own place, for all levels at once. Repeated
+        levels share their layout: a route is made once per (layout, edge, source port's and target port's
+        offsets), then moved to each level. An edge from or to a nested frame leaves or enters at the port of its
+        value there (-1: no such port)."""
+        levels = list(self.blocks)
+        lay_slot: dict[int, int] = {}
+        lays: list[LevelLayout] = []
+        kinds, refs, vals, srcs, dsts, xs, ws = [], [], [], [], [], [], []
+        lay_of: list[int] = []
+        n_edges: list[int] = []
+        port_level: list[int] = []
+        port_val: list[int] = []
+        port_row: list[int] = []
+        port_out: list[int] = []
+        slot_of = np.full(self.levels.tree.n_groups + 1, -1, np.int64)
+        rows = edges = 0
+        for k, g in enumerate(levels):
+            block = self.blocks[g]
+            lay = block.lay
+            slot_of[g] = k
+            self.edge_start[g] = edges
+            n = len(block.edge_val)
+            lay_of.append(lay_slot.setdefault(id(lay), len(lay_slot)))
+            if len(lay_slot) > len(lays):
+                lays.append(lay)
+            n_edges.append(n)
+            kinds.append(block.kind)
+            refs.append(block.ref)
+            vals.append(block.edge_val)
+            srcs.append(lay.edge_src[:n] + rows)
+            dsts.append(lay.edge_dst[:n] + rows)
+            xs.append(lay.x[:len(block.kind)])
+            ws.append(lay.w[:len(block.kind)])
+            for ports, out in ((block.in_port, 0), (block.out_port, 1)):
+                port_level += [k] * len(ports)
+                port_val += ports.keys()
+                port_row += [rows + r for r in ports.values()]
+                port_out += [out] * len(ports)
+            rows += len(block.kind)
+            edges += n
+        self.level_route = [-1] * edges
+        if not edges:
+            return
+        kind, ref = np.concatenate(kinds), np.concatenate(refs)
+        self.edge_level = np.repeat(np.array(levels, np.int64), n_edges)
+        x, w = (np.concatenate(a).astype(np.float64) for a in (xs, ws))
+        val, src, dst = (np.concatenate(a).astype(np.int64) for a in (vals, srcs, dsts))
+        # each box's or frame's unit code and row among all levels' rows; each level edge by its ends' rows, value
+        unit = np.flatnonzero(kind <= UNIT_BLOCK)
+        self.row_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
+        self.row_of_code[np.where(kind[unit] == UNIT_ITEM, ref[unit], self.n_items + ref[unit])] = unit
+        self.edge_hi = (rows, int(val.max()) + 1)
+        keys = (src * rows + dst) * self.edge_hi[1] + val
+        self.edge_order = np.argsort(keys, kind="stable")
+        self.edge_keys = keys[self.edge_order]
+        counts = np.array(n_edges, np.int64)
+        lay_k = np.repeat(np.array(lay_of, np.int64), counts)
+        e = np.arange(edges) - np.repeat(np.cumsum(counts) - counts, counts)
+        # each port's offset from its frame's centre (Block.port_dx), found by (frame's level, out or in, value)
+        pad_x = np.array([self.blocks[g].pad_x for g in levels], np.float64)
+        width = np.array([self.blocks[g].width for g in levels], np.float64)
+        p_level, p_row = np.array(port_level, np.int64), np.array(port_row, np.int64)
+        p_dx = pad_x[p_level] + x[p_row] + w[p_row] / 2 - width[p_level] / 2
+        hi = max(int(val.max()), max(port_val, default=0)) + 1
+        p_key = (p_level * 2 + np.array(port_out, np.int64)) * hi + np.array(port_val, np.int64)
+        order = np.argsort(p_key, kind="stable")
+        p_key, p_dx = np.append(p_key[order], -1), np.append(p_dx[order], np.nan)
+
+        def port(end: np.ndarray, out: int) -> tuple[np.ndarray, np.ndarray]:
+            """Per edge: whether its end is a nested frame; the offset of its value's port there (NaN: none)."""
+            frame = kind[end] == UNIT_BLOCK
+            key = (slot_of[np.where(frame, ref[end], -1)] * 2 + out) * hi + val
+            at = np.minimum(np.searchsorted(p_key[:-1], key), len(p_key) - 2)
+            at[(p_key[at] != key) | (key < 0)] = -1
+            return frame, np.where(frame, p_dx[at], 0.0)
+
+        _, src_dx = port(src, 1)
+        dst_frame, dst_dx = port(dst, 0)
+        good = np.flatnonzero(~(np.isnan(src_dx) | np.isnan(dst_dx)))
+        if not len(good):
+            return
+        # a route per distinct (layout, edge, source's offset, target's offset or none)
+        route, _ = distinct_ids(lay_k[good] * (int(e.max()) + 1) + e[good])
+        for offset in (src_dx[good], np.where(dst_frame[good], dst_dx[good], -np.inf)):
+            ids, _ = distinct_ids(offset)
+            route, first = distinct_ids(route * (int(ids.max()) + 1) + ids)
+        made = [self._new_route(lays[k].polyline(j, sdx, ddx if frame else None))
+                for k, j, sdx, ddx, frame in zip(*(a[good[first]].tolist() for a in (lay_k, e, src_dx, dst_dx,
+                                                                                       dst_frame)), strict=True)]
+        level_route = np.full(edges, -1, np.int64)
+        level_route[good] = np.array(made, np.int64)[route]
+        self.level_route, self.level_route_array = level_route.tolist(), level_route
 
     def _new_route(self, points: list[Point]) -> int:
         self.route_start.append(len(self.route_points))

@@ -68,6 +68,18 @@ def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.stack([keys // span, keys % span], 1)
 
 
+def distinct_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's place among the sorted distinct values of a 1-D array, and the first position of each distinct
+    value in it: what ``np.unique(values, return_index=True, return_inverse=True)`` gives after the values."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.ones(len(values), bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    ids = np.empty(len(values), np.int64)
+    ids[order] = np.cumsum(new) - 1
+    return ids, order[new]
+
+
 def unique_small(values: np.ndarray) -> np.ndarray:
     """``np.unique`` without its fixed overhead for the short arrays of one level."""
     if len(values) > 256:

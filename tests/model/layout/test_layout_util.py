@@ -14,7 +14,7 @@ from hypothesis.extra import numpy as hnp
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.groups import MAX_DEPTH
-from onnxviz.model.layout.util import SMALL_ROWS, float32_points, tolist_in_slices, unique_rows
+from onnxviz.model.layout.util import SMALL_ROWS, distinct_ids, float32_points, tolist_in_slices, unique_rows
 from onnxviz.model.layout.wiring import Wiring
 
 EXPORTS = TEST_DATA / "exports"
@@ -26,6 +26,14 @@ def test_unique_rows_are_numpys_distinct_sorted_rows(rows: np.ndarray) -> None:
     found = unique_rows(rows)
     assert found.dtype == rows.dtype and found.shape[1] == 3
     np.testing.assert_array_equal(found, np.unique(rows, axis=0).reshape(-1, 3))
+
+
+@given(SIZES.flatmap(lambda n: hnp.arrays(np.float64, n, elements=st.sampled_from([-1.5, -0.0, 0.0, 2.0, np.inf]))))
+def test_distinct_ids_are_numpys_unique_index_and_inverse(values: np.ndarray) -> None:
+    ids, first = distinct_ids(values)
+    _, expected_first, expected_ids = np.unique(values, return_index=True, return_inverse=True)
+    np.testing.assert_array_equal(ids, expected_ids.reshape(-1))
+    np.testing.assert_array_equal(first, expected_first)
 
 
 @given(st.sampled_from([0, 1, 6, 7, 13, 40]).flatmap(
