@@ -80,13 +80,6 @@ def distinct_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids, order[new]
 
 
-def unique_small(values: np.ndarray) -> np.ndarray:
-    """``np.unique`` without its fixed overhead for the short arrays of one level."""
-    if len(values) > 256:
-        return distinct(values)
-    return np.array(sorted(set(values.tolist())), values.dtype)
-
-
 def runs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The runs ``lo[j]..hi[j]-1`` one after another: each position's run ``j``, and the position."""
     lengths = hi - lo
