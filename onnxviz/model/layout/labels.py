@@ -214,15 +214,14 @@ class _Segments:
         cx = lo[which, 0] + k // np.maximum(span[which, 1], 1)
         cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
         order = np.lexsort((cy, cx))
-        keys = np.stack([cx[order], cy[order]], 1)
-        self._which, self._keys = which[order], keys
-        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+        self._which, self._cx, self._cy = which[order], cx[order], cy[order]
+        self._cells = _CellIndex(self._cx, self._cy)
 
     @cached_property
     def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[int], list[list[float]], list[int]]:
         """For :meth:`free`: each cell's slice of ``which``, the segments in cell order, each segment's ends and
         source box (made on the first label whose first spot is not free: most scenes need none)."""
-        keys = self._keys
+        keys = np.stack([self._cx, self._cy], 1)
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
         ends = np.r_[firsts[1:], len(keys)] if len(firsts) else firsts
