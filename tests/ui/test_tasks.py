@@ -19,7 +19,7 @@ from onnxviz.model.background.procpool import WorkerProcess
 from onnxviz.model.errors import Cancelled
 from onnxviz.model.progress import CancelToken, ProgressFn
 from onnxviz.ui.app import ensure_app
-from onnxviz.ui.tasks import Task, foreground_pool, settle, task_pools, waiting_pool
+from onnxviz.ui.tasks import REPORT_EVERY_S, Task, foreground_pool, settle, task_pools, waiting_pool
 
 TIMEOUT = 10_000
 
@@ -62,6 +62,52 @@ def test_progress_and_failure_reach_the_gui_thread(qtbot: QtBot) -> None:
     assert seen == [(0.25, "a quarter", threading.main_thread().name)]
     exc, tb = failed.args
     assert isinstance(exc, ValueError) and "broken" in tb and task.done
+
+
+def test_a_steps_many_reports_reach_the_gui_thread_spaced_out_and_each_new_step_at_once(qtbot: QtBot) -> None:
+    """Each report wakes the GUI thread (a layout of 12k nodes reported ~200 times a second): within one step
+    (the same text) the GUI thread hears at most one every REPORT_EVERY_S; a new step's text always arrives."""
+    seen: list[tuple[float, str]] = []
+    took: list[float] = []
+
+    def work(progress: ProgressFn, _token: CancelToken) -> None:
+        start = time.monotonic()
+        for i in range(20_000):
+            progress(i / 40_000, "Placing")
+        took.append(time.monotonic() - start)
+        progress(0.5, "Routing")
+        progress(0.6, "")
+        progress(1.0, "Done")
+
+    task = Task(work, "Reporting")
+    task.progress.connect(lambda f, text: seen.append((f, text)))
+    with qtbot.waitSignal(task.finished, timeout=TIMEOUT):
+        task.start()
+    placing = [f for f, text in seen if text == "Placing"]
+    assert placing[0] == 0.0 and placing == sorted(placing)
+    assert len(placing) <= 1 + took[0] / REPORT_EVERY_S + 1
+    assert seen[len(placing):] == [(0.5, "Routing"), (0.6, ""), (1.0, "Done")]
+
+
+def test_a_report_left_out_still_ends_a_cancelled_task(qtbot: QtBot) -> None:
+    """The cancel token is checked at every report, the ones the GUI thread does not hear of included."""
+    reported = threading.Event()
+    counted: list[int] = []
+
+    def work(progress: ProgressFn, token: CancelToken) -> None:
+        progress(0.0, "Waiting")
+        reported.set()
+        for i in range(10_000_000):
+            counted.append(i)
+            progress(0.0, "Waiting")   # the same step at once again: not passed on, yet it raises Cancelled
+
+    task = Task(work, "Cancelled while reporting")
+    with qtbot.waitSignal(task.progress, timeout=TIMEOUT):
+        task.start()
+    assert reported.wait(TIMEOUT / 1000)
+    with qtbot.waitSignal(task.cancelled, timeout=TIMEOUT):
+        task.cancel()
+    assert 0 < len(counted) < 10_000_000
 
 
 def test_a_cancelled_task_reports_cancelled_and_never_its_result(qtbot: QtBot) -> None:

@@ -168,7 +168,13 @@ class _CellIndex:
     def __init__(self, cx: np.ndarray, cy: np.ndarray) -> None:
         self.low = int(cy.min()) - 1 if len(cy) else 0
         self.span = int(cy.max()) - self.low + 2 if len(cy) else 1   # rows low .. high + 1: every key one cell
-        self.keys = cx * self.span + (cy - self.low)
+        keys = cx * self.span + (cy - self.low)
+        firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, np.int64)
+        # each cell holding entries once, with its first entry and how many (one search in the cells, not two in
+        # every entry); a last cell no key reaches, so that a search past them all finds no entries
+        self.cells = np.r_[keys[firsts], np.iinfo(np.int64).max]
+        self.first = np.r_[firsts, len(keys)]
+        self.count = np.diff(self.first, append=len(keys))
 
     def pairs(self, i0: np.ndarray, j0: np.ndarray, i1: np.ndarray, j1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rectangle, entry) of each entry in each cell (i, j), i0 <= i <= i1 and j0 <= j <= j1, of each rectangle."""
@@ -178,8 +184,8 @@ class _CellIndex:
         rect = np.repeat(np.arange(len(count)), count)
         k = np.arange(len(rect)) - np.repeat(np.cumsum(count) - count, count)
         cell = (i0[rect] + k // rows[rect]) * self.span + (j0[rect] + k % rows[rect] - self.low)
-        lo, hi = np.searchsorted(self.keys, cell, "left"), np.searchsorted(self.keys, cell, "right")
-        n = hi - lo
+        at = np.searchsorted(self.cells, cell)
+        lo, n = self.first[at], np.where(self.cells[at] == cell, self.count[at], 0)
         pair_rect = np.repeat(rect, n)
         entry = np.arange(len(pair_rect)) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
         return pair_rect, entry
@@ -208,15 +214,14 @@ class _Segments:
         cx = lo[which, 0] + k // np.maximum(span[which, 1], 1)
         cy = lo[which, 1] + k % np.maximum(span[which, 1], 1)
         order = np.lexsort((cy, cx))
-        keys = np.stack([cx[order], cy[order]], 1)
-        self._which, self._keys = which[order], keys
-        self._cells = _CellIndex(keys[:, 0], keys[:, 1])
+        self._which, self._cx, self._cy = which[order], cx[order], cy[order]
+        self._cells = _CellIndex(self._cx, self._cy)
 
     @cached_property
     def _lists(self) -> tuple[dict[tuple[int, int], tuple[int, int]], list[int], list[list[float]], list[int]]:
         """For :meth:`free`: each cell's slice of ``which``, the segments in cell order, each segment's ends and
         source box (made on the first label whose first spot is not free: most scenes need none)."""
-        keys = self._keys
+        keys = np.stack([self._cx, self._cy], 1)
         firsts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
             np.zeros(0, np.int64)
         ends = np.r_[firsts[1:], len(keys)] if len(firsts) else firsts
@@ -304,60 +309,66 @@ def text_band(r: Rect) -> Rect:
 
 def label_spots(scene: Scene) -> LabelSpots:
     """A free spot for the label of each value leaving a box (one per value, even with several edges)."""
-    labelled = _labelled_edges(scene)
-    if not labelled:
+    edge, outer = _labelled_edges(scene)
+    if not len(edge):
         return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-    grid, boxes, edges = _Grid(), _Boxes(scene), _Segments(scene)
-    marks = frame_marks(scene)
-    for mark in marks:   # a label over a frame's name or its button hides it
-        grid.add(mark)
-    across = scene.direction == "LR"
-    rows: list[tuple[int, float, float, bool]] = []
-    points, offsets = tolist_in_slices(scene.edge_points), scene.edge_offsets.tolist()
-    sources = scene.edge_src.tolist()
-    firsts: list[tuple[float, float, bool] | None] = [None] * len(labelled)   # small: one label at a time
-    apart = [False] * len(labelled)
-    if len(labelled) >= WHOLE_SCENE:
-        firsts = _first_spots(scene, labelled, boxes, edges)
-    padded_firsts = [_padded(first, scene.edge_label[e]) if first is not None else None
-                     for (e, _), first in zip(labelled, firsts, strict=True)]
-    if len(labelled) >= WHOLE_SCENE:
-        apart = _apart(padded_firsts, marks)
-    pending: list[Rect] = []   # labels placed at their first spot and not yet in the grid
-    elsewhere = _Grid()        # labels placed at another spot
-    for (e, outer), first, padded, alone in zip(labelled, firsts, padded_firsts, apart, strict=True):
-        if first is not None and padded is not None:   # free of boxes and edges: free of the labels placed so far?
-            if alone and (not elsewhere.cells or elsewhere.free(padded)):
-                pending.append(padded)
-                rows.append((e, *first))
+    boxes, edges, marks = _Boxes(scene), _Segments(scene), frame_marks(scene)
+    if len(edge) >= WHOLE_SCENE:
+        first, free, padded = _first_spots(scene, edge, outer, boxes, edges)
+        taken = free.copy()   # at its first spot, free of boxes and edges, apart from every other first spot:
+        taken[free] = _apart(padded[free], marks)   # placed there unless a label placed elsewhere before it meets it
+    else:   # a small scene: every label checked one at a time
+        first = LabelSpots(edge, np.zeros(len(edge)), np.zeros(len(edge)), np.zeros(len(edge), bool))
+        free, padded, taken = np.zeros(len(edge), bool), np.zeros((len(edge), 4)), np.zeros(len(edge), bool)
+    start = len(edge) if taken.all() else int(np.argmin(taken))   # until the first other label, none placed elsewhere
+    spots = LabelSpots(edge, first.x.copy(), first.y.copy(), first.left.copy())
+    if start < len(edge):
+        _place_one_by_one(scene, spots, outer, free, padded, taken, start, (marks, boxes, edges))
+    keep = np.flatnonzero(taken)
+    return LabelSpots(edge[keep], spots.x[keep], spots.y[keep], spots.left[keep])
+
+
+def _place_one_by_one(scene: Scene, spots: LabelSpots, outer: np.ndarray, free: np.ndarray, padded: np.ndarray,
+                      taken: np.ndarray, start: int, obstacles: tuple[np.ndarray, _Boxes, _Segments]) -> None:
+    """Labels ``start`` on, in order: one free at its first spot and apart from the other first spots stays there
+    unless a label placed at another spot meets it; any other takes the first of its spots (:func:`_candidates`)
+    free of the labels placed so far, the boxes and other boxes' edges, or none. Writes ``spots`` and ``taken``."""
+    marks, boxes, edges = obstacles
+    grid, elsewhere = _Grid(), _Grid()   # every label placed, and the frame marks; the labels placed elsewhere
+    for mark in marks.tolist():   # a label over a frame's name or its button hides it
+        grid.add(tuple(mark))
+    pending: list[Rect] = [tuple(r) for r in padded[:start][taken[:start]].tolist()]   # placed, not yet in the grid
+    across, offsets, points = scene.direction == "LR", scene.edge_offsets.tolist(), scene.edge_points
+    placed: list[tuple[int, float, float, bool]] = []
+    took = taken[start:].tolist()
+    rows = zip(range(start, len(took) + start), spots.edge[start:].tolist(), outer[start:].tolist(),
+               free[start:].tolist(), took, tolist_in_slices(padded[start:]), strict=True)
+    for i, e, out, at_first, alone, first in rows:
+        if at_first:   # free of boxes and edges: free of the labels placed so far?
+            if alone and (not elsewhere.cells or elsewhere.free(first)):
+                pending.append(first)
                 continue
             _flush(pending, grid)
-            if grid.free(padded):
-                grid.add(padded)
-                rows.append((e, *first))
+            if grid.free(first):
+                grid.add(first)
+                took[i - start] = True
                 continue
+        took[i - start] = False
         _flush(pending, grid)
         text = scene.edge_label[e]
-        pts = points[offsets[e]:offsets[e + 1]]
-        for spot in _candidates(pts, text, across, outer):
+        for spot in _candidates(points[offsets[e]:offsets[e + 1]].tolist(), text, across, out):
             x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
-            padded = (x0 - AIR, y0, x1 + AIR, y1)
-            if grid.free(padded) and boxes.free(padded) and edges.free(text_band((x0, y0, x1, y1)), sources[e]):
-                grid.add(padded)
-                elsewhere.add(padded)
-                rows.append((e, *spot))
+            rect = (x0 - AIR, y0, x1 + AIR, y1)
+            if grid.free(rect) and boxes.free(rect) and edges.free(text_band((x0, y0, x1, y1)), int(scene.edge_src[e])):
+                grid.add(rect)
+                elsewhere.add(rect)
+                placed.append((i, *spot))
+                took[i - start] = True
                 break
-    if not rows:
-        return LabelSpots(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))
-    edge, x, y, left = zip(*rows, strict=True)
-    return LabelSpots(np.array(edge, np.int64), np.array(x, np.float64), np.array(y, np.float64),
-                      np.array(left, bool))
-
-
-def _padded(spot: tuple[float, float, bool], text: str) -> Rect:
-    """The rectangle a label at ``spot`` keeps to itself: its text and the air left and right of it."""
-    x0, y0, x1, y1 = label_rect(spot[0], spot[1], spot[2], text)
-    return x0 - AIR, y0, x1 + AIR, y1
+    taken[start:] = took
+    if placed:
+        row, x, y, left = (list(v) for v in zip(*placed, strict=True))
+        spots.x[row], spots.y[row], spots.left[row] = x, y, left
 
 
 def _flush(pending: list[Rect], grid: _Grid) -> None:
@@ -366,12 +377,11 @@ def _flush(pending: list[Rect], grid: _Grid) -> None:
     pending.clear()
 
 
-def _apart(padded: list[Rect | None], marks: list[Rect]) -> list[bool]:
-    """Per rectangle (None: none), whether it overlaps no other of them and no frame mark: such a label, at its
+def _apart(padded: np.ndarray, marks: np.ndarray) -> np.ndarray:
+    """Per rectangle (x0, y0, x1, y1), whether it overlaps no other of them and no frame mark: such a label, at its
     first spot, can meet only labels placed at another spot (found for all at once in numpy: the grid's check
     one label at a time was most of what was left of the labels' time)."""
-    given = [r is not None for r in padded]
-    rects = np.array([r for r in padded if r is not None] + marks, np.float64).reshape(-1, 4)
+    rects = np.concatenate([padded, marks]).reshape(-1, 4)
     lo = np.floor_divide(rects[:, :2], LABEL_CELL).astype(np.int64)
     hi = np.floor_divide(rects[:, 2:], LABEL_CELL).astype(np.int64)
     span = hi - lo + 1
@@ -381,7 +391,7 @@ def _apart(padded: list[Rect | None], marks: list[Rect]) -> list[bool]:
     cx, cy = lo[owner, 0] + k // span[owner, 1], lo[owner, 1] + k % span[owner, 1]
     order = np.lexsort((cy, cx))
     cells, owner = _CellIndex(cx[order], cy[order]), owner[order]
-    n = int(sum(given))
+    n = len(padded)
     alone = np.ones(n, bool)
     for start in range(0, n, PASS_ROWS):
         stop = min(n, start + PASS_ROWS)
@@ -390,29 +400,29 @@ def _apart(padded: list[Rect | None], marks: list[Rect]) -> list[bool]:
         a, b = rects[row], rects[other]
         meet = (row != other) & (a[:, 0] < b[:, 2]) & (b[:, 0] < a[:, 2]) & (a[:, 1] < b[:, 3]) & (b[:, 1] < a[:, 3])
         alone[row[meet]] = False
-    found = iter(alone.tolist())
-    return [next(found) if g else False for g in given]
+    return alone
 
 
-def _first_spots(scene: Scene, labelled: list[tuple[int, bool]], boxes: _Boxes,
-                 edges: _Segments) -> list[tuple[float, float, bool] | None]:
-    """Per labelled edge, its first spot (what :func:`_candidates` tries first) when it is free of boxes and of
-    other boxes' edges, else None; for all labels at once in numpy, a slice of rows at a time (one check per
-    label in Python was most of the labels' time). Only the first spot of an edge whose first segment heads
-    along the flow is found here (the others, None, are tried one by one)."""
-    found: list[tuple[float, float, bool] | None] = []
-    for start in range(0, len(labelled), PASS_ROWS):
-        part = labelled[start:start + PASS_ROWS]
-        e = np.array([e for e, _ in part], np.int64)
-        x, y, left, known = _first_spot_rows(scene, e, np.array([outer for _, outer in part], bool))
-        width = np.array([label_width(scene.edge_label[k]) for k in e.tolist()])
+def _first_spots(scene: Scene, edge: np.ndarray, outer: np.ndarray, boxes: _Boxes,
+                 edges: _Segments) -> tuple[LabelSpots, np.ndarray, np.ndarray]:
+    """Per labelled edge, its first spot (what :func:`_candidates` tries first), whether it is free of boxes and of
+    other boxes' edges, and the rectangle it keeps to itself (its text and the air left and right of it); for all
+    labels at once in numpy, a slice of rows at a time (one check per label in Python was most of the labels' time).
+    Only the first spot of an edge whose first segment heads along the flow is found here (the others are not free
+    here and are tried one by one)."""
+    parts = []
+    for start in range(0, len(edge), PASS_ROWS):
+        e = edge[start:start + PASS_ROWS]
+        x, y, left, known = _first_spot_rows(scene, e, outer[start:start + PASS_ROWS])
+        width = np.array([label_width(scene.edge_label[k]) for k in e.tolist()], np.float64)
         x0 = np.where(left, x - width, x)
         x1 = x0 + width
-        ok = known & boxes.free_many(np.stack([x0 - AIR, y, x1 + AIR, y + LABEL_LINE], 1))
-        ok &= edges.free_many(np.stack([x0, y + 2.0, x1, y + LABEL_LINE - 2.0], 1), scene.edge_src[e])
-        found += [(a, b, c) if k else None for a, b, c, k in
-                  zip(x.tolist(), y.tolist(), left.tolist(), ok.tolist(), strict=True)]
-    return found
+        padded = np.stack([x0 - AIR, y, x1 + AIR, y + LABEL_LINE], 1)
+        free = known & boxes.free_many(padded)
+        free &= edges.free_many(np.stack([x0, y + 2.0, x1, y + LABEL_LINE - 2.0], 1), scene.edge_src[e])
+        parts.append((x, y, left, free, padded))
+    x, y, left, free, padded = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return LabelSpots(edge, x, y, left), free, padded
 
 
 def _first_spot_rows(scene: Scene, e: np.ndarray,
@@ -433,19 +443,20 @@ def _first_spot_rows(scene: Scene, e: np.ndarray,
     return np.where(left, p0[:, 0] - away, p0[:, 0] + away), p0[:, 1] + 1.0, left, known
 
 
-def frame_marks(scene: Scene) -> list[Rect]:
-    """What each group frame draws in its top band: its name (bold, from 10 units in, cut to the frame's
-    width) and its − button at the right."""
-    marks = []
-    for (x, y, w, _h), path in zip(scene.group_rect.tolist(), scene.group_path, strict=True):
-        title = path.rsplit("/", 1)[-1] or path
-        marks.append((x + 10, y + 2, x + 10 + min(label_width(title) * BOLD, max(w - 34, 1.0)), y + 21))
-        marks.append((x + w - 22, y + 3, x + w - 5, y + 20))
-    return marks
+def frame_marks(scene: Scene) -> np.ndarray:
+    """(x0, y0, x1, y1) of what each group frame draws in its top band, two rows a frame: its name (bold, from 10
+    units in, cut to the frame's width) and its − button at the right."""
+    g = scene.group_rect.astype(np.float64).reshape(-1, 4)
+    x, y, w = g[:, 0], g[:, 1], g[:, 2]
+    title = np.array([label_width(path.rsplit("/", 1)[-1] or path) for path in scene.group_path], np.float64)
+    name = np.stack([x + 10, y + 2, x + 10 + np.minimum(title * BOLD, np.maximum(w - 34, 1.0)), y + 21], 1)
+    button = np.stack([x + w - 22, y + 3, x + w - 5, y + 20], 1)
+    return np.stack([name, button], 1).reshape(-1, 4)
 
 
-def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
-    """(edge, label first on its outer side?) for one edge per (source box, value) with a label,
+def _labelled_edges(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
+    """The edges (int64) given a label, and whether each label goes first on its outer side (bool): one edge per
+    (source box, value) with a label,
     sources top to bottom (left to right), each source's straightest edge first.
 
     The edges of a box all start at one point, so a label there must sit on the side facing away
@@ -458,7 +469,7 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
     value = np.array([ids.setdefault(v, len(ids)) for v in scene.edge_value], np.int64)
     keep = np.flatnonzero(np.array([bool(t) for t in scene.edge_label], bool) & (np.diff(scene.edge_offsets) >= 2))
     if len(keep) == 0:
-        return []
+        return np.zeros(0, np.int64), np.zeros(0, bool)
     key = src[keep] * len(ids) + value[keep]
     order = np.argsort(key, kind="stable")   # the first edge of each (source, value): the one labelled
     firsts = np.ones(len(order), bool)
@@ -474,10 +485,10 @@ def _labelled_edges(scene: Scene) -> list[tuple[int, bool]]:
     labelled = labelled[np.lexsort((np.abs(slope), s, flow[s]))]  # sources in flow order, straightest first
     s, slope = src[labelled], first[labelled]
     outer = (slope > RIGHTWARD) | ((np.abs(slope) <= RIGHTWARD) & ~(rightward[s] & ~leftward[s]))
-    return list(zip(labelled.tolist(), outer.tolist(), strict=True))
+    return labelled.astype(np.int64, copy=False), outer
 
 
-def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
+def _labelled_edges_one_by_one(scene: Scene) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_labelled_edges` in Python's dicts (a small scene, or one with an edge of no source box)."""
     by_source: dict[int, list[int]] = {}
     seen: set[tuple[int, str]] = set()
@@ -489,7 +500,7 @@ def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
             seen.add((src, value))
             by_source.setdefault(src, []).append(e)
     if not by_source:
-        return []
+        return np.zeros(0, np.int64), np.zeros(0, bool)
     first = _first_slopes(scene)
     slopes: dict[int, list[float]] = {src: [] for src in by_source}
     for e, src in enumerate(sources):
@@ -507,7 +518,7 @@ def _labelled_edges_one_by_one(scene: Scene) -> list[tuple[int, bool]]:
             slope = first[e]
             outer = slope > RIGHTWARD or (abs(slope) <= RIGHTWARD and not (rightward and not leftward))
             out.append((e, outer))  # outer: right (below, left to right); else left (above)
-    return out
+    return np.array([e for e, _ in out], np.int64), np.array([outer for _, outer in out], bool)
 
 
 Points = list[list[float]]

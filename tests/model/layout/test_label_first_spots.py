@@ -66,8 +66,7 @@ def test_edges_checked_at_once_answer_as_one_by_one(edges: tuple[list[int], np.n
 
 def _one_by_one(monkeypatch: pytest.MonkeyPatch, scene: Scene) -> labels.LabelSpots:
     with monkeypatch.context() as patch:
-        patch.setattr(labels, "_first_spots", lambda _s, labelled, _b, _e: [None] * len(labelled))
-        patch.setattr(labels, "_labelled_edges", labels._labelled_edges_one_by_one)
+        patch.setattr(labels, "WHOLE_SCENE", 1 << 40)   # every label checked one at a time, however big the scene
         return labels.label_spots(scene)
 
 
@@ -83,7 +82,8 @@ def test_the_first_spots_at_once_give_every_label_the_spot_one_by_one_gives(
     scene = GraphLayout(index, expanded=collapsed.tree.paths, options=LayoutOptions(direction=direction)).build()
     expected = _one_by_one(monkeypatch, scene)
     monkeypatch.setattr(labels, "WHOLE_SCENE", 0)   # the whole-scene passes, however small the scene
-    assert labels._labelled_edges(scene) == labels._labelled_edges_one_by_one(scene)
+    for at_once, one_by_one in zip(labels._labelled_edges(scene), labels._labelled_edges_one_by_one(scene), strict=True):
+        np.testing.assert_array_equal(at_once, one_by_one)
     found = labels.label_spots(scene)
     assert len(found.edge) > 0
     for name in ("edge", "x", "y", "left"):
@@ -98,10 +98,11 @@ def test_labels_apart_overlap_no_other_first_spot_and_no_frame_mark(spots: tuple
     rects, given = spots
     padded = [tuple(r) if g else None for r, g in zip(rects.tolist(), given, strict=True)]
     mark_list = [tuple(m) for m in marks.tolist()]
+    chosen = rects[np.array(given, bool)].reshape(-1, 4)
 
     def meets(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
         return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
-    expected = [r is not None and not any(o is not None and k != i and meets(r, o) for k, o in enumerate(padded))
-                and not any(meets(r, m) for m in mark_list) for i, r in enumerate(padded)]
-    assert labels._apart(padded, mark_list) == expected  # type: ignore[arg-type]
+    expected = [not any(o is not None and k != i and meets(r, o) for k, o in enumerate(padded))
+                and not any(meets(r, m) for m in mark_list) for i, r in enumerate(padded) if r is not None]
+    assert labels._apart(chosen, marks).tolist() == expected
