@@ -43,7 +43,8 @@ import onnx
 REPO = Path(__file__).resolve().parents[1]
 TRACE = Path(__file__).resolve().parent / "startup_trace"
 EXPORTS = REPO / "tests" / "data" / "exports"
-STEPS = (("site", "python started"), ("import onnx<", "onnx imported"), ("window>", "Qt and the window's modules"),
+STEPS = (("site", "python started"), ("import onnx<", "onnx imported"), ("fork", "workers forked"),
+         ("window>", "Qt and the window's modules"),
          ("window<", "window built"), ("loaded", "file loaded"), ("first_problems", "first problems"),
          ("validated", "validated"), ("runtime_checked", "onnxruntime's check"), ("drawn", "drawn"),
          ("saved", "picture saved"))
