@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 from onnxviz.api.protocol import REMOTE_OPTION, Link
-from onnxviz.model.background.procpool import close_shared_workers
+from onnxviz.model.background.procpool import close_shared_workers, kill_shared_workers
 from onnxviz.model.errors import OnnxvizError
 from onnxviz.model.process_tuning import building, one_blas_thread, tune_window_process
 
@@ -123,8 +123,9 @@ def run(args: argparse.Namespace) -> int:
     if args.screenshot:
         from onnxviz.ui.screenshot import screenshot_and_quit
 
-        code = screenshot_and_quit(window, args.file, args.screenshot, args.size)
-        if getattr(args, "ends_process", False):
+        ends = getattr(args, "ends_process", False)  # the workers are killed once grabbed: their end overlaps the PNG
+        code = screenshot_and_quit(window, args.file, args.screenshot, args.size, kill_shared_workers if ends else None)
+        if ends:
             end_process(code, window.settings)
         return code
     window.show()

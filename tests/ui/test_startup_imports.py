@@ -198,10 +198,17 @@ def test_the_workers_are_forked_with_their_modules_and_numpy_has_one_blas_thread
 
 
 def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path) -> None:
-    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed and reaped
-    first); the scripted grab leaves the user's recent files as they were."""
+    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed once the
+    window is grabbed, before the picture is written, and reaped before the end); the scripted grab leaves the
+    user's recent files as they were."""
     shot, settings = tmp_path / "shot.png", tmp_path / "settings"
-    code = ("import sys\n"
+    code = ("import os, sys\n"
+            "from onnxviz.cli import gui\n"
+            "kill = gui.kill_shared_workers\n"
+            "def killed():\n"
+            f"    print('KILLED', os.path.exists({str(shot)!r}), flush=True)\n"
+            "    return kill()\n"
+            "gui.kill_shared_workers = killed\n"
             "from onnxviz.model.background import procpool\n"
             "fork = procpool.fork_workers\n"
             "def forked(roles):\n"
@@ -219,7 +226,8 @@ def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                             env=env)
     assert result.returncode == 0, result.stderr
-    [line] = result.stdout.splitlines()  # the interpreter's end never came
+    line, killed = result.stdout.splitlines()  # the interpreter's end never came
+    assert killed == "KILLED False"
     label, *pids = line.split()
     assert label == "WORKERS" and len(pids) == 3
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)  # reaped: not even zombies
