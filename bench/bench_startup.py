@@ -17,7 +17,9 @@ processes (with ``--phases``, both checkouts' steps side by side).
 
 ``--phases``: each process's steps in milliseconds from its start (the median of the rounds) with the window process's
 CPU time then: Python's start, onnx imported, the worker processes forked, Qt imported, the window built, the file
-loaded, the first problems, validated, onnxruntime's check, the graph drawn, the picture saved, the process ended.
+loaded, the first problems, validated, onnxruntime's check, the graph drawn, the picture saved, the process ended;
+then when each worker job ended, with the CPU that job took (not the window's) (the early analysis: first problems, inference, the
+figures' structure and the rest, onnxruntime's check).
 They come from ``bench/startup_trace/sitecustomize.py`` (put first on PYTHONPATH), which records them in a file.
 
 The package's bytecode is compiled first, as an installed package has it (see bench_analysis.py).
@@ -43,7 +45,8 @@ import onnx
 REPO = Path(__file__).resolve().parents[1]
 TRACE = Path(__file__).resolve().parent / "startup_trace"
 EXPORTS = REPO / "tests" / "data" / "exports"
-STEPS = (("site", "python started"), ("import onnx<", "onnx imported"), ("window>", "Qt and the window's modules"),
+STEPS = (("site", "python started"), ("import onnx<", "onnx imported"), ("fork", "workers forked"),
+         ("window>", "Qt and the window's modules"),
          ("window<", "window built"), ("loaded", "file loaded"), ("first_problems", "first problems"),
          ("validated", "validated"), ("runtime_checked", "onnxruntime's check"), ("drawn", "drawn"),
          ("saved", "picture saved"))
@@ -76,11 +79,17 @@ def onnxviz_run(path: Path, folder: Path, phases: bool,
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     steps: dict[str, tuple[float, float]] = {}
     main_pid = None
+    begun: dict[tuple[str, str], float] = {}  # (worker, job) -> its CPU ms as the job began
     for line in trace.read_text().splitlines() if trace.exists() else []:
         pid, _role, *name, used, at = line.split()
         main_pid = main_pid or pid
+        step, ms, cpu_ms = " ".join(name), 1000 * (float(at) - start), float(used.removeprefix("cpu="))
         if pid == main_pid:
-            steps.setdefault(" ".join(name), (1000 * (float(at) - start), float(used.removeprefix("cpu="))))
+            steps.setdefault(step, (ms, cpu_ms))
+        elif step.endswith("_job>"):
+            begun[pid, step[:-1]] = cpu_ms
+        elif step.endswith("_job<") and (pid, step[:-1]) in begun:
+            steps.setdefault(f"job {step[:-1]}", (ms, cpu_ms - begun.pop((pid, step[:-1]))))
     steps["end"] = (1000 * (end - start), float("nan"))
     return end - start, cpu, steps
 
@@ -146,7 +155,9 @@ def print_phases(traces: list[dict[str, tuple[float, float]]], other: list[dict[
     checkout's beside them (its runs alternated with these)."""
     if other:
         print(f"    {'':<28} {'this checkout':>22}   {str(against):>22}")
-    for key, label in (*STEPS, ("end", "process ended")):
+    jobs = sorted({k for t in (*traces, *other) for k in t if k.startswith("job ")},
+                  key=lambda k: statistics.median(t[k][0] for t in (*traces, *other) if k in t))
+    for key, label in (*STEPS, ("end", "process ended"), *((k, f"{k[4:].removeprefix('early_')} ended") for k in jobs)):
         row = [f"    {label:<28}"]
         for runs in (traces, other) if other else (traces,):
             at = [t[key] for t in runs if key in t]

@@ -126,7 +126,7 @@ def _cpu() -> None:
 
 if _FILE:
     event("site")
-    os.register_at_fork(after_in_child=_forked)
+    os.register_at_fork(before=lambda: event("fork") if _ROLE == "main" else None, after_in_child=_forked)
     if _ROLE == "main":
         import atexit
         atexit.register(_cpu)

@@ -1,7 +1,7 @@
 """Process-wide tuning, in one place: what onnxviz changes for the whole Python process rather than for a model.
 
-* The window's process calls :func:`tune_window_process` at start-up, before any other thread starts: the GIL's
-  switch interval and the C allocator's settings (below).
+* The window's process calls :func:`one_blas_thread` before it imports numpy, and :func:`tune_window_process` at
+  start-up, before any other thread starts: the GIL's switch interval and the C allocator's settings (below).
 * The cycle collector: :func:`building` and :func:`settle` (``gc.disable``/``gc.freeze``) around work that builds
   many long-lived objects, in any process.
 * The C allocator: :func:`big_blocks` around big protobuf fills (it does nothing unless the process was tuned).
@@ -31,6 +31,7 @@ import contextlib
 import ctypes
 import gc
 import mmap
+import os
 import sys
 import threading
 import time
@@ -186,6 +187,15 @@ def tune_window_process() -> None:
     Calling it again changes nothing."""
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     reuse_big_blocks()
+
+
+def one_blas_thread() -> None:
+    """Before numpy is imported: its OpenBLAS does matrix products in one thread. By default it starts a thread
+    per further core as numpy is imported, each spinning ~0.1 s of a core while it waits for work (2^28 cycles);
+    the window's process does no matrix product, and that core is the one its worker processes start on as they
+    are forked (a 12k-node open: ~0.1 s of CPU). Its workers and run processes inherit the setting. A setting the
+    user made is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 # -- the cycle collector -----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,8 +29,11 @@ def background_settled(window: MainWindow) -> bool:
             and not window.canvas.busy)
 
 
-def screenshot_and_quit(window: MainWindow, path: str | None, out: str, size: str = "1400x900") -> int:
-    """Open ``path`` in ``window``, wait until it is drawn, grab the window to ``out``, return the exit code."""
+def screenshot_and_quit(window: MainWindow, path: str | None, out: str, size: str = "1400x900",
+                        settled: Callable[[], object] | None = None) -> int:
+    """Open ``path`` in ``window``, wait until it is drawn, grab the window to ``out``, return the exit code.
+    ``settled`` is called once the window is grabbed, before the PNG is made (the command kills its worker
+    processes then: their end overlaps the PNG and its write)."""
     from onnxviz.ui.app import ensure_app
 
     app = ensure_app()
@@ -42,8 +46,11 @@ def screenshot_and_quit(window: MainWindow, path: str | None, out: str, size: st
     def grab() -> None:
         app.processEvents()
         settle_layouts()
+        picture = window.grab().toImage()
+        if settled is not None:
+            settled()
         try:
-            write_image(window.grab().toImage(), Path(out))  # every byte checked, written in one step
+            write_image(picture, Path(out))  # every byte checked, written in one step
         except OnnxvizError as exc:
             sys.stderr.write(f"onnxviz: error: {exc.message}\n")
             result["code"] = 2

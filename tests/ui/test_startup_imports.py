@@ -160,11 +160,55 @@ def test_the_window_imports_the_model_layer_before_qt(tmp_path: Path) -> None:
         assert result.stdout.split() == expected
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the workers are forked on Linux (/proc)")
+def test_the_workers_are_forked_with_their_modules_and_numpy_has_one_blas_thread(tmp_path: Path) -> None:
+    """``onnxviz FILE`` forks its worker processes as soon as the modules they run are imported, before the window's
+    other model modules (they start analysing the file that much earlier); numpy came with one BLAS thread (no
+    thread spinning beside the start-up for work that never comes), a value the user set being kept."""
+    code = ("import os, sys, threading\n"
+            "from onnxviz.model.background import procpool\n"
+            "fork = procpool.fork_workers\n"
+            "def forked(roles):\n"
+            "    print('FORKED', 'onnxviz.model.background.jobs' in sys.modules,\n"
+            "          'onnxviz.model.document' in sys.modules, threading.active_count(), flush=True)\n"
+            "    return fork(roles)\n"
+            "procpool.fork_workers = forked\n"
+            "class QtComes:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'PySide6':\n"
+            "            print('BLAS', os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')) - \n"
+            "                  threading.active_count(), flush=True)\n"
+            "            os._exit(0)\n"
+            "sys.meta_path.insert(0, QtComes())\n"
+            "from onnxviz.cli import gui\n"
+            f"gui.run(gui.argparse.Namespace(file={str(REPO / 'resources' / 'examples' / 'example.onnx')!r}, "
+            "screenshot='x.png', example=False, size='10x10'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, expected in ((None, "1"), ("2", "2")):
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                                timeout=120, env={**env, "QT_QPA_PLATFORM": "offscreen"}
+                                | ({"OPENBLAS_NUM_THREADS": given} if given else {}))
+        assert result.returncode == 0, result.stderr
+        [fork_line, blas_line] = result.stdout.splitlines()
+        assert fork_line.split() == ["FORKED", "True", "False", "1"]
+        label, threads, native_threads = blas_line.split()
+        assert (label, threads) == ("BLAS", expected)
+        if given is None:
+            assert native_threads == "0"  # no thread of OpenBLAS's own: only Python's threads run
+
+
 def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path) -> None:
-    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed and reaped
-    first); the scripted grab leaves the user's recent files as they were."""
+    """``onnxviz FILE --screenshot`` ends as soon as the picture is saved (its worker processes killed once the
+    window is grabbed, before the picture is written, and reaped before the end); the scripted grab leaves the
+    user's recent files as they were."""
     shot, settings = tmp_path / "shot.png", tmp_path / "settings"
-    code = ("import sys\n"
+    code = ("import os, sys\n"
+            "from onnxviz.cli import gui\n"
+            "kill = gui.kill_shared_workers\n"
+            "def killed():\n"
+            f"    print('KILLED', os.path.exists({str(shot)!r}), flush=True)\n"
+            "    return kill()\n"
+            "gui.kill_shared_workers = killed\n"
             "from onnxviz.model.background import procpool\n"
             "fork = procpool.fork_workers\n"
             "def forked(roles):\n"
@@ -182,7 +226,8 @@ def test_the_command_ends_with_its_picture_and_leaves_no_process(tmp_path: Path)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                             env=env)
     assert result.returncode == 0, result.stderr
-    [line] = result.stdout.splitlines()  # the interpreter's end never came
+    line, killed = result.stdout.splitlines()  # the interpreter's end never came
+    assert killed == "KILLED False"
     label, *pids = line.split()
     assert label == "WORKERS" and len(pids) == 3
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)  # reaped: not even zombies

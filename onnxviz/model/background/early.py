@@ -94,19 +94,23 @@ class EarlyAnalysis:
             self.runtime_queued.set()
 
     def _relay_types(self, inference: Future[tuple[bytes, PackedValidation]]) -> None:
-        """Hand the inferred types to the checks worker, for the figures."""
+        """Once the types are inferred: onnxruntime's check queued first (the open's longest job, waiting for this
+        answer), then the types handed to the checks worker, for the figures."""
         try:
             digest, packed = self.inferring.wait(inference, self._token)
-            figures = self.checking.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
-                                         packed.types)
         except Exception:  # noqa: BLE001 - cancelled, or inference failed: the figures job works alone
+            return
+        self._queue_runtime(digest, packed.problems)
+        try:
+            figures = self.checking.submit(run_named, JOBS_MODULE, "early_figures_job", str(self.path), digest,
+                                           packed.types)
+        except Exception:  # noqa: BLE001 - cancelled: the figures job works alone
             return
         with self._lock:
             self.figures = (digest, figures)
             self._extra.append(figures)
             if self._token.cancelled:
                 self._cancel_locked()
-        self._queue_runtime(digest, packed.problems)
 
     def _queue_runtime(self, digest: bytes, inferred: list[Problem]) -> None:
         """After inference, in its process, onnxruntime's check of the state ``digest`` when no check found an
