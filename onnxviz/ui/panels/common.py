@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
@@ -108,6 +109,17 @@ def key_html(text: str) -> str:
     """A name from the file as a row's key (an attribute's name, a metadata key): shown like
     :func:`text_html`, cut shorter."""
     return text_html(text, KEY_CHARS)
+
+
+# text that HTML shows as written and Qt wraps the same as plain text: printable ASCII, no tag, no entity
+AS_WRITTEN = re.compile(r"[ -%'-;=-~]*")
+
+
+def text_format(text: str) -> Qt.TextFormat:
+    """How a label shows ``text``, HTML: as plain text where that looks the same (Qt then lays the label out
+    without a text document), else as rich text (a name cut with zero-width spaces to wrap, folded spaces...)."""
+    plain = AS_WRITTEN.fullmatch(text) is not None and "  " not in text
+    return Qt.TextFormat.PlainText if plain else Qt.TextFormat.RichText
 
 
 def find_initializer(g: GraphIndex, name: str) -> TensorProto | SparseTensorProto | None:
@@ -231,10 +243,10 @@ class Form(QWidget):
 
     def add(self, key: str, value_html: str, tooltip: str = "") -> RichLabel:
         """A row; ``key`` is HTML too (a name from the file goes through :func:`key_html`), never guessed
-        to be plain text."""
+        to be plain text: shown as plain text only where :func:`text_format` finds it looks the same."""
         row = self.grid.rowCount()
         key_label = RichLabel(key)
-        key_label.setTextFormat(Qt.TextFormat.RichText)
+        key_label.setTextFormat(text_format(key))
         key_label.setWordWrap(True)
         key_label.setProperty("role", "key")
         key_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)

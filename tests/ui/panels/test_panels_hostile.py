@@ -17,7 +17,7 @@ from onnxviz.model.graph.index import INITIALIZER
 from onnxviz.model.graph.rawtext import model_text, node_text, value_text
 from onnxviz.model.graph.summary import model_figures
 from onnxviz.model.graph.tensors import load_tensor
-from onnxviz.ui.panels.common import find_initializer
+from onnxviz.ui.panels.common import Form, find_initializer, key_html
 from onnxviz.ui.panels.model_panel import ModelPanel
 from onnxviz.ui.panels.node_panel import NodePanel
 from onnxviz.ui.panels.problems_panel import ProblemsPanel
@@ -158,6 +158,22 @@ def test_names_with_markup_and_invisible_characters_are_shown_as_written(qtbot: 
     attributes = node_panel.sections["Attributes (1)"].body
     [key] = [k for k in attributes.keys.values() if "note" in k.text()]
     assert key.textFormat() == Qt.TextFormat.RichText and "&lt;i&gt;note" in key.text()
+
+
+def test_form_keys_plain_only_where_html_reads_them_as_written(qtbot: QtBot) -> None:
+    """A key that HTML reads as written is shown as plain text (no text document); one with a tag, an entity,
+    folded spaces, a line break or a zero-width space to wrap at stays HTML (a name from the file escaped into it
+    still shows as written, and wraps as it did)."""
+    form = Form()
+    qtbot.addWidget(form)
+    long = key_html("pkg.torch.export.ExportedProgram.graph_signature")
+    for key in ("IR version", "Shape inference", key_html("<b>x</b>"), "a &amp; b", "two  spaces", "a\nb", long):
+        form.add(key, "1")
+    formats = {key: label.textFormat() for key, label in form.keys.items()}
+    assert formats["IR version"] == formats["Shape inference"] == Qt.TextFormat.PlainText
+    assert {formats[key_html("<b>x</b>")], formats["a &amp; b"], formats["two  spaces"], formats["a\nb"], formats[long]} \
+        == {Qt.TextFormat.RichText}
+    assert form.keys[key_html("<b>x</b>")].text() == "&lt;b&gt;x&lt;/b&gt;"
 
 
 def test_metadata_keys_and_values_show_invisible_characters(qtbot: QtBot, tmp_path: Path) -> None:
