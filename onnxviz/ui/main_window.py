@@ -345,6 +345,8 @@ class MainWindow(QMainWindow):
     def set_document(self, doc: Document | None) -> None:
         if self.doc is not None:
             self.doc.selection.changed.disconnect(self._on_selection_changed)
+        # first the validation: a small model's analysis, done as a rule, comes with it to the canvas and the panels
+        self.validation.set_document(doc)
         self.document.set_document(doc)  # the canvas, this window (_on_document), then the features follow
         if doc is not None:  # after the panels' own handler, so the dock raised here wins
             doc.selection.changed.connect(self._on_selection_changed)
@@ -354,7 +356,6 @@ class MainWindow(QMainWindow):
         self.watcher.watch(doc.path if doc is not None and self.watch_action.isChecked() else None)
         self._on_model_changed()
         self._update_copy_action()
-        self.validation.set_document(doc)
 
     def open_in_new_window(self, doc: Document) -> MainWindow:
         """A new window with these settings, showing ``doc`` (an extracted part, a transform's variant); it is

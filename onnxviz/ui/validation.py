@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from onnxviz.model.background.contained import RUNTIME as RUNTIME_STEP
 from onnxviz.model.background.contained import NativeCrash, crash_named
-from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early
+from onnxviz.model.background.early import EarlyAnalysis, analysed_early, started_early, validation_of
 from onnxviz.model.background.jobs import (
     first_problems_job,
     run_on_model,
@@ -237,7 +237,30 @@ class ValidationService(QObject):
             self._task.cancel()
         if doc is not None:
             doc.changed.connect(self._on_changed)
-            self._timer.start()
+            analysed = self._analysed_already(doc)
+            if analysed is None:
+                self._timer.start()
+            else:
+                self._timer.stop()
+                self._on_outcome(analysed)
+
+    def _analysed_already(self, doc: Document) -> _Outcome | None:
+        """The first pass of ``doc``, just opened, when the analysis started as its file opened is done with its
+        bytes already (a small model's, as a rule: the worker processes are done before the window is built):
+        taken at once, on the GUI thread, so that the window shows the document with its inferred types and its
+        problems (its first layout labels the edges with them: no label job and no frame more). None when that
+        analysis is not done (a big model's): the pass waits for it in a thread, so the layout need not."""
+        with self._early_lock:
+            early = self._early
+        data = doc.known_bytes() if early is not None and doc.analyses_whole() and _is_of(early, doc) else None
+        if early is None or data is None or not early.done:
+            return None
+        digest = doc.analysis_digest(data)  # the pass's, hashed once: the Model panel's figures ask for it too
+        packed = early.validation_done(digest)
+        if packed is None:
+            return None
+        self._checked_early = self._take_early(doc)
+        return _Outcome(digest, unpack(dataclasses.replace(packed, generation=doc.generation)), True)
 
     def _on_changed(self, change: Change) -> None:
         if change.kind.changes_model:
@@ -410,16 +433,15 @@ def _early_result(early: EarlyAnalysis, digest: bytes, found_first: Callable[[li
         futures = early.wait(token)
         if futures is None:
             return None
-        first_digest, first = early.checking.wait(futures[0], token)
-        if first_digest != digest:
+        first = early.checking.wait(futures[0], token)
+        if first[0] != digest:
             early.cancel()
             return None
-        found_first(first)
-        inference_digest, packed = early.inferring.wait(futures[1], token)
-        if inference_digest != digest:  # the file changed between the two workers' reads
+        found_first(first[1])
+        packed = validation_of(first, early.inferring.wait(futures[1], token), digest)
+        if packed is None:  # the file changed between the two workers' reads
             early.cancel()
-            return None
-        return dataclasses.replace(packed, problems=first + packed.problems)
+        return packed
     except Cancelled:
         early.cancel()
         raise

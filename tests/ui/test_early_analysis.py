@@ -38,8 +38,9 @@ def _open_and_record(qtbot: QtBot, window: MainWindow, path: Path) -> list[tuple
     """Open ``path``; each validation change and the pass's end, with the sources of the problems shown then."""
     events: list[tuple[str, set[str]]] = []
 
-    def shown() -> set[str]:
-        return {p.source for p in window.doc.validation_problems} if window.doc is not None else set()
+    def shown() -> set[str]:  # the validation's document: a result at hand comes with the document it is of
+        doc = window.validation.doc
+        return {p.source for p in doc.validation_problems} if doc is not None else set()
 
     def on_document(doc: Any) -> None:
         if doc is not None:
@@ -59,7 +60,9 @@ def _open_and_record(qtbot: QtBot, window: MainWindow, path: Path) -> list[tuple
 def test_the_first_problems_are_shown_before_shape_inference_ends(qtbot: QtBot, window: MainWindow,
                                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  early: bool) -> None:
-    """``early``: analysed as the file opens; else by the pass for the opened document (as after an edit)."""
+    """``early``: analysed as the file opens, still running when the document is shown (as a big model's); else by
+    the pass for the opened document (as after an edit)."""
+    monkeypatch.setattr(early_module.EarlyAnalysis, "done", property(lambda _self: False))
     if not early:
         monkeypatch.setattr(early_module, "EARLY_MIN_BYTES", 1 << 40)
     path = tmp_path / "no_to.onnx"
@@ -201,3 +204,35 @@ def test_an_erroneous_file_gets_no_onnxruntime_check(qtbot: QtBot, window: MainW
     early = window.doc.early if window.doc is not None else None
     assert early is not None and early.runtime_queued.is_set() and early.runtime is None
     assert window.doc is not None and "onnxruntime" not in {p.source for p in window.doc.problems}
+
+
+@pytest.mark.parametrize("done", [True, False])
+def test_a_model_analysed_before_it_is_shown_is_laid_out_once_with_its_inferred_types(
+        qtbot: QtBot, make_window: Callable[..., MainWindow], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        done: bool) -> None:
+    """``onnxviz FILE`` of a small model: its analysis is done before the window shows the document (``done``), so
+    the first layout labels the edges with the inferred types, and no label job (no frame more) follows; the
+    problems come with it. Else (a big model's, still running) the layout does not wait: the labels come in a job
+    after it, the same."""
+    if not done:
+        monkeypatch.setattr(early_module.EarlyAnalysis, "done", property(lambda _self: False))
+    window = make_window()
+    path = tmp_path / "no_to.onnx"
+    onnx.save(_cast_model(TensorProto.INT64), path)  # "c", the Cast's output, is declared nowhere: inferred
+    started = early_module.analyse_early(path)
+    assert started is not None
+    window.validation.adopt(started)
+    qtbot.waitUntil(lambda: started.futures is not None and all(f.done() for f in started.futures), timeout=30000)
+    jobs: list[str] = []
+    submit = window.canvas.jobs.submit
+    monkeypatch.setattr(window.canvas.jobs, "submit", lambda job: jobs.append(job.label) or submit(job))
+    with qtbot.waitSignal(window.canvas.scene_ready, timeout=20000):
+        window.open_path(path)
+    if done:  # shown with its types and problems: no pass to wait for
+        assert window.doc is not None and window.doc.inferred_types and window.validation.task is None
+    qtbot.waitUntil(lambda: not window.validation.busy and not window.canvas.busy, timeout=30000)
+    assert jobs == (["Laying out graph"] if done else ["Laying out graph", "Edge labels"])
+    drawable = window.canvas.drawable
+    assert drawable is not None
+    labels = sorted(zip(drawable.scene.edge_label, drawable.scene.edge_inferred.tolist(), strict=True))
+    assert labels == [("2×3", False), ("2×3", False), ("2×3", True)]  # x and y declared, "c" inferred

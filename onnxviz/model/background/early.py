@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,6 +143,20 @@ class EarlyAnalysis:
             token.check()
         return self.futures
 
+    @property
+    def done(self) -> bool:
+        """Both jobs of the validation (the first problems, inference) are done (or gave up)."""
+        futures = self.futures if self.ready.is_set() else None
+        return futures is not None and all(f.done() for f in futures)
+
+    def validation_done(self, digest: bytes) -> PackedValidation | None:
+        """The validation of the state ``digest`` (the first problems, then inference's result) when both jobs are
+        done already and read those bytes, else None; never waits (the GUI thread asks as a document is shown)."""
+        futures = self.futures if self.done else None
+        if futures is None or any(f.cancelled() or f.exception() is not None for f in futures):
+            return None
+        return validation_of(futures[0].result(), futures[1].result(), digest)
+
     def figures_of(self, digest: bytes, token: CancelToken) -> PackedFigures | None:
         """The figures of the state ``digest`` (in a background thread), if this analysis made them, else None."""
         while not self.figures_queued.wait(POLL_S):
@@ -184,6 +199,16 @@ class EarlyAnalysis:
     def _cancel_locked(self) -> None:
         for future in [*(self.futures or ()), *self._extra]:
             future.cancel()  # still queued: never runs
+
+
+def validation_of(first: tuple[bytes, list[Problem]], inference: tuple[bytes, PackedValidation],
+                  digest: bytes) -> PackedValidation | None:
+    """The validation the two jobs of an analysis made, ``first`` (digest, first problems) and ``inference``
+    (digest, its result), when both read the bytes ``digest`` names, else None (the file changed meanwhile)."""
+    (first_digest, problems), (inference_digest, packed) = first, inference
+    if first_digest != digest or inference_digest != digest:
+        return None
+    return replace(packed, problems=problems + packed.problems)
 
 
 def early_figures(early: EarlyAnalysis | None, digest: bytes, token: CancelToken) -> PackedFigures | None:

@@ -98,8 +98,9 @@ class LayoutJobs(QObject):
 
     @property
     def unstarted(self) -> Task | None:
-        """A new document's layout task waiting for the window's next frame (or FRAME_WAIT_MS) to start."""
-        return self._unstarted
+        """A new document's layout task waiting for the window's next frame (or FRAME_WAIT_MS) to start: it reads
+        the index (the inferred types too) as it starts."""
+        return self._unstarted if self._unstarted is self._task else None
 
     @property
     def busy(self) -> bool:

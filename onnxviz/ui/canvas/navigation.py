@@ -89,9 +89,15 @@ class ScopeNavigator(QObject):
     def follow_validation(self) -> None:
         """A validation result came: edge labels again unless its inferred types are those the shown layout or
         a queued job reads already (the first problems come with the types there were: light_resnet50's open
-        made a label job and a frame more before its screenshot)."""
-        if self.shown.doc is not None and self.shown.doc.inferred_types is not self._labels_from:
-            self.relabel()
+        made a label job and a frame more before its screenshot), or a new document's layout, waiting for the
+        window's frame, will read them as it starts."""
+        doc = self.shown.doc
+        if doc is None or doc.inferred_types is self._labels_from:
+            return
+        if self.jobs.unstarted is not None:
+            self._labels_from = doc.inferred_types
+            return
+        self.relabel()
 
     def set_options(self, options: LayoutOptions) -> None:
         """Follow new layout choices: a new layout of the shown graph, or only new edge labels."""

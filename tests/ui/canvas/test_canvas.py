@@ -243,6 +243,26 @@ def test_first_problems_with_the_types_already_read_make_no_label_job(qtbot: QtB
     assert not canvas.busy
 
 
+def test_types_coming_while_a_new_layout_waits_for_the_frame_make_no_label_job(qtbot: QtBot,
+                                                                               example_path: Path) -> None:
+    """A new document's layout waits for the window's next frame and reads the index's types as it starts: a
+    validation result landing meanwhile is laid out with it, without a label job after it."""
+    from onnxviz.model.graph.validation import InferenceResult, ValidationResult
+
+    window, canvas = open_canvas(qtbot, example_path)
+    doc = window.doc
+    assert doc is not None
+    qtbot.waitUntil(lambda: not canvas.busy and not window.validation.busy, timeout=TIMEOUT)
+    inferred = int(canvas.drawable.scene.edge_inferred.sum())
+    fewer = {scope: dict(list(types.items())[1:]) for scope, types in doc.inferred_types.items()}
+    with qtbot.waitSignal(canvas.scene_ready, timeout=TIMEOUT):
+        canvas.set_document(doc)
+        assert canvas.jobs.unstarted is not None
+        assert doc.apply_validation(ValidationResult(doc.generation, InferenceResult(fewer), doc.validation_problems))
+        assert not canvas.jobs.pending
+    assert not canvas.busy and int(canvas.drawable.scene.edge_inferred.sum()) == inferred - 1
+
+
 def test_enter_and_backspace_open_and_leave_a_loop_body(qtbot: QtBot) -> None:
     window, canvas = open_canvas(qtbot, node_model("test_loop11"))
     loop = op_box(canvas, "Loop")
