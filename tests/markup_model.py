@@ -20,11 +20,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 # The watcher is a process of its own: a GUI thread blocked opening a FIFO inside Qt holds the GIL, so a thread
 # of the test's process could never let it go. It tries each FIFO for writing without blocking (which succeeds
-# only while someone waits to read it, and lets that reader go with an empty file) and writes each success down.
+# only while someone waits to read it, and lets that reader go with an empty file) and writes each success down,
+# until the stop file exists (the log itself is removed only once the watcher is gone, so it is never recreated).
 WATCHER = """
 import errno, os, sys, time
-folder, log = sys.argv[1], sys.argv[2]
-while os.path.exists(log):
+folder, log, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+while not os.path.exists(stop):
     for name in sorted(os.listdir(folder)):
         if not name.startswith("fifo-"):
             continue
@@ -49,6 +50,7 @@ class FifoTraps:
         self.folder = folder
         self.paths: dict[str, Path] = {}
         self._log = folder / "opened.log"
+        self._stop = folder / "stop"
         self._read = 0
         self._watcher: subprocess.Popen[bytes] | None = None
 
@@ -69,13 +71,16 @@ class FifoTraps:
 
     def __enter__(self) -> FifoTraps:
         self._log.write_text("")
-        self._watcher = subprocess.Popen([sys.executable, "-c", WATCHER, str(self.folder), str(self._log)])
+        self._watcher = subprocess.Popen([sys.executable, "-c", WATCHER, str(self.folder), str(self._log),
+                                          str(self._stop)])
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._log.unlink()
+        self._stop.touch()
         if self._watcher is not None:
             self._watcher.wait(10)
+        self._log.unlink()
+        self._stop.unlink()
 
 
 def markup_model(traps: FifoTraps) -> onnx.ModelProto:
