@@ -283,7 +283,7 @@ class GraphLayout:
             key = (level, self.expansion.key(level))
             if key not in self._blocks:
                 old = self._blocks[(level, old_keys[level])]
-                row = old.row_of[self.graph.n_items + child]
+                row = old.group_row(child)
                 if child in self.expansion.opened:  # the new frame's main entry goes where the box was
                     sub = self._block(child)
                     w, h, kind, shift = sub.width, sub.height, UNIT_BLOCK, -sub.main_in_dx()
@@ -333,8 +333,8 @@ class GraphLayout:
         lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx, units.label_w)
         title_w = len(self.tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
         self._report(g)
-        return Block(g, kind, ref, lay, wiring.row_of, wiring.in_port, wiring.out_port, wiring.edge_of,
-                     triples[:, 2].copy(), min_width=title_w, across=self.options.across).fit_frame()
+        return Block(g, kind, ref, lay, wiring.in_port, wiring.out_port, triples[:, 2].copy(), min_width=title_w,
+                     across=self.options.across).fit_frame()
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
