@@ -20,9 +20,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
+from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_IN, UNIT_ITEM, UNIT_OUT, Block
 from onnxviz.model.layout.groups import GroupTree
-from onnxviz.model.layout.layers import LevelLayout
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText, ScopeGraph
 from onnxviz.model.layout.util import distinct_ids, runs, unique_rows
@@ -296,48 +295,31 @@ class _Composer:
         offsets), then moved to each level. An edge from or to a nested frame leaves or enters at the port of its
         value there (-1: no such port)."""
         levels = list(self.blocks)
-        lay_slot: dict[int, int] = {}
-        lays: list[LevelLayout] = []
-        kinds, refs, vals, srcs, dsts, xs, ws = [], [], [], [], [], [], []
-        lay_of: list[int] = []
-        n_edges: list[int] = []
-        port_level: list[int] = []
-        port_val: list[int] = []
-        port_row: list[int] = []
-        port_out: list[int] = []
+        blocks = [self.blocks[g] for g in levels]
         slot_of = np.full(self.levels.tree.n_groups + 1, -1, np.int64)
-        rows = edges = 0
-        for k, g in enumerate(levels):
-            block = self.blocks[g]
-            lay = block.lay
-            slot_of[g] = k
-            n = len(block.edge_val)
-            lay_of.append(lay_slot.setdefault(id(lay), len(lay_slot)))
-            if len(lay_slot) > len(lays):
-                lays.append(lay)
-            n_edges.append(n)
-            kinds.append(block.kind)
-            refs.append(block.ref)
-            vals.append(block.edge_val)
-            srcs.append(lay.edge_src[:n] + rows)
-            dsts.append(lay.edge_dst[:n] + rows)
-            xs.append(lay.x[:len(block.kind)])
-            ws.append(lay.w[:len(block.kind)])
-            for ports, out in ((block.in_port, 0), (block.out_port, 1)):
-                port_level += [k] * len(ports)
-                port_val += ports.keys()
-                port_row += [rows + r for r in ports.values()]
-                port_out += [out] * len(ports)
-            rows += len(block.kind)
-            edges += n
+        slot_of[levels] = np.arange(len(levels))
         self.slot_of = slot_of
+        counts = np.array([len(b.edge_val) for b in blocks], np.int64)
+        edges = int(counts.sum())
         self.level_route = np.full(edges, -1, np.int64)
         if not edges:
             return
-        kind, ref = np.concatenate(kinds), np.concatenate(refs)
-        self.edge_level = np.repeat(np.array(levels, np.int64), n_edges)
-        x, w = (np.concatenate(a).astype(np.float64) for a in (xs, ws))
-        val, src, dst = (np.concatenate(a).astype(np.int64) for a in (vals, srcs, dsts))
+        kind, ref = np.concatenate([b.kind for b in blocks]), np.concatenate([b.ref for b in blocks])
+        n_rows = np.array([len(b.kind) for b in blocks], np.int64)
+        first_row = np.cumsum(n_rows) - n_rows
+        rows = int(n_rows.sum())
+        # repeated levels share their layout: each distinct layout's rows and edges once, each level's read from them
+        lay_slot: dict[int, int] = {}
+        lay_of = np.array([lay_slot.setdefault(id(b.lay), len(lay_slot)) for b in blocks], np.int64)
+        lays = list({id(b.lay): b.lay for b in blocks}.values())
+        lay_rows, lay_edges = (np.array([len(getattr(lay, a)) for lay in lays], np.int64) for a in ("x", "edge_src"))
+        row_level, at = runs((np.cumsum(lay_rows) - lay_rows)[lay_of], (np.cumsum(lay_rows) - lay_rows)[lay_of] + n_rows)
+        x, w = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.float64)[at] for a in ("x", "w"))
+        edge_slot, at = runs((np.cumsum(lay_edges) - lay_edges)[lay_of], (np.cumsum(lay_edges) - lay_edges)[lay_of] + counts)
+        src, dst = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.int64)[at] + first_row[edge_slot]
+                    for a in ("edge_src", "edge_dst"))
+        val = np.concatenate([b.edge_val for b in blocks]).astype(np.int64)
+        self.edge_level = np.array(levels, np.int64)[edge_slot]
         # each box's or frame's unit code and row among all levels' rows; each level edge by its ends' rows, value
         unit = np.flatnonzero(kind <= UNIT_BLOCK)
         self.row_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
@@ -346,16 +328,18 @@ class _Composer:
         keys = (src * rows + dst) * self.edge_hi[1] + val
         self.edge_order = np.argsort(keys, kind="stable")
         self.edge_keys = keys[self.edge_order]
-        counts = np.array(n_edges, np.int64)
-        lay_k = np.repeat(np.array(lay_of, np.int64), counts)
-        e = np.arange(edges) - np.repeat(np.cumsum(counts) - counts, counts)
+        lay_k = lay_of[edge_slot]
+        e = np.arange(edges) - (np.cumsum(counts) - counts)[edge_slot]
+        # the ports: rows of entry and exit ports (their ref is their value)
+        p_row = np.flatnonzero((kind == UNIT_IN) | (kind == UNIT_OUT))
+        p_level = row_level[p_row]
+        port_val, port_out = ref[p_row].astype(np.int64), (kind[p_row] == UNIT_OUT).astype(np.int64)
         # each port's offset from its frame's centre (Block.port_dx), found by (frame's level, out or in, value)
-        pad_x = np.array([self.blocks[g].pad_x for g in levels], np.float64)
-        width = np.array([self.blocks[g].width for g in levels], np.float64)
-        p_level, p_row = np.array(port_level, np.int64), np.array(port_row, np.int64)
+        pad_x = np.array([b.pad_x for b in blocks], np.float64)
+        width = np.array([b.width for b in blocks], np.float64)
         p_dx = pad_x[p_level] + x[p_row] + w[p_row] / 2 - width[p_level] / 2
-        hi = max(int(val.max()), max(port_val, default=0)) + 1
-        p_key = (p_level * 2 + np.array(port_out, np.int64)) * hi + np.array(port_val, np.int64)
+        hi = max(int(val.max()), int(port_val.max(initial=0))) + 1
+        p_key = (p_level * 2 + port_out) * hi + port_val
         order = np.argsort(p_key, kind="stable")
         self.port_keys, self.port_rows, self.port_hi = p_key[order], p_row[order], hi
         p_key, p_dx = np.append(p_key[order], -1), np.append(p_dx[order], np.nan)
