@@ -10,6 +10,7 @@ The shell (:mod:`onnxviz.ui.main_window`) makes them and hands each feature's ``
 - :class:`Files`: what only the shell does with documents (a new window, a save).
 - :class:`Registry`: where a feature finds another's public API (the protocols below) whenever it is installed,
   so the order of installation does not matter and no feature imports another.
+- :class:`OnFirstUse`: a feature's controller (and its modules) made the first time it is needed, then wired.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtGui import QAction
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from onnxviz.ui.tasks import Task
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
 class ShownDocument(QObject):
@@ -157,6 +159,24 @@ class Frame:
         controller.dock.hide()
         document.document_changed.connect(controller.set_document)
         document.model_changed.connect(controller.on_model_changed)
+
+
+class OnFirstUse(Generic[C]):
+    """A feature's controller made on first use, in two steps: ``make`` builds it (importing its modules), it is
+    kept, then ``attach`` wires it into the window (signals, dock, registry). Kept before it is wired: a use during
+    the wiring (a dock shown that asks for its controller) gets this one, not a second. Called, it gives the
+    controller; :attr:`made` is None until then."""
+
+    def __init__(self, make: Callable[[], C], attach: Callable[[C], object]) -> None:
+        self._make, self._attach = make, attach
+        self.made: C | None = None
+
+    def __call__(self) -> C:
+        made = self.made
+        if made is None:
+            made = self.made = self._make()
+            self._attach(made)
+        return made
 
 
 class Registry:

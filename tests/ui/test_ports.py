@@ -23,7 +23,7 @@ from onnxviz.ui.diff import feature as diff_feature
 from onnxviz.ui.edit import feature as edit_feature
 from onnxviz.ui.main_window import MainWindow
 from onnxviz.ui.panels import feature as panels_feature
-from onnxviz.ui.ports import DiffApi, Frame, Menus, PanelsApi, Registry, RunApi, ShownDocument
+from onnxviz.ui.ports import DiffApi, Frame, Menus, OnFirstUse, PanelsApi, Registry, RunApi, ShownDocument
 from onnxviz.ui.run import feature as run_feature
 from onnxviz.ui.transform import feature as transform_feature
 
@@ -73,6 +73,27 @@ def test_a_feature_made_on_demand_is_made_by_the_first_feature_asking_for_it() -
     assert early.get(_Api) is hello  # type: ignore[type-abstract]
 
 
+def test_a_controller_made_on_first_use_is_made_once_and_kept_before_it_is_attached() -> None:
+    """:class:`OnFirstUse`: nothing made until it is called; ``make`` runs once; ``attach`` gets the controller after
+    it is kept, so a use during the wiring (the Activations dock shown, asking for the Run controller) gets the same
+    one, not a second; every later call gives it without making or attaching again."""
+    made: list[_Hello] = []
+    attached: list[tuple[_Hello, _Hello | None, _Hello]] = []
+
+    def make() -> _Hello:
+        made.append(_Hello())
+        return made[-1]
+
+    def attach(hello: _Hello) -> None:
+        attached.append((hello, late.made, late()))  # kept already; called again from inside the wiring
+
+    late = OnFirstUse(make, attach)
+    assert late.made is None and made == [] and attached == []
+    first = late()
+    assert made == [first] and attached == [(first, first, first)]
+    assert late() is first and late.made is first and len(made) == 1 and len(attached) == 1
+
+
 def test_the_diff_menu_is_there_from_the_start_and_the_diff_loads_on_first_use(
         qtbot: QtBot, example_path: Path) -> None:
     """File > Compare With... and the Diff menu (before Transform) are the window's from its first frame, enabled as
@@ -86,16 +107,16 @@ def test_the_diff_menu_is_there_from_the_start_and_the_diff_loads_on_first_use(
     assert titles.index("&Diff") == titles.index("&Transform") - 1
     assert f.actions["compare"] in w.file_menu.actions() and not f.actions["compare"].isEnabled()
     open_and_wait(qtbot, w, example_path)
-    assert not f.loaded and f.actions["compare"].isEnabled() and not f.actions["next"].isEnabled()
-    assert w.registry.get(DiffApi) is w.diff and f.loaded  # type: ignore[type-abstract]
+    assert f.controller.made is None and f.actions["compare"].isEnabled() and not f.actions["next"].isEnabled()
+    assert w.registry.get(DiffApi) is w.diff and f.controller.made is not None  # type: ignore[type-abstract]
     assert w.diff.actions is f.actions and not w.diff.dock.isVisible()
     assert f.actions["compare"].isEnabled() and not f.actions["close"].isEnabled()
-    assert not other.diff_feature.loaded
+    assert other.diff_feature.controller.made is None
     other.diff_feature.actions["close"].trigger()  # disabled: nothing happens
-    assert not other.diff_feature.loaded
+    assert other.diff_feature.controller.made is None
     other.diff_feature.actions["close"].setEnabled(True)
     other.diff_feature.actions["close"].trigger()
-    assert other.diff_feature.loaded and not other.diff_feature.actions["close"].isEnabled()
+    assert other.diff_feature.controller.made is not None and not other.diff_feature.actions["close"].isEnabled()
     w.set_document(None)
 
 
@@ -112,12 +133,12 @@ def test_the_run_menu_and_the_activations_tab_are_there_from_the_start_and_the_r
     assert f.dock.toggleViewAction() in w.run_menu.actions() and not f.dock.built
     w.show()
     open_and_wait(qtbot, w, example_path)
-    assert not f.loaded and not f.dock.built
+    assert f.controller.made is None and not f.dock.built
     assert f.actions["run"].isEnabled() and f.actions["compare_saved"].isEnabled()
     assert not f.actions["cancel"].isEnabled() and not f.actions["export_all"].isEnabled()
     f.actions["run"].trigger()  # F9
     c = w.run_controller
-    assert f.loaded and f.dock.built and c.actions is f.actions
+    assert f.controller.made is not None and f.dock.built and c.actions is f.actions
     dialog = c.inputs_dialog  # "batch" was never given: the dialog asks once
     assert dialog is not None and not dialog.isHidden()
     dialog.dim_boxes["batch"].setValue(1)
@@ -127,10 +148,10 @@ def test_the_run_menu_and_the_activations_tab_are_there_from_the_start_and_the_r
     assert f.actions["export_all"].isEnabled()  # the controller's states now
     other.show()
     open_and_wait(qtbot, other, example_path)
-    assert not other.run_feature.loaded
+    assert other.run_feature.controller.made is None
     other.run_feature.dock.show()
     other.run_feature.dock.raise_()
-    qtbot.waitUntil(lambda: other.run_feature.loaded)
+    qtbot.waitUntil(lambda: other.run_feature.controller.made is not None)
     assert other.run_feature.dock.built and "Run the model" in other.run_feature.dock.summary.text()
     assert other.registry.get(RunApi) is other.run_controller  # type: ignore[type-abstract]
     w.set_document(None)

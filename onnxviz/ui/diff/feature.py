@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
-from onnxviz.ui.ports import DiffApi, Frame, Registry, ShownDocument, Status, Tasks
+from onnxviz.ui.ports import DiffApi, Frame, OnFirstUse, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.widgets.actions import menu_action
 
 if TYPE_CHECKING:
@@ -25,14 +25,14 @@ STEPPING = ("next", "previous", "show_b", "run_both", "run_with_inputs", "close"
 
 
 class DiffFeature:
-    """File > Compare With... and the Diff menu; :meth:`controller` makes the controller (``window.diff``) the
+    """File > Compare With... and the Diff menu; :attr:`controller` makes the controller (``window.diff``) the
     first time it is needed."""
 
     def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
                  registry: Registry) -> None:
         self.frame, self.document, self.canvas = frame, document, canvas
         self.status, self.tasks, self.registry = status, tasks, registry
-        self._controller: DiffController | None = None
+        self.controller = OnFirstUse(self._make, self._attach)
         window, menus = frame.window, frame.menus
         self.actions = _actions(window, self)
         menus.file.insertAction(menus.save, self.actions["compare"])
@@ -42,28 +42,23 @@ class DiffFeature:
         registry.provide_on_demand(DiffApi, self.controller)  # type: ignore[type-abstract]
         self.update_actions()
 
-    @property
-    def loaded(self) -> bool:
-        return self._controller is not None
+    def _make(self) -> DiffController:
+        from onnxviz.ui.diff.controller import DiffController
 
-    def controller(self) -> DiffController:
-        if self._controller is None:
-            from onnxviz.ui.diff.controller import DiffController
+        return DiffController(self.frame, self.document, self.canvas, self.status, self.tasks, self.registry)
 
-            d = self.document
-            c = self._controller = DiffController(self.frame, d, self.canvas, self.status, self.tasks, self.registry)
-            c.actions = self.actions
-            self.frame.dock_late(c, d)  # its dock shown when a diff is ready
-            c.side_changed.connect(self.actions["show_b"].setChecked)
-            for signal in (c.diff_shown, c.diff_closed):
-                signal.connect(lambda *_: self.update_actions())
-            c.set_document(d.doc)
-            self.registry.provide(DiffApi, c)  # type: ignore[type-abstract]
-            self.update_actions()
-        return self._controller
+    def _attach(self, c: DiffController) -> None:
+        c.actions = self.actions
+        self.frame.dock_late(c, self.document)  # its dock shown when a diff is ready
+        c.side_changed.connect(self.actions["show_b"].setChecked)
+        for signal in (c.diff_shown, c.diff_closed):
+            signal.connect(lambda *_: self.update_actions())
+        c.set_document(self.document.doc)
+        self.registry.provide(DiffApi, c)  # type: ignore[type-abstract]
+        self.update_actions()
 
     def update_actions(self) -> None:
-        active = self._controller is not None and self._controller.active
+        active = (c := self.controller.made) is not None and c.active
         self.actions["compare"].setEnabled(self.document.doc is not None)
         for name in STEPPING:
             self.actions[name].setEnabled(active)

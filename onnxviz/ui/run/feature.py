@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolBar
 
-from onnxviz.ui.ports import Frame, Registry, RunApi, ShownDocument, Status, Tasks
+from onnxviz.ui.ports import Frame, OnFirstUse, Registry, RunApi, ShownDocument, Status, Tasks
 from onnxviz.ui.run.activations_dock import ActivationsDock
 from onnxviz.ui.widgets.actions import menu_action
 
@@ -28,14 +28,14 @@ WITH_DOCUMENT = ("run", "run_inputs", "compare_engines", "compare_file")  # enab
 
 
 class RunFeature:
-    """The Run menu and toolbar and the Activations dock; :meth:`controller` makes the controller
+    """The Run menu and toolbar and the Activations dock; :attr:`controller` makes the controller
     (``window.run_controller``) the first time it is needed."""
 
     def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
                  settings: QSettings, registry: Registry) -> None:
         self.frame, self.document, self.canvas = frame, document, canvas
         self.status, self.tasks, self.settings, self.registry = status, tasks, settings, registry
-        self._controller: RunController | None = None
+        self.controller = OnFirstUse(self._make, self._attach)
         window = frame.window
         self.dock = ActivationsDock(window)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
@@ -47,28 +47,24 @@ class RunFeature:
         registry.provide_on_demand(RunApi, self.controller)  # type: ignore[type-abstract]
         self.update_actions()
 
-    @property
-    def loaded(self) -> bool:
-        return self._controller is not None
+    def _make(self) -> RunController:
+        from onnxviz.ui.run.controller import RunController
 
-    def controller(self) -> RunController:
-        if self._controller is None:
-            from onnxviz.ui.run.controller import RunController
+        return RunController(self.frame, self.dock, self.document, self.canvas, self.status, self.tasks,
+                             self.settings)
 
-            d = self.document
-            c = self._controller = RunController(self.frame, self.dock, d, self.canvas, self.status, self.tasks,
-                                                 self.settings)
-            c.actions, c.toolbar = self.actions, self.toolbar
-            d.document_changed.connect(c.set_document)
-            d.model_changed.connect(c.on_model_changed)
-            c.adopt(d.doc)
-            self.registry.provide(RunApi, c)  # type: ignore[type-abstract]
-        return self._controller
+    def _attach(self, c: RunController) -> None:
+        d = self.document
+        c.actions, c.toolbar = self.actions, self.toolbar
+        d.document_changed.connect(c.set_document)
+        d.model_changed.connect(c.on_model_changed)
+        c.adopt(d.doc)
+        self.registry.provide(RunApi, c)  # type: ignore[type-abstract]
 
     def update_actions(self) -> None:
         """The actions' enabled states: the controller's once it is made (it follows runs too)."""
-        if self._controller is not None:
-            self._controller.update_actions()
+        if (c := self.controller.made) is not None:
+            c.update_actions()
             return
         doc = self.document.doc
         for name in WITH_DOCUMENT:

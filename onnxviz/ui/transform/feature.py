@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from onnxviz.model.transform.catalog import TOOLS
-from onnxviz.ui.ports import Files, Frame, Menus, Registry, ShownDocument, Status, Tasks
+from onnxviz.ui.ports import Files, Frame, Menus, OnFirstUse, Registry, ShownDocument, Status, Tasks
 from onnxviz.ui.transform.actions import add_context_actions, enable_actions
 from onnxviz.ui.widgets.actions import menu_action
 
@@ -28,14 +28,14 @@ QUANTIZERS = ("quantize-dynamic", "quantize-static", "quantize-int4")
 
 
 class TransformFeature:
-    """The window's Transform menu and actions; :meth:`controller` makes the controller (``window.transforms``)
+    """The window's Transform menu and actions; :attr:`controller` makes the controller (``window.transforms``)
     the first time it is needed."""
 
     def __init__(self, frame: Frame, document: ShownDocument, canvas: GraphCanvas, status: Status, tasks: Tasks,
                  files: Files, registry: Registry) -> None:
         self.frame, self.document, self.canvas = frame, document, canvas
         self.status, self.tasks, self.files, self.registry = status, tasks, files, registry
-        self._controller: TransformController | None = None
+        self.controller = OnFirstUse(self._make, self._attach)
         self.actions = _actions(frame.window, self)
         self.menu = _menu(frame.window, frame.menus, self.actions)
         self.menu.aboutToShow.connect(self.controller)
@@ -43,33 +43,28 @@ class TransformFeature:
         document.document_changed.connect(lambda *_: self.update_actions())
         self.update_actions()
 
-    @property
-    def loaded(self) -> bool:
-        return self._controller is not None
+    def _make(self) -> TransformController:
+        from onnxviz.ui.transform.controller import TransformController
 
-    def controller(self) -> TransformController:
-        if self._controller is None:
-            from onnxviz.ui.transform.controller import TransformController
+        return TransformController(self.frame, self.document, self.canvas, self.status, self.tasks, self.files,
+                                   self.registry)
 
-            d = self.document
-            c = TransformController(self.frame, d, self.canvas, self.status, self.tasks, self.files, self.registry)
-            c.actions = self.actions
-            self.frame.dock_late(c, d)  # its dock shown by the first transform
-            self.menu.addAction(c.dock.toggleViewAction())
-            self._controller = c
-            c.set_document(d.doc)
-            c.update_actions()
-        return self._controller
+    def _attach(self, c: TransformController) -> None:
+        c.actions = self.actions
+        self.frame.dock_late(c, self.document)  # its dock shown by the first transform
+        self.menu.addAction(c.dock.toggleViewAction())
+        c.set_document(self.document.doc)
+        c.update_actions()
 
     def update_actions(self) -> None:
-        if self._controller is not None:
-            self._controller.update_actions()
+        if (c := self.controller.made) is not None:
+            c.update_actions()
         else:
             enable_actions(self.actions, self.document.doc is not None)
 
     def add_context_actions(self, menu: QMenu) -> None:
-        if self._controller is not None:
-            self._controller.add_context_actions(menu)
+        if (c := self.controller.made) is not None:
+            c.add_context_actions(menu)
         else:
             add_context_actions(self.document, self.canvas, self.actions, menu, quantized=False)
 

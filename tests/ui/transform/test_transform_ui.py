@@ -412,17 +412,17 @@ def test_the_menu_is_there_from_the_start_and_the_transforms_load_on_first_use(q
     f = w.transform_feature
     titles = [a.text() for a in w.menuBar().actions()]
     assert titles.index("&Transform") == titles.index("&Help") - 1
-    assert not f.loaded and not other.transform_feature.loaded
+    assert f.controller.made is None and other.transform_feature.controller.made is None
     texts = [a.text() for a in f.menu.actions()]
     assert all(tool.title + "..." in texts for tool in TOOLS.values()) and "Transform" not in texts
     assert f.actions["tool:opset"].isEnabled() and not f.actions["cost"].isEnabled()
     assert not other.transform_feature.actions["tool:opset"].isEnabled()  # no model there
     f.actions["tool:opset"].trigger()
-    assert f.loaded and f.actions is w.transforms.actions
+    assert f.controller.made is not None and f.actions is w.transforms.actions
     dialog = _open_dialog(w)
     assert dialog.tool.currentData() == "opset"
     dialog.reject()
     assert f.menu.actions()[-1] is w.transforms.dock.toggleViewAction()
     other.transform_feature.menu.aboutToShow.emit()
-    assert other.transform_feature.loaded
+    assert other.transform_feature.controller.made is not None
     assert other.transform_feature.menu.actions()[-1] is other.transforms.dock.toggleViewAction()
