@@ -3,10 +3,9 @@ checks labels against all labels and boxes over a corpus)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from conftest import TEST_DATA
 from onnx import TensorProto, helper
 from onnx_data import node_model
 
@@ -21,7 +20,7 @@ from onnxviz.model.layout.scope import clip
 from onnxviz.model.layout.texts import EDGE_NAME_TEXT
 from onnxviz.model.text import label_shape_text, shape_text
 
-EXPORTS = Path(__file__).resolve().parents[2] / "data" / "exports"
+EXPORTS = TEST_DATA / "exports"
 
 TEXT_HEIGHT = 13.0   # the glyphs of an 11-unit line
 
