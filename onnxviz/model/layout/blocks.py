@@ -34,10 +34,8 @@ class Block:
     kind: np.ndarray                    # UNIT_* per unit row
     ref: np.ndarray                     # item id, group id or value id per unit row
     lay: LevelLayout
-    row_of: dict[int, int]              # unit code (item id, or n_items + group id) -> row
     in_port: dict[int, int]             # value id -> row
     out_port: dict[int, int]
-    edge_of: dict[tuple[int, int, int], int]  # (src row, dst row, value id) -> level edge
     edge_val: np.ndarray
     width: float = 0.0                  # frame size
     height: float = 0.0
@@ -61,6 +59,10 @@ class Block:
         self.pad_top = FRAME_HEADER
         self.height = ch + FRAME_HEADER + FRAME_FOOT
         return self
+
+    def group_row(self, g: int) -> int:
+        """The row of group ``g``'s unit (its box or its nested frame)."""
+        return int(np.flatnonzero((self.ref == g) & ((self.kind == UNIT_GROUP) | (self.kind == UNIT_BLOCK)))[0])
 
     def port_dx(self, row: int) -> float:
         """Port's x offset from the frame's centre."""

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
-from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_ITEM, Block
+from onnxviz.model.layout.blocks import UNIT_BLOCK, UNIT_GROUP, UNIT_IN, UNIT_ITEM, UNIT_OUT, Block
 from onnxviz.model.layout.groups import GroupTree
-from onnxviz.model.layout.layers import LevelLayout
 from onnxviz.model.layout.scene import BoxKind, BoxRef, Scene
 from onnxviz.model.layout.scope import BoxText, ScopeGraph
-from onnxviz.model.layout.util import distinct_ids, tolist_in_slices, unique_rows
+from onnxviz.model.layout.util import distinct_ids, runs, unique_rows
 
 Point = tuple[float, float]
 ABSOLUTE = -2   # the "level" of a route in the scene's own place (at (0, 0))
@@ -53,91 +53,111 @@ class _Composer:
         self.blocks = levels.blocks
         self.origin: dict[int, Point] = {}
         # made by level_routes, for the edges of every level one level after another:
-        self.edge_start: dict[int, int] = {}      # per level: its first edge among them
-        self.level_route: list[int] = []          # per edge: its route in its layout's place (-1: none)
-        self.level_route_array = np.zeros(0, np.int64)
+        self.level_route = np.zeros(0, np.int64)  # per edge: its route in its layout's place (-1: none)
         self.edge_level = np.zeros(0, np.int64)  # per edge: its level
         self.row_of_code = np.zeros(0, np.int64)  # per unit code: its row among every level's rows, -1 if none
         self.edge_keys = np.zeros(0, np.int64)   # the edges by (their ends' rows, value), sorted
         self.edge_order = np.zeros(0, np.int64)  # the edge at each place there
         self.edge_hi = (0, 0)                     # the rows' and the values' count in those keys
+        self.slot_of = np.zeros(0, np.int64)     # per level (and a last: the root): its place among the levels
+        self.port_keys = np.zeros(0, np.int64)   # every port by (its level's place, out or in, value), sorted
+        self.port_rows = np.zeros(0, np.int64)   # its row among every level's rows
+        self.port_hi = 0                          # the values' count in those keys
         self.route_points: list[Point] = []   # every such route's points, one after another
         self.route_start: list[int] = []      # per route: its first point there
-        self.chains: dict[int, list[int]] = {}
         self.scene = Scene(scope=levels.scope)
-        self.code_box: dict[int, int] = {}
+        self.box_code = np.zeros(0, np.int64)   # per box: the unit code it shows
         tree = levels.tree
-        self.item_group: list[int] = tree.item_group.tolist()
-        self.group_parent: list[int] = tree.parent.tolist()
-        # per unit code (and a last -1): the group whose level holds it (home_of)
+        # per unit code (and a last -1): the group whose level holds it
         self.home = np.concatenate([tree.item_group[:self.n_items], tree.parent[:tree.n_groups], [-1]])
 
     # -- boxes ----------------------------------------------------------------------------
     def place_boxes(self) -> None:
-        sg, tree = self.levels.graph, self.levels.tree
-        item_texts, group_texts = self.levels.item_texts, self.levels.group_texts
-        xs: list[float] = []
-        ys: list[float] = []
-        ws: list[float] = []
-        hs: list[float] = []
-        kinds: list[int] = []
-        cats: list[int] = []
-        frames: list[tuple[str, tuple[float, float, float, float], int]] = []
-        s = self.scene
-        stack: list[tuple[int, float, float]] = [(-1, 0.0, 0.0)]
-        while stack:
-            g, ox, oy = stack.pop()
-            block = self.blocks[g]
-            self.origin[g] = (ox, oy)
-            lay = block.lay
-            plain = lay.plain()
-            for row, (kind, ref) in enumerate(zip(block.kind.tolist(), block.ref.tolist(), strict=True)):
-                x, y = ox + plain.x[row], oy + plain.y[row]
-                if kind == UNIT_BLOCK:
-                    sub = self.blocks[ref]
-                    frames.append((tree.paths[ref], (x, y, plain.w[row], plain.h[row]), int(tree.depth[ref])))
-                    stack.append((ref, x + sub.pad_x, y + sub.pad_top))
-                    continue
-                if kind not in (UNIT_ITEM, UNIT_GROUP):
-                    continue
-                if kind == UNIT_ITEM:
-                    text = item_texts[ref]
-                    item_kind = sg.item_kind[ref]
-                    node = sg.item_node[ref]
-                    s.box_ref.append(BoxRef(item_kind, node=node, value=sg.item_value[ref]))
-                    code = ref
-                else:
-                    text = group_texts[ref]
-                    item_kind = BoxKind.GROUP
-                    s.box_ref.append(BoxRef(BoxKind.GROUP, group=tree.paths[ref]))
-                    code = self.n_items + ref
-                self.code_box[code] = len(xs)
-                xs.append(x)
-                ys.append(y)
-                ws.append(plain.w[row])
-                hs.append(plain.h[row])
-                kinds.append(int(item_kind))
-                cats.append(int(text.category))
-                s.box_title.append(text.title)
-                s.box_name.append(text.name)
-                s.box_lines.append(text.lines)
-        s.box_x = np.array(xs, np.float32)
-        s.box_y = np.array(ys, np.float32)
-        s.box_w = np.array(ws, np.float32)
-        s.box_h = np.array(hs, np.float32)
-        s.box_kind = np.array(kinds, np.int8)
-        s.box_category = np.array(cats, np.int8)
+        """Every box's and frame's place: the levels walked for their origins (their nested frames' rows only),
+        then the boxes of every level at once, level after level in the walk's order, row after row."""
+        levels = list(self.blocks)
+        blocks = [self.blocks[g] for g in levels]
+        count = np.array([len(b.kind) for b in blocks], np.int64)
+        kind = np.concatenate([b.kind for b in blocks])
+        ref = np.concatenate([b.ref for b in blocks]).astype(np.int64)
+        start = np.cumsum(count) - count
+        level = np.repeat(np.arange(len(levels)), count)
+        # each row's place among the distinct layouts' rows (repeated levels share their layout)
+        lays = {id(b.lay): b.lay for b in blocks}
+        lay_slot = {key: k for k, key in enumerate(lays)}
+        lay_rows = np.array([len(lay.x) for lay in lays.values()], np.int64)
+        lay_start = (np.cumsum(lay_rows) - lay_rows)[[lay_slot[id(b.lay)] for b in blocks]]
+        at = lay_start[level] + np.arange(len(kind)) - start[level]
+        rect = np.stack([np.concatenate([getattr(lay, a) for lay in lays.values()]).astype(np.float64)[at]
+                         for a in "xywh"], 1)
+        slot = {g: k for k, g in enumerate(levels)}
+        frames = self._walk(slot, kind, ref, rect, start)
+        walked = np.array([slot[g] for g in self.origin], np.int64)   # the levels in the walk's order
+        rows = runs(start[walked], start[walked] + count[walked])[1]
+        rows = rows[kind[rows] <= UNIT_GROUP]   # UNIT_ITEM or UNIT_GROUP
+        origin = np.zeros((len(levels), 2))
+        origin[walked] = np.array(list(self.origin.values()), np.float64).reshape(-1, 2)
+        x, y = origin[level[rows]].T + rect[rows, :2].T
+        self._boxes(kind[rows], ref[rows], x, y, rect[rows, 2], rect[rows, 3])
         frames.sort(key=lambda f: f[2])
+        s = self.scene
         s.group_path = [f[0] for f in frames]
         s.group_rect = np.array([f[1] for f in frames], np.float32).reshape(-1, 4)
         s.group_depth = np.array([f[2] for f in frames], np.int16)
 
+    def _walk(self, slot: dict[int, int], kind: np.ndarray, ref: np.ndarray, rect: np.ndarray,
+              start: np.ndarray) -> list[tuple[str, tuple[float, float, float, float], int]]:
+        """Each level's origin (``origin``, in the walk's order: from the root, a level's nested frames pushed
+        row after row, the last pushed walked first) and each nested frame: (path, rect, depth)."""
+        paths = self.levels.tree.paths
+        at = np.flatnonzero(kind == UNIT_BLOCK)
+        frames_of: dict[int, list[int]] = {}
+        for j, k in enumerate((np.searchsorted(start, at, side="right") - 1).tolist()):
+            frames_of.setdefault(k, []).append(j)
+        rects, refs = rect[at].tolist(), ref[at].tolist()
+        depth = self.levels.tree.depth[ref[at]].tolist()
+        found: list[tuple[str, tuple[float, float, float, float], int]] = []
+        stack: list[tuple[int, float, float]] = [(-1, 0.0, 0.0)]
+        while stack:
+            g, ox, oy = stack.pop()
+            self.origin[g] = (ox, oy)
+            for j in frames_of.get(slot[g], ()):
+                (fx, fy, fw, fh), sub = rects[j], refs[j]
+                fx, fy = ox + fx, oy + fy
+                found.append((paths[sub], (fx, fy, fw, fh), depth[j]))
+                block = self.blocks[sub]
+                stack.append((sub, fx + block.pad_x, fy + block.pad_top))
+        return found
+
+    def _boxes(self, kind: np.ndarray, ref: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray,
+               h: np.ndarray) -> None:
+        """The scene's boxes: items' (``kind`` UNIT_ITEM, ``ref`` the item) and collapsed groups' (the group), in
+        this order, with their places."""
+        sg, tree, s = self.levels.graph, self.levels.tree, self.scene
+        item = kind == UNIT_ITEM
+        items, groups = ref[item].tolist(), ref[~item].tolist()
+        item_kinds = list(map(sg.item_kind.__getitem__, items))
+        texts = [*map(self.levels.item_texts.__getitem__, items), *map(self.levels.group_texts.__getitem__, groups)]
+        refs = [*map(BoxRef, item_kinds, map(sg.item_node.__getitem__, items), map(sg.item_value.__getitem__, items)),
+                *(BoxRef(BoxKind.GROUP, group=tree.paths[g]) for g in groups)]
+        kinds = np.array([*item_kinds, *[BoxKind.GROUP] * len(groups)], np.int8)
+        at = np.argsort(~item, kind="stable")   # each box's place in those lists: items first, then groups
+        place = np.empty(len(at), np.int64)
+        place[at] = np.arange(len(at))
+        take = place.tolist()
+        texts, s.box_ref = list(map(texts.__getitem__, take)), list(map(refs.__getitem__, take))
+        s.box_title = list(map(attrgetter("title"), texts))
+        s.box_name = list(map(attrgetter("name"), texts))
+        s.box_lines = list(map(attrgetter("lines"), texts))
+        s.box_category = np.fromiter(map(attrgetter("category"), texts), np.int8, len(texts))
+        s.box_kind = kinds[place]
+        s.box_x, s.box_y, s.box_w, s.box_h = (a.astype(np.float32) for a in (x, y, w, h))
+        self.box_code = np.where(item, ref, self.n_items + ref)
+
     def box_of_code(self) -> np.ndarray:
         """Per unit code (and a last -1): the box showing it, -1 if none."""
         box_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
-        if self.code_box:
-            codes = np.fromiter(self.code_box.keys(), np.int64)
-            box_of_code[codes] = np.fromiter(self.code_box.values(), np.int64)
+        box_of_code[self.box_code] = np.arange(len(self.box_code))
         return box_of_code
 
     def node_boxes(self, visible: np.ndarray) -> np.ndarray:
@@ -167,117 +187,107 @@ class _Composer:
         srcs, dsts = box_of_code[triples[:, 0]], box_of_code[triples[:, 1]]
         shown = (srcs >= 0) & (dsts >= 0)
         triples, srcs, dsts = triples[shown], srcs[shown], dsts[shown]
-        same = self.same_level(triples)
-        pieces: list[tuple[int, int]] = []   # each edge's routes in its levels, one edge after another
-        counts: list[int] = []
-        for (a, b, v), sb, db, route, level in zip(tolist_in_slices(triples), srcs.tolist(), dsts.tolist(),
-                                                   *same, strict=True):
-            if route >= 0:
-                pieces.append((route, level))
-                counts.append(1)
-                continue
-            found = self.route(a, b, v, sb, db)
-            pieces += found
-            counts.append(len(found))
+        self.level_routes()
+        edge, route, level, lost = self.level_pieces(triples)
+        if len(lost):   # not expected; never lose an edge over it
+            pieces = [np.concatenate(a) for a in zip((edge, route, level), self.straight(lost, srcs, dsts), strict=True)]
+            edge, route, level = (a[np.argsort(pieces[0], kind="stable")] for a in pieces)
         vids = triples[:, 2].tolist()
         s.edge_value = [sg.values[v] for v in vids]
         s.edge_src = srcs.astype(np.int32)
         s.edge_dst = dsts.astype(np.int32)
-        s.edge_points, s.edge_offsets = self._points(pieces, counts)
+        s.edge_points, s.edge_offsets = self._points(route, level, np.bincount(edge, minlength=len(triples)))
         return vids
 
-    def same_level(self, triples: np.ndarray) -> tuple[list[int], list[int]]:
-        """Per edge (unit, unit, value) with both ends in one level (the common case): its route there and the
-        level, looked up for all edges at once among the levels' edges; -1 and -1 for the others."""
-        self.level_routes()
-        route = np.full(len(triples), -1, np.int64)
-        level = route.copy()
-        if len(self.edge_keys) and len(triples):
-            a, b, v = triples.T
-            src, dst = self.row_of_code[a], self.row_of_code[b]
-            rows, hi = self.edge_hi
-            key = (src * rows + dst) * hi + v
-            at = np.minimum(np.searchsorted(self.edge_keys, key), len(self.edge_keys) - 1)
-            same = (src >= 0) & (dst >= 0) & (v < hi) & (self.edge_keys[at] == key) \
-                & (self.edge_level[self.edge_order[at]] == self.home[a]) & (self.home[a] == self.home[b])
-            edge = self.edge_order[at[same]]
-            route[same] = self.level_route_array[edge]
-            level[same] = self.edge_level[edge]
-        return route.tolist(), level.tolist()
+    def level_pieces(self, triples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every edge (unit, unit, value)'s pieces, edge after edge, for all edges at once: its route in each level
+        it passes, out of the source's groups through their exit ports (the innermost first), across the innermost
+        level holding both ends (the only piece of an edge within one level: the common case), into the target's
+        groups through their entry ports. Returns each piece's (edge, route, level), and the edges with a piece
+        not found (no pieces of theirs then)."""
+        n, tree = self.n_items, self.levels.tree
+        a, b, v = (np.asarray(c, np.int64) for c in triples.reshape(-1, 3).T)
+        home_a, home_b = self.home[a], self.home[b]
+        up, down = tree.ancestors[home_a], tree.ancestors[home_b]   # each chain of groups from the top
+        depth = np.append(tree.depth + 1, 0)
+        n_up, n_down = depth[home_a], depth[home_b]
+        k = ((up == down) & (up >= 0)).sum(1)   # the levels both chains share
+        last = up.shape[1] - 1
+        edge = np.arange(len(a))
 
-    def _points(self, pieces: list[tuple[int, int]], counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        def at(chain: np.ndarray, rows: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return chain[rows, np.minimum(j, last)]
+
+        ue, uj = runs(k, n_up)   # the levels left upwards: from the source's level, its code's row to the exit port
+        u_code = np.where(uj == n_up[ue] - 1, a[ue], n + at(up, ue, uj + 1))
+        u_level = at(up, ue, uj)
+        lca = np.where(k > 0, at(up, edge, k - 1), -1)
+        l_code = np.where(n_up == k, a, n + at(up, edge, k))
+        l_target = np.where(n_down == k, b, n + at(down, edge, k))
+        de, dj = runs(k, n_down)   # the levels entered downwards: from the entry port to the target's row
+        d_level = at(down, de, dj)
+        d_target = np.where(dj == n_down[de] - 1, b[de], n + at(down, de, dj + 1))
+        piece = np.concatenate([ue, edge, de])
+        place = np.concatenate([n_up[ue] - 1 - uj, n_up - k, n_up[de] - k[de] + 1 + dj - k[de]])
+        level = np.concatenate([u_level, lca, d_level])
+        src = np.concatenate([self.row_of_code[u_code], self.row_of_code[l_code], self.port_row(d_level, 0, v[de])])
+        dst = np.concatenate([self.port_row(u_level, 1, v[ue]), self.row_of_code[l_target],
+                              self.row_of_code[d_target]])
+        route = self.level_edge_route(src, dst, v[piece], level)
+        lost = np.zeros(len(a), bool)
+        lost[piece[route < 0]] = True
+        keep = ~lost[piece]
+        order = np.lexsort((place[keep], piece[keep]))
+        return piece[keep][order], route[keep][order], level[keep][order], np.flatnonzero(lost)
+
+    def port_row(self, level: np.ndarray, out: int, v: np.ndarray) -> np.ndarray:
+        """The row of each value's port (exit port if ``out``, else entry port) in each level, -1 if none."""
+        slot = self.slot_of[level] if len(self.slot_of) else np.full(len(level), -1, np.int64)
+        key = (slot * 2 + out) * self.port_hi + v
+        if not len(self.port_keys):
+            return np.full(len(level), -1, np.int64)
+        at = np.minimum(np.searchsorted(self.port_keys, key), len(self.port_keys) - 1)
+        return np.where((slot >= 0) & (v < self.port_hi) & (self.port_keys[at] == key), self.port_rows[at], -1)
+
+    def level_edge_route(self, src: np.ndarray, dst: np.ndarray, v: np.ndarray, level: np.ndarray) -> np.ndarray:
+        """The route of each level edge (source row, target row, value) of ``level``, -1 if there is none."""
+        if not len(self.edge_keys):
+            return np.full(len(src), -1, np.int64)
+        rows, hi = self.edge_hi
+        key = (src * rows + dst) * hi + v
+        at = np.minimum(np.searchsorted(self.edge_keys, key), len(self.edge_keys) - 1)
+        edge = self.edge_order[at]
+        found = (src >= 0) & (dst >= 0) & (v < hi) & (self.edge_keys[at] == key) & (self.edge_level[edge] == level)
+        return np.where(found, self.level_route[edge], -1)
+
+    def straight(self, edges: np.ndarray, srcs: np.ndarray, dsts: np.ndarray) -> tuple[np.ndarray, ...]:
+        """A straight line from the source box's bottom to the target box's top for each of ``edges`` (their
+        boxes ``srcs``, ``dsts``), in the scene's own place: (edge, route, level) per edge."""
+        s = self.scene
+        self.origin.setdefault(ABSOLUTE, (0.0, 0.0))
+        routes = [self._new_route([(float(s.box_x[sb] + s.box_w[sb] / 2), float(s.box_y[sb] + s.box_h[sb])),
+                                   (float(s.box_x[db] + s.box_w[db] / 2), float(s.box_y[db]))])
+                  for sb, db in zip(srcs[edges].tolist(), dsts[edges].tolist(), strict=True)]
+        return edges, np.array(routes, np.int64), np.full(len(edges), ABSOLUTE, np.int64)
+
+    def _points(self, route: np.ndarray, level: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The edges' points (each piece's route moved to its level's place, in one pass over arrays: repeated
-        levels share their routes) and each edge's first point there."""
+        levels share their routes) and each edge's first point there, from the pieces' routes and levels (edge
+        after edge) and each edge's count of pieces."""
         start = np.array([*self.route_start, len(self.route_points)], np.int64)
-        if not pieces:
+        if not len(route):
             return np.zeros((0, 2), np.float32), np.zeros(len(counts) + 1, np.int64)
-        route, level = np.array(pieces, np.int64).reshape(-1, 2).T
         lengths = (start[1:] - start[:-1])[route]
         first = np.cumsum(lengths) - lengths   # each piece's first point among the edges'
         index = np.arange(int(lengths.sum())) + np.repeat(start[route] - first, lengths)
-        levels = list(self.origin)
-        slot = {g: k for k, g in enumerate(levels)}
-        origin = np.array([self.origin[g] for g in levels], np.float64).reshape(-1, 2)
+        levels = np.array(list(self.origin), np.int64)
+        slot = np.zeros(int(levels.max()) + 3, np.int64)   # per level + 2 (ABSOLUTE is -2)
+        slot[levels + 2] = np.arange(len(levels))
+        origin = np.array(list(self.origin.values()), np.float64).reshape(-1, 2)
         local = np.array(self.route_points, np.float64).reshape(-1, 2)
-        moved = local[index] + origin[np.repeat([slot[g] for g in level.tolist()], lengths)]
-        piece_end = np.cumsum(lengths)
-        edge_end = piece_end[np.cumsum(counts) - 1] if counts else np.zeros(0, np.int64)
+        moved = local[index] + origin[np.repeat(slot[level + 2], lengths)]
+        edge_end = np.cumsum(lengths)[np.cumsum(counts) - 1]
         return moved.astype(np.float32), np.concatenate([[0], edge_end]).astype(np.int64)
-
-    def home_of(self, code: int) -> int:
-        """Group whose level holds unit ``code`` (item id, or n_items + group id); -1 for the root."""
-        return self.item_group[code] if code < self.n_items else self.group_parent[code - self.n_items]
-
-    def chain(self, g: int) -> list[int]:
-        found = self.chains.get(g)
-        if found is None:
-            found = self.chains[g] = self.levels.tree.chain(g)
-        return found
-
-    def route(self, a: int, b: int, v: int, sb: int, db: int) -> list[tuple[int, int]]:
-        """The edge from unit ``a`` to unit ``b`` (value ``v``; boxes ``sb``, ``db``): its (route, level) pieces."""
-        try:
-            return self._route(a, b, v)
-        except KeyError:  # not expected; never lose an edge over it
-            s = self.scene
-            self.origin.setdefault(ABSOLUTE, (0.0, 0.0))
-            return [(self._new_route([(float(s.box_x[sb] + s.box_w[sb] / 2), float(s.box_y[sb] + s.box_h[sb])),
-                                      (float(s.box_x[db] + s.box_w[db] / 2), float(s.box_y[db]))]), ABSOLUTE)]
-
-    def _route(self, a: int, b: int, v: int) -> list[tuple[int, int]]:
-        n = self.n_items
-        home_a, home_b = self.home_of(a), self.home_of(b)
-        if home_a == home_b:  # the common case: both ends in one level
-            block = self.blocks[home_a]
-            return [self.segment(home_a, block.edge_of[(block.row_of[a], block.row_of[b], v)])]
-        up = self.chain(home_a)
-        down = self.chain(home_b)
-        k = 0
-        while k < len(up) and k < len(down) and up[k] == down[k]:
-            k += 1
-        pieces: list[tuple[int, int]] = []
-        code = a
-        for level in reversed(up[k:]):
-            block = self.blocks[level]
-            pieces.append(self.segment(level, block.edge_of[(block.row_of[code], block.out_port[v], v)]))
-            code = n + level
-        lca = up[k - 1] if k else -1
-        block = self.blocks[lca]
-        target = b if k == len(down) else n + down[k]
-        pieces.append(self.segment(lca, block.edge_of[(block.row_of[code], block.row_of[target], v)]))
-        for j in range(k, len(down)):
-            level = down[j]
-            block = self.blocks[level]
-            target = b if j == len(down) - 1 else n + down[j + 1]
-            pieces.append(self.segment(level, block.edge_of[(block.in_port[v], block.row_of[target], v)]))
-        return pieces
-
-    def segment(self, level: int, e: int) -> tuple[int, int]:
-        """Edge ``e`` of ``level``'s layout: (its route in the layout's own place, the level)."""
-        route = self.level_route[self.edge_start[level] + e]
-        if route < 0:
-            raise KeyError((level, e))
-        return route, level
 
     def level_routes(self) -> None:
         """Every edge of every level: its route in its layout's own place, for all levels at once. Repeated
@@ -285,48 +295,31 @@ class _Composer:
         offsets), then moved to each level. An edge from or to a nested frame leaves or enters at the port of its
         value there (-1: no such port)."""
         levels = list(self.blocks)
-        lay_slot: dict[int, int] = {}
-        lays: list[LevelLayout] = []
-        kinds, refs, vals, srcs, dsts, xs, ws = [], [], [], [], [], [], []
-        lay_of: list[int] = []
-        n_edges: list[int] = []
-        port_level: list[int] = []
-        port_val: list[int] = []
-        port_row: list[int] = []
-        port_out: list[int] = []
+        blocks = [self.blocks[g] for g in levels]
         slot_of = np.full(self.levels.tree.n_groups + 1, -1, np.int64)
-        rows = edges = 0
-        for k, g in enumerate(levels):
-            block = self.blocks[g]
-            lay = block.lay
-            slot_of[g] = k
-            self.edge_start[g] = edges
-            n = len(block.edge_val)
-            lay_of.append(lay_slot.setdefault(id(lay), len(lay_slot)))
-            if len(lay_slot) > len(lays):
-                lays.append(lay)
-            n_edges.append(n)
-            kinds.append(block.kind)
-            refs.append(block.ref)
-            vals.append(block.edge_val)
-            srcs.append(lay.edge_src[:n] + rows)
-            dsts.append(lay.edge_dst[:n] + rows)
-            xs.append(lay.x[:len(block.kind)])
-            ws.append(lay.w[:len(block.kind)])
-            for ports, out in ((block.in_port, 0), (block.out_port, 1)):
-                port_level += [k] * len(ports)
-                port_val += ports.keys()
-                port_row += [rows + r for r in ports.values()]
-                port_out += [out] * len(ports)
-            rows += len(block.kind)
-            edges += n
-        self.level_route = [-1] * edges
+        slot_of[levels] = np.arange(len(levels))
+        self.slot_of = slot_of
+        counts = np.array([len(b.edge_val) for b in blocks], np.int64)
+        edges = int(counts.sum())
+        self.level_route = np.full(edges, -1, np.int64)
         if not edges:
             return
-        kind, ref = np.concatenate(kinds), np.concatenate(refs)
-        self.edge_level = np.repeat(np.array(levels, np.int64), n_edges)
-        x, w = (np.concatenate(a).astype(np.float64) for a in (xs, ws))
-        val, src, dst = (np.concatenate(a).astype(np.int64) for a in (vals, srcs, dsts))
+        kind, ref = np.concatenate([b.kind for b in blocks]), np.concatenate([b.ref for b in blocks])
+        n_rows = np.array([len(b.kind) for b in blocks], np.int64)
+        first_row = np.cumsum(n_rows) - n_rows
+        rows = int(n_rows.sum())
+        # repeated levels share their layout: each distinct layout's rows and edges once, each level's read from them
+        lay_slot: dict[int, int] = {}
+        lay_of = np.array([lay_slot.setdefault(id(b.lay), len(lay_slot)) for b in blocks], np.int64)
+        lays = list({id(b.lay): b.lay for b in blocks}.values())
+        lay_rows, lay_edges = (np.array([len(getattr(lay, a)) for lay in lays], np.int64) for a in ("x", "edge_src"))
+        row_level, at = runs((np.cumsum(lay_rows) - lay_rows)[lay_of], (np.cumsum(lay_rows) - lay_rows)[lay_of] + n_rows)
+        x, w = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.float64)[at] for a in ("x", "w"))
+        edge_slot, at = runs((np.cumsum(lay_edges) - lay_edges)[lay_of], (np.cumsum(lay_edges) - lay_edges)[lay_of] + counts)
+        src, dst = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.int64)[at] + first_row[edge_slot]
+                    for a in ("edge_src", "edge_dst"))
+        val = np.concatenate([b.edge_val for b in blocks]).astype(np.int64)
+        self.edge_level = np.array(levels, np.int64)[edge_slot]
         # each box's or frame's unit code and row among all levels' rows; each level edge by its ends' rows, value
         unit = np.flatnonzero(kind <= UNIT_BLOCK)
         self.row_of_code = np.full(self.n_items + self.levels.tree.n_groups + 1, -1, np.int64)
@@ -335,17 +328,20 @@ class _Composer:
         keys = (src * rows + dst) * self.edge_hi[1] + val
         self.edge_order = np.argsort(keys, kind="stable")
         self.edge_keys = keys[self.edge_order]
-        counts = np.array(n_edges, np.int64)
-        lay_k = np.repeat(np.array(lay_of, np.int64), counts)
-        e = np.arange(edges) - np.repeat(np.cumsum(counts) - counts, counts)
+        lay_k = lay_of[edge_slot]
+        e = np.arange(edges) - (np.cumsum(counts) - counts)[edge_slot]
+        # the ports: rows of entry and exit ports (their ref is their value)
+        p_row = np.flatnonzero((kind == UNIT_IN) | (kind == UNIT_OUT))
+        p_level = row_level[p_row]
+        port_val, port_out = ref[p_row].astype(np.int64), (kind[p_row] == UNIT_OUT).astype(np.int64)
         # each port's offset from its frame's centre (Block.port_dx), found by (frame's level, out or in, value)
-        pad_x = np.array([self.blocks[g].pad_x for g in levels], np.float64)
-        width = np.array([self.blocks[g].width for g in levels], np.float64)
-        p_level, p_row = np.array(port_level, np.int64), np.array(port_row, np.int64)
+        pad_x = np.array([b.pad_x for b in blocks], np.float64)
+        width = np.array([b.width for b in blocks], np.float64)
         p_dx = pad_x[p_level] + x[p_row] + w[p_row] / 2 - width[p_level] / 2
-        hi = max(int(val.max()), max(port_val, default=0)) + 1
-        p_key = (p_level * 2 + np.array(port_out, np.int64)) * hi + np.array(port_val, np.int64)
+        hi = max(int(val.max()), int(port_val.max(initial=0))) + 1
+        p_key = (p_level * 2 + port_out) * hi + port_val
         order = np.argsort(p_key, kind="stable")
+        self.port_keys, self.port_rows, self.port_hi = p_key[order], p_row[order], hi
         p_key, p_dx = np.append(p_key[order], -1), np.append(p_dx[order], np.nan)
 
         def port(end: np.ndarray, out: int) -> tuple[np.ndarray, np.ndarray]:
@@ -369,9 +365,7 @@ class _Composer:
         made = [self._new_route(lays[k].polyline(j, sdx, ddx if frame else None))
                 for k, j, sdx, ddx, frame in zip(*(a[good[first]].tolist() for a in (lay_k, e, src_dx, dst_dx,
                                                                                        dst_frame)), strict=True)]
-        level_route = np.full(edges, -1, np.int64)
-        level_route[good] = np.array(made, np.int64)[route]
-        self.level_route, self.level_route_array = level_route.tolist(), level_route
+        self.level_route[good] = np.array(made, np.int64)[route]
 
     def _new_route(self, points: list[Point]) -> int:
         self.route_start.append(len(self.route_points))

@@ -283,7 +283,7 @@ class GraphLayout:
             key = (level, self.expansion.key(level))
             if key not in self._blocks:
                 old = self._blocks[(level, old_keys[level])]
-                row = old.row_of[self.graph.n_items + child]
+                row = old.group_row(child)
                 if child in self.expansion.opened:  # the new frame's main entry goes where the box was
                     sub = self._block(child)
                     w, h, kind, shift = sub.width, sub.height, UNIT_BLOCK, -sub.main_in_dx()
@@ -333,8 +333,8 @@ class GraphLayout:
         lay = self._level_layout(kind, w, h, triples, src_dx, dst_dx, units.label_w)
         title_w = len(self.tree.title(g)) * TITLE_CHAR_W + 44 if g >= 0 else 0.0  # the title and the - button
         self._report(g)
-        return Block(g, kind, ref, lay, wiring.row_of, wiring.in_port, wiring.out_port, wiring.edge_of,
-                     triples[:, 2].copy(), min_width=title_w, across=self.options.across).fit_frame()
+        return Block(g, kind, ref, lay, wiring.in_port, wiring.out_port, triples[:, 2].copy(), min_width=title_w,
+                     across=self.options.across).fit_frame()
 
     def _port_offsets(self, kind: np.ndarray, ref: np.ndarray,
                       triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -420,7 +420,7 @@ class GraphLayout:
         groups = at[~item]
         kind[groups[[g in opened for g in group[~item].tolist()]]] = UNIT_BLOCK
         boxes = at[item]
-        sizes = np.array(self._item_sizes(codes[item].tolist()), float).reshape(-1, 2)
+        sizes = self._item_sizes(codes[item].tolist())
         w[boxes], h[boxes] = (sizes[:, 1], sizes[:, 0]) if across else (sizes[:, 0], sizes[:, 1])
         collapsed = at[kind[at] == UNIT_GROUP]
         sizes = np.array([self.texts.group_size(g) for g in ref[collapsed].tolist()], float).reshape(-1, 2)
@@ -437,15 +437,17 @@ class GraphLayout:
                           frame_rows[frame_cut[j]:frame_cut[j + 1]])
                 for j, g in enumerate(levels)}
 
-    def _item_sizes(self, items: list[int]) -> list[tuple[float, float]]:
-        """Each item's box size (its text made now if not yet), a slice at a time between checks of the cancel."""
+    def _item_sizes(self, items: list[int]) -> np.ndarray:
+        """Each item's box size (its text made now if not yet) as (w, h) rows, a slice at a time between checks of
+        the cancel (an array per slice: one ``np.array`` of 123k sizes held the GIL ~60 ms)."""
         names = self.options.names
-        sizes: list[tuple[float, float]] = []
+        sizes = [np.zeros((0, 2))]
         for first in range(0, len(items), CANCEL_ITEMS):
             if self._cancel is not None:
                 self._cancel.check()
-            sizes += [self.item_text(code).size(names) for code in items[first:first + CANCEL_ITEMS]]
-        return sizes
+            sizes.append(np.array([self.item_text(code).size(names) for code in items[first:first + CANCEL_ITEMS]],
+                                  float).reshape(-1, 2))
+        return np.concatenate(sizes)
 
     def _label_widths(self, wirings: list[Wiring], kind: np.ndarray, start: np.ndarray,
                       n_edges: np.ndarray) -> np.ndarray:

@@ -324,6 +324,8 @@ def _items_of(prod: np.ndarray, names: list[str], node_item: np.ndarray, termina
 
 # -- box texts ----------------------------------------------------------------------------
 def clip(text: str, limit: int = MAX_TEXT) -> str:
+    if type(text) is str and len(text) <= limit and text.isprintable():   # the common case, in a call less
+        return text
     text = display_name(text, None)  # control and bidi-override characters drawn escaped
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 

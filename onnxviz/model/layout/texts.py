@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.inference import PackedTypes
 from onnxviz.model.layout.groups import GroupTree
 from onnxviz.model.layout.labels import label_room, label_width
 from onnxviz.model.layout.layers import LAYER_GAP_ACROSS
@@ -80,6 +81,31 @@ class LayoutTexts:
             label = self._labels[vid] = (text, bool(inferred and t is not None))
         return label
 
+    def _inferred_labels(self, vids: list[int]) -> None:
+        """The labels of those of ``vids`` that inference alone typed (no declared type), not made yet, once per
+        distinct type (a model's 100k+ values share a few hundred): what :meth:`edge_label` gives them."""
+        inferred = self.index.inferred.get(self.scope)
+        if not isinstance(inferred, PackedTypes):
+            return
+        at, types = inferred.grouped()
+        declared, names, labels = self.graph.graph.declared, self.graph.values, self._labels
+        by_type: dict[int, str] = {}
+        for vid in vids:
+            if vid < 0 or vid in labels:
+                continue
+            name = names[vid]
+            k = at.get(name) if name not in declared else None
+            if k is None:
+                continue
+            text = by_type.get(k)
+            if text is None:
+                text = by_type[k] = self._shape_label(types[k])
+            if self.options.edge_names:
+                clipped = clip(name, EDGE_NAME_TEXT)
+                labels[vid] = (f"{clipped}: {text}" if text else clipped, True)
+            else:
+                labels[vid] = (text, True)
+
     def _shape_label(self, t: TypeProto | None) -> str:
         """``label_shape_text(t)``, made once per distinct type (a model's values share a few hundred types:
         at 123k values the texts took ~15% of an expanded layout, a type's bytes ~a tenth of its text's time)."""
@@ -98,6 +124,8 @@ class LayoutTexts:
 
     def labelled(self, scene: Scene, vids: Iterable[int]) -> Scene:
         """``scene`` with the labels of its edges, whose value ids are ``vids``."""
+        vids = list(vids)
+        self._inferred_labels(vids)
         labels = [self.edge_label(v) for v in vids]
         return dataclasses.replace(scene, edge_label=[t for t, _ in labels],
                                    edge_inferred=np.array([inf for _, inf in labels], bool))
@@ -105,7 +133,9 @@ class LayoutTexts:
     def label_widths(self, vids: np.ndarray) -> np.ndarray:
         """The width of each value's edge label (0 without one), once per distinct text."""
         widths: list[float] = []
-        for vid in vids.tolist():
+        listed = vids.tolist()
+        self._inferred_labels(listed)
+        for vid in listed:
             text = self.edge_label(vid)[0]
             width = self._widths.get(text)
             if width is None:
@@ -117,6 +147,7 @@ class LayoutTexts:
         """Per unit, the room after it (left to right) that the labels of the values it sends need to lie
         along their edges (labels run along the flow there): at least :data:`LAYER_GAP_ACROSS`."""
         room = np.full(n_units, LAYER_GAP_ACROSS)
+        self._inferred_labels(triples[:, 2].tolist())
         for unit, vid in zip(triples[:, 0].tolist(), triples[:, 2].tolist(), strict=True):
             need = label_room(self.edge_label(vid)[0])
             if need > room[unit]:

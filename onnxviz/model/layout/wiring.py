@@ -19,11 +19,9 @@ class Wiring:
     units: np.ndarray                         # unit codes (item id, or n_items + group id)
     in_vals: np.ndarray                       # value id of each entry port
     out_vals: np.ndarray                      # value id of each exit port
-    row_of: dict[int, int]                    # unit code -> row
     in_port: dict[int, int]                   # value id -> entry port row
     out_port: dict[int, int]                  # value id -> exit port row
-    triples: np.ndarray                       # (k, 3) distinct (src row, dst row, value id), sorted
-    edge_of: dict[tuple[int, int, int], int]  # a row of ``triples`` -> its level edge
+    triples: np.ndarray                       # (k, 3) distinct (src row, dst row, value id), sorted: the level's edges
 
 
 class LevelWiring:
@@ -98,17 +96,15 @@ class LevelWiring:
         if len(rows) > 1:
             rows = rows[np.concatenate([[True], (first[1:] != first[:-1]) | (second[1:] != second[:-1])])]
         cut = [np.searchsorted(a, np.arange(k + 1)).tolist() for a in (units_level, in_level, out_level, rows[:, 0])]
-        unit_list, in_list, out_list = units.tolist(), in_vals.tolist(), out_vals.tolist()
-        triple_list = rows[:, 1:].tolist()
+        in_list, out_list = in_vals.tolist(), out_vals.tolist()
         for j, g in enumerate(todo):
             (u0, u1), (i0, i1), (o0, o1), (t0, t1) = [(c[j], c[j + 1]) for c in cut]
-            level_units, level_in, level_out = unit_list[u0:u1], in_list[i0:i1], out_list[o0:o1]
-            first_out = len(level_in) + len(level_units)
+            level_in, level_out = in_list[i0:i1], out_list[o0:o1]
+            first_out = len(level_in) + u1 - u0
             self._levels[g] = Wiring(
                 units[u0:u1], in_vals[i0:i1], out_vals[o0:o1],
-                {c: len(level_in) + r for r, c in enumerate(level_units)},
                 {v: r for r, v in enumerate(level_in)}, {v: first_out + r for r, v in enumerate(level_out)},
-                rows[t0:t1, 1:], {(a, b, v): e for e, (a, b, v) in enumerate(triple_list[t0:t1])})
+                rows[t0:t1, 1:])
 
     def _codes(self, items: np.ndarray, col: np.ndarray) -> np.ndarray:
         """The unit code of each item in a level whose child groups sit at depth column ``col`` of the tree."""

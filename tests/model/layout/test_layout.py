@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from synth import build as synth_build
 from onnxviz.model.errors import Cancelled, EditError
 from onnxviz.model.graph.index import ModelIndex
 from onnxviz.model.layout import engine
+from onnxviz.model.layout.composer import Levels, compose_scene
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.groups import group_path_of
 from onnxviz.model.layout.scene import BoxKind, Category, Scene
@@ -655,3 +657,33 @@ def test_a_constants_new_value_shows_in_its_readers_box() -> None:
     assert scene_facts(scene) == scene_facts(GraphLayout(doc.index, "").build())
     doc.edit.set_attribute(0, "value", np.ones((2, 3, 4, 5, 6, 7, 8, 9), np.float32))  # a longer line: wider box
     assert layout.refresh_nodes({0}) is None
+
+
+def test_an_edge_whose_route_is_not_found_is_drawn_straight(synth_big: onnx.ModelProto,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The composer never loses an edge: one whose piece in a level is missing (here inside a frame, from its entry
+    port of one value) goes straight from its source's bottom to its target's top; every other edge keeps its
+    route."""
+    found: list[Levels] = []
+
+    def keep(levels: Levels) -> tuple[Scene, list[int]]:
+        found.append(levels)
+        return compose_scene(levels)
+    monkeypatch.setattr(engine, "compose_scene", keep)
+    layout, _ = lay_out(synth_big)
+    scene = layout.expand("layers.5")
+    levels = found[-1]
+    g = layout.tree.id_of["layers.5"]
+    block = levels.blocks[g]
+    lost = next(iter(block.in_port))
+    other = int(block.edge_val.max()) + 1
+    broken = dataclasses.replace(block, edge_val=np.where(block.edge_val == lost, other, block.edge_val))
+    drawn, vids = compose_scene(dataclasses.replace(levels, blocks={**levels.blocks, g: broken}))
+    assert drawn.n_edges == scene.n_edges and vids == layout._vids
+    changed = [e for e in range(scene.n_edges) if drawn.edge_polyline(e).tolist() != scene.edge_polyline(e).tolist()]
+    assert changed and {vids[e] for e in changed} == {lost}
+    for e in changed:
+        s, t = drawn.edge_src[e], drawn.edge_dst[e]
+        ends = [drawn.box_x[s] + drawn.box_w[s] / 2, drawn.box_y[s] + drawn.box_h[s],
+                drawn.box_x[t] + drawn.box_w[t] / 2, drawn.box_y[t]]
+        assert drawn.edge_polyline(e).ravel().tolist() == pytest.approx(ends)

@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import onnx
 import pytest
+from conftest import TEST_DATA
 from onnx import TensorProto, helper
 from onnx_data import node_model
 
 from onnxviz.model.graph.index import ModelIndex
+from onnxviz.model.graph.validation import infer_types
 from onnxviz.model.layout.describe import edge_tooltip
 from onnxviz.model.layout.engine import GraphLayout
 from onnxviz.model.layout.labels import LABEL_LINE, label_spots, label_width
+from onnxviz.model.layout.options import LayoutOptions
 from onnxviz.model.layout.scene import Scene
-from onnxviz.model.text import shape_text
+from onnxviz.model.layout.scope import clip
+from onnxviz.model.layout.texts import EDGE_NAME_TEXT
+from onnxviz.model.text import label_shape_text, shape_text
+
+EXPORTS = TEST_DATA / "exports"
 
 TEXT_HEIGHT = 13.0   # the glyphs of an 11-unit line
 
@@ -136,3 +143,22 @@ def test_an_edge_tooltip_names_the_placeholder_its_label_shows_as_a_question_mar
     assert scene.edge_label[e] == "?\u00d74"
     index = ModelIndex(helper.make_model(graph))
     assert "unk__7 \u00d7 4" in edge_tooltip(index, scene, e)
+
+
+@pytest.mark.parametrize("edge_names", [False, True])
+@pytest.mark.parametrize("name", ["gpt2_legacy.onnx", "bert_dynamo.onnx"])
+def test_every_edge_label_is_its_values_type_as_the_index_reads_it(name: str, edge_names: bool) -> None:
+    """Labels are made once per distinct inferred type: each is still its value's type as ``type_of`` finds it
+    (declared first, else inferred), with the value's name in front when asked, and marked inferred only then."""
+    model = onnx.load(str(EXPORTS / name), load_external_data=False)
+    index = ModelIndex(model)
+    index.set_inferred(infer_types(model).types)
+    options = LayoutOptions(edge_names=edge_names)
+    scene = GraphLayout(index, expanded=GraphLayout(index).tree.paths, options=options).build()
+    assert scene.n_edges > 100
+    for label, inferred, value in zip(scene.edge_label, scene.edge_inferred.tolist(), scene.edge_value, strict=True):
+        t, from_inference = index.type_of("", value)
+        shape = label_shape_text(t)
+        named = clip(value, EDGE_NAME_TEXT)
+        assert label == ((f"{named}: {shape}" if shape else named) if edge_names else shape)
+        assert inferred == (from_inference and t is not None)
