@@ -46,11 +46,33 @@ class Levels:
     visible: np.ndarray                  # per item: the unit code of the box showing it
 
 
+class _Rows:
+    """Every shown level's unit rows, one level after another (in ``blocks``' order), as arrays for both the boxes'
+    places and the level edges' routes; repeated levels share their layout, whose rows are read once."""
+
+    def __init__(self, blocks: Mapping[int, Block]) -> None:
+        self.levels = list(blocks)
+        self.blocks = [blocks[g] for g in self.levels]
+        self.count = np.array([len(b.kind) for b in self.blocks], np.int64)   # per level: its rows
+        self.start = np.cumsum(self.count) - self.count                        # per level: its first row
+        self.kind = np.concatenate([b.kind for b in self.blocks])
+        self.ref = np.concatenate([b.ref for b in self.blocks]).astype(np.int64)
+        lay_slot: dict[int, int] = {}
+        self.lay_of = np.array([lay_slot.setdefault(id(b.lay), len(lay_slot)) for b in self.blocks], np.int64)
+        self.lays = list({id(b.lay): b.lay for b in self.blocks}.values())   # the distinct layouts
+        lay_rows = np.array([len(lay.x) for lay in self.lays], np.int64)
+        first = (np.cumsum(lay_rows) - lay_rows)[self.lay_of]
+        self.level, at = runs(first, first + self.count)   # per row: its level's place; its layout's row
+        self.rect = np.stack([np.concatenate([getattr(lay, a) for lay in self.lays]).astype(np.float64)[at]
+                              for a in "xywh"], 1)   # per row: x, y, w, h in its level's own place
+
+
 class _Composer:
     def __init__(self, levels: Levels) -> None:
         self.levels = levels
         self.n_items = levels.graph.n_items
         self.blocks = levels.blocks
+        self.rows = _Rows(levels.blocks)
         self.origin: dict[int, Point] = {}
         # made by level_routes, for the edges of every level one level after another:
         self.level_route = np.zeros(0, np.int64)  # per edge: its route in its layout's place (-1: none)
@@ -75,21 +97,8 @@ class _Composer:
     def place_boxes(self) -> None:
         """Every box's and frame's place: the levels walked for their origins (their nested frames' rows only),
         then the boxes of every level at once, level after level in the walk's order, row after row."""
-        levels = list(self.blocks)
-        blocks = [self.blocks[g] for g in levels]
-        count = np.array([len(b.kind) for b in blocks], np.int64)
-        kind = np.concatenate([b.kind for b in blocks])
-        ref = np.concatenate([b.ref for b in blocks]).astype(np.int64)
-        start = np.cumsum(count) - count
-        level = np.repeat(np.arange(len(levels)), count)
-        # each row's place among the distinct layouts' rows (repeated levels share their layout)
-        lays = {id(b.lay): b.lay for b in blocks}
-        lay_slot = {key: k for k, key in enumerate(lays)}
-        lay_rows = np.array([len(lay.x) for lay in lays.values()], np.int64)
-        lay_start = (np.cumsum(lay_rows) - lay_rows)[[lay_slot[id(b.lay)] for b in blocks]]
-        at = lay_start[level] + np.arange(len(kind)) - start[level]
-        rect = np.stack([np.concatenate([getattr(lay, a) for lay in lays.values()]).astype(np.float64)[at]
-                         for a in "xywh"], 1)
+        r = self.rows
+        levels, count, start, kind, ref, level, rect = r.levels, r.count, r.start, r.kind, r.ref, r.level, r.rect
         slot = {g: k for k, g in enumerate(levels)}
         frames = self._walk(slot, kind, ref, rect, start)
         walked = np.array([slot[g] for g in self.origin], np.int64)   # the levels in the walk's order
@@ -294,8 +303,8 @@ class _Composer:
         levels share their layout: a route is made once per (layout, edge, source port's and target port's
         offsets), then moved to each level. An edge from or to a nested frame leaves or enters at the port of its
         value there (-1: no such port)."""
-        levels = list(self.blocks)
-        blocks = [self.blocks[g] for g in levels]
+        r = self.rows
+        levels, blocks = r.levels, r.blocks
         slot_of = np.full(self.levels.tree.n_groups + 1, -1, np.int64)
         slot_of[levels] = np.arange(len(levels))
         self.slot_of = slot_of
@@ -304,17 +313,11 @@ class _Composer:
         self.level_route = np.full(edges, -1, np.int64)
         if not edges:
             return
-        kind, ref = np.concatenate([b.kind for b in blocks]), np.concatenate([b.ref for b in blocks])
-        n_rows = np.array([len(b.kind) for b in blocks], np.int64)
-        first_row = np.cumsum(n_rows) - n_rows
-        rows = int(n_rows.sum())
-        # repeated levels share their layout: each distinct layout's rows and edges once, each level's read from them
-        lay_slot: dict[int, int] = {}
-        lay_of = np.array([lay_slot.setdefault(id(b.lay), len(lay_slot)) for b in blocks], np.int64)
-        lays = list({id(b.lay): b.lay for b in blocks}.values())
-        lay_rows, lay_edges = (np.array([len(getattr(lay, a)) for lay in lays], np.int64) for a in ("x", "edge_src"))
-        row_level, at = runs((np.cumsum(lay_rows) - lay_rows)[lay_of], (np.cumsum(lay_rows) - lay_rows)[lay_of] + n_rows)
-        x, w = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.float64)[at] for a in ("x", "w"))
+        kind, ref, first_row, row_level, lay_of, lays = r.kind, r.ref, r.start, r.level, r.lay_of, r.lays
+        rows = len(kind)
+        x, w = r.rect[:, 0], r.rect[:, 2]
+        # repeated levels share their layout: each distinct layout's edges once, each level's read from them
+        lay_edges = np.array([len(lay.edge_src) for lay in lays], np.int64)
         edge_slot, at = runs((np.cumsum(lay_edges) - lay_edges)[lay_of], (np.cumsum(lay_edges) - lay_edges)[lay_of] + counts)
         src, dst = (np.concatenate([getattr(lay, a) for lay in lays]).astype(np.int64)[at] + first_row[edge_slot]
                     for a in ("edge_src", "edge_dst"))
